@@ -1,0 +1,34 @@
+// The emulated NPU core: the PC (fetches regcmd, follows task trailers) and the
+// CNA -> CORE -> DPU pipeline it triggers. The fake kernel (driver/emu/kernel/fake_kernel.h) calls this;
+// semantics in docs/regcmd-contract.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "driver/emu/npu/memory.h"
+
+namespace ork::emu {
+
+enum class CoreStatus {
+  ok,              // every task raised its completion interrupt
+  dma_read_error,  // interrupt status bit 12
+  dma_write_error, // interrupt status bit 13
+  config_error,    // a checked register was inconsistent (logged in `message`)
+  wedged,          // a task never completes: the job times out, the core needs a reset
+};
+
+struct ChainResult {
+  CoreStatus status = CoreStatus::ok;
+  uint32_t tasks_done = 0;       // tasks that completed before the chain stopped
+  uint32_t int_status = 0;       // last task's interrupt status bits
+  double modelled_ns = 0;        // timing model (driver/emu/timing.h), 0 until issue 6
+  std::string message;           // names the task and register on error
+};
+
+// How the PC walks: the vendor kernel programs the first task and the PC follows the
+// trailers for `max_tasks` tasks; rocket kicks exactly one task (max_tasks = 1).
+ChainResult run_chain(const DeviceMemory& mem, int core, uint64_t first_regcmd_iova,
+                      uint32_t first_entries, uint32_t max_tasks);
+
+}  // namespace ork::emu

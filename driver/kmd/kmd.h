@@ -1,0 +1,125 @@
+// The kernel-mode-driver interface: one C++ interface, two kernel uAPIs.
+//   rknpu  - the vendor driver boards ship today (include/uapi/rknpu_ioctl.h)
+//   rocket - the mainline accel driver, Linux 6.18+ (include/uapi/rocket_accel.h)
+// Both run unchanged over the real kernel or the emulated NPU: the difference is only the
+// Os they are handed (driver/os/os.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "driver/common/result.h"
+#include "driver/os/os.h"
+
+namespace ork::driver {
+
+enum class KmdKind { rknpu, rocket };
+const char* kmd_kind_name(KmdKind kind);  // "rknpu" / "rocket"
+
+struct DeviceInfo {
+  KmdKind kind = KmdKind::rknpu;
+  std::string node;            // e.g. /dev/dri/card1, /dev/accel/accel0
+  std::string driver_name;     // from DRM_IOCTL_VERSION: "rknpu" or "rocket"
+  std::string driver_version;  // "0.9.8" (rknpu GET_DRV_VERSION) or DRM major.minor.patch
+  uint32_t hw_version = 0;     // rknpu GET_HW_VERSION; 0 where the uAPI has no query
+  int cores = 3;               // RK3588: 3 (VND rknpu_drv.c)
+  bool emulated = false;       // true when the Os is the emulated NPU
+};
+
+enum class BoUsage {
+  data,     // A, B, C buffers: cacheable, synced explicitly
+  regcmd,   // register command buffers
+  tasks,    // the rknpu task array (needs KERNEL_MAPPING: the kernel reads it)
+};
+
+class Kmd;
+
+// A buffer object: owned through std::unique_ptr<Bo>; its destructor unmaps and destroys
+// it. The Kmd that made it must outlive it.
+class Bo {
+ public:
+  Bo(Kmd& kmd, uint32_t handle, uint64_t iova, size_t size, uint8_t* map, uint64_t obj_addr)
+      : kmd_(kmd), handle_(handle), iova_(iova), size_(size), map_(map), obj_addr_(obj_addr) {}
+  ~Bo();
+  Bo(const Bo&) = delete;
+  Bo& operator=(const Bo&) = delete;
+
+  uint32_t handle() const { return handle_; }
+  uint64_t iova() const { return iova_; }      // NPU address; always < 4 GiB
+  size_t size() const { return size_; }        // bytes, page-rounded
+  uint8_t* map() const { return map_; }        // CPU mapping of the whole BO
+  uint64_t obj_addr() const { return obj_addr_; }  // rknpu kernel object cookie; 0 on rocket
+
+ private:
+  Kmd& kmd_;
+  uint32_t handle_;
+  uint64_t iova_;
+  size_t size_;
+  uint8_t* map_;
+  uint64_t obj_addr_;
+};
+
+// One task: a regcmd buffer in a BO (64-byte aligned), entries counted with the 4-entry
+// PC trailer (docs/regcmd-contract.md section 5).
+struct TaskRef {
+  uint64_t regcmd_iova = 0;
+  uint32_t regcmd_entries = 0;
+  uint32_t int_mask = 0x300;  // DPU_0|DPU_1: whole pairs (VND irq handler folds pairs)
+};
+
+// The tasks one core runs, in order, chained through their PC trailers.
+struct CoreJob {
+  int core = 0;  // 0..cores-1
+  std::vector<TaskRef> tasks;
+};
+
+struct SubmitDesc {
+  std::vector<CoreJob> jobs;         // at most one per core
+  std::vector<const Bo*> in_bos;     // read by the NPU (rocket implicit fences)
+  std::vector<const Bo*> out_bos;    // written by the NPU
+  uint32_t timeout_ms = 6000;        // MTX tests and librknnrt use 6000 ms
+};
+
+struct SubmitResult {
+  uint32_t tasks_completed = 0;  // rknpu task_counter; rocket: tasks of jobs that finished
+  int64_t hw_elapse_ns = -1;     // rknpu hw_elapse_time; -1 where the uAPI has none
+  int64_t wall_ns = 0;           // submit + wait, measured on the host
+};
+
+enum class SyncDir { to_device, from_device };
+
+class Kmd {
+ public:
+  virtual ~Kmd() = default;
+  virtual const DeviceInfo& info() const = 0;
+  virtual Result<std::unique_ptr<Bo>> bo_create(size_t bytes, BoUsage usage) = 0;
+  // Cache maintenance around CPU access (rknpu MEM_SYNC; rocket FINI_BO / PREP_BO).
+  virtual Status bo_sync(const Bo& bo, SyncDir dir) = 0;
+  // Submits the per-core task lists and waits for completion or desc.timeout_ms.
+  // -ETIMEDOUT: a core did not finish (the kernel has reset it; the device stays usable).
+  // -EIO: the job failed (DMA error). Other -errno: the ioctl was refused.
+  virtual Result<SubmitResult> submit(const SubmitDesc& desc) = 0;
+  // Resets every core (rknpu ACTION ACT_RESET). rocket has no reset ioctl: its kernel
+  // resets a core on job timeout; reset() there is a documented no-op.
+  virtual Status reset() = 0;
+
+ protected:
+  friend class Bo;
+  virtual void bo_release(Bo& bo) noexcept = 0;
+};
+
+// Open a node with a given kernel interface. The node's DRM driver name is checked.
+Result<std::unique_ptr<Kmd>> open_rknpu(Os& os, const std::string& node);
+Result<std::unique_ptr<Kmd>> open_rocket(Os& os, const std::string& node);
+
+// Finds a device: rknpu through libdrm's device list (by driver name "rknpu"; card nodes
+// first, since ORK saw render-node submits not execute), rocket through /dev/accel/accel*.
+// `node` overrides the search. kind = nullopt: the first that opens, rknpu before rocket.
+Result<std::unique_ptr<Kmd>> discover(Os& os, std::optional<KmdKind> kind,
+                                      const std::string& node = {});
+
+}  // namespace ork::driver

@@ -1,0 +1,34 @@
+// The OS boundary: every syscall the driver makes to a device goes through an Os passed by
+// reference (style.md habit 2). Implementations: the real one (os_real.cpp), the emulated
+// NPU's fake kernel (driver/emu/fake_kernel.h), and test fakes with failure knobs.
+//
+// Convention (like libc): open/close/ioctl/munmap return -1 and set errno on failure; mmap
+// returns MAP_FAILED and sets errno. Only driver/os/ioctl.cpp calls Os::ioctl; everything
+// else uses ork::driver::ioctl_retry(), which retries EINTR/EAGAIN and returns -errno.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace ork::driver {
+
+class Os {
+ public:
+  virtual ~Os() = default;
+  virtual int open(const char* path, int flags) = 0;
+  virtual int close(int fd) = 0;
+  virtual int ioctl(int fd, unsigned long request, void* arg) = 0;
+  virtual void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) = 0;
+  virtual int munmap(void* addr, size_t length) = 0;
+  // Device-node discovery: the paths of the nodes that exist, e.g. every /dev/accel/accel*.
+  // The real Os globs the file system; the fake kernel returns the nodes it emulates.
+  virtual std::vector<std::string> list_nodes(const char* glob_pattern) = 0;
+};
+
+// The process's real OS (a singleton without state).
+Os& real_os();
+
+}  // namespace ork::driver

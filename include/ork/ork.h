@@ -1,0 +1,95 @@
+/* libork: the public C API.
+ *
+ * A device is opened by backend name; weights are made resident once (packed into the NPU's
+ * native layout in a buffer object); C = A x W runs on 1 to 3 NPU cores, bit-exact with the
+ * CPU reference. Every call returns an ork_status; on failure ork_last_error() names the
+ * bad argument or the device condition (thread-local, valid until the next libork call on
+ * the same thread). No call aborts or throws on bad input.
+ *
+ * Backends: "rknpu" (vendor kernel driver), "rocket" (mainline accel driver), "emu" (the
+ * emulated NPU through the rknpu interface; "emu-rknpu" and "emu-rocket" name the interface),
+ * "cpu" (CPU reference), "auto" (the first real NPU found, else "emu"). NULL or "default"
+ * means $ORK_DEVICE when set, else "auto".
+ *
+ * Thread safety: a device and its weights may be used from one thread at a time.
+ */
+#ifndef ORK_ORK_H
+#define ORK_ORK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ORK_BUILDING_LIBRARY)
+#define ORK_API __attribute__((visibility("default")))
+#else
+#define ORK_API
+#endif
+
+#define ORK_API_VERSION 1
+
+typedef enum ork_status {
+  ORK_OK = 0,
+  ORK_E_INVALID_ARGUMENT = 1, /* a NULL pointer, a bad shape, a bad option */
+  ORK_E_UNSUPPORTED = 2,      /* valid, but this library or backend cannot run it */
+  ORK_E_NO_DEVICE = 3,        /* no such backend or node, or it could not be opened */
+  ORK_E_NO_MEMORY = 4,        /* host or device memory exhausted */
+  ORK_E_DEVICE = 5,           /* an ioctl failed or the job faulted (DMA error) */
+  ORK_E_TIMEOUT = 6,          /* the job timed out; the core was reset, the device is usable */
+} ork_status;
+
+typedef enum ork_dtype {
+  ORK_DTYPE_INT8 = 1,  /* int8 A and W -> int32 C */
+  ORK_DTYPE_FP16 = 2,  /* fp16 A and W -> fp32 C */
+  ORK_DTYPE_INT4 = 3,  /* int4 A and W -> int32 C */
+  ORK_DTYPE_INT32 = 4, /* output only */
+  ORK_DTYPE_FP32 = 5,  /* output only */
+} ork_dtype;
+
+typedef struct ork_device ork_device;
+typedef struct ork_weights ork_weights;
+
+typedef struct ork_device_info {
+  char backend[16];          /* "rknpu", "rocket", "emu", "cpu" */
+  char kernel_interface[16]; /* "rknpu", "rocket", or "" for cpu */
+  char node[64];             /* device node, "" for cpu */
+  char driver_version[32];   /* kernel driver version, "" for cpu */
+  uint32_t hw_version;       /* rknpu GET_HW_VERSION, 0 when unknown */
+  int32_t cores;             /* NPU cores (RK3588: 3); 1 for cpu */
+  int32_t emulated;          /* 1 on the emulated NPU */
+} ork_device_info;
+
+/* Options of one matmul. Zero-initialise, then set what you need: zero means default. */
+typedef struct ork_matmul_options {
+  uint32_t struct_size; /* sizeof(ork_matmul_options), or 0 for the defaults */
+  int32_t cores;        /* 1..3 NPU cores; 0 = all the device has */
+  int32_t mc_cap;       /* cap on rows per M-tile (experiments); 0 = the bank limit */
+} ork_matmul_options;
+
+ORK_API const char* ork_version(void);
+ORK_API const char* ork_status_string(ork_status status);
+ORK_API const char* ork_last_error(void);
+
+ORK_API ork_status ork_device_open(const char* name, ork_device** out);
+ORK_API void ork_device_close(ork_device* device);
+ORK_API ork_status ork_device_get_info(const ork_device* device, ork_device_info* info);
+
+/* Makes K x N row-major weights resident on the device, packed once into the native layout.
+ * `data` is int8_t[K*N] for ORK_DTYPE_INT8. The device must outlive the weights. */
+ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64_t k, int64_t n,
+                                      const void* data, ork_weights** out);
+ORK_API void ork_weights_destroy(ork_weights* weights);
+
+/* C = A x W. A is M x K row-major of the weights' dtype; C is M x N row-major int32 (int8
+ * and int4) or fp32 (fp16). `options` may be NULL. */
+ORK_API ork_status ork_matmul(ork_device* device, const ork_weights* weights, const void* a,
+                              int64_t m, void* c, const ork_matmul_options* options);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ORK_ORK_H */

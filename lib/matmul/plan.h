@@ -1,0 +1,84 @@
+// The matmul planner: pure arithmetic from a shape to tasks (style.md habit 5). No device,
+// no allocation beyond the plan itself. The emitter (emit.h) turns a Plan into regcmd.
+// Rules and their sources: docs/matmul-schedule.md and docs/regcmd-contract.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "driver/common/result.h"
+
+namespace ork::matmul {
+
+enum class DType { int8, fp16, int4 };
+const char* dtype_name(DType dtype);
+
+// Hardware constants (docs/regcmd-contract.md; rk3588-npu.md sections 4-5, seed 004).
+inline constexpr int64_t kCbufBanks = 12;
+inline constexpr int64_t kCbufBankBytes = 32 * 1024;
+inline constexpr int64_t kMaxRowsPerTask = 2047;      // DATAIN_HEIGHT is 11 bits
+inline constexpr int64_t kMaxColumnsPerTask = 8192;   // DPU DATA_CUBE_CHANNEL is 13 bits (N-1)
+inline constexpr int64_t kMaxFullK = 4096;            // int8 full-K past 4096 wedges (seed 004)
+inline constexpr int64_t kSliceK = 2048;              // K-slice width (seed 004)
+inline constexpr int kMaxCores = 3;
+
+enum class Schedule {
+  k_reduction,    // sched=1: full-K M-tile, 0x1040 bank split, rows up to mg_max*64
+  resident_rows,  // sched=0: K-slice, CBUF_CON0 = 0, rows up to R = pow2_floor(65536/kt)
+};
+
+struct Shape {
+  int64_t m = 0, k = 0, n = 0;
+};
+
+struct PlanOptions {
+  DType dtype = DType::int8;
+  int cores = kMaxCores;  // 1..3
+  int64_t mc_cap = 0;     // cap on rows per M-tile (e.g. 31, the old cap); 0 = bank limit
+};
+
+struct Task {
+  int core = 0;
+  int64_t m0 = 0, mc = 0;  // rows
+  int64_t n0 = 0, nt = 0;  // columns, in padded coordinates (n0 aligned to the weight atom)
+  int64_t k0 = 0, kt = 0;  // K range (padded)
+  int64_t slice = 0;       // index of the K-slice; its partial sums go to output `slice`
+  Schedule schedule = Schedule::k_reduction;
+  uint32_t data_banks = 0, weight_banks = 0;  // CBUF_CON0; 0/0 on resident_rows
+  uint32_t feature_grains = 0;                // CONV_CON2 FEATURE_GRAINS (a hint)
+};
+
+// Buffers a plan needs (bytes), and where each task's operands sit in them. Weights are
+// packed per K-slice: slice s holds [np/wa][slice_k/32][wa][32] (wa = weight atom, 32 for
+// int8, 16 for fp16, 64 for int4), so a task's weights are one contiguous range.
+struct Plan {
+  Shape shape;                 // as the user gave it
+  DType dtype = DType::int8;
+  int64_t mp = 0, kp = 0, np = 0;  // padded shape (zero padding, never visible in C)
+  int64_t mc = 0;              // rows per M-tile
+  int64_t slice_k = 0;         // K per slice (== kp when full-K)
+  int64_t slices = 1;          // number of K-slices (1 when full-K)
+  int64_t cols_per_task = 0;
+  int cores_used = 1;
+  std::vector<Task> tasks;     // grouped by core, in submission order within a core
+
+  int64_t a_bytes() const;             // feature, native layout, mp x kp
+  int64_t b_bytes() const;             // weights, all slices
+  int64_t c_bytes_per_slice() const;   // output (int32/fp32: 4 B per element), mp x np
+  int64_t b_offset(const Task& t) const;   // byte offset of t's weights in the B buffer
+  int64_t a_offset(const Task& t) const;   // byte offset of element (m0, k0) in A
+  int64_t c_offset(const Task& t) const;   // byte offset of (m0, n0) in t's slice output
+};
+
+// Rows of the largest 64-row-group count whose feature tile leaves >= 1 weight bank
+// (int8 K-reduction schedule). 704 / 320 / 128 / 64 / 64 at K = 512 / 1024 / 2048 / 3584 / 4096.
+int64_t mg_max(int64_t kp, DType dtype);
+// Data banks a feature tile of mc rows x kp needs on the K-reduction schedule.
+int64_t data_banks_for(int64_t mc, int64_t kp, DType dtype);
+// Resident-row budget R = pow2_floor(2 * 32768 / kt) (seed 004; ORK regcmd.c).
+int64_t resident_rows(int64_t kt);
+
+Result<Plan> make_plan(const Shape& shape, const PlanOptions& options);
+
+}  // namespace ork::matmul
