@@ -1,0 +1,148 @@
+// The PC (program controller) of one emulated core: fetches a task's regcmd through
+// DeviceMemory, writes every entry into the register file, runs the pipeline when the
+// op_en entry arrives, then follows the task's trailer to the next task.
+// Rules: docs/regcmd-contract.md section 5, docs/emulator.md "The PC".
+#include "driver/emu/npu/pc.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "driver/emu/npu/regfile.h"
+#include "driver/emu/npu/task.h"
+#include "driver/regcmd/regcmd.h"
+#include "driver/regs/npu_regs.h"
+
+namespace ork::emu {
+namespace {
+
+// Special targets of the trailer (rk3588-npu.md section 3, TRM via MTX/RKT-M):
+// 0x0041 "must be set before op_en" (no register meaning known), 0x0081 op_en.
+constexpr uint16_t kTargetPadding = 0x0000;
+constexpr uint16_t kTargetMarker = 0x0041;
+
+struct TaskFetch {
+  std::vector<uint64_t> entries;
+  bool ok = false;
+};
+
+TaskFetch fetch(const DeviceMemory& mem, uint64_t iova, uint32_t entries) {
+  TaskFetch f;
+  f.entries.resize(entries);
+  f.ok = mem.read(iova, f.entries.data(), size_t{entries} * sizeof(uint64_t));
+  return f;  // regcmd entries are little-endian u64, as is every host we build for
+}
+
+// What one task leaves behind for the PC: whether op_en fired, the pipeline's outcome and
+// the chain pointer its trailer wrote (0 when it wrote none: the last task).
+struct TaskRun {
+  bool triggered = false;
+  TaskOutcome outcome;
+  uint64_t next_iova = 0;
+  uint32_t next_entries = 0;
+};
+
+// A register entry must carry its block's target; returns an error message or "".
+std::string check_target(const regcmd::Entry& e, size_t index) {
+  const regs::BlockInfo* block = regs::block_for_offset(e.reg);
+  if (block == nullptr) {
+    return fmt::format("entry {}: register 0x{:04x} is in no known block (target 0x{:04x})",
+                       index, e.reg, e.target);
+  }
+  if (block->target != e.target) {
+    return fmt::format("entry {}: register 0x{:04x} belongs to {} (target 0x{:04x}) but the "
+                       "entry names target 0x{:04x}",
+                       index, e.reg, block->name, block->target, e.target);
+  }
+  return {};
+}
+
+TaskRun run_task(const DeviceMemory& mem, RegisterFile& regs, std::span<const uint64_t> raw) {
+  TaskRun run;
+  bool wrote_base = false, wrote_amount = false;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const regcmd::Entry e = regcmd::decode(raw[i]);
+    if (e.target == kTargetPadding || e.target == kTargetMarker) continue;
+    if (e.target == regs::target_of(regs::Block::global) && e.reg == regs::GLOBAL_OPERATION_ENABLE) {
+      run.triggered = true;
+      run.outcome = execute_op_en(regs, mem, e.value);
+      if (run.outcome.status != CoreStatus::ok) return run;
+      continue;
+    }
+    if (std::string err = check_target(e, i); !err.empty()) {
+      run.outcome = {CoreStatus::config_error, kIntDmaReadError, std::move(err)};
+      return run;
+    }
+    regs.set(e.reg, e.value);
+    if (e.reg == regs::PC_BASE_ADDRESS) wrote_base = true;
+    if (e.reg == regs::PC_REGISTER_AMOUNTS) wrote_amount = true;
+  }
+  if (wrote_base) {
+    const auto base = regs.view<regs::PcBaseAddress>();
+    run.next_iova = uint64_t{base.pc_source_addr} << 4;  // PC_SOURCE_ADDR is bits 31:4
+  }
+  if (wrote_amount) {
+    const auto amount = regs.view<regs::PcRegisterAmounts>();
+    run.next_entries = (amount.pc_data_amount + 1) * 2;  // 128-bit units minus one
+  }
+  return run;
+}
+
+}  // namespace
+
+TaskOutcome execute_op_en(const RegisterFile& regs, const DeviceMemory& mem, uint32_t op_en) {
+  // The DPU raises the completion interrupt; it needs the CNA and CORE feeding it. Without
+  // all three no interrupt ever comes: the job times out (docs/emulator.md "op_en").
+  constexpr uint32_t kNeeded = regcmd::kOpEnCnaCoreDpu;
+  if ((op_en & kNeeded) != kNeeded) {
+    return {CoreStatus::wedged, 0,
+            fmt::format("op_en = 0x{:x} lacks CNA|CORE|DPU (0x{:x}): no completion interrupt",
+                        op_en, kNeeded)};
+  }
+  return execute_task(regs, mem);
+}
+
+ChainResult run_chain(const DeviceMemory& mem, int core, uint64_t first_regcmd_iova,
+                      uint32_t first_entries, uint32_t max_tasks) {
+  ChainResult result;
+  auto regs = std::make_unique<RegisterFile>();  // 64 KiB: on the heap, zero = after reset
+  uint64_t iova = first_regcmd_iova;
+  uint32_t entries = first_entries;
+  while (result.tasks_done < max_tasks) {
+    const uint32_t t = result.tasks_done;
+    if (entries == 0) {
+      result.status = CoreStatus::config_error;
+      result.int_status = kIntDmaReadError;
+      result.message = fmt::format("core {} task {}: regcmd of 0 entries", core, t);
+      return result;
+    }
+    TaskFetch f = fetch(mem, iova, entries);
+    if (!f.ok) {
+      result.status = CoreStatus::dma_read_error;
+      result.int_status = kIntDmaReadError;
+      result.message = fmt::format("core {} task {}: regcmd fetch of {} entries at IOVA 0x{:x} "
+                                   "is outside every BO", core, t, entries, iova);
+      return result;
+    }
+    TaskRun run = run_task(mem, *regs, f.entries);
+    if (!run.triggered && run.outcome.status == CoreStatus::ok) {
+      run.outcome = {CoreStatus::wedged, 0, "no op_en entry: the task never starts"};
+    }
+    result.int_status = run.outcome.int_status;
+    if (run.outcome.status != CoreStatus::ok) {
+      result.status = run.outcome.status;
+      result.message = fmt::format("core {} task {} (regcmd IOVA 0x{:x}): {}", core, t, iova,
+                                   run.outcome.message);
+      return result;
+    }
+    ++result.tasks_done;
+    if (run.next_iova == 0) break;  // the last task of the chain wrote no pointer
+    iova = run.next_iova;
+    entries = run.next_entries;
+  }
+  return result;
+}
+
+}  // namespace ork::emu
