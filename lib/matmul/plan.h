@@ -14,6 +14,15 @@ namespace ork::matmul {
 enum class DType { int8, fp16, int4 };
 const char* dtype_name(DType dtype);
 
+// Per-dtype atoms (docs/regcmd-contract.md section 2). Feature and output atoms are 16 bytes.
+int64_t element_bits(DType dtype);         // 8 int8, 16 fp16, 4 int4
+int64_t weight_atom(DType dtype);          // kernels per weight block: 32 int8, 16 fp16, 64 int4
+int64_t feature_atom(DType dtype);         // K elements per 16-byte feature atom: 16 / 8 / 32
+int64_t output_atom(DType dtype);          // N elements per 16-byte output atom: 4 (int32/fp32), 8 (int16)
+int64_t output_element_bytes(DType dtype); // 4 int32 / fp32, 2 int16 partials (int4)
+inline constexpr int64_t kKAlign = 32;     // K padding of every dtype (weight block is [..][32])
+inline constexpr int64_t kNpuWindowBytes = int64_t{1} << 32;  // address registers are 32-bit (rk3588-npu.md 6)
+
 // Hardware constants (docs/regcmd-contract.md; rk3588-npu.md sections 4-5, seed 004).
 inline constexpr int64_t kCbufBanks = 12;
 inline constexpr int64_t kCbufBankBytes = 32 * 1024;

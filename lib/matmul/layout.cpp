@@ -1,0 +1,174 @@
+// Native layouts and the int8 host pack / unpack (layout.h). Formulas: contract section 2.
+#include "lib/matmul/layout.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace ork::matmul {
+
+int64_t feature_index(DType dtype, int64_t m, int64_t k, int64_t rows) {
+  const int64_t fa = feature_atom(dtype);  // one 16-byte atom: 16 int8, 8 fp16, 32 int4
+  return (k / fa) * rows * fa + m * fa + k % fa;
+}
+
+int64_t weight_index(DType dtype, int64_t k, int64_t n, int64_t depth) {
+  const int64_t wa = weight_atom(dtype);  // kernels per block: 32 int8, 16 fp16, 64 int4
+  return (n / wa) * wa * depth + (k / 32) * (wa * 32) + (n % wa) * 32 + k % 32;
+}
+
+int64_t output_index(int64_t c2, int64_t m, int64_t n, int64_t rows) {
+  return (n / c2) * rows * c2 + m * c2 + n % c2;
+}
+
+int64_t output_index(DType dtype, int64_t m, int64_t n, int64_t rows) {
+  return output_index(output_atom(dtype), m, n, rows);
+}
+
+namespace {
+
+constexpr int64_t kAtom = 16;   // int8 feature atom, bytes (and elements)
+constexpr int64_t kBlock = 32;  // int8 weight block edge: 32 kernels x 32 K
+constexpr int64_t kC2 = 4;      // int32 output atom, elements
+
+Status check_size(const char* what, int64_t have, int64_t need) {
+  if (have == need) return {};
+  return make_error(-EINVAL, std::string(what) + ": " + std::to_string(have) +
+                                 " elements given, the plan needs " + std::to_string(need));
+}
+
+Status check_int8(const Plan& plan) {
+  if (plan.dtype == DType::int8) return {};
+  return make_error(-EINVAL, std::string("plan dtype ") + dtype_name(plan.dtype) +
+                                 ": the int8 pack/unpack needs an int8 plan");
+}
+
+// One 32x32 weight block: dst[n][k] = src[k][n] for the valid kr x nc corner, zero elsewhere.
+// src points at element (k0, n0) of the row-major K x N matrix with row stride `ld`.
+void pack_block(const int8_t* src, int64_t ld, int64_t kr, int64_t nc, int8_t* dst) {
+  if (kr == kBlock && nc == kBlock) {
+    for (int64_t k = 0; k < kBlock; ++k) {
+      const int8_t* row = src + k * ld;
+      for (int64_t n = 0; n < kBlock; ++n) dst[n * kBlock + k] = row[n];
+    }
+    return;
+  }
+  std::memset(dst, 0, kBlock * kBlock);
+  for (int64_t k = 0; k < kr; ++k) {
+    for (int64_t n = 0; n < nc; ++n) dst[n * kBlock + k] = src[k * ld + n];
+  }
+}
+
+}  // namespace
+
+Status pack_a_int8(std::span<const int8_t> a, const Plan& plan, std::span<int8_t> out) {
+  if (Status s = check_int8(plan); !s) return s;
+  const int64_t m_rows = plan.shape.m, k_len = plan.shape.k;
+  if (Status s = check_size("A", static_cast<int64_t>(a.size()), m_rows * k_len); !s) return s;
+  if (Status s = check_size("native A", static_cast<int64_t>(out.size()), plan.a_bytes()); !s) return s;
+  const int64_t surfaces = plan.kp / kAtom;
+  const int64_t surface_bytes = plan.mp * kAtom;
+  for (int64_t m = 0; m < m_rows; ++m) {
+    const int8_t* row = a.data() + m * k_len;
+    int8_t* dst = out.data() + m * kAtom;
+    for (int64_t s = 0; s < surfaces; ++s, dst += surface_bytes) {
+      const int64_t k0 = s * kAtom;
+      const int64_t n = std::clamp<int64_t>(k_len - k0, 0, kAtom);
+      if (n == kAtom) {
+        std::memcpy(dst, row + k0, kAtom);
+      } else {  // the K tail: real values, then zero padding up to kp
+        if (n > 0) std::memcpy(dst, row + k0, static_cast<size_t>(n));
+        std::memset(dst + n, 0, static_cast<size_t>(kAtom - n));
+      }
+    }
+  }
+  return {};
+}
+
+Status pack_b_int8(std::span<const int8_t> b, const Plan& plan, std::span<int8_t> out) {
+  if (Status s = check_int8(plan); !s) return s;
+  const int64_t k_len = plan.shape.k, n_len = plan.shape.n;
+  if (Status s = check_size("B", static_cast<int64_t>(b.size()), k_len * n_len); !s) return s;
+  if (Status s = check_size("native B", static_cast<int64_t>(out.size()), plan.b_bytes()); !s) return s;
+  int8_t* dst = out.data();
+  for (int64_t s = 0; s < plan.slices; ++s) {
+    const int64_t k0 = s * plan.slice_k;
+    const int64_t kt = std::min(plan.slice_k, plan.kp - k0);
+    // Slice layout [np/32][kt/32][32][32]: column blocks outer, K blocks inner, so `dst`
+    // advances one 1024-byte block at a time.
+    for (int64_t nb = 0; nb < plan.np; nb += kBlock) {
+      const int64_t nc = std::clamp<int64_t>(n_len - nb, 0, kBlock);
+      for (int64_t kb = k0; kb < k0 + kt; kb += kBlock, dst += kBlock * kBlock) {
+        const int64_t kr = std::clamp<int64_t>(k_len - kb, 0, kBlock);
+        if (kr == 0 || nc == 0) {
+          std::memset(dst, 0, kBlock * kBlock);
+        } else {
+          pack_block(b.data() + kb * n_len + nb, n_len, kr, nc, dst);
+        }
+      }
+    }
+  }
+  return {};
+}
+
+namespace {
+
+// int32 addition modulo 2^32: defined behaviour, and the oracle's result past 2^31.
+inline int32_t add_wrapping(int32_t x, int32_t y) {
+  return static_cast<int32_t>(static_cast<uint32_t>(x) + static_cast<uint32_t>(y));
+}
+
+template <bool kAdd>
+Status unpack_slice(std::span<const int32_t> native, const Plan& plan, std::span<int32_t> c) {
+  if (Status s = check_int8(plan); !s) return s;
+  const int64_t m_rows = plan.shape.m, n_len = plan.shape.n;
+  if (Status s = check_size("native C", static_cast<int64_t>(native.size()),
+                            c_elements_per_slice(plan)); !s) {
+    return s;
+  }
+  if (Status s = check_size("C", static_cast<int64_t>(c.size()), m_rows * n_len); !s) return s;
+  const int64_t full = n_len / kC2, tail = n_len % kC2;
+  const int64_t surface = plan.mp * kC2;  // int32 elements per (m, 4) surface
+  for (int64_t m = 0; m < m_rows; ++m) {
+    const int32_t* src = native.data() + m * kC2;
+    int32_t* row = c.data() + m * n_len;
+    for (int64_t g = 0; g < full; ++g, src += surface, row += kC2) {
+      if constexpr (kAdd) {
+        for (int64_t i = 0; i < kC2; ++i) row[i] = add_wrapping(row[i], src[i]);
+      } else {
+        std::memcpy(row, src, kC2 * sizeof(int32_t));
+      }
+    }
+    for (int64_t i = 0; i < tail; ++i) row[i] = kAdd ? add_wrapping(row[i], src[i]) : src[i];
+  }
+  return {};
+}
+
+}  // namespace
+
+Status unpack_c_int32(std::span<const int32_t> native, const Plan& plan, std::span<int32_t> c) {
+  return unpack_slice<false>(native, plan, c);
+}
+
+Status accumulate_c_int32(std::span<const int32_t> native, const Plan& plan,
+                          std::span<int32_t> c) {
+  return unpack_slice<true>(native, plan, c);
+}
+
+Status unpack_c_slices_int32(std::span<const int32_t> native, const Plan& plan,
+                             std::span<int32_t> c) {
+  const int64_t per = c_elements_per_slice(plan);
+  if (Status s = check_size("native C (all slices)", static_cast<int64_t>(native.size()),
+                            per * plan.slices); !s) {
+    return s;
+  }
+  for (int64_t s = 0; s < plan.slices; ++s) {
+    const auto part = native.subspan(static_cast<size_t>(s * per), static_cast<size_t>(per));
+    Status st = s == 0 ? unpack_c_int32(part, plan, c) : accumulate_c_int32(part, plan, c);
+    if (!st) return st;
+  }
+  return {};
+}
+
+}  // namespace ork::matmul

@@ -1,0 +1,46 @@
+// Native NPU layouts (docs/regcmd-contract.md section 2; rk3588-npu.md section 5) and the
+// host-side int8 pack / unpack that the runner calls on every matmul.
+//
+// Index functions return the element index (nibble index for int4) of logical element
+// (m, k) / (k, n) / (m, n) inside a native buffer; they are the specification and the tests'
+// oracle. The pack/unpack functions are the fast path: loops over 16-byte atoms and 32x32
+// blocks, no per-element index call (decode shapes must pack in microseconds).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "driver/common/result.h"
+#include "lib/matmul/plan.h"
+
+namespace ork::matmul {
+
+// Feature A, (K/fa, M, fa) with fa = feature_atom(dtype): rows = rows of the A buffer (mp).
+int64_t feature_index(DType dtype, int64_t m, int64_t k, int64_t rows);
+// Weights B, (N/wa, K/32, wa, 32) with wa = weight_atom(dtype): depth = K of the block (kt).
+int64_t weight_index(DType dtype, int64_t k, int64_t n, int64_t depth);
+// Output C, (N/c2, M, c2): c2 = 4 for int32/fp32, 8 for fp16 (OUT_CVT) or int16 partials.
+int64_t output_index(int64_t c2, int64_t m, int64_t n, int64_t rows);
+// Output of a dtype's default result type (int8 -> int32, fp16 -> fp32, int4 -> int16).
+int64_t output_index(DType dtype, int64_t m, int64_t n, int64_t rows);
+
+// A row-major M x K (plan.shape) -> native (kp/16, mp, 16), zero padding to kp.
+// `out` must hold plan.a_bytes() bytes.
+Status pack_a_int8(std::span<const int8_t> a, const Plan& plan, std::span<int8_t> out);
+
+// B row-major K x N -> per-slice native weights: slice s holds [np/32][kt_s/32][32][32],
+// zero padding to kp and np. `out` must hold plan.b_bytes() bytes.
+Status pack_b_int8(std::span<const int8_t> b, const Plan& plan, std::span<int8_t> out);
+
+// One slice's native int32 output (np/4, mp, 4) -> row-major M x N: copy (slice 0) or add.
+Status unpack_c_int32(std::span<const int32_t> native, const Plan& plan, std::span<int32_t> c);
+Status accumulate_c_int32(std::span<const int32_t> native, const Plan& plan,
+                          std::span<int32_t> c);
+// All slices at once: `native` holds plan.slices outputs back to back.
+Status unpack_c_slices_int32(std::span<const int32_t> native, const Plan& plan,
+                             std::span<int32_t> c);
+
+// Elements of one slice's native output (mp * np).
+inline int64_t c_elements_per_slice(const Plan& plan) { return plan.mp * plan.np; }
+
+}  // namespace ork::matmul

@@ -1,0 +1,238 @@
+// The matmul planner: shape -> tasks, pure arithmetic (style.md habit 5).
+// Rules and their sources: docs/matmul-schedule.md; register meaning: docs/regcmd-contract.md.
+#include "lib/matmul/plan.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+#include "lib/matmul/plan_split.h"
+
+namespace ork::matmul {
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::int8: return "int8";
+    case DType::fp16: return "fp16";
+    case DType::int4: return "int4";
+  }
+  return "unknown";
+}
+
+// Contract section 2: int8 (K/16,M,16) bytes, fp16 (K/8,M,8) halves, int4 (K/32,M,32) nibbles;
+// weights (N/32,K/32,32,32), (N/16,K/32,16,32), (N/64,K/32,64,32).
+int64_t element_bits(DType dtype) {
+  return dtype == DType::fp16 ? 16 : dtype == DType::int4 ? 4 : 8;
+}
+int64_t weight_atom(DType dtype) {
+  return dtype == DType::fp16 ? 16 : dtype == DType::int4 ? 64 : 32;
+}
+int64_t feature_atom(DType dtype) { return 16 * 8 / element_bits(dtype); }
+int64_t output_atom(DType dtype) { return dtype == DType::int4 ? 8 : 4; }
+int64_t output_element_bytes(DType dtype) { return dtype == DType::int4 ? 2 : 4; }
+
+namespace {
+
+int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+int64_t ceil_div(int64_t v, int64_t d) { return (v + d - 1) / d; }
+int64_t bits_to_bytes(int64_t elements, DType dtype) {
+  return elements * element_bits(dtype) / 8;
+}
+
+// Rows of one 64-row feature group: the K-reduction schedule stores the tile in groups of 64
+// (seed 004, ORK's mg = ceil(mc/64)).
+constexpr int64_t kRowGroup = 64;
+// FEATURE_GRAINS is a 10-bit field (CONV_CON2 13:4, rk3588-npu.md section 4).
+constexpr int64_t kFeatureGrainsMax = 1023;
+
+}  // namespace
+
+int64_t data_banks_for(int64_t mc, int64_t kp, DType dtype) {
+  const int64_t groups = ceil_div(mc, kRowGroup);
+  const int64_t tile_bytes = bits_to_bytes(groups * kRowGroup * kp, dtype);
+  return ceil_div(tile_bytes, kCbufBankBytes);
+}
+
+int64_t mg_max(int64_t kp, DType dtype) {
+  // Largest group count whose tile fits the data banks while leaving >= 1 weight bank.
+  // data_banks_for grows monotonically with mg, so the closed form is floor(11 banks / group).
+  const int64_t group_bytes = bits_to_bytes(kRowGroup * kp, dtype);
+  if (group_bytes <= 0) return 0;
+  return (kCbufBanks - 1) * kCbufBankBytes / group_bytes;
+}
+
+int64_t resident_rows(int64_t kt) {
+  if (kt <= 0) return 0;
+  const int64_t budget = 2 * kCbufBankBytes / kt;  // seed 004: R = pow2_floor(2*cbuf/K)
+  int64_t r = 1;
+  while (r * 2 <= budget) r *= 2;
+  return budget >= 1 ? r : 0;
+}
+
+int64_t Plan::a_bytes() const { return bits_to_bytes(mp * kp, dtype); }
+int64_t Plan::b_bytes() const { return bits_to_bytes(np * kp, dtype); }
+int64_t Plan::c_bytes_per_slice() const { return mp * np * output_element_bytes(dtype); }
+
+int64_t Plan::a_offset(const Task& t) const {
+  // Element (m0, k0) of (K/fa, mp, fa): 16-byte atoms, k0 is a multiple of the atom.
+  return (t.k0 / feature_atom(dtype)) * mp * 16 + t.m0 * 16;
+}
+
+int64_t Plan::b_offset(const Task& t) const {
+  // Slices before t.slice are all slice_k wide; inside a slice the task's kernels start at
+  // column n0 and are n0 * kt elements in ([np/wa][kt/32][wa][32] is column-block-major).
+  const int64_t slice_base = bits_to_bytes(np * slice_k * t.slice, dtype);
+  return slice_base + bits_to_bytes(t.n0 * t.kt, dtype);
+}
+
+int64_t Plan::c_offset(const Task& t) const {
+  return (t.n0 / output_atom(dtype)) * mp * 16 + t.m0 * 16;
+}
+
+namespace {
+
+std::string fmt_dim(const char* name, int64_t v, const char* problem) {
+  return std::string(name) + " = " + std::to_string(v) + ": " + problem;
+}
+
+Status check_dimension(const char* name, int64_t v) {
+  if (v < 1) {
+    return make_error(-EINVAL, fmt_dim(name, v, "must be >= 1"));
+  }
+  if (v >= kNpuWindowBytes) {
+    return make_error(-E2BIG, fmt_dim(name, v, "too large: its buffers exceed the 4 GiB NPU address window"));
+  }
+  return {};
+}
+
+// Byte counts of A, B, and C (all slices) against the 4 GiB window. Dimensions are < 2^32, so
+// every product fits in unsigned __int128 and nothing overflows before the check.
+Status check_buffers(const Shape& s, const Plan& p) {
+  using U = unsigned __int128;
+  const U a = U(p.mp) * U(p.kp) * U(element_bits(p.dtype)) / 8;
+  const U b = U(p.kp) * U(p.np) * U(element_bits(p.dtype)) / 8;
+  const U c = U(p.mp) * U(p.np) * U(output_element_bytes(p.dtype)) * U(p.slices);
+  const U window = U(kNpuWindowBytes);
+  const auto dims = [&](const char* what) {
+    return std::string(what) + " (M = " + std::to_string(s.m) + ", K = " + std::to_string(s.k) +
+           ", N = " + std::to_string(s.n) + ")";
+  };
+  if (a > window) return make_error(-E2BIG, dims("feature A of M x K exceeds the 4 GiB NPU address window"));
+  if (b > window) return make_error(-E2BIG, dims("weights B of K x N exceed the 4 GiB NPU address window"));
+  if (c > window) return make_error(-E2BIG, dims("output C of M x N exceeds the 4 GiB NPU address window"));
+  if (a + b + c > window) {
+    return make_error(-E2BIG, dims("A + B + C together exceed the 4 GiB NPU address window"));
+  }
+  return {};
+}
+
+Status check_options(const PlanOptions& o) {
+  if (o.dtype != DType::int8) {
+    return make_error(-EOPNOTSUPP, std::string("dtype ") + dtype_name(o.dtype) +
+                                       ": not supported yet by the planner (int8 only)");
+  }
+  if (o.cores < 1 || o.cores > kMaxCores) {
+    return make_error(-EINVAL, fmt_dim("cores", o.cores, "must be 1..3"));
+  }
+  if (o.mc_cap < 0) return make_error(-EINVAL, fmt_dim("mc_cap", o.mc_cap, "must be >= 0 (0 = bank limit)"));
+  return {};
+}
+
+// Rows per M-tile and the schedule, for the padded shape (docs/matmul-schedule.md).
+void choose_tile(Plan& p, const PlanOptions& o) {
+  int64_t mc = 0;
+  if (p.kp <= kMaxFullK) {
+    p.slice_k = p.kp;
+    p.slices = 1;
+    mc = std::min(mg_max(p.kp, p.dtype) * kRowGroup, kMaxRowsPerTask);
+  } else {
+    p.slice_k = kSliceK;
+    p.slices = ceil_div(p.kp, kSliceK);
+    mc = resident_rows(kSliceK);  // 32: the resident-row budget of a 2048 slice
+  }
+  if (o.mc_cap > 0) mc = std::min(mc, o.mc_cap);
+  p.mc = std::min(mc, p.mp);
+}
+
+Task make_task(const Plan& p, const Range& rows, const Range& cols, int64_t slice) {
+  Task t;
+  t.m0 = rows.start;
+  t.mc = rows.len;
+  t.n0 = cols.start;
+  t.nt = cols.len;
+  t.slice = slice;
+  t.k0 = slice * p.slice_k;
+  t.kt = std::min(p.slice_k, p.kp - t.k0);
+  if (p.slices == 1) {
+    t.schedule = Schedule::k_reduction;
+    t.data_banks = static_cast<uint32_t>(data_banks_for(t.mc, t.kt, p.dtype));
+    t.weight_banks = static_cast<uint32_t>(kCbufBanks) - t.data_banks;
+    t.feature_grains = static_cast<uint32_t>(
+        std::min({t.mc + 1, resident_rows(t.kt), kFeatureGrainsMax}));
+  } else {
+    t.schedule = Schedule::resident_rows;
+    t.feature_grains = static_cast<uint32_t>(t.mc + 1);
+  }
+  return t;
+}
+
+// One core's tasks: slice-major, then M-tile, then N-chunk (docs/matmul-schedule.md).
+void add_core_tasks(Plan& p, int core, const std::vector<Range>& row_tiles, const Range& cols) {
+  const int64_t units = cols.len / weight_atom(p.dtype);
+  const int64_t chunks = ceil_div(cols.len, kMaxColumnsPerTask);
+  const std::vector<Range> col_chunks = split_even(units, chunks, weight_atom(p.dtype), cols.start);
+  for (int64_t s = 0; s < p.slices; ++s) {
+    for (const Range& rows : row_tiles) {
+      for (const Range& c : col_chunks) {
+        Task t = make_task(p, rows, c, s);
+        t.core = core;
+        p.tasks.push_back(t);
+      }
+    }
+  }
+}
+
+void build_tasks(Plan& p, int cores) {
+  const int64_t wa = weight_atom(p.dtype);
+  const std::vector<Range> tiles = split_fixed(p.mp, p.mc);
+  const int64_t col_units = p.np / wa;
+  if (col_units >= cores) {
+    // Split by N: every core sees all rows, a contiguous column range.
+    const std::vector<Range> ranges = split_even(col_units, cores, wa, 0);
+    for (int c = 0; c < cores; ++c) add_core_tasks(p, c, tiles, ranges[c]);
+    p.cores_used = cores;
+  } else {
+    // Split by M: contiguous runs of M-tiles per core, as even as possible.
+    const int64_t used = std::min<int64_t>(cores, static_cast<int64_t>(tiles.size()));
+    const std::vector<Range> runs = split_even(static_cast<int64_t>(tiles.size()), used, 1, 0);
+    for (int64_t c = 0; c < used; ++c) {
+      const std::vector<Range> mine(tiles.begin() + runs[c].start,
+                                    tiles.begin() + runs[c].start + runs[c].len);
+      add_core_tasks(p, static_cast<int>(c), mine, Range{0, p.np});
+    }
+    p.cores_used = static_cast<int>(used);
+  }
+  p.cols_per_task = 0;
+  for (const Task& t : p.tasks) p.cols_per_task = std::max(p.cols_per_task, t.nt);
+}
+
+}  // namespace
+
+Result<Plan> make_plan(const Shape& shape, const PlanOptions& options) {
+  if (Status s = check_options(options); !s) return s.error();
+  for (auto [name, v] : {std::pair{"M", shape.m}, {"K", shape.k}, {"N", shape.n}}) {
+    if (Status s = check_dimension(name, v); !s) return s.error();
+  }
+  Plan p;
+  p.shape = shape;
+  p.dtype = options.dtype;
+  p.mp = shape.m;  // NC1HWC2 needs no M padding (contract section 2)
+  p.kp = round_up(shape.k, kKAlign);
+  p.np = round_up(shape.n, weight_atom(options.dtype));
+  choose_tile(p, options);
+  if (Status s = check_buffers(shape, p); !s) return s.error();
+  build_tasks(p, options.cores);
+  return p;
+}
+
+}  // namespace ork::matmul

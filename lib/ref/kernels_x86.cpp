@@ -1,0 +1,109 @@
+// x86 micro-kernels of the fast int8 path (kernels.h). Each is compiled for its own ISA with
+// a target attribute and only called after isa_supported() said yes (fast.cpp).
+//
+// Exactness: pmaddwd multiplies int16 pairs into int32 without saturation; vpdpbusd adds
+// four u8 x s8 products into int32 without saturation (the "s" variant would saturate). The
+// VNNI path feeds a + 128 as u8 and the caller subtracts 128 * column sum of B afterwards.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "lib/ref/kernels.h"
+
+namespace ork::ref::detail {
+
+namespace {
+
+inline int32_t group_at(const uint8_t* row, int64_t g) {
+  int32_t v;
+  std::memcpy(&v, row + 4 * g, sizeof v);
+  return v;
+}
+
+// 8 rows x 32 columns: 16 zmm accumulators, 2 for B, 1 broadcast.
+__attribute__((target("avx512f,avx512bw,avx512vnni")))
+void micro_vnni(const uint8_t* const* a, const uint8_t* bp, int64_t groups, int32_t* out) {
+  constexpr int kMr = 8;
+  __m512i acc[kMr][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+  for (int64_t g = 0; g < groups; ++g, bp += 128) {
+    const __m512i b0 = _mm512_loadu_si512(bp);
+    const __m512i b1 = _mm512_loadu_si512(bp + 64);
+#pragma GCC unroll 8
+    for (int i = 0; i < kMr; ++i) {
+      const __m512i av = _mm512_set1_epi32(group_at(a[i], g));
+      acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], av, b0);
+      acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], av, b1);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) {
+    _mm512_storeu_si512(out + i * 32, acc[i][0]);
+    _mm512_storeu_si512(out + i * 32 + 16, acc[i][1]);
+  }
+}
+
+// 6 rows x 16 columns: 12 ymm accumulators, 2 for B, 1 broadcast (15 of 16 registers).
+__attribute__((target("avx2")))
+void micro_avx2(const uint8_t* const* a, const uint8_t* bp, int64_t groups, int32_t* out) {
+  constexpr int kMr = 6;
+  __m256i acc[kMr][2];
+#pragma GCC unroll 6
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (int64_t g = 0; g < groups; ++g, bp += 64) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + 32));
+#pragma GCC unroll 6
+    for (int i = 0; i < kMr; ++i) {
+      const __m256i av = _mm256_set1_epi32(group_at(a[i], g));
+      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(av, b0));
+      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(av, b1));
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < kMr; ++i) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i * 16), acc[i][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i * 16 + 8), acc[i][1]);
+  }
+}
+
+// 4 rows x 8 columns: 8 xmm accumulators (SSE2 has 16 registers on x86-64).
+void micro_sse2(const uint8_t* const* a, const uint8_t* bp, int64_t groups, int32_t* out) {
+  constexpr int kMr = 4;
+  __m128i acc[kMr][2];
+#pragma GCC unroll 4
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm_setzero_si128();
+  for (int64_t g = 0; g < groups; ++g, bp += 32) {
+    const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bp));
+    const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + 16));
+#pragma GCC unroll 4
+    for (int i = 0; i < kMr; ++i) {
+      const __m128i av = _mm_set1_epi32(group_at(a[i], g));
+      acc[i][0] = _mm_add_epi32(acc[i][0], _mm_madd_epi16(av, b0));
+      acc[i][1] = _mm_add_epi32(acc[i][1], _mm_madd_epi16(av, b1));
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < kMr; ++i) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i * 8), acc[i][0]);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i * 8 + 4), acc[i][1]);
+  }
+}
+
+constexpr Kernel kVnni{Isa::avx512_vnni, 8, 32, 4, micro_vnni};
+constexpr Kernel kAvx2{Isa::avx2, 6, 16, 2, micro_avx2};
+constexpr Kernel kSse2{Isa::sse2, 4, 8, 2, micro_sse2};
+
+}  // namespace
+
+const Kernel& kernel_for(Isa isa) {
+  switch (isa) {
+    case Isa::avx512_vnni: return kVnni;
+    case Isa::avx2: return kAvx2;
+    case Isa::sse2: break;
+  }
+  return kSse2;
+}
+
+}  // namespace ork::ref::detail

@@ -1,0 +1,126 @@
+// The oracle (oracle.h). Deliberately naive: one loop nest per dtype, no blocking, no
+// vectors. Built with -ffp-contract=off (lib/ref/meson.build) so the fp16 sums never fuse.
+#include "lib/ref/oracle.h"
+
+#include <cerrno>
+#include <string>
+
+#include "lib/ref/fp16.h"
+
+namespace ork::ref {
+
+namespace {
+
+std::string dims_text(Dims d) {
+  return "M = " + std::to_string(d.m) + ", K = " + std::to_string(d.k) +
+         ", N = " + std::to_string(d.n);
+}
+
+Status size_error(const char* what, size_t have, __int128 need, Dims d) {
+  return make_error(-EINVAL, std::string(what) + " has " + std::to_string(have) +
+                                 " elements, " + dims_text(d) + " needs " +
+                                 std::to_string(static_cast<long long>(need)));
+}
+
+}  // namespace
+
+Status check_operands(Dims d, size_t a_size, size_t b_size, size_t c_size) {
+  for (auto [name, v] : {std::pair{"M", d.m}, {"K", d.k}, {"N", d.n}}) {
+    if (v < 1) return make_error(-EINVAL, std::string(name) + " = " + std::to_string(v) + ": must be >= 1");
+  }
+  using W = __int128;  // products of two int64 dimensions cannot overflow here
+  if (W(a_size) != W(d.m) * d.k) return size_error("A", a_size, W(d.m) * d.k, d);
+  if (W(b_size) != W(d.k) * d.n) return size_error("B", b_size, W(d.k) * d.n, d);
+  if (W(c_size) != W(d.m) * d.n) return size_error("C", c_size, W(d.m) * d.n, d);
+  return {};
+}
+
+Status matmul_int8(std::span<const int8_t> a, std::span<const int8_t> b, std::span<int32_t> c,
+                   Dims d) {
+  if (Status s = check_operands(d, a.size(), b.size(), c.size()); !s) return s;
+  for (int64_t m = 0; m < d.m; ++m) {
+    for (int64_t n = 0; n < d.n; ++n) {
+      int64_t acc = 0;
+      for (int64_t k = 0; k < d.k; ++k) acc += int64_t{a[m * d.k + k]} * b[k * d.n + n];
+      c[m * d.n + n] = static_cast<int32_t>(acc);  // modular since C++20
+    }
+  }
+  return {};
+}
+
+namespace {
+
+// The one fp16 dot product every fp16 result comes from (the defined order of oracle.h).
+float dot_fp16(std::span<const uint16_t> a, std::span<const uint16_t> b, Dims d, int64_t m,
+               int64_t n) {
+  float acc = 0.0f;
+  for (int64_t k = 0; k < d.k; ++k) {
+    const float product = half_to_float(a[m * d.k + k]) * half_to_float(b[k * d.n + n]);
+    acc = acc + product;
+  }
+  return acc;
+}
+
+}  // namespace
+
+Status matmul_fp16(std::span<const uint16_t> a, std::span<const uint16_t> b, std::span<float> c,
+                   Dims d) {
+  if (Status s = check_operands(d, a.size(), b.size(), c.size()); !s) return s;
+  for (int64_t m = 0; m < d.m; ++m) {
+    for (int64_t n = 0; n < d.n; ++n) c[m * d.n + n] = dot_fp16(a, b, d, m, n);
+  }
+  return {};
+}
+
+Status matmul_fp16_to_fp16(std::span<const uint16_t> a, std::span<const uint16_t> b,
+                           std::span<uint16_t> c, Dims d) {
+  if (Status s = check_operands(d, a.size(), b.size(), c.size()); !s) return s;
+  for (int64_t m = 0; m < d.m; ++m) {
+    for (int64_t n = 0; n < d.n; ++n) c[m * d.n + n] = float_to_half(dot_fp16(a, b, d, m, n));
+  }
+  return {};
+}
+
+namespace {
+
+Status check_int4_values(const char* name, std::span<const int8_t> v) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] < -8 || v[i] > 7) {
+      return make_error(-EINVAL, std::string(name) + "[" + std::to_string(i) + "] = " +
+                                     std::to_string(v[i]) + ": int4 values must be in -8..7");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Status matmul_int4(std::span<const int8_t> a, std::span<const int8_t> b, std::span<int32_t> c,
+                   Dims d) {
+  if (Status s = check_operands(d, a.size(), b.size(), c.size()); !s) return s;
+  if (Status s = check_int4_values("A", a); !s) return s;
+  if (Status s = check_int4_values("B", b); !s) return s;
+  for (int64_t m = 0; m < d.m; ++m) {
+    for (int64_t n = 0; n < d.n; ++n) {
+      int64_t acc = 0;
+      for (int64_t k = 0; k < d.k; ++k) acc += int64_t{a[m * d.k + k]} * b[k * d.n + n];
+      c[m * d.n + n] = static_cast<int32_t>(acc);
+    }
+  }
+  return {};
+}
+
+int8_t nibble_at(std::span<const uint8_t> bytes, int64_t i) {
+  const uint8_t byte = bytes[static_cast<size_t>(i / 2)];
+  const int v = (i % 2 == 0) ? (byte & 0x0f) : (byte >> 4);
+  return static_cast<int8_t>(v >= 8 ? v - 16 : v);  // sign-extend the 4-bit value
+}
+
+void set_nibble(std::span<uint8_t> bytes, int64_t i, int8_t value) {
+  uint8_t& byte = bytes[static_cast<size_t>(i / 2)];
+  const uint8_t nib = static_cast<uint8_t>(value) & 0x0f;
+  byte = (i % 2 == 0) ? static_cast<uint8_t>((byte & 0xf0) | nib)
+                      : static_cast<uint8_t>((byte & 0x0f) | (nib << 4));
+}
+
+}  // namespace ork::ref

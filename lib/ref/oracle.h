@@ -1,0 +1,45 @@
+// The CPU reference oracle: plain, obviously-correct loops that define what every backend
+// (emulated NPU, real NPU, the fast CPU path) must return, bit for bit.
+// All matrices are row-major: A is M x K, B is K x N, C is M x N.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "driver/common/result.h"
+
+namespace ork::ref {
+
+struct Dims {
+  int64_t m = 0, k = 0, n = 0;
+};
+
+// int8 x int8 -> int32. Exact: |a*b| <= 2^14, so any K < 2^17 sums without overflow; past
+// that the result is the exact sum modulo 2^32 (two's complement), which is also what the
+// host's int32 accumulation of K-slice partials gives (layout.cpp adds modulo 2^32).
+Status matmul_int8(std::span<const int8_t> a, std::span<const int8_t> b, std::span<int32_t> c,
+                   Dims d);
+
+// fp16 x fp16 -> fp32 with the defined accumulation order: acc = 0.0f; for k = 0..K-1
+// increasing: acc = acc + float(a) * float(b). Each product is exact in fp32 (11-bit
+// significands, exponents within range); each add rounds to nearest even; no FMA
+// (this file is compiled with -ffp-contract=off). Operands are binary16 bit patterns.
+Status matmul_fp16(std::span<const uint16_t> a, std::span<const uint16_t> b, std::span<float> c,
+                   Dims d);
+// The same, then fp32 -> fp16 round-to-nearest-even (the OUT_CVT FP32TOFP16 output).
+Status matmul_fp16_to_fp16(std::span<const uint16_t> a, std::span<const uint16_t> b,
+                           std::span<uint16_t> c, Dims d);
+
+// int4 x int4 -> int32. Operands are one value per int8, each in -8..7 (checked).
+Status matmul_int4(std::span<const int8_t> a, std::span<const int8_t> b, std::span<int32_t> c,
+                   Dims d);
+
+// Nibble streams (contract section 2): element i is the low nibble of byte i/2 when i is
+// even, the high nibble when odd; two's complement -8..7.
+int8_t nibble_at(std::span<const uint8_t> bytes, int64_t i);
+void set_nibble(std::span<uint8_t> bytes, int64_t i, int8_t value);
+
+// Checks shared by the oracle and the fast path: dimensions >= 1 and span sizes that match.
+Status check_operands(Dims d, size_t a_size, size_t b_size, size_t c_size);
+
+}  // namespace ork::ref
