@@ -1,0 +1,122 @@
+// ork_info: which libork devices and backends open on this machine, and what they are.
+// Tries every backend name (or the one given), prints what opened and, for what failed,
+// the status and libork's message. Exit 0 when a device opened, 1 when none did, 2 on bad
+// usage.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tools/common/cli.h"
+#include "tools/common/ork_handles.h"
+
+namespace ork::tools {
+namespace {
+
+// Every backend name the C API knows (ork.h), real drivers first.
+const std::vector<std::string> kBackendNames = {"rknpu", "rocket", "emu-rknpu", "emu-rocket",
+                                                "cpu"};
+
+struct Probe {
+  std::string name;  // as passed to ork_device_open ("default" = NULL)
+  ork_status status = ORK_OK;
+  std::string error;
+  ork_device_info info{};
+};
+
+Probe probe(const std::string& name) {
+  Probe p{name};
+  ork_device* raw = nullptr;
+  p.status = ork_device_open(name == "default" ? nullptr : name.c_str(), &raw);
+  DevicePtr device(raw);
+  if (p.status != ORK_OK) {
+    p.error = describe_failure(p.status);
+    return p;
+  }
+  p.status = ork_device_get_info(device.get(), &p.info);
+  if (p.status != ORK_OK) p.error = describe_failure(p.status);
+  return p;
+}
+
+nlohmann::json to_json(const Probe& p) {
+  nlohmann::json j = {{"name", p.name}, {"opened", p.status == ORK_OK},
+                      {"status", status_name(p.status)}};
+  if (p.status != ORK_OK) {
+    j["error"] = p.error;
+    return j;
+  }
+  j["backend"] = p.info.backend;
+  j["kernel_interface"] = p.info.kernel_interface;
+  j["node"] = p.info.node;
+  j["driver_version"] = p.info.driver_version;
+  j["hw_version"] = p.info.hw_version;
+  j["cores"] = p.info.cores;
+  j["emulated"] = p.info.emulated != 0;
+  return j;
+}
+
+std::string describe_info(const ork_device_info& i) {
+  std::string s = fmt::format("backend {}, {} core{}", i.backend, i.cores, i.cores == 1 ? "" : "s");
+  if (i.kernel_interface[0]) s += fmt::format(", interface {}", i.kernel_interface);
+  if (i.node[0]) s += fmt::format(", node {}", i.node);
+  if (i.driver_version[0]) s += fmt::format(", driver {}", i.driver_version);
+  if (i.hw_version) s += fmt::format(", hw 0x{:08x}", i.hw_version);
+  if (i.emulated) s += " (emulated)";
+  return s;
+}
+
+void print_text(const std::vector<Probe>& probes, const char* env_device) {
+  fmt::print("libork {} (C API {})\n", ork_version(), ORK_API_VERSION);
+  fmt::print("default device: {}\n",
+             env_device ? fmt::format("ORK_DEVICE={}", env_device) : "auto (ORK_DEVICE unset)");
+  for (const Probe& p : probes) {
+    if (p.status == ORK_OK)
+      fmt::print("  {:<11} opened  {}\n", p.name, describe_info(p.info));
+    else
+      fmt::print("  {:<11} failed  {}\n", p.name, p.error);
+  }
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"ork_info: the libork devices and backends found on this machine.\n"
+               "Tries rknpu, rocket, emu-rknpu, emu-rocket, cpu and the default device.\n"
+               "Exit 0 when a device opened, 1 when none did, 2 on bad usage."};
+  std::string device;
+  bool as_json = false;
+  app.add_option("--device,-d", device,
+                 "probe only this device (rknpu, rocket, emu, emu-rknpu, emu-rocket, cpu, "
+                 "auto, default)");
+  app.add_flag("--json", as_json, "print JSON on stdout");
+  if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+
+  std::vector<Probe> probes;
+  if (!device.empty()) {
+    probes.push_back(probe(device));
+  } else {
+    for (const std::string& name : kBackendNames) probes.push_back(probe(name));
+    probes.push_back(probe("default"));
+  }
+  const char* env_device = std::getenv("ORK_DEVICE");
+  bool any_opened = false;
+  for (const Probe& p : probes) any_opened |= p.status == ORK_OK;
+
+  if (as_json) {
+    nlohmann::json out = {{"version", ork_version()},
+                          {"api_version", ORK_API_VERSION},
+                          {"ork_device_env", env_device ? env_device : nullptr},
+                          {"devices", nlohmann::json::array()}};
+    for (const Probe& p : probes) out["devices"].push_back(to_json(p));
+    fmt::print("{}\n", out.dump(2));
+  } else {
+    print_text(probes, env_device);
+  }
+  return code(any_opened ? Exit::ok : Exit::check_failed);
+}
+
+}  // namespace
+}  // namespace ork::tools
+
+int main(int argc, char** argv) { return ork::tools::run(argc, argv); }

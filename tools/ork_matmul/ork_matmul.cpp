@@ -1,0 +1,165 @@
+// ork_matmul: C = A x B from .npy files through libork, for scripts and cross-checks with
+// numpy. A is int8 M x K, B int8 K x N (C order), C is written as int32 M x N ('<i4').
+// Exit 0 ok, 1 when the device or the job failed, 2 on bad usage or bad input files.
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tools/common/cli.h"
+#include "tools/common/npy.h"
+#include "tools/common/ork_handles.h"
+
+namespace ork::tools {
+namespace {
+
+// .npy '<i4' is little-endian and C is written as the bytes libork returns.
+static_assert(std::endian::native == std::endian::little, "ork_matmul assumes a little-endian host");
+
+struct Args {
+  std::string a_path, b_path, out_path, device;
+  int cores = 0;
+  int mc_cap = 0;
+  bool quiet = false;
+  bool json = false;
+};
+
+struct Timing {
+  double open_ms = 0, weights_ms = 0, matmul_ms = 0;
+};
+
+int fail(Exit exit, const std::string& message) {
+  fmt::print(stderr, "ork_matmul: {}\n", message);
+  return code(exit);
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Errors in the inputs themselves: shapes that cannot multiply, empty matrices.
+Status check_shapes(const Args& args, const NpyMatrix& a, const NpyMatrix& b) {
+  if (a.rows == 0 || a.cols == 0)
+    return make_error(-EINVAL, fmt::format("{}: empty matrix ({} x {}): A needs M >= 1 and "
+                                           "K >= 1", args.a_path, a.rows, a.cols));
+  if (b.rows == 0 || b.cols == 0)
+    return make_error(-EINVAL, fmt::format("{}: empty matrix ({} x {}): B needs K >= 1 and "
+                                           "N >= 1", args.b_path, b.rows, b.cols));
+  if (a.cols != b.rows)
+    return make_error(-EINVAL, fmt::format("K mismatch: {} is {} x {} (M x K) but {} is {} x {} "
+                                           "(K x N): A's columns must equal B's rows",
+                                           args.a_path, a.rows, a.cols, args.b_path, b.rows,
+                                           b.cols));
+  return Status::success();
+}
+
+// Runs the matmul on the device; on failure prints libork's message and returns the exit code.
+int multiply(const Args& args, const NpyMatrix& a, const NpyMatrix& b, std::vector<int32_t>& c,
+             ork_device_info& info, Timing& t) {
+  auto t0 = std::chrono::steady_clock::now();
+  ork_device* raw = nullptr;
+  ork_status st = ork_device_open(args.device.empty() ? nullptr : args.device.c_str(), &raw);
+  DevicePtr device(raw);
+  if (st == ORK_OK) st = ork_device_get_info(device.get(), &info);
+  t.open_ms = ms_since(t0);
+  if (st != ORK_OK) {
+    fmt::print(stderr, "ork_matmul: device {}: {}\n", device_label(args.device),
+               describe_failure(st));
+    return code(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed);
+  }
+  t0 = std::chrono::steady_clock::now();
+  ork_weights* raw_w = nullptr;
+  st = ork_weights_create(device.get(), ORK_DTYPE_INT8, b.rows, b.cols, b.bytes.data(), &raw_w);
+  WeightsPtr weights(raw_w);
+  t.weights_ms = ms_since(t0);
+  if (st != ORK_OK) {
+    fmt::print(stderr, "ork_matmul: weights from {}: {}\n", args.b_path, describe_failure(st));
+    return code(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed);
+  }
+  ork_matmul_options options{};
+  options.struct_size = sizeof(options);
+  options.cores = args.cores;
+  options.mc_cap = args.mc_cap;
+  c.assign(static_cast<size_t>(a.rows * b.cols), 0);
+  t0 = std::chrono::steady_clock::now();
+  st = ork_matmul(device.get(), weights.get(), a.bytes.data(), a.rows, c.data(), &options);
+  t.matmul_ms = ms_since(t0);
+  if (st != ORK_OK) {
+    fmt::print(stderr, "ork_matmul: matmul: {}\n", describe_failure(st));
+    return code(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed);
+  }
+  return code(Exit::ok);
+}
+
+void report(const Args& args, const NpyMatrix& a, const NpyMatrix& b,
+            const ork_device_info& info, const Timing& t) {
+  const std::string cores = args.cores ? fmt::format("{}", args.cores)
+                                       : fmt::format("{} (all)", info.cores);
+  if (!args.quiet) {
+    fmt::print(stderr,
+               "ork_matmul: C[{} x {}] int32 = A[{} x {}] x B[{} x {}] int8 on {}{} ({}{}), "
+               "cores {}, matmul {:.3f} ms (open {:.3f} ms, weights {:.3f} ms) -> {}\n",
+               a.rows, b.cols, a.rows, a.cols, b.rows, b.cols, device_label(args.device),
+               info.emulated ? " [emulated]" : "", info.backend,
+               info.kernel_interface[0] ? fmt::format(" via {}", info.kernel_interface) : "",
+               cores, t.matmul_ms, t.open_ms, t.weights_ms, args.out_path);
+  }
+  if (args.json) {
+    nlohmann::json j = {{"m", a.rows}, {"k", a.cols}, {"n", b.cols},
+                        {"device", device_label(args.device)}, {"backend", info.backend},
+                        {"kernel_interface", info.kernel_interface},
+                        {"emulated", info.emulated != 0}, {"cores", args.cores},
+                        {"device_cores", info.cores}, {"mc_cap", args.mc_cap},
+                        {"open_ms", t.open_ms}, {"weights_ms", t.weights_ms},
+                        {"matmul_ms", t.matmul_ms}, {"out", args.out_path}};
+    fmt::print("{}\n", j.dump(2));
+  }
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"ork_matmul: C = A x B through libork.\n"
+               "A: int8 M x K .npy, B: int8 K x N .npy (C order); C: int32 M x N .npy.\n"
+               "Exit 0 ok, 1 device or job failure, 2 bad usage or bad input files."};
+  Args args;
+  app.add_option("--a", args.a_path, "A: int8 M x K .npy ('|i1', C order)")->required();
+  app.add_option("--b", args.b_path, "B: int8 K x N .npy ('|i1', C order)")->required();
+  app.add_option("--out,-o", args.out_path, "C: int32 M x N .npy to write ('<i4')")->required();
+  app.add_option("--device,-d", args.device,
+                 "rknpu, rocket, emu, emu-rknpu, emu-rocket, cpu, auto (default: $ORK_DEVICE, "
+                 "else auto)");
+  app.add_option("--cores", args.cores, "NPU cores 1..3; 0 = all the device has")
+      ->check(CLI::Range(0, 3));
+  app.add_option("--mc-cap", args.mc_cap, "cap on rows per M-tile; 0 = the bank limit")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--quiet,-q", args.quiet, "print nothing on success");
+  app.add_flag("--json", args.json, "print what ran as JSON on stdout");
+  if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+
+  Result<NpyMatrix> a = npy_read_matrix(args.a_path, NpyDtype::int8);
+  if (!a) return fail(Exit::bad_usage, a.error().message);
+  Result<NpyMatrix> b = npy_read_matrix(args.b_path, NpyDtype::int8);
+  if (!b) return fail(Exit::bad_usage, b.error().message);
+  if (Status s = check_shapes(args, *a, *b); !s)
+    return fail(Exit::bad_usage, s.error().message);
+
+  std::vector<int32_t> c;
+  ork_device_info info{};
+  Timing timing;
+  if (int rc = multiply(args, *a, *b, c, info, timing); rc != 0) return rc;
+  auto c_bytes = std::as_bytes(std::span<const int32_t>(c));
+  Status written = npy_write_matrix(
+      args.out_path, NpyDtype::int32, a->rows, b->cols,
+      {reinterpret_cast<const uint8_t*>(c_bytes.data()), c_bytes.size()});
+  if (!written) return fail(Exit::check_failed, written.error().message);
+  report(args, *a, *b, info, timing);
+  return code(Exit::ok);
+}
+
+}  // namespace
+}  // namespace ork::tools
+
+int main(int argc, char** argv) { return ork::tools::run(argc, argv); }
