@@ -1,0 +1,233 @@
+// The CPU reference: fp16 conversions and the fp16 oracle against hand-computed values, the
+// int8 / int4 oracle, and the fast int8 path == oracle on every ISA this CPU has.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lib/ref/fast.h"
+#include "lib/ref/fp16.h"
+#include "lib/ref/oracle.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace ork::ref {
+namespace {
+
+float f_of(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint32_t u_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+TEST(Fp16, HalfToFloatHandValues) {
+  EXPECT_EQ(half_to_float(0x3c00), 1.0f);
+  EXPECT_EQ(half_to_float(0xc000), -2.0f);
+  EXPECT_EQ(half_to_float(0x7bff), 65504.0f);
+  EXPECT_EQ(half_to_float(0x0400), std::ldexp(1.0f, -14));             // smallest normal
+  EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0f, -24));             // smallest subnormal
+  EXPECT_EQ(half_to_float(0x03ff), std::ldexp(1023.0f, -24));          // largest subnormal
+  EXPECT_EQ(u_of(half_to_float(0x8000)), 0x80000000u);                 // -0
+  EXPECT_EQ(u_of(half_to_float(0x7c00)), 0x7f800000u);                 // +inf
+  EXPECT_EQ(u_of(half_to_float(0xfc00)), 0xff800000u);                 // -inf
+  EXPECT_EQ(u_of(half_to_float(0x7e01)), 0x7fc02000u);                 // NaN payload kept
+}
+
+TEST(Fp16, FloatToHalfRoundsNearestEven) {
+  EXPECT_EQ(float_to_half(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie -> even (down)
+  EXPECT_EQ(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie -> even (up)
+  EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3c01);
+  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);
+  EXPECT_EQ(float_to_half(65519.996f), 0x7bff);                        // just below the tie
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);                          // tie with 2^16 -> inf
+  EXPECT_EQ(float_to_half(-1e9f), 0xfc00);
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);             // tie 0 / 2^-24 -> 0
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25) * 1.0000001f), 0x0001);
+  EXPECT_EQ(float_to_half(3 * std::ldexp(1.0f, -25)), 0x0002);         // tie 1 / 2 -> 2
+  EXPECT_EQ(float_to_half(std::ldexp(1023.5f, -24)), 0x0400);          // rounds up to normal
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -30)), 0x0000);
+  EXPECT_EQ(float_to_half(-std::ldexp(1.0f, -30)), 0x8000);
+  EXPECT_EQ(float_to_half(f_of(0x7f800000u)), 0x7c00);
+  EXPECT_EQ(float_to_half(f_of(0x7f800001u)) & 0x7e00, 0x7e00);        // sNaN -> quiet NaN
+  EXPECT_EQ(float_to_half(f_of(0xffc00000u)), 0xfe00);
+}
+
+TEST(Fp16, EveryHalfRoundTrips) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const float f = half_to_float(static_cast<uint16_t>(h));
+    const bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
+    if (nan) {
+      ASSERT_TRUE(std::isnan(f)) << std::hex << h;
+      ASSERT_EQ(float_to_half(f), h | 0x200) << std::hex << h;  // quieted, payload kept
+    } else {
+      ASSERT_EQ(float_to_half(f), h) << std::hex << h;
+    }
+  }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("f16c"))) uint16_t f16c_convert(float f) {
+  return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
+}
+
+// An independent oracle for the rounding: the CPU's own F16C conversion, over a dense sweep
+// of float bit patterns (every 4099th one, all exponents).
+TEST(Fp16, FloatToHalfMatchesF16c) {
+  if (!__builtin_cpu_supports("f16c")) GTEST_SKIP() << "CPU without F16C";
+  for (uint64_t u = 0; u <= 0xffffffffu; u += 4099) {
+    const float f = f_of(static_cast<uint32_t>(u));
+    if (std::isnan(f)) continue;  // NaN payload rules differ by design (see fp16.h)
+    ASSERT_EQ(float_to_half(f), f16c_convert(f)) << std::hex << u;
+  }
+}
+#endif
+
+std::vector<uint16_t> halves(std::initializer_list<float> v) {
+  std::vector<uint16_t> out;
+  for (float f : v) out.push_back(float_to_half(f));
+  return out;
+}
+
+TEST(OracleFp16, DefinedAccumulationOrder) {
+  // 4096 * 4096 = 2^24; then + 1 rounds back to 2^24 twice (tie -> even). Summing the ones
+  // first would give 2^24 + 2: the order is visible and defined.
+  const auto a = halves({4096, 1, 1}), b = halves({4096, 1, 1});
+  std::vector<float> c(1);
+  ASSERT_TRUE(matmul_fp16(a, b, c, {1, 3, 1}).ok());
+  EXPECT_EQ(c[0], 16777216.0f);
+  const auto a2 = halves({1, 1, 4096}), b2 = halves({1, 1, 4096});
+  ASSERT_TRUE(matmul_fp16(a2, b2, c, {1, 3, 1}).ok());
+  EXPECT_EQ(c[0], 16777218.0f);
+}
+
+TEST(OracleFp16, ProductsExactAndOutputRounding) {
+  // 2x2 by hand: A = [[0.5, 3], [-2, 2^-24]], B = [[2, 1], [1, 2^-24]] (2^-24: a subnormal).
+  const auto a = halves({0.5f, 3.0f, -2.0f, std::ldexp(1.0f, -24)});
+  const auto b = halves({2.0f, 1.0f, 1.0f, std::ldexp(1.0f, -24)});
+  std::vector<float> c(4);
+  ASSERT_TRUE(matmul_fp16(a, b, c, {2, 2, 2}).ok());
+  EXPECT_EQ(c[0], 4.0f);                                      // 0.5*2 + 3*1
+  EXPECT_EQ(c[1], 0.5f + 3.0f * std::ldexp(1.0f, -24));       // exact in fp32
+  EXPECT_EQ(c[2], -4.0f + std::ldexp(1.0f, -24));
+  EXPECT_EQ(c[3], -2.0f + std::ldexp(1.0f, -48));             // rounds to -2 in fp32
+  EXPECT_EQ(c[3], -2.0f);
+  // fp16 output: 2048 + 1 = 2049 is a tie between 2048 and 2050 -> 2048 (even); 2051 -> 2052.
+  std::vector<uint16_t> h(1);
+  ASSERT_TRUE(matmul_fp16_to_fp16(halves({2048, 1}), halves({1, 1}), h, {1, 2, 1}).ok());
+  EXPECT_EQ(h[0], 0x6800);
+  ASSERT_TRUE(matmul_fp16_to_fp16(halves({2048, 3}), halves({1, 1}), h, {1, 2, 1}).ok());
+  EXPECT_EQ(h[0], 0x6802);
+  // Overflow to inf, and inf * 0 = NaN propagate as IEEE says.
+  ASSERT_TRUE(matmul_fp16_to_fp16(halves({65504, 65504}), halves({2, 0}), h, {1, 2, 1}).ok());
+  EXPECT_EQ(h[0], 0x7c00);
+  std::vector<float> one(1);
+  ASSERT_TRUE(matmul_fp16(halves({INFINITY}), halves({0}), one, {1, 1, 1}).ok());
+  EXPECT_TRUE(std::isnan(one[0]));
+}
+
+TEST(OracleInt, Int8AndInt4ByHand) {
+  const std::vector<int8_t> a = {1, -2, 3, 127, -128, 0}, b = {4, -5, 6, 7, -128, 127};
+  std::vector<int32_t> c(4);
+  ASSERT_TRUE(matmul_int8(a, b, c, {2, 3, 2}).ok());
+  // row0 = [1,-2,3], row1 = [127,-128,0]; B rows [4,-5], [6,7], [-128,127]
+  EXPECT_EQ(c, (std::vector<int32_t>{4 - 12 - 384, -5 - 14 + 381, 508 - 768, -635 - 896}));
+  const std::vector<int8_t> a4 = {-8, 7, 1}, b4 = {-8, 7, -1};
+  std::vector<int32_t> c4(1);
+  ASSERT_TRUE(matmul_int4(a4, b4, c4, {1, 3, 1}).ok());
+  EXPECT_EQ(c4[0], 64 + 49 - 1);
+  const std::vector<int8_t> bad = {8, 0, 0};
+  EXPECT_EQ(matmul_int4(bad, b4, c4, {1, 3, 1}).error().message, "A[0] = 8: int4 values must be in -8..7");
+}
+
+TEST(OracleInt, NibbleOrder) {
+  std::vector<uint8_t> bytes = {0x21, 0xf8};
+  EXPECT_EQ(nibble_at(bytes, 0), 1);
+  EXPECT_EQ(nibble_at(bytes, 1), 2);
+  EXPECT_EQ(nibble_at(bytes, 2), -8);
+  EXPECT_EQ(nibble_at(bytes, 3), -1);
+  set_nibble(bytes, 1, -3);
+  set_nibble(bytes, 2, 7);
+  EXPECT_EQ(bytes, (std::vector<uint8_t>{0xd1, 0xf7}));
+}
+
+TEST(OracleInt, OperandErrorsAreNamed) {
+  std::vector<int8_t> a(6), b(6);
+  std::vector<int32_t> c(4);
+  EXPECT_EQ(matmul_int8(a, b, c, {0, 3, 2}).error().message, "M = 0: must be >= 1");
+  EXPECT_EQ(matmul_int8(a, b, c, {2, 4, 2}).error().message,
+            "A has 6 elements, M = 2, K = 4, N = 2 needs 8");
+  EXPECT_EQ(matmul_int8(a, b, c, {2, 3, 3}).error().message,
+            "B has 6 elements, M = 2, K = 3, N = 3 needs 9");
+  EXPECT_EQ(matmul_int8_fast(a, b, c, {2, 3, 2}, {.threads = -1}).error().message,
+            "threads = -1: must be >= 0");
+}
+
+std::vector<int8_t> random_int8(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(-128, 127);
+  std::vector<int8_t> v(n);
+  for (auto& x : v) x = static_cast<int8_t>(dist(rng));
+  return v;
+}
+
+void expect_fast_equals_oracle(Dims d, uint32_t seed, std::vector<int8_t> a = {}, std::vector<int8_t> b = {}) {
+  if (a.empty()) a = random_int8(d.m * d.k, seed);
+  if (b.empty()) b = random_int8(d.k * d.n, seed + 1);
+  std::vector<int32_t> want(d.m * d.n);
+  ASSERT_TRUE(matmul_int8(a, b, want, d).ok());
+  for (Isa isa : supported_isas()) {
+    for (int threads : {1, 2}) {
+      std::vector<int32_t> got(d.m * d.n, 0x5a5a5a5a);
+      ASSERT_TRUE(matmul_int8_fast(a, b, got, d, {.threads = threads, .isa = isa}).ok());
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << isa_name(isa) << " threads=" << threads << " M=" << d.m
+                                   << " K=" << d.k << " N=" << d.n << " first bad cell (m="
+                                   << i / d.n << ", n=" << i % d.n << ")";
+      }
+    }
+  }
+}
+
+TEST(FastInt8, EqualsOracleOnOddShapes) {
+  const int64_t sizes[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 65};
+  uint32_t seed = 10;
+  for (int64_t m : sizes) {
+    for (int64_t k : sizes) {
+      for (int64_t n : {1, 7, 16, 33, 65}) expect_fast_equals_oracle({m, k, n}, seed++);
+    }
+  }
+}
+
+TEST(FastInt8, EqualsOracleOnLargerShapes) {
+  expect_fast_equals_oracle({1, 2048, 2048}, 1);
+  expect_fast_equals_oracle({129, 1000, 97}, 2);
+  expect_fast_equals_oracle({64, 4128, 130}, 3);
+}
+
+TEST(FastInt8, ExtremesAndWrapAround) {
+  // All -128: the VNNI path's biased A is 0 and its column correction is largest.
+  const Dims d{9, 300, 40};
+  expect_fast_equals_oracle(d, 0, std::vector<int8_t>(d.m * d.k, -128), std::vector<int8_t>(d.k * d.n, -128));
+  expect_fast_equals_oracle(d, 0, std::vector<int8_t>(d.m * d.k, -128), std::vector<int8_t>(d.k * d.n, 127));
+  // K = 140000: 16384 * K > 2^31, the exact sum modulo 2^32 on every path.
+  const Dims w{2, 140000, 3};
+  expect_fast_equals_oracle(w, 0, std::vector<int8_t>(w.m * w.k, -128), std::vector<int8_t>(w.k * w.n, -128));
+  std::vector<int32_t> c(6);
+  ASSERT_TRUE(matmul_int8(std::vector<int8_t>(w.m * w.k, -128), std::vector<int8_t>(w.k * w.n, -128), c, w).ok());
+  EXPECT_EQ(c[0], static_cast<int32_t>(static_cast<uint32_t>(16384u * 140000u)));
+}
+
+}  // namespace
+}  // namespace ork::ref
