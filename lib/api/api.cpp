@@ -1,0 +1,163 @@
+// The C entry points: argument checks, conversion of internal errors, no exception across
+// the boundary (every entry point catches and reports).
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <new>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lib/api/device.h"
+#include "lib/api/error.h"
+#include "lib/ref/fast.h"
+#include "ork/ork.h"
+#include "ork_config.h"
+
+using ork::api::fail;
+
+struct ork_weights {
+  ork_device* device = nullptr;
+  ork_dtype dtype = ORK_DTYPE_INT8;
+  int64_t k = 0, n = 0;
+  std::unique_ptr<ork::matmul::ResidentWeights> resident;  // NPU backends
+  std::vector<int8_t> host;                                // cpu backend: row-major K x N
+};
+
+namespace {
+
+template <class F>
+ork_status guarded(F&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(ORK_E_NO_MEMORY, "out of host memory");
+  } catch (const std::exception& e) {
+    return fail(ORK_E_DEVICE, fmt::format("internal error: {}", e.what()));
+  } catch (...) {
+    return fail(ORK_E_DEVICE, "internal error");
+  }
+}
+
+// Largest dimension accepted anywhere: keeps every byte count far from int64 overflow.
+constexpr int64_t kMaxDim = int64_t{1} << 24;
+
+ork_status check_dim(const char* what, int64_t v) {
+  if (v < 1) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{} = {}: must be >= 1", what, v));
+  if (v > kMaxDim)
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{} = {}: larger than {} is not supported", what, v, kMaxDim));
+  return ORK_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+ORK_API const char* ork_version(void) { return ORK_VERSION; }
+
+ORK_API const char* ork_status_string(ork_status status) {
+  switch (status) {
+    case ORK_OK: return "ok";
+    case ORK_E_INVALID_ARGUMENT: return "invalid argument";
+    case ORK_E_UNSUPPORTED: return "unsupported";
+    case ORK_E_NO_DEVICE: return "no device";
+    case ORK_E_NO_MEMORY: return "out of memory";
+    case ORK_E_DEVICE: return "device error";
+    case ORK_E_TIMEOUT: return "timeout";
+  }
+  return "unknown status";
+}
+
+ORK_API ork_status ork_device_open(const char* name, ork_device** out) {
+  return guarded([&] {
+    if (out == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_device_open: out is NULL");
+    *out = nullptr;
+    auto dev = ork::api::open_device(name);
+    if (!dev) return fail(dev.error());
+    *out = dev->release();
+    return ork::api::ok();
+  });
+}
+
+ORK_API void ork_device_close(ork_device* device) { delete device; }
+
+ORK_API ork_status ork_device_get_info(const ork_device* device, ork_device_info* info) {
+  if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_device_get_info: device is NULL");
+  if (info == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_device_get_info: info is NULL");
+  *info = device->info;
+  return ork::api::ok();
+}
+
+ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64_t k, int64_t n,
+                                      const void* data, ork_weights** out) {
+  return guarded([&] {
+    if (out == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_weights_create: out is NULL");
+    *out = nullptr;
+    if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_weights_create: device is NULL");
+    if (data == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_weights_create: data is NULL");
+    if (auto s = check_dim("K", k); s != ORK_OK) return s;
+    if (auto s = check_dim("N", n); s != ORK_OK) return s;
+    if (dtype != ORK_DTYPE_INT8)
+      return fail(dtype == ORK_DTYPE_FP16 || dtype == ORK_DTYPE_INT4 ? ORK_E_UNSUPPORTED : ORK_E_INVALID_ARGUMENT,
+                  fmt::format("ork_weights_create: dtype {} is not supported (int8 only)", static_cast<int>(dtype)));
+    auto w = std::make_unique<ork_weights>();
+    w->device = device;
+    w->dtype = dtype;
+    w->k = k;
+    w->n = n;
+    if (device->kmd) {
+      auto r = ork::matmul::ResidentWeights::create(*device->kmd, ork::matmul::DType::int8, k, n, data);
+      if (!r) return fail(r.error());
+      w->resident = std::move(*r);
+    } else {
+      const auto* p = static_cast<const int8_t*>(data);
+      w->host.assign(p, p + k * n);
+    }
+    *out = w.release();
+    return ork::api::ok();
+  });
+}
+
+ORK_API void ork_weights_destroy(ork_weights* weights) {
+  if (weights == nullptr) return;
+  if (weights->resident && weights->device && weights->device->runner)
+    weights->device->runner->forget(*weights->resident);
+  delete weights;
+}
+
+ORK_API ork_status ork_matmul(ork_device* device, const ork_weights* weights, const void* a,
+                              int64_t m, void* c, const ork_matmul_options* options) {
+  return guarded([&] {
+    if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_matmul: device is NULL");
+    if (weights == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_matmul: weights is NULL");
+    if (weights->device != device)
+      return fail(ORK_E_INVALID_ARGUMENT, "ork_matmul: the weights belong to another device");
+    if (a == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_matmul: A is NULL");
+    if (c == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_matmul: C is NULL");
+    if (auto s = check_dim("M", m); s != ORK_OK) return s;
+    ork_matmul_options opt{};
+    if (options != nullptr && options->struct_size != 0) {
+      if (options->struct_size > sizeof(ork_matmul_options))
+        return fail(ORK_E_INVALID_ARGUMENT, "ork_matmul: options.struct_size is larger than this library knows");
+      std::memcpy(&opt, options, options->struct_size);
+    }
+    const int max_cores = device->info.cores;
+    if (opt.cores < 0 || opt.cores > max_cores)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_matmul: cores = {}: the device has 1..{}", opt.cores, max_cores));
+    if (opt.mc_cap < 0)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_matmul: mc_cap = {}: must be >= 0", opt.mc_cap));
+    if (!device->kmd) {
+      const ork::ref::Dims d{m, weights->k, weights->n};
+      auto s = ork::ref::matmul_int8_fast({static_cast<const int8_t*>(a), static_cast<size_t>(m * d.k)},
+                                          weights->host, {static_cast<int32_t*>(c), static_cast<size_t>(m * d.n)}, d);
+      if (!s) return fail(s.error());
+      return ork::api::ok();
+    }
+    ork::matmul::RunOptions ro{.cores = opt.cores == 0 ? max_cores : opt.cores, .mc_cap = opt.mc_cap};
+    auto s = device->runner->run(*weights->resident, a, m, c, ro);
+    if (!s) return fail(s.error());
+    return ork::api::ok();
+  });
+}
+
+}  // extern "C"

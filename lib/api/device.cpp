@@ -1,0 +1,103 @@
+// Opening a device by backend name (architecture.md section 2).
+#include "lib/api/device.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "driver/emu/kernel/fake_kernel.h"
+#include "driver/os/os.h"
+
+ork_device::~ork_device() {
+  runner.reset();  // contexts hold BOs: release them before the kernel interface
+  kmd.reset();
+  fake.reset();
+}
+
+namespace ork::api {
+namespace {
+
+template <size_t N>
+void copy_str(char (&dst)[N], std::string_view src) {
+  const size_t n = std::min(src.size(), N - 1);
+  std::memcpy(dst, src.data(), n);
+  dst[n] = '\0';
+}
+
+void fill_info(ork_device& d) {
+  copy_str(d.info.backend, d.backend);
+  if (!d.kmd) {
+    d.info.cores = 1;
+    return;
+  }
+  const driver::DeviceInfo& k = d.kmd->info();
+  copy_str(d.info.kernel_interface, driver::kmd_kind_name(k.kind));
+  copy_str(d.info.node, k.node);
+  copy_str(d.info.driver_version, k.driver_version);
+  d.info.hw_version = k.hw_version;
+  d.info.cores = k.cores;
+  d.info.emulated = k.emulated ? 1 : 0;
+}
+
+Result<std::unique_ptr<ork_device>> finish(std::unique_ptr<ork_device> d) {
+  if (d->kmd) d->runner = std::make_unique<matmul::MatmulRunner>(*d->kmd);
+  fill_info(*d);
+  return d;
+}
+
+// "emu", "emu-rknpu", "emu-rocket": the unchanged kernel-interface code over the fake kernel.
+Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
+  auto d = std::make_unique<ork_device>();
+  d->backend = "emu";
+  d->fake = std::make_unique<emu::FakeKernel>();
+  auto kmd = driver::discover(*d->fake, kind);
+  if (!kmd) return kmd.error();
+  d->kmd = std::move(*kmd);
+  return finish(std::move(d));
+}
+
+Result<std::unique_ptr<ork_device>> open_real(std::optional<driver::KmdKind> kind,
+                                              const std::string& node) {
+  auto kmd = driver::discover(driver::real_os(), kind, node);
+  if (!kmd) return kmd.error();
+  auto d = std::make_unique<ork_device>();
+  d->backend = driver::kmd_kind_name((*kmd)->info().kind);
+  d->kmd = std::move(*kmd);
+  return finish(std::move(d));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ork_device>> open_device(const char* name_or_null) {
+  std::string name = name_or_null ? name_or_null : "default";
+  if (name == "default" || name.empty()) {
+    const char* env = std::getenv("ORK_DEVICE");
+    name = (env && *env) ? env : "auto";
+  }
+  // An optional ":NODE" names the device node (card vs render node matters on rknpu).
+  std::string node;
+  if (auto colon = name.find(':'); colon != std::string::npos) {
+    node = name.substr(colon + 1);
+    name = name.substr(0, colon);
+  }
+  if (name == "cpu") {
+    auto d = std::make_unique<ork_device>();
+    d->backend = "cpu";
+    return finish(std::move(d));
+  }
+  if (name == "emu" || name == "emu-rknpu") return open_emu(driver::KmdKind::rknpu);
+  if (name == "emu-rocket") return open_emu(driver::KmdKind::rocket);
+  if (name == "rknpu") return open_real(driver::KmdKind::rknpu, node);
+  if (name == "rocket") return open_real(driver::KmdKind::rocket, node);
+  if (name == "auto") {
+    auto real = open_real(std::nullopt, node);
+    if (real) return real;
+    return open_emu(driver::KmdKind::rknpu);
+  }
+  return make_error(-EINVAL, fmt::format("unknown device '{}': expected rknpu[:NODE], rocket[:NODE], "
+                                         "emu, emu-rknpu, emu-rocket, cpu or auto", name));
+}
+
+}  // namespace ork::api
