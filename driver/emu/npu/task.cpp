@@ -1,12 +1,67 @@
-// Temporary: the pipeline lands in the next commits (task_config.cpp, cna.cpp, cbuf.cpp,
-// core.cpp, dpu.cpp). Until then every task fails loudly instead of pretending to run.
+// One task through the pipeline: registers -> checks -> wedge rules -> CNA DMA -> CBUF
+// model -> CORE -> DPU DMA. Nothing is written unless every stage before the output
+// succeeded and every output range is inside a BO (docs/emulator.md "Faults").
 #include "driver/emu/npu/task.h"
 
-namespace ork::emu {
+#include <vector>
 
-TaskOutcome execute_task(const RegisterFile&, const DeviceMemory&) {
-  return {CoreStatus::config_error, kIntDmaReadError,
-          "emulated pipeline not implemented yet (driver/emu/npu/task.cpp)"};
+#include "driver/emu/npu/cbuf.h"
+#include "driver/emu/npu/cna.h"
+#include "driver/emu/npu/core.h"
+#include "driver/emu/npu/dpu.h"
+#include "driver/emu/npu/task_config.h"
+
+namespace ork::emu {
+namespace {
+
+// Scratch reused across tasks on a thread (the fake kernel runs cores on threads): a task
+// of M=512, K=N=2048 needs ~7 MiB, allocated once.
+struct Scratch {
+  std::vector<uint8_t> tile;
+  std::vector<int8_t> a_i8, bt_i8;
+  std::vector<float> a_f32, b_f32, c_f32;
+  std::vector<int32_t> c_i32;
+};
+
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+TaskOutcome done() { return {CoreStatus::ok, kIntDpuGroup0 | kIntDpuGroup1, {}}; }
+
+TaskOutcome compute_integer(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t* weights) {
+  Scratch& s = scratch();
+  unpack_feature_i8(cfg, s.tile, s.a_i8);
+  gather_weights_i8(cfg, weights, s.bt_i8);
+  s.c_i32.resize(size_t{cfg.mc} * cfg.cols);
+  matmul_i8(s.a_i8.data(), s.bt_i8.data(), s.c_i32.data(), cfg.mc, cfg.kt, cfg.cols);
+  return store_output_i32(mem, cfg, s.c_i32);
+}
+
+TaskOutcome compute_fp16(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t* weights) {
+  Scratch& s = scratch();
+  unpack_feature_f16(cfg, s.tile, s.a_f32);
+  gather_weights_f16(cfg, weights, s.b_f32);
+  s.c_f32.resize(size_t{cfg.mc} * cfg.cols);
+  matmul_f16(s.a_f32.data(), s.b_f32.data(), s.c_f32.data(), cfg.mc, cfg.kt, cfg.cols);
+  return store_output_f32(mem, cfg, s.c_f32);
+}
+
+}  // namespace
+
+TaskOutcome execute_task(const RegisterFile& regs, const DeviceMemory& mem) {
+  TaskConfig cfg;
+  if (auto o = read_task_config(regs, cfg); o.status != CoreStatus::ok) return o;
+  if (auto o = check_wedge(cfg); o.status != CoreStatus::ok) return o;
+  Scratch& s = scratch();
+  if (auto o = load_feature(mem, cfg, s.tile); o.status != CoreStatus::ok) return o;
+  const uint8_t* weights = nullptr;
+  if (auto o = load_weights(mem, cfg, weights); o.status != CoreStatus::ok) return o;
+  apply_cbuf(cfg, s.tile);
+  TaskOutcome out = cfg.type == NpuType::fp16 ? compute_fp16(mem, cfg, weights)
+                                              : compute_integer(mem, cfg, weights);
+  return out.status == CoreStatus::ok ? done() : out;
 }
 
 }  // namespace ork::emu

@@ -1,0 +1,102 @@
+// CNA feature and weight DMA (docs/emulator.md "CNA"). Index functions: contract section 2.
+#include "driver/emu/npu/cna.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "driver/emu/npu/fp16.h"
+
+namespace ork::emu {
+namespace {
+
+constexpr uint64_t kAtomBytes = 16;  // feature and output atoms (contract section 2)
+
+TaskOutcome read_fault(std::string what) {
+  return {CoreStatus::dma_read_error, kIntDmaReadError, std::move(what)};
+}
+
+}  // namespace
+
+TaskOutcome load_feature(const DeviceMemory& mem, const TaskConfig& cfg, std::vector<uint8_t>& tile) {
+  const size_t rb = cfg.row_bytes();
+  const size_t surfaces = rb / kAtomBytes;  // kt % 32 == 0: whole atoms for every dtype
+  tile.resize(size_t{cfg.mc} * rb);
+  // Surface s holds atom s of every row: rows LINE_STRIDE atoms apart, surfaces SURF_STRIDE.
+  const uint64_t span_bytes = ((uint64_t{cfg.mc} - 1) * cfg.a_line_atoms + 1) * kAtomBytes;
+  for (size_t s = 0; s < surfaces; ++s) {
+    const uint64_t iova = cfg.a_iova + s * cfg.a_surf_atoms * kAtomBytes;
+    const uint8_t* src = mem.span(iova, span_bytes);
+    if (src == nullptr) {
+      return read_fault(fmt::format("feature DMA: K-surface {} at IOVA 0x{:x} ({} bytes) is outside every BO",
+                                    s, iova, span_bytes));
+    }
+    for (size_t m = 0; m < cfg.mc; ++m)
+      std::memcpy(tile.data() + m * rb + s * kAtomBytes, src + m * cfg.a_line_atoms * kAtomBytes, kAtomBytes);
+  }
+  return {};
+}
+
+TaskOutcome load_weights(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t*& weights) {
+  weights = mem.span(cfg.b_iova, cfg.b_bytes);
+  if (weights == nullptr) {
+    return read_fault(fmt::format("weight DMA: {} bytes at IOVA 0x{:x} (DCOMP_ADDR0, WEIGHT_SIZE0) are outside every BO",
+                                  cfg.b_bytes, cfg.b_iova));
+  }
+  return {};
+}
+
+// Weights: [N/wa][K/32][wa][32] elements (wa = 32 int8, 16 fp16, 64 int4), so each column's
+// 32-K block is 32 contiguous elements.
+void gather_weights_i8(const TaskConfig& cfg, const uint8_t* w, std::vector<int8_t>& bt) {
+  const size_t kt = cfg.kt, wa = cfg.weight_atom();
+  bt.resize(size_t{cfg.cols} * kt);
+  for (size_t n = 0; n < cfg.cols; ++n) {
+    int8_t* dst = bt.data() + n * kt;
+    for (size_t kb = 0; kb < kt / 32; ++kb) {
+      const size_t first = (n / wa) * wa * kt + kb * wa * 32 + (n % wa) * 32;  // element index
+      if (cfg.type == NpuType::int8) {
+        std::memcpy(dst + kb * 32, w + first, 32);
+      } else {
+        for (size_t j = 0; j < 32; ++j) dst[kb * 32 + j] = nibble_at(w, first + j);
+      }
+    }
+  }
+}
+
+void gather_weights_f16(const TaskConfig& cfg, const uint8_t* w, std::vector<float>& b) {
+  const size_t kt = cfg.kt, cols = cfg.cols, wa = 16;
+  b.resize(kt * cols);
+  for (size_t n = 0; n < cols; ++n) {
+    for (size_t kb = 0; kb < kt / 32; ++kb) {
+      const size_t first = (n / wa) * wa * kt + kb * wa * 32 + (n % wa) * 32;
+      for (size_t j = 0; j < 32; ++j) {
+        uint16_t h;
+        std::memcpy(&h, w + (first + j) * 2, 2);
+        b[(kb * 32 + j) * cols + n] = half_to_float(h);
+      }
+    }
+  }
+}
+
+void unpack_feature_i8(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int8_t>& a) {
+  const size_t n = size_t{cfg.mc} * cfg.kt;
+  a.resize(n);
+  if (cfg.type == NpuType::int8) {
+    std::memcpy(a.data(), tile.data(), n);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) a[i] = nibble_at(tile.data(), i);  // rows are whole bytes
+}
+
+void unpack_feature_f16(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<float>& a) {
+  const size_t n = size_t{cfg.mc} * cfg.kt;
+  a.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t h;
+    std::memcpy(&h, tile.data() + i * 2, 2);
+    a[i] = half_to_float(h);
+  }
+}
+
+}  // namespace ork::emu

@@ -1,0 +1,38 @@
+// The CNA's DMA: feature (A) and weights (B) read from the addresses, strides and native
+// layouts the registers name (docs/regcmd-contract.md section 2), bounds-checked through
+// DeviceMemory, into dense scratch the CORE multiplies.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "driver/emu/npu/memory.h"
+#include "driver/emu/npu/task_config.h"
+
+namespace ork::emu {
+
+// Feature tile as the CBUF holds it: cfg.mc rows of cfg.row_bytes() bytes, row m = the
+// concatenation of its 16-byte atoms over the K-surfaces (so int4 keeps its nibble order).
+TaskOutcome load_feature(const DeviceMemory& mem, const TaskConfig& cfg, std::vector<uint8_t>& tile);
+
+// The weight DMA: [DCOMP_ADDR0, +WEIGHT_SIZE0). On success `weights` points into the BO.
+TaskOutcome load_weights(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t*& weights);
+
+// Dense forms for the CORE (cols = cfg.cols columns, kt = cfg.kt).
+// int8 / int4: bt[n * kt + k] = B[k][n] as int8 (int4 sign-extended).
+void gather_weights_i8(const TaskConfig& cfg, const uint8_t* weights, std::vector<int8_t>& bt);
+// fp16: b[k * cols + n] = B[k][n] as float (exact).
+void gather_weights_f16(const TaskConfig& cfg, const uint8_t* weights, std::vector<float>& b);
+// Feature tile -> int8 values (int8: as is; int4: nibbles sign-extended), or floats (fp16).
+void unpack_feature_i8(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int8_t>& a);
+void unpack_feature_f16(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<float>& a);
+
+// Nibble i of a byte stream: low nibble of byte i/2 when i is even, high when odd;
+// two's complement -8..7 (contract section 2; order unproven: tests-hw/test_int4_nibble_order).
+inline int8_t nibble_at(const uint8_t* bytes, size_t i) {
+  const uint8_t b = bytes[i / 2];
+  const int v = (i % 2 == 0) ? (b & 0x0f) : (b >> 4);
+  return static_cast<int8_t>(v >= 8 ? v - 16 : v);
+}
+
+}  // namespace ork::emu

@@ -1,0 +1,17 @@
+// The CORE's multiply on dense operands. Compiled with -ffp-contract=off (meson.build):
+// the fp16 path's order and rounding are part of the model (docs/emulator.md "CORE").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ork::emu {
+
+// c[m * cols + n] = sum_k a[m * kt + k] * bt[n * kt + k], exactly in int32.
+void matmul_i8(const int8_t* a, const int8_t* bt, int32_t* c, size_t mc, size_t kt, size_t cols);
+
+// c[m * cols + n]: acc = 0.0f; for k = 0..kt-1 in order: acc = acc + a*b, each product
+// exact in fp32 (two halves' significands are 11 bits), each add rounded to nearest even.
+void matmul_f16(const float* a, const float* b, float* c, size_t mc, size_t kt, size_t cols);
+
+}  // namespace ork::emu

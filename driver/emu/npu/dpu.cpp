@@ -1,0 +1,82 @@
+// DPU output stage (docs/emulator.md "DPU").
+#include "driver/emu/npu/dpu.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "driver/emu/npu/fp16.h"
+
+namespace ork::emu {
+namespace {
+
+constexpr uint64_t kAtomBytes = 16;
+
+// Host pointers of every output surface, or the fault naming the first that is outside.
+TaskOutcome map_surfaces(const DeviceMemory& mem, const TaskConfig& cfg, std::vector<uint8_t*>& surfaces) {
+  const size_t c2 = cfg.out_c2();
+  const size_t count = (cfg.cols + c2 - 1) / c2;
+  const uint64_t bytes = uint64_t{cfg.mc} * kAtomBytes;
+  surfaces.resize(count);
+  for (size_t s = 0; s < count; ++s) {
+    const uint64_t iova = cfg.c_iova + s * cfg.c_surf_atoms * kAtomBytes;
+    surfaces[s] = mem.span(iova, bytes);
+    if (surfaces[s] == nullptr) {
+      return {CoreStatus::dma_write_error, kIntDmaWriteError,
+              fmt::format("output DMA: surface {} at IOVA 0x{:x} ({} bytes) is outside every BO", s, iova, bytes)};
+    }
+  }
+  return {};
+}
+
+// Writes element (m, n) of every row and column through `put(dst, m, n)`. Columns past
+// cfg.cols in the last surface are left as they were.
+template <class Put>
+void write_cells(const TaskConfig& cfg, const std::vector<uint8_t*>& surfaces, Put put) {
+  const size_t c2 = cfg.out_c2(), eb = cfg.out_bytes();
+  for (size_t s = 0; s < surfaces.size(); ++s) {
+    const size_t n0 = s * c2, n1 = std::min<size_t>(cfg.cols, n0 + c2);
+    for (size_t m = 0; m < cfg.mc; ++m) {
+      uint8_t* row = surfaces[s] + m * kAtomBytes;
+      for (size_t n = n0; n < n1; ++n) put(row + (n - n0) * eb, m, n);
+    }
+  }
+}
+
+}  // namespace
+
+TaskOutcome store_output_i32(const DeviceMemory& mem, const TaskConfig& cfg, std::span<const int32_t> c) {
+  std::vector<uint8_t*> surfaces;
+  if (auto o = map_surfaces(mem, cfg, surfaces); o.status != CoreStatus::ok) return o;
+  const size_t cols = cfg.cols;
+  if (cfg.type == NpuType::int4) {
+    // int4 -> int16: accumulate exactly in int32, then saturate. The saturation is OUR
+    // assumption (the capture only shows int16 output); tests-hw/test_int4_saturation.
+    write_cells(cfg, surfaces, [&](uint8_t* dst, size_t m, size_t n) {
+      const int16_t v = static_cast<int16_t>(std::clamp<int32_t>(c[m * cols + n], -32768, 32767));
+      std::memcpy(dst, &v, 2);
+    });
+  } else {
+    write_cells(cfg, surfaces, [&](uint8_t* dst, size_t m, size_t n) { std::memcpy(dst, &c[m * cols + n], 4); });
+  }
+  return {};
+}
+
+TaskOutcome store_output_f32(const DeviceMemory& mem, const TaskConfig& cfg, std::span<const float> c) {
+  std::vector<uint8_t*> surfaces;
+  if (auto o = map_surfaces(mem, cfg, surfaces); o.status != CoreStatus::ok) return o;
+  const size_t cols = cfg.cols;
+  if (cfg.fp16_out) {
+    write_cells(cfg, surfaces, [&](uint8_t* dst, size_t m, size_t n) {
+      const uint16_t h = float_to_half(c[m * cols + n]);  // round to nearest even
+      std::memcpy(dst, &h, 2);
+    });
+  } else {
+    write_cells(cfg, surfaces, [&](uint8_t* dst, size_t m, size_t n) { std::memcpy(dst, &c[m * cols + n], 4); });
+  }
+  return {};
+}
+
+}  // namespace ork::emu
