@@ -18,6 +18,7 @@ const char* isa_name(Isa isa) {
     case Isa::sse2: return "sse2";
     case Isa::avx2: return "avx2";
     case Isa::avx512_vnni: return "avx512_vnni";
+    case Isa::amx: return "amx";
   }
   return "unknown";
 }
@@ -30,13 +31,14 @@ bool isa_supported(Isa isa) {
     case Isa::avx512_vnni:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vnni");
+    case Isa::amx: return detail::amx_usable();
   }
   return false;
 }
 
 std::vector<Isa> supported_isas() {
   std::vector<Isa> out;
-  for (Isa isa : {Isa::sse2, Isa::avx2, Isa::avx512_vnni}) {
+  for (Isa isa : {Isa::sse2, Isa::avx2, Isa::avx512_vnni, Isa::amx}) {
     if (isa_supported(isa)) out.push_back(isa);
   }
   return out;
@@ -46,27 +48,36 @@ Isa best_isa() { return supported_isas().back(); }
 
 namespace {
 
+using detail::AFormat;
 using detail::Kernel;
 
 // Below this many multiply-adds a second thread costs more to start than it saves.
 constexpr int64_t kMinMacsPerThread = int64_t{1} << 22;
-constexpr int kMaxMr = 16;
 
-// A as rows of `groups` 4-byte groups: int16 pairs, or (VNNI) uint8 a + 128, padded with the
-// encoding of zero (0 and 0x80).
+// A as rows of `groups` 4-byte groups in the kernel's format, padded with the encoding of
+// zero (0, or 0x80 for biased uint8) up to the group count and up to a multiple of mr rows,
+// so the kernel always reads whole tiles.
 std::vector<uint8_t> pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d, int64_t groups) {
   const int64_t row_bytes = groups * 4;
-  std::vector<uint8_t> out(static_cast<size_t>(d.m * row_bytes));
+  const int64_t rows = (d.m + kr.mr - 1) / kr.mr * kr.mr;
+  const uint8_t zero = kr.a_format == AFormat::u8_biased ? 0x80 : 0;
+  std::vector<uint8_t> out(static_cast<size_t>(rows * row_bytes), zero);
   for (int64_t m = 0; m < d.m; ++m) {
     const int8_t* src = a.data() + m * d.k;
     uint8_t* dst = out.data() + m * row_bytes;
-    if (kr.k_per_group == 4) {
-      for (int64_t k = 0; k < d.k; ++k) dst[k] = static_cast<uint8_t>(src[k]) ^ 0x80u;
-      std::memset(dst + d.k, 0x80, static_cast<size_t>(row_bytes - d.k));
-    } else {
-      auto* dst16 = reinterpret_cast<int16_t*>(dst);  // row_bytes is a multiple of 4
-      for (int64_t k = 0; k < d.k; ++k) dst16[k] = src[k];
-      std::memset(dst16 + d.k, 0, static_cast<size_t>(row_bytes - 2 * d.k));
+    switch (kr.a_format) {
+      case AFormat::u8_biased:
+        for (int64_t k = 0; k < d.k; ++k) dst[k] = static_cast<uint8_t>(src[k]) ^ 0x80u;
+        break;
+      case AFormat::s8:
+        std::memcpy(dst, src, static_cast<size_t>(d.k));
+        break;
+      case AFormat::int16_pairs:
+        for (int64_t k = 0; k < d.k; ++k) {
+          const int16_t v = src[k];
+          std::memcpy(dst + 2 * k, &v, sizeof v);
+        }
+        break;
     }
   }
   return out;
@@ -76,7 +87,7 @@ std::vector<uint8_t> pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d,
 // tile needs added: -128 * (column sum) on VNNI (undoes the +128 of A), else 0.
 void pack_panel(const Kernel& kr, std::span<const int8_t> b, Dims d, int64_t n0, int64_t groups,
                 uint8_t* dst, int32_t* bias) {
-  const int kg = kr.k_per_group, nr = kr.nr;
+  const int kg = k_per_group(kr), nr = kr.nr;
   const int64_t cols = std::min<int64_t>(nr, d.n - n0);
   std::memset(dst, 0, static_cast<size_t>(groups * nr * 4));
   std::fill(bias, bias + nr, 0);
@@ -86,11 +97,14 @@ void pack_panel(const Kernel& kr, std::span<const int8_t> b, Dims d, int64_t n0,
     const int64_t t = k % kg;
     if (kg == 4) {
       for (int64_t c = 0; c < cols; ++c) g[c * 4 + t] = static_cast<uint8_t>(row[c]);
+    }
+    if (kr.a_format == AFormat::u8_biased) {
       for (int64_t c = 0; c < cols; ++c) {  // modulo 2^32: K may exceed 2^17
         bias[c] = static_cast<int32_t>(static_cast<uint32_t>(bias[c]) -
                                        static_cast<uint32_t>(128 * row[c]));
       }
-    } else {
+    }
+    if (kg == 2) {
       for (int64_t c = 0; c < cols; ++c) {
         const int16_t v = row[c];
         std::memcpy(g + c * 4 + t * 2, &v, sizeof v);
@@ -114,18 +128,14 @@ void run_panels(const Job& job, int64_t p0, int64_t p1) {
   std::vector<uint8_t> panel(static_cast<size_t>(job.groups * kr.nr * 4));
   std::vector<int32_t> bias(static_cast<size_t>(kr.nr));
   std::vector<int32_t> tile(static_cast<size_t>(kr.mr * kr.nr));
-  const uint8_t* rows[kMaxMr];
+  if (kr.thread_begin) kr.thread_begin();
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t n0 = p * kr.nr;
     const int64_t cols = std::min<int64_t>(kr.nr, job.d.n - n0);
     pack_panel(kr, job.b, job.d, n0, job.groups, panel.data(), bias.data());
     for (int64_t m0 = 0; m0 < job.d.m; m0 += kr.mr) {
-      const int64_t valid = std::min<int64_t>(kr.mr, job.d.m - m0);
-      // Rows past M repeat the last real row: the kernel reads valid memory, we drop them.
-      for (int i = 0; i < kr.mr; ++i) {
-        rows[i] = job.a_packed + (m0 + std::min<int64_t>(i, valid - 1)) * row_bytes;
-      }
-      kr.micro(rows, panel.data(), job.groups, tile.data());
+      const int64_t valid = std::min<int64_t>(kr.mr, job.d.m - m0);  // padded rows dropped
+      kr.micro(job.a_packed + m0 * row_bytes, row_bytes, panel.data(), job.groups, tile.data());
       for (int64_t i = 0; i < valid; ++i) {
         int32_t* out = job.c.data() + (m0 + i) * job.d.n + n0;
         const int32_t* t = tile.data() + i * kr.nr;
@@ -136,6 +146,7 @@ void run_panels(const Job& job, int64_t p0, int64_t p1) {
       }
     }
   }
+  if (kr.thread_end) kr.thread_end();
 }
 
 int choose_threads(const FastOptions& o, Dims d, int64_t panels) {
@@ -157,7 +168,8 @@ Status matmul_int8_fast(std::span<const int8_t> a, std::span<const int8_t> b,
     return make_error(-EINVAL, "threads = " + std::to_string(options.threads) + ": must be >= 0");
   }
   const Kernel& kr = detail::kernel_for(isa);
-  const int64_t groups = (d.k + kr.k_per_group - 1) / kr.k_per_group;
+  const int64_t kg = detail::k_per_group(kr);
+  const int64_t groups = ((d.k + kg - 1) / kg + kr.group_align - 1) / kr.group_align * kr.group_align;
   const std::vector<uint8_t> a_packed = pack_a(kr, a, d, groups);
   const Job job{&kr, b, c, d, a_packed.data(), groups};
   const int64_t panels = (d.n + kr.nr - 1) / kr.nr;

@@ -9,16 +9,34 @@
 
 namespace ork::ref::detail {
 
-struct Kernel {
-  Isa isa;
-  int mr;          // rows per micro-tile
-  int nr;          // columns per micro-tile (= columns per B panel)
-  int k_per_group; // 2 (int16 pairs) or 4 (uint8 quads)
-  // Writes the full mr x nr int32 tile to `out` (row-major, nr per row). a_rows[i] points at
-  // row i of packed A; bp at the panel; `groups` K groups.
-  void (*micro)(const uint8_t* const* a_rows, const uint8_t* bp, int64_t groups, int32_t* out);
+// How a kernel wants A (B follows: int16 pairs, or int8 quads).
+enum class AFormat {
+  int16_pairs,  // two sign-extended int16 per group (pmaddwd)
+  u8_biased,    // four uint8 a + 128 per group; the caller subtracts 128 * column sums
+  s8,           // four int8 per group (AMX tdpbssd: signed x signed)
 };
 
+struct Kernel {
+  Isa isa;
+  int mr;            // rows per micro-tile (packed A is padded with zero rows to a multiple)
+  int nr;            // columns per micro-tile (= columns per B panel)
+  AFormat a_format;
+  int group_align;   // K groups padded to a multiple of this (AMX: 16 groups = 64 bytes)
+  // Writes the full mr x nr int32 tile to `out` (row-major, nr per row). `a` points at the
+  // first row of packed A, rows `a_stride` bytes apart; bp at the panel; `groups` K groups.
+  void (*micro)(const uint8_t* a, int64_t a_stride, const uint8_t* bp, int64_t groups,
+                int32_t* out);
+  void (*thread_begin)();  // per-thread state (AMX tile configuration), or null
+  void (*thread_end)();
+};
+
+inline int k_per_group(const Kernel& k) { return k.a_format == AFormat::int16_pairs ? 2 : 4; }
+
+// AMX (kernel_amx.cpp): CPUID says AMX-TILE and AMX-INT8, and the kernel granted this process
+// the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM, Linux >= 5.16).
+bool amx_usable();
+
 const Kernel& kernel_for(Isa isa);
+const Kernel& amx_kernel();
 
 }  // namespace ork::ref::detail

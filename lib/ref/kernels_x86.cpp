@@ -14,7 +14,7 @@ namespace ork::ref::detail {
 
 namespace {
 
-inline int32_t group_at(const uint8_t* row, int64_t g) {
+inline int32_t group_at(const uint8_t* row, int64_t g) {  // 4 bytes of K as one lane
   int32_t v;
   std::memcpy(&v, row + 4 * g, sizeof v);
   return v;
@@ -22,7 +22,7 @@ inline int32_t group_at(const uint8_t* row, int64_t g) {
 
 // 8 rows x 32 columns: 16 zmm accumulators, 2 for B, 1 broadcast.
 __attribute__((target("avx512f,avx512bw,avx512vnni")))
-void micro_vnni(const uint8_t* const* a, const uint8_t* bp, int64_t groups, int32_t* out) {
+void micro_vnni(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out) {
   constexpr int kMr = 8;
   __m512i acc[kMr][2];
 #pragma GCC unroll 8
@@ -32,7 +32,7 @@ void micro_vnni(const uint8_t* const* a, const uint8_t* bp, int64_t groups, int3
     const __m512i b1 = _mm512_loadu_si512(bp + 64);
 #pragma GCC unroll 8
     for (int i = 0; i < kMr; ++i) {
-      const __m512i av = _mm512_set1_epi32(group_at(a[i], g));
+      const __m512i av = _mm512_set1_epi32(group_at(a + i * lda, g));
       acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], av, b0);
       acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], av, b1);
     }
@@ -46,7 +46,7 @@ void micro_vnni(const uint8_t* const* a, const uint8_t* bp, int64_t groups, int3
 
 // 6 rows x 16 columns: 12 ymm accumulators, 2 for B, 1 broadcast (15 of 16 registers).
 __attribute__((target("avx2")))
-void micro_avx2(const uint8_t* const* a, const uint8_t* bp, int64_t groups, int32_t* out) {
+void micro_avx2(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out) {
   constexpr int kMr = 6;
   __m256i acc[kMr][2];
 #pragma GCC unroll 6
@@ -56,7 +56,7 @@ void micro_avx2(const uint8_t* const* a, const uint8_t* bp, int64_t groups, int3
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + 32));
 #pragma GCC unroll 6
     for (int i = 0; i < kMr; ++i) {
-      const __m256i av = _mm256_set1_epi32(group_at(a[i], g));
+      const __m256i av = _mm256_set1_epi32(group_at(a + i * lda, g));
       acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(av, b0));
       acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(av, b1));
     }
@@ -69,7 +69,7 @@ void micro_avx2(const uint8_t* const* a, const uint8_t* bp, int64_t groups, int3
 }
 
 // 4 rows x 8 columns: 8 xmm accumulators (SSE2 has 16 registers on x86-64).
-void micro_sse2(const uint8_t* const* a, const uint8_t* bp, int64_t groups, int32_t* out) {
+void micro_sse2(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out) {
   constexpr int kMr = 4;
   __m128i acc[kMr][2];
 #pragma GCC unroll 4
@@ -79,7 +79,7 @@ void micro_sse2(const uint8_t* const* a, const uint8_t* bp, int64_t groups, int3
     const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + 16));
 #pragma GCC unroll 4
     for (int i = 0; i < kMr; ++i) {
-      const __m128i av = _mm_set1_epi32(group_at(a[i], g));
+      const __m128i av = _mm_set1_epi32(group_at(a + i * lda, g));
       acc[i][0] = _mm_add_epi32(acc[i][0], _mm_madd_epi16(av, b0));
       acc[i][1] = _mm_add_epi32(acc[i][1], _mm_madd_epi16(av, b1));
     }
@@ -91,14 +91,15 @@ void micro_sse2(const uint8_t* const* a, const uint8_t* bp, int64_t groups, int3
   }
 }
 
-constexpr Kernel kVnni{Isa::avx512_vnni, 8, 32, 4, micro_vnni};
-constexpr Kernel kAvx2{Isa::avx2, 6, 16, 2, micro_avx2};
-constexpr Kernel kSse2{Isa::sse2, 4, 8, 2, micro_sse2};
+constexpr Kernel kVnni{Isa::avx512_vnni, 8, 32, AFormat::u8_biased, 1, micro_vnni, nullptr, nullptr};
+constexpr Kernel kAvx2{Isa::avx2, 6, 16, AFormat::int16_pairs, 1, micro_avx2, nullptr, nullptr};
+constexpr Kernel kSse2{Isa::sse2, 4, 8, AFormat::int16_pairs, 1, micro_sse2, nullptr, nullptr};
 
 }  // namespace
 
 const Kernel& kernel_for(Isa isa) {
   switch (isa) {
+    case Isa::amx: return amx_kernel();
     case Isa::avx512_vnni: return kVnni;
     case Isa::avx2: return kAvx2;
     case Isa::sse2: break;

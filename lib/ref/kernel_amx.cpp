@@ -1,0 +1,99 @@
+// The AMX-INT8 micro-kernel (kernels.h): 32 x 32 int32 results in four 16 x 16 tiles.
+// Facts (Intel SDM vol. 1 ch. 3.5 / ISA extensions reference, "Intel AMX"): 8 tile registers
+// of up to 16 rows x 64 bytes; TDPBSSD adds, per row of A and column quad of B, four signed
+// int8 x signed int8 products into int32 without saturation (exact). The tile configuration
+// is per thread (LDTILECFG); Linux hands out the tile data state only after
+// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) (Documentation/arch/x86/xstate.rst).
+#include <cpuid.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+#include "lib/ref/kernels.h"
+
+namespace ork::ref::detail {
+
+namespace {
+
+constexpr int kArchReqXcompPerm = 0x1023;  // arch/x86/include/uapi/asm/prctl.h
+constexpr int kXfeatureXtiledata = 18;     // XTILEDATA state component number
+constexpr int kTileRows = 16;
+constexpr int kTileBytes = 64;             // bytes per tile row: 16 int32 or 64 int8
+
+// LDTILECFG's 64-byte memory operand: palette, start_row, 14 reserved bytes,
+// 16 x colsb (u16, bytes per row), 16 x rows (u8).
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved0[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+static_assert(sizeof(TileConfig) == 64);
+
+bool cpu_has_amx_int8() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (edx & bit_AMX_TILE) && (edx & bit_AMX_INT8);
+}
+
+// Tiles 0-3: C (rows 0-15 / 16-31 x columns 0-15 / 16-31); 4-5: A (two 16-row blocks, 64 K
+// bytes each); 6-7: B (16 K-quads x 16 columns x 4 bytes).
+__attribute__((target("amx-tile,amx-int8")))
+void amx_thread_begin() {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) {
+    cfg.rows[t] = kTileRows;
+    cfg.colsb[t] = kTileBytes;
+  }
+  // Not _tile_loadconfig: GCC 12's version names only the first 8 bytes of the operand as
+  // read, so the compiler may drop the stores to colsb/rows before it (we saw LDTILECFG #GP).
+  // This operand is the whole 64-byte struct.
+  __asm__ volatile("ldtilecfg %0" ::"m"(cfg));
+}
+
+__attribute__((target("amx-tile,amx-int8")))
+void amx_thread_end() { _tile_release(); }
+
+// Panel layout [groups][32 columns][4 bytes] = 128 bytes per K-quad: the B tile of columns
+// 0-15 is every row's first 64 bytes (stride 128), columns 16-31 the second 64.
+__attribute__((target("amx-tile,amx-int8")))
+void micro_amx(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  const uint8_t* a_low = a + kTileRows * lda;
+  for (int64_t g = 0; g < groups; g += kTileRows) {  // 16 K-quads = 64 K per step
+    _tile_loadd(4, a + g * 4, lda);
+    _tile_loadd(5, a_low + g * 4, lda);
+    _tile_loadd(6, bp + g * 128, 128);
+    _tile_loadd(7, bp + g * 128 + 64, 128);
+    _tile_dpbssd(0, 4, 6);
+    _tile_dpbssd(1, 4, 7);
+    _tile_dpbssd(2, 5, 6);
+    _tile_dpbssd(3, 5, 7);
+  }
+  constexpr int64_t kLdc = 32 * sizeof(int32_t);
+  _tile_stored(0, out, kLdc);
+  _tile_stored(1, out + 16, kLdc);
+  _tile_stored(2, out + 16 * 32, kLdc);
+  _tile_stored(3, out + 16 * 32 + 16, kLdc);
+}
+
+constexpr Kernel kAmx{Isa::amx, 32, 32, AFormat::s8, 16, micro_amx, amx_thread_begin,
+                      amx_thread_end};
+
+}  // namespace
+
+bool amx_usable() {
+  static const bool usable = cpu_has_amx_int8() &&
+                             syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  return usable;
+}
+
+const Kernel& amx_kernel() { return kAmx; }
+
+}  // namespace ork::ref::detail
