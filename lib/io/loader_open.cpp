@@ -1,0 +1,163 @@
+// LayerLoader construction: options checked, environment knobs applied, the file opened
+// (O_DIRECT or buffered), slots allocated and touched once, the engine chosen with its
+// fallbacks, and the worker thread started when it can help.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "lib/io/loader.h"
+#include "lib/io/log.h"
+
+namespace ork::io {
+namespace {
+
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+Status check_options(const LoaderOptions& o, const std::vector<Extent>& layers) {
+  if (layers.empty()) return make_error(-EINVAL, "no layers: need at least one");
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i].length == 0) return make_error(-EINVAL, fmt::format("layer {} is empty", i));
+  }
+  if (o.n_slots == 0) return make_error(-EINVAL, "n_slots = 0: must be >= 1");
+  if (!is_pow2(o.chunk_bytes) || o.chunk_bytes < 4096 || o.chunk_bytes > (uint64_t{64} << 20)) {
+    return make_error(-EINVAL, fmt::format("chunk_bytes = {}: must be a power of two in "
+                                           "[4 KiB, 64 MiB]", o.chunk_bytes));
+  }
+  if (o.queue_depth == 0 || o.queue_depth > 256) {
+    return make_error(-EINVAL, fmt::format("queue_depth = {}: must be 1..256", o.queue_depth));
+  }
+  if (!is_pow2(o.max_iovec_bytes) || o.max_iovec_bytes > (uint64_t{1} << 30)) {
+    return make_error(-EINVAL, fmt::format("max_iovec_bytes = {}: must be a power of two "
+                                           "<= 1 GiB", o.max_iovec_bytes));
+  }
+  return {};
+}
+
+}  // namespace
+
+const char* source_name(SourceKind kind) {
+  switch (kind) {
+    case SourceKind::kSync: return "sync";
+    case SourceKind::kWorker: return "worker";
+    case SourceKind::kUring: return "uring";
+    case SourceKind::kMmap: return "mmap";
+  }
+  return "?";
+}
+
+Result<SourceKind> parse_source(const std::string& name) {
+  for (SourceKind k : {SourceKind::kSync, SourceKind::kWorker, SourceKind::kUring,
+                       SourceKind::kMmap}) {
+    if (name == source_name(k)) return k;
+  }
+  return make_error(-EINVAL, fmt::format("unknown source \"{}\": expected sync, worker, "
+                                         "uring or mmap", name));
+}
+
+LayerLoader::LayerLoader(Key, FileOs& os, std::vector<Extent> layers, const LoaderOptions& options)
+    : os_(os), layers_(std::move(layers)), options_(options) {}
+
+Result<std::unique_ptr<LayerLoader>> LayerLoader::open(const std::string& path,
+                                                       std::vector<Extent> layers,
+                                                       const LoaderOptions& options,
+                                                       FileOs& os) {
+  Status st = check_options(options, layers);
+  if (!st) return st.error();
+  auto loader = std::make_unique<LayerLoader>(Key{}, os, std::move(layers), options);
+  st = loader->setup(path);
+  if (!st) return st.error();
+  return loader;
+}
+
+Status LayerLoader::setup(const std::string& path) {
+  LoaderOptions& o = options_;
+  LoaderStats& s = stats_;
+  const bool single = o.source == SourceKind::kSync || o.source == SourceKind::kMmap;
+  if (single) o.n_slots = 1;
+  if (o.use_env && o.source == SourceKind::kUring && env_set("ORK_IO_NO_URING")) {
+    s.fallbacks.push_back("io_uring disabled by ORK_IO_NO_URING -> pread worker");
+    o.source = SourceKind::kWorker;
+    s.source = SourceKind::kUring;
+  } else {
+    s.source = o.source;
+  }
+  bool want_direct = o.direct == DirectMode::kOn ||
+                     (o.direct == DirectMode::kAuto && s.source == SourceKind::kUring);
+  if (o.source == SourceKind::kMmap) want_direct = false;  // the page cache is the point
+  if (want_direct && o.use_env && env_set("ORK_IO_NO_DIRECT")) {
+    s.fallbacks.push_back("O_DIRECT disabled by ORK_IO_NO_DIRECT -> buffered reads");
+    want_direct = false;
+  }
+  if (o.register_buffers && o.use_env && env_set("ORK_IO_NO_REGISTER")) {
+    if (o.source == SourceKind::kUring) {
+      s.fallbacks.push_back("buffer registration disabled by ORK_IO_NO_REGISTER -> plain reads");
+    }
+    o.register_buffers = false;
+  }
+  auto file = StreamFile::open(os_, path, want_direct, &s.fallbacks);
+  if (!file) return file.error();
+  file_ = std::move(file.value());
+  s.direct = file_.direct();
+  s.align_bytes = file_.align_bytes();
+  uint64_t slot_bytes = 0;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Extent& e = layers_[i];
+    if (e.end() > file_.size_bytes() || e.end() < e.offset) {
+      return make_error(-EINVAL, fmt::format("layer {} ends at byte {} but {} has {} bytes", i,
+                                             e.offset + e.length, path, file_.size_bytes()));
+    }
+    auto plan = plan_read(e, file_.align_bytes(), o.chunk_bytes);
+    if (!plan) return plan.error();
+    slot_bytes = std::max(slot_bytes, plan->slot_bytes());
+    plans_.push_back(plan.value());
+  }
+  for (size_t i = 0; i < o.n_slots; ++i) {
+    auto slot = SlotBuffer::allocate(slot_bytes);
+    if (!slot) return slot.error();
+    slots_.push_back(Slot{.buffer = std::move(slot.value())});
+  }
+  Status st = make_engine();
+  if (!st) return st;
+  s.engine = engine_->kind();
+  s.n_slots = o.n_slots;
+  s.async = o.n_slots > 1 && !single;  // the seed's spawn guard: a worker only when it helps
+  o.prefetch_depth = std::min(o.prefetch_depth, o.n_slots - 1);
+  s.prefetch_depth = o.prefetch_depth;
+  for (const std::string& f : s.fallbacks) io_log(f);
+  io_log(fmt::format("{}: source {} engine {}{}{}", path, source_name(s.source),
+                     engine_name(s.engine), s.direct ? " O_DIRECT" : "",
+                     s.registered_buffers ? " registered" : ""));
+  if (s.async) worker_ = std::thread([this] { worker_loop(); });
+  return {};
+}
+
+Status LayerLoader::make_engine() {
+  if (options_.source == SourceKind::kMmap) {
+    auto e = make_mmap_engine(file_);
+    if (!e) return e.error();
+    engine_ = std::move(e.value());
+    return {};
+  }
+  if (options_.source == SourceKind::kUring) {
+    std::vector<std::span<std::byte>> spans;
+    for (Slot& s : slots_) spans.push_back(s.buffer.bytes());
+    UringOptions u{.queue_depth = options_.queue_depth,
+                   .register_buffers = options_.register_buffers,
+                   .max_iovec_bytes = options_.max_iovec_bytes};
+    auto e = make_uring_engine(file_, spans, u, &stats_.fallbacks, &stats_.registered_buffers);
+    if (e) {
+      engine_ = std::move(e.value());
+      return {};
+    }
+    stats_.fallbacks.push_back(fmt::format("{} -> pread worker", e.error().message));
+  }
+  engine_ = make_pread_engine(file_);
+  return {};
+}
+
+}  // namespace ork::io

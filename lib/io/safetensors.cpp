@@ -1,0 +1,168 @@
+#include "lib/io/safetensors.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ork::io {
+namespace {
+
+using nlohmann::json;
+
+Error tensor_error(const std::string& name, const std::string& what) {
+  return make_error(-EINVAL, fmt::format("tensor \"{}\": {}", name, what));
+}
+
+// A non-negative integer that fits in 64 bits; JSON floats and negatives are lies.
+bool as_u64(const json& j, uint64_t* out) {
+  if (!j.is_number_integer()) return false;
+  if (j.is_number_unsigned()) {
+    *out = j.get<uint64_t>();
+    return true;
+  }
+  const int64_t v = j.get<int64_t>();
+  if (v < 0) return false;
+  *out = static_cast<uint64_t>(v);
+  return true;
+}
+
+Result<TensorInfo> parse_tensor(const std::string& name, const json& entry, uint64_t data_bytes) {
+  if (!entry.is_object()) return tensor_error(name, "entry is not a JSON object");
+  TensorInfo t;
+  t.name = name;
+  const auto dtype = entry.find("dtype");
+  if (dtype == entry.end() || !dtype->is_string()) return tensor_error(name, "no \"dtype\" string");
+  t.dtype = dtype->get<std::string>();
+  t.dtype_bytes = dtype_bytes(t.dtype);
+  if (t.dtype_bytes == 0) return tensor_error(name, fmt::format("unknown dtype \"{}\"", t.dtype));
+  const auto shape = entry.find("shape");
+  if (shape == entry.end() || !shape->is_array()) return tensor_error(name, "no \"shape\" array");
+  unsigned __int128 elements = 1;
+  for (const json& d : *shape) {
+    uint64_t dim = 0;
+    if (!as_u64(d, &dim)) return tensor_error(name, fmt::format("shape {} has a dimension that "
+                                                               "is not an integer >= 0", shape->dump()));
+    t.shape.push_back(dim);
+    elements *= dim;
+    if (elements > (unsigned __int128){UINT64_MAX}) return tensor_error(name, "shape overflows 64 bits");
+  }
+  const auto offs = entry.find("data_offsets");
+  if (offs == entry.end() || !offs->is_array() || offs->size() != 2 ||
+      !as_u64((*offs)[0], &t.begin) || !as_u64((*offs)[1], &t.end)) {
+    return tensor_error(name, "\"data_offsets\" is not [begin, end] with integers >= 0");
+  }
+  if (t.end < t.begin) {
+    return tensor_error(name, fmt::format("data_offsets [{}, {}] end before they begin", t.begin, t.end));
+  }
+  const unsigned __int128 need = elements * t.dtype_bytes;
+  if (need != t.end - t.begin) {
+    return tensor_error(name, fmt::format("data_offsets [{}, {}] hold {} bytes but {} {} needs "
+                                          "{}", t.begin, t.end, t.end - t.begin, t.dtype,
+                                          shape->dump(), static_cast<uint64_t>(need)));
+  }
+  if (t.end > data_bytes) {
+    return tensor_error(name, fmt::format("data_offsets [{}, {}] run past the end of the data "
+                                          "({} bytes): the file is truncated", t.begin, t.end,
+                                          data_bytes));
+  }
+  return t;
+}
+
+// Sorted by offset, the tensors must tile [0, data_bytes) exactly.
+Status check_coverage(const std::vector<TensorInfo>& ts, uint64_t data_bytes) {
+  uint64_t pos = 0;
+  const TensorInfo* prev = nullptr;
+  for (const TensorInfo& t : ts) {
+    if (t.begin < pos) {
+      return tensor_error(t.name, fmt::format("data_offsets [{}, {}] overlap tensor \"{}\" [{}, "
+                                              "{}]", t.begin, t.end, prev->name, prev->begin, prev->end));
+    }
+    if (t.begin > pos) {
+      return tensor_error(t.name, fmt::format("starts at {} but the previous tensor ends at {}: "
+                                              "{} bytes belong to no tensor", t.begin, pos, t.begin - pos));
+    }
+    pos = t.end;
+    prev = &t;
+  }
+  if (pos != data_bytes) {
+    return make_error(-EINVAL, fmt::format("{} bytes after the last tensor belong to no tensor "
+                                           "(data is {} bytes, tensors end at {})",
+                                           data_bytes - pos, data_bytes, pos));
+  }
+  return {};
+}
+
+Status parse_metadata(const json& j, std::map<std::string, std::string>* out) {
+  if (!j.is_object()) return make_error(-EINVAL, "\"__metadata__\" is not a JSON object");
+  for (const auto& [k, v] : j.items()) {
+    if (!v.is_string()) {
+      return make_error(-EINVAL, fmt::format("\"__metadata__\" entry \"{}\" is not a string", k));
+    }
+    (*out)[k] = v.get<std::string>();
+  }
+  return {};
+}
+
+}  // namespace
+
+uint32_t dtype_bytes(const std::string& dtype) {
+  // The dtype names of the safetensors format (huggingface/safetensors, Dtype enum).
+  static const std::map<std::string, uint32_t, std::less<>> kSizes = {
+      {"BOOL", 1}, {"U8", 1},   {"I8", 1},   {"F8_E5M2", 1}, {"F8_E4M3", 1},
+      {"I16", 2},  {"U16", 2},  {"F16", 2},  {"BF16", 2},    {"I32", 4},
+      {"U32", 4},  {"F32", 4},  {"F64", 8},  {"I64", 8},     {"U64", 8}};
+  const auto it = kSizes.find(dtype);
+  return it == kSizes.end() ? 0 : it->second;
+}
+
+Result<SafetensorsFile> parse_safetensors_header(std::string_view header, uint64_t file_bytes) {
+  SafetensorsFile f;
+  f.file_bytes = file_bytes;
+  f.header_bytes = header.size();
+  f.data_offset = 8 + header.size();
+  if (f.data_offset > file_bytes) {
+    return make_error(-EINVAL, fmt::format("header of {} bytes runs past the end of the file "
+                                           "({} bytes)", header.size(), file_bytes));
+  }
+  const uint64_t data_bytes = file_bytes - f.data_offset;
+  // Duplicate names: JSON allows them, a parser keeps one, and the other tensor's bytes
+  // would silently go missing. Caught while parsing, at the top level (depth 1).
+  std::set<std::string> seen;
+  std::string duplicate;
+  const json::parser_callback_t on_event = [&](int depth, json::parse_event_t event, json& j) {
+    if (event == json::parse_event_t::key && depth == 1 && !seen.insert(j.get<std::string>()).second &&
+        duplicate.empty()) {
+      duplicate = j.get<std::string>();
+    }
+    return true;
+  };
+  const json doc = json::parse(header.begin(), header.end(), on_event, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return make_error(-EINVAL, "header is not valid JSON");
+  if (!doc.is_object()) return make_error(-EINVAL, "header is not a JSON object");
+  if (!duplicate.empty()) {
+    return tensor_error(duplicate, "appears twice in the header");
+  }
+  for (const auto& [name, entry] : doc.items()) {
+    if (name == "__metadata__") {
+      Status st = parse_metadata(entry, &f.metadata);
+      if (!st) return st.error();
+      continue;
+    }
+    auto t = parse_tensor(name, entry, data_bytes);
+    if (!t) return t.error();
+    t->file_offset = f.data_offset + t->begin;
+    f.tensors.push_back(std::move(t.value()));
+  }
+  std::stable_sort(f.tensors.begin(), f.tensors.end(), [](const TensorInfo& a, const TensorInfo& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  Status st = check_coverage(f.tensors, data_bytes);
+  if (!st) return st.error();
+  return f;
+}
+
+}  // namespace ork::io

@@ -1,0 +1,125 @@
+// Reading a safetensors header from disk, and grouping its tensors into layers.
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "lib/io/safetensors.h"
+
+namespace ork::io {
+namespace {
+
+// Reads exactly `length` bytes (short reads continued, EINTR retried).
+Status pread_all(FileOs& os, int fd, char* dst, uint64_t length, uint64_t offset,
+                 const std::string& path) {
+  uint64_t got = 0;
+  while (got < length) {
+    const ssize_t n = os.pread(fd, dst + got, length - got, static_cast<off_t>(offset + got));
+    if (n == -EINTR) continue;
+    if (n < 0) return make_error(static_cast<int>(n), fmt::format("read {}: {}", path,
+                                                                  errno_name(static_cast<int>(n))));
+    if (n == 0) return make_error(-EIO, fmt::format("{}: file shrank while reading", path));
+    got += static_cast<uint64_t>(n);
+  }
+  return {};
+}
+
+struct FdCloser {
+  FileOs& os;
+  int fd;
+  ~FdCloser() { os.close(fd); }
+};
+
+}  // namespace
+
+Result<SafetensorsFile> read_safetensors(const std::string& path, FileOs& os) {
+  const int fd = os.open(path.c_str(), O_RDONLY);
+  if (fd < 0) return make_error(fd, fmt::format("open {}: {}", path, errno_name(fd)));
+  FdCloser closer{os, fd};
+  uint64_t size = 0;
+  const int rc = os.file_size(fd, &size);
+  if (rc < 0) return make_error(rc, fmt::format("fstat {}: {}", path, errno_name(rc)));
+  if (size < 8) {
+    return make_error(-EINVAL, fmt::format("{}: file is {} bytes, too short for the 8-byte "
+                                           "header length", path, size));
+  }
+  unsigned char prefix[8];
+  Status st = pread_all(os, fd, reinterpret_cast<char*>(prefix), 8, 0, path);
+  if (!st) return st.error();
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | prefix[i];  // little-endian u64
+  if (n > kMaxHeaderBytes) {
+    return make_error(-EINVAL, fmt::format("{}: header length {} bytes exceeds the {} byte "
+                                           "limit", path, n, kMaxHeaderBytes));
+  }
+  if (n > size - 8) {
+    return make_error(-EINVAL, fmt::format("{}: header length {} bytes runs past the end of "
+                                           "the file ({} bytes): truncated", path, n, size));
+  }
+  std::string header(n, '\0');
+  st = pread_all(os, fd, header.data(), n, 8, path);
+  if (!st) return st.error();
+  auto parsed = parse_safetensors_header(header, size);
+  if (!parsed) return make_error(parsed.error().code, path + ": " + parsed.error().message);
+  return parsed;
+}
+
+Result<LayerLayout> group_layers(const SafetensorsFile& file, const std::string& pattern) {
+  std::regex re;
+  try {
+    re = std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return make_error(-EINVAL, fmt::format("layer pattern \"{}\": {}", pattern, e.what()));
+  }
+  if (re.mark_count() < 1) {
+    return make_error(-EINVAL, fmt::format("layer pattern \"{}\" has no capture group for the "
+                                           "layer number", pattern));
+  }
+  std::map<size_t, Layer> by_number;
+  LayerLayout layout;
+  for (size_t i = 0; i < file.tensors.size(); ++i) {
+    const TensorInfo& t = file.tensors[i];
+    std::smatch m;
+    if (!std::regex_search(t.name, m, re)) {
+      layout.other.push_back(i);
+      continue;
+    }
+    const std::string digits = m[1].str();
+    if (digits.empty() || digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return make_error(-EINVAL, "tensor \"" + t.name + "\": " + fmt::format("layer number \"{}\" from pattern \"{}\" "
+                                                     "is not a decimal number", digits, pattern));
+    }
+    Layer& layer = by_number[std::stoul(digits)];
+    layer.number = std::stoul(digits);
+    layer.tensors.push_back(i);
+  }
+  size_t expect = 0;
+  for (auto& [number, layer] : by_number) {
+    if (number != expect) {
+      return make_error(-EINVAL, fmt::format("layers must be numbered 0..n-1: layer {} is "
+                                             "missing (next is {})", expect, number));
+    }
+    ++expect;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t ti : layer.tensors) {
+      lo = std::min(lo, file.tensors[ti].file_offset);
+      hi = std::max(hi, file.tensors[ti].file_offset + file.tensors[ti].bytes());
+    }
+    layer.extent = Extent{lo, hi - lo};
+    layout.layers.push_back(std::move(layer));
+  }
+  return layout;
+}
+
+std::vector<Extent> layer_extents(const LayerLayout& layout) {
+  std::vector<Extent> out;
+  for (const Layer& l : layout.layers) out.push_back(l.extent);
+  return out;
+}
+
+}  // namespace ork::io

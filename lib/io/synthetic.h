@@ -1,0 +1,40 @@
+// Synthetic safetensors model files, for tests and benchmarks (no model downloads exist
+// here). The layout mimics a Llama-style decoder: per layer two norms [hidden], four
+// attention matrices [hidden, hidden] and three MLP matrices ([ffn, hidden] x2, [hidden,
+// ffn]), named "model.layers.<n>.<...>", plus embeddings before the layers and a final norm
+// after. Every data byte is a pure function of (seed, offset in the data), so a test can
+// check any byte it reads without keeping a copy.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "driver/common/result.h"
+
+namespace ork::io {
+
+struct SyntheticSpec {
+  uint64_t layers = 4;
+  uint64_t hidden = 64;
+  uint64_t ffn = 172;
+  uint64_t vocab = 256;
+  std::string dtype = "F16";
+  uint64_t seed = 1;
+};
+
+// A spec with `layers` layers whose file is close to `total_bytes` (hidden a multiple of 64,
+// ffn ~ 8/3 hidden, vocab 32000 capped at a tenth of the file).
+Result<SyntheticSpec> spec_for_size(uint64_t total_bytes, uint64_t layers,
+                                    const std::string& dtype = "F16", uint64_t seed = 1);
+
+// Writes the file (fsync'd, so a later POSIX_FADV_DONTNEED can drop its pages). Returns its
+// size in bytes.
+Result<uint64_t> write_synthetic_safetensors(const std::string& path, const SyntheticSpec& spec);
+
+// The 8 data bytes at data offset 8*word (little-endian), from splitmix64 (Steele et al.).
+uint64_t synthetic_word(uint64_t seed, uint64_t word);
+inline uint8_t synthetic_byte(uint64_t seed, uint64_t data_offset) {
+  return static_cast<uint8_t>(synthetic_word(seed, data_offset / 8) >> (8 * (data_offset % 8)));
+}
+
+}  // namespace ork::io
