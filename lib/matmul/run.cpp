@@ -51,7 +51,7 @@ Result<std::unique_ptr<ResidentWeights>> ResidentWeights::create(driver::Kmd& km
   if (!bo) return device_error(bo.error(), "allocating the weight buffer");
   const auto* w8 = static_cast<const int8_t*>(row_major);
   if (auto s = pack_b_int8({w8, static_cast<size_t>(k * n)}, *plan,
-                           {reinterpret_cast<int8_t*>((*bo)->map()), (*bo)->size()});
+                           {reinterpret_cast<int8_t*>((*bo)->map()), static_cast<size_t>(plan->b_bytes())});
       !s)
     return s.error();
   if (auto s = kmd.bo_sync(**bo, driver::SyncDir::to_device); !s) return s.error();
@@ -212,7 +212,7 @@ Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, voi
   t0 = Clock::now();
   const Plan& p = x.plan;
   if (auto s = pack_a_int8({static_cast<const int8_t*>(a), static_cast<size_t>(m * p.shape.k)}, p,
-                           {reinterpret_cast<int8_t*>(x.a->map()), x.a->size()});
+                           {reinterpret_cast<int8_t*>(x.a->map()), static_cast<size_t>(p.a_bytes())});
       !s)
     return s.error();
   if (auto s = kmd_.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s.error();
@@ -233,7 +233,8 @@ Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, voi
     for (int64_t i = 0; i < g.count; ++i) {
       const driver::Bo& cb = *x.c[static_cast<size_t>(i)];
       if (auto s = kmd_.bo_sync(cb, driver::SyncDir::from_device); !s) return s.error();
-      std::span<const int32_t> native{reinterpret_cast<const int32_t*>(cb.map()), cb.size() / 4};
+      std::span<const int32_t> native{reinterpret_cast<const int32_t*>(cb.map()),
+                                      static_cast<size_t>(c_elements_per_slice(p))};
       std::span<int32_t> dst{out, static_cast<size_t>(m * p.shape.n)};
       auto s = g.first_slice + i == 0 ? unpack_c_int32(native, p, dst) : accumulate_c_int32(native, p, dst);
       if (!s) return s.error();

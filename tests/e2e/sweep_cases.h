@@ -1,0 +1,62 @@
+// Sampling the issue's shape cross product (M x K x N x cores) so that every value of every
+// dimension appears, within a budget of multiply-accumulates, deterministically (fixed seed).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace ork::test {
+
+struct SweepCase {
+  int64_t m, k, n;
+  int cores;
+  double macs() const { return double(m) * double(k) * double(n); }
+  std::string name() const {
+    return "M" + std::to_string(m) + "_K" + std::to_string(k) + "_N" + std::to_string(n) + "_c" +
+           std::to_string(cores);
+  }
+};
+
+// The values of issue 3.
+inline const std::vector<int64_t> kSweepM = {1, 2, 63, 64, 65, 127, 128, 129, 704, 705, 2047, 2048, 4100};
+inline const std::vector<int64_t> kSweepK = {32, 96, 512, 1024, 2048, 3584, 4096, 4128, 6144, 8192, 18944};
+inline const std::vector<int64_t> kSweepN = {32, 96, 2048, 8192, 8224, 16384};
+inline const std::vector<int> kSweepCores = {1, 2, 3};
+
+// Every value of every dimension at least once (the others drawn at random among the
+// combinations under max_case_macs), then random extra cases until total_macs is spent.
+inline std::vector<SweepCase> sample_sweep(uint64_t seed, double max_case_macs, double total_macs) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](const auto& v) { return v[rng() % v.size()]; };
+  std::set<std::tuple<int64_t, int64_t, int64_t, int>> seen;
+  std::vector<SweepCase> out;
+  double spent = 0;
+  auto draw = [&](int dim, int64_t value) {
+    for (int attempt = 0; attempt < 2000; ++attempt) {
+      SweepCase c{pick(kSweepM), pick(kSweepK), pick(kSweepN), pick(kSweepCores)};
+      if (dim == 0) c.m = value;
+      if (dim == 1) c.k = value;
+      if (dim == 2) c.n = value;
+      if (dim == 3) c.cores = static_cast<int>(value);
+      if (c.macs() > max_case_macs || seen.count({c.m, c.k, c.n, c.cores})) continue;
+      seen.insert({c.m, c.k, c.n, c.cores});
+      spent += c.macs();
+      out.push_back(c);
+      return true;
+    }
+    return false;
+  };
+  for (int64_t v : kSweepM) draw(0, v);
+  for (int64_t v : kSweepK) draw(1, v);
+  for (int64_t v : kSweepN) draw(2, v);
+  for (int v : kSweepCores) draw(3, v);
+  while (spent < total_macs && out.size() < 400)
+    if (!draw(-1, 0)) break;
+  return out;
+}
+
+}  // namespace ork::test
