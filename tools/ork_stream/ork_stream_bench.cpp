@@ -1,0 +1,265 @@
+// ork_stream_bench: streams a safetensors file through each lib/io source, cold, and prints
+// GB/s next to fio's sequential O_DIRECT io_uring read of the same file in the same run;
+// then, with simulated compute per layer, per-layer time / max(I/O, compute) and the hit
+// rate. Exit 0 ok, 1 a check failed (bytes differ between sources, a source failed, or a
+// target missed with --check), 2 bad usage.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/io/safetensors.h"
+#include "lib/io/stats_json.h"
+#include "lib/io/synthetic.h"
+#include "tools/ork_stream/size_arg.h"
+#include "tools/ork_stream/stream_bench.h"
+
+namespace ork::io::tools {
+namespace {
+
+constexpr double kFioTarget = 0.9;      // io_uring source >= 0.9 x fio (issue 5)
+constexpr double kOverlapTarget = 1.1;  // per-layer / max(I/O, compute) <= 1.1 (issue 5)
+
+struct Args {
+  std::string file, tmpdir = "/tmp", size = "2G", chunk = "2M", sources = "sync,worker,uring,mmap";
+  uint64_t layers = 32;
+  size_t slots = 2, depth = 1;
+  unsigned qd = 8;
+  double compute_us = -1;
+  bool keep = false, no_fio = false, json = false, check = false;
+};
+
+struct SourceResult {
+  SourceKind source;
+  ColdRun cold;
+  std::optional<ComputeRun> compute;
+};
+
+// Creates the synthetic file when none was given; returns whether to delete it at exit.
+Result<bool> prepare_file(Args& a) {
+  if (!a.file.empty() && std::filesystem::exists(a.file)) return false;
+  auto size = parse_size(a.size);
+  if (!size) return size.error();
+  auto spec = spec_for_size(size.value(), a.layers);
+  if (!spec) return spec.error();
+  if (a.file.empty()) a.file = a.tmpdir + fmt::format("/ork_stream_bench.{}.safetensors", getpid());
+  if (!a.json) fmt::print("writing {} ({} layers)...\n", a.file, a.layers);
+  std::fflush(stdout);
+  auto written = write_synthetic_safetensors(a.file, spec.value());
+  if (!written) return written.error();
+  return !a.keep;
+}
+
+std::string fallbacks_text(const LoaderStats& s) {
+  std::string t;
+  for (const auto& f : s.fallbacks) t += (t.empty() ? "" : "; ") + f;
+  return t.empty() ? "-" : t;
+}
+
+void print_cold(const std::vector<SourceResult>& rs, double fio) {
+  fmt::print("\ncold stream (O_DIRECT, or the file's page cache dropped first):\n");
+  fmt::print("  {:<7} {:<9} {:<6} {:<4} {:>7} {:>7}  {}\n", "source", "engine", "direct", "reg",
+             "GB/s", "x fio", "fallbacks");
+  for (const auto& r : rs) {
+    const LoaderStats& s = r.cold.stats;
+    fmt::print("  {:<7} {:<9} {:<6} {:<4} {:>7.3f} {:>7}  {}\n", source_name(r.source),
+               engine_name(s.engine), s.direct ? "yes" : "no", s.registered_buffers ? "yes" : "no",
+               r.cold.gbps(), fio > 0 ? fmt::format("{:.2f}", r.cold.gbps() / fio) : "-",
+               fallbacks_text(s));
+  }
+}
+
+void print_compute(const std::vector<SourceResult>& rs, double compute_us) {
+  fmt::print("\nsimulated compute {:.0f} us per layer (checksum + spin), steady state:\n",
+             compute_us);
+  fmt::print("  {:<7} {:>10} {:>10} {:>11} {:>8} {:>9}\n", "source", "layer us", "I/O us",
+             "compute us", "ratio", "hit rate");
+  for (const auto& r : rs) {
+    if (!r.compute) continue;
+    const ComputeRun& c = *r.compute;
+    fmt::print("  {:<7} {:>10.0f} {:>10.0f} {:>11.0f} {:>8.3f} {:>8.1f}%\n", source_name(r.source),
+               c.layer_us, c.io_us, c.compute_us, c.ratio, 100.0 * c.stats.hit_rate());
+  }
+  fmt::print("  ratio = per-layer time / max(I/O, compute); 1.0 = I/O fully hidden\n");
+}
+
+nlohmann::json to_json(const Args& a, uint64_t file_bytes, const std::vector<SourceResult>& rs,
+                       const std::vector<FioResult>& fio, bool identical) {
+  nlohmann::json j = {{"file", a.file}, {"bytes", file_bytes}, {"layers", a.layers},
+                      {"identical_bytes", identical}};
+  for (const auto& f : fio) j["fio"].push_back({{"gbps", f.gbps}, {"command", f.command}});
+  for (const auto& r : rs) {
+    nlohmann::json s = {{"source", source_name(r.source)}, {"gbps", r.cold.gbps()},
+                        {"seconds", r.cold.seconds}, {"stats", stats_to_json(r.cold.stats)}};
+    if (r.compute) {
+      s["compute"] = {{"layer_us", r.compute->layer_us}, {"io_us", r.compute->io_us},
+                      {"compute_us", r.compute->compute_us}, {"ratio", r.compute->ratio},
+                      {"hit_rate", r.compute->stats.hit_rate()},
+                      {"steady_layers", r.compute->steady_layers}};
+    }
+    j["sources"].push_back(s);
+  }
+  return j;
+}
+
+}  // namespace
+}  // namespace ork::io::tools
+
+namespace ork::io::tools {
+namespace {
+
+int parse_args(int argc, char** argv, Args& a) {
+  CLI::App app{"Stream a safetensors file through each lib/io source (cold) and compare with "
+               "fio in the same run; then overlap with simulated compute"};
+  app.add_option("-f,--file", a.file, "model file (created with --size/--layers if missing)");
+  app.add_option("--tmpdir", a.tmpdir, "where to create the file when --file is not given")
+      ->capture_default_str();
+  app.add_option("-s,--size", a.size, "size of the file to create (K/M/G)")->capture_default_str();
+  app.add_option("-l,--layers", a.layers, "layers of the file to create")->capture_default_str();
+  app.add_option("--sources", a.sources, "comma list of sync, worker, uring, mmap")
+      ->capture_default_str();
+  app.add_option("--slots", a.slots, "ring slots for worker and uring")->capture_default_str();
+  app.add_option("--depth", a.depth, "prefetch depth (layers ahead)")->capture_default_str();
+  app.add_option("--chunk", a.chunk, "bytes per read (also fio's --bs)")->capture_default_str();
+  app.add_option("--qd", a.qd, "io_uring reads in flight (also fio's --iodepth)")
+      ->capture_default_str();
+  app.add_option("--compute-us", a.compute_us,
+                 "simulated compute per layer in us; -1 = the io_uring source's I/O time per "
+                 "layer, 0 = skip the compute pass")->capture_default_str();
+  app.add_flag("--keep", a.keep, "keep the file this run created");
+  app.add_flag("--no-fio", a.no_fio, "do not run fio");
+  app.add_flag("--json", a.json, "print the results as JSON");
+  app.add_flag("--check", a.check, "exit 1 when a target is missed (io_uring >= 0.9 x fio, "
+               "overlap ratio <= 1.1)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return -1;
+}
+
+Result<std::vector<SourceKind>> parse_sources(const std::string& list) {
+  std::vector<SourceKind> out;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    auto k = parse_source(list.substr(pos, comma - pos));
+    if (!k) return k.error();
+    out.push_back(k.value());
+    pos = comma + 1;
+  }
+  return out;
+}
+
+int fail(const std::string& what, int code) {
+  std::fprintf(stderr, "ork_stream_bench: %s\n", what.c_str());
+  return code;
+}
+
+int run(Args& a) {
+  auto sources = parse_sources(a.sources);
+  if (!sources) return fail(sources.error().message, 2);
+  auto chunk = parse_size(a.chunk);
+  if (!chunk) return fail(chunk.error().message, 2);
+  auto remove = prepare_file(a);
+  if (!remove) return fail(remove.error().message, remove.error().code == -EINVAL ? 2 : 1);
+  struct Cleanup {
+    std::string path;
+    bool on;
+    ~Cleanup() { if (on) std::filesystem::remove(path); }
+  } cleanup{a.file, remove.value()};
+  auto st = read_safetensors(a.file);
+  if (!st) return fail(st.error().message, 1);
+  auto layout = group_layers(st.value());
+  if (!layout) return fail(layout.error().message, 1);
+  BenchConfig cfg{.path = a.file, .layers = layer_extents(layout.value()),
+                  .options = LoaderOptions{.n_slots = a.slots, .prefetch_depth = a.depth,
+                                           .chunk_bytes = chunk.value(), .queue_depth = a.qd}};
+  a.layers = cfg.layers.size();
+  if (!a.json) {
+    fmt::print("file {}: {} in {} layers of {}\n", a.file, format_bytes(st->file_bytes),
+               cfg.layers.size(), format_bytes(cfg.layers[0].length));
+  }
+  std::vector<FioResult> fio;
+  auto run_fio_once = [&](const char* when) -> int {
+    if (a.no_fio) return 0;
+    auto f = run_fio(a.file, chunk.value(), a.qd);
+    if (!f) return fail(f.error().message, 1);
+    if (!f->has_value()) return 0;
+    fio.push_back(**f);
+    if (!a.json) fmt::print("fio ({}): {:.3f} GB/s   {}\n", when, fio.back().gbps, fio.back().command);
+    return 0;
+  };
+  if (run_fio_once("before") != 0) return 1;
+  std::vector<SourceResult> results;
+  for (SourceKind k : sources.value()) {
+    auto cold = run_cold(cfg, k);
+    if (!cold) return fail(fmt::format("{}: {}", source_name(k), cold.error().message), 1);
+    results.push_back({k, cold.value(), std::nullopt});
+  }
+  if (run_fio_once("after") != 0) return 1;
+  double fio_gbps = 0;
+  for (const auto& f : fio) fio_gbps += f.gbps / double(fio.size());
+  const SourceResult* uring = nullptr;
+  for (const auto& r : results) if (r.source == SourceKind::kUring) uring = &r;
+  double compute_us = a.compute_us;
+  if (compute_us < 0) {
+    const SourceResult& ref = uring != nullptr ? *uring : results.front();
+    compute_us = ref.cold.seconds * 1e6 / double(cfg.layers.size());
+  }
+  cfg.compute_us = compute_us;
+  bool identical = true;
+  if (compute_us > 0) {
+    for (auto& r : results) {
+      const double io_us = r.cold.seconds * 1e6 / double(cfg.layers.size());
+      auto c = run_compute(cfg, r.source, io_us);
+      if (!c) return fail(fmt::format("{}: {}", source_name(r.source), c.error().message), 1);
+      r.compute = c.value();
+      identical = identical && r.compute->checksums == results.front().compute->checksums;
+    }
+  }
+  bool targets_ok = true;
+  std::string target_text;
+  if (uring != nullptr && fio_gbps > 0) {
+    const double x = uring->cold.gbps() / fio_gbps;
+    targets_ok = targets_ok && x >= kFioTarget;
+    target_text += fmt::format("io_uring {:.2f} x fio (target >= {}): {}\n", x, kFioTarget,
+                               x >= kFioTarget ? "met" : "MISSED");
+  }
+  if (uring != nullptr && uring->compute) {
+    const double r = uring->compute->ratio;
+    targets_ok = targets_ok && r <= kOverlapTarget;
+    target_text += fmt::format("io_uring per-layer / max(I/O, compute) {:.3f} (target <= {}): "
+                               "{}\n", r, kOverlapTarget, r <= kOverlapTarget ? "met" : "MISSED");
+  }
+  if (a.json) {
+    nlohmann::json j = to_json(a, st->file_bytes, results, fio, identical);
+    j["fio_gbps"] = fio_gbps;
+    j["compute_us"] = compute_us;
+    j["targets_met"] = targets_ok;
+    std::puts(j.dump(2).c_str());
+  } else {
+    print_cold(results, fio_gbps);
+    if (compute_us > 0) print_compute(results, compute_us);
+    fmt::print("\n{}bytes identical across sources: {}\n", target_text,
+               compute_us > 0 ? (identical ? "yes" : "NO") : "not checked (no compute pass)");
+  }
+  if (!identical) return 1;
+  return a.check && !targets_ok ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace ork::io::tools
+
+int main(int argc, char** argv) {
+  ork::io::tools::Args args;
+  const int rc = ork::io::tools::parse_args(argc, argv, args);
+  if (rc >= 0) return rc;
+  return ork::io::tools::run(args);
+}
