@@ -48,15 +48,16 @@ TaskOutcome load_weights(const DeviceMemory& mem, const TaskConfig& cfg, const u
 
 // Weights: [N/wa][K/32][wa][32] elements (wa = 32 int8, 16 fp16, 64 int4), so each column's
 // 32-K block is 32 contiguous elements.
-void gather_weights_i8(const TaskConfig& cfg, const uint8_t* w, std::vector<int8_t>& bt) {
+void gather_weights_int(const TaskConfig& cfg, const uint8_t* w, std::vector<int16_t>& bt) {
   const size_t kt = cfg.kt, wa = cfg.weight_atom();
   bt.resize(size_t{cfg.cols} * kt);
   for (size_t n = 0; n < cfg.cols; ++n) {
-    int8_t* dst = bt.data() + n * kt;
+    int16_t* dst = bt.data() + n * kt;
     for (size_t kb = 0; kb < kt / 32; ++kb) {
       const size_t first = (n / wa) * wa * kt + kb * wa * 32 + (n % wa) * 32;  // element index
       if (cfg.type == NpuType::int8) {
-        std::memcpy(dst + kb * 32, w + first, 32);
+        const auto* src = reinterpret_cast<const int8_t*>(w + first);
+        for (size_t j = 0; j < 32; ++j) dst[kb * 32 + j] = src[j];
       } else {
         for (size_t j = 0; j < 32; ++j) dst[kb * 32 + j] = nibble_at(w, first + j);
       }
@@ -79,11 +80,11 @@ void gather_weights_f16(const TaskConfig& cfg, const uint8_t* w, std::vector<flo
   }
 }
 
-void unpack_feature_i8(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int8_t>& a) {
+void unpack_feature_int(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int16_t>& a) {
   const size_t n = size_t{cfg.mc} * cfg.kt;
   a.resize(n);
   if (cfg.type == NpuType::int8) {
-    std::memcpy(a.data(), tile.data(), n);
+    for (size_t i = 0; i < n; ++i) a[i] = static_cast<int8_t>(tile[i]);
     return;
   }
   for (size_t i = 0; i < n; ++i) a[i] = nibble_at(tile.data(), i);  // rows are whole bytes

@@ -19,12 +19,12 @@ TaskOutcome load_feature(const DeviceMemory& mem, const TaskConfig& cfg, std::ve
 TaskOutcome load_weights(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t*& weights);
 
 // Dense forms for the CORE (cols = cfg.cols columns, kt = cfg.kt).
-// int8 / int4: bt[n * kt + k] = B[k][n] as int8 (int4 sign-extended).
-void gather_weights_i8(const TaskConfig& cfg, const uint8_t* weights, std::vector<int8_t>& bt);
+// int8 / int4: bt[n * kt + k] = B[k][n] widened to int16 (int4 sign-extended).
+void gather_weights_int(const TaskConfig& cfg, const uint8_t* weights, std::vector<int16_t>& bt);
 // fp16: b[k * cols + n] = B[k][n] as float (exact).
 void gather_weights_f16(const TaskConfig& cfg, const uint8_t* weights, std::vector<float>& b);
-// Feature tile -> int8 values (int8: as is; int4: nibbles sign-extended), or floats (fp16).
-void unpack_feature_i8(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int8_t>& a);
+// Feature tile -> int16 values (int8 sign-extended; int4 nibbles sign-extended), or floats (fp16).
+void unpack_feature_int(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int16_t>& a);
 void unpack_feature_f16(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<float>& a);
 
 // Nibble i of a byte stream: low nibble of byte i/2 when i is even, high when odd;

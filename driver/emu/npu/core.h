@@ -7,8 +7,10 @@
 
 namespace ork::emu {
 
-// c[m * cols + n] = sum_k a[m * kt + k] * bt[n * kt + k], exactly in int32.
-void matmul_i8(const int8_t* a, const int8_t* bt, int32_t* c, size_t mc, size_t kt, size_t cols);
+// c[m * cols + n] = sum_k a[m * kt + k] * bt[n * kt + k], exactly in int32. Operands are
+// int8/int4 values widened to int16: GCC turns int16 products summed in int32 into
+// pmaddwd/smlal, about 4x the int8 loop's speed (measured: docs/emulator.md "Speed").
+void matmul_i16(const int16_t* a, const int16_t* bt, int32_t* c, size_t mc, size_t kt, size_t cols);
 
 // c[m * cols + n]: acc = 0.0f; for k = 0..kt-1 in order: acc = acc + a*b, each product
 // exact in fp32 (two halves' significands are 11 bits), each add rounded to nearest even.

@@ -15,10 +15,10 @@ namespace ork::emu {
 namespace {
 
 // Scratch reused across tasks on a thread (the fake kernel runs cores on threads): a task
-// of M=512, K=N=2048 needs ~7 MiB, allocated once.
+// of 128 rows, K = N = 2048 needs ~10 MiB, allocated once per thread.
 struct Scratch {
   std::vector<uint8_t> tile;
-  std::vector<int8_t> a_i8, bt_i8;
+  std::vector<int16_t> a_int, bt_int;
   std::vector<float> a_f32, b_f32, c_f32;
   std::vector<int32_t> c_i32;
 };
@@ -32,10 +32,10 @@ TaskOutcome done() { return {CoreStatus::ok, kIntDpuGroup0 | kIntDpuGroup1, {}};
 
 TaskOutcome compute_integer(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t* weights) {
   Scratch& s = scratch();
-  unpack_feature_i8(cfg, s.tile, s.a_i8);
-  gather_weights_i8(cfg, weights, s.bt_i8);
+  unpack_feature_int(cfg, s.tile, s.a_int);
+  gather_weights_int(cfg, weights, s.bt_int);
   s.c_i32.resize(size_t{cfg.mc} * cfg.cols);
-  matmul_i8(s.a_i8.data(), s.bt_i8.data(), s.c_i32.data(), cfg.mc, cfg.kt, cfg.cols);
+  matmul_i16(s.a_int.data(), s.bt_int.data(), s.c_i32.data(), cfg.mc, cfg.kt, cfg.cols);
   return store_output_i32(mem, cfg, s.c_i32);
 }
 

@@ -1,0 +1,94 @@
+// ork_emu_bench: how fast the emulated core runs an int8 matmul, against a plain
+// (unblocked, scalar-order) loop over the same dense data measured in the same run.
+// Prints both times and their ratio; --json for scripts. Not a test: no timing asserts.
+//   build-*/tests/emu/emu_bench [--m 512] [--k 2048] [--n 2048]
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "tests/emu/npu_fixture.h"
+
+using namespace ork::emu;
+using namespace ork::emu::testing;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The baseline: the plain row-major loop (m, k, n order so B is read along its rows; the
+// m, n, k order is ~60x slower still and not a fair baseline).
+int64_t plain_loop(const std::vector<int8_t>& a, const std::vector<int8_t>& b, size_t M, size_t K, size_t N) {
+  int64_t checksum = 0;
+  std::vector<int32_t> row(N);
+  for (size_t m = 0; m < M; ++m) {
+    std::fill(row.begin(), row.end(), 0);
+    for (size_t k = 0; k < K; ++k) {
+      const int32_t av = a[m * K + k];
+      for (size_t n = 0; n < N; ++n) row[n] += av * int32_t{b[k * N + n]};
+    }
+    for (int32_t v : row) checksum += v;
+  }
+  return checksum;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Emulated NPU int8 matmul speed vs a plain loop (same run)"};
+  size_t M = 512, K = 2048, N = 2048;
+  bool json = false;
+  app.add_option("--m", M, "rows");
+  app.add_option("--k", K, "K (multiple of 32, <= 4096)")->check(CLI::Range(32, 4096));
+  app.add_option("--n", N, "columns (multiple of 32, <= 8192)")->check(CLI::Range(32, 8192));
+  app.add_flag("--json", json, "JSON output");
+  CLI11_PARSE(app, argc, argv);
+  if (K % 32 || N % 32 || M == 0) {
+    std::fprintf(stderr, "emu_bench: K and N must be multiples of 32 and M >= 1\n");
+    return 2;
+  }
+  const auto a = random_i8(M * K, 1), b = random_i8(K * N, 2);
+  Device dev;
+  Bo& A = dev.alloc(M * K);
+  Bo& B = dev.alloc(K * N);
+  Bo& C = dev.alloc(M * N * 4);
+  std::memcpy(A.bytes.data(), pack_a_i8(a, M, K).data(), M * K);
+  std::memcpy(B.bytes.data(), pack_b_i8(b, K, N).data(), K * N);
+  // M-tiles at the bank limit (largest 64-row group count leaving one weight bank).
+  const size_t mg_max = std::max<size_t>(1, 11 * 32768 / (64 * K));
+  const size_t mc = std::min<size_t>(mg_max * 64, 2047);
+  const auto t0 = std::chrono::steady_clock::now();
+  size_t tasks = 0;
+  for (size_t m0 = 0; m0 < M; m0 += mc, ++tasks) {
+    TaskSpec t{.mc = uint32_t(std::min(mc, M - m0)), .kt = uint32_t(K), .nt = uint32_t(N), .a = A.iova + m0 * 16,
+               .b = B.iova, .c = C.iova + m0 * 16, .a_surf = uint32_t(M), .c_surf = uint32_t(M)};
+    k_reduction_banks(t);
+    const ChainResult r = run_one(dev, one_task(t));
+    if (r.status != CoreStatus::ok) {
+      std::fprintf(stderr, "emu_bench: task failed: %s\n", r.message.c_str());
+      return 1;
+    }
+  }
+  const double emu_s = seconds_since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
+  const int64_t plain_sum = plain_loop(a, b, M, K, N);
+  const double plain_s = seconds_since(t1);
+  int64_t emu_sum = 0;
+  for (size_t m = 0; m < M; ++m)
+    for (size_t n = 0; n < N; ++n) emu_sum += c_at<int32_t>(C.bytes, M, m, n);
+  const bool same = emu_sum == plain_sum;
+  if (json) {
+    fmt::print("{{\"m\":{},\"k\":{},\"n\":{},\"tasks\":{},\"emu_ms\":{:.1f},\"plain_loop_ms\":{:.1f},"
+               "\"speedup\":{:.2f},\"checksums_equal\":{}}}\n",
+               M, K, N, tasks, emu_s * 1e3, plain_s * 1e3, plain_s / emu_s, same);
+  } else {
+    fmt::print("int8 {}x{}x{} in {} task(s) of <= {} rows\n", M, K, N, tasks, mc);
+    fmt::print("  emulated NPU : {:8.1f} ms\n  plain loop   : {:8.1f} ms (baseline, same run)\n", emu_s * 1e3, plain_s * 1e3);
+    fmt::print("  ratio        : {:.2f} (plain loop time / emulator time); checksums {}\n", plain_s / emu_s,
+               same ? "equal" : "DIFFER");
+  }
+  return same ? 0 : 1;
+}
