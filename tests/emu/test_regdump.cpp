@@ -1,0 +1,79 @@
+// ork_regdump end to end: a file of raw entries in, named writes out; exit codes.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "driver/regcmd/regcmd.h"
+
+namespace {
+
+struct ToolRun { int code; std::string out; };
+
+ToolRun run(const std::string& args) {
+  const char* tool = std::getenv("ORK_REGDUMP");
+  std::string cmd = std::string(tool ? tool : "ork_regdump") + " " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  ToolRun r{-1, {}};
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string write_file(const std::vector<uint64_t>& entries, const char* name) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream f(path, std::ios::binary);
+  for (uint64_t e : entries)
+    for (int b = 0; b < 8; ++b) f.put(static_cast<char>((e >> (8 * b)) & 0xff));  // little-endian
+  return path;
+}
+
+TEST(Regdump, PrintsNamedWrites) {
+  ork::regcmd::Builder b;
+  b.emit(ork::regs::CnaDataSize0{.datain_height = 64, .datain_width = 1});
+  b.finish(0, 0);
+  const ToolRun r = run(write_file({b.entries().begin(), b.entries().end()}, "rd1.bin"));
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out,
+            "    0 0201000100401020  CNA_DATA_SIZE0 0x1020 = 0x00010040 DATAIN_HEIGHT=64 DATAIN_WIDTH=1\n"
+            "    1 0000000000000000  PADDING\n"
+            "    2 0000000000000000  PADDING\n"
+            "    3 0000000000000000  PADDING\n"
+            "    4 0041000000000000  TRAILER_MARKER target 0x0041 reg 0x0000 = 0x00000000\n"
+            "    5 00810000000d0008  GLOBAL_OPERATION_ENABLE 0x0008 = 0x0000000d CNA_OP_EN=1 CORE_OP_EN=1 "
+            "DPU_OP_EN=1 DPU_RDMA_OP_EN=0 PPU_OP_EN=0 PPU_RDMA_OP_EN=0\n"
+            "6 entries, 0 unknown\n");
+}
+
+TEST(Regdump, CheckFailsOnUnknownRegisters) {
+  const std::string path = write_file({ork::regcmd::encode(0x0201, 7, 0x1ffc)}, "rd2.bin");
+  EXPECT_EQ(run(path).code, 0);
+  const ToolRun r = run("--check " + path);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("register 0x1ffc is not in the description for target 0x0201"), std::string::npos) << r.out;
+}
+
+TEST(Regdump, JsonNamesFields) {
+  const std::string path = write_file({ork::regcmd::encode(0x1001, 8191, 0x403c)}, "rd3.bin");
+  const ToolRun r = run("--json " + path);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("\"name\": \"DPU_DATA_CUBE_CHANNEL\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"CHANNEL\": 8191"), std::string::npos) << r.out;
+}
+
+TEST(Regdump, BadUsageExitsTwo) {
+  EXPECT_EQ(run(::testing::TempDir() + "does-not-exist.bin").code, 2);
+  std::ofstream(::testing::TempDir() + "rd4.bin", std::ios::binary) << "12345";  // not 8-byte entries
+  EXPECT_EQ(run(::testing::TempDir() + "rd4.bin").code, 2);
+  EXPECT_EQ(run("--no-such-flag x").code, 2);
+  EXPECT_EQ(run("--help").code, 0);
+}
+
+}  // namespace
