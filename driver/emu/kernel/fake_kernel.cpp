@@ -1,0 +1,242 @@
+// The fake kernel's Os face: open/close/mmap/munmap and the DRM core's ioctl dispatch.
+#include "driver/emu/kernel/fake_kernel.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include "driver/emu/kernel/fake_kernel_state.h"
+#include "uapi/rknpu_ioctl.h"
+#include "uapi/rocket_accel.h"
+
+namespace ork::emu {
+namespace {
+
+using Handler = int (*)(IoctlContext&);
+
+struct IoctlDesc {
+  unsigned nr;         // _IOC_NR
+  size_t kernel_size;  // the driver's struct size (the DRM core zero-extends to it)
+  Handler handler;
+};
+
+// DRM core ioctls every node answers, then each driver's table (nr = DRM_COMMAND_BASE + n).
+constexpr IoctlDesc kCoreIoctls[] = {
+    {_IOC_NR(DRM_IOCTL_VERSION), sizeof(struct drm_version), handle_drm_version},
+    {_IOC_NR(DRM_IOCTL_GEM_CLOSE), sizeof(struct drm_gem_close), handle_drm_gem_close},
+};
+constexpr IoctlDesc kRknpuIoctls[] = {
+    {DRM_COMMAND_BASE + DRM_RKNPU_ACTION, sizeof(struct rknpu_action), handle_rknpu_action},
+    {DRM_COMMAND_BASE + DRM_RKNPU_SUBMIT, sizeof(struct rknpu_submit), handle_rknpu_submit},
+    {DRM_COMMAND_BASE + DRM_RKNPU_MEM_CREATE, sizeof(struct rknpu_mem_create), handle_rknpu_mem_create},
+    {DRM_COMMAND_BASE + DRM_RKNPU_MEM_MAP, sizeof(struct rknpu_mem_map), handle_rknpu_mem_map},
+    {DRM_COMMAND_BASE + DRM_RKNPU_MEM_DESTROY, sizeof(struct rknpu_mem_destroy), handle_rknpu_mem_destroy},
+    {DRM_COMMAND_BASE + DRM_RKNPU_MEM_SYNC, sizeof(struct rknpu_mem_sync), handle_rknpu_mem_sync},
+};
+constexpr IoctlDesc kRocketIoctls[] = {
+    {DRM_COMMAND_BASE + DRM_ROCKET_CREATE_BO, sizeof(drm_rocket_create_bo), handle_rocket_create_bo},
+    {DRM_COMMAND_BASE + DRM_ROCKET_SUBMIT, sizeof(drm_rocket_submit), handle_rocket_submit},
+    {DRM_COMMAND_BASE + DRM_ROCKET_PREP_BO, sizeof(drm_rocket_prep_bo), handle_rocket_prep_bo},
+    {DRM_COMMAND_BASE + DRM_ROCKET_FINI_BO, sizeof(drm_rocket_fini_bo), handle_rocket_fini_bo},
+};
+
+const IoctlDesc* find_ioctl(NodeKind kind, unsigned nr) {
+  for (const IoctlDesc& desc : kCoreIoctls) {
+    if (desc.nr == nr) return &desc;
+  }
+  if (kind == NodeKind::rocket) {
+    for (const IoctlDesc& desc : kRocketIoctls) {
+      if (desc.nr == nr) return &desc;
+    }
+  } else {
+    for (const IoctlDesc& desc : kRknpuIoctls) {
+      if (desc.nr == nr) return &desc;
+    }
+  }
+  return nullptr;
+}
+
+int fail(int err) {
+  errno = err;
+  return -1;
+}
+
+// Consumes one injected fault, if any applies to this ioctl: the errno, else 0.
+int injected_fault(Faults& faults, unsigned nr) {
+  if (faults.transient_ioctls > 0) {
+    --faults.transient_ioctls;
+    return faults.transient_errno;
+  }
+  if (faults.fail_times > 0 && faults.fail_nr == static_cast<int>(nr)) {
+    --faults.fail_times;
+    return faults.fail_errno;
+  }
+  return 0;
+}
+
+}  // namespace
+
+FakeKernel::FakeKernel(FakeKernelConfig config)
+    : state_(std::make_unique<KernelState>(std::move(config))) {
+  if (state_->config.cores < 1) state_->config.cores = 1;
+  if (state_->config.cores > kMaxCores) state_->config.cores = kMaxCores;
+}
+
+FakeKernel::~FakeKernel() {
+  std::lock_guard lock(state_->mutex);
+  state_->mappings.clear();
+  for (auto& [fd, file] : state_->files) {
+    file.handles.clear();
+    ::syscall(SYS_close, fd);
+  }
+  state_->files.clear();
+}
+
+bool FakeKernel::emulates(const char* path) const {
+  if (!path) return false;
+  const FakeKernelConfig& c = state_->config;
+  if (c.rknpu && (c.rknpu_card == path || c.rknpu_render == path)) return true;
+  return c.rocket && c.rocket_node == path;
+}
+
+int FakeKernel::open(const char* path, int flags) {
+  if (!emulates(path)) return fail(ENOENT);
+  if ((flags & O_ACCMODE) != O_RDWR) return fail(EACCES);  // DRM nodes are opened O_RDWR
+  // A real descriptor number, so that the fd never collides with the process's own. A raw
+  // syscall: under the shim ::open is the interposer.
+  int fd = static_cast<int>(::syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC));
+  if (fd < 0) return -1;
+  std::lock_guard lock(state_->mutex);
+  const FakeKernelConfig& c = state_->config;
+  File file;
+  if (c.rocket && c.rocket_node == path) {
+    file.kind = NodeKind::rocket;
+    // Each rocket file has its own IOMMU domain over the aperture, allocated bottom-up by a
+    // drm_mm (rocket_gem.c). Page 0 is kept out so that no BO has IOVA 0.
+    file.space = std::make_shared<AddressSpace>(IovaAllocator::Direction::bottom_up, kPageBytes,
+                                                k4GiB);
+  } else {
+    file.kind = c.rknpu_card == path ? NodeKind::rknpu_card : NodeKind::rknpu_render;
+    file.space = state_->rknpu_space;
+  }
+  state_->files.emplace(fd, std::move(file));
+  return fd;
+}
+
+int FakeKernel::close(int fd) {
+  std::lock_guard lock(state_->mutex);
+  auto it = state_->files.find(fd);
+  if (it == state_->files.end()) return fail(EBADF);
+  // Like the DRM core's postclose: the file's handles go; BOs still mapped stay alive.
+  state_->stats.handles_open_at_close += it->second.handles.size();
+  state_->files.erase(it);
+  ::syscall(SYS_close, fd);
+  return 0;
+}
+
+int FakeKernel::ioctl(int fd, unsigned long request, void* arg) {
+  std::unique_lock lock(state_->mutex);
+  ++state_->stats.ioctls;
+  auto it = state_->files.find(fd);
+  if (it == state_->files.end()) return fail(EBADF);
+  if (int err = injected_fault(state_->faults, _IOC_NR(request))) return fail(err);
+  if (_IOC_TYPE(request) != DRM_IOCTL_BASE) return fail(ENOTTY);
+  const IoctlDesc* desc = find_ioctl(it->second.kind, _IOC_NR(request));
+  if (!desc) return fail(EINVAL);
+  // Like drm_ioctl(): copy in the caller's size, zero-extend to the driver's struct, run the
+  // handler, copy the caller's size back out even on failure (SUBMIT's -ETIMEDOUT carries
+  // task_counter out this way).
+  size_t user_size = _IOC_SIZE(request);
+  bool in = _IOC_DIR(request) & _IOC_WRITE;
+  bool out = _IOC_DIR(request) & _IOC_READ;
+  if (user_size && !arg) return fail(EFAULT);
+  std::vector<uint8_t> kdata(std::max(user_size, desc->kernel_size), 0);
+  if (in) std::memcpy(kdata.data(), arg, user_size);
+  IoctlContext ctx{*state_, it->second, kdata.data()};
+  int ret = desc->handler(ctx);
+  if (out) std::memcpy(arg, kdata.data(), user_size);
+  lock.unlock();
+  // Timed mode: completion really takes the modelled time, slept without the lock.
+  if (ctx.sleep_until > std::chrono::steady_clock::now()) std::this_thread::sleep_until(ctx.sleep_until);
+  return ret < 0 ? fail(-ret) : 0;
+}
+
+void* FakeKernel::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  (void)prot;
+  std::lock_guard lock(state_->mutex);
+  auto it = state_->files.find(fd);
+  if (it == state_->files.end()) return (errno = EBADF, MAP_FAILED);
+  (void)addr;  // a hint only; MAP_FIXED is refused below
+  if (length == 0 || (flags & MAP_FIXED) || !(flags & MAP_SHARED)) return (errno = EINVAL, MAP_FAILED);
+  BoObject* bo = state_->find_by_offset(static_cast<uint64_t>(offset));
+  if (!bo || length > bo->bytes) return (errno = EINVAL, MAP_FAILED);
+  // drm_vma_node_is_allowed(): only a file holding a handle may map the object.
+  std::shared_ptr<BoObject> owned = state_->lookup_any(it->second, bo);
+  if (!owned) return (errno = EACCES, MAP_FAILED);
+  // Every mapping of a BO is its host pages: the same address each time (an emulator
+  // simplification; a kernel would hand out distinct virtual addresses).
+  Mapping& mapping = state_->mappings[bo->host];
+  mapping.bo = std::move(owned);
+  ++mapping.count;
+  return bo->host;
+}
+
+int FakeKernel::munmap(void* addr, size_t length) {
+  (void)length;
+  std::lock_guard lock(state_->mutex);
+  auto it = state_->mappings.find(static_cast<const uint8_t*>(addr));
+  if (it == state_->mappings.end()) return fail(EINVAL);
+  if (--it->second.count == 0) state_->mappings.erase(it);
+  return 0;
+}
+
+std::vector<std::string> FakeKernel::list_nodes(const char* glob_pattern) {
+  const FakeKernelConfig& c = state_->config;
+  std::vector<std::string> nodes;
+  for (const std::string* node : {&c.rknpu_card, &c.rknpu_render, &c.rocket_node}) {
+    bool present = node == &c.rocket_node ? c.rocket : c.rknpu;
+    if (present && fnmatch(glob_pattern, node->c_str(), 0) == 0) nodes.push_back(*node);
+  }
+  return nodes;
+}
+
+bool FakeKernel::owns_fd(int fd) const {
+  std::lock_guard lock(state_->mutex);
+  return state_->files.count(fd) != 0;
+}
+
+bool FakeKernel::owns_mapping(const void* addr) const {
+  std::lock_guard lock(state_->mutex);
+  return state_->mappings.count(static_cast<const uint8_t*>(addr)) != 0;
+}
+
+const FakeKernelConfig& FakeKernel::config() const { return state_->config; }
+Faults& FakeKernel::faults() { return state_->faults; }
+
+KernelStats FakeKernel::stats() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->stats;
+}
+
+size_t FakeKernel::live_bo_count() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->objects.size();
+}
+
+size_t FakeKernel::open_file_count() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->files.size();
+}
+
+FakeKernel& shared_fake_kernel() {
+  static FakeKernel kernel;
+  return kernel;
+}
+
+}  // namespace ork::emu

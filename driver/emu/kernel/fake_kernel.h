@@ -1,0 +1,117 @@
+// The emulated NPU's kernel: both kernel uAPIs (vendor rknpu, mainline rocket) behind the
+// Os seam, so the real backends (driver/kmd) run on it unchanged. It keeps BOs (host memory
+// mapped into a DeviceMemory at IOVAs below 4 GiB), hands out mmap offsets, and on submit
+// walks each core's task range with the emulated PC (ork::emu::run_chain, driver/emu/npu).
+// How each ioctl is emulated, and what it cannot know about the real kernel:
+// docs/kernel-interfaces.md.
+#pragma once
+
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "driver/emu/npu/memory.h"
+#include "driver/emu/npu/pc.h"
+#include "driver/os/os.h"
+
+namespace ork::emu {
+
+inline constexpr int kMaxCores = 3;  // RK3588 (VND rknpu_drv.c: 3 cores, core_mask <= 0x7)
+
+enum class TimingMode {
+  fast,   // jobs complete inside the submit ioctl; timeouts are reported, never slept
+  timed,  // completion waits for the modelled time (run_chain's modelled_ns) and timeouts
+          // really elapse: the hook for the timing model of issue 6
+};
+
+// Runs one core's chain; the default is ork::emu::run_chain. Tests of the kernel's own
+// mechanics (task ranges, chunking, resets) may inject a stand-in.
+using ChainExecutor = std::function<ChainResult(const DeviceMemory& mem, int core,
+                                                uint64_t first_regcmd_iova, uint32_t first_entries,
+                                                uint32_t max_tasks)>;
+
+struct FakeKernelConfig {
+  bool rknpu = true;                            // the vendor driver's DRM device
+  std::string rknpu_card = "/dev/dri/card1";    // MTX hard-codes card1
+  std::string rknpu_render = "/dev/dri/renderD129";
+  bool rocket = true;                           // the mainline accel device
+  std::string rocket_node = "/dev/accel/accel0";
+  int cores = kMaxCores;                        // 1..3
+  TimingMode timing = TimingMode::fast;
+  uint32_t hw_version = 0x46495245;  // GET_HW_VERSION in ORK's trace ("FIRE")
+  // ORK (docs/REVERSE-ENGINEERING.md M2.1) saw render-node submits accepted but running 0
+  // tasks on silicon. false reproduces that: a SUBMIT through the render node runs nothing
+  // and times out. Default true: the emulator lets both nodes work.
+  bool render_node_submits_run = true;
+  ChainExecutor executor;  // empty: ork::emu::run_chain
+};
+
+// Fault injection. Counters count down as faults fire; set them between ioctls.
+struct Faults {
+  int transient_ioctls = 0;         // the next N ioctls fail with transient_errno (a storm)
+  int transient_errno = EINTR;      // EINTR or EAGAIN
+  int fail_nr = -1;                 // ioctl nr (_IOC_NR, e.g. 0x42 = MEM_CREATE) to fail ...
+  int fail_errno = 0;               // ... with this errno ...
+  int fail_times = 0;               // ... this many times
+  int wedge_jobs = 0;               // the next N jobs never complete (timeout, core reset)
+  int dma_error_jobs = 0;           // the next N jobs raise DMA_READ_ERROR (bit 12)
+  bool refuse_bo_create = false;    // MEM_CREATE / CREATE_BO fail with ENOMEM
+};
+
+// What the kernel did, for tests.
+struct KernelStats {
+  uint64_t ioctls = 0;                      // every ioctl call, failed or not
+  uint64_t submits = 0;                     // SUBMIT ioctls that reached the NPU
+  std::array<uint64_t, kMaxCores> pc_kicks{};  // run_chain calls per core
+  std::array<uint64_t, kMaxCores> tasks_done{};
+  std::array<uint64_t, kMaxCores> resets{};    // soft resets (timeouts, ACT_RESET)
+  std::array<uint64_t, kMaxCores> rocket_jobs{};  // rocket jobs run per core
+  uint64_t rocket_jobs_dropped = 0;         // bad jobs dropped with ioctl 0 (rocket quirk)
+  uint64_t syncs = 0;                       // MEM_SYNC / PREP_BO / FINI_BO
+  uint64_t handles_open_at_close = 0;       // GEM handles still open when their fd closed
+};
+
+struct KernelState;  // fake_kernel_state.h
+
+class FakeKernel final : public driver::Os {
+ public:
+  explicit FakeKernel(FakeKernelConfig config = {});
+  ~FakeKernel() override;
+  FakeKernel(const FakeKernel&) = delete;
+  FakeKernel& operator=(const FakeKernel&) = delete;
+
+  // Os. Paths the kernel does not emulate: ENOENT. Fds are real descriptors of /dev/null
+  // (so they never collide with the process's own), known to this kernel.
+  int open(const char* path, int flags) override;
+  int close(int fd) override;
+  int ioctl(int fd, unsigned long request, void* arg) override;
+  void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) override;
+  int munmap(void* addr, size_t length) override;
+  std::vector<std::string> list_nodes(const char* glob_pattern) override;
+
+  // For the LD_PRELOAD shim: which calls belong to this kernel.
+  bool emulates(const char* path) const;
+  bool owns_fd(int fd) const;
+  bool owns_mapping(const void* addr) const;
+
+  const FakeKernelConfig& config() const;
+  // Not synchronised with other threads' ioctls: set faults from the thread that drives the
+  // kernel, between calls.
+  Faults& faults();
+  KernelStats stats() const;
+  size_t live_bo_count() const;   // BOs with a handle or a mapping left
+  size_t open_file_count() const;
+
+ private:
+  std::unique_ptr<KernelState> state_;
+};
+
+// The process-wide instance (default config) that lib/api opens for the "emu" backend and
+// that the shim serves.
+FakeKernel& shared_fake_kernel();
+
+}  // namespace ork::emu

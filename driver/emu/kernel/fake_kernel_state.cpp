@@ -1,0 +1,123 @@
+// BO objects and the shared state of the fake kernel.
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "driver/emu/kernel/fake_kernel_state.h"
+
+namespace ork::emu {
+namespace {
+
+// rknpu's obj_addr is a raw kernel pointer (rknpu_gem.c). Ours are cookies in the arm64
+// kernel's linear-map range so that they look the part, and are validated on use (the real
+// kernel only NULL-checks them and oopses on a wrong one).
+constexpr uint64_t kObjAddrBase = 0xffffff8000000000ull;
+constexpr uint64_t kObjAddrStride = 0x400;
+// mmap offsets: one 4 GiB window per BO id (DRM's fake offsets start at 4 GiB as well).
+constexpr int kOffsetShift = 32;
+
+// Host pages for a BO. Raw syscalls, not ::mmap: under the LD_PRELOAD shim ::mmap is the
+// shim's own interposer, which would re-enter this kernel.
+uint8_t* alloc_host_pages(uint64_t bytes) {
+  long addr = ::syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (addr == -1) return nullptr;
+  return reinterpret_cast<uint8_t*>(addr);
+}
+
+}  // namespace
+
+BoObject::BoObject(KernelState& k, std::shared_ptr<AddressSpace> s, uint64_t i, uint64_t b,
+                   uint8_t* h, uint64_t va, uint32_t f)
+    : kernel(k), space(std::move(s)), id(i), bytes(b), host(h), iova(va), flags(f) {
+  kernel.objects.emplace(id, this);
+  space->memory.map(iova, host, bytes);
+}
+
+BoObject::~BoObject() {
+  space->memory.unmap(iova);
+  space->iova.free(iova);
+  ::syscall(SYS_munmap, host, bytes);
+  kernel.objects.erase(id);
+}
+
+uint64_t BoObject::obj_addr() const { return kObjAddrBase + id * kObjAddrStride; }
+
+uint64_t BoObject::mmap_offset() const { return id << kOffsetShift; }
+
+KernelState::KernelState(FakeKernelConfig cfg)
+    : config(std::move(cfg)),
+      // The vendor IOMMU hands out IOVAs top-down below 4 GiB: the first one-page BO lands at
+      // 0xffffe000 (ORK trace), i.e. the top of the range is 0xfffff000. The bottom is not
+      // public; page 0 is kept out so that no BO has IOVA 0.
+      rknpu_space(std::make_shared<AddressSpace>(IovaAllocator::Direction::top_down, kPageBytes,
+                                                 0xfffff000ull)) {}
+
+BoObject* KernelState::find_by_obj_addr(uint64_t obj_addr) const {
+  if (obj_addr < kObjAddrBase || (obj_addr - kObjAddrBase) % kObjAddrStride != 0) return nullptr;
+  auto it = objects.find((obj_addr - kObjAddrBase) / kObjAddrStride);
+  return it == objects.end() ? nullptr : it->second;
+}
+
+BoObject* KernelState::find_by_offset(uint64_t offset) const {
+  if (offset & ((1ull << kOffsetShift) - 1)) return nullptr;
+  auto it = objects.find(offset >> kOffsetShift);
+  return it == objects.end() ? nullptr : it->second;
+}
+
+int KernelState::create_bo(File& file, uint64_t bytes, uint32_t flags, uint32_t* handle) {
+  if (faults.refuse_bo_create) return -ENOMEM;
+  if (bytes == 0) return -EINVAL;
+  if (bytes > k4GiB) return -ENOMEM;  // cannot fit the 32-bit NPU address space
+  bytes = (bytes + kPageBytes - 1) & ~(kPageBytes - 1);
+  std::optional<uint64_t> iova = file.space->iova.alloc(bytes);
+  if (!iova) return -ENOMEM;
+  uint8_t* host = alloc_host_pages(bytes);
+  if (!host) {
+    file.space->iova.free(*iova);
+    return -ENOMEM;
+  }
+  uint64_t id = next_bo_id++;
+  auto bo = std::make_shared<BoObject>(*this, file.space, id, bytes, host, *iova, flags);
+  *handle = file.next_handle++;
+  file.handles.emplace(*handle, std::move(bo));
+  return 0;
+}
+
+std::shared_ptr<BoObject> KernelState::lookup(File& file, uint32_t handle) const {
+  auto it = file.handles.find(handle);
+  return it == file.handles.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<BoObject> KernelState::lookup_any(File& file, const BoObject* bo) const {
+  for (const auto& [handle, object] : file.handles) {
+    if (object.get() == bo) return object;
+  }
+  return nullptr;
+}
+
+ChainResult KernelState::run_chain(const DeviceMemory& mem, int core, uint64_t iova,
+                                   uint32_t entries, uint32_t max_tasks) {
+  ++stats.pc_kicks[static_cast<size_t>(core)];
+  ChainResult result;
+  if (faults.wedge_jobs > 0) {
+    --faults.wedge_jobs;
+    result.status = CoreStatus::wedged;
+    result.message = "fault injection: wedged job";
+  } else if (faults.dma_error_jobs > 0) {
+    --faults.dma_error_jobs;
+    result.status = CoreStatus::dma_read_error;
+    result.int_status = 1u << 12;  // DMA_READ_ERROR (rk3588-npu.md section 3)
+    result.message = "fault injection: DMA read error";
+  } else if (config.executor) {
+    result = config.executor(mem, core, iova, entries, max_tasks);
+  } else {
+    result = ork::emu::run_chain(mem, core, iova, entries, max_tasks);
+  }
+  stats.tasks_done[static_cast<size_t>(core)] += result.tasks_done;
+  return result;
+}
+
+}  // namespace ork::emu

@@ -1,0 +1,120 @@
+// The fake kernel's internals, shared by its .cpp files (not a public header).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "driver/emu/kernel/fake_kernel.h"
+#include "driver/emu/kernel/iova_allocator.h"
+
+namespace ork::emu {
+
+inline constexpr uint64_t kPageBytes = 4096;
+inline constexpr uint64_t k4GiB = 1ull << 32;
+
+enum class NodeKind { rknpu_card, rknpu_render, rocket };
+
+// One IOMMU domain: an IOVA allocator and the device's view of the BOs in it. The vendor
+// driver has one per device; rocket one per open file (rocket_gem.c, per-fd domain).
+struct AddressSpace {
+  explicit AddressSpace(IovaAllocator::Direction dir, uint64_t low, uint64_t high)
+      : iova(low, high, dir) {}
+  IovaAllocator iova;
+  DeviceMemory memory;
+};
+
+struct KernelState;
+
+// A GEM object. Owned (shared) by the handles and the CPU mappings that refer to it; when
+// the last goes, its IOVA range and host pages are released.
+struct BoObject {
+  BoObject(KernelState& kernel, std::shared_ptr<AddressSpace> space, uint64_t id, uint64_t bytes,
+           uint8_t* host, uint64_t iova, uint32_t flags);
+  ~BoObject();
+  BoObject(const BoObject&) = delete;
+  BoObject& operator=(const BoObject&) = delete;
+
+  KernelState& kernel;
+  std::shared_ptr<AddressSpace> space;
+  uint64_t id;
+  uint64_t bytes;  // page-rounded
+  uint8_t* host;   // page-aligned, zeroed at create
+  uint64_t iova;
+  uint32_t flags;  // RKNPU_MEM_* (rknpu); 0 on rocket
+  // rocket: how the last job that wrote this BO ended (0, -EIO, -ETIMEDOUT) and when, in
+  // timed mode, its result is ready.
+  int job_status = 0;
+  std::chrono::steady_clock::time_point ready_at{};
+
+  uint64_t obj_addr() const;     // rknpu's opaque kernel "pointer"
+  uint64_t mmap_offset() const;  // fake offset for mmap(fd, offset)
+};
+
+struct File {
+  NodeKind kind;
+  std::map<uint32_t, std::shared_ptr<BoObject>> handles;
+  uint32_t next_handle = 1;
+  std::shared_ptr<AddressSpace> space;
+};
+
+struct Mapping {
+  std::shared_ptr<BoObject> bo;
+  int count = 0;  // mmap calls not yet undone (each returns the same address)
+};
+
+struct KernelState {
+  explicit KernelState(FakeKernelConfig cfg);
+
+  FakeKernelConfig config;
+  mutable std::mutex mutex;
+  Faults faults;
+  KernelStats stats;
+  std::unordered_map<int, File> files;
+  std::map<const uint8_t*, Mapping> mappings;
+  std::unordered_map<uint64_t, BoObject*> objects;  // live BOs by id (non-owning)
+  uint64_t next_bo_id = 1;
+  std::shared_ptr<AddressSpace> rknpu_space;  // the vendor driver's single IOMMU domain
+  bool powered = false;                       // rknpu POWER_ON / POWER_OFF
+
+  BoObject* find_by_obj_addr(uint64_t obj_addr) const;
+  BoObject* find_by_offset(uint64_t offset) const;
+  // Creates a BO in `file`: host pages, IOVA, DeviceMemory mapping, handle. -errno on failure.
+  int create_bo(File& file, uint64_t bytes, uint32_t flags, uint32_t* handle);
+  std::shared_ptr<BoObject> lookup(File& file, uint32_t handle) const;
+  // The file's reference to `bo`, if it holds a handle to it.
+  std::shared_ptr<BoObject> lookup_any(File& file, const BoObject* bo) const;
+  ChainResult run_chain(const DeviceMemory& mem, int core, uint64_t iova, uint32_t entries,
+                        uint32_t max_tasks);
+  void reset_core(int core) { ++stats.resets[static_cast<size_t>(core)]; }
+};
+
+// Per-driver ioctl handlers: 0 or -errno, called with the mutex held on a zero-extended
+// kernel copy of the argument (like the DRM core). `sleep_until` is set by handlers whose
+// completion must really wait in timed mode (slept after the mutex is released).
+struct IoctlContext {
+  KernelState& kernel;
+  File& file;
+  void* arg;
+  std::chrono::steady_clock::time_point sleep_until{};
+};
+
+int handle_drm_version(IoctlContext& ctx);
+int handle_drm_gem_close(IoctlContext& ctx);
+
+int handle_rknpu_action(IoctlContext& ctx);
+int handle_rknpu_submit(IoctlContext& ctx);
+int handle_rknpu_mem_create(IoctlContext& ctx);
+int handle_rknpu_mem_map(IoctlContext& ctx);
+int handle_rknpu_mem_destroy(IoctlContext& ctx);
+int handle_rknpu_mem_sync(IoctlContext& ctx);
+
+int handle_rocket_create_bo(IoctlContext& ctx);
+int handle_rocket_submit(IoctlContext& ctx);
+int handle_rocket_prep_bo(IoctlContext& ctx);
+int handle_rocket_fini_bo(IoctlContext& ctx);
+
+}  // namespace ork::emu

@@ -1,0 +1,161 @@
+// libork_emu_shim.so: an LD_PRELOAD library that serves the emulated NPU's device nodes
+// (/dev/dri/card1, /dev/dri/renderD129, /dev/accel/accel0) from the fake kernel, so that
+// unmodified programs (tests-hw, tools, anything speaking the rknpu or rocket uAPI) run off
+// the board. Idea from Mesa's drm-shim (rk3588-npu.md section 7); the code is ours.
+//
+// Interposed: open/open64/openat/openat64 (and the _FORTIFY_SOURCE __open*_2 forms), close,
+// ioctl, mmap/mmap64, munmap. A call that is not for an emulated node, fd or mapping goes to
+// the next definition (libc). Discovery: libork's real Os asks ork_emu_shim_list_nodes()
+// (driver/os/os_real.cpp), since the emulated nodes are not in /dev or sysfs.
+// Only the symbols in shim.map are exported; the fake kernel inside stays private.
+// The shim defines open *and* open64 (mmap and mmap64) itself: without this, glibc's headers
+// would rename open to open64 under _FILE_OFFSET_BITS=64 (which meson sets) and the two
+// definitions would clash. off_t is 64-bit on the 64-bit hosts we build for either way.
+#undef _FILE_OFFSET_BITS
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <string>
+
+#include "driver/emu/kernel/fake_kernel.h"
+#include "driver/os/debug.h"
+
+namespace {
+
+using ork::emu::FakeKernel;
+using ork::emu::shared_fake_kernel;
+
+template <class Fn>
+Fn next_symbol(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+// The mode argument exists only when the flags create a file.
+mode_t mode_arg(int flags, va_list args) {
+  return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(args, mode_t) : 0;
+}
+
+// Absolute paths of emulated nodes only: a relative path or a dirfd is never ours.
+bool emulated_path(const char* path) {
+  return path && path[0] == '/' && shared_fake_kernel().emulates(path);
+}
+
+int open_emulated(const char* path, int flags) {
+  int fd = shared_fake_kernel().open(path, flags);
+  ork::driver::debug_log("shim", "open {} -> {}", path, fd);
+  return fd;
+}
+
+}  // namespace
+
+extern "C" {
+
+int open(const char* path, int flags, ...) {
+  va_list args;
+  va_start(args, flags);
+  mode_t mode = mode_arg(flags, args);
+  va_end(args);
+  if (emulated_path(path)) return open_emulated(path, flags);
+  static auto real = next_symbol<int (*)(const char*, int, ...)>("open");
+  return real(path, flags, mode);
+}
+
+int open64(const char* path, int flags, ...) {
+  va_list args;
+  va_start(args, flags);
+  mode_t mode = mode_arg(flags, args);
+  va_end(args);
+  if (emulated_path(path)) return open_emulated(path, flags);
+  static auto real = next_symbol<int (*)(const char*, int, ...)>("open64");
+  return real(path, flags, mode);
+}
+
+int openat(int dirfd, const char* path, int flags, ...) {
+  va_list args;
+  va_start(args, flags);
+  mode_t mode = mode_arg(flags, args);
+  va_end(args);
+  if (emulated_path(path)) return open_emulated(path, flags);
+  static auto real = next_symbol<int (*)(int, const char*, int, ...)>("openat");
+  return real(dirfd, path, flags, mode);
+}
+
+int openat64(int dirfd, const char* path, int flags, ...) {
+  va_list args;
+  va_start(args, flags);
+  mode_t mode = mode_arg(flags, args);
+  va_end(args);
+  if (emulated_path(path)) return open_emulated(path, flags);
+  static auto real = next_symbol<int (*)(int, const char*, int, ...)>("openat64");
+  return real(dirfd, path, flags, mode);
+}
+
+int __open_2(const char* path, int flags) {
+  if (emulated_path(path)) return open_emulated(path, flags);
+  static auto real = next_symbol<int (*)(const char*, int)>("__open_2");
+  return real(path, flags);
+}
+
+int __open64_2(const char* path, int flags) {
+  if (emulated_path(path)) return open_emulated(path, flags);
+  static auto real = next_symbol<int (*)(const char*, int)>("__open64_2");
+  return real(path, flags);
+}
+
+int close(int fd) {
+  if (shared_fake_kernel().owns_fd(fd)) return shared_fake_kernel().close(fd);
+  static auto real = next_symbol<int (*)(int)>("close");
+  return real(fd);
+}
+
+int ioctl(int fd, unsigned long request, ...) {
+  va_list args;
+  va_start(args, request);
+  void* arg = va_arg(args, void*);
+  va_end(args);
+  if (shared_fake_kernel().owns_fd(fd)) return shared_fake_kernel().ioctl(fd, request, arg);
+  static auto real = next_symbol<int (*)(int, unsigned long, ...)>("ioctl");
+  return real(fd, request, arg);
+}
+
+void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  if (fd >= 0 && shared_fake_kernel().owns_fd(fd)) {
+    return shared_fake_kernel().mmap(addr, length, prot, flags, fd, offset);
+  }
+  static auto real = next_symbol<void* (*)(void*, size_t, int, int, int, off_t)>("mmap");
+  return real(addr, length, prot, flags, fd, offset);
+}
+
+void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  if (fd >= 0 && shared_fake_kernel().owns_fd(fd)) {
+    return shared_fake_kernel().mmap(addr, length, prot, flags, fd, offset);
+  }
+  static auto real = next_symbol<void* (*)(void*, size_t, int, int, int, off_t)>("mmap64");
+  return real(addr, length, prot, flags, fd, offset);
+}
+
+int munmap(void* addr, size_t length) {
+  if (shared_fake_kernel().owns_mapping(addr)) return shared_fake_kernel().munmap(addr, length);
+  static auto real = next_symbol<int (*)(void*, size_t)>("munmap");
+  return real(addr, length);
+}
+
+// The emulated nodes matching a glob pattern, newline-separated into `buffer` (always
+// NUL-terminated when size > 0). Returns the node count.
+int ork_emu_shim_list_nodes(const char* pattern, char* buffer, size_t size) {
+  std::string joined;
+  auto nodes = shared_fake_kernel().list_nodes(pattern);
+  for (const std::string& node : nodes) joined += (joined.empty() ? "" : "\n") + node;
+  if (size > 0) {
+    size_t n = std::min(joined.size(), size - 1);
+    std::memcpy(buffer, joined.data(), n);
+    buffer[n] = '\0';
+  }
+  return static_cast<int>(nodes.size());
+}
+
+}  // extern "C"

@@ -1,0 +1,63 @@
+// Helpers both kernel backends share (not a public header).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "driver/common/result.h"
+#include "driver/kmd/kmd.h"
+#include "driver/os/os.h"
+
+namespace ork::driver {
+
+// An fd of an Os, closed through that Os when it goes.
+class UniqueFd {
+ public:
+  UniqueFd(Os& os, int fd) : os_(&os), fd_(fd) {}
+  ~UniqueFd() { reset(); }
+  UniqueFd(UniqueFd&& other) noexcept : os_(other.os_), fd_(other.fd_) { other.fd_ = -1; }
+  UniqueFd& operator=(UniqueFd&&) = delete;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+  void reset();
+
+ private:
+  Os* os_;
+  int fd_;
+};
+
+// Opens a device node read-write (DRM nodes need O_RDWR), close-on-exec.
+Result<UniqueFd> open_node(Os& os, const std::string& node);
+
+struct DrmVersion {
+  std::string name;  // "rknpu", "rocket"
+  std::string desc;
+  int major = 0, minor = 0, patch = 0;
+};
+
+// DRM_IOCTL_VERSION, asked twice like libdrm's drmGetVersion (lengths, then strings), but
+// through ioctl_retry so that it runs over any Os.
+Result<DrmVersion> query_drm_version(Os& os, int fd, const std::string& node);
+
+// The emulator marks its DRM desc with this tag (driver/emu/kernel/drm_core.cpp); it is
+// visible through the LD_PRELOAD shim as well.
+bool is_emulated(const DrmVersion& version);
+
+// RK3588 has 3 cores (VND rknpu_drv.c). ORK_CORES=1..3 lowers the count; another value is an
+// error that names the variable.
+Result<int> core_count(int hardware_cores);
+
+// The checks both backends make before any ioctl: cores exist and appear once, task lists
+// are non-empty, regcmd addresses are 32-bit and 16-byte aligned, counts hold the trailer.
+Status validate_submit(const SubmitDesc& desc, int cores);
+
+std::string errno_text(int negative_errno);  // "ETIMEDOUT: Connection timed out"
+
+inline int64_t elapsed_ns(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              start).count();
+}
+
+}  // namespace ork::driver

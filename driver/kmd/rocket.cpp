@@ -1,0 +1,183 @@
+// The mainline rocket backend: CREATE_BO + mmap, one drm_rocket_job per CoreJob, PREP_BO on
+// the out BOs to wait, FINI_BO/PREP_BO for cache sync, GEM_CLOSE to free (rk3588-npu.md
+// section 2).
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "driver/kmd/kmd_common.h"
+#include "driver/os/debug.h"
+#include "driver/os/ioctl.h"
+#include "uapi/rocket_accel.h"
+
+namespace ork::driver {
+namespace {
+
+// CPU-side waits of bo_sync(from_device): long enough for a job to finish or to be reset by
+// the kernel's 500 ms job timeout (rocket_job.c).
+constexpr int64_t kSyncWaitNs = 10'000'000'000;
+
+int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+class RocketKmd final : public Kmd {
+ public:
+  RocketKmd(Os& os, UniqueFd fd, DeviceInfo info) : os_(os), fd_(std::move(fd)), info_(std::move(info)) {}
+
+  const DeviceInfo& info() const override { return info_; }
+  Result<std::unique_ptr<Bo>> bo_create(size_t bytes, BoUsage usage) override;
+  Status bo_sync(const Bo& bo, SyncDir dir) override;
+  Result<SubmitResult> submit(const SubmitDesc& desc) override;
+  // rocket has no reset ioctl: its kernel resets a core when a job times out (500 ms).
+  Status reset() override { return Status::success(); }
+
+ protected:
+  void bo_release(Bo& bo) noexcept override;
+
+ private:
+  int prep_bo(uint32_t handle, int64_t deadline_ns);
+  void close_handle(uint32_t handle) noexcept;
+
+  Os& os_;
+  UniqueFd fd_;
+  DeviceInfo info_;
+};
+
+void RocketKmd::close_handle(uint32_t handle) noexcept {
+  drm_gem_close args{.handle = handle, .pad = 0};
+  int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_GEM_CLOSE, &args);
+  if (rc) debug_log("kmd", "rocket: GEM_CLOSE of handle {} failed: {}", handle, errno_text(rc));
+}
+
+Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
+  (void)usage;  // rocket BOs are all alike (shmem pages in the file's IOMMU domain)
+  if (bytes == 0) return make_error(-EINVAL, "bo_create: bytes = 0");
+  if (bytes > UINT32_MAX) {
+    return make_error(-EINVAL, fmt::format("bo_create: {} bytes does not fit rocket's 32-bit size", bytes));
+  }
+  drm_rocket_create_bo args{};
+  args.size = static_cast<uint32_t>(bytes);
+  int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_ROCKET_CREATE_BO, &args);
+  if (rc) {
+    return make_error(rc, fmt::format("ROCKET_CREATE_BO of {} bytes failed: {}", bytes, errno_text(rc)));
+  }
+  size_t size = (bytes + 4095) & ~size_t{4095};  // the kernel maps whole pages
+  if (args.dma_address + size > (1ull << 32)) {
+    close_handle(args.handle);
+    return make_error(-ENOMEM, fmt::format("ROCKET_CREATE_BO gave IOVA 0x{:x}: not below 4 GiB",
+                                           args.dma_address));
+  }
+  void* cpu = os_.mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(),
+                       static_cast<off_t>(args.offset));
+  if (cpu == MAP_FAILED) {
+    int err = errno;
+    close_handle(args.handle);
+    return make_error(-err, fmt::format("mmap of a {}-byte rocket BO failed: {}", size, errno_text(-err)));
+  }
+  return std::make_unique<Bo>(*this, args.handle, args.dma_address, size, static_cast<uint8_t*>(cpu), 0);
+}
+
+void RocketKmd::bo_release(Bo& bo) noexcept {
+  if (os_.munmap(bo.map(), bo.size()) != 0) {
+    debug_log("kmd", "rocket: munmap of handle {} failed: errno {}", bo.handle(), errno);
+  }
+  close_handle(bo.handle());
+}
+
+int RocketKmd::prep_bo(uint32_t handle, int64_t deadline_ns) {
+  drm_rocket_prep_bo args{.handle = handle, .reserved = 0, .timeout_ns = deadline_ns};
+  return ioctl_retry(os_, fd_.get(), DRM_IOCTL_ROCKET_PREP_BO, &args);
+}
+
+Status RocketKmd::bo_sync(const Bo& bo, SyncDir dir) {
+  int rc;
+  if (dir == SyncDir::to_device) {
+    drm_rocket_fini_bo args{.handle = bo.handle(), .reserved = 0};
+    rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_ROCKET_FINI_BO, &args);
+  } else {
+    rc = prep_bo(bo.handle(), monotonic_ns() + kSyncWaitNs);
+  }
+  if (rc) {
+    return make_error(rc, fmt::format("rocket {} of handle {} failed: {}",
+                                      dir == SyncDir::to_device ? "FINI_BO" : "PREP_BO", bo.handle(),
+                                      errno_text(rc)));
+  }
+  return Status::success();
+}
+
+Result<SubmitResult> RocketKmd::submit(const SubmitDesc& desc) {
+  if (Status st = validate_submit(desc, info_.cores); !st) return st.error();
+  if (desc.out_bos.empty()) {
+    return make_error(-EINVAL, "submit: rocket waits on the out BOs (PREP_BO); out_bos is empty");
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::vector<uint32_t> in_handles, out_handles;
+  for (const Bo* bo : desc.in_bos) in_handles.push_back(bo->handle());
+  for (const Bo* bo : desc.out_bos) out_handles.push_back(bo->handle());
+  // One job per CoreJob; the kernel picks its core (CoreJob::core only shapes the split).
+  // Every job names every out BO, so the kernel's implicit fences order jobs that write the
+  // same BO; see docs/kernel-interfaces.md.
+  std::vector<std::vector<drm_rocket_task>> tasks(desc.jobs.size());
+  std::vector<drm_rocket_job> jobs(desc.jobs.size());
+  uint32_t total = 0;
+  for (size_t j = 0; j < desc.jobs.size(); ++j) {
+    for (const TaskRef& t : desc.jobs[j].tasks) {
+      tasks[j].push_back({static_cast<uint32_t>(t.regcmd_iova), t.regcmd_entries});
+    }
+    total += static_cast<uint32_t>(tasks[j].size());
+    jobs[j] = drm_rocket_job{reinterpret_cast<uintptr_t>(tasks[j].data()),
+                             reinterpret_cast<uintptr_t>(in_handles.data()),
+                             reinterpret_cast<uintptr_t>(out_handles.data()),
+                             static_cast<uint32_t>(tasks[j].size()), sizeof(drm_rocket_task),
+                             static_cast<uint32_t>(in_handles.size()),
+                             static_cast<uint32_t>(out_handles.size())};
+  }
+  drm_rocket_submit args{reinterpret_cast<uintptr_t>(jobs.data()),
+                         static_cast<uint32_t>(jobs.size()), sizeof(drm_rocket_job), 0};
+  int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_ROCKET_SUBMIT, &args);
+  if (rc) return make_error(rc, fmt::format("ROCKET_SUBMIT refused: {}", errno_text(rc)));
+  int64_t deadline = monotonic_ns() + int64_t{desc.timeout_ms} * 1'000'000;
+  for (uint32_t handle : out_handles) {
+    rc = prep_bo(handle, deadline);
+    if (rc == -ETIMEDOUT || rc == -EBUSY) {
+      return make_error(-ETIMEDOUT, fmt::format("rocket job writing BO {} did not finish within {} ms "
+                                                "(the kernel resets a core after 500 ms)",
+                                                handle, desc.timeout_ms));
+    }
+    if (rc == -EIO) return make_error(rc, fmt::format("rocket job writing BO {} faulted (DMA error)", handle));
+    if (rc) return make_error(rc, fmt::format("ROCKET_PREP_BO of BO {} failed: {}", handle, errno_text(rc)));
+  }
+  SubmitResult result;
+  result.tasks_completed = total;
+  result.wall_ns = elapsed_ns(start);
+  return result;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Kmd>> open_rocket(Os& os, const std::string& node) {
+  auto fd = open_node(os, node);
+  if (!fd) return fd.error();
+  auto version = query_drm_version(os, fd->get(), node);
+  if (!version) return version.error();
+  if (version->name != "rocket") {
+    return make_error(-ENODEV, fmt::format("{} is DRM driver '{}', not 'rocket'", node, version->name));
+  }
+  // The rocket uAPI has no core-count or hardware-version query: 3 cores is the RK3588 fact.
+  auto cores = core_count(3);
+  if (!cores) return cores.error();
+  DeviceInfo info;
+  info.kind = KmdKind::rocket;
+  info.node = node;
+  info.driver_name = version->name;
+  info.driver_version = fmt::format("{}.{}.{}", version->major, version->minor, version->patch);
+  info.hw_version = 0;
+  info.cores = *cores;
+  info.emulated = is_emulated(*version);
+  return std::unique_ptr<Kmd>(std::make_unique<RocketKmd>(os, std::move(fd.value()), info));
+}
+
+}  // namespace ork::driver
