@@ -97,8 +97,9 @@ Result<SyntheticSpec> spec_for_size(uint64_t total_bytes, uint64_t layers,
   const uint64_t esize = dtype_bytes(dtype);
   if (esize == 0) return make_error(-EINVAL, fmt::format("unknown dtype \"{}\"", dtype));
   if (layers == 0) return make_error(-EINVAL, "layers = 0: must be >= 1");
-  // Per layer ~ (4 + 3 * 8/3) h^2 = 12 h^2 elements; embeddings take <= a tenth.
-  const double per_layer = double(total_bytes) * 0.9 / double(layers) / double(esize);
+  // Per layer ~ (4 + 3 * 8/3) h^2 = 12 h^2 elements; the layers take ~95% of the file and
+  // the embeddings fill the rest, rounded up so the file is at least total_bytes.
+  const double per_layer = double(total_bytes) * 0.95 / double(layers) / double(esize);
   uint64_t h = static_cast<uint64_t>(std::sqrt(per_layer / 12.0)) / 64 * 64;
   if (h < 64) {
     return make_error(-EINVAL, fmt::format("{} bytes for {} layers is too small: each layer "
@@ -109,7 +110,7 @@ Result<SyntheticSpec> spec_for_size(uint64_t total_bytes, uint64_t layers,
                   .vocab = 0, .dtype = dtype, .seed = seed};
   const uint64_t layer_bytes = (4 * h * h + 3 * s.ffn * h + 2 * h) * esize;
   const uint64_t rest = total_bytes > layers * layer_bytes ? total_bytes - layers * layer_bytes : 0;
-  s.vocab = std::max<uint64_t>(1, std::min<uint64_t>(32000, rest / (h * esize)));
+  s.vocab = std::max<uint64_t>(1, (rest + h * esize - 1) / (h * esize));
   return s;
 }
 

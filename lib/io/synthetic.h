@@ -22,8 +22,9 @@ struct SyntheticSpec {
   uint64_t seed = 1;
 };
 
-// A spec with `layers` layers whose file is close to `total_bytes` (hidden a multiple of 64,
-// ffn ~ 8/3 hidden, vocab 32000 capped at a tenth of the file).
+// A spec with `layers` layers whose file is at least `total_bytes` and larger by less than
+// one embedding row plus the header (hidden a multiple of 64, ffn ~ 8/3 hidden, the
+// embeddings sized to fill the rest).
 Result<SyntheticSpec> spec_for_size(uint64_t total_bytes, uint64_t layers,
                                     const std::string& dtype = "F16", uint64_t seed = 1);
 

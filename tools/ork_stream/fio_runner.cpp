@@ -1,5 +1,7 @@
 // fio as the baseline of the same run: sequential O_DIRECT io_uring reads of the same file
-// with the same request size and depth as our io_uring source.
+// with the same request size and depth as our io_uring source, and like it with registered
+// buffers and files (--fixedbufs --registerfiles: fio's fastest and leanest io_uring mode
+// on the reference VM, io-streaming.md §2), so the ratio compares like with like.
 #include <cstdio>
 #include <memory>
 
@@ -49,8 +51,8 @@ Result<std::optional<FioResult>> run_fio(const std::string& path, uint64_t bs_by
   size = size / bs_bytes * bs_bytes;  // whole requests only: O_DIRECT needs aligned lengths
   FioResult r;
   r.command = fmt::format("fio --name=seqread --filename={} --readonly --rw=read --direct=1 "
-                          "--ioengine=io_uring --bs={} --iodepth={} --size={} "
-                          "--output-format=json",
+                          "--ioengine=io_uring --fixedbufs=1 --registerfiles=1 --bs={} "
+                          "--iodepth={} --size={} --output-format=json",
                           quoted(path), bs_bytes, iodepth, size);
   auto out = capture(r.command + " 2>&1");
   if (!out) return out.error();

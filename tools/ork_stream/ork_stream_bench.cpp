@@ -28,7 +28,7 @@ constexpr double kOverlapTarget = 1.1;  // per-layer / max(I/O, compute) <= 1.1 
 struct Args {
   std::string file, tmpdir = "/tmp", size = "2G", chunk = "2M", sources = "sync,worker,uring,mmap";
   uint64_t layers = 32;
-  size_t slots = 2, depth = 1;
+  size_t slots = 3, depth = 2;
   unsigned qd = 8;
   double compute_us = -1;
   bool keep = false, no_fio = false, json = false, check = false;
