@@ -18,6 +18,15 @@ constexpr uint32_t kOutInt32 = 4;  // DPU OUT_PRECISION for int32 output (MTX)
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
+// One register write: checked (the library), or truncated as the hardware would keep it.
+template <class Reg>
+void put(regcmd::Builder& rc, const EmitOptions& opt, const Reg& reg) {
+  if (opt.truncate_fields)
+    rc.emit_raw(Reg::block, Reg::offset, reg.pack_truncating());
+  else
+    rc.emit(reg);
+}
+
 Status check_addr(uint64_t iova, const char* what) {
   if (iova >> 32) return make_error(-EINVAL, fmt::format("{} address {:#x} is not below 4 GiB", what, iova));
   return Status::success();
@@ -25,7 +34,8 @@ Status check_addr(uint64_t iova, const char* what) {
 
 }  // namespace
 
-Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, regcmd::Builder& rc) {
+Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, regcmd::Builder& rc,
+                      const EmitOptions& opt) {
   if (plan.dtype != DType::int8) return make_error(-EOPNOTSUPP, "emitter: only int8 is implemented");
   const int64_t slot = t.slice - io.first_slice;
   if (slot < 0 || slot >= static_cast<int64_t>(io.c.size()))
@@ -38,44 +48,44 @@ Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, re
 
   // The DPU (and its RDMA) pointer registers: producer/consumer ping-pong as every capture
   // writes first (rk3588-npu.md section 3); the kernel writes CNA/CORE S_POINTER itself.
-  rc.emit(R::DpuSPointer{.pointer_pp_en = 1, .executer_pp_en = 1, .pointer_pp_mode = 1});
-  rc.emit(R::CnaConvCon1{.conv_mode = 0, .in_precision = kPrecInt8, .proc_precision = kPrecInt8});
-  rc.emit(R::CnaConvCon2{.feature_grains = t.feature_grains});
-  rc.emit(R::CnaConvCon3{.conv_x_stride = 1, .conv_y_stride = 1});
-  rc.emit(R::CnaDataSize0{.datain_height = u32(t.mc), .datain_width = 1});
-  rc.emit(R::CnaDataSize1{.datain_channel = u32(t.kt), .datain_channel_real = u32(t.kt - 1)});
-  rc.emit(R::CnaDataSize2{.dataout_width = 1});
-  rc.emit(R::CnaDataSize3{.dataout_atomics = u32(t.mc)});
-  rc.emit(R::CnaWeightSize0{.weight_bytes = u32(t.kt * t.nt)});
-  rc.emit(R::CnaWeightSize1{.weight_bytes_per_kernel = u32(t.kt)});
-  rc.emit(R::CnaWeightSize2{.weight_kernels = u32(t.nt), .weight_height = 1, .weight_width = 1});
-  rc.emit(R::CnaCbufCon0{.data_bank = t.data_banks, .weight_bank = t.weight_banks});
-  rc.emit(R::CnaCbufCon1{.data_entries = u32((t.kt + 63) / 64)});
-  rc.emit(R::CnaFeatureDataAddr{.feature_base_addr = u32(a)});
-  rc.emit(R::CnaDmaCon1{.line_stride = 1});
-  rc.emit(R::CnaDmaCon2{.surf_stride = u32(plan.mp)});
-  rc.emit(R::CnaDcompAddr0{.dcomp_addr0 = u32(b)});
-  rc.emit(R::CoreMiscCfg{.qd_en = 0, .proc_precision = kPrecInt8});
-  rc.emit(R::CoreDataoutSize0{.dataout_width = 0, .dataout_height = u32(t.mc - 1)});
-  rc.emit(R::CoreDataoutSize1{.dataout_channel = u32(t.nt - 1)});
-  rc.emit(R::DpuDataFormat{.proc_precision = kPrecInt8, .in_precision = kPrecInt8, .out_precision = kOutInt32});
-  rc.emit(R::DpuDstBaseAddr{.dst_base_addr = u32(c)});
-  rc.emit(R::DpuDstSurfStride{.dst_surf_stride = u32(plan.mp)});
-  rc.emit(R::DpuDataCubeWidth{.width = 0});
-  rc.emit(R::DpuDataCubeHeight{.height = u32(t.mc - 1)});
-  rc.emit(R::DpuDataCubeChannel{.channel = u32(t.nt - 1)});
+  put(rc, opt, R::DpuSPointer{.pointer_pp_en = 1, .executer_pp_en = 1, .pointer_pp_mode = 1});
+  put(rc, opt, R::CnaConvCon1{.conv_mode = 0, .in_precision = kPrecInt8, .proc_precision = kPrecInt8});
+  put(rc, opt, R::CnaConvCon2{.feature_grains = t.feature_grains});
+  put(rc, opt, R::CnaConvCon3{.conv_x_stride = 1, .conv_y_stride = 1});
+  put(rc, opt, R::CnaDataSize0{.datain_height = u32(t.mc), .datain_width = 1});
+  put(rc, opt, R::CnaDataSize1{.datain_channel = u32(t.kt), .datain_channel_real = u32(t.kt - 1)});
+  put(rc, opt, R::CnaDataSize2{.dataout_width = 1});
+  put(rc, opt, R::CnaDataSize3{.dataout_atomics = u32(t.mc)});
+  put(rc, opt, R::CnaWeightSize0{.weight_bytes = u32(t.kt * t.nt)});
+  put(rc, opt, R::CnaWeightSize1{.weight_bytes_per_kernel = u32(t.kt)});
+  put(rc, opt, R::CnaWeightSize2{.weight_kernels = u32(t.nt), .weight_height = 1, .weight_width = 1});
+  put(rc, opt, R::CnaCbufCon0{.data_bank = t.data_banks, .weight_bank = t.weight_banks});
+  put(rc, opt, R::CnaCbufCon1{.data_entries = u32((t.kt + 63) / 64)});
+  put(rc, opt, R::CnaFeatureDataAddr{.feature_base_addr = u32(a)});
+  put(rc, opt, R::CnaDmaCon1{.line_stride = 1});
+  put(rc, opt, R::CnaDmaCon2{.surf_stride = u32(plan.mp)});
+  put(rc, opt, R::CnaDcompAddr0{.dcomp_addr0 = u32(b)});
+  put(rc, opt, R::CoreMiscCfg{.qd_en = 0, .proc_precision = kPrecInt8});
+  put(rc, opt, R::CoreDataoutSize0{.dataout_width = 0, .dataout_height = u32(t.mc - 1)});
+  put(rc, opt, R::CoreDataoutSize1{.dataout_channel = u32(t.nt - 1)});
+  put(rc, opt, R::DpuDataFormat{.proc_precision = kPrecInt8, .in_precision = kPrecInt8, .out_precision = kOutInt32});
+  put(rc, opt, R::DpuDstBaseAddr{.dst_base_addr = u32(c)});
+  put(rc, opt, R::DpuDstSurfStride{.dst_surf_stride = u32(plan.mp)});
+  put(rc, opt, R::DpuDataCubeWidth{.width = 0});
+  put(rc, opt, R::DpuDataCubeHeight{.height = u32(t.mc - 1)});
+  put(rc, opt, R::DpuDataCubeChannel{.channel = u32(t.nt - 1)});
   if (!rc.ok()) return make_error(-EINVAL, fmt::format("emitter: {}", rc.error()));
   return Status::success();
 }
 
 Result<CoreCommands> emit_core(const Plan& plan, std::span<const Task> tasks, const BufferIovas& io,
-                               uint64_t regcmd_iova) {
+                               uint64_t regcmd_iova, const EmitOptions& opt) {
   // Lengths first: every task's length is needed before its predecessor's trailer. Bodies
   // are emitted twice (once to measure, once to chain); this runs once per context.
   std::vector<size_t> bodies(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) {
     regcmd::Builder probe;
-    if (auto s = emit_task_body(plan, tasks[i], io, probe); !s) return s.error();
+    if (auto s = emit_task_body(plan, tasks[i], io, probe, opt); !s) return s.error();
     bodies[i] = probe.size_entries();
   }
 
@@ -93,7 +103,7 @@ Result<CoreCommands> emit_core(const Plan& plan, std::span<const Task> tasks, co
     const uint64_t next_iova = last ? 0 : regcmd_iova + uint64_t{cc.task_offsets[i + 1]} * 8;
     const uint32_t next_entries = last ? 0 : cc.task_entries[i + 1];
     regcmd::Builder rc;
-    if (auto s = emit_task_body(plan, tasks[i], io, rc); !s) return s.error();
+    if (auto s = emit_task_body(plan, tasks[i], io, rc, opt); !s) return s.error();
     rc.finish(next_iova, next_entries);
     if (!rc.ok()) return make_error(-EINVAL, fmt::format("emitter: {}", rc.error()));
     if (rc.size_entries() != cc.task_entries[i])

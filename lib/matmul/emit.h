@@ -21,6 +21,13 @@ struct BufferIovas {
   int64_t first_slice = 0;      // c[0] holds slice first_slice (slice groups, see run.cpp)
 };
 
+struct EmitOptions {
+  // false (always, in the library): a value wider than its field is an error.
+  // true: fields are truncated as a register keeps them — only for tests that show what
+  // the hardware does with an overflowing value (e.g. N = 16384 in one task).
+  bool truncate_fields = false;
+};
+
 // A core's chained command list, laid out for one regcmd BO region: every task starts at a
 // 64-byte aligned entry offset and ends with a trailer pointing at the next task.
 struct CoreCommands {
@@ -33,11 +40,12 @@ struct CoreCommands {
 // Appends the body (no trailer) of one task to `rc`. Error: a register field overflowed
 // (names the register and field) or an address is not below 4 GiB.
 Status emit_task_body(const Plan& plan, const Task& task, const BufferIovas& iovas,
-                      regcmd::Builder& rc);
+                      regcmd::Builder& rc, const EmitOptions& options = {});
 
 // Emits every task of `tasks` (one core, in order) chained for a regcmd region at
 // `regcmd_iova`.
 Result<CoreCommands> emit_core(const Plan& plan, std::span<const Task> tasks,
-                               const BufferIovas& iovas, uint64_t regcmd_iova);
+                               const BufferIovas& iovas, uint64_t regcmd_iova,
+                               const EmitOptions& options = {});
 
 }  // namespace ork::matmul

@@ -1,20 +1,21 @@
-// The runner: resident weights, cached per-shape contexts (plan + buffers + command lists
-// built once), and the per-call path: pack A, submit, wait, accumulate K-slices, unpack C.
+// The runner: resident weights, and a cache of contexts (context.h) keyed by (weights, M,
+// cores, mc_cap), so a repeated call only packs A, submits, waits and unpacks C.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <tuple>
-#include <vector>
 
 #include "driver/common/result.h"
 #include "driver/kmd/kmd.h"
+#include "lib/matmul/context.h"
 #include "lib/matmul/plan.h"
 
 namespace ork::matmul {
 
-// K x N weights packed once into the native layout of their K-slices, in one BO.
+// K x N weights packed once into the native layout of their K-slices, in one BO. The
+// layout depends on K, N and dtype only, never on M or the core count.
 class ResidentWeights {
  public:
   static Result<std::unique_ptr<ResidentWeights>> create(driver::Kmd& kmd, DType dtype, int64_t k,
@@ -38,17 +39,6 @@ struct RunOptions {
   int64_t mc_cap = 0;
 };
 
-// Host-side time of one call, split the way mc_prof reports it (ns).
-struct RunStats {
-  int64_t plan_ns = 0;      // context lookup (or plan + build on a miss)
-  int64_t pack_ns = 0;      // A into the native layout + cache sync
-  int64_t submit_ns = 0;    // submit + wait, wall time
-  int64_t device_ns = 0;    // time the kernel reports (rknpu hw_elapse_time), -1 if none
-  int64_t unpack_ns = 0;    // accumulate K-slices + unpack C
-  int submits = 0;
-  bool built = false;       // true when this call planned and built the command lists
-};
-
 class MatmulRunner {
  public:
   explicit MatmulRunner(driver::Kmd& kmd);
@@ -65,7 +55,6 @@ class MatmulRunner {
   static constexpr size_t kMaxContexts = 16;
 
  private:
-  struct Context;
   using Key = std::tuple<uint64_t, int64_t, int, int64_t>;  // weights id, m, cores, mc_cap
   Result<Context*> context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
                                bool* built);

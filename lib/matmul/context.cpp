@@ -1,0 +1,176 @@
+// Building a context (BOs, command lists, submit descriptors: once) and running it (per
+// call: pack A, submit, wait, accumulate K-slices, unpack C). Every address is fixed per
+// context, so nothing in the command lists is patched per call.
+#include "lib/matmul/context.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "lib/matmul/layout.h"
+
+namespace ork::matmul {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+int64_t ns_since(Clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+}
+
+// Bytes of K-slice partial outputs one submit may keep live; wider K runs in several
+// submits (slice groups). Keeps the worst case of the sweep (M=4100, N=16384, 10 slices)
+// well inside the NPU's 4 GiB address window.
+constexpr int64_t kPartialBudgetBytes = int64_t{512} << 20;
+
+Error device_error(const Error& e, const char* what) {
+  return make_error(e.code, fmt::format("{}: {}", what, e.message));
+}
+
+uint64_t aligned64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// Tasks of one core whose slice lies in the group.
+std::vector<Task> core_tasks(const Plan& plan, int core, const SliceGroup& g) {
+  std::vector<Task> out;
+  for (const Task& t : plan.tasks)
+    if (t.core == core && t.slice >= g.first_slice && t.slice < g.first_slice + g.count) out.push_back(t);
+  return out;
+}
+
+// Every group's per-core command lists for a regcmd region at `base`, in (group, core)
+// order, and the bytes they occupy.
+Result<std::vector<CoreCommands>> emit_all(const Context& ctx, const std::vector<BufferIovas>& iovas,
+                                           uint64_t base, const EmitOptions& emit, size_t* bytes) {
+  std::vector<CoreCommands> all;
+  uint64_t offset = 0;
+  for (size_t g = 0; g < ctx.groups.size(); ++g) {
+    for (int core = 0; core < ctx.plan.cores_used; ++core) {
+      auto tasks = core_tasks(ctx.plan, core, ctx.groups[g]);
+      if (tasks.empty()) continue;
+      auto cmds = emit_core(ctx.plan, tasks, iovas[g], base + offset, emit);
+      if (!cmds) return cmds.error();
+      cmds->core = core;
+      offset += aligned64(cmds->entries.size() * 8);
+      all.push_back(std::move(*cmds));
+    }
+  }
+  *bytes = offset;
+  return all;
+}
+
+Status allocate_buffers(driver::Kmd& kmd, Context& ctx, std::vector<BufferIovas>& iovas) {
+  const Plan& p = ctx.plan;
+  auto a = kmd.bo_create(static_cast<size_t>(p.a_bytes()), driver::BoUsage::data);
+  if (!a) return device_error(a.error(), "allocating the feature buffer");
+  ctx.a = std::move(*a);
+  const int64_t slots =
+      std::clamp<int64_t>(kPartialBudgetBytes / std::max<int64_t>(p.c_bytes_per_slice(), 1), 1, p.slices);
+  for (int64_t i = 0; i < slots; ++i) {
+    auto c = kmd.bo_create(static_cast<size_t>(p.c_bytes_per_slice()), driver::BoUsage::data);
+    if (!c) return device_error(c.error(), "allocating an output buffer");
+    ctx.c.push_back(std::move(*c));
+  }
+  for (int64_t first = 0; first < p.slices; first += slots) {
+    SliceGroup g{.first_slice = first, .count = std::min(slots, p.slices - first), .desc = {}};
+    BufferIovas io{.a = ctx.a->iova(), .b = ctx.weights->iova(), .c = {}, .first_slice = first};
+    for (int64_t i = 0; i < g.count; ++i) io.c.push_back(ctx.c[static_cast<size_t>(i)]->iova());
+    ctx.groups.push_back(std::move(g));
+    iovas.push_back(std::move(io));
+  }
+  return Status::success();
+}
+
+// Copies the command lists into the regcmd BO and fills each group's submit descriptor.
+void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
+  uint64_t offset = 0;
+  size_t next = 0;
+  for (SliceGroup& g : ctx.groups) {
+    g.desc.in_bos = {ctx.a.get(), ctx.weights, ctx.regcmd.get()};
+    for (int64_t i = 0; i < g.count; ++i) g.desc.out_bos.push_back(ctx.c[static_cast<size_t>(i)].get());
+    for (int core = 0; core < ctx.plan.cores_used; ++core) {
+      if (core_tasks(ctx.plan, core, g).empty()) continue;
+      const CoreCommands& cc = cmds[next++];
+      std::memcpy(ctx.regcmd->map() + offset, cc.entries.data(), cc.entries.size() * 8);
+      driver::CoreJob job{.core = core, .tasks = {}};
+      for (size_t t = 0; t < cc.task_offsets.size(); ++t)
+        job.tasks.push_back({.regcmd_iova = ctx.regcmd->iova() + offset + cc.task_offsets[t] * 8,
+                             .regcmd_entries = cc.task_entries[t]});
+      g.desc.jobs.push_back(std::move(job));
+      offset += aligned64(cc.entries.size() * 8);
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan, const driver::Bo& weights,
+                                               const EmitOptions& emit) {
+  auto ctx = std::make_unique<Context>();
+  ctx->plan = std::move(plan);
+  ctx->weights = &weights;
+  if (static_cast<int64_t>(weights.size()) < ctx->plan.b_bytes())
+    return make_error(-EINVAL, "the weight buffer is smaller than the plan's weights");
+  std::vector<BufferIovas> iovas;
+  if (auto s = allocate_buffers(kmd, *ctx, iovas); !s) return s.error();
+  // Two passes: the first learns the size of the command lists, the second emits them for
+  // the regcmd BO's real address (the trailers hold absolute addresses).
+  size_t bytes = 0;
+  if (auto sized = emit_all(*ctx, iovas, 0, emit, &bytes); !sized) return sized.error();
+  auto rc = kmd.bo_create(bytes, driver::BoUsage::regcmd);
+  if (!rc) return device_error(rc.error(), "allocating the command buffer");
+  ctx->regcmd = std::move(*rc);
+  auto cmds = emit_all(*ctx, iovas, ctx->regcmd->iova(), emit, &bytes);
+  if (!cmds) return cmds.error();
+  lay_out(*ctx, *cmds);
+  if (auto s = kmd.bo_sync(*ctx->regcmd, driver::SyncDir::to_device); !s) return s.error();
+  return ctx;
+}
+
+Status execute(driver::Kmd& kmd, const Context& x, std::span<const int8_t> a, std::span<int32_t> c,
+               RunStats& st) {
+  const Plan& p = x.plan;
+  auto t0 = Clock::now();
+  if (auto s = pack_a_int8(a, p, {reinterpret_cast<int8_t*>(x.a->map()), static_cast<size_t>(p.a_bytes())}); !s)
+    return s;
+  if (auto s = kmd.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s;
+  st.pack_ns = ns_since(t0);
+
+  st.device_ns = 0;
+  for (const SliceGroup& g : x.groups) {
+    t0 = Clock::now();
+    auto r = kmd.submit(g.desc);
+    st.submit_ns += ns_since(t0);
+    ++st.submits;
+    if (!r) return r.error();
+    if (r->hw_elapse_ns < 0) st.device_ns = -1;
+    else if (st.device_ns >= 0) st.device_ns += r->hw_elapse_ns;
+
+    t0 = Clock::now();
+    for (int64_t i = 0; i < g.count; ++i) {
+      const driver::Bo& cb = *x.c[static_cast<size_t>(i)];
+      if (auto s = kmd.bo_sync(cb, driver::SyncDir::from_device); !s) return s;
+      std::span<const int32_t> native{reinterpret_cast<const int32_t*>(cb.map()),
+                                      static_cast<size_t>(c_elements_per_slice(p))};
+      auto s = g.first_slice + i == 0 ? unpack_c_int32(native, p, c) : accumulate_c_int32(native, p, c);
+      if (!s) return s;
+    }
+    st.unpack_ns += ns_since(t0);
+  }
+  return Status::success();
+}
+
+Status run_plan_once(driver::Kmd& kmd, const Plan& plan, std::span<const int8_t> a, std::span<const int8_t> w,
+                     std::span<int32_t> c, const EmitOptions& emit) {
+  auto bo = kmd.bo_create(static_cast<size_t>(plan.b_bytes()), driver::BoUsage::data);
+  if (!bo) return device_error(bo.error(), "allocating the weight buffer");
+  if (auto s = pack_b_int8(w, plan, {reinterpret_cast<int8_t*>((*bo)->map()), static_cast<size_t>(plan.b_bytes())}); !s)
+    return s;
+  if (auto s = kmd.bo_sync(**bo, driver::SyncDir::to_device); !s) return s;
+  auto ctx = build_context(kmd, plan, **bo, emit);
+  if (!ctx) return ctx.error();
+  RunStats st;
+  return execute(kmd, **ctx, a, c, st);
+}
+
+}  // namespace ork::matmul

@@ -1,0 +1,62 @@
+// A matmul context: everything one (plan, weights) pair needs on a device, built once —
+// the feature and output BOs, the chained per-core command lists in one regcmd BO, and the
+// submit descriptors — plus the per-call path that runs it (pack A, submit, wait,
+// accumulate K-slices, unpack C). The runner (run.h) caches contexts; tests and experiments
+// run hand-built plans through the same code.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "driver/common/result.h"
+#include "driver/kmd/kmd.h"
+#include "lib/matmul/emit.h"
+#include "lib/matmul/plan.h"
+
+namespace ork::matmul {
+
+// One submit: the K-slices [first_slice, first_slice + count) with their output slots.
+struct SliceGroup {
+  int64_t first_slice = 0;
+  int64_t count = 0;
+  driver::SubmitDesc desc;
+};
+
+struct Context {
+  Plan plan;
+  const driver::Bo* weights = nullptr;            // packed by the plan's slice layout
+  std::unique_ptr<driver::Bo> a;
+  std::vector<std::unique_ptr<driver::Bo>> c;     // output slots of one group
+  std::unique_ptr<driver::Bo> regcmd;
+  std::vector<SliceGroup> groups;
+  uint64_t last_used = 0;
+};
+
+// Host-side time of one call, split the way mc_prof reports it (ns).
+struct RunStats {
+  int64_t plan_ns = 0;      // context lookup (or plan + build on a miss)
+  int64_t pack_ns = 0;      // A into the native layout + cache sync
+  int64_t submit_ns = 0;    // submit + wait, wall time
+  int64_t device_ns = 0;    // time the kernel reports (rknpu hw_elapse_time), -1 if none
+  int64_t unpack_ns = 0;    // accumulate K-slices + unpack C
+  int submits = 0;
+  bool built = false;       // true when this call planned and built the command lists
+};
+
+// Builds the context of `plan` over resident `weights` (packed for this plan's slices).
+Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan,
+                                               const driver::Bo& weights,
+                                               const EmitOptions& emit = {});
+
+// C (M x N row-major int32) = A (M x K row-major int8) x W, with the context's plan.
+Status execute(driver::Kmd& kmd, const Context& ctx, std::span<const int8_t> a,
+               std::span<int32_t> c, RunStats& stats);
+
+// Packs `w` (K x N row-major) for `plan`'s slice layout into a new BO, builds the context
+// and runs it once. For hand-built plans (tests of the hardware limits, experiments).
+Status run_plan_once(driver::Kmd& kmd, const Plan& plan, std::span<const int8_t> a,
+                     std::span<const int8_t> w, std::span<int32_t> c, const EmitOptions& emit = {});
+
+}  // namespace ork::matmul

@@ -1,0 +1,191 @@
+// The emulated NPU enforces what the silicon does (seed 004, docs/regcmd-contract.md
+// section 4): each limit is shown with a hand-built plan that breaks it, run through the
+// real emitter and kernel interface, and the planner is shown never to produce one.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "driver/emu/kernel/fake_kernel.h"
+#include "driver/kmd/kmd.h"
+#include "lib/matmul/context.h"
+#include "lib/matmul/plan.h"
+#include "lib/ref/oracle.h"
+#include "tests/e2e/sweep_cases.h"
+
+namespace {
+
+using namespace ork::matmul;
+
+struct Operands {
+  std::vector<int8_t> a, w;
+  std::vector<int32_t> want;
+};
+
+Operands operands(int64_t m, int64_t k, int64_t n) {
+  std::mt19937 rng(static_cast<unsigned>(m * 31 + k * 7 + n));
+  Operands o;
+  o.a.resize(static_cast<size_t>(m * k));
+  o.w.resize(static_cast<size_t>(k * n));
+  for (auto& x : o.a) x = static_cast<int8_t>(rng());
+  for (auto& x : o.w) x = static_cast<int8_t>(rng());
+  o.want.resize(static_cast<size_t>(m * n));
+  EXPECT_TRUE(ork::ref::matmul_int8(o.a, o.w, o.want, {m, k, n}).ok());
+  return o;
+}
+
+Plan plan_for(int64_t m, int64_t k, int64_t n) {
+  auto p = make_plan({m, k, n}, {.dtype = DType::int8, .cores = 1, .mc_cap = 0});
+  EXPECT_TRUE(p.ok()) << p.error().message;
+  return *p;
+}
+
+class HwLimits : public ::testing::TestWithParam<ork::driver::KmdKind> {
+ protected:
+  void SetUp() override {
+    auto k = ork::driver::discover(fake_, GetParam());
+    ASSERT_TRUE(k.ok()) << k.error().message;
+    kmd_ = std::move(*k);
+  }
+  ork::Status run(const Plan& p, const Operands& o, std::vector<int32_t>& got, EmitOptions emit = {}) {
+    got.assign(o.want.size(), 0);
+    return run_plan_once(*kmd_, p, o.a, o.w, got, emit);
+  }
+  // The device works after a failure: the planner's own plan for the shape is exact.
+  void expect_device_usable(int64_t m, int64_t k, int64_t n) {
+    const Operands o = operands(m, k, n);
+    std::vector<int32_t> got;
+    ASSERT_TRUE(run(plan_for(m, k, n), o, got).ok());
+    EXPECT_EQ(got, o.want);
+  }
+  uint64_t resets() const {
+    uint64_t r = 0;
+    for (auto x : fake_.stats().resets) r += x;
+    return r;
+  }
+
+  ork::emu::FakeKernel fake_;
+  std::unique_ptr<ork::driver::Kmd> kmd_;
+};
+
+TEST_P(HwLimits, FullKTaskPast4096Wedges) {
+  const int64_t m = 64, k = 6144, n = 32;
+  Plan p = plan_for(m, k, n);
+  p.slices = 1;
+  p.slice_k = p.kp;
+  p.tasks = {Task{.core = 0, .m0 = 0, .mc = m, .n0 = 0, .nt = n, .k0 = 0, .kt = p.kp, .slice = 0,
+                  .schedule = Schedule::k_reduction, .data_banks = 11, .weight_banks = 1,
+                  .feature_grains = static_cast<uint32_t>(resident_rows(p.kp))}};
+  const uint64_t before = resets();
+  std::vector<int32_t> got;
+  auto s = run(p, operands(m, k, n), got);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, -ETIMEDOUT) << s.error().message;
+  EXPECT_GT(resets(), before);
+  expect_device_usable(m, k, n);
+}
+
+TEST_P(HwLimits, KSliceTaskOverTheResidentRowBudgetWedges) {
+  const int64_t m = 33, k = 6144, n = 32;  // R(2048) = 32 rows
+  Plan p = plan_for(m, k, n);
+  ASSERT_GT(p.slices, 1);
+  ASSERT_EQ(p.mc, 32);
+  std::vector<Task> merged;
+  for (const Task& t : p.tasks)
+    if (t.m0 == 0) {
+      Task u = t;
+      u.mc = m;
+      u.feature_grains = static_cast<uint32_t>(m + 1);
+      merged.push_back(u);
+    }
+  p.tasks = merged;
+  p.mc = m;
+  std::vector<int32_t> got;
+  auto s = run(p, operands(m, k, n), got);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, -ETIMEDOUT) << s.error().message;
+  expect_device_usable(m, k, n);
+}
+
+// Seed 004's table: mc = mg_max*64 exact, mg_max*64 + 1 miscomputes, at every K.
+TEST_P(HwLimits, OneRowPastTheBankLimitMiscomputes) {
+  for (int64_t k : {512, 1024, 2048, 3584, 4096}) {
+    SCOPED_TRACE("K = " + std::to_string(k));
+    const int64_t limit = mg_max(k, DType::int8) * 64;
+    const int64_t n = 32;
+    const Plan exact = plan_for(limit, k, n);
+    ASSERT_EQ(exact.tasks.size(), 1u);
+    const Operands ok_operands = operands(limit, k, n);
+    std::vector<int32_t> got;
+    ASSERT_TRUE(run(exact, ok_operands, got).ok());
+    EXPECT_EQ(got, ok_operands.want);
+
+    const int64_t m = limit + 1;
+    Plan p = plan_for(m, k, n);
+    Task t = p.tasks.front();
+    t.mc = m;
+    t.data_banks = 11;  // ORK's 0x1040 formula clamps at 0x1b = 1 weight, 11 data banks
+    t.weight_banks = 1;
+    p.tasks = {t};
+    p.mc = m;
+    const Operands o = operands(m, k, n);
+    ASSERT_TRUE(run(p, o, got).ok());
+    EXPECT_NE(got, o.want) << "an overflowing feature tile must not compute right";
+  }
+}
+
+TEST_P(HwLimits, SixteenThousandColumnsInOneTask) {
+  const int64_t m = 2, k = 32, n = 16384;
+  Plan p = plan_for(m, k, n);
+  Task t = p.tasks.front();
+  t.n0 = 0;
+  t.nt = n;
+  p.tasks = {t};
+  const Operands o = operands(m, k, n);
+  std::vector<int32_t> got;
+  // The library refuses it: the fields cannot hold it.
+  auto refused = run(p, o, got);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("does not fit"), std::string::npos) << refused.error().message;
+  // Written anyway (fields truncated as registers keep them), it comes out wrong: the DPU
+  // channel field keeps 13 bits, so columns 8192.. are never written.
+  ASSERT_TRUE(run(p, o, got, {.truncate_fields = true}).ok());
+  EXPECT_NE(got, o.want);
+  int64_t unwritten = 0;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 8192; c < n; ++c) unwritten += got[static_cast<size_t>(r * n + c)] == 0;
+  EXPECT_EQ(unwritten, m * 8192);
+  expect_device_usable(m, k, n);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothInterfaces, HwLimits,
+                         ::testing::Values(ork::driver::KmdKind::rknpu, ork::driver::KmdKind::rocket),
+                         [](const auto& info) { return std::string(ork::driver::kmd_kind_name(info.param)); });
+
+// The planner never produces a task the model (and the silicon) rejects, for any shape of
+// the sweep and every core count.
+TEST(PlannerNeverBreaksALimit, AcrossTheSweep) {
+  for (int64_t m : ork::test::kSweepM)
+    for (int64_t k : ork::test::kSweepK)
+      for (int64_t n : ork::test::kSweepN)
+        for (int cores : ork::test::kSweepCores) {
+          auto p = make_plan({m, k, n}, {.dtype = DType::int8, .cores = cores, .mc_cap = 0});
+          ASSERT_TRUE(p.ok()) << p.error().message;
+          for (const Task& t : p->tasks) {
+            ASSERT_LE(t.nt, kMaxColumnsPerTask);
+            ASSERT_LE(t.mc, kMaxRowsPerTask);
+            if (t.schedule == Schedule::k_reduction) {
+              ASSERT_LE(t.kt, kMaxFullK);
+              ASSERT_GE(t.weight_banks, 1u);
+              ASSERT_LE(t.data_banks + t.weight_banks, 12u);
+              ASSERT_GE(int64_t{t.data_banks}, data_banks_for(t.mc, t.kt, DType::int8));
+            } else {
+              ASSERT_LE(t.mc, resident_rows(t.kt));
+              ASSERT_EQ(t.data_banks + t.weight_banks, 0u);
+            }
+          }
+        }
+}
+
+}  // namespace
