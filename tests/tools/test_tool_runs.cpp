@@ -242,7 +242,9 @@ TEST_F(ToolRuns, SparseCheckPassesOnSmallShapes) {
     EXPECT_EQ(j["ok"], true);
     EXPECT_EQ(j["mismatches"], 0);
     EXPECT_GT(j["cells_checked"].get<int64_t>(), 0);
-    if (j["full"] == true) EXPECT_EQ(j["cells_checked"], j["m"].get<int64_t>() * j["n"].get<int64_t>());
+    if (j["full"] == true) {
+      EXPECT_EQ(j["cells_checked"], j["m"].get<int64_t>() * j["n"].get<int64_t>());
+    }
   }
 }
 

@@ -106,7 +106,8 @@ int run(int argc, char** argv) {
   if (as_json) {
     nlohmann::json out = {{"version", ork_version()},
                           {"api_version", ORK_API_VERSION},
-                          {"ork_device_env", env_device ? env_device : nullptr},
+                          {"ork_device_env", env_device ? nlohmann::json(env_device)
+                                                        : nlohmann::json(nullptr)},
                           {"devices", nlohmann::json::array()}};
     for (const Probe& p : probes) out["devices"].push_back(to_json(p));
     fmt::print("{}\n", out.dump(2));

@@ -14,14 +14,12 @@
 
 #include "tools/common/cli.h"
 #include "tools/common/ork_handles.h"
-#include "tools/common/progress.h"
 #include "tools/sparse_check/cells.h"
-#include "tools/sparse_check/host_ref.h"
+#include "tools/sparse_check/verify.h"
 
 namespace ork::tools {
 namespace {
 
-constexpr size_t kMaxPrinted = 20;               // mismatches printed / in the JSON
 constexpr int64_t kBigShapeMacs = int64_t{1} << 30;  // progress above ~1 G multiply-adds
 constexpr int64_t kMaxOperandBytes = int64_t{1} << 33;  // 8 GiB per buffer: a typo, not a job
 
@@ -36,16 +34,7 @@ struct Args {
   bool json = false;
 };
 
-struct Mismatch {
-  Cell cell;
-  int64_t expected = 0;
-  int32_t got = 0;
-};
-
-struct Outcome {
-  int64_t checked = 0;
-  int64_t mismatches = 0;
-  std::vector<Mismatch> first;
+struct Timing {
   double matmul_ms = 0, check_ms = 0;
 };
 
@@ -58,39 +47,9 @@ int fail(Exit exit, const std::string& message) {
   return code(exit);
 }
 
-void record(Outcome& out, const Cell& cell, int64_t expected, int32_t got) {
-  ++out.checked;
-  if (expected == got) return;
-  if (++out.mismatches <= static_cast<int64_t>(kMaxPrinted))
-    out.first.push_back({cell, expected, got});
-}
-
-void check_full(const Args& a, std::span<const int8_t> A, std::span<const int8_t> W,
-                std::span<const int32_t> C, Outcome& out) {
-  Progress progress("sparse_check: full reference", a.m, a.m * a.k * a.n >= kBigShapeMacs);
-  std::vector<int64_t> row(static_cast<size_t>(a.n));
-  for (int64_t i = 0; i < a.m; ++i) {
-    host_row(A, W, a.k, a.n, i, row);
-    for (int64_t j = 0; j < a.n; ++j) record(out, {i, j}, row[j], C[i * a.n + j]);
-    progress.update(i + 1);
-  }
-}
-
-void check_sampled(const Args& a, const matmul::Plan& plan, std::span<const int8_t> A,
-                   std::span<const int8_t> W, std::span<const int32_t> C, Outcome& out) {
-  const std::vector<Cell> cells = sample_cells(plan, a.random_cells, 4, a.seed);
-  const auto total = static_cast<int64_t>(cells.size());
-  Progress progress("sparse_check: sampled reference", total, total * a.k >= kBigShapeMacs);
-  for (int64_t i = 0; i < total; ++i) {
-    const Cell& c = cells[i];
-    record(out, c, host_dot(A, W, a.k, a.n, c.m, c.n), C[c.m * a.n + c.n]);
-    if (i % 256 == 0) progress.update(i);
-  }
-}
-
 // A and W from the seed, then C through the C API. Returns an exit code, or -1 to go on.
 int run_device(const Args& a, std::vector<int8_t>& A, std::vector<int8_t>& W,
-               std::vector<int32_t>& C, ork_device* device, Outcome& out) {
+               std::vector<int32_t>& C, ork_device* device, Timing& timing) {
   SplitMix64 rng(a.seed);
   fill_random_int8(A, rng);
   fill_random_int8(W, rng);
@@ -106,7 +65,7 @@ int run_device(const Args& a, std::vector<int8_t>& A, std::vector<int8_t>& W,
   options.mc_cap = a.mc_cap;
   const auto t0 = std::chrono::steady_clock::now();
   st = ork_matmul(device, weights.get(), A.data(), a.m, C.data(), &options);
-  out.matmul_ms = ms_since(t0);
+  timing.matmul_ms = ms_since(t0);
   if (st != ORK_OK)
     return fail(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed,
                 "matmul: " + describe_failure(st));
@@ -114,7 +73,7 @@ int run_device(const Args& a, std::vector<int8_t>& A, std::vector<int8_t>& W,
 }
 
 nlohmann::json to_json(const Args& a, const ork_device_info& info, const matmul::Plan& plan,
-                       const Outcome& out, const CellLocator& where) {
+                       const Outcome& out, const Timing& timing, const CellLocator& where) {
   nlohmann::json first = nlohmann::json::array();
   for (const Mismatch& mm : out.first) {
     const CellHome h = where.locate(mm.cell);
@@ -128,24 +87,21 @@ nlohmann::json to_json(const Args& a, const ork_device_info& info, const matmul:
           {"full", a.full}, {"mc", plan.mc}, {"slices", plan.slices},
           {"tasks", plan.tasks.size()}, {"cells_checked", out.checked},
           {"mismatches", out.mismatches}, {"first_mismatches", first},
-          {"matmul_ms", out.matmul_ms}, {"check_ms", out.check_ms},
+          {"matmul_ms", timing.matmul_ms}, {"check_ms", timing.check_ms},
           {"ok", out.mismatches == 0}};
 }
 
 void print_text(const Args& a, const ork_device_info& info, const matmul::Plan& plan,
-                const Outcome& out, const CellLocator& where) {
-  for (const Mismatch& mm : out.first) {
-    fmt::print("mismatch C[{}][{}]: {}: expected {}, got {}\n", mm.cell.m, mm.cell.n,
-               CellLocator::describe(where.locate(mm.cell)), mm.expected, mm.got);
-  }
+                const Outcome& out, const Timing& timing, const CellLocator& where) {
+  for (const Mismatch& mm : out.first) fmt::print("{}\n", format_mismatch(mm, where));
   fmt::print("sparse_check: M={} K={} N={} on {} ({}{}), {} core(s), seed {}: plan mc={} "
              "slices={} tasks={}; {} {} cells checked, {} mismatch(es); matmul {:.3f} ms, "
              "check {:.3f} ms: {}\n",
              a.m, a.k, a.n, device_label(a.device), info.backend,
              info.kernel_interface[0] ? fmt::format(" via {}", info.kernel_interface) : "",
              plan.cores_used, a.seed, plan.mc, plan.slices, plan.tasks.size(),
-             a.full ? "all" : "sampled", out.checked, out.mismatches, out.matmul_ms,
-             out.check_ms, out.mismatches == 0 ? "OK" : "FAILED");
+             a.full ? "all" : "sampled", out.checked, out.mismatches, timing.matmul_ms,
+             timing.check_ms, out.mismatches == 0 ? "OK" : "FAILED");
 }
 
 void add_options(CLI::App& app, Args& args) {
@@ -194,19 +150,24 @@ int run(int argc, char** argv) {
 
   std::vector<int8_t> A(static_cast<size_t>(a.m * a.k)), W(static_cast<size_t>(a.k * a.n));
   std::vector<int32_t> C(static_cast<size_t>(a.m * a.n));
+  Timing timing;
+  if (int rc = run_device(a, A, W, C, device.get(), timing); rc >= 0) return rc;
+  const Problem problem{A, W, a.m, a.k, a.n};
   Outcome out;
-  if (int rc = run_device(a, A, W, C, device.get(), out); rc >= 0) return rc;
   const auto t0 = std::chrono::steady_clock::now();
-  if (a.full)
-    check_full(a, A, W, C, out);
-  else
-    check_sampled(a, *plan, A, W, C, out);
-  out.check_ms = ms_since(t0);
+  if (a.full) {
+    verify_full(problem, C, a.m * a.k * a.n >= kBigShapeMacs, out);
+  } else {
+    const std::vector<Cell> cells = sample_cells(*plan, a.random_cells, 4, a.seed);
+    const auto count = static_cast<int64_t>(cells.size());
+    verify_cells(problem, cells, C, count * a.k >= kBigShapeMacs, out);
+  }
+  timing.check_ms = ms_since(t0);
   CellLocator where(*plan);
   if (a.json)
-    fmt::print("{}\n", to_json(a, info, *plan, out, where).dump(2));
+    fmt::print("{}\n", to_json(a, info, *plan, out, timing, where).dump(2));
   else
-    print_text(a, info, *plan, out, where);
+    print_text(a, info, *plan, out, timing, where);
   return code(out.mismatches == 0 ? Exit::ok : Exit::check_failed);
 }
 
