@@ -1,0 +1,52 @@
+// Step 1 of seed 000: the dependency graph of a stream (StreamGraph), plus what the memory
+// model needs: which buffers each op brings to life and which it releases.
+//
+// Edges (A -> B: A first), every one from an earlier to a later op of the input order:
+//   program: start P -> wait P;
+//   barrier: every op since the previous barrier -> barrier -> every op up to the next;
+//   memory:  two accesses to overlapping bytes of one buffer, at least one a write
+//            (read-after-write = the seed's def/use edge, write-after-read, write-after-
+//            write), in memory and in xram. A program holds its buffers until its wait,
+//            so an edge out of a program leaves from its wait.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "driver/common/result.h"
+#include "lib/sched/stream.h"
+
+namespace ork::sched {
+
+struct Graph {
+  int op_count = 0;
+  std::vector<int> succ_offsets;  // CSR: successors of op i are succs[offsets[i] .. offsets[i+1])
+  std::vector<int> succs;
+  std::vector<int> pred_counts;
+
+  // Memory model, over buffers with in_memory only. A buffer is born when the first op of
+  // born_by that touches it is emitted (a program's buffers at its start) and dies when its
+  // last releasing op is emitted (a program releases at its wait).
+  std::vector<std::vector<int>> born_by;      // per op, sorted buffer ids
+  std::vector<std::vector<int>> released_by;  // per op, sorted buffer ids
+  std::vector<int> release_count;             // per buffer: ops that release it
+  std::vector<std::vector<int>> program_users;  // per buffer: start ops touching it, input order
+  std::vector<int> first_consumer;  // per load: first start reading what it writes, or -1
+  std::vector<int64_t> working_set;  // per op: bytes of born_by (a start's pinned set)
+  std::vector<int> starts;           // start ops, input order
+
+  std::span<const int> successors(int op) const {
+    return {succs.data() + succ_offsets[op], succs.data() + succ_offsets[op + 1]};
+  }
+  size_t edge_count() const { return succs.size(); }
+};
+
+// Fails when the input order itself breaks a memory edge, e.g. an op that touches a
+// buffer a started program still holds (its wait comes later): that stream races.
+Result<Graph> build_graph(const Stream& stream);
+
+// True when `order` is a permutation of the ops that keeps every edge.
+bool order_respects_graph(const Graph& graph, std::span<const int> order);
+
+}  // namespace ork::sched

@@ -1,0 +1,212 @@
+#include "lib/sched/list_state.h"
+
+#include <algorithm>
+
+namespace ork::sched::detail {
+
+namespace {
+constexpr int64_t kNone = -2;      // not placed (yet)
+constexpr int64_t kUnplaced = -1;  // alive, but the model found no address (forced)
+
+Pool make_space(const ListParams& params) {
+  PoolConfig config = params.pool;
+  config.capacity_bytes = std::max(params.cap_bytes, config.reserve_bytes + config.alignment_bytes);
+  Result<Pool> pool = Pool::create(config);
+  return std::move(pool).value();  // list_schedule() checked the configuration
+}
+}  // namespace
+
+MaxTree::MaxTree(int size) : size_(std::max(size, 1)), tree_(2 * size_, 0) {}
+
+void MaxTree::set(int index, int64_t value) {
+  int i = index + size_;
+  tree_[i] = value;
+  for (i /= 2; i >= 1; i /= 2) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
+}
+
+int64_t MaxTree::max_below(int end) const {
+  int64_t best = 0;
+  for (int lo = size_, hi = end + size_; lo < hi; lo /= 2, hi /= 2) {
+    if (lo & 1) best = std::max(best, tree_[lo++]);
+    if (hi & 1) best = std::max(best, tree_[--hi]);
+  }
+  return best;
+}
+
+ListState::ListState(const Stream& s, const Graph& g, const Priority& p, const ListParams& params)
+    : s_(s), g_(g), prio_(p), params_(params), space_(make_space(params)),
+      indegree_(g.pred_counts), offset_(s.buffers.size(), kNone), born_(s.buffers.size(), 0),
+      left_(g.release_count), core_open_(s.cores, 0), core_end_(s.cores, 0),
+      core_busy_(s.cores, 0), program_end_(s.ops.size(), 0), program_rank_(s.ops.size(), -1),
+      pending_(s.ops.size(), 0), reserve_tree_(static_cast<int>(g.starts.size())),
+      core_of_(s.ops.size(), -1) {
+  order_.reserve(s.ops.size());
+  int rank = 0;
+  for (int pos = 0; pos < g.op_count; ++pos) {
+    const int op = p.op_at[pos];
+    if (s.ops[op].kind != OpKind::start) continue;
+    unstarted_.insert(pos);
+    program_rank_[op] = rank;
+    pending_[op] = g.working_set[op];
+    reserve_tree_.set(rank++, pending_[op]);
+  }
+  for (int op = 0; op < g.op_count; ++op)
+    if (indegree_[op] == 0) make_ready(op);
+}
+
+void ListState::make_ready(int op) {
+  const int pos = prio_.position[op];
+  switch (s_.ops[op].kind) {
+    case OpKind::start: ready_starts.insert(pos); break;
+    case OpKind::load:
+    case OpKind::store: ready_dmas.insert(pos); break;
+    case OpKind::wait: ready_waits.insert(pos); break;
+    case OpKind::barrier: ready_barriers.insert(pos); break;
+  }
+}
+
+int ListState::free_core() const {
+  int best = -1;
+  for (int c = 0; c < s_.cores; ++c) {
+    if (core_open_[c] != 0) continue;
+    if (params_.core_choice == CoreChoice::first_free) return c;
+    if (best < 0 || core_busy_[c] < core_busy_[best]) best = c;  // least loaded so far
+  }
+  return best;
+}
+
+int ListState::core_freeing_first() const {
+  return static_cast<int>(std::min_element(core_end_.begin(), core_end_.end()) - core_end_.begin());
+}
+
+int ListState::first_ready_wait() const {
+  for (const auto& [end, start] : running_)
+    if (indegree_[s_.ops[start].partner] == 0) return s_.ops[start].partner;
+  return -1;
+}
+
+int64_t ListState::new_bytes(int op) const {
+  int64_t bytes = 0;
+  for (int b : g_.born_by[op])
+    if (!born_[b]) bytes += s_.buffers[b].bytes;
+  return bytes;
+}
+
+bool ListState::try_place(int op) {
+  std::vector<int> placed;
+  for (int b : g_.born_by[op]) {
+    if (born_[b] || offset_[b] != kNone) continue;
+    Result<int64_t> at = space_.allocate(s_.buffers[b].bytes);
+    if (!at) {
+      for (auto it = placed.rbegin(); it != placed.rend(); ++it) {
+        (void)space_.release(offset_[*it]);  // reverse order restores the holes exactly
+        offset_[*it] = kNone;
+      }
+      return false;
+    }
+    offset_[b] = *at;
+    placed.push_back(b);
+  }
+  return true;
+}
+
+// The next `urgent_starts` programs in priority order may use all of cap.
+bool ListState::urgent(int load) const {
+  const int consumer = g_.first_consumer[load];
+  if (consumer < 0) return true;  // nothing to prefetch for: the data is needed by a DMA op
+  int seen = 0;
+  for (auto it = unstarted_.begin(); it != unstarted_.end() && seen < params_.urgent_starts; ++it, ++seen)
+    if (op_at(*it) == consumer) return true;
+  return false;
+}
+
+bool ListState::load_within_limits(int op, Held& held) const {
+  const int64_t cap = params_.cap_bytes;
+  held.op = op;
+  held.urgent = urgent(op);
+  held.limit = held.urgent ? cap : cap * params_.prefetch_percent / 100;
+  held.live = live_;
+  held.bytes = new_bytes(op);
+  const int consumer = g_.first_consumer[op];
+  // Room for the largest program that starts before the consumer: the loaded buffer
+  // stays alive across those programs, so they must still fit next to it.
+  held.reserve = consumer < 0 ? 0 : reserve_tree_.max_below(program_rank_[consumer]);
+  if (held.live + held.bytes + held.reserve <= held.limit) return true;
+  held.reason = held.urgent ? "cap" : "prefetch cap";
+  return false;
+}
+
+void ListState::birth(int op) {
+  for (int b : g_.born_by[op]) {
+    if (born_[b]) continue;
+    if (offset_[b] == kNone) {  // not placed by try_place: a forced emission
+      Result<int64_t> at = space_.allocate(s_.buffers[b].bytes);
+      offset_[b] = at ? *at : kUnplaced;
+      if (!at) ++forced_;
+    }
+    born_[b] = 1;
+    live_ += s_.buffers[b].bytes;
+    for (int user : g_.program_users[b]) {  // programs still to start need fewer bytes now
+      if (!unstarted_.count(prio_.position[user])) continue;
+      pending_[user] -= s_.buffers[b].bytes;
+      reserve_tree_.set(program_rank_[user], pending_[user]);
+    }
+  }
+  peak_ = std::max(peak_, live_);
+}
+
+void ListState::death(int op) {
+  for (int b : g_.released_by[op]) {
+    if (--left_[b] != 0) continue;
+    if (offset_[b] >= 0) (void)space_.release(offset_[b]);
+    offset_[b] = kNone;
+    live_ -= s_.buffers[b].bytes;
+  }
+}
+
+void ListState::emit(int op, int core) {
+  const Op& o = s_.ops[op];
+  const int pos = prio_.position[op];
+  birth(op);
+  switch (o.kind) {
+    case OpKind::load:
+    case OpKind::store:
+      ready_dmas.erase(pos);
+      t_ = dma_begin() + o.cycles;
+      dma_free_ = t_;
+      break;
+    case OpKind::start: {
+      ready_starts.erase(pos);
+      const int64_t begin = std::max(t_, core_end_[core]);
+      program_end_[op] = core_end_[core] = begin + o.cycles;
+      core_busy_[core] += o.cycles;
+      ++core_open_[core];
+      core_of_[op] = core;
+      running_.emplace(program_end_[op], op);
+      unstarted_.erase(pos);
+      reserve_tree_.set(program_rank_[op], 0);
+      t_ = begin + 1;
+      break;
+    }
+    case OpKind::wait:
+      ready_waits.erase(pos);
+      t_ = std::max(t_, program_end_[o.partner]);
+      --core_open_[core_of_[o.partner]];
+      running_.erase({program_end_[o.partner], o.partner});
+      break;
+    case OpKind::barrier:
+      ready_barriers.erase(pos);
+      t_ += o.cycles;
+      break;
+  }
+  death(op);
+  order_.push_back(op);
+  for (int succ : g_.successors(op))
+    if (--indegree_[succ] == 0) make_ready(succ);
+}
+
+ListResult ListState::finish() {
+  return {std::move(order_), std::move(core_of_), std::max(t_, dma_free_), peak_, forced_};
+}
+
+}  // namespace ork::sched::detail

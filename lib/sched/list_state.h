@@ -1,0 +1,83 @@
+// The state listSchedule plays out (seed 000, section 5, "State"): the clock, the DMA
+// engine, the cores, the ready queues in priority order, and the memory model (live bytes
+// plus an address space that mirrors the pool). Internal to list_schedule.cpp.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "lib/sched/list_schedule.h"
+
+namespace ork::sched::detail {
+
+// Max over a range of programs (in priority order) of the bytes each still has to bring
+// to life when it starts; 0 once started. The reserve query of rule 3 in O(log n).
+class MaxTree {
+ public:
+  explicit MaxTree(int size);
+  void set(int index, int64_t value);
+  int64_t max_below(int end) const;  // max over [0, end)
+
+ private:
+  int size_;
+  std::vector<int64_t> tree_;
+};
+
+class ListState {
+ public:
+  ListState(const Stream& s, const Graph& g, const Priority& p, const ListParams& params);
+
+  // Queues hold priority positions; op_at() maps back.
+  int op_at(int position) const { return prio_.op_at[position]; }
+  std::set<int> ready_starts, ready_dmas, ready_waits, ready_barriers;
+
+  bool done() const { return order_.size() == s_.ops.size(); }
+  int free_core() const;            // per core_choice; -1 when none is free
+  int core_freeing_first() const;   // for a start forced onto a busy core
+  bool program_running() const { return !running_.empty(); }
+  int64_t earliest_end() const { return running_.begin()->first; }
+  int first_ready_wait() const;     // the running program ending first whose wait is ready
+  int64_t dma_begin() const { return std::max(t_, dma_free_); }
+  int64_t now() const { return t_; }
+  OpKind op_kind(int op) const { return s_.ops[op].kind; }
+
+  // Places the op's new buffers under cap; on success they stay placed for emit().
+  bool try_place(int op);
+  // Rule 3's limit check for a load (does not place). Fills `held` when it fails.
+  bool load_within_limits(int op, Held& held) const;
+
+  void emit(int op, int core = -1);
+  ListResult finish();
+
+ private:
+  void birth(int op);
+  void death(int op);
+  void make_ready(int op);
+  bool urgent(int load) const;
+  int64_t new_bytes(int op) const;
+
+  const Stream& s_;
+  const Graph& g_;
+  const Priority& prio_;
+  ListParams params_;
+  Pool space_;
+  int64_t t_ = 0, dma_free_ = 0, live_ = 0, peak_ = 0;
+  int forced_ = 0;
+  std::vector<int> indegree_;
+  std::vector<int64_t> offset_;  // per buffer: pool offset, kUnplaced, or kNone
+  std::vector<char> born_;
+  std::vector<int> left_;        // releases still to come per buffer
+  std::vector<int> core_open_;   // unwaited programs per core
+  std::vector<int64_t> core_end_, core_busy_;
+  std::set<std::pair<int64_t, int>> running_;  // (end, start op)
+  std::vector<int64_t> program_end_;
+  std::set<int> unstarted_;                    // priority positions of starts
+  std::vector<int> program_rank_;              // per start op: index among starts by priority
+  std::vector<int64_t> pending_;               // per start op: bytes still unborn
+  MaxTree reserve_tree_;
+  std::vector<int> order_, core_of_;
+};
+
+}  // namespace ork::sched::detail

@@ -1,0 +1,194 @@
+#include "lib/sched/parse.h"
+
+#include <charconv>
+#include <limits>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
+
+namespace ork::sched {
+
+Result<int64_t> parse_size(std::string_view text) {
+  if (text.empty()) return make_error(-EINVAL, "empty size");
+  int64_t scale = 1;
+  switch (text.back()) {
+    case 'K': case 'k': scale = int64_t{1} << 10; break;
+    case 'M': case 'm': scale = int64_t{1} << 20; break;
+    case 'G': case 'g': scale = int64_t{1} << 30; break;
+    default: break;
+  }
+  std::string_view digits = scale == 1 ? text : text.substr(0, text.size() - 1);
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size() || value < 0 || digits.empty())
+    return make_error(-EINVAL, "'" + std::string(text) + "' is not a size (e.g. 4096, 30K, 2M)");
+  if (value > std::numeric_limits<int64_t>::max() / scale)
+    return make_error(-ERANGE, "size '" + std::string(text) + "' is too large");
+  return value * scale;
+}
+
+namespace {
+
+struct LineParser {
+  Stream& stream;
+  std::unordered_map<std::string, int> buffers;
+  int line = 0;
+
+  Error fail(const std::string& what) const {
+    return make_error(-EINVAL, "line " + std::to_string(line) + ": " + what);
+  }
+
+  // "w1" or "w1[4K:8K]" -> Access (whole buffer without a range).
+  Result<Access> access(std::string_view item) const {
+    size_t bracket = item.find('[');
+    std::string name(item.substr(0, bracket));
+    auto it = buffers.find(name);
+    if (it == buffers.end()) return fail("buffer " + name + " is not declared");
+    Access a{it->second, 0, stream.buffers[it->second].bytes};
+    if (bracket == std::string_view::npos) return a;
+    size_t colon = item.find(':', bracket);
+    if (colon == std::string_view::npos || item.back() != ']')
+      return fail("range '" + std::string(item) + "' must look like buf[offset:length]");
+    auto off = parse_size(item.substr(bracket + 1, colon - bracket - 1));
+    auto len = parse_size(item.substr(colon + 1, item.size() - colon - 2));
+    if (!off) return fail(off.error().message);
+    if (!len) return fail(len.error().message);
+    a.offset = *off;
+    a.length = *len;
+    if (a.length == 0 || a.offset + a.length > stream.buffers[a.buffer].bytes)
+      return fail("range " + std::string(item) + " lies outside buffer " + name + " of " +
+                  std::to_string(stream.buffers[a.buffer].bytes) + " bytes");
+    return a;
+  }
+
+  Status accesses(std::string_view list, std::vector<Access>& out) const {
+    while (!list.empty()) {
+      size_t comma = list.find(',');
+      auto a = access(list.substr(0, comma));
+      if (!a) return a.error();
+      out.push_back(*a);
+      list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    }
+    return {};
+  }
+
+  Status key_value(Op& op, const std::string& word) const {
+    size_t eq = word.find('=');
+    if (eq == std::string::npos) return fail("expected key=value, got '" + word + "'");
+    std::string key = word.substr(0, eq);
+    std::string_view value = std::string_view(word).substr(eq + 1);
+    if (key == "reads") return accesses(value, op.reads);
+    if (key == "writes") return accesses(value, op.writes);
+    if (key == "cycles") {
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), op.cycles);
+      if (ec != std::errc() || end != value.data() + value.size() || op.cycles < 0)
+        return fail("cycles='" + std::string(value) + "' is not a count >= 0");
+      return {};
+    }
+    return fail("unknown key '" + key + "' (reads, writes, cycles)");
+  }
+
+  Status header(const std::vector<std::string>& w) {
+    if (w.size() != 2) return fail(w[0] + " takes one value");
+    if (w[0] == "memory") {
+      auto v = parse_size(w[1]);
+      if (!v) return fail(v.error().message);
+      stream.memory_bytes = *v;
+      return {};
+    }
+    int cores = 0;
+    auto [end, ec] = std::from_chars(w[1].data(), w[1].data() + w[1].size(), cores);
+    if (ec != std::errc() || end != w[1].data() + w[1].size() || cores < 1)
+      return fail("cores '" + w[1] + "' must be a count >= 1");
+    stream.cores = cores;
+    return {};
+  }
+
+  Status buffer(const std::vector<std::string>& w) {
+    if (w.size() < 3 || w.size() > 4 || (w.size() == 4 && w[3] != "xram"))
+      return fail("expected: buffer NAME SIZE [xram]");
+    auto bytes = parse_size(w[2]);
+    if (!bytes) return fail(bytes.error().message);
+    if (*bytes == 0) return fail("buffer " + w[1] + " has size 0");
+    if (!buffers.emplace(w[1], static_cast<int>(stream.buffers.size())).second)
+      return fail("duplicate buffer name " + w[1]);
+    stream.buffers.push_back(Buffer{w[1], *bytes, w.size() == 3, line});
+    return {};
+  }
+
+  Status op(const std::vector<std::string>& w) {
+    static const std::unordered_map<std::string, OpKind> kinds = {
+        {"load", OpKind::load},   {"store", OpKind::store},     {"start", OpKind::start},
+        {"wait", OpKind::wait},   {"barrier", OpKind::barrier}};
+    auto kind = kinds.find(w[0]);
+    if (kind == kinds.end())
+      return fail("unknown op '" + w[0] + "' (memory, cores, buffer, load, store, start, wait, barrier)");
+    if (w.size() < 2) return fail(w[0] + " needs a name");
+    Op op{kind->second, w[1], {}, {}, 0, -1, false, line};
+    for (size_t i = 2; i < w.size(); ++i)
+      if (Status st = key_value(op, w[i]); !st) return st;
+    stream.ops.push_back(std::move(op));
+    return {};
+  }
+
+  Status parse_line(std::string_view text) {
+    if (size_t hash = text.find('#'); hash != std::string_view::npos) text = text.substr(0, hash);
+    std::istringstream in{std::string(text)};
+    std::vector<std::string> w;
+    for (std::string word; in >> word;) w.push_back(word);
+    if (w.empty()) return {};
+    if (w[0] == "memory" || w[0] == "cores") return header(w);
+    if (w[0] == "buffer") return buffer(w);
+    return op(w);
+  }
+};
+
+}  // namespace
+
+Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
+  Stream stream;
+  LineParser parser{stream, {}, 0};
+  while (!text.empty()) {
+    ++parser.line;
+    size_t nl = text.find('\n');
+    if (Status st = parser.parse_line(text.substr(0, nl)); !st) return st.error();
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+  }
+  if (overrides.memory_bytes > 0) stream.memory_bytes = overrides.memory_bytes;
+  if (overrides.cores > 0) stream.cores = overrides.cores;
+  if (stream.memory_bytes <= 0)
+    return make_error(-EINVAL, "no 'memory SIZE' line (or --memory) gives the memory size");
+  if (Status st = finalize_stream(stream); !st) return st.error();
+  return stream;
+}
+
+namespace {
+void format_accesses(std::ostringstream& out, const Stream& s, const char* key,
+                     const std::vector<Access>& list) {
+  if (list.empty()) return;
+  out << ' ' << key << '=';
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Access& a = list[i];
+    out << (i ? "," : "") << s.buffers[a.buffer].name;
+    if (a.offset != 0 || a.length != s.buffers[a.buffer].bytes)
+      out << '[' << a.offset << ':' << a.length << ']';
+  }
+}
+}  // namespace
+
+std::string format_stream(const Stream& s) {
+  std::ostringstream out;
+  out << "memory " << s.memory_bytes << "\ncores " << s.cores << '\n';
+  for (const Buffer& b : s.buffers)
+    out << "buffer " << b.name << ' ' << b.bytes << (b.in_memory ? "" : " xram") << '\n';
+  for (const Op& op : s.ops) {
+    out << (op.unwaited_start ? "start" : kind_name(op.kind)) << ' ' << op.name;
+    format_accesses(out, s, "reads", op.reads);
+    format_accesses(out, s, "writes", op.writes);
+    if (op.kind != OpKind::wait) out << " cycles=" << op.cycles;
+    out << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace ork::sched

@@ -1,0 +1,27 @@
+// The text format of docs/architecture.md section 4: one op per line, '#' comments,
+// sizes with K/M/G suffixes (KiB/MiB/GiB). Errors name the line and the problem.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "driver/common/result.h"
+#include "lib/sched/stream.h"
+
+namespace ork::sched {
+
+struct ParseOverrides {
+  int64_t memory_bytes = 0;  // > 0 replaces the file's "memory" line
+  int cores = 0;             // > 0 replaces the file's "cores" line
+};
+
+// Parses and finalizes (finalize_stream) a stream.
+Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides = {});
+
+// "30K" -> 30720, "2M" -> 2097152, "100" -> 100. Used by the tool's --memory too.
+Result<int64_t> parse_size(std::string_view text);
+
+// Writes a stream back in the text format (parse(format(s)) == s).
+std::string format_stream(const Stream& stream);
+
+}  // namespace ork::sched

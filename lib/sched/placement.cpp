@@ -1,0 +1,152 @@
+#include "lib/sched/placement.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+namespace ork::sched {
+
+double load_bandwidth(const Stream& s) {
+  double bytes = 0, cycles = 0;
+  for (const Op& op : s.ops) {
+    if (op.kind != OpKind::load) continue;
+    for (const Access& a : op.writes)
+      if (s.buffers[a.buffer].in_memory) bytes += static_cast<double>(a.length);
+    cycles += static_cast<double>(op.cycles);
+  }
+  return bytes > 0 && cycles > 0 ? bytes / cycles : 1.0;
+}
+
+namespace {
+
+class Placer {
+ public:
+  Placer(const Stream& s, const Graph& g, std::span<const int> order, Pool pool, double bpc)
+      : s_(s), g_(g), order_(order), pool_(std::move(pool)), bpc_(bpc),
+        offset_(s.buffers.size(), -1), evicted_(s.buffers.size(), 0), dirty_(s.buffers.size(), 0),
+        pins_(s.buffers.size(), 0), left_(g.release_count), uses_(s.buffers.size()) {
+    result_.offset.assign(s.buffers.size(), -1);
+    for (size_t p = 0; p < order.size(); ++p)
+      for (int b : g.born_by[order[p]]) uses_[b].push_back(static_cast<int>(p));
+  }
+
+  Result<Placement> run(bool allow_swaps) {
+    for (size_t p = 0; p < order_.size(); ++p) {
+      pos_ = static_cast<int>(p);
+      const int op = order_[p];
+      for (int b : g_.born_by[op]) ++pins_[b];
+      for (int b : g_.born_by[op]) {
+        if (offset_[b] >= 0) continue;
+        Result<int64_t> at = pool_.allocate(s_.buffers[b].bytes);
+        if (!at && !allow_swaps) return std::move(result_);  // placed stays false
+        if (!at) at = allocate_evicting(b);
+        if (!at) return at.error();
+        place(b, *at);
+      }
+      after_op(op);
+    }
+    result_.placed = result_.swaps.empty();
+    return std::move(result_);
+  }
+
+ private:
+  void place(int b, int64_t at) {
+    offset_[b] = at;
+    resident_.insert(b);
+    if (result_.offset[b] < 0) result_.offset[b] = at;
+    if (evicted_[b]) swap(false, b);
+    evicted_[b] = 0;
+    result_.peak_used_bytes = std::max(result_.peak_used_bytes, pool_.used_bytes());
+  }
+
+  // Pins last until the op's own release: a program holds its buffers until its wait.
+  void after_op(int op) {
+    const Op& o = s_.ops[op];
+    for (const Access& a : o.writes)
+      if (o.kind != OpKind::load) dirty_[a.buffer] = 1;
+    if (o.kind != OpKind::start)
+      for (int b : g_.born_by[op]) --pins_[b];
+    if (o.kind == OpKind::wait)
+      for (int b : g_.born_by[o.partner]) --pins_[b];
+    for (int b : g_.released_by[op]) {
+      if (--left_[b] != 0) continue;
+      if (offset_[b] >= 0) drop(b);
+      evicted_[b] = 0;
+    }
+  }
+
+  void drop(int b) {
+    (void)pool_.release(offset_[b]);
+    offset_[b] = -1;
+    resident_.erase(b);
+  }
+
+  void swap(bool spill, int b) {
+    const int64_t bytes = s_.buffers[b].bytes;
+    const auto cycles = static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / bpc_));
+    result_.swaps.push_back({pos_, spill, b, bytes, cycles});
+    result_.swap_bytes += bytes;
+  }
+
+  int next_use(int b) const {
+    const auto& u = uses_[b];
+    auto it = std::upper_bound(u.begin(), u.end(), pos_);
+    return it == u.end() ? static_cast<int>(order_.size()) : *it;
+  }
+
+  int victim() const {
+    int best = -1;
+    for (int b : resident_) {
+      if (pins_[b] > 0) continue;
+      if (best < 0 || next_use(b) > next_use(best) ||
+          (next_use(b) == next_use(best) && s_.buffers[b].bytes > s_.buffers[best].bytes))
+        best = b;
+    }
+    return best;
+  }
+
+  Result<int64_t> allocate_evicting(int b) {
+    for (;;) {
+      const int v = victim();
+      if (v < 0)
+        return make_error(-ENOMEM, "op " + op_label(s_.ops[order_[pos_]]) + " needs buffer " +
+                                       s_.buffers[b].name + " (" + std::to_string(s_.buffers[b].bytes) +
+                                       " bytes) but memory holds only what it and the running "
+                                       "programs pin (" + std::to_string(pool_.used_bytes()) + " of " +
+                                       std::to_string(pool_.usable_bytes()) + " bytes)");
+      if (dirty_[v]) swap(true, v);
+      dirty_[v] = 0;
+      drop(v);
+      evicted_[v] = 1;
+      Result<int64_t> at = pool_.allocate(s_.buffers[b].bytes);
+      if (at) return at;
+    }
+  }
+
+  const Stream& s_;
+  const Graph& g_;
+  std::span<const int> order_;
+  Pool pool_;
+  double bpc_;
+  int pos_ = 0;
+  Placement result_;
+  std::vector<int64_t> offset_;
+  std::vector<char> evicted_, dirty_;
+  std::vector<int> pins_, left_;
+  std::vector<std::vector<int>> uses_;
+  std::set<int> resident_;
+};
+
+}  // namespace
+
+Result<Placement> place_order(const Stream& s, const Graph& g, std::span<const int> order,
+                              const PoolConfig& config, bool allow_swaps, double bytes_per_cycle) {
+  Result<Pool> pool = Pool::create(config);
+  if (!pool) return pool.error();
+  if (!(bytes_per_cycle > 0)) return make_error(-EINVAL, "swap bandwidth must be > 0 bytes/cycle");
+  Placer placer(s, g, order, std::move(pool).value(), bytes_per_cycle);
+  return placer.run(allow_swaps);
+}
+
+}  // namespace ork::sched

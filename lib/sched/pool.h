@@ -1,0 +1,58 @@
+// The buffer pool: places buffers at real offsets in one contiguous memory (LRAM in the
+// seed; in libork, the NPU memory streamed weights land in). Two-ended first fit: buffers
+// under `small_limit_bytes` (8 KiB) go bottom-up, larger ones top-down, so small buffers
+// do not fragment the space the large ones need (seed 000, section 5). Sizes round up to
+// `alignment_bytes` (8-byte words, scheduling-theory.md "Mirror Pool"); `reserve_bytes` at
+// the top are never handed out (Torq keeps 1,280 B; our default is 0, the stream's
+// "memory" line is taken as usable bytes).
+//
+// Pure bookkeeping, no device: a later NPU-memory user maps [0, capacity) onto a BO.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "driver/common/result.h"
+
+namespace ork::sched {
+
+struct PoolConfig {
+  int64_t capacity_bytes = 0;
+  int64_t alignment_bytes = 8;        // a power of two
+  int64_t small_limit_bytes = 8192;   // below: bottom-up; at or above: top-down
+  int64_t reserve_bytes = 0;          // kept free at the top of the space
+};
+
+class Pool {
+ public:
+  // Checks the configuration (alignment a power of two, reserve < capacity, ...).
+  static Result<Pool> create(const PoolConfig& config);
+
+  // Places `bytes` (rounded up to the alignment); the offset, or -ENOMEM naming the size
+  // and the largest hole when no hole holds it.
+  Result<int64_t> allocate(int64_t bytes);
+  // Returns the block at `offset` to the free space, merging neighbouring holes.
+  Status release(int64_t offset);
+
+  int64_t usable_bytes() const { return usable_; }
+  int64_t used_bytes() const { return used_; }
+  int64_t free_bytes() const { return usable_ - used_; }
+  int64_t largest_hole() const;
+  size_t block_count() const { return blocks_.size(); }
+  int64_t block_bytes(int64_t offset) const;  // 0 when no block starts there
+  int64_t rounded(int64_t bytes) const;        // the size a request really takes
+  const PoolConfig& config() const { return config_; }
+
+ private:
+  explicit Pool(const PoolConfig& config);
+  int64_t take_bottom_up(int64_t size);
+  int64_t take_top_down(int64_t size);
+
+  PoolConfig config_;
+  int64_t usable_ = 0;
+  int64_t used_ = 0;
+  std::map<int64_t, int64_t> holes_;   // offset -> size, never adjacent
+  std::map<int64_t, int64_t> blocks_;  // offset -> size
+};
+
+}  // namespace ork::sched

@@ -1,0 +1,28 @@
+// The order ready queues are kept in. FIFO (the seed): input order, oldest first.
+// Critical path (beyond the seed): HEFT's upward rank with DMA and compute durations as
+// node weights and no communication cost (scheduling-theory.md, "Priority rules"),
+//   rank(v) = w(v) + max over successors s of rank(s),
+// w = cycles of a load, store, barrier or program (on its start), 0 for a wait; ties go
+// to the input order. The rank is static, so the priority is a fixed permutation.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "lib/sched/graph.h"
+#include "lib/sched/stream.h"
+
+namespace ork::sched {
+
+enum class Policy { fifo, critical_path };
+
+struct Priority {
+  std::vector<int> position;  // per op: 0 = served first
+  std::vector<int> op_at;     // inverse: op_at[position[i]] == i
+};
+
+std::vector<int64_t> upward_rank(const Stream& stream, const Graph& graph);
+Priority make_priority(const Stream& stream, const Graph& graph, Policy policy);
+const char* policy_name(Policy policy);
+
+}  // namespace ork::sched

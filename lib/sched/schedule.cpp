@@ -1,0 +1,153 @@
+#include "lib/sched/schedule.h"
+
+#include <numeric>
+
+#include "lib/sched/placement.h"
+
+namespace ork::sched {
+
+const char* pass_name(Pass pass) {
+  switch (pass) {
+    case Pass::zero: return "0";
+    case Pass::one: return "1";
+    case Pass::input: return "input";
+  }
+  return "?";
+}
+
+Status check_options(const Options& o) {
+  auto bad = [](const std::string& what) { return Status(make_error(-EINVAL, what)); };
+  if (o.cap_percent < 1 || o.cap_percent > 100) return bad("cap percent must be 1..100");
+  if (o.prefetch_percent < 0 || o.prefetch_percent > 100) return bad("prefetch percent must be 0..100");
+  if (o.urgent_starts < 0) return bad("urgent starts must be >= 0");
+  if (o.window < 1) return bad("window must be >= 1");
+  if (o.swap_bytes_per_cycle < 0) return bad("swap bandwidth must be >= 0 (0 = the stream's loads)");
+  PoolConfig probe = o.pool;
+  probe.capacity_bytes = probe.reserve_bytes + probe.alignment_bytes;  // shape check only
+  if (Result<Pool> p = Pool::create(probe); !p) return p.error();
+  return {};
+}
+
+namespace {
+
+constexpr int64_t kInfeasible = INT64_MAX;
+
+struct Context {
+  const Stream& s;
+  const Graph& g;
+  const Options& o;
+  PoolConfig memory;  // the real pool: all of memory
+  double bpc;
+};
+
+// The order priced after allocation: the model when it places with no swap, else with
+// the pool's spill/reload DMA inserted. kInfeasible when no allocation exists.
+int64_t priced(const Context& c, const std::vector<int>& order, const std::vector<int>& cores,
+               Placement* out) {
+  Result<Placement> p = place_order(c.s, c.g, order, c.memory, true, c.bpc);
+  if (!p) return kInfeasible;
+  const int64_t makespan = simulate_order(c.s, c.g, order, cores, p->swaps).makespan;
+  if (out) *out = std::move(*p);
+  return makespan;
+}
+
+void commit(Schedule& s, Pass pass, Policy policy, int cap, const ListResult& list) {
+  s.pass = pass;
+  s.policy = policy;
+  s.cap_percent = cap;
+  s.order = list.order;
+  s.core_of = list.core_of;
+  s.swaps.clear();  // the input order's swaps are not this order's
+  s.swap_bytes = 0;
+}
+
+// Section 8 for one priority policy; `s` arrives holding the input order.
+void choose(const Context& c, Policy policy, int64_t bar, Schedule& s) {
+  const Priority prio = make_priority(c.s, c.g, policy);
+  const int caps[3] = {c.o.cap_percent, c.o.cap_percent * 85 / 100, c.o.cap_percent * 70 / 100};
+  std::vector<ListResult> lists;
+  for (int cap : caps) {
+    ListParams params{std::max<int64_t>(1, c.s.memory_bytes * cap / 100), c.o.prefetch_percent,
+                      c.o.urgent_starts, c.o.window, c.o.core_choice, c.o.pool};
+    lists.push_back(list_schedule(c.s, c.g, prio, params));
+    const ListResult& l = lists.back();
+    Attempt a{Pass::zero, policy, cap, l.makespan, false, 0, 0};
+    if (l.makespan < bar) {
+      Result<Placement> p = place_order(c.s, c.g, l.order, c.memory, false, c.bpc);
+      a.placed = p && p->placed;
+    }
+    s.attempts.push_back(a);
+    if (a.placed) {
+      commit(s, Pass::zero, policy, cap, l);
+      s.makespan = l.makespan;
+      return;
+    }
+  }
+  int best = -1;
+  int64_t best_cost = bar;
+  Placement best_placement;
+  for (size_t i = 0; i < lists.size(); ++i) {
+    Placement p;
+    const int64_t cost = priced(c, lists[i].order, lists[i].core_of, &p);
+    s.attempts.push_back({Pass::one, policy, caps[i], lists[i].makespan, false, cost,
+                          static_cast<int>(p.swaps.size())});
+    if (cost < best_cost) {
+      best = static_cast<int>(i);
+      best_cost = cost;
+      best_placement = std::move(p);
+    }
+  }
+  if (best < 0) return;  // the input order stays
+  commit(s, Pass::one, policy, caps[best], lists[best]);
+  s.makespan = best_cost;
+  s.swaps = std::move(best_placement.swaps);
+  s.swap_bytes = best_placement.swap_bytes;
+}
+
+}  // namespace
+
+Result<Schedule> schedule(const Stream& stream, const Options& options) {
+  Result<Graph> graph = build_graph(stream);
+  if (!graph) return graph.error();
+  return schedule(stream, *graph, options);
+}
+
+Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Options& options) {
+  if (Status st = check_options(options); !st) return st.error();
+  PoolConfig memory = options.pool;
+  memory.capacity_bytes = stream.memory_bytes;
+  if (Result<Pool> p = Pool::create(memory); !p) return p.error();
+  const double bpc = options.swap_bytes_per_cycle > 0 ? options.swap_bytes_per_cycle : load_bandwidth(stream);
+  Context c{stream, graph, options, memory, bpc};
+
+  Schedule input;
+  input.order.resize(stream.ops.size());
+  std::iota(input.order.begin(), input.order.end(), 0);
+  const SimResult sim = simulate_order(stream, graph, input.order);
+  input.core_of = sim.core_of;
+  input.makespan_input = sim.makespan;
+  Result<Placement> fits = place_order(stream, graph, input.order, memory, true, bpc);
+  if (!fits) return make_error(fits.error().code, "the input order cannot run: " + fits.error().message);
+  input.makespan_input_priced =
+      fits->placed ? sim.makespan : simulate_order(stream, graph, input.order, sim.core_of, fits->swaps).makespan;
+  input.makespan = input.makespan_input_priced;
+  input.swaps = fits->swaps;
+  input.swap_bytes = fits->swap_bytes;
+  // The bar (section 8): the prediction when the input places with no swap, else its real cost.
+  const int64_t bar = input.makespan_input_priced;
+
+  Schedule best = input;
+  choose(c, Policy::fifo, bar, best);
+  if (options.policy == Policy::critical_path) {
+    Schedule cp = input;
+    choose(c, Policy::critical_path, bar, cp);
+    cp.attempts.insert(cp.attempts.begin(), best.attempts.begin(), best.attempts.end());
+    if (cp.makespan < best.makespan) best = std::move(cp);
+    else best.attempts = std::move(cp.attempts);
+  }
+  best.peak_bytes = peak_live_bytes(stream, graph, best.order);
+  best.bounds = lower_bound(stream, graph);
+  return best;
+}
+
+}  // namespace ork::sched

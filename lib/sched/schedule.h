@@ -1,0 +1,73 @@
+// The stream reorderer's entry point (seed 000, section 8, runOnOperation): a pure function
+// from a stream and options to a schedule. It prices the input order, runs listSchedule at
+// three caps (cap_percent, x0.85, x0.70 of memory), and commits
+//   pass 0: the first candidate that is faster than the input and that the pool places
+//           with no swap;
+//   pass 1: else the fastest candidate priced after allocation, swaps included, if it beats
+//           the input order priced the same way;
+//   input:  else the input order. Never slower than the input order by its own measure.
+// With Policy::critical_path the FIFO choice is made too and the critical-path one is kept
+// only when it is strictly faster, so the new policy never loses to FIFO.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "driver/common/result.h"
+#include "lib/sched/bounds.h"
+#include "lib/sched/graph.h"
+#include "lib/sched/list_schedule.h"
+#include "lib/sched/pool.h"
+#include "lib/sched/priority.h"
+#include "lib/sched/simulate.h"
+#include "lib/sched/stream.h"
+
+namespace ork::sched {
+
+// The seed's flags (section 11) and ours. Memory and cores come from the stream.
+struct Options {
+  Policy policy = Policy::fifo;                    // --policy
+  CoreChoice core_choice = CoreChoice::first_free; // --core-choice
+  int cap_percent = 100;      // --torq-list-cap-percent: first cap, % of memory
+  int prefetch_percent = 40;  // --torq-list-prefetch-percent: prefetchCap, % of cap
+  int urgent_starts = 4;      // --torq-list-urgent-starts
+  int window = 32;            // candidates per queue and step
+  PoolConfig pool;            // alignment, 8 KiB split, reserve; capacity = stream memory
+  double swap_bytes_per_cycle = 0;  // spill/reload bandwidth; 0: the stream's own loads'
+};
+
+enum class Pass { zero, one, input };
+const char* pass_name(Pass pass);  // "0", "1", "input"
+
+struct Attempt {
+  Pass pass = Pass::zero;
+  Policy policy = Policy::fifo;
+  int cap_percent = 0;
+  int64_t predicted = 0;  // listSchedule's own prediction
+  bool placed = false;    // pass 0: the pool placed it with no swap
+  int64_t priced = 0;     // pass 1: makespan with the pool's swaps (0 in pass 0)
+  int swaps = 0;
+};
+
+struct Schedule {
+  std::vector<int> order;    // op indices, the committed order
+  std::vector<int> core_of;  // per op: the core of a start, else -1
+  Pass pass = Pass::input;
+  Policy policy = Policy::fifo;  // whose candidate was committed
+  int cap_percent = 0;           // the cap it was made at (0 for the input order)
+  int64_t makespan_input = 0;         // simulateOrder of the input order (no swaps)
+  int64_t makespan_input_priced = 0;  // the input order after allocation (swaps included)
+  int64_t makespan = 0;               // the committed order after allocation
+  int64_t peak_bytes = 0;             // live bytes of the committed order (model)
+  std::vector<SwapDma> swaps;         // the pool's spill/reload DMA for the committed order
+  int64_t swap_bytes = 0;
+  Bounds bounds;
+  std::vector<Attempt> attempts;
+};
+
+Status check_options(const Options& options);
+Result<Schedule> schedule(const Stream& stream, const Options& options);
+Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Options& options);
+
+}  // namespace ork::sched

@@ -1,0 +1,112 @@
+#include "lib/sched/stream.h"
+
+#include <unordered_map>
+
+namespace ork::sched {
+
+const char* kind_name(OpKind kind) {
+  switch (kind) {
+    case OpKind::load: return "load";
+    case OpKind::store: return "store";
+    case OpKind::start: return "start";
+    case OpKind::wait: return "wait";
+    case OpKind::barrier: return "barrier";
+  }
+  return "?";
+}
+
+std::string op_label(const Op& op) {
+  const char* kind = op.unwaited_start ? "start" : kind_name(op.kind);
+  return std::string(kind) + " " + op.name;
+}
+
+namespace {
+
+// "line 7: " for parsed ops, "op 3 (load L1): " for ops built in code.
+std::string where(const Op& op, size_t index) {
+  if (op.line > 0) return "line " + std::to_string(op.line) + ": ";
+  return "op " + std::to_string(index) + " (" + op_label(op) + "): ";
+}
+
+Status check_access(const Stream& s, const Op& op, size_t i, const Access& a) {
+  if (a.buffer < 0 || a.buffer >= static_cast<int>(s.buffers.size()))
+    return make_error(-EINVAL, where(op, i) + "access names no declared buffer");
+  const Buffer& b = s.buffers[a.buffer];
+  if (a.offset < 0 || a.length <= 0 || a.offset + a.length > b.bytes)
+    return make_error(-EINVAL, where(op, i) + "range [" + std::to_string(a.offset) + ":" +
+                                   std::to_string(a.length) + "] lies outside buffer " + b.name +
+                                   " of " + std::to_string(b.bytes) + " bytes");
+  return {};
+}
+
+Status check_op_shape(const Op& op, size_t i) {
+  if (op.cycles < 0) return make_error(-EINVAL, where(op, i) + "cycles must be >= 0");
+  if (op.kind == OpKind::load && op.writes.empty())
+    return make_error(-EINVAL, where(op, i) + "a load needs writes=<buffer>");
+  if (op.kind == OpKind::store && op.reads.empty())
+    return make_error(-EINVAL, where(op, i) + "a store needs reads=<buffer>");
+  if (op.kind == OpKind::wait && (!op.reads.empty() || !op.writes.empty() || op.cycles != 0))
+    return make_error(-EINVAL, where(op, i) + "a wait takes no reads/writes/cycles (its start has them)");
+  return {};
+}
+
+// Pairs every wait with the start of the same name that precedes it.
+Status link_programs(Stream& s) {
+  std::unordered_map<std::string, int> start_of;
+  std::unordered_map<std::string, int> named;
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    Op& op = s.ops[i];
+    op.partner = -1;
+    if (op.kind == OpKind::wait) {
+      auto it = start_of.find(op.name);
+      if (it == start_of.end())
+        return make_error(-EINVAL, where(op, i) + "wait " + op.name + " without a start before it");
+      Op& start = s.ops[it->second];
+      if (start.partner >= 0)
+        return make_error(-EINVAL, where(op, i) + "second wait for program " + op.name);
+      start.partner = static_cast<int>(i);
+      op.partner = it->second;
+      continue;
+    }
+    if (op.name.empty()) return make_error(-EINVAL, where(op, i) + "op has no name");
+    if (!named.emplace(op.name, static_cast<int>(i)).second)
+      return make_error(-EINVAL, where(op, i) + "duplicate op name " + op.name);
+    if (op.kind == OpKind::start) start_of[op.name] = static_cast<int>(i);
+  }
+  return {};
+}
+
+}  // namespace
+
+Status finalize_stream(Stream& s) {
+  if (s.memory_bytes <= 0) return make_error(-EINVAL, "memory must be >= 1 byte");
+  if (s.cores < 1) return make_error(-EINVAL, "cores must be >= 1");
+  std::unordered_map<std::string, int> buffer_names;
+  for (const Buffer& b : s.buffers) {
+    if (b.bytes <= 0) return make_error(-EINVAL, "buffer " + b.name + ": size must be >= 1 byte");
+    if (!buffer_names.emplace(b.name, 0).second)
+      return make_error(-EINVAL, "duplicate buffer name " + b.name);
+  }
+  for (Op& op : s.ops) {  // finalize may run twice: undo a previous demotion first
+    if (op.unwaited_start) op.kind = OpKind::start;
+    op.unwaited_start = false;
+  }
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    const Op& op = s.ops[i];
+    if (Status st = check_op_shape(op, i); !st) return st;
+    for (const Access& a : op.reads)
+      if (Status st = check_access(s, op, i, a); !st) return st;
+    for (const Access& a : op.writes)
+      if (Status st = check_access(s, op, i, a); !st) return st;
+  }
+  if (Status st = link_programs(s); !st) return st;
+  for (Op& op : s.ops) {
+    if (op.kind == OpKind::start && op.partner < 0) {  // seed 4: a start without a wait
+      op.kind = OpKind::barrier;
+      op.unwaited_start = true;
+    }
+  }
+  return {};
+}
+
+}  // namespace ork::sched

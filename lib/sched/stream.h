@@ -1,0 +1,61 @@
+// The stream the reorderer works on: buffers and an in-order list of ops (seed 000,
+// section 4; text format in docs/architecture.md section 4). Pure data, no device.
+//
+// The seed's six node kinds map as follows: its Pure nodes (allocs, views) are the
+// `buffer` declarations, emitted implicitly just before the first op that uses them;
+// the other five are OpKind below. A start without a wait becomes a barrier (seed 4).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "driver/common/result.h"
+
+namespace ork::sched {
+
+enum class OpKind { load, store, start, wait, barrier };
+
+struct Buffer {
+  std::string name;
+  int64_t bytes = 0;
+  bool in_memory = true;  // false: "xram", outside the scheduled memory
+  int line = 0;           // source line, 0 when built in code
+};
+
+// A byte range of one buffer: buf[offset : offset + length].
+struct Access {
+  int buffer = -1;
+  int64_t offset = 0;
+  int64_t length = 0;
+};
+
+struct Op {
+  OpKind kind = OpKind::barrier;
+  std::string name;  // a wait carries its program's name
+  std::vector<Access> reads;
+  std::vector<Access> writes;
+  int64_t cycles = 0;
+  int partner = -1;  // start <-> wait op index; -1 when none
+  bool unwaited_start = false;  // a "start" with no wait, scheduled as a barrier
+  int line = 0;
+};
+
+struct Stream {
+  int64_t memory_bytes = 0;
+  int cores = 1;
+  std::vector<Buffer> buffers;
+  std::vector<Op> ops;
+};
+
+// "load L1", "start P1", "wait P1": how an op is named in orders and pictures.
+std::string op_label(const Op& op);
+const char* kind_name(OpKind kind);
+
+// Links starts and waits, turns unwaited starts into barriers and checks every rule
+// that the text format states: unknown buffers, duplicate names, a wait without a start,
+// ranges outside their buffer, missing reads/writes on DMA ops, memory/cores >= 1.
+// Builders that make streams in code call it too.
+Status finalize_stream(Stream& stream);
+
+}  // namespace ork::sched

@@ -1,0 +1,94 @@
+// The text format: what parses, and errors that name the line and the problem.
+#include <gtest/gtest.h>
+
+#include "lib/sched/parse.h"
+
+namespace ork::sched {
+namespace {
+
+std::string error_of(const std::string& text) {
+  Result<Stream> s = parse_stream(text);
+  return s ? std::string("parsed") : s.error().message;
+}
+
+TEST(Parse, ReadsEveryLineKind) {
+  Result<Stream> s = parse_stream(
+      "memory 100K   # capacity\n"
+      "cores 2\n"
+      "buffer w1 30K\n"
+      "buffer out 64K xram\n"
+      "\n"
+      "load  L1 writes=w1 cycles=30\n"
+      "start P1 reads=w1 writes=out[4K:8K] cycles=100\n"
+      "wait  P1\n"
+      "store S1 reads=w1[0:1K],w1[2K:1K] writes=out cycles=20\n"
+      "barrier B1\n");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->memory_bytes, 100 << 10);
+  EXPECT_EQ(s->cores, 2);
+  ASSERT_EQ(s->buffers.size(), 2u);
+  EXPECT_EQ(s->buffers[0].bytes, 30 << 10);
+  EXPECT_TRUE(s->buffers[0].in_memory);
+  EXPECT_FALSE(s->buffers[1].in_memory);
+  ASSERT_EQ(s->ops.size(), 5u);
+  EXPECT_EQ(s->ops[1].kind, OpKind::start);
+  EXPECT_EQ(s->ops[1].partner, 2);
+  EXPECT_EQ(s->ops[2].partner, 1);
+  EXPECT_EQ(s->ops[1].writes[0].offset, 4096);
+  EXPECT_EQ(s->ops[1].writes[0].length, 8192);
+  EXPECT_EQ(s->ops[3].reads.size(), 2u);
+  EXPECT_EQ(s->ops[3].reads[1].offset, 2048);
+  EXPECT_EQ(s->ops[3].cycles, 20);
+  EXPECT_EQ(s->ops[4].kind, OpKind::barrier);
+  EXPECT_EQ(s->ops[1].line, 7);
+  EXPECT_EQ(op_label(s->ops[2]), "wait P1");
+}
+
+TEST(Parse, ErrorsNameTheLineAndTheProblem) {
+  const std::string head = "memory 1M\nbuffer w 4K\n";
+  EXPECT_EQ(error_of(head + "load L1 writes=v cycles=3\n"), "line 3: buffer v is not declared");
+  EXPECT_EQ(error_of(head + "buffer w 8K\n"), "line 3: duplicate buffer name w");
+  EXPECT_EQ(error_of(head + "load L1 writes=w\nload L1 writes=w\n"), "line 4: duplicate op name L1");
+  EXPECT_EQ(error_of(head + "wait P1\n"), "line 3: wait P1 without a start before it");
+  EXPECT_EQ(error_of(head + "start P1\nwait P1\nwait P1\n"), "line 5: second wait for program P1");
+  EXPECT_EQ(error_of(head + "load L1 writes=w[3K:2K]\n"), "line 3: range w[3K:2K] lies outside buffer w of 4096 bytes");
+  EXPECT_EQ(error_of(head + "load L1 writes=w[3K]\n"), "line 3: range 'w[3K]' must look like buf[offset:length]");
+  EXPECT_EQ(error_of(head + "load L1 writes=w cycles=-1\n"), "line 3: cycles='-1' is not a count >= 0");
+  EXPECT_EQ(error_of(head + "load L1 writes=w speed=3\n"), "line 3: unknown key 'speed' (reads, writes, cycles)");
+  EXPECT_EQ(error_of(head + "copy C1\n"),
+            "line 3: unknown op 'copy' (memory, cores, buffer, load, store, start, wait, barrier)");
+  EXPECT_EQ(error_of(head + "load L1 cycles=3\n"), "line 3: a load needs writes=<buffer>");
+  EXPECT_EQ(error_of(head + "store S1 writes=w\n"), "line 3: a store needs reads=<buffer>");
+  EXPECT_EQ(error_of("memory 12Q\n"), "line 1: '12Q' is not a size (e.g. 4096, 30K, 2M)");
+  EXPECT_EQ(error_of("cores 0\n"), "line 1: cores '0' must be a count >= 1");
+  EXPECT_EQ(error_of("buffer w 4K\n"), "no 'memory SIZE' line (or --memory) gives the memory size");
+  EXPECT_EQ(error_of("memory 1M\nbuffer w 0\n"), "line 2: buffer w has size 0");
+}
+
+TEST(Parse, StartWithoutWaitIsABarrierAndOverridesApply) {
+  Result<Stream> s = parse_stream("memory 1K\ncores 1\nbuffer w 64\nstart P1 reads=w cycles=5\n", {4096, 3});
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->memory_bytes, 4096);
+  EXPECT_EQ(s->cores, 3);
+  EXPECT_EQ(s->ops[0].kind, OpKind::barrier);
+  EXPECT_TRUE(s->ops[0].unwaited_start);
+  EXPECT_EQ(op_label(s->ops[0]), "start P1");
+}
+
+TEST(Parse, SizesAndRoundTrip) {
+  EXPECT_EQ(*parse_size("30K"), 30720);
+  EXPECT_EQ(*parse_size("2M"), 2097152);
+  EXPECT_EQ(*parse_size("1G"), int64_t{1} << 30);
+  EXPECT_EQ(*parse_size("17"), 17);
+  EXPECT_FALSE(parse_size("K"));
+  EXPECT_FALSE(parse_size("99999999999999999G"));
+  const std::string text =
+      "memory 4096\ncores 2\nbuffer a 256\nbuffer x 64 xram\n"
+      "load L reads=x writes=a[8:16] cycles=4\nstart P reads=a writes=x cycles=9\nwait P\n";
+  Result<Stream> s = parse_stream(text);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(format_stream(*s), text);
+}
+
+}  // namespace
+}  // namespace ork::sched
