@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -70,7 +72,16 @@ std::vector<uint8_t> pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d,
         for (int64_t k = 0; k < d.k; ++k) dst[k] = static_cast<uint8_t>(src[k]) ^ 0x80u;
         break;
       case AFormat::s8:
-        std::memcpy(dst, src, static_cast<size_t>(d.k));
+        if (kr.a_tiled) {
+          // [m/mr][K/64][mr][64]: one tile of mr rows x 64 K bytes is contiguous, so tile
+          // loads do not hit the same few L1 sets (a row stride of K bytes would).
+          uint8_t* block = out.data() + (m / kr.mr) * kr.mr * row_bytes + (m % kr.mr) * 64;
+          for (int64_t k0 = 0; k0 < d.k; k0 += 64) {
+            std::memcpy(block + (k0 / 64) * kr.mr * 64, src + k0, static_cast<size_t>(std::min<int64_t>(64, d.k - k0)));
+          }
+        } else {
+          std::memcpy(dst, src, static_cast<size_t>(d.k));
+        }
         break;
       case AFormat::int16_pairs:
         for (int64_t k = 0; k < d.k; ++k) {
@@ -83,34 +94,103 @@ std::vector<uint8_t> pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d,
   return out;
 }
 
-// Columns n0 .. n0+nr-1 of B as [groups][nr][4 bytes], zero padded; bias[c] is what the
-// tile needs added: -128 * (column sum) on VNNI (undoes the +128 of A), else 0.
-void pack_panel(const Kernel& kr, std::span<const int8_t> b, Dims d, int64_t n0, int64_t groups,
-                uint8_t* dst, int32_t* bias) {
+// Panels p0 .. p1-1 of B (nr columns each) as [panel][groups][nr][4 bytes], zero padded.
+// bias[(p - p0) * nr + c] is what the tile needs added: -128 * (column sum) on VNNI (undoes
+// the +128 of A), else 0. K groups outer, panels inner, so the source is read row by row
+// (contiguous runs of nr columns); each group is one uint32 per column (GCC vectorises it).
+void pack_panels(const Kernel& kr, std::span<const int8_t> b, Dims d, int64_t p0, int64_t p1,
+                 int64_t groups, uint8_t* dst, int32_t* bias) {
   const int kg = k_per_group(kr), nr = kr.nr;
-  const int64_t cols = std::min<int64_t>(nr, d.n - n0);
-  std::memset(dst, 0, static_cast<size_t>(groups * nr * 4));
-  std::fill(bias, bias + nr, 0);
-  for (int64_t k = 0; k < d.k; ++k) {
-    const int8_t* row = b.data() + k * d.n + n0;
-    uint8_t* g = dst + (k / kg) * nr * 4;
-    const int64_t t = k % kg;
-    if (kg == 4) {
-      for (int64_t c = 0; c < cols; ++c) g[c * 4 + t] = static_cast<uint8_t>(row[c]);
+  const int64_t panel_bytes = groups * nr * 4;
+  const int64_t real_groups = (d.k + kg - 1) / kg;
+  // Zero only what the loop below does not write: groups past K, columns past N.
+  for (int64_t p = p0; p < p1; ++p) {
+    uint8_t* panel = dst + (p - p0) * panel_bytes;
+    std::memset(panel + real_groups * nr * 4, 0, static_cast<size_t>((groups - real_groups) * nr * 4));
+    const int64_t cols = std::min<int64_t>(nr, d.n - p * nr);
+    if (cols == nr) continue;
+    for (int64_t g = 0; g < real_groups; ++g) {
+      std::memset(panel + (g * nr + cols) * 4, 0, static_cast<size_t>((nr - cols) * 4));
     }
-    if (kr.a_format == AFormat::u8_biased) {
-      for (int64_t c = 0; c < cols; ++c) {  // modulo 2^32: K may exceed 2^17
-        bias[c] = static_cast<int32_t>(static_cast<uint32_t>(bias[c]) -
-                                       static_cast<uint32_t>(128 * row[c]));
+  }
+  std::fill(bias, bias + (p1 - p0) * nr, 0);
+  static const int8_t kZeros[64] = {};  // stands in for rows past K (nr <= 64)
+  for (int64_t g = 0; g * kg < d.k; ++g) {
+    const int8_t* rows[4];
+    for (int t = 0; t < kg; ++t) rows[t] = g * kg + t < d.k ? b.data() + (g * kg + t) * d.n : nullptr;
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t n0 = p * nr, cols = std::min<int64_t>(nr, d.n - n0);
+      const int8_t* r[4];
+      for (int t = 0; t < kg; ++t) r[t] = rows[t] ? rows[t] + n0 : kZeros;
+      auto* out = reinterpret_cast<uint32_t*>(dst + (p - p0) * panel_bytes + g * nr * 4);
+      if (kg == 4) {
+        for (int64_t c = 0; c < cols; ++c) {
+          out[c] = uint32_t(uint8_t(r[0][c])) | uint32_t(uint8_t(r[1][c])) << 8 |
+                   uint32_t(uint8_t(r[2][c])) << 16 | uint32_t(uint8_t(r[3][c])) << 24;
+        }
+      } else {  // two sign-extended int16
+        for (int64_t c = 0; c < cols; ++c) {
+          out[c] = uint32_t(uint16_t(int16_t(r[0][c]))) | uint32_t(uint16_t(int16_t(r[1][c]))) << 16;
+        }
       }
-    }
-    if (kg == 2) {
-      for (int64_t c = 0; c < cols; ++c) {
-        const int16_t v = row[c];
-        std::memcpy(g + c * 4 + t * 2, &v, sizeof v);
+      if (kr.a_format != AFormat::u8_biased) continue;
+      int32_t* pb = bias + (p - p0) * nr;
+      for (int64_t c = 0; c < cols; ++c) {  // modulo 2^32: K may exceed 2^17
+        const int32_t sum = r[0][c] + r[1][c] + r[2][c] + r[3][c];
+        pb[c] = static_cast<int32_t>(static_cast<uint32_t>(pb[c]) - static_cast<uint32_t>(128 * sum));
       }
     }
   }
+}
+
+// Scratch buffers kept across calls: a fresh multi-MiB buffer costs a page fault per 4 KiB
+// on first touch (about as long as packing B itself), so packed panels and accumulators are
+// reused. Buffers are returned on scope exit; the pool keeps at most a few of them.
+class ScratchPool {
+ public:
+  struct Lease {
+    ScratchPool* pool;
+    std::unique_ptr<uint8_t[]> data;
+    size_t bytes;
+    Lease(ScratchPool* p, std::unique_ptr<uint8_t[]> d, size_t n) : pool(p), data(std::move(d)), bytes(n) {}
+    Lease(Lease&&) = default;  // a moved-from lease holds no data and gives nothing back
+    ~Lease() { pool->give(std::move(data), bytes); }
+    template <class T> T* as() { return reinterpret_cast<T*>(data.get()); }
+  };
+
+  Lease take(size_t bytes) {
+    std::unique_ptr<uint8_t[]> found;
+    size_t found_bytes = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (size_t i = 0; i < free_.size(); ++i) {
+        if (free_[i].second >= bytes) {
+          found = std::move(free_[i].first);
+          found_bytes = free_[i].second;
+          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+      }
+    }  // unlocked before any Lease exists: a Lease's destructor takes the lock
+    if (!found) return Lease{this, std::make_unique_for_overwrite<uint8_t[]>(bytes), bytes};
+    return Lease{this, std::move(found), found_bytes};
+  }
+
+ private:
+  static constexpr size_t kMaxKept = 8;                      // buffers
+  static constexpr size_t kMaxKeptBytes = size_t{64} << 20;  // per buffer: bigger ones go
+  void give(std::unique_ptr<uint8_t[]> data, size_t bytes) {
+    if (!data || bytes > kMaxKeptBytes) return;  // a moved-from lease, or too big to keep
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.size() < kMaxKept) free_.emplace_back(std::move(data), bytes);
+  }
+  std::mutex mutex_;
+  std::vector<std::pair<std::unique_ptr<uint8_t[]>, size_t>> free_;
+};
+
+ScratchPool& scratch_pool() {
+  static ScratchPool pool;
+  return pool;
 }
 
 struct Job {
@@ -122,29 +202,46 @@ struct Job {
   int64_t groups;
 };
 
+// Copies the valid rows / columns of one panel's accumulated tiles into C, adding the bias.
+void store_panel(const Job& job, int64_t p, const int32_t* acc, const int32_t* bias) {
+  const Kernel& kr = *job.kr;
+  const int64_t n0 = p * kr.nr, cols = std::min<int64_t>(kr.nr, job.d.n - n0);
+  for (int64_t m = 0; m < job.d.m; ++m) {  // rows past M (padding) are dropped
+    const int32_t* t = acc + (m / kr.mr) * kr.mr * kr.nr + (m % kr.mr) * kr.nr;
+    int32_t* out = job.c.data() + m * job.d.n + n0;
+    for (int64_t col = 0; col < cols; ++col) {  // modulo 2^32, like the oracle
+      out[col] = static_cast<int32_t>(static_cast<uint32_t>(t[col]) + static_cast<uint32_t>(bias[col]));
+    }
+  }
+}
+
+// Panels p0 .. p1-1 of C. Per panel, K is cut into chunks of chunk_groups so that the
+// panel's B chunk stays in L1 while the loop walks every row block; the row blocks'
+// partial tiles accumulate in `acc` (one panel's worth: M x nr int32).
 void run_panels(const Job& job, int64_t p0, int64_t p1) {
   const Kernel& kr = *job.kr;
   const int64_t row_bytes = job.groups * 4;
-  std::vector<uint8_t> panel(static_cast<size_t>(job.groups * kr.nr * 4));
-  std::vector<int32_t> bias(static_cast<size_t>(kr.nr));
-  std::vector<int32_t> tile(static_cast<size_t>(kr.mr * kr.nr));
+  const int64_t panel_bytes = job.groups * kr.nr * 4;
+  const int64_t blocks = (job.d.m + kr.mr - 1) / kr.mr, tile = int64_t{kr.mr} * kr.nr;
+  // Scratch is fully written before it is read (pack_panels zeroes the padding itself).
+  auto panel_lease = scratch_pool().take(static_cast<size_t>((p1 - p0) * panel_bytes));
+  auto acc_lease = scratch_pool().take(static_cast<size_t>(blocks * tile) * sizeof(int32_t));
+  uint8_t* const panels = panel_lease.as<uint8_t>();
+  int32_t* const acc = acc_lease.as<int32_t>();
+  std::vector<int32_t> biases(static_cast<size_t>((p1 - p0) * kr.nr));
+  pack_panels(kr, job.b, job.d, p0, p1, job.groups, panels, biases.data());
   if (kr.thread_begin) kr.thread_begin();
   for (int64_t p = p0; p < p1; ++p) {
-    const int64_t n0 = p * kr.nr;
-    const int64_t cols = std::min<int64_t>(kr.nr, job.d.n - n0);
-    pack_panel(kr, job.b, job.d, n0, job.groups, panel.data(), bias.data());
-    for (int64_t m0 = 0; m0 < job.d.m; m0 += kr.mr) {
-      const int64_t valid = std::min<int64_t>(kr.mr, job.d.m - m0);  // padded rows dropped
-      kr.micro(job.a_packed + m0 * row_bytes, row_bytes, panel.data(), job.groups, tile.data());
-      for (int64_t i = 0; i < valid; ++i) {
-        int32_t* out = job.c.data() + (m0 + i) * job.d.n + n0;
-        const int32_t* t = tile.data() + i * kr.nr;
-        for (int64_t col = 0; col < cols; ++col) {  // modulo 2^32, like the oracle
-          out[col] = static_cast<int32_t>(static_cast<uint32_t>(t[col]) +
-                                          static_cast<uint32_t>(bias[col]));
-        }
+    const uint8_t* panel = panels + (p - p0) * panel_bytes;
+    for (int64_t g0 = 0; g0 < job.groups; g0 += kr.chunk_groups) {
+      const int64_t gn = std::min<int64_t>(kr.chunk_groups, job.groups - g0);
+      const int64_t a_off = kr.a_tiled ? g0 * 4 * kr.mr : g0 * 4;  // chunk start in a block
+      for (int64_t b = 0; b < blocks; ++b) {
+        kr.micro(job.a_packed + b * kr.mr * row_bytes + a_off, row_bytes,
+                 panel + g0 * kr.nr * 4, gn, acc + b * tile, g0 > 0);
       }
     }
+    store_panel(job, p, acc, biases.data() + (p - p0) * kr.nr);
   }
   if (kr.thread_end) kr.thread_end();
 }

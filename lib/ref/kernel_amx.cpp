@@ -60,15 +60,24 @@ void amx_thread_end() { _tile_release(); }
 // Panel layout [groups][32 columns][4 bytes] = 128 bytes per K-quad: the B tile of columns
 // 0-15 is every row's first 64 bytes (stride 128), columns 16-31 the second 64.
 __attribute__((target("amx-tile,amx-int8")))
-void micro_amx(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  const uint8_t* a_low = a + kTileRows * lda;
-  for (int64_t g = 0; g < groups; g += kTileRows) {  // 16 K-quads = 64 K per step
-    _tile_loadd(4, a + g * 4, lda);
-    _tile_loadd(5, a_low + g * 4, lda);
+void micro_amx(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out,
+               bool accumulate) {
+  constexpr int64_t kLdc = 32 * sizeof(int32_t);
+  if (accumulate) {
+    _tile_loadd(0, out, kLdc);
+    _tile_loadd(1, out + 16, kLdc);
+    _tile_loadd(2, out + 16 * 32, kLdc);
+    _tile_loadd(3, out + 16 * 32 + 16, kLdc);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
+  (void)lda;  // A is tiled: [K/64][32 rows][64 bytes], see fast.cpp pack_a
+  for (int64_t g = 0; g < groups; g += kTileRows, a += 32 * kTileBytes) {  // 64 K per step
+    _tile_loadd(4, a, kTileBytes);
+    _tile_loadd(5, a + kTileRows * kTileBytes, kTileBytes);
     _tile_loadd(6, bp + g * 128, 128);
     _tile_loadd(7, bp + g * 128 + 64, 128);
     _tile_dpbssd(0, 4, 6);
@@ -76,14 +85,13 @@ void micro_amx(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups,
     _tile_dpbssd(2, 5, 6);
     _tile_dpbssd(3, 5, 7);
   }
-  constexpr int64_t kLdc = 32 * sizeof(int32_t);
   _tile_stored(0, out, kLdc);
   _tile_stored(1, out + 16, kLdc);
   _tile_stored(2, out + 16 * 32, kLdc);
   _tile_stored(3, out + 16 * 32 + 16, kLdc);
 }
 
-constexpr Kernel kAmx{Isa::amx, 32, 32, AFormat::s8, 16, micro_amx, amx_thread_begin,
+constexpr Kernel kAmx{Isa::amx, 32, 32, AFormat::s8, 16, true, 128, micro_amx, amx_thread_begin,
                       amx_thread_end};
 
 }  // namespace

@@ -22,10 +22,13 @@ struct Kernel {
   int nr;            // columns per micro-tile (= columns per B panel)
   AFormat a_format;
   int group_align;   // K groups padded to a multiple of this (AMX: 16 groups = 64 bytes)
-  // Writes the full mr x nr int32 tile to `out` (row-major, nr per row). `a` points at the
-  // first row of packed A, rows `a_stride` bytes apart; bp at the panel; `groups` K groups.
+  bool a_tiled;      // A packed as [M/mr][K/64][mr][64] (AMX) instead of rows
+  int chunk_groups;  // K groups per cache block: A and B chunks of one block stay in L1
+  // Computes the full mr x nr int32 tile (row-major, nr per row) over `groups` K groups and
+  // stores it to `out`, or adds it to `out` when `accumulate`. `a` points at the first row
+  // of packed A (rows `a_stride` bytes apart, or the tiled block), bp at the panel chunk.
   void (*micro)(const uint8_t* a, int64_t a_stride, const uint8_t* bp, int64_t groups,
-                int32_t* out);
+                int32_t* out, bool accumulate);
   void (*thread_begin)();  // per-thread state (AMX tile configuration), or null
   void (*thread_end)();
 };

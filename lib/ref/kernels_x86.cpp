@@ -22,11 +22,15 @@ inline int32_t group_at(const uint8_t* row, int64_t g) {  // 4 bytes of K as one
 
 // 8 rows x 32 columns: 16 zmm accumulators, 2 for B, 1 broadcast.
 __attribute__((target("avx512f,avx512bw,avx512vnni")))
-void micro_vnni(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out) {
+void micro_vnni(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out,
+                bool accumulate) {
   constexpr int kMr = 8;
   __m512i acc[kMr][2];
 #pragma GCC unroll 8
-  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+  for (int i = 0; i < kMr; ++i) {
+    acc[i][0] = accumulate ? _mm512_loadu_si512(out + i * 32) : _mm512_setzero_si512();
+    acc[i][1] = accumulate ? _mm512_loadu_si512(out + i * 32 + 16) : _mm512_setzero_si512();
+  }
   for (int64_t g = 0; g < groups; ++g, bp += 128) {
     const __m512i b0 = _mm512_loadu_si512(bp);
     const __m512i b1 = _mm512_loadu_si512(bp + 64);
@@ -46,11 +50,16 @@ void micro_vnni(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups
 
 // 6 rows x 16 columns: 12 ymm accumulators, 2 for B, 1 broadcast (15 of 16 registers).
 __attribute__((target("avx2")))
-void micro_avx2(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out) {
+void micro_avx2(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out,
+                bool accumulate) {
   constexpr int kMr = 6;
   __m256i acc[kMr][2];
 #pragma GCC unroll 6
-  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (int i = 0; i < kMr; ++i) {
+    const auto* o = reinterpret_cast<const __m256i*>(out + i * 16);
+    acc[i][0] = accumulate ? _mm256_loadu_si256(o) : _mm256_setzero_si256();
+    acc[i][1] = accumulate ? _mm256_loadu_si256(o + 1) : _mm256_setzero_si256();
+  }
   for (int64_t g = 0; g < groups; ++g, bp += 64) {
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp));
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + 32));
@@ -69,11 +78,16 @@ void micro_avx2(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups
 }
 
 // 4 rows x 8 columns: 8 xmm accumulators (SSE2 has 16 registers on x86-64).
-void micro_sse2(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out) {
+void micro_sse2(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out,
+                bool accumulate) {
   constexpr int kMr = 4;
   __m128i acc[kMr][2];
 #pragma GCC unroll 4
-  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm_setzero_si128();
+  for (int i = 0; i < kMr; ++i) {
+    const auto* o = reinterpret_cast<const __m128i*>(out + i * 8);
+    acc[i][0] = accumulate ? _mm_loadu_si128(o) : _mm_setzero_si128();
+    acc[i][1] = accumulate ? _mm_loadu_si128(o + 1) : _mm_setzero_si128();
+  }
   for (int64_t g = 0; g < groups; ++g, bp += 32) {
     const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bp));
     const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + 16));
@@ -91,9 +105,9 @@ void micro_sse2(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups
   }
 }
 
-constexpr Kernel kVnni{Isa::avx512_vnni, 8, 32, AFormat::u8_biased, 1, micro_vnni, nullptr, nullptr};
-constexpr Kernel kAvx2{Isa::avx2, 6, 16, AFormat::int16_pairs, 1, micro_avx2, nullptr, nullptr};
-constexpr Kernel kSse2{Isa::sse2, 4, 8, AFormat::int16_pairs, 1, micro_sse2, nullptr, nullptr};
+constexpr Kernel kVnni{Isa::avx512_vnni, 8, 32, AFormat::u8_biased, 1, false, 128, micro_vnni, nullptr, nullptr};
+constexpr Kernel kAvx2{Isa::avx2, 6, 16, AFormat::int16_pairs, 1, false, 128, micro_avx2, nullptr, nullptr};
+constexpr Kernel kSse2{Isa::sse2, 4, 8, AFormat::int16_pairs, 1, false, 128, micro_sse2, nullptr, nullptr};
 
 }  // namespace
 
