@@ -130,17 +130,24 @@ Status unpack_slice(std::span<const int32_t> native, const Plan& plan, std::span
   if (Status s = check_size("C", static_cast<int64_t>(c.size()), m_rows * n_len); !s) return s;
   const int64_t full = n_len / kC2, tail = n_len % kC2;
   const int64_t surface = plan.mp * kC2;  // int32 elements per (m, 4) surface
-  for (int64_t m = 0; m < m_rows; ++m) {
-    const int32_t* src = native.data() + m * kC2;
-    int32_t* row = c.data() + m * n_len;
-    for (int64_t g = 0; g < full; ++g, src += surface, row += kC2) {
-      if constexpr (kAdd) {
-        for (int64_t i = 0; i < kC2; ++i) row[i] = add_wrapping(row[i], src[i]);
-      } else {
-        std::memcpy(row, src, kC2 * sizeof(int32_t));
+  // Rows in blocks of kRowBlock: for each surface the block's atoms are one contiguous
+  // 256-byte read, and the block's output rows stay in cache while the surfaces go by.
+  constexpr int64_t kRowBlock = 16;
+  for (int64_t m0 = 0; m0 < m_rows; m0 += kRowBlock) {
+    const int64_t m1 = std::min(m_rows, m0 + kRowBlock);
+    for (int64_t g = 0; g <= full; ++g) {
+      const int64_t cols = g < full ? kC2 : tail;
+      if (cols == 0) break;
+      for (int64_t m = m0; m < m1; ++m) {
+        const int32_t* src = native.data() + g * surface + m * kC2;
+        int32_t* row = c.data() + m * n_len + g * kC2;
+        if constexpr (kAdd) {
+          for (int64_t i = 0; i < cols; ++i) row[i] = add_wrapping(row[i], src[i]);
+        } else {
+          std::memcpy(row, src, static_cast<size_t>(cols) * sizeof(int32_t));
+        }
       }
     }
-    for (int64_t i = 0; i < tail; ++i) row[i] = kAdd ? add_wrapping(row[i], src[i]) : src[i];
   }
   return {};
 }

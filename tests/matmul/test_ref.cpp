@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lib/ref/fast.h"
@@ -227,6 +228,29 @@ TEST(FastInt8, ExtremesAndWrapAround) {
   std::vector<int32_t> c(6);
   ASSERT_TRUE(matmul_int8(std::vector<int8_t>(w.m * w.k, -128), std::vector<int8_t>(w.k * w.n, -128), c, w).ok());
   EXPECT_EQ(c[0], static_cast<int32_t>(static_cast<uint32_t>(16384u * 140000u)));
+}
+
+// Two callers at once share the fast path's scratch pool: each must still get its own exact
+// result (the pool hands a buffer to one lease at a time).
+TEST(FastInt8, ConcurrentCallersGetExactResults) {
+  const Dims d{70, 300, 90};
+  const auto a = random_int8(d.m * d.k, 41), b = random_int8(d.k * d.n, 42);
+  const auto a2 = random_int8(d.m * d.k, 43);
+  std::vector<int32_t> want(d.m * d.n), want2(d.m * d.n);
+  ASSERT_TRUE(matmul_int8(a, b, want, d).ok());
+  ASSERT_TRUE(matmul_int8(a2, b, want2, d).ok());
+  std::vector<int32_t> got(d.m * d.n), got2(d.m * d.n);
+  bool ok1 = true, ok2 = true;
+  {
+    std::jthread t1([&] {
+      for (int i = 0; i < 20 && ok1; ++i) ok1 = matmul_int8_fast(a, b, got, d, {.threads = 2}).ok() && got == want;
+    });
+    std::jthread t2([&] {
+      for (int i = 0; i < 20 && ok2; ++i) ok2 = matmul_int8_fast(a2, b, got2, d, {.threads = 2}).ok() && got2 == want2;
+    });
+  }
+  EXPECT_TRUE(ok1);
+  EXPECT_TRUE(ok2);
 }
 
 }  // namespace
