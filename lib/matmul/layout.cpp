@@ -133,20 +133,28 @@ Status unpack_slice(std::span<const int32_t> native, const Plan& plan, std::span
   // Rows in blocks of kRowBlock: for each surface the block's atoms are one contiguous
   // 256-byte read, and the block's output rows stay in cache while the surfaces go by.
   constexpr int64_t kRowBlock = 16;
+  if (m_rows == 1 && !kAdd) {  // decode (M = 1): one 16-byte copy per surface, nothing else
+    for (int64_t g = 0; g < full; ++g) std::memcpy(c.data() + g * kC2, native.data() + g * surface, 16);
+    for (int64_t i = 0; i < tail; ++i) c[full * kC2 + i] = native[full * surface + i];
+    return {};
+  }
   for (int64_t m0 = 0; m0 < m_rows; m0 += kRowBlock) {
     const int64_t m1 = std::min(m_rows, m0 + kRowBlock);
-    for (int64_t g = 0; g <= full; ++g) {
-      const int64_t cols = g < full ? kC2 : tail;
-      if (cols == 0) break;
-      for (int64_t m = m0; m < m1; ++m) {
-        const int32_t* src = native.data() + g * surface + m * kC2;
-        int32_t* row = c.data() + m * n_len + g * kC2;
+    for (int64_t g = 0; g < full; ++g) {  // whole atoms: a fixed 16-byte copy or 4 adds
+      const int32_t* src = native.data() + g * surface + m0 * kC2;
+      int32_t* row = c.data() + m0 * n_len + g * kC2;
+      for (int64_t m = m0; m < m1; ++m, src += kC2, row += n_len) {
         if constexpr (kAdd) {
-          for (int64_t i = 0; i < cols; ++i) row[i] = add_wrapping(row[i], src[i]);
+          for (int64_t i = 0; i < kC2; ++i) row[i] = add_wrapping(row[i], src[i]);
         } else {
-          std::memcpy(row, src, static_cast<size_t>(cols) * sizeof(int32_t));
+          std::memcpy(row, src, kC2 * sizeof(int32_t));
         }
       }
+    }
+    for (int64_t m = m0; m < m1 && tail > 0; ++m) {  // the last, partial atom of each row
+      const int32_t* src = native.data() + full * surface + m * kC2;
+      int32_t* row = c.data() + m * n_len + full * kC2;
+      for (int64_t i = 0; i < tail; ++i) row[i] = kAdd ? add_wrapping(row[i], src[i]) : src[i];
     }
   }
   return {};
