@@ -51,7 +51,7 @@ Pick pick_dma(ListState& st, int window, std::vector<Held>* held) {
     const int op = st.op_at(*it);
     Held h;
     // A store frees memory, so it fits unless it writes into a buffer with no address.
-    if (st.op_kind(op) == OpKind::load && !st.load_within_limits(op, h)) {
+    if (st.op_kind(op) == OpKind::load && !st.load_within_limits(op, h, held != nullptr)) {
       if (held) held->push_back(h);
       continue;
     }

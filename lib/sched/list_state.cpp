@@ -120,20 +120,21 @@ bool ListState::urgent(int load) const {
   return false;
 }
 
-bool ListState::load_within_limits(int op, Held& held) const {
+bool ListState::load_within_limits(int op, Held& held, bool explain) const {
   const int64_t cap = params_.cap_bytes;
   held.op = op;
   held.urgent = urgent(op);
   held.limit = held.urgent ? cap : cap * params_.prefetch_percent / 100;
   held.live = live_;
   held.bytes = new_bytes(op);
+  held.reason = held.urgent ? "cap" : "prefetch cap";
+  // The reserve query is the costly part: skip it when the load alone is over the limit.
+  if (held.live + held.bytes > held.limit && !explain) return false;
   const int consumer = g_.first_consumer[op];
   // Room for the largest program that starts before the consumer: the loaded buffer
   // stays alive across those programs, so they must still fit next to it.
   held.reserve = consumer < 0 ? 0 : reserve_tree_.max_below(program_rank_[consumer]);
-  if (held.live + held.bytes + held.reserve <= held.limit) return true;
-  held.reason = held.urgent ? "cap" : "prefetch cap";
-  return false;
+  return held.live + held.bytes + held.reserve <= held.limit;
 }
 
 void ListState::birth(int op) {

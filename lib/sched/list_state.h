@@ -45,8 +45,9 @@ class ListState {
 
   // Places the op's new buffers under cap; on success they stay placed for emit().
   bool try_place(int op);
-  // Rule 3's limit check for a load (does not place). Fills `held` when it fails.
-  bool load_within_limits(int op, Held& held) const;
+  // Rule 3's limit check for a load (does not place). Fills `held`; the reserve only
+  // when it decides, or always with `explain` (the decision log).
+  bool load_within_limits(int op, Held& held, bool explain) const;
 
   void emit(int op, int core = -1);
   ListResult finish();

@@ -1,6 +1,7 @@
 #include "lib/sched/priority.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 namespace ork::sched {
@@ -26,9 +27,23 @@ Priority make_priority(const Stream& s, const Graph& g, Policy policy) {
   p.op_at.resize(g.op_count);
   std::iota(p.op_at.begin(), p.op_at.end(), 0);
   if (policy == Policy::critical_path) {
-    const std::vector<int64_t> rank = upward_rank(s, g);
-    std::stable_sort(p.op_at.begin(), p.op_at.end(),
-                     [&](int a, int b) { return rank[a] > rank[b]; });
+    std::vector<int64_t> rank = upward_rank(s, g);
+    // A load is served in its consumer's place. Its own rank adds its transfer to the
+    // consumer's, so in a memory-bound stream a far-ahead load would outrank the programs
+    // before it, fill the window and crowd out the loads that are needed next.
+    std::vector<int64_t> key = rank;
+    for (int i = 0; i < g.op_count; ++i)
+      if (s.ops[i].kind == OpKind::load && g.first_consumer[i] >= 0) key[i] = rank[g.first_consumer[i]];
+    // A store ends a chain, so its rank is small, but it frees the memory it reads: served
+    // by rank it would wait behind everything and its buffers would fill memory. It takes
+    // the place of its lowest-priority predecessor instead (right after its data is ready).
+    std::vector<int64_t> store_key(g.op_count, INT64_MAX);
+    for (int from = 0; from < g.op_count; ++from)
+      for (int to : g.successors(from))
+        if (s.ops[to].kind == OpKind::store) store_key[to] = std::min(store_key[to], key[from]);
+    for (int i = 0; i < g.op_count; ++i)
+      if (store_key[i] != INT64_MAX) key[i] = std::max(key[i], store_key[i]);
+    std::stable_sort(p.op_at.begin(), p.op_at.end(), [&](int a, int b) { return key[a] > key[b]; });
   }
   p.position.resize(g.op_count);
   for (int pos = 0; pos < g.op_count; ++pos) p.position[p.op_at[pos]] = pos;

@@ -3,7 +3,10 @@
 // node weights and no communication cost (scheduling-theory.md, "Priority rules"),
 //   rank(v) = w(v) + max over successors s of rank(s),
 // w = cycles of a load, store, barrier or program (on its start), 0 for a wait; ties go
-// to the input order. The rank is static, so the priority is a fixed permutation.
+// to the input order. A load takes its first consumer's rank (it is served just before
+// that program), so prefetches follow the programs' order; a store takes its lowest
+// predecessor's place, so it frees its buffers soon. The rank is static, so the
+// priority is a fixed permutation.
 #pragma once
 
 #include <cstdint>
