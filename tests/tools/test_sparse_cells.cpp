@@ -116,6 +116,19 @@ TEST(HostRef, DotAndRowAgreeExactly) {
   }
 }
 
+TEST(HostRef, GatheredColumnsGiveTheSameDots) {
+  const int64_t m = 4, k = 200, n = 70;
+  std::vector<int8_t> a(m * k), w(k * n);
+  SplitMix64 rng(3);
+  fill_random_int8(a, rng);
+  fill_random_int8(w, rng);
+  const WColumns cols(w, k, n, {0, 5, 31, 32, 69});
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c : {0, 5, 31, 32, 69}) EXPECT_EQ(cols.dot(a, r, c), host_dot(a, w, k, n, r, c));
+  const std::vector<int8_t> big_a(140000, -128), big_w(140000 * 2, -128);
+  EXPECT_EQ(WColumns(big_w, 140000, 2, {1}).dot(big_a, 0, 1), int64_t{140000} * 16384);
+}
+
 TEST(HostRef, SumsPastTheInt32RangeStayExact) {
   const int64_t k = 140000, n = 2;  // 140000 * 16384 > 2^31: the int32 chunks must flush
   const std::vector<int8_t> a(k, -128);

@@ -261,6 +261,12 @@ TEST_F(ToolRuns, SparseCheckTextAndBadUsage) {
     argv.insert(argv.end(), bad.begin(), bad.end());
     EXPECT_EQ(run_tool(argv).exit_code, 2) << bad[0] << " " << bad[1];
   }
+  r = run_tool({sparse_check_, "64", "96", "64", "--full"}, {"ORK_DEVICE=emu-rocket"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "on default (emu via rocket)")) << r.out;
+  r = run_tool({sparse_check_, "64", "96", "64", "3"}, {"ORK_DEVICE=cpu"});
+  EXPECT_EQ(r.exit_code, 2) << "the cpu device has 1 core";
+  EXPECT_TRUE(contains(r.err, "cores")) << r.err;
   r = run_tool({sparse_check_, "--help"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_TRUE(contains(r.out, "--full")) << r.out;

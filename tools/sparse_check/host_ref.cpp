@@ -38,4 +38,27 @@ void host_row(std::span<const int8_t> a, std::span<const int8_t> w, int64_t k, i
   }
 }
 
+WColumns::WColumns(std::span<const int8_t> w, int64_t k, int64_t n, std::vector<int64_t> cols)
+    : k_(k), cols_(std::move(cols)), block_(cols_.size() * static_cast<size_t>(k)) {
+  // Row by row through W (sequential), scattering into the selected columns.
+  for (int64_t i = 0; i < k; ++i) {
+    const int8_t* w_row = w.data() + i * n;
+    for (size_t j = 0; j < cols_.size(); ++j) block_[j * k + i] = w_row[cols_[j]];
+  }
+}
+
+int64_t WColumns::dot(std::span<const int8_t> a, int64_t row, int64_t col) const {
+  const auto j = std::lower_bound(cols_.begin(), cols_.end(), col) - cols_.begin();
+  const int8_t* a_row = a.data() + row * k_;
+  const int8_t* w_col = block_.data() + j * k_;
+  int64_t sum = 0;
+  for (int64_t i0 = 0; i0 < k_; i0 += kInt32SafeK) {
+    const int64_t i1 = std::min(k_, i0 + kInt32SafeK);
+    int32_t partial = 0;
+    for (int64_t i = i0; i < i1; ++i) partial += int32_t{a_row[i]} * int32_t{w_col[i]};
+    sum += partial;
+  }
+  return sum;
+}
+
 }  // namespace ork::tools

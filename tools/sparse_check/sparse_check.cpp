@@ -14,6 +14,7 @@
 
 #include "tools/common/cli.h"
 #include "tools/common/ork_handles.h"
+#include "tools/common/progress.h"
 #include "tools/sparse_check/cells.h"
 #include "tools/sparse_check/verify.h"
 
@@ -150,6 +151,10 @@ int run(int argc, char** argv) {
 
   std::vector<int8_t> A(static_cast<size_t>(a.m * a.k)), W(static_cast<size_t>(a.k * a.n));
   std::vector<int32_t> C(static_cast<size_t>(a.m * a.n));
+  // One C API call has no progress to report: on a terminal, say what runs meanwhile.
+  const bool big = a.m * a.k * a.n >= kBigShapeMacs && stderr_is_terminal();
+  if (big) fmt::print(stderr, "sparse_check: running {} x {} x {} on {}...\n", a.m, a.k, a.n,
+                      device_label(a.device));
   Timing timing;
   if (int rc = run_device(a, A, W, C, device.get(), timing); rc >= 0) return rc;
   const Problem problem{A, W, a.m, a.k, a.n};

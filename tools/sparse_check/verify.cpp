@@ -1,5 +1,7 @@
 #include "tools/sparse_check/verify.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "tools/common/progress.h"
@@ -29,11 +31,16 @@ void verify_full(const Problem& p, std::span<const int32_t> c, bool show_progres
 
 void verify_cells(const Problem& p, const std::vector<Cell>& cells, std::span<const int32_t> c,
                   bool show_progress, Outcome& out) {
+  std::vector<int64_t> cols;
+  for (const Cell& cell : cells) cols.push_back(cell.n);
+  std::sort(cols.begin(), cols.end());
+  cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+  const WColumns w_cols(p.w, p.k, p.n, std::move(cols));
   const auto total = static_cast<int64_t>(cells.size());
   Progress progress("sparse_check: sampled reference", total, show_progress);
   for (int64_t i = 0; i < total; ++i) {
     const Cell& cell = cells[i];
-    record(out, cell, host_dot(p.a, p.w, p.k, p.n, cell.m, cell.n), c[cell.m * p.n + cell.n]);
+    record(out, cell, w_cols.dot(p.a, cell.m, cell.n), c[cell.m * p.n + cell.n]);
     if (i % 256 == 0) progress.update(i);
   }
 }
