@@ -143,7 +143,7 @@ Result<SubmitResult> RocketKmd::submit(const SubmitDesc& desc) {
   for (uint32_t handle : out_handles) {
     rc = prep_bo(handle, deadline);
     if (rc == -ETIMEDOUT || rc == -EBUSY) {
-      return make_error(-ETIMEDOUT, fmt::format("rocket job writing BO {} did not finish within {} ms "
+      return make_error(-ETIMEDOUT, fmt::format("rocket job writing BO {} timed out: not finished within {} ms "
                                                 "(the kernel resets a core after 500 ms)",
                                                 handle, desc.timeout_ms));
     }

@@ -163,6 +163,23 @@ TEST_F(FakeRocket, PrepBoReportsAFailedJobAndTheCoreIsReset) {
   EXPECT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_ROCKET_PREP_BO, &p), -ENOENT);
 }
 
+TEST_F(FakeRocket, AFailedJobIsNotHiddenByALaterJobOnTheSameBo) {
+  drm_rocket_create_bo regcmd = create(4096);
+  drm_rocket_create_bo out = create(4096);
+  drm_rocket_task task{static_cast<uint32_t>(regcmd.dma_address), 20};
+  uint32_t outs[] = {out.handle};
+  drm_rocket_job job{reinterpret_cast<uintptr_t>(&task), 0, reinterpret_cast<uintptr_t>(outs), 1,
+                     sizeof(drm_rocket_task), 0, 1};
+  drm_rocket_job jobs[3] = {job, job, job};
+  drm_rocket_submit s{reinterpret_cast<uintptr_t>(jobs), 3, sizeof(drm_rocket_job), 0};
+  kernel.faults().dma_error_jobs = 1;  // the first of three jobs writing `out`
+  ASSERT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_ROCKET_SUBMIT, &s), 0);
+  EXPECT_EQ(rec.calls.size(), 2u);
+  EXPECT_EQ(prep(out.handle), -EIO);
+  ASSERT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_ROCKET_SUBMIT, &s), 0);  // a clean submit
+  EXPECT_EQ(prep(out.handle), 0);
+}
+
 TEST(FakeRocketTimed, PrepBoWaitsForTheModelledTimeAndTimesOut) {
   Recorder rec;
   emu::FakeKernelConfig cfg = recorded(rec);

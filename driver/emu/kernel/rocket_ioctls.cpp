@@ -2,6 +2,7 @@
 // behaviour of rocket_job.c / rocket_gem.c as summarised in docs/kernel-interfaces.md).
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <vector>
 
 #include "driver/emu/kernel/fake_kernel_state.h"
@@ -60,7 +61,9 @@ int pick_core(const KernelState& k) {
 }
 
 // One task per PC kick (rocket_job_hw_submit: TASK_NUMBER 1), re-kicked from the IRQ.
-void run_job(IoctlContext& ctx, JobRef& job) {
+// `touched`: BOs an earlier job of this SUBMIT wrote. A BO's fences accumulate, and
+// PREP_BO waits for all of them: its outcome is the first failure among this submit's jobs.
+void run_job(IoctlContext& ctx, JobRef& job, std::set<const BoObject*>& touched) {
   KernelState& k = ctx.kernel;
   int core = pick_core(k);
   ++k.stats.rocket_jobs[static_cast<size_t>(core)];
@@ -85,8 +88,9 @@ void run_job(IoctlContext& ctx, JobRef& job) {
                     : Clock::duration(std::chrono::nanoseconds(static_cast<int64_t>(modelled_ns)));
   }
   for (auto& bo : job.out_bos) {
-    bo->job_status = status;
-    bo->ready_at = ready;
+    bool first_writer = touched.insert(bo.get()).second;
+    if (first_writer || bo->job_status == 0) bo->job_status = status;
+    if (first_writer || ready > bo->ready_at) bo->ready_at = ready;
   }
 }
 
@@ -110,6 +114,7 @@ int handle_rocket_submit(IoctlContext& ctx) {
   if (args->job_struct_size < sizeof(drm_rocket_job) || args->reserved) return -EINVAL;
   if (!args->jobs) return -EFAULT;
   ++ctx.kernel.stats.submits;
+  std::set<const BoObject*> touched;
   for (uint32_t i = 0; i < args->job_count; ++i) {
     drm_rocket_job job;
     std::memcpy(&job, reinterpret_cast<const uint8_t*>(args->jobs) +
@@ -122,7 +127,7 @@ int handle_rocket_submit(IoctlContext& ctx) {
       driver::debug_log("emu", "rocket: job {} dropped ({}), ioctl returns 0", i, rc);
       continue;
     }
-    run_job(ctx, ref);
+    run_job(ctx, ref, touched);
   }
   return 0;
 }
