@@ -27,6 +27,7 @@ struct EngineCounters {
   uint64_t short_reads = 0;    // completions with 0 < result < asked: remainder resubmitted
   uint64_t retries = 0;        // EINTR / EAGAIN reissues
   uint64_t cancelled = 0;      // reads cancelled by close
+  uint64_t max_in_flight = 0;  // most reads outstanding at once (io_uring; 1 for pread)
 };
 
 class ReadEngine {

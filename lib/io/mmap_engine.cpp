@@ -38,6 +38,7 @@ class MmapEngine final : public ReadEngine {
       const uint64_t n = std::min(plan.chunk_bytes, plan.layer_bytes - done);
       std::memcpy(slot.data() + plan.head_bytes + done, src + begin + done, n);
       ++counters_.chunks;
+      counters_.max_in_flight = 1;
     }
     return {};
   }

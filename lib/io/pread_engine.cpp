@@ -35,6 +35,7 @@ Status PreadEngine::read(const ReadPlan& plan, size_t, std::span<std::byte> slot
     }
     const Chunk c = plan.chunk(i);
     ++counters_.chunks;
+    counters_.max_in_flight = 1;
     Status st = read_chunk(plan, c, slot.data() + c.slot_offset);
     if (!st) return st;
   }

@@ -25,6 +25,7 @@ nlohmann::json stats_to_json(const LoaderStats& s) {
       {"short_reads", s.engine_counters.short_reads},
       {"retries", s.engine_counters.retries},
       {"cancelled", s.engine_counters.cancelled},
+      {"max_in_flight", s.engine_counters.max_in_flight},
       {"fallbacks", s.fallbacks},
   };
 }

@@ -132,6 +132,7 @@ void UringEngine::submit_chunk(size_t index, const ReadPlan& plan, size_t slot_i
   io_uring_sqe_set_data64(sqe, index);
   in_flight_[index] = true;
   ++in_flight_count_;
+  counters_.max_in_flight = std::max<uint64_t>(counters_.max_in_flight, in_flight_count_);
 }
 
 // One completion of chunk `index`. Returns an error to abort the read; otherwise the chunk

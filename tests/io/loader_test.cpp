@@ -175,6 +175,23 @@ TEST_F(Loader, CloseCancelsReadsInFlight) {
   }
 }
 
+TEST_F(Loader, UringKeepsQueueDepthReadsInFlight) {
+  if (!test::uring_works()) GTEST_SKIP() << "io_uring is refused here";
+  // A layer is 2*32 + 4*32*32 + 3*90*32 floats = 51200 bytes: at least 13 chunks of 4 KiB.
+  auto l = open({.source = SourceKind::kUring, .n_slots = 2, .chunk_bytes = 4096,
+                 .queue_depth = 5});
+  ASSERT_TRUE(l);
+  for (size_t i = 0; i < l->layer_count(); ++i) {
+    auto b = l->load(i);
+    ASSERT_TRUE(b.ok());
+    ASSERT_TRUE(test::layer_matches(model_, i, b.value()));
+  }
+  const LoaderStats s = l->stats();
+  EXPECT_EQ(s.engine, EngineKind::kUring);
+  EXPECT_EQ(s.engine_counters.max_in_flight, 5u);
+  EXPECT_GE(s.engine_counters.chunks, 5u * 13u);
+}
+
 TEST_F(Loader, EngineCancelReturnsEcanceled) {
   std::vector<std::string> fallbacks;
   auto f = StreamFile::open(real_file_os(), model_.path, false, &fallbacks);
