@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "driver/kmd/kmd.h"
 #include "driver_fixture.h"
@@ -203,6 +204,31 @@ TEST_P(Backend, OrkCoresLowersTheCoreCount) {
   EXPECT_EQ(two->info().cores, 2);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "ORK_CORES = '4': must be a whole number from 1 to 3");
+}
+
+TEST_P(Backend, TwoThreadsShareOneKernel) {
+  // Each thread has its own fd and Kmd; the kernel's one mutex keeps BOs and stats consistent.
+  auto work = [&](int core, int* failures) {
+    auto mine = open(kernel);
+    for (int i = 0; i < 40 && mine; ++i) {
+      auto regcmd = mine->bo_create(4096, BoUsage::regcmd);
+      auto out = mine->bo_create(4096, BoUsage::data);
+      if (!regcmd.ok() || !out.ok()) {
+        ++*failures;
+        continue;
+      }
+      auto r = mine->submit(desc_for(**regcmd, **out, {core}, 2));
+      if (!r.ok() || r->tasks_completed != 2) ++*failures;
+    }
+  };
+  int failures[2] = {0, 0};
+  std::thread t0(work, 0, &failures[0]), t1(work, 1, &failures[1]);
+  t0.join();
+  t1.join();
+  EXPECT_EQ(failures[0] + failures[1], 0);
+  uint64_t tasks_done = 0;
+  for (uint64_t n : kernel.stats().tasks_done) tasks_done += n;
+  EXPECT_EQ(tasks_done, 160u);
 }
 
 INSTANTIATE_TEST_SUITE_P(BothInterfaces, Backend, ::testing::Values(KmdKind::rknpu, KmdKind::rocket),
