@@ -157,6 +157,11 @@ Result<std::vector<SourceKind>> parse_sources(const std::string& list) {
   return out;
 }
 
+// Progress on a terminal (stderr), one line per finished pass; silent in pipes and --json.
+void progress(const Args& a, const std::string& line) {
+  if (!a.json && ::isatty(STDERR_FILENO)) std::fprintf(stderr, "  .. %s\n", line.c_str());
+}
+
 int fail(const std::string& what, int code) {
   std::fprintf(stderr, "ork_stream_bench: %s\n", what.c_str());
   return code;
@@ -202,6 +207,7 @@ int run(Args& a) {
     auto cold = run_cold(cfg, k);
     if (!cold) return fail(fmt::format("{}: {}", source_name(k), cold.error().message), 1);
     results.push_back({k, cold.value(), std::nullopt});
+    progress(a, fmt::format("cold {}: {:.3f} GB/s", source_name(k), cold->gbps()));
   }
   if (run_fio_once("after") != 0) return 1;
   double fio_gbps = 0;
@@ -221,6 +227,7 @@ int run(Args& a) {
       auto c = run_compute(cfg, r.source, io_us);
       if (!c) return fail(fmt::format("{}: {}", source_name(r.source), c.error().message), 1);
       r.compute = c.value();
+      progress(a, fmt::format("compute {}: ratio {:.3f}", source_name(r.source), c->ratio));
       identical = identical && r.compute->checksums == results.front().compute->checksums;
     }
   }
