@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <emmintrin.h>
 #include <string>
 
 namespace ork::matmul {
@@ -44,13 +45,45 @@ Status check_int8(const Plan& plan) {
                                  ": the int8 pack/unpack needs an int8 plan");
 }
 
+// 16x16 byte transpose, dst[c * ldd + r] = src[r * ld + c], in four SSE2 unpack stages
+// (bytes, words, dwords, qwords): after stage s every lane holds 2^s rows of one column.
+void transpose16(const int8_t* src, int64_t ld, int8_t* dst, int64_t ldd) {
+  __m128i x[16];
+  for (int i = 0; i < 16; ++i) x[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * ld));
+  __m128i p[2][8];  // [column half][row pair]: 16-bit lanes = (row 2i, row 2i+1) of a column
+  for (int i = 0; i < 8; ++i) {
+    p[0][i] = _mm_unpacklo_epi8(x[2 * i], x[2 * i + 1]);
+    p[1][i] = _mm_unpackhi_epi8(x[2 * i], x[2 * i + 1]);
+  }
+  for (int h = 0; h < 2; ++h) {
+    __m128i q[2][4];  // [column quarter][row quad]: 32-bit lanes = 4 rows of a column
+    for (int j = 0; j < 4; ++j) {
+      q[0][j] = _mm_unpacklo_epi16(p[h][2 * j], p[h][2 * j + 1]);
+      q[1][j] = _mm_unpackhi_epi16(p[h][2 * j], p[h][2 * j + 1]);
+    }
+    for (int s = 0; s < 2; ++s) {
+      __m128i ra[2], rb[2];  // 64-bit lanes = 8 rows of a column
+      for (int k = 0; k < 2; ++k) {
+        ra[k] = _mm_unpacklo_epi32(q[s][2 * k], q[s][2 * k + 1]);
+        rb[k] = _mm_unpackhi_epi32(q[s][2 * k], q[s][2 * k + 1]);
+      }
+      int8_t* d = dst + (8 * h + 4 * s) * ldd;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm_unpacklo_epi64(ra[0], ra[1]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + ldd), _mm_unpackhi_epi64(ra[0], ra[1]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * ldd), _mm_unpacklo_epi64(rb[0], rb[1]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 3 * ldd), _mm_unpackhi_epi64(rb[0], rb[1]));
+    }
+  }
+}
+
 // One 32x32 weight block: dst[n][k] = src[k][n] for the valid kr x nc corner, zero elsewhere.
 // src points at element (k0, n0) of the row-major K x N matrix with row stride `ld`.
 void pack_block(const int8_t* src, int64_t ld, int64_t kr, int64_t nc, int8_t* dst) {
-  if (kr == kBlock && nc == kBlock) {
-    for (int64_t k = 0; k < kBlock; ++k) {
-      const int8_t* row = src + k * ld;
-      for (int64_t n = 0; n < kBlock; ++n) dst[n * kBlock + k] = row[n];
+  if (kr == kBlock && nc == kBlock) {  // four 16x16 transposes
+    for (int64_t kh = 0; kh < 2; ++kh) {
+      for (int64_t nh = 0; nh < 2; ++nh) {
+        transpose16(src + kh * 16 * ld + nh * 16, ld, dst + nh * 16 * kBlock + kh * 16, kBlock);
+      }
     }
     return;
   }
