@@ -1,13 +1,14 @@
-// ork_emu_bench: how fast the emulated core runs an int8 matmul, against a plain
-// (unblocked, scalar-order) loop over the same dense data measured in the same run.
-// Prints both times and their ratio; --json for scripts. Not a test: no timing asserts.
-//   build-*/tests/emu/emu_bench [--m 512] [--k 2048] [--n 2048]
+// emu_bench: how fast the emulated core runs a matmul, against a plain loop over the same
+// data measured in the same run. Prints both times and their ratio; --json for scripts.
+// Not a test: no timing asserts.
+//   build-*/tests/emu/emu_bench [--dtype int8|fp16] [--m 512] [--k 2048] [--n 2048]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstdio>
 
+#include "driver/emu/npu/fp16.h"
 #include "tests/emu/npu_fixture.h"
 
 using namespace ork::emu;
@@ -35,12 +36,64 @@ int64_t plain_loop(const std::vector<int8_t>& a, const std::vector<int8_t>& b, s
   return checksum;
 }
 
+// fp16 baseline: the plain loop in the defined order (acc += a*b, ascending k).
+double plain_loop_f16(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, size_t M, size_t K, size_t N) {
+  double checksum = 0;
+  std::vector<float> row(N), bf(K * N);
+  for (size_t i = 0; i < bf.size(); ++i) bf[i] = half_to_float(b[i]);  // converted once
+  for (size_t m = 0; m < M; ++m) {
+    std::fill(row.begin(), row.end(), 0.0f);
+    for (size_t k = 0; k < K; ++k) {
+      const float av = half_to_float(a[m * K + k]);
+      for (size_t n = 0; n < N; ++n) row[n] = row[n] + av * bf[k * N + n];
+    }
+    for (float v : row) checksum += v;
+  }
+  return checksum;
+}
+
+struct Timing { double emu_s = 0, plain_s = 0; size_t tasks = 0, mc = 0; bool same = false; };
+
+Timing run_f16(size_t M, size_t K, size_t N) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> d(-4, 4);  // small integers: every sum exact, any order
+  std::vector<uint16_t> a(M * K), b(K * N);
+  for (auto& x : a) x = float_to_half(static_cast<float>(d(rng)));
+  for (auto& x : b) x = float_to_half(static_cast<float>(d(rng)));
+  Device dev;
+  Bo& A = dev.alloc(M * K * 2);
+  Bo& B = dev.alloc(K * N * 2);
+  Bo& C = dev.alloc(M * N * 4);
+  std::memcpy(A.bytes.data(), pack_a_f16(a, M, K).data(), A.bytes.size());
+  std::memcpy(B.bytes.data(), pack_b_f16(b, K, N).data(), B.bytes.size());
+  Timing t;
+  t.mc = 8;  // seed 004: fp16 on the K-reduction schedule is exact up to 8 rows
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t m0 = 0; m0 < M; m0 += t.mc, ++t.tasks) {
+    TaskSpec s{.type = Type::fp16, .mc = uint32_t(std::min(t.mc, M - m0)), .kt = uint32_t(K), .nt = uint32_t(N),
+               .a = A.iova + m0 * 16, .b = B.iova, .c = C.iova + m0 * 16, .a_surf = uint32_t(M), .c_surf = uint32_t(M)};
+    k_reduction_banks(s);
+    if (run_one(dev, one_task(s)).status != CoreStatus::ok) return t;
+  }
+  t.emu_s = seconds_since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
+  const double plain = plain_loop_f16(a, b, M, K, N);
+  t.plain_s = seconds_since(t1);
+  double emu = 0;
+  for (size_t m = 0; m < M; ++m)
+    for (size_t n = 0; n < N; ++n) emu += c_at<float>(C.bytes, M, m, n);
+  t.same = emu == plain;
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Emulated NPU int8 matmul speed vs a plain loop (same run)"};
   size_t M = 512, K = 2048, N = 2048;
   bool json = false;
+  std::string dtype = "int8";
+  app.add_option("--dtype", dtype, "int8 or fp16")->check(CLI::IsMember({"int8", "fp16"}));
   app.add_option("--m", M, "rows");
   app.add_option("--k", K, "K (multiple of 32, <= 4096)")->check(CLI::Range(32, 4096));
   app.add_option("--n", N, "columns (multiple of 32, <= 8192)")->check(CLI::Range(32, 8192));
@@ -49,6 +102,20 @@ int main(int argc, char** argv) {
   if (K % 32 || N % 32 || M == 0) {
     std::fprintf(stderr, "emu_bench: K and N must be multiples of 32 and M >= 1\n");
     return 2;
+  }
+  if (dtype == "fp16") {
+    const Timing t = run_f16(M, K, N);
+    if (json) {
+      fmt::print("{{\"dtype\":\"fp16\",\"m\":{},\"k\":{},\"n\":{},\"tasks\":{},\"emu_ms\":{:.1f},"
+                 "\"plain_loop_ms\":{:.1f},\"speedup\":{:.2f},\"checksums_equal\":{}}}\n",
+                 M, K, N, t.tasks, t.emu_s * 1e3, t.plain_s * 1e3, t.plain_s / t.emu_s, t.same);
+    } else {
+      fmt::print("fp16 {}x{}x{} in {} task(s) of <= {} rows\n", M, K, N, t.tasks, t.mc);
+      fmt::print("  emulated NPU : {:8.1f} ms\n  plain loop   : {:8.1f} ms (baseline, same run)\n", t.emu_s * 1e3, t.plain_s * 1e3);
+      fmt::print("  ratio        : {:.2f} (plain loop time / emulator time); checksums {}\n", t.plain_s / t.emu_s,
+                 t.same ? "equal" : "DIFFER");
+    }
+    return t.same ? 0 : 1;
   }
   const auto a = random_i8(M * K, 1), b = random_i8(K * N, 2);
   Device dev;
@@ -81,7 +148,7 @@ int main(int argc, char** argv) {
     for (size_t n = 0; n < N; ++n) emu_sum += c_at<int32_t>(C.bytes, M, m, n);
   const bool same = emu_sum == plain_sum;
   if (json) {
-    fmt::print("{{\"m\":{},\"k\":{},\"n\":{},\"tasks\":{},\"emu_ms\":{:.1f},\"plain_loop_ms\":{:.1f},"
+    fmt::print("{{\"dtype\":\"int8\",\"m\":{},\"k\":{},\"n\":{},\"tasks\":{},\"emu_ms\":{:.1f},\"plain_loop_ms\":{:.1f},"
                "\"speedup\":{:.2f},\"checksums_equal\":{}}}\n",
                M, K, N, tasks, emu_s * 1e3, plain_s * 1e3, plain_s / emu_s, same);
   } else {

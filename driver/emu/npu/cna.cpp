@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "driver/emu/npu/fp16.h"
@@ -65,16 +66,29 @@ void gather_weights_int(const TaskConfig& cfg, const uint8_t* w, std::vector<int
   }
 }
 
-void gather_weights_f16(const TaskConfig& cfg, const uint8_t* w, std::vector<float>& b) {
-  const size_t kt = cfg.kt, cols = cfg.cols, wa = 16;
-  b.resize(kt * cols);
-  for (size_t n = 0; n < cols; ++n) {
-    for (size_t kb = 0; kb < kt / 32; ++kb) {
-      const size_t first = (n / wa) * wa * kt + kb * wa * 32 + (n % wa) * 32;
+// half -> float for all 65536 patterns, built once (256 KiB): the fp16 gathers convert
+// millions of elements per task and the branchy conversion dominated them.
+static const std::vector<float>& half_table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t h = 0; h < 65536; ++h) t[h] = half_to_float(static_cast<uint16_t>(h));
+    return t;
+  }();
+  return table;
+}
+
+void gather_weight_block_f16(const TaskConfig& cfg, const uint8_t* w, size_t n0, std::vector<float>& blk) {
+  constexpr size_t wa = kF16BlockColumns;  // the fp16 weight atom is 16 kernels
+  const size_t kt = cfg.kt, width = std::min<size_t>(wa, cfg.cols - n0);
+  const float* table = half_table().data();
+  blk.assign(kt * wa, 0.0f);  // columns past the task's end stay 0 and are never stored
+  for (size_t kb = 0; kb < kt / 32; ++kb) {
+    const uint8_t* block = w + ((n0 / wa) * wa * kt + kb * wa * 32) * 2;  // 512 contiguous halves
+    for (size_t nn = 0; nn < width; ++nn) {
       for (size_t j = 0; j < 32; ++j) {
         uint16_t h;
-        std::memcpy(&h, w + (first + j) * 2, 2);
-        b[(kb * 32 + j) * cols + n] = half_to_float(h);
+        std::memcpy(&h, block + (nn * 32 + j) * 2, 2);
+        blk[(kb * 32 + j) * wa + nn] = table[h];
       }
     }
   }
@@ -93,10 +107,11 @@ void unpack_feature_int(const TaskConfig& cfg, const std::vector<uint8_t>& tile,
 void unpack_feature_f16(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<float>& a) {
   const size_t n = size_t{cfg.mc} * cfg.kt;
   a.resize(n);
+  const float* table = half_table().data();
   for (size_t i = 0; i < n; ++i) {
     uint16_t h;
     std::memcpy(&h, tile.data() + i * 2, 2);
-    a[i] = half_to_float(h);
+    a[i] = table[h];
   }
 }
 

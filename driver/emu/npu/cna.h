@@ -21,8 +21,10 @@ TaskOutcome load_weights(const DeviceMemory& mem, const TaskConfig& cfg, const u
 // Dense forms for the CORE (cols = cfg.cols columns, kt = cfg.kt).
 // int8 / int4: bt[n * kt + k] = B[k][n] widened to int16 (int4 sign-extended).
 void gather_weights_int(const TaskConfig& cfg, const uint8_t* weights, std::vector<int16_t>& bt);
-// fp16: b[k * cols + n] = B[k][n] as float (exact).
-void gather_weights_f16(const TaskConfig& cfg, const uint8_t* weights, std::vector<float>& b);
+// fp16, one block of kF16BlockColumns columns from n0 (a multiple of 16):
+// blk[k * 16 + j] = B[k][n0 + j] as float (exact); 0 past the last column.
+inline constexpr size_t kF16BlockColumns = 16;
+void gather_weight_block_f16(const TaskConfig& cfg, const uint8_t* weights, size_t n0, std::vector<float>& blk);
 // Feature tile -> int16 values (int8 sign-extended; int4 nibbles sign-extended), or floats (fp16).
 void unpack_feature_int(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int16_t>& a);
 void unpack_feature_f16(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<float>& a);

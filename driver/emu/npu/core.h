@@ -14,6 +14,8 @@ void matmul_i16(const int16_t* a, const int16_t* bt, int32_t* c, size_t mc, size
 
 // c[m * cols + n]: acc = 0.0f; for k = 0..kt-1 in order: acc = acc + a*b, each product
 // exact in fp32 (two halves' significands are 11 bits), each add rounded to nearest even.
-void matmul_f16(const float* a, const float* b, float* c, size_t mc, size_t kt, size_t cols);
+// One block of 16 columns: b[k * 16 + j]; writes c[m * c_stride + j] for j < width.
+void matmul_f16_block16(const float* a, const float* b, float* c, size_t mc, size_t kt, size_t width,
+                        size_t c_stride);
 
 }  // namespace ork::emu

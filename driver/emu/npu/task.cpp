@@ -3,6 +3,7 @@
 // succeeded and every output range is inside a BO (docs/emulator.md "Faults").
 #include "driver/emu/npu/task.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "driver/emu/npu/cbuf.h"
@@ -42,9 +43,12 @@ TaskOutcome compute_integer(const DeviceMemory& mem, const TaskConfig& cfg, cons
 TaskOutcome compute_fp16(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t* weights) {
   Scratch& s = scratch();
   unpack_feature_f16(cfg, s.tile, s.a_f32);
-  gather_weights_f16(cfg, weights, s.b_f32);
   s.c_f32.resize(size_t{cfg.mc} * cfg.cols);
-  matmul_f16(s.a_f32.data(), s.b_f32.data(), s.c_f32.data(), cfg.mc, cfg.kt, cfg.cols);
+  for (size_t n0 = 0; n0 < cfg.cols; n0 += kF16BlockColumns) {
+    gather_weight_block_f16(cfg, weights, n0, s.b_f32);
+    const size_t width = std::min<size_t>(kF16BlockColumns, cfg.cols - n0);
+    matmul_f16_block16(s.a_f32.data(), s.b_f32.data(), s.c_f32.data() + n0, cfg.mc, cfg.kt, width, cfg.cols);
+  }
   return store_output_f32(mem, cfg, s.c_f32);
 }
 
