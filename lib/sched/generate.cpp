@@ -36,6 +36,11 @@ struct Output {
 Stream make_random_stream(uint64_t seed, const RandomParams& p) {
   std::mt19937_64 rng(seed);
   auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  // An index among the last read_window entries: data flows between nearby programs, so
+  // old outputs die and long streams stay within memory.
+  auto recent = [&](size_t size) {
+    return uniform(std::max<int64_t>(0, static_cast<int64_t>(size) - p.read_window), static_cast<int64_t>(size) - 1);
+  };
   Stream s;
   s.memory_bytes = p.memory_bytes;
   s.cores = p.cores;
@@ -63,7 +68,7 @@ Stream make_random_stream(uint64_t seed, const RandomParams& p) {
       reads.push_back(b.whole(wb));
     }
     for (int r = 0, n = static_cast<int>(uniform(0, 2)); r < n && !ready.empty(); ++r) {
-      const Output& o = ready[uniform(0, static_cast<int64_t>(ready.size()) - 1)];
+      const Output& o = ready[recent(ready.size())];
       const int64_t off = uniform(0, o.bytes - 1);
       reads.push_back({o.buffer, off, uniform(1, o.bytes - off)});
     }
@@ -72,7 +77,7 @@ Stream make_random_stream(uint64_t seed, const RandomParams& p) {
     // Update an earlier output in place (write-after-read/write edges), only when no running
     // program may still read it.
     if (outstanding.empty() && !ready.empty() && uniform(0, 4) == 0) {
-      auto it = ready.begin() + uniform(0, static_cast<int64_t>(ready.size()) - 1);
+      auto it = ready.begin() + recent(ready.size());
       out = *it;
       ready.erase(it);
     } else {

@@ -17,6 +17,7 @@ struct RandomParams {
   int max_outstanding = 3;   // programs started and not yet waited, in the input order
   int barrier_percent = 2;   // chance of a barrier between programs
   int max_buffer_percent = 10;  // largest buffer, % of memory: 30+ makes memory tight
+  int read_window = 12;         // programs read outputs of the last N waited programs
 };
 Stream make_random_stream(uint64_t seed, const RandomParams& params);
 

@@ -61,9 +61,11 @@ Stream scaling_stream(const std::string& kind, int ops) {
     p.layers = std::max(1, ops / (3 * p.matmuls * p.tiles + 1));
     return make_transformer_decode(p);
   }
-  RandomParams p;  // about 3.6 ops per program (measured on the generator)
-  p.programs = std::max(1, ops * 10 / 36);
-  p.memory_bytes = 256 << 10;
+  RandomParams p;  // about 3.5 ops per program (measured on the generator)
+  p.programs = std::max(1, ops * 10 / 35);
+  p.memory_bytes = 1 << 20;   // buffers up to 4 % of it: the input order always places
+  p.max_buffer_percent = 4;
+  p.max_outstanding = 2;
   return make_random_stream(42, p);
 }
 
