@@ -321,3 +321,64 @@ TEST_F(FakeRknpu, ClosingTheFdCountsHandlesLeftOpen) {
 
 }  // namespace
 }  // namespace ork::testing
+
+namespace ork::testing {
+namespace {
+
+// The cache model: a CACHEABLE BO has a CPU copy and an NPU copy that only MEM_SYNC moves
+// between; a non-cacheable BO is coherent.
+TEST(FakeRknpuCaches, SyncDirectionsMoveBytesBetweenCpuAndNpu) {
+  uint64_t probe = 0;
+  uint8_t seen = 0xff;
+  emu::FakeKernelConfig cfg;
+  cfg.model_caches = true;
+  cfg.executor = [&](const emu::DeviceMemory& mem, int, uint64_t, uint32_t, uint32_t n) {
+    EXPECT_TRUE(mem.read(probe, &seen, 1));
+    uint8_t written = 0x77;
+    EXPECT_TRUE(mem.write(probe + 1, &written, 1));
+    emu::ChainResult r;
+    r.tasks_done = n;
+    return r;
+  };
+  emu::FakeKernel kernel(cfg);
+  int fd = kernel.open("/dev/dri/card1", O_RDWR);
+  RawRknpuBo regcmd = raw_rknpu_bo(kernel, fd, 4096, kData);
+  RawRknpuBo tasks = raw_rknpu_bo(kernel, fd, 4096, kTask);
+  RawRknpuBo cached = raw_rknpu_bo(kernel, fd, 4096, kData);
+  RawRknpuBo coherent = raw_rknpu_bo(kernel, fd, 4096, RKNPU_MEM_IOMMU);
+  *reinterpret_cast<rknpu_task*>(tasks.map) =
+      rknpu_task{0, 0, 0xd, 0x300, 0x1ffff, 0, 60, 0, regcmd.create.dma_addr};
+  auto submit = [&] {
+    rknpu_submit s{};
+    s.flags = RKNPU_JOB_PC;
+    s.timeout = 100;
+    s.task_obj_addr = tasks.create.obj_addr;
+    s.core_mask = 1;
+    s.task_number = 1;
+    s.subcore_task[0] = {0, 1};
+    EXPECT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_RKNPU_SUBMIT, &s), 0);
+  };
+  auto sync = [&](uint32_t dir) {
+    rknpu_mem_sync m{.flags = dir, .obj_addr = cached.create.obj_addr, .offset = 0, .size = 4096};
+    EXPECT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_RKNPU_MEM_SYNC, &m), 0);
+  };
+  probe = cached.create.dma_addr;
+  cached.map[0] = 0x5a;
+  submit();
+  EXPECT_EQ(seen, 0);           // the CPU's write is still in its cache
+  EXPECT_EQ(cached.map[1], 0);  // the NPU's write is not visible yet
+  sync(RKNPU_MEM_SYNC_TO_DEVICE);
+  submit();
+  EXPECT_EQ(seen, 0x5a);
+  sync(RKNPU_MEM_SYNC_FROM_DEVICE);
+  EXPECT_EQ(cached.map[1], 0x77);
+  probe = coherent.create.dma_addr;
+  coherent.map[0] = 0x33;
+  submit();
+  EXPECT_EQ(seen, 0x33);
+  EXPECT_EQ(coherent.map[1], 0x77);
+  kernel.close(fd);
+}
+
+}  // namespace
+}  // namespace ork::testing

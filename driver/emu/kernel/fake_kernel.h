@@ -47,6 +47,11 @@ struct FakeKernelConfig {
   // tasks on silicon. false reproduces that: a SUBMIT through the render node runs nothing
   // and times out. Default true: the emulator lets both nodes work.
   bool render_node_submits_run = true;
+  // Cache model: cached BOs (rknpu CACHEABLE, every rocket BO) get a device copy apart from
+  // the CPU's. The NPU sees CPU writes only after MEM_SYNC TO_DEVICE / FINI_BO, the CPU sees
+  // NPU writes only after MEM_SYNC FROM_DEVICE / PREP_BO, so a missing sync miscomputes as it
+  // can on a board. Off by default: host memory is then coherent.
+  bool model_caches = false;
   ChainExecutor executor;  // empty: ork::emu::run_chain
 };
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "driver/emu/kernel/fake_kernel_state.h"
 
@@ -30,17 +31,26 @@ uint8_t* alloc_host_pages(uint64_t bytes) {
 }  // namespace
 
 BoObject::BoObject(KernelState& k, std::shared_ptr<AddressSpace> s, uint64_t i, uint64_t b,
-                   uint8_t* h, uint64_t va, uint32_t f)
-    : kernel(k), space(std::move(s)), id(i), bytes(b), host(h), iova(va), flags(f) {
+                   uint8_t* h, uint8_t* d, uint64_t va, uint32_t f)
+    : kernel(k), space(std::move(s)), id(i), bytes(b), host(h), device(d), iova(va), flags(f) {
   kernel.objects.emplace(id, this);
-  space->memory.map(iova, host, bytes);
+  space->memory.map(iova, device, bytes);
 }
 
 BoObject::~BoObject() {
   space->memory.unmap(iova);
   space->iova.free(iova);
+  if (device != host) ::syscall(SYS_munmap, device, bytes);
   ::syscall(SYS_munmap, host, bytes);
   kernel.objects.erase(id);
+}
+
+void BoObject::sync_to_device(uint64_t offset, uint64_t size) const {
+  if (device != host) std::memcpy(device + offset, host + offset, size);
+}
+
+void BoObject::sync_to_cpu(uint64_t offset, uint64_t size) const {
+  if (device != host) std::memcpy(host + offset, device + offset, size);
 }
 
 uint64_t BoObject::obj_addr() const { return kObjAddrBase + id * kObjAddrStride; }
@@ -67,7 +77,8 @@ BoObject* KernelState::find_by_offset(uint64_t offset) const {
   return it == objects.end() ? nullptr : it->second;
 }
 
-int KernelState::create_bo(File& file, uint64_t bytes, uint32_t flags, uint32_t* handle) {
+int KernelState::create_bo(File& file, uint64_t bytes, uint32_t flags, bool cached,
+                           uint32_t* handle) {
   if (faults.refuse_bo_create) return -ENOMEM;
   if (bytes == 0) return -EINVAL;
   if (bytes > k4GiB) return -ENOMEM;  // cannot fit the 32-bit NPU address space
@@ -75,12 +86,15 @@ int KernelState::create_bo(File& file, uint64_t bytes, uint32_t flags, uint32_t*
   std::optional<uint64_t> iova = file.space->iova.alloc(bytes);
   if (!iova) return -ENOMEM;
   uint8_t* host = alloc_host_pages(bytes);
-  if (!host) {
+  uint8_t* device = cached && config.model_caches ? alloc_host_pages(bytes) : host;
+  if (!host || !device) {
+    if (host) ::syscall(SYS_munmap, host, bytes);
+    if (device && device != host) ::syscall(SYS_munmap, device, bytes);
     file.space->iova.free(*iova);
     return -ENOMEM;
   }
   uint64_t id = next_bo_id++;
-  auto bo = std::make_shared<BoObject>(*this, file.space, id, bytes, host, *iova, flags);
+  auto bo = std::make_shared<BoObject>(*this, file.space, id, bytes, host, device, *iova, flags);
   *handle = file.next_handle++;
   file.handles.emplace(*handle, std::move(bo));
   return 0;

@@ -33,7 +33,7 @@ struct KernelState;
 // the last goes, its IOVA range and host pages are released.
 struct BoObject {
   BoObject(KernelState& kernel, std::shared_ptr<AddressSpace> space, uint64_t id, uint64_t bytes,
-           uint8_t* host, uint64_t iova, uint32_t flags);
+           uint8_t* host, uint8_t* device, uint64_t iova, uint32_t flags);
   ~BoObject();
   BoObject(const BoObject&) = delete;
   BoObject& operator=(const BoObject&) = delete;
@@ -42,7 +42,8 @@ struct BoObject {
   std::shared_ptr<AddressSpace> space;
   uint64_t id;
   uint64_t bytes;  // page-rounded
-  uint8_t* host;   // page-aligned, zeroed at create
+  uint8_t* host;    // the CPU's pages: page-aligned, zeroed at create
+  uint8_t* device;  // what the NPU reads and writes: == host unless caches are modelled
   uint64_t iova;
   uint32_t flags;  // RKNPU_MEM_* (rknpu); 0 on rocket
   // rocket: how the last job that wrote this BO ended (0, -EIO, -ETIMEDOUT) and when, in
@@ -50,6 +51,9 @@ struct BoObject {
   int job_status = 0;
   std::chrono::steady_clock::time_point ready_at{};
 
+  // Cache maintenance of the modelled caches (no-ops when device == host).
+  void sync_to_device(uint64_t offset, uint64_t size) const;
+  void sync_to_cpu(uint64_t offset, uint64_t size) const;
   uint64_t obj_addr() const;     // rknpu's opaque kernel "pointer"
   uint64_t mmap_offset() const;  // fake offset for mmap(fd, offset)
 };
@@ -83,7 +87,8 @@ struct KernelState {
   BoObject* find_by_obj_addr(uint64_t obj_addr) const;
   BoObject* find_by_offset(uint64_t offset) const;
   // Creates a BO in `file`: host pages, IOVA, DeviceMemory mapping, handle. -errno on failure.
-  int create_bo(File& file, uint64_t bytes, uint32_t flags, uint32_t* handle);
+  // `cached`: the BO gets a separate device copy when config.model_caches is set.
+  int create_bo(File& file, uint64_t bytes, uint32_t flags, bool cached, uint32_t* handle);
   std::shared_ptr<BoObject> lookup(File& file, uint32_t handle) const;
   // The file's reference to `bo`, if it holds a handle to it.
   std::shared_ptr<BoObject> lookup_any(File& file, const BoObject* bo) const;

@@ -73,6 +73,7 @@ int core_ranges(const rknpu_submit& args, const std::vector<int>& cores, const B
 // regcfg_amount + 4 entries; it follows the chain trailers for the rest of the chunk.
 CoreOutcome run_core(KernelState& k, const File& file, BoObject& task_bo, const CoreRange& range) {
   CoreOutcome outcome;
+  // The kernel reads the tasks through its own CPU mapping (kv_addr), not through the NPU.
   auto* tasks = reinterpret_cast<rknpu_task*>(task_bo.host) + range.start;
   for (uint32_t first = 0; first < range.number; first += RKNPU_RK3588_MAX_SUBMIT_NUMBER) {
     uint32_t count = std::min<uint32_t>(range.number - first, RKNPU_RK3588_MAX_SUBMIT_NUMBER);
@@ -159,7 +160,8 @@ int handle_rknpu_mem_create(IoctlContext& ctx) {
   auto* args = static_cast<rknpu_mem_create*>(ctx.arg);
   uint32_t handle = args->handle;
   if (handle == 0) {
-    int rc = ctx.kernel.create_bo(ctx.file, args->size, args->flags, &handle);
+    bool cached = args->flags & RKNPU_MEM_CACHEABLE;
+    int rc = ctx.kernel.create_bo(ctx.file, args->size, args->flags, cached, &handle);
     if (rc) return rc;
   }
   // An existing handle passed in returns that object (VND rknpu_gem.c).
@@ -199,7 +201,8 @@ int handle_rknpu_mem_sync(IoctlContext& ctx) {
   if (!(bo->flags & RKNPU_MEM_CACHEABLE)) return -EINVAL;
   if (!(args->flags & (RKNPU_MEM_SYNC_TO_DEVICE | RKNPU_MEM_SYNC_FROM_DEVICE))) return -EINVAL;
   if (args->offset > bo->bytes || args->size > bo->bytes - args->offset) return -EINVAL;
-  // Host memory is the device's memory here: nothing to flush. Counted for tests.
+  if (args->flags & RKNPU_MEM_SYNC_TO_DEVICE) bo->sync_to_device(args->offset, args->size);
+  if (args->flags & RKNPU_MEM_SYNC_FROM_DEVICE) bo->sync_to_cpu(args->offset, args->size);
   ++ctx.kernel.stats.syncs;
   return 0;
 }

@@ -100,7 +100,8 @@ int handle_rocket_create_bo(IoctlContext& ctx) {
   auto* args = static_cast<drm_rocket_create_bo*>(ctx.arg);
   if (args->size == 0) return -EINVAL;
   uint32_t handle = 0;
-  if (int rc = ctx.kernel.create_bo(ctx.file, args->size, 0, &handle)) return rc;
+  // rocket BOs are shmem pages with cached CPU mappings: PREP_BO / FINI_BO sync them.
+  if (int rc = ctx.kernel.create_bo(ctx.file, args->size, 0, /*cached=*/true, &handle)) return rc;
   std::shared_ptr<BoObject> bo = ctx.kernel.lookup(ctx.file, handle);
   args->handle = handle;
   args->dma_address = bo->iova;
@@ -138,6 +139,7 @@ int handle_rocket_prep_bo(IoctlContext& ctx) {
   std::shared_ptr<BoObject> bo = ctx.kernel.lookup(ctx.file, args->handle);
   if (!bo) return -ENOENT;
   ++ctx.kernel.stats.syncs;
+  bo->sync_to_cpu(0, bo->bytes);  // dma_sync_sgtable_for_cpu: done whether the wait succeeds
   Clock::time_point deadline{std::chrono::nanoseconds(args->timeout_ns)};
   Clock::time_point now = Clock::now();
   if (bo->ready_at > now) {  // timed mode only: the job is still "running"
@@ -155,7 +157,9 @@ int handle_rocket_prep_bo(IoctlContext& ctx) {
 int handle_rocket_fini_bo(IoctlContext& ctx) {
   auto* args = static_cast<drm_rocket_fini_bo*>(ctx.arg);
   if (args->reserved) return -EINVAL;
-  if (!ctx.kernel.lookup(ctx.file, args->handle)) return -ENOENT;
+  std::shared_ptr<BoObject> bo = ctx.kernel.lookup(ctx.file, args->handle);
+  if (!bo) return -ENOENT;
+  bo->sync_to_device(0, bo->bytes);  // dma_sync_sgtable_for_device
   ++ctx.kernel.stats.syncs;
   return 0;
 }
