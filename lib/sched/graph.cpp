@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <iterator>
-#include <map>
 #include <utility>
 
 namespace ork::sched {
@@ -11,8 +10,11 @@ namespace {
 
 using Edges = std::vector<std::pair<int, int>>;
 
-// Per buffer: which op last wrote each byte segment and who read it since.
+// Per buffer: which op last wrote each byte segment and who read it since. Segments are
+// kept in a small sorted vector per buffer (most buffers are touched whole, so they hold
+// one or a few segments); a buffer gets its first segment when it is first touched.
 struct Segment {
+  int64_t begin = 0;
   int64_t end = 0;
   int writer = -1;
   std::vector<int> readers;
@@ -20,16 +22,17 @@ struct Segment {
 
 class MemoryEdges {
  public:
-  MemoryEdges(const Stream& s, Edges& edges) : s_(s), edges_(edges), segs_(s.buffers.size()) {
-    for (size_t b = 0; b < s.buffers.size(); ++b) segs_[b].emplace(0, Segment{s.buffers[b].bytes});
-  }
+  MemoryEdges(const Stream& s, Edges& edges) : s_(s), edges_(edges), segs_(s.buffers.size()) {}
 
   Status add(int op, const Access& a, bool write) {
     auto& segs = segs_[a.buffer];
+    if (segs.empty()) segs.push_back(Segment{0, s_.buffers[a.buffer].bytes, -1, {}});
     split(segs, a.offset);
     split(segs, a.offset + a.length);
-    for (auto it = segs.find(a.offset); it != segs.end() && it->first < a.offset + a.length; ++it) {
-      Segment& seg = it->second;
+    auto it = std::lower_bound(segs.begin(), segs.end(), a.offset,
+                               [](const Segment& seg, int64_t at) { return seg.begin < at; });
+    for (; it != segs.end() && it->begin < a.offset + a.length; ++it) {
+      Segment& seg = *it;
       if (seg.writer >= 0 && seg.writer != op)
         if (Status st = edge(seg.writer, op, a.buffer); !st) return st;
       if (!write) {
@@ -46,14 +49,16 @@ class MemoryEdges {
   }
 
  private:
-  static void split(std::map<int64_t, Segment>& segs, int64_t at) {
-    auto it = segs.upper_bound(at);
+  static void split(std::vector<Segment>& segs, int64_t at) {
+    auto it = std::upper_bound(segs.begin(), segs.end(), at,
+                               [](int64_t pos, const Segment& seg) { return pos < seg.begin; });
     if (it == segs.begin()) return;
     --it;
-    if (it->first == at || it->second.end <= at) return;
-    Segment upper = it->second;
-    it->second.end = at;
-    segs.emplace(at, std::move(upper));
+    if (it->begin == at || it->end <= at) return;
+    Segment upper = *it;
+    upper.begin = at;
+    it->end = at;
+    segs.insert(it + 1, std::move(upper));
   }
 
   // A program's accesses stay in force until its wait: edges leave from there.
@@ -73,7 +78,7 @@ class MemoryEdges {
 
   const Stream& s_;
   Edges& edges_;
-  std::vector<std::map<int64_t, Segment>> segs_;
+  std::vector<std::vector<Segment>> segs_;
 };
 
 void barrier_edges(const Stream& s, Edges& edges) {
