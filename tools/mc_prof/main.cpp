@@ -1,0 +1,187 @@
+// mc_prof: µs per matmul and per submit for a shape, 1 core against N cores, the host/device
+// breakdown, and sweeps (mc cap, K, N, cores) — seed 004's experiment is `--seed004`.
+// Runs unchanged on a board (device time from the kernel) and on the emulated NPU.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "driver/emu/kernel/fake_kernel.h"
+#include "lib/api/device.h"
+#include "tools/common/cli.h"
+#include "tools/mc_prof/measure.h"
+#include "tools/mc_prof/report.h"
+
+namespace {
+
+using namespace ork::tools;
+
+struct Args {
+  std::vector<int64_t> shape;
+  int cores = 0;
+  int iters = 20;
+  int warmup = 3;
+  int64_t mc_cap = 0;
+  std::string device = "default";
+  std::string sweep;
+  std::vector<int64_t> values;
+  bool json = false, csv = false, zero_time = false, seed004 = false;
+  std::string svg;
+};
+
+// The emulated NPU with its PC executing nothing: every job "completes" at once, so what is
+// left is the host's own work (lookup, packing, ioctls, unpack). Results are not computed.
+std::unique_ptr<ork_device> open_zero_time(const std::string& name) {
+  auto d = std::make_unique<ork_device>();
+  ork::emu::FakeKernelConfig cfg;
+  cfg.executor = [](const ork::emu::DeviceMemory&, int, uint64_t, uint32_t, uint32_t max_tasks) {
+    ork::emu::ChainResult r;
+    r.tasks_done = max_tasks;
+    return r;
+  };
+  d->backend = "emu";
+  d->fake = std::make_unique<ork::emu::FakeKernel>(cfg);
+  const auto kind = name == "emu-rocket" ? ork::driver::KmdKind::rocket : ork::driver::KmdKind::rknpu;
+  auto kmd = ork::driver::discover(*d->fake, kind);
+  if (!kmd) return nullptr;
+  d->kmd = std::move(*kmd);
+  return d;
+}
+
+std::vector<Config> configs(const Args& a, int max_cores, std::vector<std::string>& labels) {
+  Config base;
+  if (a.shape.size() == 3) base = Config{a.shape[0], a.shape[1], a.shape[2]};
+  base.iters = a.iters;
+  base.warmup = a.warmup;
+  base.mc_cap = a.mc_cap;
+  base.cores = a.cores ? a.cores : max_cores;
+  std::vector<Config> out;
+  auto add = [&](Config c, std::string label) {
+    out.push_back(c);
+    labels.push_back(std::move(label));
+  };
+  if (a.seed004) {  // seed 004: N = 2048, K in {2048, 3584}, 1 and 3 cores, cap 31 vs bank limit
+    for (int64_t k : {2048, 3584})
+      for (int cores : {1, max_cores})
+        for (int64_t cap : {31, 0}) {
+          Config c = base;
+          c.k = k, c.n = 2048, c.cores = cores, c.mc_cap = cap;
+          add(c, fmt::format("K{}/{}c/{}", k, cores, cap ? "cap31" : "mg_max*64"));
+        }
+    return out;
+  }
+  if (a.sweep.empty()) {  // one shape: 1 core against N cores
+    Config one = base;
+    one.cores = 1;
+    add(one, "1 core");
+    if (base.cores > 1) add(base, fmt::format("{} cores", base.cores));
+    return out;
+  }
+  for (int64_t v : a.values) {
+    Config c = base;
+    if (a.sweep == "mc") c.mc_cap = v;
+    if (a.sweep == "k") c.k = v;
+    if (a.sweep == "n") c.n = v;
+    if (a.sweep == "m") c.m = v;
+    if (a.sweep == "cores") c.cores = static_cast<int>(v);
+    if (a.sweep == "cap") c.mc_cap = v;
+    add(c, fmt::format("{}={}", a.sweep, a.sweep == "cap" && v == 0 ? std::string("bank") : std::to_string(v)));
+  }
+  return out;
+}
+
+std::vector<int64_t> default_values(const std::string& sweep) {
+  if (sweep == "mc") return {4, 8, 16, 31, 64, 128};
+  if (sweep == "k") return {512, 1024, 2048, 3584, 4096, 6144};
+  if (sweep == "n") return {512, 2048, 4096, 8192};
+  if (sweep == "m") return {1, 16, 64, 256, 512};
+  if (sweep == "cores") return {1, 2, 3};
+  return {31, 0};  // cap: the old R-1 cap against the bank limit
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  CLI::App app{"mc_prof: profile libork int8 matmuls (µs per matmul / per submit, host vs device time)"};
+  app.add_option("shape", a.shape, "M K N (default 512 2048 2048)")->expected(0, 3);
+  app.add_option("--cores", a.cores, "NPU cores (default: all the device has)")->check(CLI::Range(1, 3));
+  app.add_option("--iters", a.iters, "measured calls per configuration")->check(CLI::Range(1, 100000));
+  app.add_option("--warmup", a.warmup, "unmeasured calls first (the first builds the context)")->check(CLI::Range(0, 1000));
+  app.add_option("--mc-cap", a.mc_cap, "cap on rows per M-tile (31 = the old cap; 0 = bank limit)")->check(CLI::Range(0, 2047));
+  app.add_option("--device", a.device, "rknpu[:NODE], rocket[:NODE], emu, emu-rknpu, emu-rocket, auto");
+  app.add_option("--sweep", a.sweep, "sweep one parameter")->check(CLI::IsMember({"mc", "k", "n", "m", "cores", "cap"}));
+  app.add_option("--values", a.values, "values of the sweep (comma separated)")->delimiter(',');
+  app.add_flag("--seed004", a.seed004, "seed 004's experiment: M-tile cap 31 vs mg_max*64 at K=2048/3584, 1 and 3 cores");
+  app.add_flag("--json", a.json, "JSON on stdout");
+  app.add_flag("--csv", a.csv, "CSV on stdout");
+  app.add_option("--svg", a.svg, "write an SVG plot of the sweep to this file");
+  app.add_flag("--zero-time", a.zero_time, "emulator only: the NPU does no work, leaving the host's cost");
+  if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  if (!a.shape.empty() && a.shape.size() != 3) {
+    fmt::print(stderr, "mc_prof: give M K N together\n");
+    return code(Exit::bad_usage);
+  }
+  if (!a.sweep.empty() && a.values.empty()) a.values = default_values(a.sweep);
+
+  std::unique_ptr<ork_device> dev;
+  if (a.zero_time) {
+    if (a.device != "emu" && a.device != "emu-rknpu" && a.device != "emu-rocket") {
+      fmt::print(stderr, "mc_prof: --zero-time needs --device emu, emu-rknpu or emu-rocket\n");
+      return code(Exit::bad_usage);
+    }
+    dev = open_zero_time(a.device);
+  } else {
+    auto d = ork::api::open_device(a.device.c_str());
+    if (!d) {
+      fmt::print(stderr, "mc_prof: cannot open device '{}': {}\n", a.device, d.error().message);
+      return code(Exit::bad_usage);
+    }
+    dev = std::move(*d);
+  }
+  if (!dev || !dev->kmd) {
+    fmt::print(stderr, "mc_prof: '{}' is not an NPU device (mc_prof profiles rknpu, rocket or emu)\n", a.device);
+    return code(Exit::bad_usage);
+  }
+  const std::string dev_name = fmt::format("{}{}{}", dev->backend, a.zero_time ? " (zero-time)" : "",
+                                           dev->kmd ? " via " + std::string(ork::driver::kmd_kind_name(dev->kmd->info().kind)) : "");
+  std::vector<std::string> labels;
+  const auto cfgs = configs(a, dev->kmd->info().cores, labels);
+  std::vector<Row> rows;
+  const bool tty = isatty(STDERR_FILENO);
+  for (size_t i = 0; i < cfgs.size(); ++i) {
+    if (tty) fmt::print(stderr, "\r[{}/{}] {} ...", i + 1, cfgs.size(), labels[i]);
+    auto m = measure(*dev, cfgs[i]);
+    if (!m) {
+      if (tty) fmt::print(stderr, "\n");
+      fmt::print(stderr, "mc_prof: {} ({}x{}x{}, {} cores): {}\n", labels[i], cfgs[i].m, cfgs[i].k, cfgs[i].n,
+                 cfgs[i].cores, m.error().message);
+      return code(Exit::check_failed);
+    }
+    rows.push_back({labels[i], *m});
+  }
+  if (tty) fmt::print(stderr, "\r{:60}\r", "");
+  const std::string sweep = a.seed004 ? "seed004" : a.sweep.empty() ? "cores" : a.sweep;
+  if (a.json) fmt::print("{}", json(rows, sweep, dev_name));
+  else if (a.csv) fmt::print("{}", csv(rows));
+  else {
+    fmt::print("mc_prof on {}: {} calls per row after {} warm-up; µs per matmul\n{}", dev_name, a.iters, a.warmup,
+               table(rows));
+    if (a.sweep.empty() && !a.seed004 && rows.size() == 2)
+      fmt::print("scaling {}: {:.2f}x\n", rows[1].label, rows[0].m.us_per_matmul / rows[1].m.us_per_matmul);
+  }
+  if (!a.svg.empty()) {
+    std::ofstream f(a.svg);
+    f << svg(rows, fmt::format("mc_prof {} on {}", sweep, dev_name));
+    if (!f) {
+      fmt::print(stderr, "mc_prof: cannot write {}\n", a.svg);
+      return code(Exit::check_failed);
+    }
+  }
+  return code(Exit::ok);
+}

@@ -1,0 +1,22 @@
+// mc_prof's outputs: a readable table, JSON, CSV, and an SVG plot of a sweep.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tools/mc_prof/measure.h"
+
+namespace ork::tools {
+
+struct Row {
+  std::string label;   // the swept value, e.g. "mc<=31" or "K=2048"
+  Measurement m;
+};
+
+std::string table(const std::vector<Row>& rows);
+std::string json(const std::vector<Row>& rows, const std::string& sweep, const std::string& device);
+std::string csv(const std::vector<Row>& rows);
+// µs per matmul (and device µs when known) against the swept value.
+std::string svg(const std::vector<Row>& rows, const std::string& title);
+
+}  // namespace ork::tools
