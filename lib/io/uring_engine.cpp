@@ -185,6 +185,11 @@ Status UringEngine::read(const ReadPlan& plan, size_t slot_index, std::span<std:
   size_t done = 0;
   Status failure;
   while (done < n) {
+    if (cancel_requested()) {  // before submitting more: a close stops new reads at once
+      ++counters_.cancelled;
+      failure = make_error(-ECANCELED, "read cancelled: the loader is closing");
+      break;
+    }
     while (in_flight_count_ < depth_ && (!to_submit_.empty() || next < n)) {
       size_t index;
       if (!to_submit_.empty()) {
@@ -197,11 +202,6 @@ Status UringEngine::read(const ReadPlan& plan, size_t slot_index, std::span<std:
       submit_chunk(index, plan, slot_index, slot.data());
     }
     io_uring_submit(&ring_);
-    if (cancel_requested()) {
-      ++counters_.cancelled;
-      failure = make_error(-ECANCELED, "read cancelled: the loader is closing");
-      break;
-    }
     io_uring_cqe* cqe = nullptr;
     const int rc = wait_one(&cqe);
     if (rc == -ETIME) continue;

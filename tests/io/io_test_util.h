@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <span>
@@ -98,6 +99,7 @@ class FaultyFileOs : public FileOs {
   std::atomic<int> pread_error{0};  // every pread fails with this (after open)
   std::atomic<int> cqe_error{0};    // every io_uring completion fails with this
   std::atomic<int> registered_iovecs{0};
+  std::function<void()> on_completion;  // runs at every io_uring completion (engine thread)
 
   int open(const char* path, int flags) override {
     if ((flags & O_DIRECT) && direct_open_error) return direct_open_error;
@@ -144,6 +146,7 @@ class FaultyFileOs : public FileOs {
     return real_.uring_register_files(r, f, n);
   }
   int uring_completion(int res, size_t requested) override {
+    if (on_completion) on_completion();
     if (cqe_error) return cqe_error;
     const int k = ++cqes_;
     if (cqe_eintr_every && k % cqe_eintr_every == 0) return -EINTR;

@@ -192,6 +192,35 @@ TEST_F(Loader, UringKeepsQueueDepthReadsInFlight) {
   EXPECT_GE(s.engine_counters.chunks, 5u * 13u);
 }
 
+TEST_F(Loader, UringCancelMidReadDrainsAndStops) {
+  if (!test::uring_works()) GTEST_SKIP() << "io_uring is refused here";
+  // The close arrives while reads are in flight: at the first completion of a 13-chunk read
+  // with 4 in flight. The engine must stop submitting, cancel and reap the rest, and return
+  // -ECANCELED; a second read is refused the same way.
+  FaultyFileOs os;
+  std::vector<std::string> fallbacks;
+  auto f = StreamFile::open(os, model_.path, true, &fallbacks);
+  ASSERT_TRUE(f.ok());
+  auto plan = plan_read(model_.layout.layers[0].extent, f->align_bytes(), 4096);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_GE(plan->chunk_count(), 13u);
+  auto slot = SlotBuffer::allocate(plan->slot_bytes());
+  ASSERT_TRUE(slot.ok());
+  std::vector<std::span<std::byte>> slots{slot->bytes()};
+  bool registered = false;
+  auto e = make_uring_engine(f.value(), slots, UringOptions{.queue_depth = 4}, &fallbacks,
+                             &registered);
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  ReadEngine* engine = e.value().get();
+  os.on_completion = [engine] { engine->cancel(); };
+  Status st = engine->read(plan.value(), 0, slot->bytes());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, -ECANCELED);
+  EXPECT_EQ(engine->counters().cancelled, 1u);
+  EXPECT_EQ(engine->counters().chunks, 4u);  // the first 4 in flight, none submitted after
+  EXPECT_FALSE(engine->read(plan.value(), 0, slot->bytes()).ok());
+}
+
 TEST_F(Loader, EngineCancelReturnsEcanceled) {
   std::vector<std::string> fallbacks;
   auto f = StreamFile::open(real_file_os(), model_.path, false, &fallbacks);
