@@ -12,6 +12,7 @@
 
 #include "driver/emu/npu/regfile.h"
 #include "driver/emu/npu/task.h"
+#include "driver/os/debug.h"
 #include "driver/regcmd/regcmd.h"
 #include "driver/regs/npu_regs.h"
 
@@ -57,6 +58,14 @@ std::string check_target(const regcmd::Entry& e, size_t index) {
                        index, e.reg, block->name, block->target, e.target);
   }
   return {};
+}
+
+// ORK_DEBUG=regcmd: every entry of every fetched task, as ork_regdump prints it.
+void log_entries(int core, uint32_t task, std::span<const uint64_t> raw) {
+  if (!driver::debug_enabled("regcmd")) return;
+  const auto writes = regcmd::decode_buffer(raw);
+  for (size_t i = 0; i < writes.size(); ++i)
+    driver::debug_line("regcmd", fmt::format("core {} task {} #{:3} {}", core, task, i, regcmd::format(writes[i])));
 }
 
 TaskRun run_task(const DeviceMemory& mem, RegisterFile& regs, std::span<const uint64_t> raw) {
@@ -126,6 +135,7 @@ ChainResult run_chain(const DeviceMemory& mem, int core, uint64_t first_regcmd_i
                                    "is outside every BO", core, t, entries, iova);
       return result;
     }
+    log_entries(core, t, f.entries);
     TaskRun run = run_task(mem, *regs, f.entries);
     if (!run.triggered && run.outcome.status == CoreStatus::ok) {
       run.outcome = {CoreStatus::wedged, 0, "no op_en entry: the task never starts"};
@@ -135,6 +145,7 @@ ChainResult run_chain(const DeviceMemory& mem, int core, uint64_t first_regcmd_i
       result.status = run.outcome.status;
       result.message = fmt::format("core {} task {} (regcmd IOVA 0x{:x}): {}", core, t, iova,
                                    run.outcome.message);
+      driver::debug_log("emu", "{}", result.message);
       return result;
     }
     ++result.tasks_done;
