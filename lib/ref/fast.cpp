@@ -1,9 +1,10 @@
-// The fast int8 path (fast.h): pack A once, then per panel of B columns pack the panel and run
-// the micro-kernel over every row block. Threads take contiguous ranges of panels, so each
-// thread writes disjoint columns of C and packs only the panels it uses.
+// The fast int8 path (fast.h): pack A once, then per chunk of B column panels pack the chunk
+// and run the micro-kernel over every row block. Threads grab chunks from a shared counter,
+// so each chunk's columns of C are written by one thread only.
 #include "lib/ref/fast.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <emmintrin.h>
@@ -56,6 +57,8 @@ using detail::Kernel;
 
 // Below this many multiply-adds a second thread costs more to start than it saves.
 constexpr int64_t kMinMacsPerThread = int64_t{1} << 22;
+// Panels per unit of work: 4 x 32 columns x K = 512 KiB of packed B at K = 2048 (fits L2).
+constexpr int64_t kPanelsPerGrab = 4;
 
 // A as rows of `groups` 4-byte groups in the kernel's format, padded with the encoding of
 // zero (0, or 0x80 for biased uint8) up to the group count and up to a multiple of mr rows,
@@ -291,13 +294,17 @@ Status matmul_int8_fast(std::span<const int8_t> a, std::span<const int8_t> b,
   const Job job{&kr, b, c, d, a_packed.data(), groups};
   const int64_t panels = (d.n + kr.nr - 1) / kr.nr;
   const int threads = choose_threads(options, d, panels);
+  // Threads grab a few panels at a time: a packed chunk is computed while it is still in L2,
+  // and a thread slowed by other load simply takes fewer chunks.
+  std::atomic<int64_t> next{0};
+  const auto worker = [&job, &next, panels] {
+    for (int64_t p; (p = next.fetch_add(kPanelsPerGrab)) < panels;) {
+      run_panels(job, p, std::min(p + kPanelsPerGrab, panels));
+    }
+  };
   std::vector<std::jthread> workers;
-  for (int t = 1; t < threads; ++t) {
-    workers.emplace_back([&job, t, threads, panels] {
-      run_panels(job, panels * t / threads, panels * (t + 1) / threads);
-    });
-  }
-  run_panels(job, 0, panels / threads);
+  for (int t = 1; t < threads; ++t) workers.emplace_back(worker);
+  worker();
   return {};  // the jthreads join here
 }
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sys/resource.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,12 +30,14 @@ struct Args {
   int64_t oracle_rows = 16;  // the oracle loop runs on this many rows (0 = all)
   int threads = 0;
   bool skip_oracle = false;
+  bool skip_onednn = false;
   bool json = false;
 };
 
 struct Measured {
   std::string name;
-  double seconds = 0;  // best of the repetitions
+  double seconds = 0;      // wall time, best of the repetitions
+  double cpu_seconds = 0;  // process CPU time (user + system) of that best repetition
   double gops = 0;
   bool exact = false;
   std::string error;
@@ -50,10 +53,22 @@ std::vector<int8_t> random_int8(size_t n, uint32_t seed) {
 
 using RunFn = std::function<bool(std::span<int32_t>, std::string&)>;
 
-double seconds_of(const RunFn& run, std::span<int32_t> c, std::string& error) {
+double cpu_now() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// Wall seconds of one call (-1 on failure); `cpu` gets the process CPU seconds it used. On a
+// shared machine CPU time shows the work a candidate needs even when other load stretches
+// the wall time (spinning OpenMP workers count as CPU time too).
+double seconds_of(const RunFn& run, std::span<int32_t> c, std::string& error, double* cpu = nullptr) {
+  const double c0 = cpu_now();
   const auto t0 = std::chrono::steady_clock::now();
   if (!run(c, error)) return -1;
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (cpu) *cpu = cpu_now() - c0;
+  return wall;
 }
 
 // Candidates run round-robin, one call each per round, best time kept: a load burst from
@@ -63,8 +78,12 @@ void time_round_robin(std::vector<Measured>& out, const std::vector<RunFn>& runs
   for (int rep = 0; rep < reps; ++rep) {
     for (size_t i = 0; i < runs.size(); ++i) {
       if (!out[i].error.empty()) continue;
-      const double s = seconds_of(runs[i], results[i], out[i].error);
-      if (s >= 0) out[i].seconds = std::min(out[i].seconds, s);
+      double cpu = 0;
+      const double s = seconds_of(runs[i], results[i], out[i].error, &cpu);
+      if (s >= 0 && s < out[i].seconds) {
+        out[i].seconds = s;
+        out[i].cpu_seconds = cpu;
+      }
     }
   }
   for (Measured& m : out) m.gops = m.error.empty() ? ops / m.seconds / 1e9 : 0;
@@ -85,7 +104,7 @@ std::vector<Measured> run_all(const Args& args) {
       Status s = ref::matmul_int8(std::span(a).first(rows * d.k), b, want, {rows, d.k, d.n});
       if (!s) e = s.error().message;
       return s.ok();
-    }, want, o.error);
+    }, want, o.error, &o.cpu_seconds);
     o.gops = 2.0 * rows * d.k * d.n / o.seconds / 1e9;
     out.push_back(o);
   }
@@ -104,7 +123,7 @@ std::vector<Measured> run_all(const Args& args) {
       });
     }
   }
-  for (Candidate& cand : onednn_candidates(d.m, d.k, d.n)) {
+  for (Candidate& cand : args.skip_onednn ? std::vector<Candidate>{} : onednn_candidates(d.m, d.k, d.n)) {
     timed.push_back({.name = cand.name, .seconds = 1e30});
     runs.push_back([&a, &b, run = cand.run](std::span<int32_t> c, std::string& e) { return run(a, b, c, e); });
   }
@@ -139,6 +158,7 @@ int main_impl(int argc, char** argv) {
   app.add_option("--threads", args.threads, "threads of the multi-threaded fast run (0 = all)")->check(CLI::Range(0, 256));
   app.add_option("--oracle-rows", args.oracle_rows, "rows the plain oracle loop runs on (0 = all; slow)")->check(CLI::Range(int64_t{0}, int64_t{1} << 16));
   app.add_flag("--no-oracle", args.skip_oracle, "skip the oracle loop (candidates are then only checked against each other)");
+  app.add_flag("--no-onednn", args.skip_onednn, "leave oneDNN out (its OpenMP threads keep spinning between calls)");
   app.add_flag("--json", args.json, "print one JSON object instead of the table");
   try {
     app.parse(argc, argv);
@@ -158,7 +178,7 @@ int main_impl(int argc, char** argv) {
   j["shape"] = {{"m", args.m}, {"k", args.k}, {"n", args.n}};
   j["onednn"] = onednn_description();
   for (const Measured& r : results) {
-    j["results"].push_back({{"name", r.name}, {"ms", r.seconds * 1e3}, {"gops", r.gops},
+    j["results"].push_back({{"name", r.name}, {"ms", r.seconds * 1e3}, {"cpu_ms", r.cpu_seconds * 1e3}, {"gops", r.gops},
                             {"exact", r.exact}, {"error", r.error}});
   }
   if (fast && dnnl) j["ratios"]["fast_over_onednn"] = fast->gops / dnnl->gops;
@@ -169,13 +189,13 @@ int main_impl(int argc, char** argv) {
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("int8 C = A x B, M={} K={} N={}; {}\n", args.m, args.k, args.n, onednn_description());
-    fmt::print("{:<28} {:>10} {:>9} {:>10} {:>10}  {}\n", "candidate", "ms", "GOPS", "x oracle", "x oneDNN", "exact");
+    fmt::print("{:<28} {:>10} {:>10} {:>9} {:>10} {:>10}  {}\n", "candidate", "ms", "cpu ms", "GOPS", "x oracle", "x oneDNN", "exact");
     for (const Measured& r : results) {
       if (!r.error.empty()) {
         fmt::print("{:<28} failed: {}\n", r.name, r.error);
         continue;
       }
-      fmt::print("{:<28} {:>10.3f} {:>9.2f} {:>10} {:>10}  {}\n", r.name, r.seconds * 1e3, r.gops,
+      fmt::print("{:<28} {:>10.3f} {:>10.3f} {:>9.2f} {:>10} {:>10}  {}\n", r.name, r.seconds * 1e3, r.cpu_seconds * 1e3, r.gops,
                  oracle ? fmt::format("{:.1f}", r.gops / oracle->gops) : "-",
                  dnnl ? fmt::format("{:.2f}", r.gops / dnnl->gops) : "-",
                  r.exact ? "yes" : "NO");
