@@ -44,15 +44,17 @@ Result<std::unique_ptr<Kmd>> search(Os& os, KmdKind kind, std::string* tried) {
 
 }  // namespace
 
-Result<std::unique_ptr<Kmd>> discover(Os& os, std::optional<KmdKind> kind, const std::string& node) {
+Result<std::unique_ptr<Kmd>> discover(Os& os, std::optional<KmdKind> kind,
+                                      const std::string& node) {
   if (!node.empty()) {
     if (kind) return open_kind(os, *kind, node);
     auto name = probe_driver(os, node);
     if (!name) return name.error();
     if (*name == "rknpu") return open_rknpu(os, node);
     if (*name == "rocket") return open_rocket(os, node);
-    return make_error(-ENODEV, fmt::format("{} is DRM driver '{}'; libork speaks 'rknpu' and 'rocket'",
-                                           node, *name));
+    return make_error(
+        -ENODEV,
+        fmt::format("{} is DRM driver '{}'; libork speaks 'rknpu' and 'rocket'", node, *name));
   }
   std::string tried;
   for (KmdKind k : {KmdKind::rknpu, KmdKind::rocket}) {

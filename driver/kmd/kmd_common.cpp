@@ -73,10 +73,13 @@ Status validate_task(const TaskRef& t, int core, size_t index) {
                            t.regcmd_iova));
   }
   // PC BASE_ADDRESS keeps bits 31:4 only (rk3588-npu.md section 3).
-  if (t.regcmd_iova % 16) return bad(fmt::format("regcmd IOVA 0x{:x} is not 16-byte aligned", t.regcmd_iova));
+  if (t.regcmd_iova % 16)
+    return bad(fmt::format("regcmd IOVA 0x{:x} is not 16-byte aligned", t.regcmd_iova));
   if (t.regcmd_entries <= RKNPU_PC_DATA_EXTRA_AMOUNT) {
-    return bad(fmt::format("regcmd_entries = {}: a task needs its register writes plus the "
-                           "4-entry PC trailer", t.regcmd_entries));
+    return bad(
+        fmt::format("regcmd_entries = {}: a task needs its register writes plus the "
+                    "4-entry PC trailer",
+                    t.regcmd_entries));
   }
   if (t.int_mask == 0) return bad("int_mask = 0: no completion interrupt would ever match");
   return Status::success();
@@ -91,10 +94,12 @@ Status validate_submit(const SubmitDesc& desc, int cores) {
   for (const CoreJob& job : desc.jobs) {
     if (job.core < 0 || job.core >= cores) {
       return make_error(-EINVAL, fmt::format("submit: core {} does not exist (this device uses "
-                                             "cores 0..{})", job.core, cores - 1));
+                                             "cores 0..{})",
+                                             job.core, cores - 1));
     }
     if (!seen.insert(job.core).second) {
-      return make_error(-EINVAL, fmt::format("submit: core {} has two jobs (one per core)", job.core));
+      return make_error(-EINVAL,
+                        fmt::format("submit: core {} has two jobs (one per core)", job.core));
     }
     if (job.tasks.empty()) {
       return make_error(-EINVAL, fmt::format("submit: core {} has an empty task list", job.core));

@@ -57,7 +57,8 @@ std::string errno_text(int negative_errno);  // "ETIMEDOUT: Connection timed out
 
 inline int64_t elapsed_ns(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                              start).count();
+                                                              start)
+      .count();
 }
 
 }  // namespace ork::driver

@@ -20,8 +20,8 @@ constexpr uint32_t kTaskFlags = kDataFlags | RKNPU_MEM_KERNEL_MAPPING;
 // PC mode, blocking, with ping-pong as MTX and librknnrt submit (flags 5), known to run on
 // silicon.
 constexpr uint32_t kSubmitFlags = RKNPU_JOB_PC | RKNPU_JOB_BLOCK | RKNPU_JOB_PINGPONG;
-constexpr uint32_t kEnableMask = 0xd;      // CNA|CORE|DPU (MTX); not written to HW
-constexpr uint32_t kIntClear = 0x1ffff;    // clear all (rk3588-npu.md section 3)
+constexpr uint32_t kEnableMask = 0xd;    // CNA|CORE|DPU (MTX); not written to HW
+constexpr uint32_t kIntClear = 0x1ffff;  // clear all (rk3588-npu.md section 3)
 constexpr uint32_t kMaxTasksPerKick = RKNPU_RK3588_MAX_SUBMIT_NUMBER;
 
 // One core's slice of one SUBMIT ioctl: tasks [start, start+number) of the task BO.
@@ -33,7 +33,8 @@ struct Range {
 
 class RknpuKmd final : public Kmd {
  public:
-  RknpuKmd(Os& os, UniqueFd fd, DeviceInfo info) : os_(os), fd_(std::move(fd)), info_(std::move(info)) {}
+  RknpuKmd(Os& os, UniqueFd fd, DeviceInfo info)
+      : os_(os), fd_(std::move(fd)), info_(std::move(info)) {}
   ~RknpuKmd() override { task_bo_.reset(); }  // before fd_ closes
 
   const DeviceInfo& info() const override { return info_; }
@@ -80,12 +81,14 @@ Result<std::unique_ptr<Bo>> RknpuKmd::bo_create(size_t bytes, BoUsage usage) {
   args.size = bytes;
   int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_RKNPU_MEM_CREATE, &args);
   if (rc) {
-    return make_error(rc, fmt::format("RKNPU_MEM_CREATE of {} bytes failed: {}", bytes, errno_text(rc)));
+    return make_error(
+        rc, fmt::format("RKNPU_MEM_CREATE of {} bytes failed: {}", bytes, errno_text(rc)));
   }
   if (args.dma_addr + args.size > (1ull << 32)) {
     destroy_handle(args.handle, args.obj_addr);
     return make_error(-ENOMEM, fmt::format("RKNPU_MEM_CREATE gave IOVA 0x{:x}+{}: not below 4 GiB, "
-                                           "and NPU address registers are 32-bit", args.dma_addr, args.size));
+                                           "and NPU address registers are 32-bit",
+                                           args.dma_addr, args.size));
   }
   rknpu_mem_map map{.handle = args.handle, .reserved = 0, .offset = 0};
   rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_RKNPU_MEM_MAP, &map);
@@ -97,7 +100,8 @@ Result<std::unique_ptr<Bo>> RknpuKmd::bo_create(size_t bytes, BoUsage usage) {
   }
   if (rc) {
     destroy_handle(args.handle, args.obj_addr);
-    return make_error(rc, fmt::format("mapping a {}-byte rknpu BO failed: {}", args.size, errno_text(rc)));
+    return make_error(
+        rc, fmt::format("mapping a {}-byte rknpu BO failed: {}", args.size, errno_text(rc)));
   }
   return std::make_unique<Bo>(*this, args.handle, args.dma_addr, args.size,
                               static_cast<uint8_t*>(cpu), args.obj_addr);
@@ -117,7 +121,9 @@ Status RknpuKmd::bo_sync(const Bo& bo, SyncDir dir) {
   args.offset = 0;
   args.size = bo.size();
   int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_RKNPU_MEM_SYNC, &args);
-  if (rc) return make_error(rc, fmt::format("RKNPU_MEM_SYNC of handle {} failed: {}", bo.handle(), errno_text(rc)));
+  if (rc)
+    return make_error(
+        rc, fmt::format("RKNPU_MEM_SYNC of handle {} failed: {}", bo.handle(), errno_text(rc)));
   return Status::success();
 }
 
@@ -158,7 +164,8 @@ Status RknpuKmd::submit_ranges(const std::vector<Range>& ranges, uint32_t timeou
   args.task_start = ranges.front().start;
   args.fence_fd = -1;
   for (const Range& r : ranges) {
-    size_t index = ranges.size() == 3 ? static_cast<size_t>(r.core) + 2 : static_cast<size_t>(r.core);
+    size_t index =
+        ranges.size() == 3 ? static_cast<size_t>(r.core) + 2 : static_cast<size_t>(r.core);
     args.subcore_task[index] = {r.start, r.number};
     args.core_mask |= 1u << r.core;
     args.task_number += r.number;
@@ -166,9 +173,10 @@ Status RknpuKmd::submit_ranges(const std::vector<Range>& ranges, uint32_t timeou
   int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_RKNPU_SUBMIT, &args);
   out->tasks_completed += rc ? args.task_counter : args.task_number;
   if (rc == -ETIMEDOUT) {
-    return make_error(rc, fmt::format("RKNPU_SUBMIT (core_mask 0x{:x}) timed out after {} ms: {} of "
-                                      "{} tasks completed; the kernel soft-reset the NPU",
-                                      args.core_mask, timeout_ms, args.task_counter, args.task_number));
+    return make_error(rc,
+                      fmt::format("RKNPU_SUBMIT (core_mask 0x{:x}) timed out after {} ms: {} of "
+                                  "{} tasks completed; the kernel soft-reset the NPU",
+                                  args.core_mask, timeout_ms, args.task_counter, args.task_number));
   }
   if (rc == -EIO) {
     return make_error(rc, fmt::format("RKNPU_SUBMIT (core_mask 0x{:x}): the job faulted (DMA or "
@@ -200,8 +208,15 @@ Result<SubmitResult> RknpuKmd::submit(const SubmitDesc& desc) {
     first[j] = next;
     longest = std::max(longest, jobs[j]->tasks.size());
     for (const TaskRef& t : jobs[j]->tasks) {
-      tasks[next] = rknpu_task{0, next, kEnableMask, t.int_mask, kIntClear, 0,
-                               t.regcmd_entries - RKNPU_PC_DATA_EXTRA_AMOUNT, 0, t.regcmd_iova};
+      tasks[next] = rknpu_task{0,
+                               next,
+                               kEnableMask,
+                               t.int_mask,
+                               kIntClear,
+                               0,
+                               t.regcmd_entries - RKNPU_PC_DATA_EXTRA_AMOUNT,
+                               0,
+                               t.regcmd_iova};
       ++next;
     }
   }
@@ -242,7 +257,8 @@ Result<std::unique_ptr<Kmd>> open_rknpu(Os& os, const std::string& node) {
   auto version = query_drm_version(os, fd->get(), node);
   if (!version) return version.error();
   if (version->name != "rknpu") {
-    return make_error(-ENODEV, fmt::format("{} is DRM driver '{}', not 'rknpu'", node, version->name));
+    return make_error(-ENODEV,
+                      fmt::format("{} is DRM driver '{}', not 'rknpu'", node, version->name));
   }
   auto cores = core_count(3);
   if (!cores) return cores.error();

@@ -25,7 +25,8 @@ int64_t monotonic_ns() {
 
 class RocketKmd final : public Kmd {
  public:
-  RocketKmd(Os& os, UniqueFd fd, DeviceInfo info) : os_(os), fd_(std::move(fd)), info_(std::move(info)) {}
+  RocketKmd(Os& os, UniqueFd fd, DeviceInfo info)
+      : os_(os), fd_(std::move(fd)), info_(std::move(info)) {}
 
   const DeviceInfo& info() const override { return info_; }
   Result<std::unique_ptr<Bo>> bo_create(size_t bytes, BoUsage usage) override;
@@ -56,13 +57,15 @@ Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
   (void)usage;  // rocket BOs are all alike (shmem pages in the file's IOMMU domain)
   if (bytes == 0) return make_error(-EINVAL, "bo_create: bytes = 0");
   if (bytes > UINT32_MAX) {
-    return make_error(-EINVAL, fmt::format("bo_create: {} bytes does not fit rocket's 32-bit size", bytes));
+    return make_error(-EINVAL,
+                      fmt::format("bo_create: {} bytes does not fit rocket's 32-bit size", bytes));
   }
   drm_rocket_create_bo args{};
   args.size = static_cast<uint32_t>(bytes);
   int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_ROCKET_CREATE_BO, &args);
   if (rc) {
-    return make_error(rc, fmt::format("ROCKET_CREATE_BO of {} bytes failed: {}", bytes, errno_text(rc)));
+    return make_error(
+        rc, fmt::format("ROCKET_CREATE_BO of {} bytes failed: {}", bytes, errno_text(rc)));
   }
   size_t size = (bytes + 4095) & ~size_t{4095};  // the kernel maps whole pages
   if (args.dma_address + size > (1ull << 32)) {
@@ -75,9 +78,11 @@ Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
   if (cpu == MAP_FAILED) {
     int err = errno;
     close_handle(args.handle);
-    return make_error(-err, fmt::format("mmap of a {}-byte rocket BO failed: {}", size, errno_text(-err)));
+    return make_error(
+        -err, fmt::format("mmap of a {}-byte rocket BO failed: {}", size, errno_text(-err)));
   }
-  return std::make_unique<Bo>(*this, args.handle, args.dma_address, size, static_cast<uint8_t*>(cpu), 0);
+  return std::make_unique<Bo>(*this, args.handle, args.dma_address, size,
+                              static_cast<uint8_t*>(cpu), 0);
 }
 
 void RocketKmd::bo_release(Bo& bo) noexcept {
@@ -102,8 +107,8 @@ Status RocketKmd::bo_sync(const Bo& bo, SyncDir dir) {
   }
   if (rc) {
     return make_error(rc, fmt::format("rocket {} of handle {} failed: {}",
-                                      dir == SyncDir::to_device ? "FINI_BO" : "PREP_BO", bo.handle(),
-                                      errno_text(rc)));
+                                      dir == SyncDir::to_device ? "FINI_BO" : "PREP_BO",
+                                      bo.handle(), errno_text(rc)));
   }
   return Status::success();
 }
@@ -131,7 +136,8 @@ Result<SubmitResult> RocketKmd::submit(const SubmitDesc& desc) {
     jobs[j] = drm_rocket_job{reinterpret_cast<uintptr_t>(tasks[j].data()),
                              reinterpret_cast<uintptr_t>(in_handles.data()),
                              reinterpret_cast<uintptr_t>(out_handles.data()),
-                             static_cast<uint32_t>(tasks[j].size()), sizeof(drm_rocket_task),
+                             static_cast<uint32_t>(tasks[j].size()),
+                             sizeof(drm_rocket_task),
                              static_cast<uint32_t>(in_handles.size()),
                              static_cast<uint32_t>(out_handles.size())};
   }
@@ -143,12 +149,16 @@ Result<SubmitResult> RocketKmd::submit(const SubmitDesc& desc) {
   for (uint32_t handle : out_handles) {
     rc = prep_bo(handle, deadline);
     if (rc == -ETIMEDOUT || rc == -EBUSY) {
-      return make_error(-ETIMEDOUT, fmt::format("rocket job writing BO {} timed out: not finished within {} ms "
-                                                "(the kernel resets a core after 500 ms)",
-                                                handle, desc.timeout_ms));
+      return make_error(-ETIMEDOUT,
+                        fmt::format("rocket job writing BO {} timed out: not finished within {} ms "
+                                    "(the kernel resets a core after 500 ms)",
+                                    handle, desc.timeout_ms));
     }
-    if (rc == -EIO) return make_error(rc, fmt::format("rocket job writing BO {} faulted (DMA error)", handle));
-    if (rc) return make_error(rc, fmt::format("ROCKET_PREP_BO of BO {} failed: {}", handle, errno_text(rc)));
+    if (rc == -EIO)
+      return make_error(rc, fmt::format("rocket job writing BO {} faulted (DMA error)", handle));
+    if (rc)
+      return make_error(rc,
+                        fmt::format("ROCKET_PREP_BO of BO {} failed: {}", handle, errno_text(rc)));
   }
   SubmitResult result;
   result.tasks_completed = total;
@@ -164,7 +174,8 @@ Result<std::unique_ptr<Kmd>> open_rocket(Os& os, const std::string& node) {
   auto version = query_drm_version(os, fd->get(), node);
   if (!version) return version.error();
   if (version->name != "rocket") {
-    return make_error(-ENODEV, fmt::format("{} is DRM driver '{}', not 'rocket'", node, version->name));
+    return make_error(-ENODEV,
+                      fmt::format("{} is DRM driver '{}', not 'rocket'", node, version->name));
   }
   // The rocket uAPI has no core-count or hardware-version query: 3 cores is the RK3588 fact.
   auto cores = core_count(3);

@@ -16,7 +16,8 @@ void debug_line(std::string_view subsystem, std::string_view text);
 
 template <class... Args>
 void debug_log(std::string_view subsystem, fmt::format_string<Args...> format, Args&&... args) {
-  if (debug_enabled(subsystem)) debug_line(subsystem, fmt::format(format, std::forward<Args>(args)...));
+  if (debug_enabled(subsystem))
+    debug_line(subsystem, fmt::format(format, std::forward<Args>(args)...));
 }
 
 }  // namespace ork::driver

@@ -40,8 +40,8 @@ void log_result(int fd, unsigned long request, int result, int retries,
                 std::chrono::steady_clock::duration took) {
   if (!debug_enabled("ioctl")) return;
   long long us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
-  std::string outcome = result == 0 ? std::string("0") : fmt::format("-{} ({})", -result,
-                                                                     std::strerror(-result));
+  std::string outcome =
+      result == 0 ? std::string("0") : fmt::format("-{} ({})", -result, std::strerror(-result));
   debug_line("ioctl", fmt::format("fd {} {} -> {}, {} us{}", fd, ioctl_name(request), outcome, us,
                                   retries ? fmt::format(", {} retries", retries) : ""));
 }

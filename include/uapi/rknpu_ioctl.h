@@ -67,7 +67,7 @@ extern "C" {
 #define RKNPU_MEM_SYNC_FROM_DEVICE 0x2
 
 /* ---- rknpu_submit.flags */
-#define RKNPU_JOB_PC 0x1 /* mandatory: non-PC submits return -EINVAL */
+#define RKNPU_JOB_PC 0x1    /* mandatory: non-PC submits return -EINVAL */
 #define RKNPU_JOB_BLOCK 0x0 /* default: the ioctl waits for completion */
 #define RKNPU_JOB_NONBLOCK 0x2
 #define RKNPU_JOB_PINGPONG 0x4 /* sets PC TASK_CON.TASK_PP_EN */
@@ -152,13 +152,13 @@ struct rknpu_subcore_task {
 };
 
 struct rknpu_submit {
-  __u32 flags;          /* RKNPU_JOB_* */
-  __u32 timeout;        /* ms */
+  __u32 flags;   /* RKNPU_JOB_* */
+  __u32 timeout; /* ms */
   __u32 task_start;
   __u32 task_number;
-  __u32 task_counter;   /* out: tasks completed */
+  __u32 task_counter; /* out: tasks completed */
   __s32 priority;
-  __u64 task_obj_addr;  /* obj_addr of the task BO */
+  __u64 task_obj_addr;   /* obj_addr of the task BO */
   __u32 iommu_domain_id; /* older drivers: __u64 regcfg_obj_addr here */
   __u32 reserved;
   __u64 task_base_addr; /* written to PC_TASK_DMA_BASE_ADDR; MTX passes 0 */
@@ -184,7 +184,8 @@ struct rknpu_submit {
 #define DRM_IOCTL_RKNPU_MEM_MAP DRM_IOWR(DRM_COMMAND_BASE + DRM_RKNPU_MEM_MAP, struct rknpu_mem_map)
 #define DRM_IOCTL_RKNPU_MEM_DESTROY \
   DRM_IOWR(DRM_COMMAND_BASE + DRM_RKNPU_MEM_DESTROY, struct rknpu_mem_destroy)
-#define DRM_IOCTL_RKNPU_MEM_SYNC DRM_IOWR(DRM_COMMAND_BASE + DRM_RKNPU_MEM_SYNC, struct rknpu_mem_sync)
+#define DRM_IOCTL_RKNPU_MEM_SYNC \
+  DRM_IOWR(DRM_COMMAND_BASE + DRM_RKNPU_MEM_SYNC, struct rknpu_mem_sync)
 
 /* Sizes and numbers as published (rk3588-npu.md section 1 table). */
 ORK_UAPI_STATIC_ASSERT(sizeof(struct rknpu_action) == 8, "rknpu_action is 8 bytes");

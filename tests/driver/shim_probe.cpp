@@ -36,7 +36,8 @@ void raw_rknpu() {
   check(create.dma_addr == 0xffffe000u, "first IOVA is 0xffffe000");
   rknpu_mem_map map{.handle = create.handle};
   check(::ioctl(fd, DRM_IOCTL_RKNPU_MEM_MAP, &map) == 0, "ioctl MEM_MAP");
-  void* p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(map.offset));
+  void* p =
+      ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(map.offset));
   check(p != MAP_FAILED, "mmap of the BO");
   if (p != MAP_FAILED) {
     std::memset(p, 0x11, 4096);

@@ -58,7 +58,8 @@ TEST(Discover, NodeOverride) {
   auto missing = driver::discover(kernel, std::nullopt, "/dev/dri/card0");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, -ENOENT);
-  EXPECT_EQ(missing.error().message, "cannot open /dev/dri/card0: ENOENT: No such file or directory");
+  EXPECT_EQ(missing.error().message,
+            "cannot open /dev/dri/card0: ENOENT: No such file or directory");
 }
 
 TEST(Discover, NothingFoundNamesWhatWasSeen) {
@@ -82,7 +83,8 @@ TEST(Discover, FakeKernelListsItsNodesByPattern) {
   EXPECT_EQ(kernel.list_nodes("/dev/dri/card*"), (std::vector<std::string>{"/dev/dri/card1"}));
   EXPECT_EQ(kernel.list_nodes("/dev/dri/*"),
             (std::vector<std::string>{"/dev/dri/card1", "/dev/dri/renderD129"}));
-  EXPECT_EQ(kernel.list_nodes("/dev/accel/accel*"), (std::vector<std::string>{"/dev/accel/accel0"}));
+  EXPECT_EQ(kernel.list_nodes("/dev/accel/accel*"),
+            (std::vector<std::string>{"/dev/accel/accel0"}));
 }
 
 }  // namespace

@@ -115,7 +115,8 @@ TEST_F(FakeRknpu, IovasStayBelow4GiBAndNeverOverlap) {
   for (int i = 0; i < 60; ++i) {
     bos.push_back(raw_rknpu_bo(kernel, fd, 1 + rng() % (3 << 20), kData));
     if (i % 3 == 2) {  // free some so that gaps get reused
-      rknpu_mem_destroy d{.handle = bos[i - 1].create.handle, .obj_addr = bos[i - 1].create.obj_addr};
+      rknpu_mem_destroy d{.handle = bos[i - 1].create.handle,
+                          .obj_addr = bos[i - 1].create.obj_addr};
       ASSERT_EQ(kernel.munmap(bos[i - 1].map, bos[i - 1].create.size), 0);
       ASSERT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_RKNPU_MEM_DESTROY, &d), 0);
       bos.erase(bos.begin() + i - 1);
@@ -123,7 +124,8 @@ TEST_F(FakeRknpu, IovasStayBelow4GiBAndNeverOverlap) {
     }
   }
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  for (const auto& bo : bos) ranges.emplace_back(bo.create.dma_addr, bo.create.dma_addr + bo.create.size);
+  for (const auto& bo : bos)
+    ranges.emplace_back(bo.create.dma_addr, bo.create.dma_addr + bo.create.size);
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 0; i < ranges.size(); ++i) {
     EXPECT_LE(ranges[i].second, 1ull << 32);
@@ -137,7 +139,8 @@ TEST_F(FakeRknpu, IovasStayBelow4GiBAndNeverOverlap) {
 TEST_F(FakeRknpu, MemSyncChecksCookieAndCacheability) {
   RawRknpuBo cached = raw_rknpu_bo(kernel, fd, 4096, kData);
   RawRknpuBo plain = raw_rknpu_bo(kernel, fd, 4096, RKNPU_MEM_IOMMU);
-  rknpu_mem_sync s{.flags = RKNPU_MEM_SYNC_TO_DEVICE, .obj_addr = cached.create.obj_addr, .size = 4096};
+  rknpu_mem_sync s{
+      .flags = RKNPU_MEM_SYNC_TO_DEVICE, .obj_addr = cached.create.obj_addr, .size = 4096};
   EXPECT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_RKNPU_MEM_SYNC, &s), 0);
   s.obj_addr = plain.create.obj_addr;
   EXPECT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_RKNPU_MEM_SYNC, &s), -EINVAL);  // not CACHEABLE
@@ -219,8 +222,9 @@ TEST_F(FakeRknpu, TwoAndThreeCoreSubcoreMapping) {
   s.subcore_task[3] = {2, 1};
   s.subcore_task[4] = {3, 3};
   ASSERT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_RKNPU_SUBMIT, &s), 0);
-  EXPECT_EQ(rec.calls, (std::vector<ChainCall>{
-                           {0, base, 64, 2}, {1, base + 2 * 512, 64, 1}, {2, base + 3 * 512, 64, 3}}));
+  EXPECT_EQ(rec.calls,
+            (std::vector<ChainCall>{
+                {0, base, 64, 2}, {1, base + 2 * 512, 64, 1}, {2, base + 3 * 512, 64, 3}}));
   EXPECT_EQ(s.task_counter, 6u);
   EXPECT_EQ(s.hw_elapse_time, 3000);  // the slowest core
 }
@@ -232,7 +236,8 @@ TEST_F(FakeRknpu, LongRangesRunIn4095TaskKicks) {
   s.subcore_task[0] = {0, 5000};
   ASSERT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_RKNPU_SUBMIT, &s), 0);
   uint64_t base = regcmd.create.dma_addr;
-  EXPECT_EQ(rec.calls, (std::vector<ChainCall>{{0, base, 64, 4095}, {0, base + 4095 * 512, 64, 905}}));
+  EXPECT_EQ(rec.calls,
+            (std::vector<ChainCall>{{0, base, 64, 4095}, {0, base + 4095 * 512, 64, 905}}));
   EXPECT_EQ(task_array()[4094].int_status, 0x300u);
   EXPECT_EQ(task_array()[4999].int_status, 0x300u);
 }
@@ -276,7 +281,8 @@ TEST_F(FakeRknpu, RenderNodeCanReproduceOrksZeroTaskSubmits) {
   ASSERT_GE(rfd, 0);
   RawRknpuBo rc = raw_rknpu_bo(k2, rfd, 4096, kData);
   RawRknpuBo tb = raw_rknpu_bo(k2, rfd, 4096, kTask);
-  *reinterpret_cast<rknpu_task*>(tb.map) = rknpu_task{0, 0, 0xd, 0x300, 0x1ffff, 0, 60, 0, rc.create.dma_addr};
+  *reinterpret_cast<rknpu_task*>(tb.map) =
+      rknpu_task{0, 0, 0xd, 0x300, 0x1ffff, 0, 60, 0, rc.create.dma_addr};
   rknpu_submit s{};
   s.flags = RKNPU_JOB_PC;
   s.timeout = 100;

@@ -55,10 +55,12 @@ TEST_F(FakeRocket, CreateBoPerFileDomainsBottomUp) {
 
 TEST_F(FakeRocket, MmapGemCloseAndLiveCount) {
   drm_rocket_create_bo bo = create(4096);
-  void* p = kernel.mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(bo.offset));
+  void* p = kernel.mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                        static_cast<off_t>(bo.offset));
   ASSERT_NE(p, MAP_FAILED);
   EXPECT_EQ(static_cast<uint8_t*>(p)[4095], 0);
-  EXPECT_EQ(kernel.mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset)), MAP_FAILED);
+  EXPECT_EQ(kernel.mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset)),
+            MAP_FAILED);
   drm_gem_close c{.handle = bo.handle};
   EXPECT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_GEM_CLOSE, &c), 0);
   EXPECT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_GEM_CLOSE, &c), -EINVAL);
@@ -101,15 +103,26 @@ TEST_F(FakeRocket, SubmitHonoursStructSizesAndRunsOneTaskPerKick) {
   PaddedTask tasks[3] = {{{base, 20}, ~0ull}, {{base + 256, 22}, ~0ull}, {{base + 512, 24}, ~0ull}};
   uint32_t outs[] = {out.handle};
   PaddedJob jobs[2] = {};
-  jobs[0].job = {reinterpret_cast<uintptr_t>(&tasks[0]), 0, reinterpret_cast<uintptr_t>(outs), 2,
-                 sizeof(PaddedTask), 0, 1};
-  jobs[1].job = {reinterpret_cast<uintptr_t>(&tasks[2]), 0, reinterpret_cast<uintptr_t>(outs), 1,
-                 sizeof(PaddedTask), 0, 1};
+  jobs[0].job = {reinterpret_cast<uintptr_t>(&tasks[0]),
+                 0,
+                 reinterpret_cast<uintptr_t>(outs),
+                 2,
+                 sizeof(PaddedTask),
+                 0,
+                 1};
+  jobs[1].job = {reinterpret_cast<uintptr_t>(&tasks[2]),
+                 0,
+                 reinterpret_cast<uintptr_t>(outs),
+                 1,
+                 sizeof(PaddedTask),
+                 0,
+                 1};
   jobs[0].extension = jobs[1].extension = ~0ull;
   drm_rocket_submit s{reinterpret_cast<uintptr_t>(jobs), 2, sizeof(PaddedJob), 0};
   ASSERT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_ROCKET_SUBMIT, &s), 0);
   // Job 0 on core 0 (two kicks of one task), job 1 on the least-loaded core: 1.
-  EXPECT_EQ(rec.calls, (std::vector<ChainCall>{{0, base, 20, 1}, {0, base + 256, 22, 1}, {1, base + 512, 24, 1}}));
+  EXPECT_EQ(rec.calls, (std::vector<ChainCall>{
+                           {0, base, 20, 1}, {0, base + 256, 22, 1}, {1, base + 512, 24, 1}}));
   EXPECT_EQ(kernel.stats().rocket_jobs, (std::array<uint64_t, 3>{1, 1, 0}));
   EXPECT_EQ(prep(out.handle), 0);
   drm_rocket_fini_bo f{.handle = out.handle};
@@ -124,11 +137,12 @@ TEST_F(FakeRocket, BadJobsAreDroppedWhileTheIoctlReturnsZero) {
   drm_rocket_task empty{static_cast<uint32_t>(regcmd.dma_address), 0};
   uint32_t missing[] = {777};
   drm_rocket_job jobs[4] = {
-      {reinterpret_cast<uintptr_t>(&good), 0, 0, 0, sizeof(drm_rocket_task), 0, 0},   // task_count 0
-      {reinterpret_cast<uintptr_t>(&empty), 0, 0, 1, sizeof(drm_rocket_task), 0, 0},  // regcmd_count 0
+      {reinterpret_cast<uintptr_t>(&good), 0, 0, 0, sizeof(drm_rocket_task), 0, 0},  // task_count 0
+      {reinterpret_cast<uintptr_t>(&empty), 0, 0, 1, sizeof(drm_rocket_task), 0,
+       0},  // regcmd_count 0
       {reinterpret_cast<uintptr_t>(&good), reinterpret_cast<uintptr_t>(missing), 0, 1,
-       sizeof(drm_rocket_task), 1, 0},                                                // unknown BO
-      {reinterpret_cast<uintptr_t>(&good), 0, 0, 1, sizeof(drm_rocket_task), 0, 0},   // fine
+       sizeof(drm_rocket_task), 1, 0},                                               // unknown BO
+      {reinterpret_cast<uintptr_t>(&good), 0, 0, 1, sizeof(drm_rocket_task), 0, 0},  // fine
   };
   drm_rocket_submit s{reinterpret_cast<uintptr_t>(jobs), 4, sizeof(drm_rocket_job), 0};
   EXPECT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_ROCKET_SUBMIT, &s), 0);
@@ -146,8 +160,13 @@ TEST_F(FakeRocket, PrepBoReportsAFailedJobAndTheCoreIsReset) {
   drm_rocket_create_bo out = create(4096);
   drm_rocket_task task{static_cast<uint32_t>(regcmd.dma_address), 20};
   uint32_t outs[] = {out.handle};
-  drm_rocket_job job{reinterpret_cast<uintptr_t>(&task), 0, reinterpret_cast<uintptr_t>(outs), 1,
-                     sizeof(drm_rocket_task), 0, 1};
+  drm_rocket_job job{reinterpret_cast<uintptr_t>(&task),
+                     0,
+                     reinterpret_cast<uintptr_t>(outs),
+                     1,
+                     sizeof(drm_rocket_task),
+                     0,
+                     1};
   drm_rocket_submit s{reinterpret_cast<uintptr_t>(&job), 1, sizeof(drm_rocket_job), 0};
   kernel.faults().wedge_jobs = 1;
   ASSERT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_ROCKET_SUBMIT, &s), 0);
@@ -168,8 +187,13 @@ TEST_F(FakeRocket, AFailedJobIsNotHiddenByALaterJobOnTheSameBo) {
   drm_rocket_create_bo out = create(4096);
   drm_rocket_task task{static_cast<uint32_t>(regcmd.dma_address), 20};
   uint32_t outs[] = {out.handle};
-  drm_rocket_job job{reinterpret_cast<uintptr_t>(&task), 0, reinterpret_cast<uintptr_t>(outs), 1,
-                     sizeof(drm_rocket_task), 0, 1};
+  drm_rocket_job job{reinterpret_cast<uintptr_t>(&task),
+                     0,
+                     reinterpret_cast<uintptr_t>(outs),
+                     1,
+                     sizeof(drm_rocket_task),
+                     0,
+                     1};
   drm_rocket_job jobs[3] = {job, job, job};
   drm_rocket_submit s{reinterpret_cast<uintptr_t>(jobs), 3, sizeof(drm_rocket_job), 0};
   kernel.faults().dma_error_jobs = 1;  // the first of three jobs writing `out`
@@ -191,8 +215,13 @@ TEST(FakeRocketTimed, PrepBoWaitsForTheModelledTimeAndTimesOut) {
   ASSERT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_ROCKET_CREATE_BO, &out), 0);
   drm_rocket_task task{static_cast<uint32_t>(regcmd.dma_address), 20};
   uint32_t outs[] = {out.handle};
-  drm_rocket_job job{reinterpret_cast<uintptr_t>(&task), 0, reinterpret_cast<uintptr_t>(outs), 1,
-                     sizeof(drm_rocket_task), 0, 1};
+  drm_rocket_job job{reinterpret_cast<uintptr_t>(&task),
+                     0,
+                     reinterpret_cast<uintptr_t>(outs),
+                     1,
+                     sizeof(drm_rocket_task),
+                     0,
+                     1};
   drm_rocket_submit s{reinterpret_cast<uintptr_t>(&job), 1, sizeof(drm_rocket_job), 0};
   kernel.faults().wedge_jobs = 1;  // ready only after the 500 ms job timeout
   ASSERT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_ROCKET_SUBMIT, &s), 0);

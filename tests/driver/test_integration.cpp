@@ -52,12 +52,21 @@ int64_t RealNpu::matmul_mismatches(emu::FakeKernel& k, bool sync_a) {
     std::vector<regcmd::Builder> rcb(2);
     for (int t = 1; t >= 0; --t) {  // task 1 first: its length goes into task 0's trailer
       uint32_t tile = static_cast<uint32_t>(core * 2 + t);
-      et::TaskSpec spec{et::Type::int8, M, K, N, (*a_bo)->iova(), (*b_bo)->iova() + tile * K * N,
-                        (*c_bo)->iova() + tile * (N / 4) * M * 16, M, M};
+      et::TaskSpec spec{et::Type::int8,
+                        M,
+                        K,
+                        N,
+                        (*a_bo)->iova(),
+                        (*b_bo)->iova() + tile * K * N,
+                        (*c_bo)->iova() + tile * (N / 4) * M * 16,
+                        M,
+                        M};
       et::k_reduction_banks(spec);
       et::emit_body(rcb[t], spec);
-      if (t == 1) rcb[t].finish(0, 0);
-      else rcb[t].finish(iova1, static_cast<uint32_t>(rcb[1].size_entries()));
+      if (t == 1)
+        rcb[t].finish(0, 0);
+      else
+        rcb[t].finish(iova1, static_cast<uint32_t>(rcb[1].size_entries()));
       EXPECT_TRUE(rcb[t].ok()) << rcb[t].error();
     }
     std::span<const uint64_t> t0 = rcb[0].entries(), t1 = rcb[1].entries();
@@ -70,7 +79,9 @@ int64_t RealNpu::matmul_mismatches(emu::FakeKernel& k, bool sync_a) {
   desc.in_bos = {a_bo->get(), b_bo->get(), rc_bo->get()};
   desc.out_bos = {c_bo->get()};
   for (auto* bo : {a_bo->get(), b_bo->get(), rc_bo->get()}) {
-    if (bo != a_bo->get() || sync_a) EXPECT_TRUE(kmd->bo_sync(*bo, driver::SyncDir::to_device).ok());
+    if (bo != a_bo->get() || sync_a) {
+      EXPECT_TRUE(kmd->bo_sync(*bo, driver::SyncDir::to_device).ok());
+    }
   }
   auto r = kmd->submit(desc);
   EXPECT_TRUE(r.ok()) << r.error().message;
@@ -86,7 +97,9 @@ int64_t RealNpu::matmul_mismatches(emu::FakeKernel& k, bool sync_a) {
   return wrong;
 }
 
-TEST_P(RealNpu, ChainedInt8MatmulOnThreeCoresIsExact) { EXPECT_EQ(matmul_mismatches(kernel, true), 0); }
+TEST_P(RealNpu, ChainedInt8MatmulOnThreeCoresIsExact) {
+  EXPECT_EQ(matmul_mismatches(kernel, true), 0);
+}
 
 // With the cache model, the backend's syncs carry the data: the same run is exact, and the
 // run that skips A's TO_DEVICE sync computes with a zero A (every cell wrong: B is random).
@@ -121,8 +134,10 @@ TEST_P(RealNpu, PcFailuresComeBackAsErrors) {
   EXPECT_EQ(dma.error().code, -EIO);
 }
 
-INSTANTIATE_TEST_SUITE_P(BothInterfaces, RealNpu, ::testing::Values(KmdKind::rknpu, KmdKind::rocket),
-                         [](const auto& info) { return std::string(driver::kmd_kind_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(BothInterfaces, RealNpu,
+                         ::testing::Values(KmdKind::rknpu, KmdKind::rocket), [](const auto& info) {
+                           return std::string(driver::kmd_kind_name(info.param));
+                         });
 
 }  // namespace
 }  // namespace ork::testing

@@ -81,7 +81,8 @@ TEST_P(Backend, BoCreateMapSyncDestroy) {
   EXPECT_EQ((*b)->size(), 3u << 20);
   EXPECT_LE((*a)->iova() + (*a)->size(), 1ull << 32);
   EXPECT_LE((*b)->iova() + (*b)->size(), 1ull << 32);
-  bool disjoint = (*a)->iova() + (*a)->size() <= (*b)->iova() || (*b)->iova() + (*b)->size() <= (*a)->iova();
+  bool disjoint =
+      (*a)->iova() + (*a)->size() <= (*b)->iova() || (*b)->iova() + (*b)->size() <= (*a)->iova();
   EXPECT_TRUE(disjoint);
   std::memset((*a)->map(), 0x7f, 4096);
   EXPECT_TRUE(kmd->bo_sync(**a, SyncDir::to_device).ok());
@@ -138,13 +139,17 @@ TEST_P(Backend, SubmitValidationNamesTheProblem) {
   expect_error(d, "submit: core 0 has an empty task list");
   d = good;
   d.jobs[0].tasks[1].regcmd_iova = 1ull << 32;
-  expect_error(d, "core 0 task 1: regcmd IOVA 0x100000000 is not below 4 GiB (NPU addresses are 32-bit)");
+  expect_error(
+      d, "core 0 task 1: regcmd IOVA 0x100000000 is not below 4 GiB (NPU addresses are 32-bit)");
   d = good;
   d.jobs[0].tasks[0].regcmd_entries = 4;
-  expect_error(d, "core 0 task 0: regcmd_entries = 4: a task needs its register writes plus the 4-entry PC trailer");
+  expect_error(d,
+               "core 0 task 0: regcmd_entries = 4: a task needs its register writes plus the "
+               "4-entry PC trailer");
   d = good;
   d.jobs[0].tasks[0].regcmd_iova += 8;
-  expect_error(d, fmt::format("core 0 task 0: regcmd IOVA 0x{:x} is not 16-byte aligned", (*regcmd)->iova() + 8));
+  expect_error(d, fmt::format("core 0 task 0: regcmd IOVA 0x{:x} is not 16-byte aligned",
+                              (*regcmd)->iova() + 8));
   EXPECT_TRUE(rec.calls.empty());
 }
 
@@ -231,8 +236,10 @@ TEST_P(Backend, TwoThreadsShareOneKernel) {
   EXPECT_EQ(tasks_done, 160u);
 }
 
-INSTANTIATE_TEST_SUITE_P(BothInterfaces, Backend, ::testing::Values(KmdKind::rknpu, KmdKind::rocket),
-                         [](const auto& info) { return std::string(driver::kmd_kind_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(BothInterfaces, Backend,
+                         ::testing::Values(KmdKind::rknpu, KmdKind::rocket), [](const auto& info) {
+                           return std::string(driver::kmd_kind_name(info.param));
+                         });
 
 // rknpu specifics: long lists go in 4095-task SUBMITs; core sets the kernel refuses (masks
 // 5 and 6) are submitted per core.
@@ -248,7 +255,8 @@ TEST_F(RknpuBackend, LongListsAreChunked) {
   auto regcmd = (*kmd)->bo_create(5000 * 256, BoUsage::regcmd);
   SubmitDesc d;
   d.jobs.push_back({0, {}});
-  for (uint32_t t = 0; t < 5000; ++t) d.jobs[0].tasks.push_back({(*regcmd)->iova() + 256 * t, 20, 0x300});
+  for (uint32_t t = 0; t < 5000; ++t)
+    d.jobs[0].tasks.push_back({(*regcmd)->iova() + 256 * t, 20, 0x300});
   auto r = (*kmd)->submit(d);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->tasks_completed, 5000u);

@@ -34,13 +34,16 @@ constexpr IoctlDesc kCoreIoctls[] = {
 constexpr IoctlDesc kRknpuIoctls[] = {
     {DRM_COMMAND_BASE + DRM_RKNPU_ACTION, sizeof(struct rknpu_action), handle_rknpu_action},
     {DRM_COMMAND_BASE + DRM_RKNPU_SUBMIT, sizeof(struct rknpu_submit), handle_rknpu_submit},
-    {DRM_COMMAND_BASE + DRM_RKNPU_MEM_CREATE, sizeof(struct rknpu_mem_create), handle_rknpu_mem_create},
+    {DRM_COMMAND_BASE + DRM_RKNPU_MEM_CREATE, sizeof(struct rknpu_mem_create),
+     handle_rknpu_mem_create},
     {DRM_COMMAND_BASE + DRM_RKNPU_MEM_MAP, sizeof(struct rknpu_mem_map), handle_rknpu_mem_map},
-    {DRM_COMMAND_BASE + DRM_RKNPU_MEM_DESTROY, sizeof(struct rknpu_mem_destroy), handle_rknpu_mem_destroy},
+    {DRM_COMMAND_BASE + DRM_RKNPU_MEM_DESTROY, sizeof(struct rknpu_mem_destroy),
+     handle_rknpu_mem_destroy},
     {DRM_COMMAND_BASE + DRM_RKNPU_MEM_SYNC, sizeof(struct rknpu_mem_sync), handle_rknpu_mem_sync},
 };
 constexpr IoctlDesc kRocketIoctls[] = {
-    {DRM_COMMAND_BASE + DRM_ROCKET_CREATE_BO, sizeof(drm_rocket_create_bo), handle_rocket_create_bo},
+    {DRM_COMMAND_BASE + DRM_ROCKET_CREATE_BO, sizeof(drm_rocket_create_bo),
+     handle_rocket_create_bo},
     {DRM_COMMAND_BASE + DRM_ROCKET_SUBMIT, sizeof(drm_rocket_submit), handle_rocket_submit},
     {DRM_COMMAND_BASE + DRM_ROCKET_PREP_BO, sizeof(drm_rocket_prep_bo), handle_rocket_prep_bo},
     {DRM_COMMAND_BASE + DRM_ROCKET_FINI_BO, sizeof(drm_rocket_fini_bo), handle_rocket_fini_bo},
@@ -119,8 +122,8 @@ int FakeKernel::open(const char* path, int flags) {
     file.kind = NodeKind::rocket;
     // Each rocket file has its own IOMMU domain over the aperture, allocated bottom-up by a
     // drm_mm (rocket_gem.c). Page 0 is kept out so that no BO has IOVA 0.
-    file.space = std::make_shared<AddressSpace>(IovaAllocator::Direction::bottom_up, kPageBytes,
-                                                k4GiB);
+    file.space =
+        std::make_shared<AddressSpace>(IovaAllocator::Direction::bottom_up, kPageBytes, k4GiB);
   } else {
     file.kind = c.rknpu_card == path ? NodeKind::rknpu_card : NodeKind::rknpu_render;
     file.space = state_->rknpu_space;
@@ -163,7 +166,8 @@ int FakeKernel::ioctl(int fd, unsigned long request, void* arg) {
   if (out) std::memcpy(arg, kdata.data(), user_size);
   lock.unlock();
   // Timed mode: completion really takes the modelled time, slept without the lock.
-  if (ctx.sleep_until > std::chrono::steady_clock::now()) std::this_thread::sleep_until(ctx.sleep_until);
+  if (ctx.sleep_until > std::chrono::steady_clock::now())
+    std::this_thread::sleep_until(ctx.sleep_until);
   return ret < 0 ? fail(-ret) : 0;
 }
 
@@ -173,7 +177,8 @@ void* FakeKernel::mmap(void* addr, size_t length, int prot, int flags, int fd, o
   auto it = state_->files.find(fd);
   if (it == state_->files.end()) return (errno = EBADF, MAP_FAILED);
   (void)addr;  // a hint only; MAP_FIXED is refused below
-  if (length == 0 || (flags & MAP_FIXED) || !(flags & MAP_SHARED)) return (errno = EINVAL, MAP_FAILED);
+  if (length == 0 || (flags & MAP_FIXED) || !(flags & MAP_SHARED))
+    return (errno = EINVAL, MAP_FAILED);
   BoObject* bo = state_->find_by_offset(static_cast<uint64_t>(offset));
   if (!bo || length > bo->bytes) return (errno = EINVAL, MAP_FAILED);
   // drm_vma_node_is_allowed(): only a file holding a handle may map the object.

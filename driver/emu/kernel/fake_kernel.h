@@ -30,17 +30,17 @@ enum class TimingMode {
 
 // Runs one core's chain; the default is ork::emu::run_chain. Tests of the kernel's own
 // mechanics (task ranges, chunking, resets) may inject a stand-in.
-using ChainExecutor = std::function<ChainResult(const DeviceMemory& mem, int core,
-                                                uint64_t first_regcmd_iova, uint32_t first_entries,
-                                                uint32_t max_tasks)>;
+using ChainExecutor =
+    std::function<ChainResult(const DeviceMemory& mem, int core, uint64_t first_regcmd_iova,
+                              uint32_t first_entries, uint32_t max_tasks)>;
 
 struct FakeKernelConfig {
-  bool rknpu = true;                            // the vendor driver's DRM device
-  std::string rknpu_card = "/dev/dri/card1";    // MTX hard-codes card1
+  bool rknpu = true;                          // the vendor driver's DRM device
+  std::string rknpu_card = "/dev/dri/card1";  // MTX hard-codes card1
   std::string rknpu_render = "/dev/dri/renderD129";
-  bool rocket = true;                           // the mainline accel device
+  bool rocket = true;  // the mainline accel device
   std::string rocket_node = "/dev/accel/accel0";
-  int cores = kMaxCores;                        // 1..3
+  int cores = kMaxCores;  // 1..3
   TimingMode timing = TimingMode::fast;
   uint32_t hw_version = 0x46495245;  // GET_HW_VERSION in ORK's trace ("FIRE")
   // ORK (docs/REVERSE-ENGINEERING.md M2.1) saw render-node submits accepted but running 0
@@ -57,27 +57,27 @@ struct FakeKernelConfig {
 
 // Fault injection. Counters count down as faults fire; set them between ioctls.
 struct Faults {
-  int transient_ioctls = 0;         // the next N ioctls fail with transient_errno (a storm)
-  int transient_errno = EINTR;      // EINTR or EAGAIN
-  int fail_nr = -1;                 // ioctl nr (_IOC_NR, e.g. 0x42 = MEM_CREATE) to fail ...
-  int fail_errno = 0;               // ... with this errno ...
-  int fail_times = 0;               // ... this many times
-  int wedge_jobs = 0;               // the next N jobs never complete (timeout, core reset)
-  int dma_error_jobs = 0;           // the next N jobs raise DMA_READ_ERROR (bit 12)
-  bool refuse_bo_create = false;    // MEM_CREATE / CREATE_BO fail with ENOMEM
+  int transient_ioctls = 0;       // the next N ioctls fail with transient_errno (a storm)
+  int transient_errno = EINTR;    // EINTR or EAGAIN
+  int fail_nr = -1;               // ioctl nr (_IOC_NR, e.g. 0x42 = MEM_CREATE) to fail ...
+  int fail_errno = 0;             // ... with this errno ...
+  int fail_times = 0;             // ... this many times
+  int wedge_jobs = 0;             // the next N jobs never complete (timeout, core reset)
+  int dma_error_jobs = 0;         // the next N jobs raise DMA_READ_ERROR (bit 12)
+  bool refuse_bo_create = false;  // MEM_CREATE / CREATE_BO fail with ENOMEM
 };
 
 // What the kernel did, for tests.
 struct KernelStats {
-  uint64_t ioctls = 0;                      // every ioctl call, failed or not
-  uint64_t submits = 0;                     // SUBMIT ioctls that reached the NPU
+  uint64_t ioctls = 0;                         // every ioctl call, failed or not
+  uint64_t submits = 0;                        // SUBMIT ioctls that reached the NPU
   std::array<uint64_t, kMaxCores> pc_kicks{};  // run_chain calls per core
   std::array<uint64_t, kMaxCores> tasks_done{};
-  std::array<uint64_t, kMaxCores> resets{};    // soft resets (timeouts, ACT_RESET)
+  std::array<uint64_t, kMaxCores> resets{};       // soft resets (timeouts, ACT_RESET)
   std::array<uint64_t, kMaxCores> rocket_jobs{};  // rocket jobs run per core
-  uint64_t rocket_jobs_dropped = 0;         // bad jobs dropped with ioctl 0 (rocket quirk)
-  uint64_t syncs = 0;                       // MEM_SYNC / PREP_BO / FINI_BO
-  uint64_t handles_open_at_close = 0;       // GEM handles still open when their fd closed
+  uint64_t rocket_jobs_dropped = 0;               // bad jobs dropped with ioctl 0 (rocket quirk)
+  uint64_t syncs = 0;                             // MEM_SYNC / PREP_BO / FINI_BO
+  uint64_t handles_open_at_close = 0;             // GEM handles still open when their fd closed
 };
 
 struct KernelState;  // fake_kernel_state.h
@@ -108,7 +108,7 @@ class FakeKernel final : public driver::Os {
   // kernel, between calls.
   Faults& faults();
   KernelStats stats() const;
-  size_t live_bo_count() const;   // BOs with a handle or a mapping left
+  size_t live_bo_count() const;  // BOs with a handle or a mapping left
   size_t open_file_count() const;
 
  private:

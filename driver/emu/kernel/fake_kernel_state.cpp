@@ -1,12 +1,12 @@
 // BO objects and the shared state of the fake kernel.
+#include "driver/emu/kernel/fake_kernel_state.h"
+
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include "driver/emu/kernel/fake_kernel_state.h"
 
 namespace ork::emu {
 namespace {

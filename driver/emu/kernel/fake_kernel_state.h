@@ -41,7 +41,7 @@ struct BoObject {
   KernelState& kernel;
   std::shared_ptr<AddressSpace> space;
   uint64_t id;
-  uint64_t bytes;  // page-rounded
+  uint64_t bytes;   // page-rounded
   uint8_t* host;    // the CPU's pages: page-aligned, zeroed at create
   uint8_t* device;  // what the NPU reads and writes: == host unless caches are modelled
   uint64_t iova;

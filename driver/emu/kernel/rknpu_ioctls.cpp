@@ -38,12 +38,23 @@ int mask_cores(KernelState& k, uint32_t mask, std::vector<int>* cores) {
       *cores = {best};
       break;
     }
-    case 1: *cores = {0}; break;
-    case 2: *cores = {1}; break;
-    case 4: *cores = {2}; break;
-    case 3: *cores = {0, 1}; break;
-    case 7: *cores = {0, 1, 2}; break;
-    default: return -EINVAL;
+    case 1:
+      *cores = {0};
+      break;
+    case 2:
+      *cores = {1};
+      break;
+    case 4:
+      *cores = {2};
+      break;
+    case 3:
+      *cores = {0, 1};
+      break;
+    case 7:
+      *cores = {0, 1, 2};
+      break;
+    default:
+      return -EINVAL;
   }
   for (int c : *cores) {
     if (c >= k.config.cores) return -EINVAL;
@@ -57,7 +68,8 @@ int core_ranges(const rknpu_submit& args, const std::vector<int>& cores, const B
                 std::vector<CoreRange>* ranges) {
   for (int core : cores) {
     size_t index = cores.size() == 3 ? static_cast<size_t>(core) + 2 : static_cast<size_t>(core);
-    CoreRange range{core, args.subcore_task[index].task_start, args.subcore_task[index].task_number};
+    CoreRange range{core, args.subcore_task[index].task_start,
+                    args.subcore_task[index].task_number};
     if (range.number == 0 && cores.size() == 1) range = {core, args.task_start, args.task_number};
     if (range.number == 0) return -EINVAL;
     // The real kernel does not check this and reads past the task BO; we refuse.
@@ -99,8 +111,7 @@ void soft_reset_all(KernelState& k) {
 }
 
 std::chrono::steady_clock::time_point after_ns(double ns) {
-  return std::chrono::steady_clock::now() +
-         std::chrono::nanoseconds(static_cast<int64_t>(ns));
+  return std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(ns));
 }
 
 int finish_submit(IoctlContext& ctx, rknpu_submit& args, const std::vector<CoreOutcome>& outs) {
@@ -137,22 +148,45 @@ int handle_rknpu_action(IoctlContext& ctx) {
   auto* a = static_cast<rknpu_action*>(ctx.arg);
   KernelState& k = ctx.kernel;
   switch (a->flags) {
-    case RKNPU_GET_HW_VERSION: a->value = k.config.hw_version; return 0;
-    case RKNPU_GET_DRV_VERSION: a->value = kDriverVersion; return 0;
-    case RKNPU_GET_FREQ: a->value = kCoreClockHz; return 0;
-    case RKNPU_SET_FREQ:   // a no-op on RK3588 (VND)
-    case RKNPU_SET_VOLT:   // a no-op on RK3588 (VND)
-    case RKNPU_SET_PROC_NICE: return 0;
-    case RKNPU_GET_VOLT: a->value = 0; return 0;  // not modelled
-    case RKNPU_ACT_RESET: soft_reset_all(k); return 0;
-    case RKNPU_GET_IOMMU_EN: a->value = 1; return 0;
-    case RKNPU_POWER_ON: k.powered = true; return 0;
-    case RKNPU_POWER_OFF: k.powered = false; return 0;
+    case RKNPU_GET_HW_VERSION:
+      a->value = k.config.hw_version;
+      return 0;
+    case RKNPU_GET_DRV_VERSION:
+      a->value = kDriverVersion;
+      return 0;
+    case RKNPU_GET_FREQ:
+      a->value = kCoreClockHz;
+      return 0;
+    case RKNPU_SET_FREQ:  // a no-op on RK3588 (VND)
+    case RKNPU_SET_VOLT:  // a no-op on RK3588 (VND)
+    case RKNPU_SET_PROC_NICE:
+      return 0;
+    case RKNPU_GET_VOLT:
+      a->value = 0;
+      return 0;  // not modelled
+    case RKNPU_ACT_RESET:
+      soft_reset_all(k);
+      return 0;
+    case RKNPU_GET_IOMMU_EN:
+      a->value = 1;
+      return 0;
+    case RKNPU_POWER_ON:
+      k.powered = true;
+      return 0;
+    case RKNPU_POWER_OFF:
+      k.powered = false;
+      return 0;
     case RKNPU_GET_TOTAL_SRAM_SIZE:
-    case RKNPU_GET_FREE_SRAM_SIZE: a->value = 0; return 0;  // no SRAM configured
-    case RKNPU_GET_IOMMU_DOMAIN_ID: a->value = 0; return 0;
-    case RKNPU_SET_IOMMU_DOMAIN_ID: return a->value == 0 ? 0 : -EINVAL;  // one domain emulated
-    default: return -EINVAL;  // BW priority (7-12) and RW amounts (13-17): none on RK3588
+    case RKNPU_GET_FREE_SRAM_SIZE:
+      a->value = 0;
+      return 0;  // no SRAM configured
+    case RKNPU_GET_IOMMU_DOMAIN_ID:
+      a->value = 0;
+      return 0;
+    case RKNPU_SET_IOMMU_DOMAIN_ID:
+      return a->value == 0 ? 0 : -EINVAL;  // one domain emulated
+    default:
+      return -EINVAL;  // BW priority (7-12) and RW amounts (13-17): none on RK3588
   }
 }
 

@@ -12,7 +12,7 @@
 namespace ork::emu {
 namespace {
 
-using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC in libstdc++
+using Clock = std::chrono::steady_clock;                      // CLOCK_MONOTONIC in libstdc++
 constexpr auto kJobTimeout = std::chrono::milliseconds(500);  // rocket_job.c JOB_TIMEOUT_MS
 
 struct JobRef {
@@ -39,8 +39,10 @@ int copy_job(IoctlContext& ctx, const drm_rocket_job& job, JobRef* out) {
   if (!job.tasks) return -EFAULT;
   for (uint32_t i = 0; i < job.task_count; ++i) {
     drm_rocket_task task;
-    std::memcpy(&task, reinterpret_cast<const uint8_t*>(job.tasks) +
-                           static_cast<size_t>(i) * job.task_struct_size, sizeof(task));
+    std::memcpy(
+        &task,
+        reinterpret_cast<const uint8_t*>(job.tasks) + static_cast<size_t>(i) * job.task_struct_size,
+        sizeof(task));
     if (task.regcmd_count == 0) return -EINVAL;
     out->tasks.push_back(task);
   }
@@ -54,7 +56,8 @@ int copy_job(IoctlContext& ctx, const drm_rocket_job& job, JobRef* out) {
 int pick_core(const KernelState& k) {
   int best = 0;
   for (int c = 1; c < k.config.cores; ++c) {
-    if (k.stats.rocket_jobs[static_cast<size_t>(c)] < k.stats.rocket_jobs[static_cast<size_t>(best)])
+    if (k.stats.rocket_jobs[static_cast<size_t>(c)] <
+        k.stats.rocket_jobs[static_cast<size_t>(best)])
       best = c;
   }
   return best;
@@ -118,8 +121,10 @@ int handle_rocket_submit(IoctlContext& ctx) {
   std::set<const BoObject*> touched;
   for (uint32_t i = 0; i < args->job_count; ++i) {
     drm_rocket_job job;
-    std::memcpy(&job, reinterpret_cast<const uint8_t*>(args->jobs) +
-                          static_cast<size_t>(i) * args->job_struct_size, sizeof(job));
+    std::memcpy(&job,
+                reinterpret_cast<const uint8_t*>(args->jobs) +
+                    static_cast<size_t>(i) * args->job_struct_size,
+                sizeof(job));
     JobRef ref;
     if (int rc = copy_job(ctx, job, &ref)) {
       // The quirk: rocket_ioctl_submit ignores each job's result, so a bad job is dropped
