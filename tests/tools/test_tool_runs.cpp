@@ -256,7 +256,8 @@ TEST_F(ToolRuns, SparseCheckTextAndBadUsage) {
   for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
            {"0", "32", "32"}, {"1", "32"}, {"1", "32", "32", "4"}, {"1", "x", "32"},
            {"1", "32", "32", "--bogus"}, {"1", "32", "32", "--device", "nosuch"},
-           {"1", "32", "32", "--device", "cpu", "--mc-cap", "-1"}}) {
+           {"1", "32", "32", "--device", "cpu", "--mc-cap", "-1"},
+           {"9223372036854775807", "9223372036854775807", "2"}, {"3000000000", "4", "4"}}) {
     std::vector<std::string> argv = {sparse_check_};
     argv.insert(argv.end(), bad.begin(), bad.end());
     EXPECT_EQ(run_tool(argv).exit_code, 2) << bad[0] << " " << bad[1];

@@ -130,7 +130,8 @@ int run(int argc, char** argv) {
   Args a;
   add_options(app, a);
   if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
-  if (a.m * a.k > kMaxOperandBytes || a.k * a.n > kMaxOperandBytes ||
+  // Divisions, not products: M, K, N up to INT64_MAX must not overflow the check itself.
+  if (a.m > kMaxOperandBytes / a.k || a.n > kMaxOperandBytes / a.k ||
       a.m > kMaxOperandBytes / 4 / a.n)
     return fail(Exit::bad_usage, fmt::format("M={} K={} N={}: an operand would exceed {} GiB",
                                              a.m, a.k, a.n, kMaxOperandBytes >> 30));
