@@ -88,6 +88,55 @@ ORK_API void ork_weights_destroy(ork_weights* weights);
 ORK_API ork_status ork_matmul(ork_device* device, const ork_weights* weights, const void* a,
                               int64_t m, void* c, const ork_matmul_options* options);
 
+/* ---- Quantised matmul (issue 7; docs/quantisation.md) -------------------------------------
+ * fp32 in, fp32 out. Weights are quantised once (symmetric, one scale per output column,
+ * per-channel or per group of 32/64/128 along K) to int8 or int4 codes; each call quantises A
+ * (symmetric, one scale per tensor or per row), runs one int32 matmul per K-group on the
+ * device and dequantises on the host. Modes: w8a8, w4a8 (int4 codes, two per byte in host
+ * memory, widened to int8 for the NPU) and w4a4. Every backend returns the bytes of the CPU
+ * reference: round half to even, codes clamped to [-127, 127] / [-7, 7], scale = absmax / qmax
+ * (0 for an all-zero group), C = (sum over groups, in increasing order, of
+ * (float)acc_g * w_scale[g][n]) * a_scale[m], each step one fp32 operation. */
+typedef struct ork_qweights ork_qweights;
+
+typedef struct ork_quant_options {
+  uint32_t struct_size; /* sizeof(ork_quant_options), or 0 for the defaults */
+  int32_t weight_bits;  /* 8 or 4; 0 = 8 */
+  int32_t group;        /* 0 = per-channel; 32, 64 or 128 along K (a shorter last group when
+                           K is not a multiple: it gets its own scales) */
+} ork_quant_options;
+
+typedef struct ork_qmatmul_options {
+  uint32_t struct_size;    /* sizeof(ork_qmatmul_options), or 0 for the defaults */
+  int32_t activation_bits; /* 8 or 4; 0 = 8. 4 needs 4-bit weights (w4a4) */
+  int32_t per_row;         /* 1 = one activation scale per row of A; 0 = one per tensor */
+  int32_t cores;           /* 1..3 NPU cores; 0 = all the device has */
+} ork_qmatmul_options;
+
+/* Quantises K x N row-major fp32 weights (finite; else the first bad [k][n] is named) and
+ * makes them resident. `options` may be NULL (w8, per-channel). Per-channel needs K <= 131072. */
+ORK_API ork_status ork_qweights_create(ork_device* device, const float* w, int64_t k, int64_t n,
+                                       const ork_quant_options* options, ork_qweights** out);
+/* The same from codes an engine already has: int8_t[K*N] for 8 bits, or ceil(K*N/2) bytes of
+ * int4 (element i = k*N + n in the low nibble of byte i/2 when i is even, else the high one),
+ * and float scales[groups][N], groups = 1 (per-channel) or ceil(K/group). Codes outside
+ * [-127, 127] / [-7, 7] and negative or non-finite scales are refused. */
+ORK_API ork_status ork_qweights_import(ork_device* device, const void* codes, const float* scales,
+                                       int64_t k, int64_t n, const ork_quant_options* options,
+                                       ork_qweights** out);
+/* Copies the codes (same format as import; `codes_bytes` must be at least that size) and the
+ * scales (`scale_count` >= groups * N); either pointer may be NULL to skip it. */
+ORK_API ork_status ork_qweights_export(const ork_qweights* weights, void* codes, size_t codes_bytes,
+                                       float* scales, size_t scale_count);
+/* Number of scale rows: 1 (per-channel) or ceil(K / group). */
+ORK_API int64_t ork_qweights_groups(const ork_qweights* weights);
+ORK_API void ork_qweights_destroy(ork_qweights* weights);
+
+/* C (M x N fp32) = dequant(quant(A) x Wq). A is M x K row-major fp32, all finite.
+ * `options` may be NULL (8-bit per-tensor activations, all cores). */
+ORK_API ork_status ork_qmatmul(ork_device* device, const ork_qweights* weights, const float* a,
+                               int64_t m, float* c, const ork_qmatmul_options* options);
+
 #ifdef __cplusplus
 }
 #endif

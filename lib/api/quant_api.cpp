@@ -1,0 +1,182 @@
+// The quantised entry points of the C API (ork.h, "Quantised matmul"; docs/quantisation.md):
+// option checks and conversion; the work is lib/quant's. No exception crosses the boundary.
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "lib/api/device.h"
+#include "lib/api/error.h"
+#include "lib/quant/qmatmul.h"
+#include "ork/ork.h"
+
+using ork::api::fail;
+
+struct ork_qweights {
+  ork_device* device = nullptr;
+  std::unique_ptr<ork::quant::QuantMatmul> impl;
+};
+
+namespace {
+
+template <class F>
+ork_status guarded(F&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(ORK_E_NO_MEMORY, "out of host memory");
+  } catch (const std::exception& e) {
+    return fail(ORK_E_DEVICE, fmt::format("internal error: {}", e.what()));
+  } catch (...) {
+    return fail(ORK_E_DEVICE, "internal error");
+  }
+}
+
+constexpr int64_t kMaxDim = int64_t{1} << 24;  // as api.cpp: byte counts stay far from overflow
+
+ork_status check_dim(const char* fn, const char* what, int64_t v) {
+  if (v < 1 || v > kMaxDim)
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: {} = {}: must be in 1..{}", fn, what, v, kMaxDim));
+  return ORK_OK;
+}
+
+// Copies a versioned options struct: struct_size 0 = defaults; larger than we know = error.
+template <class T>
+ork_status read_options(const char* fn, const T* in, T* out) {
+  *out = T{};
+  if (in == nullptr || in->struct_size == 0) return ORK_OK;
+  if (in->struct_size > sizeof(T))
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: options.struct_size = {} is larger than this library knows ({})",
+                                                    fn, in->struct_size, sizeof(T)));
+  std::memcpy(out, in, in->struct_size);
+  return ORK_OK;
+}
+
+ork::Result<ork::quant::Bits> bits_of(const char* what, int32_t v) {
+  if (v == 0 || v == 8) return ork::quant::Bits::int8;
+  if (v == 4) return ork::quant::Bits::int4;
+  return ork::make_error(-EINVAL, fmt::format("{} = {}: expected 8 or 4", what, v));
+}
+
+ork_status weight_scheme(const char* fn, const ork_quant_options* options, int64_t k,
+                         ork::quant::WeightScheme* s) {
+  ork_quant_options o;
+  if (auto st = read_options(fn, options, &o); st != ORK_OK) return st;
+  auto bits = bits_of("weight_bits", o.weight_bits);
+  if (!bits) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: {}", fn, bits.error().message));
+  *s = ork::quant::WeightScheme{.bits = *bits, .group = o.group};
+  if (auto st = ork::quant::check_weight_scheme(*s, k); !st)
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: {}", fn, st.error().message));
+  return ORK_OK;
+}
+
+ork_status finish_create(const char* fn, ork_device* device, ork::Result<ork::quant::QuantWeights> q,
+                         ork_qweights** out) {
+  if (!q) return fail(ork::make_error(q.error().code, fmt::format("{}: {}", fn, q.error().message)));
+  auto impl = ork::quant::QuantMatmul::create(device->kmd.get(), std::move(*q));
+  if (!impl) return fail(ork::make_error(impl.error().code, fmt::format("{}: {}", fn, impl.error().message)));
+  auto w = std::make_unique<ork_qweights>();
+  w->device = device;
+  w->impl = std::move(*impl);
+  *out = w.release();
+  return ork::api::ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+ORK_API ork_status ork_qweights_create(ork_device* device, const float* w, int64_t k, int64_t n,
+                                       const ork_quant_options* options, ork_qweights** out) {
+  constexpr const char* fn = "ork_qweights_create";
+  return guarded([&] {
+    if (out == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: out is NULL", fn));
+    *out = nullptr;
+    if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: device is NULL", fn));
+    if (w == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: w is NULL", fn));
+    if (auto s = check_dim(fn, "K", k); s != ORK_OK) return s;
+    if (auto s = check_dim(fn, "N", n); s != ORK_OK) return s;
+    ork::quant::WeightScheme scheme;
+    if (auto s = weight_scheme(fn, options, k, &scheme); s != ORK_OK) return s;
+    const std::span<const float> ws{w, static_cast<size_t>(k * n)};
+    return finish_create(fn, device, ork::quant::QuantWeights::quantise(ws, k, n, scheme), out);
+  });
+}
+
+ORK_API ork_status ork_qweights_import(ork_device* device, const void* codes, const float* scales,
+                                       int64_t k, int64_t n, const ork_quant_options* options,
+                                       ork_qweights** out) {
+  constexpr const char* fn = "ork_qweights_import";
+  return guarded([&] {
+    if (out == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: out is NULL", fn));
+    *out = nullptr;
+    if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: device is NULL", fn));
+    if (codes == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: codes is NULL", fn));
+    if (scales == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: scales is NULL", fn));
+    if (auto s = check_dim(fn, "K", k); s != ORK_OK) return s;
+    if (auto s = check_dim(fn, "N", n); s != ORK_OK) return s;
+    ork::quant::WeightScheme scheme;
+    if (auto s = weight_scheme(fn, options, k, &scheme); s != ORK_OK) return s;
+    const auto code_bytes = static_cast<size_t>(ork::quant::QuantWeights::code_bytes(scheme.bits, k, n));
+    const auto scale_count = static_cast<size_t>(ork::quant::group_count(scheme, k) * n);
+    return finish_create(fn, device,
+                         ork::quant::QuantWeights::import({static_cast<const uint8_t*>(codes), code_bytes},
+                                                          {scales, scale_count}, k, n, scheme),
+                         out);
+  });
+}
+
+ORK_API ork_status ork_qweights_export(const ork_qweights* weights, void* codes, size_t codes_bytes,
+                                       float* scales, size_t scale_count) {
+  constexpr const char* fn = "ork_qweights_export";
+  return guarded([&] {
+    if (weights == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: weights is NULL", fn));
+    const ork::quant::QuantWeights& q = weights->impl->weights();
+    if (codes != nullptr && codes_bytes < q.codes().size())
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: codes_bytes = {}: the codes need {}", fn, codes_bytes, q.codes().size()));
+    if (scales != nullptr && scale_count < q.scales().size())
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: scale_count = {}: the scales need {}", fn, scale_count, q.scales().size()));
+    if (codes != nullptr) std::memcpy(codes, q.codes().data(), q.codes().size());
+    if (scales != nullptr) std::memcpy(scales, q.scales().data(), q.scales().size() * sizeof(float));
+    return ork::api::ok();
+  });
+}
+
+ORK_API int64_t ork_qweights_groups(const ork_qweights* weights) {
+  return weights == nullptr ? 0 : weights->impl->weights().groups();
+}
+
+ORK_API void ork_qweights_destroy(ork_qweights* weights) { delete weights; }
+
+ORK_API ork_status ork_qmatmul(ork_device* device, const ork_qweights* weights, const float* a, int64_t m,
+                               float* c, const ork_qmatmul_options* options) {
+  constexpr const char* fn = "ork_qmatmul";
+  return guarded([&] {
+    if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: device is NULL", fn));
+    if (weights == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: weights is NULL", fn));
+    if (weights->device != device)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the weights belong to another device", fn));
+    if (a == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: A is NULL", fn));
+    if (c == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: C is NULL", fn));
+    if (auto s = check_dim(fn, "M", m); s != ORK_OK) return s;
+    ork_qmatmul_options o;
+    if (auto s = read_options(fn, options, &o); s != ORK_OK) return s;
+    auto bits = bits_of("activation_bits", o.activation_bits);
+    if (!bits) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: {}", fn, bits.error().message));
+    if (o.per_row != 0 && o.per_row != 1)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: per_row = {}: expected 0 or 1", fn, o.per_row));
+    const int max_cores = device->info.cores;
+    if (o.cores < 0 || o.cores > max_cores)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: cores = {}: the device has 1..{}", fn, o.cores, max_cores));
+    const ork::quant::QuantWeights& q = weights->impl->weights();
+    const ork::quant::QRunOptions ro{.act = {.bits = *bits, .per_row = o.per_row == 1},
+                                     .cores = o.cores == 0 ? max_cores : o.cores};
+    auto s = weights->impl->run({a, static_cast<size_t>(m * q.k())}, m, {c, static_cast<size_t>(m * q.n())}, ro);
+    if (!s) return fail(ork::make_error(s.error().code, fmt::format("{}: {}", fn, s.error().message)));
+    return ork::api::ok();
+  });
+}
+
+}  // extern "C"
