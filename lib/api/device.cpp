@@ -51,7 +51,9 @@ Result<std::unique_ptr<ork_device>> finish(std::unique_ptr<ork_device> d) {
 Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
   auto d = std::make_unique<ork_device>();
   d->backend = "emu";
-  d->fake = std::make_unique<emu::FakeKernel>();
+  // The cache model is on: cached BOs get an NPU-side copy that only the sync ioctls
+  // update, so a missing sync in libork computes with stale data here, as on silicon.
+  d->fake = std::make_unique<emu::FakeKernel>(emu::FakeKernelConfig{.model_caches = true});
   auto kmd = driver::discover(*d->fake, kind);
   if (!kmd) return kmd.error();
   d->kmd = std::move(*kmd);
