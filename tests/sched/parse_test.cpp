@@ -1,7 +1,10 @@
 // The text format: what parses, and errors that name the line and the problem.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "lib/sched/parse.h"
+#include "lib/sched/schedule.h"
 
 namespace ork::sched {
 namespace {
@@ -88,6 +91,37 @@ TEST(Parse, SizesAndRoundTrip) {
   Result<Stream> s = parse_stream(text);
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(format_stream(*s), text);
+}
+
+// Mutated streams: every one either parses and schedules, or fails with a message.
+TEST(Parse, MutatedInputNeverCrashes) {
+  const std::string base =
+      "memory 64K\ncores 2\nbuffer w1 16K\nbuffer w2 8K\nbuffer o 4K\nbuffer x 4K xram\n"
+      "load L1 writes=w1 cycles=30\nload L2 writes=w2[0:4K] cycles=10\n"
+      "start P1 reads=w1,w2 writes=o cycles=100\nwait P1\nstore S reads=o[1K:2K] writes=x cycles=5\n";
+  const std::string alphabet = "abwoLPSx0123456789KM[]:=,# \nloadstartwaitbarrier";
+  std::mt19937 rng(5);
+  int parsed = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = base;
+    for (int m = 0, n = i % 2 ? 1 : 1 + static_cast<int>(rng() % 4); m < n; ++m) {
+      const size_t at = rng() % text.size();
+      switch (rng() % 3) {
+        case 0: text.erase(at, 1 + rng() % 6); break;
+        case 1: text.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+        default: text[at] = alphabet[rng() % alphabet.size()];
+      }
+    }
+    Result<Stream> s = parse_stream(text);
+    if (!s) {
+      EXPECT_FALSE(s.error().message.empty());
+      continue;
+    }
+    ++parsed;
+    Result<Schedule> r = schedule(*s, Options{});
+    EXPECT_TRUE(r || !r.error().message.empty());
+  }
+  EXPECT_GT(parsed, 100);  // the mutations leave many streams valid, so scheduling is exercised
 }
 
 }  // namespace
