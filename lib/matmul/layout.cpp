@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
 #include <string>
 
 namespace ork::matmul {
@@ -45,6 +47,7 @@ Status check_int8(const Plan& plan) {
                                  ": the int8 pack/unpack needs an int8 plan");
 }
 
+#if defined(__SSE2__)
 // 16x16 byte transpose, dst[c * ldd + r] = src[r * ld + c], in four SSE2 unpack stages
 // (bytes, words, dwords, qwords): after stage s every lane holds 2^s rows of one column.
 void transpose16(const int8_t* src, int64_t ld, int8_t* dst, int64_t ldd) {
@@ -76,9 +79,12 @@ void transpose16(const int8_t* src, int64_t ld, int8_t* dst, int64_t ldd) {
   }
 }
 
+#endif  // __SSE2__
+
 // One 32x32 weight block: dst[n][k] = src[k][n] for the valid kr x nc corner, zero elsewhere.
 // src points at element (k0, n0) of the row-major K x N matrix with row stride `ld`.
 void pack_block(const int8_t* src, int64_t ld, int64_t kr, int64_t nc, int8_t* dst) {
+#if defined(__SSE2__)
   if (kr == kBlock && nc == kBlock) {  // four 16x16 transposes
     for (int64_t kh = 0; kh < 2; ++kh) {
       for (int64_t nh = 0; nh < 2; ++nh) {
@@ -87,6 +93,7 @@ void pack_block(const int8_t* src, int64_t ld, int64_t kr, int64_t nc, int8_t* d
     }
     return;
   }
+#endif
   std::memset(dst, 0, kBlock * kBlock);
   for (int64_t k = 0; k < kr; ++k) {
     for (int64_t n = 0; n < nc; ++n) dst[n * kBlock + k] = src[k * ld + n];

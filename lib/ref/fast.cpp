@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +21,7 @@ namespace ork::ref {
 
 const char* isa_name(Isa isa) {
   switch (isa) {
+    case Isa::generic: return "generic";
     case Isa::sse2: return "sse2";
     case Isa::avx2: return "avx2";
     case Isa::avx512_vnni: return "avx512_vnni";
@@ -28,8 +31,11 @@ const char* isa_name(Isa isa) {
 }
 
 bool isa_supported(Isa isa) {
+  if (isa == Isa::generic) return true;
+#if defined(__x86_64__)
   __builtin_cpu_init();
   switch (isa) {
+    case Isa::generic: return true;
     case Isa::sse2: return true;  // part of x86-64
     case Isa::avx2: return __builtin_cpu_supports("avx2");
     case Isa::avx512_vnni:
@@ -37,18 +43,37 @@ bool isa_supported(Isa isa) {
              __builtin_cpu_supports("avx512vnni");
     case Isa::amx: return detail::amx_usable();
   }
+#endif
   return false;
 }
 
 std::vector<Isa> supported_isas() {
   std::vector<Isa> out;
-  for (Isa isa : {Isa::sse2, Isa::avx2, Isa::avx512_vnni, Isa::amx}) {
+  for (Isa isa : {Isa::generic, Isa::sse2, Isa::avx2, Isa::avx512_vnni, Isa::amx}) {
     if (isa_supported(isa)) out.push_back(isa);
   }
   return out;
 }
 
 Isa best_isa() { return supported_isas().back(); }
+
+namespace detail {
+
+const Kernel& kernel_for(Isa isa) {
+#if defined(__x86_64__)
+  switch (isa) {
+    case Isa::generic: break;
+    case Isa::sse2: return sse2_kernel();
+    case Isa::avx2: return avx2_kernel();
+    case Isa::avx512_vnni: return vnni_kernel();
+    case Isa::amx: return amx_kernel();
+  }
+#endif
+  (void)isa;
+  return generic_kernel();
+}
+
+}  // namespace detail
 
 namespace {
 
@@ -99,9 +124,10 @@ std::vector<uint8_t> pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d,
 }
 
 // Columns 0 .. cols-1 of four K rows as one 4-byte quad per column, 16 columns per step with
-// SSE2 byte/word unpacks (baseline x86-64). Returns how many columns it did.
+// SSE2 byte/word unpacks (baseline x86-64; none elsewhere). Returns how many columns it did.
 int64_t interleave_quads(const int8_t* const* r, int64_t cols, uint32_t* out) {
   int64_t c = 0;
+#if defined(__SSE2__)
   for (; c + 16 <= cols; c += 16) {
     const auto load = [&](int t) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[t] + c)); };
     const __m128i r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);
@@ -113,6 +139,9 @@ int64_t interleave_quads(const int8_t* const* r, int64_t cols, uint32_t* out) {
     _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(p01_hi, p23_hi));  // 8-11
     _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(p01_hi, p23_hi));  // 12-15
   }
+#else
+  (void)r, (void)cols, (void)out;  // the scalar loop of the caller does every column
+#endif
   return c;
 }
 

@@ -16,7 +16,9 @@ namespace ork::ref {
 // Kernel tiers, chosen at run time (CPUID): AMX-INT8 (tdpbssd, s8 x s8 tiles), AVX-512 VNNI
 // (vpdpbusd, u8 x s8 with a column-sum correction), AVX2 (vpmaddwd on sign-extended int16
 // pairs), SSE2 (pmaddwd). All exact: none of these instructions saturates.
-enum class Isa { sse2, avx2, avx512_vnni, amx };
+// `generic` is plain C++ (int16 pairs, left to the compiler's vectoriser): any CPU, e.g. the
+// RK3588's own Cortex-A76 when the reference runs on the board.
+enum class Isa { generic, sse2, avx2, avx512_vnni, amx };
 
 const char* isa_name(Isa isa);
 bool isa_supported(Isa isa);

@@ -35,11 +35,19 @@ struct Kernel {
 
 inline int k_per_group(const Kernel& k) { return k.a_format == AFormat::int16_pairs ? 2 : 4; }
 
+#if defined(__x86_64__)
 // AMX (kernel_amx.cpp): CPUID says AMX-TILE and AMX-INT8, and the kernel granted this process
 // the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM, Linux >= 5.16).
 bool amx_usable();
+#endif
 
-const Kernel& kernel_for(Isa isa);
-const Kernel& amx_kernel();
+const Kernel& kernel_for(Isa isa);  // fast.cpp
+const Kernel& generic_kernel();     // kernel_generic.cpp: any CPU
+#if defined(__x86_64__)
+const Kernel& sse2_kernel();        // kernels_x86.cpp
+const Kernel& avx2_kernel();
+const Kernel& vnni_kernel();
+const Kernel& amx_kernel();         // kernel_amx.cpp
+#endif
 
 }  // namespace ork::ref::detail

@@ -111,14 +111,8 @@ constexpr Kernel kSse2{Isa::sse2, 4, 8, AFormat::int16_pairs, 1, false, 128, mic
 
 }  // namespace
 
-const Kernel& kernel_for(Isa isa) {
-  switch (isa) {
-    case Isa::amx: return amx_kernel();
-    case Isa::avx512_vnni: return kVnni;
-    case Isa::avx2: return kAvx2;
-    case Isa::sse2: break;
-  }
-  return kSse2;
-}
+const Kernel& sse2_kernel() { return kSse2; }
+const Kernel& avx2_kernel() { return kAvx2; }
+const Kernel& vnni_kernel() { return kVnni; }
 
 }  // namespace ork::ref::detail
