@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "driver/emu/kernel/fake_kernel.h"
+#include "driver/emu/npu/timeline.h"
 #include "driver/os/os.h"
 
 ork_device::~ork_device() {
@@ -53,7 +54,10 @@ Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
   d->backend = "emu";
   // The cache model is on: cached BOs get an NPU-side copy that only the sync ioctls
   // update, so a missing sync in libork computes with stale data here, as on silicon.
-  d->fake = std::make_unique<emu::FakeKernel>(emu::FakeKernelConfig{.model_caches = true});
+  auto timed = emu::timed_from_env();  // ORK_EMU_TIMING=fast|timed (docs/timing-model.md)
+  if (!timed) return timed.error();
+  d->fake = std::make_unique<emu::FakeKernel>(emu::FakeKernelConfig{
+      .timing = *timed ? emu::TimingMode::timed : emu::TimingMode::fast, .model_caches = true});
   auto kmd = driver::discover(*d->fake, kind);
   if (!kmd) return kmd.error();
   d->kmd = std::move(*kmd);

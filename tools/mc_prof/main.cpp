@@ -150,6 +150,10 @@ int main(int argc, char** argv) {
   }
   const std::string dev_name = fmt::format("{}{}{}", dev->backend, a.zero_time ? " (zero-time)" : "",
                                            dev->kmd ? " via " + std::string(ork::driver::kmd_kind_name(dev->kmd->info().kind)) : "");
+  // The emulator's timing mode (ORK_EMU_TIMING, docs/timing-model.md); "" on a board.
+  const std::string timing = a.zero_time ? "zero-time"
+                             : !dev->fake ? ""
+                             : dev->fake->config().timing == ork::emu::TimingMode::timed ? "timed" : "fast";
   std::vector<std::string> labels;
   const auto cfgs = configs(a, dev->kmd->info().cores, labels);
   std::vector<Row> rows;
@@ -167,13 +171,16 @@ int main(int argc, char** argv) {
   }
   if (tty) fmt::print(stderr, "\r{:60}\r", "");
   const std::string sweep = a.seed004 ? "seed004" : a.sweep.empty() ? "cores" : a.sweep;
-  if (a.json) fmt::print("{}", json(rows, sweep, dev_name));
+  if (a.json) fmt::print("{}", json(rows, sweep, dev_name, timing));
   else if (a.csv) fmt::print("{}", csv(rows));
   else {
-    fmt::print("mc_prof on {}: {} calls per row after {} warm-up; µs per matmul\n{}", dev_name, a.iters, a.warmup,
+    fmt::print("mc_prof on {}{}: {} calls per row after {} warm-up; µs per matmul; device = {}\n{}", dev_name,
+               timing.empty() ? "" : " (timing " + timing + ")", a.iters, a.warmup,
+               rows.empty() || rows[0].m.device_source == "kernel" ? "kernel hw_elapse_time" : "submit+wait wall time",
                table(rows));
     if (a.sweep.empty() && !a.seed004 && rows.size() == 2)
-      fmt::print("scaling {}: {:.2f}x\n", rows[1].label, rows[0].m.us_per_matmul / rows[1].m.us_per_matmul);
+      fmt::print("scaling {}: {:.2f}x wall, {:.2f}x device\n", rows[1].label,
+                 rows[0].m.us_per_matmul / rows[1].m.us_per_matmul, rows[0].m.device_us / rows[1].m.device_us);
   }
   if (!a.svg.empty()) {
     std::ofstream f(a.svg);

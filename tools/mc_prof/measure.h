@@ -27,7 +27,10 @@ struct Measurement {
   double us_per_submit = 0;   // us_per_matmul / submits
   double pack_us = 0;         // A into the native layout + cache sync
   double submit_us = 0;       // submit + wait (includes the emulator's own work off the board)
-  double device_us = -1;      // what the kernel reports (rknpu hw_elapse_time); -1 if none
+  double device_us = -1;      // rknpu (and emu over it): the kernel's hw_elapse_time, which the
+                              // emulator fills with its timing model; rocket has no such
+                              // field: the measured submit + wait wall time
+  std::string device_source;  // "kernel" (hw_elapse_time) or "wall" (rocket)
   double unpack_us = 0;       // K-slice accumulation + C unpack
   double lookup_us = 0;       // context lookup on a warm call
   double build_us = 0;        // planning + command building, paid by the first call only

@@ -21,10 +21,12 @@ std::string table(const std::vector<Row>& rows) {
   return out;
 }
 
-std::string json(const std::vector<Row>& rows, const std::string& sweep, const std::string& device) {
+std::string json(const std::vector<Row>& rows, const std::string& sweep, const std::string& device,
+                 const std::string& timing) {
   nlohmann::json j;
   j["tool"] = "mc_prof";
   j["device"] = device;
+  j["timing"] = timing.empty() ? nlohmann::json(nullptr) : nlohmann::json(timing);
   j["sweep"] = sweep;
   j["unit"] = "us";
   j["rows"] = nlohmann::json::array();
@@ -45,6 +47,7 @@ std::string json(const std::vector<Row>& rows, const std::string& sweep, const s
                          {"pack_us", m.pack_us},
                          {"submit_us", m.submit_us},
                          {"device_us", m.device_us < 0 ? nlohmann::json(nullptr) : nlohmann::json(m.device_us)},
+                         {"device_source", m.device_source},
                          {"unpack_us", m.unpack_us},
                          {"lookup_us", m.lookup_us},
                          {"build_us", m.build_us}});

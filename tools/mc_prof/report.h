@@ -14,7 +14,9 @@ struct Row {
 };
 
 std::string table(const std::vector<Row>& rows);
-std::string json(const std::vector<Row>& rows, const std::string& sweep, const std::string& device);
+// `timing`: the emulator's mode ("fast", "timed", "zero-time"), "" on a board (JSON null).
+std::string json(const std::vector<Row>& rows, const std::string& sweep, const std::string& device,
+                 const std::string& timing);
 std::string csv(const std::vector<Row>& rows);
 // µs per matmul (and device µs when known) against the swept value.
 std::string svg(const std::vector<Row>& rows, const std::string& title);

@@ -10,6 +10,7 @@
 
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/emu/kernel/iova_allocator.h"
+#include "driver/emu/npu/timeline.h"
 
 namespace ork::emu {
 
@@ -83,6 +84,7 @@ struct KernelState {
   uint64_t next_bo_id = 1;
   std::shared_ptr<AddressSpace> rknpu_space;  // the vendor driver's single IOMMU domain
   bool powered = false;                       // rknpu POWER_ON / POWER_OFF
+  NpuTimeline timeline;                       // the cores' busy-until, the timing model
 
   BoObject* find_by_obj_addr(uint64_t obj_addr) const;
   BoObject* find_by_offset(uint64_t offset) const;

@@ -22,8 +22,8 @@ struct CoreRange {
 
 struct CoreOutcome {
   uint32_t done = 0;
-  double modelled_ns = 0;
   CoreStatus status = CoreStatus::ok;
+  CoreWork work;  // what the core ran, for the timing model (driver/emu/npu/timeline.h)
 };
 
 // The cores a core_mask names: 0 = AUTO (the kernel picks the least loaded core), 1/2/4 one
@@ -85,6 +85,7 @@ int core_ranges(const rknpu_submit& args, const std::vector<int>& cores, const B
 // regcfg_amount + 4 entries; it follows the chain trailers for the rest of the chunk.
 CoreOutcome run_core(KernelState& k, const File& file, BoObject& task_bo, const CoreRange& range) {
   CoreOutcome outcome;
+  outcome.work.core = range.core;
   // The kernel reads the tasks through its own CPU mapping (kv_addr), not through the NPU.
   auto* tasks = reinterpret_cast<rknpu_task*>(task_bo.host) + range.start;
   for (uint32_t first = 0; first < range.number; first += RKNPU_RK3588_MAX_SUBMIT_NUMBER) {
@@ -93,7 +94,7 @@ CoreOutcome run_core(KernelState& k, const File& file, BoObject& task_bo, const 
     ChainResult r = k.run_chain(file.space->memory, range.core, task.regcmd_addr,
                                 task.regcfg_amount + RKNPU_PC_DATA_EXTRA_AMOUNT, count);
     outcome.done += r.tasks_done;
-    outcome.modelled_ns += r.modelled_ns;
+    add_chain(outcome.work, r);
     tasks[first + count - 1].int_status = r.int_status;  // into the chunk's last task
     if (r.status != CoreStatus::ok) {
       driver::debug_log("emu", "rknpu core {}: task {} failed: {}", range.core,
@@ -114,15 +115,14 @@ std::chrono::steady_clock::time_point after_ns(double ns) {
   return std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(ns));
 }
 
-int finish_submit(IoctlContext& ctx, rknpu_submit& args, const std::vector<CoreOutcome>& outs) {
+int finish_submit(IoctlContext& ctx, rknpu_submit& args, const std::vector<CoreOutcome>& outs,
+                  std::chrono::steady_clock::time_point submitted = {}) {
   KernelState& k = ctx.kernel;
   bool timed = k.config.timing == TimingMode::timed;
   uint32_t done = 0;
-  double elapsed_ns = 0;
   bool wedged = false, failed = false;
   for (const CoreOutcome& o : outs) {
     done += o.done;
-    elapsed_ns = std::max(elapsed_ns, o.modelled_ns);
     wedged |= o.status == CoreStatus::wedged;
     failed |= o.status != CoreStatus::ok;
   }
@@ -136,9 +136,13 @@ int finish_submit(IoctlContext& ctx, rknpu_submit& args, const std::vector<CoreO
     if (timed && wedged) ctx.sleep_until = after_ns(args.timeout * 1e6);
     return wedged ? -ETIMEDOUT : -EIO;
   }
+  // The cores' timelines and the shared DRAM (timing model, docs/timing-model.md).
+  std::vector<CoreWork> work;
+  for (const CoreOutcome& o : outs) work.push_back(o.work);
+  const NpuTimeline::Slot slot = k.timeline.schedule(work, timed, submitted);
   args.task_counter = args.task_number;
-  args.hw_elapse_time = static_cast<int64_t>(elapsed_ns);
-  if (timed) ctx.sleep_until = after_ns(elapsed_ns);
+  args.hw_elapse_time = static_cast<int64_t>(slot.elapsed_ns);
+  if (timed) ctx.sleep_until = slot.done;
   return 0;
 }
 
@@ -257,12 +261,13 @@ int handle_rknpu_submit(IoctlContext& ctx) {
   ++k.stats.submits;
   if (ctx.file.kind == NodeKind::rknpu_render && !k.config.render_node_submits_run) {
     // ORK's silicon observation: accepted, 0 tasks run, timed out.
-    std::vector<CoreOutcome> none(1, CoreOutcome{0, 0, CoreStatus::wedged});
+    std::vector<CoreOutcome> none(1, CoreOutcome{0, CoreStatus::wedged, {}});
     return finish_submit(ctx, *args, none);
   }
+  const auto submitted = std::chrono::steady_clock::now();  // the modelled time starts here
   std::vector<CoreOutcome> outcomes;
   for (const CoreRange& range : ranges) outcomes.push_back(run_core(k, ctx.file, *task_bo, range));
-  return finish_submit(ctx, *args, outcomes);
+  return finish_submit(ctx, *args, outcomes, submitted);
 }
 
 }  // namespace ork::emu

@@ -68,13 +68,14 @@ int pick_core(const KernelState& k) {
 // PREP_BO waits for all of them: its outcome is the first failure among this submit's jobs.
 void run_job(IoctlContext& ctx, JobRef& job, std::set<const BoObject*>& touched) {
   KernelState& k = ctx.kernel;
+  const Clock::time_point submitted = Clock::now();  // the modelled time starts here
   int core = pick_core(k);
   ++k.stats.rocket_jobs[static_cast<size_t>(core)];
-  double modelled_ns = 0;
+  CoreWork work{.core = core};  // for the timing model (driver/emu/npu/timeline.h)
   int status = 0;
   for (const drm_rocket_task& task : job.tasks) {
     ChainResult r = k.run_chain(ctx.file.space->memory, core, task.regcmd, task.regcmd_count, 1);
-    modelled_ns += r.modelled_ns;
+    add_chain(work, r);
     if (r.status != CoreStatus::ok) {
       driver::debug_log("emu", "rocket core {}: regcmd 0x{:x} failed: {}", core, task.regcmd,
                         r.message);
@@ -85,10 +86,11 @@ void run_job(IoctlContext& ctx, JobRef& job, std::set<const BoObject*>& touched)
       break;
     }
   }
+  // Timed mode: the job is ready when its core's timeline says (or after the timeout).
   Clock::time_point ready = Clock::now();
   if (k.config.timing == TimingMode::timed) {
-    ready += status ? Clock::duration(kJobTimeout)
-                    : Clock::duration(std::chrono::nanoseconds(static_cast<int64_t>(modelled_ns)));
+    ready = status ? ready + Clock::duration(kJobTimeout)
+                   : k.timeline.schedule(std::span<const CoreWork>(&work, 1), true, submitted).done;
   }
   for (auto& bo : job.out_bos) {
     bool first_writer = touched.insert(bo.get()).second;

@@ -11,6 +11,7 @@
 #include "driver/emu/npu/core.h"
 #include "driver/emu/npu/dpu.h"
 #include "driver/emu/npu/task_config.h"
+#include "driver/emu/npu/timing.h"
 
 namespace ork::emu {
 namespace {
@@ -65,7 +66,10 @@ TaskOutcome execute_task(const RegisterFile& regs, const DeviceMemory& mem) {
   apply_cbuf(cfg, s.tile);
   TaskOutcome out = cfg.type == NpuType::fp16 ? compute_fp16(mem, cfg, weights)
                                               : compute_integer(mem, cfg, weights);
-  return out.status == CoreStatus::ok ? done() : out;
+  if (out.status != CoreStatus::ok) return out;
+  out = done();
+  out.demand = task_demand(cfg);
+  return out;
 }
 
 }  // namespace ork::emu
