@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
   app.add_option("--mc-cap", a.mc_cap, "cap on rows per M-tile (31 = the old cap; 0 = bank limit)")->check(CLI::Range(0, 2047));
   app.add_option("--device", a.device, "rknpu[:NODE], rocket[:NODE], emu, emu-rknpu, emu-rocket, auto");
   app.add_option("--sweep", a.sweep, "sweep one parameter")->check(CLI::IsMember({"mc", "k", "n", "m", "cores", "cap"}));
-  app.add_option("--values", a.values, "values of the sweep (comma separated)")->delimiter(',');
+  app.add_option("--values", a.values, "values of the sweep (comma separated)")->delimiter(',')->allow_extra_args(false);
   app.add_flag("--seed004", a.seed004, "seed 004's experiment: M-tile cap 31 vs mg_max*64 at K=2048/3584, 1 and 3 cores");
   app.add_flag("--json", a.json, "JSON on stdout");
   app.add_flag("--csv", a.csv, "CSV on stdout");

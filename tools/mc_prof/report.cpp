@@ -8,13 +8,15 @@
 namespace ork::tools {
 
 std::string table(const std::vector<Row>& rows) {
-  std::string out = fmt::format("{:<14} {:>6} {:>6} {:>6} {:>5} {:>6} {:>7} {:>11} {:>10} {:>8} {:>9} {:>10} {:>9} {:>9}\n",
-                                "config", "M", "K", "N", "cores", "mc", "submits", "us/matmul", "us/submit",
+  size_t w = 14;  // the label column fits the longest label (seed004: "K2048/1c/mg_max*64")
+  for (const Row& r : rows) w = std::max(w, r.label.size());
+  std::string out = fmt::format("{:<{}} {:>6} {:>6} {:>6} {:>5} {:>6} {:>7} {:>11} {:>10} {:>8} {:>9} {:>10} {:>9} {:>9}\n",
+                                "config", w, "M", "K", "N", "cores", "mc", "submits", "us/matmul", "us/submit",
                                 "pack", "submit", "device", "unpack", "build");
   for (const Row& r : rows) {
     const Measurement& m = r.m;
-    out += fmt::format("{:<14} {:>6} {:>6} {:>6} {:>5} {:>6} {:>7} {:>11.1f} {:>10.1f} {:>8.1f} {:>9.1f} {:>10} {:>9.1f} {:>9.1f}\n",
-                       r.label, m.config.m, m.config.k, m.config.n, m.config.cores, m.mc, m.submits, m.us_per_matmul,
+    out += fmt::format("{:<{}} {:>6} {:>6} {:>6} {:>5} {:>6} {:>7} {:>11.1f} {:>10.1f} {:>8.1f} {:>9.1f} {:>10} {:>9.1f} {:>9.1f}\n",
+                       r.label, w, m.config.m, m.config.k, m.config.n, m.config.cores, m.mc, m.submits, m.us_per_matmul,
                        m.us_per_submit, m.pack_us, m.submit_us,
                        m.device_us < 0 ? std::string("-") : fmt::format("{:.1f}", m.device_us), m.unpack_us, m.build_us);
   }

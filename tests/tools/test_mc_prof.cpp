@@ -1,0 +1,125 @@
+// mc_prof run as a user would: its JSON schema, the device column (the emulator's timing
+// model reported as hw_elapse_time, checked to the ns), a small sweep in fast mode, timed
+// mode, and usage errors (exit 2).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "driver/emu/npu/timing.h"
+#include "tests/tools/tool_runner.h"
+
+namespace ork::tools::test {
+namespace {
+
+using nlohmann::json;
+
+class McProf : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bin_ = tool_path("MC_PROF");
+    ASSERT_FALSE(bin_.empty()) << "run through meson test: MC_PROF names the binary";
+  }
+  RunResult run(std::vector<std::string> args, std::vector<std::string> env = {}) {
+    args.insert(args.begin(), bin_);
+    return run_tool(args, env);
+  }
+  json run_json(std::vector<std::string> args, std::vector<std::string> env = {}) {
+    args.push_back("--json");
+    const RunResult r = run(args, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  }
+  std::string bin_;
+};
+
+// The modelled device time of M = 64, K = 256, N = 96 on one core: one task of 64 rows
+// (the bank limit at K = 256 is 1408 rows), one submit. Weight-bound: 24576 B of weights.
+double expected_device_us() {
+  emu::TaskDemand d;
+  d.weight_bytes = 256.0 * 96;
+  d.feature_bytes = 64.0 * 256;
+  d.output_bytes = 64.0 * 96 * 4;
+  d.macs = 64.0 * 256 * 96;
+  const double ns = emu::kSubmitNs + emu::task_alone_ns(d);
+  return std::trunc(ns) / 1000;  // hw_elapse_time is whole ns
+}
+
+TEST_F(McProf, JsonSchemaAndModelledDeviceTime) {
+  const json j = run_json({"--device", "emu", "--cores", "1", "--iters", "2", "--warmup", "1", "64", "256", "96"});
+  EXPECT_EQ(j["tool"], "mc_prof");
+  EXPECT_EQ(j["device"], "emu via rknpu");
+  EXPECT_EQ(j["timing"], "fast");
+  EXPECT_EQ(j["sweep"], "cores");
+  EXPECT_EQ(j["unit"], "us");
+  ASSERT_EQ(j["rows"].size(), 1u);
+  const json& r = j["rows"][0];
+  for (const char* key : {"label", "m", "k", "n", "cores", "mc_cap", "mc", "tasks", "submits", "iters",
+                          "us_per_matmul", "us_per_submit", "pack_us", "submit_us", "device_us",
+                          "device_source", "unpack_us", "lookup_us", "build_us"})
+    EXPECT_TRUE(r.contains(key)) << key;
+  EXPECT_EQ(r["label"], "1 core");
+  EXPECT_EQ(r["m"], 64);
+  EXPECT_EQ(r["k"], 256);
+  EXPECT_EQ(r["n"], 96);
+  EXPECT_EQ(r["mc"], 64);
+  EXPECT_EQ(r["tasks"], 1);
+  EXPECT_EQ(r["submits"], 1);
+  EXPECT_EQ(r["iters"], 2);
+  EXPECT_EQ(r["device_source"], "kernel");
+  EXPECT_NEAR(r["device_us"].get<double>(), expected_device_us(), 1e-9);
+  EXPECT_GT(r["us_per_matmul"].get<double>(), 0.0);
+}
+
+TEST_F(McProf, SweepOnTheEmulatorInFastMode) {
+  const json j = run_json({"--device", "emu", "--cores", "1", "--iters", "1", "--warmup", "0", "--sweep", "k",
+                           "--values", "256,512", "64", "256", "96"});
+  EXPECT_EQ(j["sweep"], "k");
+  EXPECT_EQ(j["timing"], "fast");
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["label"], "k=256");
+  EXPECT_EQ(j["rows"][1]["label"], "k=512");
+  EXPECT_EQ(j["rows"][1]["k"], 512);
+  EXPECT_NEAR(j["rows"][0]["device_us"].get<double>(), expected_device_us(), 1e-9);
+  // Twice the weight and feature bytes, the same output: the model's extra time exactly.
+  const double extra_us = (256.0 * 96 + 64.0 * 256) / emu::kCoreDmaBytesPerNs / 1000;
+  EXPECT_NEAR(j["rows"][1]["device_us"].get<double>() - j["rows"][0]["device_us"].get<double>(), extra_us, 0.002);
+}
+
+TEST_F(McProf, TimedModeReportsTheSameModelAndSaysSo) {
+  const json j = run_json({"--device", "emu", "--cores", "1", "--iters", "1", "--warmup", "0", "64", "256", "96"},
+                          {"ORK_EMU_TIMING=timed"});
+  EXPECT_EQ(j["timing"], "timed");
+  EXPECT_NEAR(j["rows"][0]["device_us"].get<double>(), expected_device_us(), 1e-9);
+  // Completion waited for the modelled time: the call cannot be shorter.
+  EXPECT_GE(j["rows"][0]["submit_us"].get<double>(), expected_device_us());
+}
+
+TEST_F(McProf, CsvHasOneLinePerRow) {
+  const RunResult r = run({"--device", "emu", "--iters", "1", "--warmup", "0", "--csv", "--cores", "2", "64", "256", "96"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "label,m,k,n,cores,mc_cap,mc,tasks,submits,us_per_matmul,us_per_submit,pack_us,submit_us,device_us,"
+            "unpack_us,build_us");
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3);  // header, 1 core, 2 cores
+}
+
+TEST_F(McProf, BadUsageExitsTwoAndSaysWhy) {
+  RunResult r = run({"64", "256"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("give M K N together"), std::string::npos) << r.err;
+  r = run({"--sweep", "banks"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = run({"--zero-time", "--device", "cpu"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--zero-time needs"), std::string::npos) << r.err;
+  r = run({"--device", "emu"}, {"ORK_EMU_TIMING=sometimes"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("ORK_EMU_TIMING='sometimes': expected 'fast' or 'timed'"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ork::tools::test
