@@ -184,7 +184,8 @@ int main(int argc, char** argv) {
   }
   if (!a.svg.empty()) {
     std::ofstream f(a.svg);
-    f << svg(rows, fmt::format("mc_prof {} on {}", sweep, dev_name));
+    f << svg(rows, fmt::format("mc_prof {} on {}{}", sweep, dev_name, timing.empty() ? "" : " (" + timing + ")"),
+             timing != "fast" && timing != "zero-time");
     if (!f) {
       fmt::print(stderr, "mc_prof: cannot write {}\n", a.svg);
       return code(Exit::check_failed);

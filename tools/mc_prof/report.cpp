@@ -69,10 +69,10 @@ std::string csv(const std::vector<Row>& rows) {
   return out;
 }
 
-std::string svg(const std::vector<Row>& rows, const std::string& title) {
+std::string svg(const std::vector<Row>& rows, const std::string& title, bool with_wall) {
   constexpr double W = 720, H = 420, L = 80, R = 20, T = 40, B = 70;
   double ymax = 1;
-  for (const Row& r : rows) ymax = std::max({ymax, r.m.us_per_matmul, r.m.device_us});
+  for (const Row& r : rows) ymax = std::max({ymax, with_wall ? r.m.us_per_matmul : 0.0, r.m.device_us});
   ymax *= 1.1;
   const double n = static_cast<double>(std::max<size_t>(rows.size(), 1));
   auto x = [&](size_t i) { return L + (W - L - R) * (static_cast<double>(i) + 0.5) / n; };
@@ -101,12 +101,14 @@ std::string svg(const std::vector<Row>& rows, const std::string& title) {
         out += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='3' fill='{}'/>\n", x(i), y(value(rows[i])), color);
     return out;
   };
-  s += polyline([](const Row& r) { return r.m.us_per_matmul; }, "#1f77b4");
+  if (with_wall) s += polyline([](const Row& r) { return r.m.us_per_matmul; }, "#1f77b4");
   s += polyline([](const Row& r) { return r.m.device_us; }, "#d62728");
   for (size_t i = 0; i < rows.size(); ++i)
-    s += fmt::format("<text x='{:.1f}' y='{}' text-anchor='middle'>{}</text>\n", x(i), H - B + 18, rows[i].label);
-  s += fmt::format("<text x='{}' y='{}' fill='#1f77b4'>wall µs/matmul</text><text x='{}' y='{}' fill='#d62728'>device µs/matmul (kernel-reported)</text>\n",
-                   L, H - 20, L + 160, H - 20);
+    // Alternate rows of labels so that long ones (seed004's) do not overlap.
+    s += fmt::format("<text x='{:.1f}' y='{}' text-anchor='middle'>{}</text>\n", x(i), H - B + 18 + (i % 2) * 16,
+                     rows[i].label);
+  if (with_wall) s += fmt::format("<text x='{}' y='{}' fill='#1f77b4'>wall µs/matmul</text>\n", L, H - 20);
+  s += fmt::format("<text x='{}' y='{}' fill='#d62728'>device µs/matmul (kernel-reported)</text>\n", L + 160, H - 20);
   return s + "</svg>\n";
 }
 

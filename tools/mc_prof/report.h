@@ -19,6 +19,8 @@ std::string json(const std::vector<Row>& rows, const std::string& sweep, const s
                  const std::string& timing);
 std::string csv(const std::vector<Row>& rows);
 // µs per matmul (and device µs when known) against the swept value.
-std::string svg(const std::vector<Row>& rows, const std::string& title);
+// `with_wall` false: device time only (the emulator in fast mode, where wall time is the
+// emulator's own CPU work and would flatten the device line).
+std::string svg(const std::vector<Row>& rows, const std::string& title, bool with_wall = true);
 
 }  // namespace ork::tools
