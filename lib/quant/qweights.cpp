@@ -44,7 +44,16 @@ void QuantWeights::widen_rows(int64_t k0, int64_t rows, std::span<int8_t> out) c
     std::memcpy(out.data(), codes_.data() + k0 * n_, static_cast<size_t>(rows * n_));
     return;
   }
-  for (int64_t i = 0; i < rows * n_; ++i) out[static_cast<size_t>(i)] = ref::nibble_at(codes_, k0 * n_ + i);
+  // Byte-wise: two codes per byte, low nibble first, sign-extended by arithmetic shifts.
+  int64_t i = 0, first = k0 * n_;
+  const int64_t count = rows * n_;
+  if (first % 2 == 1) out[static_cast<size_t>(i++)] = ref::nibble_at(codes_, first);  // not for 32-aligned groups
+  const uint8_t* src = codes_.data() + (first + i) / 2;
+  for (; i + 1 < count; i += 2, ++src) {
+    out[static_cast<size_t>(i)] = static_cast<int8_t>(static_cast<int8_t>(*src << 4) >> 4);
+    out[static_cast<size_t>(i + 1)] = static_cast<int8_t>(static_cast<int8_t>(*src) >> 4);
+  }
+  if (i < count) out[static_cast<size_t>(i)] = ref::nibble_at(codes_, first + i);
 }
 
 Result<QuantWeights> QuantWeights::quantise(std::span<const float> w, int64_t k, int64_t n, const WeightScheme& s) {
