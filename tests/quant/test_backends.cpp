@@ -127,3 +127,21 @@ TEST(QuantBackendsReuse, RepeatedCallsAndShapes) {
 
 }  // namespace
 }  // namespace ork::quant
+
+namespace ork::quant {
+namespace {
+
+// Wide K: per-channel past the full-K limit (4096) goes through the runner's K-slices, whose
+// int32 partials the host adds; groups of 128 at the same K are 65 separate matmuls.
+TEST(QuantBackendsWideK, SlicedPerChannelAndManyGroups) {
+  const Shape s{4, 8192 + 40, 64};
+  for (const char* name : {"emu-rknpu", "emu-rocket", "cpu"})
+    for (int64_t group : {0, 128}) {
+      DevicePtr dev = open(name);
+      const std::string diff = run_case(dev.get(), Mode{8, 8}, group, s, name[0] == 'c' ? 1 : 3, true, 4242);
+      ASSERT_EQ(diff, "") << name << " group " << group;
+    }
+}
+
+}  // namespace
+}  // namespace ork::quant
