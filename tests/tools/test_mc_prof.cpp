@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/emu/npu/timeline.h"
 #include "driver/emu/npu/timing.h"
 #include "tests/tools/tool_runner.h"
 
@@ -72,6 +73,25 @@ TEST_F(McProf, JsonSchemaAndModelledDeviceTime) {
   EXPECT_EQ(r["device_source"], "kernel");
   EXPECT_NEAR(r["device_us"].get<double>(), expected_device_us(), 1e-9);
   EXPECT_GT(r["us_per_matmul"].get<double>(), 0.0);
+}
+
+// Three cores: N = 96 splits 32 + 32 + 32, one task each, started together, sharing DRAM
+// (timeline.h). The kernel's hw_elapse_time is the slowest core's end.
+TEST_F(McProf, ThreeCoresReportTheSharedDramTimeline) {
+  const json j = run_json({"--device", "emu", "--cores", "3", "--iters", "1", "--warmup", "0", "64", "256", "96"});
+  ASSERT_EQ(j["rows"].size(), 2u);
+  const json& r = j["rows"][1];
+  EXPECT_EQ(r["cores"], 3);
+  EXPECT_EQ(r["tasks"], 3);
+  emu::TaskDemand d;
+  d.weight_bytes = 256.0 * 32;
+  d.feature_bytes = 64.0 * 256;
+  d.output_bytes = 64.0 * 32 * 4;
+  d.macs = 64.0 * 256 * 32;
+  const std::vector<emu::CoreWork> work{{0, {d}}, {1, {d}}, {2, {d}}};
+  double last = 0;
+  for (double end : emu::simulate_cores(work, {})) last = std::max(last, end);
+  EXPECT_NEAR(r["device_us"].get<double>(), std::trunc(last) / 1000, 1e-9);
 }
 
 TEST_F(McProf, SweepOnTheEmulatorInFastMode) {

@@ -109,6 +109,9 @@ std::vector<int64_t> default_values(const std::string& sweep) {
 int main(int argc, char** argv) {
   Args a;
   CLI::App app{"mc_prof: profile libork int8 matmuls (µs per matmul / per submit, host vs device time)"};
+  app.footer("Environment: ORK_DEVICE picks the default device; ORK_EMU_TIMING=fast|timed the emulator's timing\n"
+             "mode (fast: results at once, modelled device time reported; timed: the submit returns at the\n"
+             "modelled end). docs/mc_prof.md, docs/timing-model.md.");
   app.add_option("shape", a.shape, "M K N (default 512 2048 2048)")->expected(0, 3);
   app.add_option("--cores", a.cores, "NPU cores (default: all the device has)")->check(CLI::Range(1, 3));
   app.add_option("--iters", a.iters, "measured calls per configuration")->check(CLI::Range(1, 100000));
