@@ -43,8 +43,8 @@ typedef enum ork_status {
 
 typedef enum ork_dtype {
   ORK_DTYPE_INT8 = 1,  /* int8 A and W -> int32 C */
-  ORK_DTYPE_FP16 = 2,  /* fp16 A and W -> fp32 C */
-  ORK_DTYPE_INT4 = 3,  /* int4 A and W -> int32 C */
+  ORK_DTYPE_FP16 = 2,  /* fp16 A and W (binary16 bit patterns) -> fp32 C, or fp16 C */
+  ORK_DTYPE_INT4 = 3,  /* int4 W (packed) x int4 A (packed, W4A4) or int8 A (w4a8) -> int32 C */
   ORK_DTYPE_INT32 = 4, /* output only */
   ORK_DTYPE_FP32 = 5,  /* output only */
 } ork_dtype;
@@ -67,6 +67,11 @@ typedef struct ork_matmul_options {
   uint32_t struct_size; /* sizeof(ork_matmul_options), or 0 for the defaults */
   int32_t cores;        /* 1..3 NPU cores; 0 = all the device has */
   int32_t mc_cap;       /* cap on rows per M-tile (experiments); 0 = the bank limit */
+  /* Since issue 7 (older callers pass a smaller struct_size and get the defaults): */
+  int32_t a_dtype;      /* dtype of A; 0 = the weights' dtype. ORK_DTYPE_INT8 with INT4
+                           weights = w4a8 (weights widened to int8 on the device) */
+  int32_t c_dtype;      /* dtype of C; 0 = int32 (int8/int4 weights) or fp32 (fp16).
+                           ORK_DTYPE_FP16 with fp16 weights = fp16 C (round to nearest even) */
 } ork_matmul_options;
 
 ORK_API const char* ork_version(void);
@@ -78,13 +83,19 @@ ORK_API void ork_device_close(ork_device* device);
 ORK_API ork_status ork_device_get_info(const ork_device* device, ork_device_info* info);
 
 /* Makes K x N row-major weights resident on the device, packed once into the native layout.
- * `data` is int8_t[K*N] for ORK_DTYPE_INT8. The device must outlive the weights. */
+ * `data` is int8_t[K*N] for ORK_DTYPE_INT8, uint16_t[K*N] binary16 bit patterns for
+ * ORK_DTYPE_FP16, and ceil(K*N/2) bytes of packed int4 for ORK_DTYPE_INT4 (two's complement
+ * -8..7; element i = k*N + n in the low nibble of byte i/2 when i is even, else the high one).
+ * The device must outlive the weights. docs/dtypes.md has layouts, limits and arithmetic. */
 ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64_t k, int64_t n,
                                       const void* data, ork_weights** out);
 ORK_API void ork_weights_destroy(ork_weights* weights);
 
-/* C = A x W. A is M x K row-major of the weights' dtype; C is M x N row-major int32 (int8
- * and int4) or fp32 (fp16). `options` may be NULL. */
+/* C = A x W. A is M x K row-major of options->a_dtype (default: the weights' dtype; int4 A is
+ * packed like int4 weights, ceil(M*K/2) bytes); C is M x N row-major int32 (int8 and int4
+ * weights) or fp32 / fp16 (fp16 weights, by options->c_dtype). Bit-exact with the CPU
+ * reference on every backend. `options` may be NULL. Bad combinations (e.g. int8 A with fp16
+ * weights, fp16 C with int8 weights) are ORK_E_INVALID_ARGUMENT naming both dtypes. */
 ORK_API ork_status ork_matmul(ork_device* device, const ork_weights* weights, const void* a,
                               int64_t m, void* c, const ork_matmul_options* options);
 

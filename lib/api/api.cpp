@@ -10,19 +10,12 @@
 
 #include "lib/api/device.h"
 #include "lib/api/error.h"
+#include "lib/api/weights.h"
 #include "lib/ref/fast.h"
 #include "ork/ork.h"
 #include "ork_config.h"
 
 using ork::api::fail;
-
-struct ork_weights {
-  ork_device* device = nullptr;
-  ork_dtype dtype = ORK_DTYPE_INT8;
-  int64_t k = 0, n = 0;
-  std::unique_ptr<ork::matmul::ResidentWeights> resident;  // NPU backends
-  std::vector<int8_t> host;                                // cpu backend: row-major K x N
-};
 
 namespace {
 
@@ -97,22 +90,13 @@ ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64
     if (data == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_weights_create: data is NULL");
     if (auto s = check_dim("K", k); s != ORK_OK) return s;
     if (auto s = check_dim("N", n); s != ORK_OK) return s;
-    if (dtype != ORK_DTYPE_INT8)
-      return fail(dtype == ORK_DTYPE_FP16 || dtype == ORK_DTYPE_INT4 ? ORK_E_UNSUPPORTED : ORK_E_INVALID_ARGUMENT,
-                  fmt::format("ork_weights_create: dtype {} is not supported (int8 only)", static_cast<int>(dtype)));
+    if (auto s = ork::api::check_weights_dtype(dtype); s != ORK_OK) return s;
     auto w = std::make_unique<ork_weights>();
     w->device = device;
     w->dtype = dtype;
     w->k = k;
     w->n = n;
-    if (device->kmd) {
-      auto r = ork::matmul::ResidentWeights::create(*device->kmd, ork::matmul::DType::int8, k, n, data);
-      if (!r) return fail(r.error());
-      w->resident = std::move(*r);
-    } else {
-      const auto* p = static_cast<const int8_t*>(data);
-      w->host.assign(p, p + k * n);
-    }
+    if (auto s = ork::api::fill_weights(*device, *w, data); s != ORK_OK) return s;
     *out = w.release();
     return ork::api::ok();
   });
@@ -120,8 +104,10 @@ ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64
 
 ORK_API void ork_weights_destroy(ork_weights* weights) {
   if (weights == nullptr) return;
-  if (weights->resident && weights->device && weights->device->runner)
-    weights->device->runner->forget(*weights->resident);
+  if (weights->device && weights->device->runner) {
+    if (weights->resident) weights->device->runner->forget(*weights->resident);
+    if (weights->resident_w4a8) weights->device->runner->forget(*weights->resident_w4a8);
+  }
   delete weights;
 }
 
@@ -146,17 +132,7 @@ ORK_API ork_status ork_matmul(ork_device* device, const ork_weights* weights, co
       return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_matmul: cores = {}: the device has 1..{}", opt.cores, max_cores));
     if (opt.mc_cap < 0)
       return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_matmul: mc_cap = {}: must be >= 0", opt.mc_cap));
-    if (!device->kmd) {
-      const ork::ref::Dims d{m, weights->k, weights->n};
-      auto s = ork::ref::matmul_int8_fast({static_cast<const int8_t*>(a), static_cast<size_t>(m * d.k)},
-                                          weights->host, {static_cast<int32_t*>(c), static_cast<size_t>(m * d.n)}, d);
-      if (!s) return fail(s.error());
-      return ork::api::ok();
-    }
-    ork::matmul::RunOptions ro{.cores = opt.cores == 0 ? max_cores : opt.cores, .mc_cap = opt.mc_cap};
-    auto s = device->runner->run(*weights->resident, a, m, c, ro);
-    if (!s) return fail(s.error());
-    return ork::api::ok();
+    return ork::api::run_matmul(*device, *weights, a, m, c, opt, opt.cores == 0 ? max_cores : opt.cores);
   });
 }
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "lib/matmul/layout.h"
+#include "lib/ref/fp16.h"
 
 namespace ork::matmul {
 namespace {
@@ -127,15 +128,59 @@ Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan, cons
   return ctx;
 }
 
-Status execute(driver::Kmd& kmd, const Context& x, std::span<const int8_t> a, std::span<int32_t> c,
-               RunStats& st) {
+namespace {
+
+size_t elems(int64_t v) { return static_cast<size_t>(v); }
+
+// A of the call into the feature BO, in the plan's native layout.
+Status pack_a_any(const Plan& p, const void* a, const driver::Bo& bo) {
+  const size_t count = elems(p.shape.m * p.shape.k);
+  switch (p.dtype) {
+    case DType::int8:
+      return pack_a_int8({static_cast<const int8_t*>(a), count}, p,
+                         {reinterpret_cast<int8_t*>(bo.map()), elems(p.a_bytes())});
+    case DType::fp16:
+      return pack_a_fp16({static_cast<const uint16_t*>(a), count}, p,
+                         {reinterpret_cast<uint16_t*>(bo.map()), elems(p.a_bytes() / 2)});
+    case DType::int4:
+      return pack_a_int4({static_cast<const uint8_t*>(a), elems(int4_packed_bytes(p.shape.m * p.shape.k))}, p,
+                         {bo.map(), elems(p.a_bytes())});
+  }
+  return make_error(-EINVAL, "unknown dtype");
+}
+
+// Slice `slice`'s NPU output into C (fp16 with several slices: into the fp32 scratch `acc`).
+Status unpack_any(const Plan& p, const driver::Bo& bo, int64_t slice, void* c, std::vector<float>& acc) {
+  const size_t n = elems(c_elements_per_slice(p)), mn = elems(p.shape.m * p.shape.n);
+  const bool first = slice == 0;
+  switch (p.dtype) {
+    case DType::int8: {
+      std::span<const int32_t> nat{reinterpret_cast<const int32_t*>(bo.map()), n};
+      std::span<int32_t> out{static_cast<int32_t*>(c), mn};
+      return first ? unpack_c_int32(nat, p, out) : accumulate_c_int32(nat, p, out);
+    }
+    case DType::int4:
+      return unpack_c_int16({reinterpret_cast<const int16_t*>(bo.map()), n}, p, {static_cast<int32_t*>(c), mn}, first);
+    case DType::fp16:
+      if (p.npu_fp16_out())
+        return unpack_c_fp16({reinterpret_cast<const uint16_t*>(bo.map()), n}, p, {static_cast<uint16_t*>(c), mn});
+      std::span<float> out = p.fp16_out ? std::span<float>(acc) : std::span<float>(static_cast<float*>(c), mn);
+      return unpack_c_fp32({reinterpret_cast<const float*>(bo.map()), n}, p, out, first);
+  }
+  return make_error(-EINVAL, "unknown dtype");
+}
+
+}  // namespace
+
+Status execute_any(driver::Kmd& kmd, const Context& x, const void* a, void* c, RunStats& st) {
   const Plan& p = x.plan;
   auto t0 = Clock::now();
-  if (auto s = pack_a_int8(a, p, {reinterpret_cast<int8_t*>(x.a->map()), static_cast<size_t>(p.a_bytes())}); !s)
-    return s;
+  if (auto s = pack_a_any(p, a, *x.a); !s) return s;
   if (auto s = kmd.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s;
   st.pack_ns = ns_since(t0);
 
+  // fp16 C from several slices: fp32 partials summed here, rounded once at the end.
+  std::vector<float> acc(p.fp16_out && !p.npu_fp16_out() ? elems(p.shape.m * p.shape.n) : 0);
   st.device_ns = 0;
   for (const SliceGroup& g : x.groups) {
     t0 = Clock::now();
@@ -150,18 +195,58 @@ Status execute(driver::Kmd& kmd, const Context& x, std::span<const int8_t> a, st
     for (int64_t i = 0; i < g.count; ++i) {
       const driver::Bo& cb = *x.c[static_cast<size_t>(i)];
       if (auto s = kmd.bo_sync(cb, driver::SyncDir::from_device); !s) return s;
-      std::span<const int32_t> native{reinterpret_cast<const int32_t*>(cb.map()),
-                                      static_cast<size_t>(c_elements_per_slice(p))};
-      auto s = g.first_slice + i == 0 ? unpack_c_int32(native, p, c) : accumulate_c_int32(native, p, c);
-      if (!s) return s;
+      if (auto s = unpack_any(p, cb, g.first_slice + i, c, acc); !s) return s;
     }
     st.unpack_ns += ns_since(t0);
+  }
+  if (!acc.empty()) {
+    auto* out = static_cast<uint16_t*>(c);
+    for (size_t i = 0; i < acc.size(); ++i) out[i] = ref::float_to_half(acc[i]);  // RNE, once
   }
   return Status::success();
 }
 
+Status execute(driver::Kmd& kmd, const Context& x, std::span<const int8_t> a, std::span<int32_t> c, RunStats& st) {
+  const Plan& p = x.plan;
+  if (p.dtype != DType::int8) return make_error(-EINVAL, "execute: int8 spans given for a non-int8 plan");
+  if (static_cast<int64_t>(a.size()) != p.shape.m * p.shape.k || static_cast<int64_t>(c.size()) != p.shape.m * p.shape.n)
+    return make_error(-EINVAL, fmt::format("execute: A has {} and C {} elements, the plan needs {} and {}", a.size(),
+                                           c.size(), p.shape.m * p.shape.k, p.shape.m * p.shape.n));
+  return execute_any(kmd, x, a.data(), c.data(), st);
+}
+
+Status pack_weights(const Plan& plan, const void* w, std::span<uint8_t> out) {
+  const size_t count = elems(plan.shape.k * plan.shape.n);
+  switch (plan.dtype) {
+    case DType::int8:
+      return pack_b_int8({static_cast<const int8_t*>(w), count}, plan, {reinterpret_cast<int8_t*>(out.data()), out.size()});
+    case DType::fp16:
+      return pack_b_fp16({static_cast<const uint16_t*>(w), count}, plan,
+                         {reinterpret_cast<uint16_t*>(out.data()), out.size() / 2});
+    case DType::int4:
+      return pack_b_int4({static_cast<const uint8_t*>(w), elems(int4_packed_bytes(plan.shape.k * plan.shape.n))}, plan, out);
+  }
+  return make_error(-EINVAL, "unknown dtype");
+}
+
+Status run_plan_once_any(driver::Kmd& kmd, const Plan& plan, const void* a, const void* w, void* c,
+                         const EmitOptions& emit) {
+  auto bo = kmd.bo_create(static_cast<size_t>(plan.b_bytes()), driver::BoUsage::data);
+  if (!bo) return device_error(bo.error(), "allocating the weight buffer");
+  if (auto s = pack_weights(plan, w, {(*bo)->map(), static_cast<size_t>(plan.b_bytes())}); !s) return s;
+  if (auto s = kmd.bo_sync(**bo, driver::SyncDir::to_device); !s) return s;
+  auto ctx = build_context(kmd, plan, **bo, emit);
+  if (!ctx) return ctx.error();
+  RunStats st;
+  return execute_any(kmd, **ctx, a, c, st);
+}
+
 Status run_plan_once(driver::Kmd& kmd, const Plan& plan, std::span<const int8_t> a, std::span<const int8_t> w,
                      std::span<int32_t> c, const EmitOptions& emit) {
+  if (plan.dtype != DType::int8) return make_error(-EINVAL, "run_plan_once: int8 spans given for a non-int8 plan");
+  if (static_cast<int64_t>(w.size()) != plan.shape.k * plan.shape.n)
+    return make_error(-EINVAL, fmt::format("run_plan_once: W has {} elements, the plan needs {}", w.size(),
+                                           plan.shape.k * plan.shape.n));
   auto bo = kmd.bo_create(static_cast<size_t>(plan.b_bytes()), driver::BoUsage::data);
   if (!bo) return device_error(bo.error(), "allocating the weight buffer");
   if (auto s = pack_b_int8(w, plan, {reinterpret_cast<int8_t*>((*bo)->map()), static_cast<size_t>(plan.b_bytes())}); !s)

@@ -54,9 +54,20 @@ Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan,
 Status execute(driver::Kmd& kmd, const Context& ctx, std::span<const int8_t> a,
                std::span<int32_t> c, RunStats& stats);
 
+// Any dtype: A and C by the plan (docs/dtypes.md "Host formats"):
+//   int8: A int8_t[M*K], C int32_t[M*N];  int4: A packed nibbles ceil(M*K/2) bytes, C int32_t;
+//   fp16: A uint16_t[M*K] (binary16), C float[M*N], or uint16_t[M*N] when plan.fp16_out.
+Status execute_any(driver::Kmd& kmd, const Context& ctx, const void* a, void* c, RunStats& stats);
+
 // Packs `w` (K x N row-major) for `plan`'s slice layout into a new BO, builds the context
 // and runs it once. For hand-built plans (tests of the hardware limits, experiments).
 Status run_plan_once(driver::Kmd& kmd, const Plan& plan, std::span<const int8_t> a,
                      std::span<const int8_t> w, std::span<int32_t> c, const EmitOptions& emit = {});
+// The same for any dtype: W int8_t[K*N], uint16_t[K*N] (fp16) or packed int4 bytes.
+Status run_plan_once_any(driver::Kmd& kmd, const Plan& plan, const void* a, const void* w, void* c,
+                         const EmitOptions& emit = {});
+// Packs row-major weights of plan.dtype (formats as run_plan_once_any) into `out`
+// (plan.b_bytes() bytes).
+Status pack_weights(const Plan& plan, const void* w, std::span<uint8_t> out);
 
 }  // namespace ork::matmul

@@ -12,9 +12,21 @@ namespace {
 
 namespace R = ork::regs;
 
-// Precision codes (contract section 2; MTX npu_hw.h, ORK regcmd_i4.h).
-constexpr uint32_t kPrecInt8 = 0;
-constexpr uint32_t kOutInt32 = 4;  // DPU OUT_PRECISION for int32 output (MTX)
+// Precision codes (contract section 2): int8 0, fp16 2 (MTX npu_hw.h); int4 6 (ORK
+// regcmd_i4.h capture: 0x100c = 0x360, i.e. IN = PROC = 6; rocket-userspace npu_hw.h).
+constexpr uint32_t kPrecInt8 = 0, kPrecFp16 = 2, kPrecInt4 = 6;
+// DPU OUT_PRECISION: int32 4, fp32 5 (MTX); fp16 2 with FP32TOFP16_EN (MTX gen_matmul_fp16,
+// contract section 2); int16 1 (int4 capture 0x4010 = 0x38000006: OUT 31:29 = 1).
+constexpr uint32_t kOutInt16 = 1, kOutFp16 = 2, kOutInt32 = 4, kOutFp32 = 5;
+
+uint32_t precision(DType d) { return d == DType::fp16 ? kPrecFp16 : d == DType::int4 ? kPrecInt4 : kPrecInt8; }
+uint32_t out_precision(const Plan& p) {
+  if (p.dtype == DType::int4) return kOutInt16;
+  if (p.dtype == DType::fp16) return p.npu_fp16_out() ? kOutFp16 : kOutFp32;
+  return kOutInt32;
+}
+// Bytes of `elements` operands (int4: two per byte; kt and nt are multiples of 32).
+int64_t op_bytes(const Plan& p, int64_t elements) { return elements * element_bits(p.dtype) / 8; }
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
@@ -36,7 +48,6 @@ Status check_addr(uint64_t iova, const char* what) {
 
 Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, regcmd::Builder& rc,
                       const EmitOptions& opt) {
-  if (plan.dtype != DType::int8) return make_error(-EOPNOTSUPP, "emitter: only int8 is implemented");
   const int64_t slot = t.slice - io.first_slice;
   if (slot < 0 || slot >= static_cast<int64_t>(io.c.size()))
     return make_error(-EINVAL, fmt::format("emitter: slice {} has no output buffer", t.slice));
@@ -49,31 +60,38 @@ Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, re
   // The DPU (and its RDMA) pointer registers: producer/consumer ping-pong as every capture
   // writes first (rk3588-npu.md section 3); the kernel writes CNA/CORE S_POINTER itself.
   put(rc, opt, R::DpuSPointer{.pointer_pp_en = 1, .executer_pp_en = 1, .pointer_pp_mode = 1});
-  put(rc, opt, R::CnaConvCon1{.conv_mode = 0, .in_precision = kPrecInt8, .proc_precision = kPrecInt8});
+  const uint32_t prec = precision(plan.dtype);
+  put(rc, opt, R::CnaConvCon1{.conv_mode = 0, .in_precision = prec, .proc_precision = prec});
   put(rc, opt, R::CnaConvCon2{.feature_grains = t.feature_grains});
   put(rc, opt, R::CnaConvCon3{.conv_x_stride = 1, .conv_y_stride = 1});
   put(rc, opt, R::CnaDataSize0{.datain_height = u32(t.mc), .datain_width = 1});
   put(rc, opt, R::CnaDataSize1{.datain_channel = u32(t.kt), .datain_channel_real = u32(t.kt - 1)});
   put(rc, opt, R::CnaDataSize2{.dataout_width = 1});
   put(rc, opt, R::CnaDataSize3{.dataout_atomics = u32(t.mc)});
-  put(rc, opt, R::CnaWeightSize0{.weight_bytes = u32(t.kt * t.nt)});
-  put(rc, opt, R::CnaWeightSize1{.weight_bytes_per_kernel = u32(t.kt)});
+  put(rc, opt, R::CnaWeightSize0{.weight_bytes = u32(op_bytes(plan, t.kt * t.nt))});  // int4: K*N/2 (capture)
+  put(rc, opt, R::CnaWeightSize1{.weight_bytes_per_kernel = u32(op_bytes(plan, t.kt))});  // int4: K/2
   put(rc, opt, R::CnaWeightSize2{.weight_kernels = u32(t.nt), .weight_height = 1, .weight_width = 1});
   put(rc, opt, R::CnaCbufCon0{.data_bank = t.data_banks, .weight_bank = t.weight_banks});
-  put(rc, opt, R::CnaCbufCon1{.data_entries = u32((t.kt + 63) / 64)});
+  // 128-byte CBUF entries of one feature row pair: ceil(kt*bits/512) = ceil(kt/64) int8,
+  // ceil(kt/32) fp16 (MTX), ceil(kt/128) int4 (ORK int4 capture). A hint (contract 3).
+  put(rc, opt, R::CnaCbufCon1{.data_entries = u32((t.kt * element_bits(plan.dtype) + 511) / 512)});
   put(rc, opt, R::CnaFeatureDataAddr{.feature_base_addr = u32(a)});
   put(rc, opt, R::CnaDmaCon1{.line_stride = 1});
   put(rc, opt, R::CnaDmaCon2{.surf_stride = u32(plan.mp)});
   put(rc, opt, R::CnaDcompAddr0{.dcomp_addr0 = u32(b)});
-  put(rc, opt, R::CoreMiscCfg{.qd_en = 0, .proc_precision = kPrecInt8});
+  put(rc, opt, R::CoreMiscCfg{.qd_en = plan.dtype == DType::fp16 ? 1u : 0u, .proc_precision = prec});  // MTX
   put(rc, opt, R::CoreDataoutSize0{.dataout_width = 0, .dataout_height = u32(t.mc - 1)});
   put(rc, opt, R::CoreDataoutSize1{.dataout_channel = u32(t.nt - 1)});
-  put(rc, opt, R::DpuDataFormat{.proc_precision = kPrecInt8, .in_precision = kPrecInt8, .out_precision = kOutInt32});
+  put(rc, opt, R::DpuDataFormat{.proc_precision = prec, .in_precision = prec, .out_precision = out_precision(plan)});
   put(rc, opt, R::DpuDstBaseAddr{.dst_base_addr = u32(c)});
   put(rc, opt, R::DpuDstSurfStride{.dst_surf_stride = u32(plan.mp)});
   put(rc, opt, R::DpuDataCubeWidth{.width = 0});
   put(rc, opt, R::DpuDataCubeHeight{.height = u32(t.mc - 1)});
   put(rc, opt, R::DpuDataCubeChannel{.channel = u32(t.nt - 1)});
+  // fp16 C: the DPU's fp32 -> fp16 conversion (MTX gen_matmul_fp16); scale 1 = identity as
+  // the CVT registers' matmul setting (rk3588-npu.md 4). Only on one-slice plans: partials
+  // of several slices stay fp32 and the host rounds once (docs/dtypes.md).
+  if (plan.npu_fp16_out()) put(rc, opt, R::DpuOutCvtScale{.out_cvt_scale = 1, .fp32tofp16_en = 1});
   if (!rc.ok()) return make_error(-EINVAL, fmt::format("emitter: {}", rc.error()));
   return Status::success();
 }

@@ -40,6 +40,27 @@ Status accumulate_c_int32(std::span<const int32_t> native, const Plan& plan,
 Status unpack_c_slices_int32(std::span<const int32_t> native, const Plan& plan,
                              std::span<int32_t> c);
 
+// ---- fp16 and int4 (layout_dtypes.cpp): per-element loops over the index functions above.
+// fp16 operands are binary16 bit patterns. int4 operands are packed nibble streams of the
+// row-major matrix (element i = row*cols + col in the low nibble of byte i/2 when i is even,
+// else the high one; contract section 2), ceil(rows*cols/2) bytes.
+Status pack_a_fp16(std::span<const uint16_t> a, const Plan& plan, std::span<uint16_t> out);
+Status pack_b_fp16(std::span<const uint16_t> b, const Plan& plan, std::span<uint16_t> out);
+Status pack_a_int4(std::span<const uint8_t> a, const Plan& plan, std::span<uint8_t> out);
+Status pack_b_int4(std::span<const uint8_t> b, const Plan& plan, std::span<uint8_t> out);
+// w4a8: a packed int4 stream of `count` elements widened to one int8 per element.
+Status widen_int4(std::span<const uint8_t> packed, int64_t count, std::span<int8_t> out);
+// Bytes of a packed int4 stream of `count` elements.
+inline int64_t int4_packed_bytes(int64_t count) { return (count + 1) / 2; }
+
+// One slice's NPU output -> row-major M x N, copied (first = true) or added:
+// int16 partials (int4) widened to int32 and added modulo 2^32; fp32 partials (fp16) added
+// in fp32, one add per element per slice, in slice order; fp16 (one slice, DPU-converted)
+// copied.
+Status unpack_c_int16(std::span<const int16_t> native, const Plan& plan, std::span<int32_t> c, bool first);
+Status unpack_c_fp32(std::span<const float> native, const Plan& plan, std::span<float> c, bool first);
+Status unpack_c_fp16(std::span<const uint16_t> native, const Plan& plan, std::span<uint16_t> c);
+
 // Elements of one slice's native output (mp * np).
 inline int64_t c_elements_per_slice(const Plan& plan) { return plan.mp * plan.np; }
 

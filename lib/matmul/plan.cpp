@@ -61,6 +61,14 @@ int64_t mg_max(int64_t kp, DType dtype) {
   return (kCbufBanks - 1) * kCbufBankBytes / group_bytes;
 }
 
+int64_t fp16_kreduction_rows(int64_t kt) {
+  const int64_t rows = std::min(mg_max(kt, DType::fp16) * kRowGroup, kMaxRowsPerTask);
+  return kt >= kFp16RowLimitFromK ? std::min(rows, kFp16ExactRows) : rows;  // seed 004 rule 1
+}
+
+int64_t slice_width(DType dtype) { return dtype == DType::int4 ? kInt4SliceK : kSliceK; }
+int64_t full_k_limit(DType dtype) { return dtype == DType::int4 ? kInt4SliceK : kMaxFullK; }
+
 int64_t resident_rows(int64_t kt) {
   if (kt <= 0) return 0;
   const int64_t budget = 2 * kCbufBankBytes / kt;  // seed 004: R = pow2_floor(2*cbuf/K)
@@ -71,7 +79,9 @@ int64_t resident_rows(int64_t kt) {
 
 int64_t Plan::a_bytes() const { return bits_to_bytes(mp * kp, dtype); }
 int64_t Plan::b_bytes() const { return bits_to_bytes(np * kp, dtype); }
-int64_t Plan::c_bytes_per_slice() const { return mp * np * output_element_bytes(dtype); }
+int64_t Plan::out_atom() const { return npu_fp16_out() ? 8 : output_atom(dtype); }
+int64_t Plan::out_bytes() const { return 16 / out_atom(); }
+int64_t Plan::c_bytes_per_slice() const { return mp * np * out_bytes(); }
 
 int64_t Plan::a_offset(const Task& t) const {
   // Element (m0, k0) of (K/fa, mp, fa): 16-byte atoms, k0 is a multiple of the atom.
@@ -86,7 +96,7 @@ int64_t Plan::b_offset(const Task& t) const {
 }
 
 int64_t Plan::c_offset(const Task& t) const {
-  return (t.n0 / output_atom(dtype)) * mp * 16 + t.m0 * 16;
+  return (t.n0 / out_atom()) * mp * 16 + t.m0 * 16;
 }
 
 namespace {
@@ -111,7 +121,7 @@ Status check_buffers(const Shape& s, const Plan& p) {
   using U = unsigned __int128;
   const U a = U(p.mp) * U(p.kp) * U(element_bits(p.dtype)) / 8;
   const U b = U(p.kp) * U(p.np) * U(element_bits(p.dtype)) / 8;
-  const U c = U(p.mp) * U(p.np) * U(output_element_bytes(p.dtype)) * U(p.slices);
+  const U c = U(p.mp) * U(p.np) * U(p.out_bytes()) * U(p.slices);
   const U window = U(kNpuWindowBytes);
   const auto dims = [&](const char* what) {
     return std::string(what) + " (M = " + std::to_string(s.m) + ", K = " + std::to_string(s.k) +
@@ -127,9 +137,12 @@ Status check_buffers(const Shape& s, const Plan& p) {
 }
 
 Status check_options(const PlanOptions& o) {
-  if (o.dtype != DType::int8) {
-    return make_error(-EOPNOTSUPP, std::string("dtype ") + dtype_name(o.dtype) +
-                                       ": not supported yet by the planner (int8 only)");
+  if (o.dtype != DType::int8 && o.dtype != DType::fp16 && o.dtype != DType::int4) {
+    return make_error(-EINVAL, "dtype " + std::to_string(static_cast<int>(o.dtype)) + ": unknown");
+  }
+  if (o.fp16_out && o.dtype != DType::fp16) {
+    return make_error(-EINVAL, std::string("fp16 output with dtype ") + dtype_name(o.dtype) +
+                                   ": only fp16 inputs can give fp16 C (int8/int4 give int32)");
   }
   if (o.cores < 1 || o.cores > kMaxCores) {
     return make_error(-EINVAL, fmt_dim("cores", o.cores, "must be 1..3"));
@@ -138,19 +151,49 @@ Status check_options(const PlanOptions& o) {
   return {};
 }
 
-// Rows per M-tile and the schedule, for the padded shape (docs/matmul-schedule.md).
-void choose_tile(Plan& p, const PlanOptions& o) {
-  int64_t mc = 0;
-  if (p.kp <= kMaxFullK) {
+// K range of the plan: one full-K slice when kp fits one task, else slices of slice_width.
+void choose_slices(Plan& p) {
+  if (p.kp <= full_k_limit(p.dtype)) {
     p.slice_k = p.kp;
     p.slices = 1;
-    mc = std::min(mg_max(p.kp, p.dtype) * kRowGroup, kMaxRowsPerTask);
   } else {
-    p.slice_k = kSliceK;
-    p.slices = ceil_div(p.kp, kSliceK);
-    mc = resident_rows(kSliceK);  // 32: the resident-row budget of a 2048 slice
+    p.slice_k = slice_width(p.dtype);
+    p.slices = ceil_div(p.kp, p.slice_k);
   }
-  if (o.mc_cap > 0) mc = std::min(mc, o.mc_cap);
+}
+
+// int8 and int4: full K on the K-reduction schedule (mg_max*64 rows, seed 004); slices on
+// the resident-row schedule (R rows; sched=1 on slices wedges: seed 004 "Category B").
+int64_t integer_rows(Plan& p) {
+  if (p.slices == 1) {
+    p.schedule = Schedule::k_reduction;
+    return std::min(mg_max(p.kp, p.dtype) * kRowGroup, kMaxRowsPerTask);
+  }
+  p.schedule = Schedule::resident_rows;
+  return resident_rows(p.slice_k);  // 32 at 2048 (int8), 128 at 480 (int4)
+}
+
+// fp16: the schedule with more rows per weight pass, under seed 004's two fp16 rules
+// (docs/dtypes.md "fp16"): rule 1 caps K-reduction tasks at 8 rows from kt = 2048
+// (fp16_kreduction_rows); rule 2, the single-core guard, is that this choice depends on
+// kt alone, never on the core count, so one core gets the same guarded schedule as three.
+int64_t fp16_rows(Plan& p, int64_t cap) {
+  const int64_t kt = p.slice_k;
+  const int64_t rr = std::min(resident_rows(kt), cap);
+  const int64_t kr = p.slices == 1 ? std::min(fp16_kreduction_rows(kt), cap) : 0;  // Category B
+  if (kr > 0 && kr >= rr) {
+    p.schedule = Schedule::k_reduction;
+    return kr;
+  }
+  p.schedule = Schedule::resident_rows;
+  return rr;
+}
+
+// Rows per M-tile and the schedule, for the padded shape (docs/matmul-schedule.md).
+void choose_tile(Plan& p, const PlanOptions& o) {
+  choose_slices(p);
+  const int64_t cap = o.mc_cap > 0 ? o.mc_cap : kMaxRowsPerTask;
+  const int64_t mc = p.dtype == DType::fp16 ? fp16_rows(p, cap) : std::min(integer_rows(p), cap);
   p.mc = std::min(mc, p.mp);
 }
 
@@ -163,7 +206,7 @@ Task make_task(const Plan& p, const Range& rows, const Range& cols, int64_t slic
   t.slice = slice;
   t.k0 = slice * p.slice_k;
   t.kt = std::min(p.slice_k, p.kp - t.k0);
-  if (p.slices == 1) {
+  if (p.schedule == Schedule::k_reduction) {
     t.schedule = Schedule::k_reduction;
     t.data_banks = static_cast<uint32_t>(data_banks_for(t.mc, t.kt, p.dtype));
     t.weight_banks = static_cast<uint32_t>(kCbufBanks) - t.data_banks;
@@ -229,6 +272,7 @@ Result<Plan> make_plan(const Shape& shape, const PlanOptions& options) {
   p.mp = shape.m;  // NC1HWC2 needs no M padding (contract section 2)
   p.kp = round_up(shape.k, kKAlign);
   p.np = round_up(shape.n, weight_atom(options.dtype));
+  p.fp16_out = options.fp16_out;
   choose_tile(p, options);
   if (Status s = check_buffers(shape, p); !s) return s.error();
   build_tasks(p, options.cores);

@@ -30,6 +30,15 @@ inline constexpr int64_t kMaxRowsPerTask = 2047;      // DATAIN_HEIGHT is 11 bit
 inline constexpr int64_t kMaxColumnsPerTask = 8192;   // DPU DATA_CUBE_CHANNEL is 13 bits (N-1)
 inline constexpr int64_t kMaxFullK = 4096;            // int8 full-K past 4096 wedges (seed 004)
 inline constexpr int64_t kSliceK = 2048;              // K-slice width (seed 004)
+// fp16 on the K-reduction schedule (sched=1) is exact for mc <= 8 and wrong from 9 at
+// K = 2048 (seed 004 follow-up); the emulator applies it from kt >= 2048 (docs/emulator.md).
+inline constexpr int64_t kFp16ExactRows = 8;
+inline constexpr int64_t kFp16RowLimitFromK = 2048;
+// int4 x int4 tasks write int16 partials that saturate (docs/emulator.md "CORE"): with
+// |a*b| <= 64 ((-8)*(-8)), a task of kt <= 511 can never reach 32767; 480 = the largest
+// multiple of 32 below. int4 K-slices (and the int4 full-K ceiling) are 480 wide.
+inline constexpr int64_t kInt4MaxProduct = 64;
+inline constexpr int64_t kInt4SliceK = 480;
 inline constexpr int kMaxCores = 3;
 
 enum class Schedule {
@@ -45,6 +54,7 @@ struct PlanOptions {
   DType dtype = DType::int8;
   int cores = kMaxCores;  // 1..3
   int64_t mc_cap = 0;     // cap on rows per M-tile (e.g. 31, the old cap); 0 = bank limit
+  bool fp16_out = false;  // fp16 only: C in fp16 (DPU FP32TOFP16 on one slice, else host RNE)
 };
 
 struct Task {
@@ -70,11 +80,19 @@ struct Plan {
   int64_t slices = 1;          // number of K-slices (1 when full-K)
   int64_t cols_per_task = 0;
   int cores_used = 1;
+  Schedule schedule = Schedule::k_reduction;  // of every task (docs/dtypes.md per dtype)
+  bool fp16_out = false;       // the caller wants fp16 C (fp16 plans only)
   std::vector<Task> tasks;     // grouped by core, in submission order within a core
+
+  // What the NPU writes: fp16 only when one slice (the DPU converts once, FP32TOFP16_EN);
+  // with several slices fp32 partials, added on the host and rounded once (docs/dtypes.md).
+  bool npu_fp16_out() const { return fp16_out && slices == 1; }
+  int64_t out_atom() const;        // C2 of the NPU output: 4 (int32/fp32), 8 (int16/fp16)
+  int64_t out_bytes() const;       // bytes per NPU output element: 4, or 2 (int16/fp16)
 
   int64_t a_bytes() const;             // feature, native layout, mp x kp
   int64_t b_bytes() const;             // weights, all slices
-  int64_t c_bytes_per_slice() const;   // output (int32/fp32: 4 B per element), mp x np
+  int64_t c_bytes_per_slice() const;   // NPU output of one slice, mp x np x out_bytes()
   int64_t b_offset(const Task& t) const;   // byte offset of t's weights in the B buffer
   int64_t a_offset(const Task& t) const;   // byte offset of element (m0, k0) in A
   int64_t c_offset(const Task& t) const;   // byte offset of (m0, n0) in t's slice output
@@ -87,6 +105,15 @@ int64_t mg_max(int64_t kp, DType dtype);
 int64_t data_banks_for(int64_t mc, int64_t kp, DType dtype);
 // Resident-row budget R = pow2_floor(2 * 32768 / kt) (seed 004; ORK regcmd.c).
 int64_t resident_rows(int64_t kt);
+
+// fp16 rows per task on the K-reduction schedule at task K `kt`: the bank limit, and at
+// kt >= 2048 at most 8 (seed 004: exact mc <= 8, wrong from 9). 0 = the schedule cannot
+// hold even one 64-row group (fp16 kt > 2816).
+int64_t fp16_kreduction_rows(int64_t kt);
+// K per slice of a dtype when K does not fit one task: 2048 (int8, fp16), 480 (int4).
+int64_t slice_width(DType dtype);
+// The widest K one task of `dtype` takes without slicing: 4096 (int8, fp16), 480 (int4).
+int64_t full_k_limit(DType dtype);
 
 Result<Plan> make_plan(const Shape& shape, const PlanOptions& options);
 

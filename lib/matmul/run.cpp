@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -28,9 +29,7 @@ Result<std::unique_ptr<ResidentWeights>> ResidentWeights::create(driver::Kmd& km
   if (!plan) return plan.error();
   auto bo = kmd.bo_create(static_cast<size_t>(plan->b_bytes()), driver::BoUsage::data);
   if (!bo) return make_error(bo.error().code, fmt::format("allocating the weight buffer: {}", bo.error().message));
-  const std::span<const int8_t> w{static_cast<const int8_t*>(row_major), static_cast<size_t>(k * n)};
-  if (auto s = pack_b_int8(w, *plan, {reinterpret_cast<int8_t*>((*bo)->map()), static_cast<size_t>(plan->b_bytes())});
-      !s)
+  if (auto s = pack_weights(*plan, row_major, {(*bo)->map(), static_cast<size_t>(plan->b_bytes())}); !s)
     return s.error();
   if (auto s = kmd.bo_sync(**bo, driver::SyncDir::to_device); !s) return s.error();
   std::unique_ptr<ResidentWeights> rw(new ResidentWeights());
@@ -42,6 +41,16 @@ Result<std::unique_ptr<ResidentWeights>> ResidentWeights::create(driver::Kmd& km
   return rw;
 }
 
+Result<std::unique_ptr<ResidentWeights>> ResidentWeights::create_w4a8(driver::Kmd& kmd, int64_t k, int64_t n,
+                                                                      const uint8_t* packed) {
+  if (packed == nullptr) return make_error(-EINVAL, "weights data is NULL");
+  if (k < 1 || n < 1) return make_error(-EINVAL, fmt::format("w4a8 weights of K = {}, N = {}: must be >= 1", k, n));
+  // The widened copy lives only until it is packed into the BO: host memory keeps int4.
+  std::vector<int8_t> wide(static_cast<size_t>(k * n));
+  if (auto s = widen_int4({packed, static_cast<size_t>(int4_packed_bytes(k * n))}, k * n, wide); !s) return s.error();
+  return create(kmd, DType::int8, k, n, wide.data());
+}
+
 MatmulRunner::MatmulRunner(driver::Kmd& kmd) : kmd_(kmd) {}
 MatmulRunner::~MatmulRunner() = default;
 
@@ -51,14 +60,15 @@ void MatmulRunner::forget(const ResidentWeights& w) {
 
 Result<Context*> MatmulRunner::context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
                                            bool* built) {
-  const Key key{w.id(), m, options.cores, options.mc_cap};
+  const Key key{w.id(), m, options.cores, options.mc_cap, options.fp16_out};
   *built = false;
   if (auto it = contexts_.find(key); it != contexts_.end()) {
     it->second->last_used = ++clock_;
     return it->second.get();
   }
   auto plan = make_plan(Shape{m, w.k(), w.n()},
-                        PlanOptions{.dtype = w.dtype(), .cores = options.cores, .mc_cap = options.mc_cap});
+                        PlanOptions{.dtype = w.dtype(), .cores = options.cores, .mc_cap = options.mc_cap,
+                                    .fp16_out = options.fp16_out});
   if (!plan) return plan.error();
   auto ctx = build_context(kmd_, std::move(*plan), w.bo());
   if (!ctx) return ctx.error();
@@ -86,8 +96,7 @@ Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, voi
   auto ctx = context_for(w, m, options, &st.built);
   if (!ctx) return ctx.error();
   st.plan_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-  return execute(kmd_, **ctx, {static_cast<const int8_t*>(a), static_cast<size_t>(m * w.k())},
-                 {static_cast<int32_t*>(c), static_cast<size_t>(m * w.n())}, st);
+  return execute_any(kmd_, **ctx, a, c, st);
 }
 
 }  // namespace ork::matmul

@@ -83,6 +83,46 @@ Status matmul_fp16_to_fp16(std::span<const uint16_t> a, std::span<const uint16_t
 
 namespace {
 
+// Partial sum of slice [k0, k1) in the defined order, then added to the running total.
+float dot_fp16_sliced(std::span<const uint16_t> a, std::span<const uint16_t> b, Dims d, int64_t m, int64_t n,
+                      int64_t slice_k) {
+  float total = 0.0f;
+  for (int64_t k0 = 0; k0 < d.k; k0 += slice_k) {
+    float acc = 0.0f;
+    const int64_t k1 = k0 + slice_k < d.k ? k0 + slice_k : d.k;
+    for (int64_t k = k0; k < k1; ++k) acc = acc + half_to_float(a[m * d.k + k]) * half_to_float(b[k * d.n + n]);
+    total = k0 == 0 ? acc : total + acc;
+  }
+  return total;
+}
+
+Status check_slice(int64_t slice_k) {
+  if (slice_k >= 1) return {};
+  return make_error(-EINVAL, "slice_k = " + std::to_string(slice_k) + ": must be >= 1");
+}
+
+}  // namespace
+
+Status matmul_fp16_sliced(std::span<const uint16_t> a, std::span<const uint16_t> b, std::span<float> c,
+                          Dims d, int64_t slice_k) {
+  if (Status s = check_operands(d, a.size(), b.size(), c.size()); !s) return s;
+  if (Status s = check_slice(slice_k); !s) return s;
+  for (int64_t m = 0; m < d.m; ++m)
+    for (int64_t n = 0; n < d.n; ++n) c[m * d.n + n] = dot_fp16_sliced(a, b, d, m, n, slice_k);
+  return {};
+}
+
+Status matmul_fp16_sliced_to_fp16(std::span<const uint16_t> a, std::span<const uint16_t> b,
+                                  std::span<uint16_t> c, Dims d, int64_t slice_k) {
+  if (Status s = check_operands(d, a.size(), b.size(), c.size()); !s) return s;
+  if (Status s = check_slice(slice_k); !s) return s;
+  for (int64_t m = 0; m < d.m; ++m)
+    for (int64_t n = 0; n < d.n; ++n) c[m * d.n + n] = float_to_half(dot_fp16_sliced(a, b, d, m, n, slice_k));
+  return {};
+}
+
+namespace {
+
 Status check_int4_values(const char* name, std::span<const int8_t> v) {
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i] < -8 || v[i] > 7) {

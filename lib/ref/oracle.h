@@ -30,6 +30,17 @@ Status matmul_fp16(std::span<const uint16_t> a, std::span<const uint16_t> b, std
 Status matmul_fp16_to_fp16(std::span<const uint16_t> a, std::span<const uint16_t> b,
                            std::span<uint16_t> c, Dims d);
 
+// fp16 with K cut into slices of `slice_k` (the NPU's K-slices, docs/dtypes.md "fp16"):
+// within a slice the order above (acc = 0.0f, k increasing, no FMA); then the slice
+// partials are added in slice order in fp32: total = p0; total = total + p1; ... For
+// slice_k >= K this is exactly matmul_fp16. The emulated and real NPU paths return these
+// bytes when called with the plan's slice width (lib/matmul slice_width / Plan::slice_k).
+Status matmul_fp16_sliced(std::span<const uint16_t> a, std::span<const uint16_t> b,
+                          std::span<float> c, Dims d, int64_t slice_k);
+// The same, rounded once at the end to fp16 (nearest even).
+Status matmul_fp16_sliced_to_fp16(std::span<const uint16_t> a, std::span<const uint16_t> b,
+                                  std::span<uint16_t> c, Dims d, int64_t slice_k);
+
 // int4 x int4 -> int32. Operands are one value per int8, each in -8..7 (checked).
 Status matmul_int4(std::span<const int8_t> a, std::span<const int8_t> b, std::span<int32_t> c,
                    Dims d);

@@ -19,7 +19,8 @@ static void test_c_and_cpp_agree(void** state) {
   /* 16 + 16 + 64 + 32 chars, then hw_version, cores, emulated: 128 + 3 * 4 bytes. */
   assert_int_equal(c.info_size, 140);
   assert_int_equal(c.info_cores_offset, 132);
-  assert_int_equal(c.options_size, 12);
+  /* struct_size, cores, mc_cap (12 bytes, API 1) + a_dtype, c_dtype (issue 7). */
+  assert_int_equal(c.options_size, 20);
   assert_int_equal(c.options_mc_cap_offset, 8);
   assert_int_equal(cpp.info_size, c.info_size);
   assert_int_equal(cpp.info_cores_offset, c.info_cores_offset);

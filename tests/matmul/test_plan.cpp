@@ -270,9 +270,11 @@ TEST(PlanErrors, NameTheProblem) {
   EXPECT_EQ(error_of({1, 32, 32}, {.cores = 0}), "cores = 0: must be 1..3");
   EXPECT_EQ(error_of({1, 32, 32}, {.cores = 4}), "cores = 4: must be 1..3");
   EXPECT_NE(error_of({1, 32, 32}, {.mc_cap = -1}).find("mc_cap = -1"), std::string::npos);
-  EXPECT_NE(error_of({1, 32, 32}, {.dtype = DType::fp16}).find("fp16: not supported yet"), std::string::npos);
-  EXPECT_NE(error_of({1, 32, 32}, {.dtype = DType::int4}).find("int4: not supported yet"), std::string::npos);
-  EXPECT_EQ(make_plan({1, 32, 32}, {.dtype = DType::fp16}).error().code, -EOPNOTSUPP);
+  EXPECT_NE(error_of({1, 32, 32}, {.dtype = DType::int8, .fp16_out = true}).find("fp16 output with dtype int8"),
+            std::string::npos);
+  EXPECT_NE(error_of({1, 32, 32}, {.dtype = DType::int4, .fp16_out = true}).find("fp16 output with dtype int4"),
+            std::string::npos);
+  EXPECT_NE(error_of({1, 32, 32}, {.dtype = static_cast<DType>(9)}).find("dtype 9: unknown"), std::string::npos);
 }
 
 TEST(PlanDTypes, AtomsAndBanks) {

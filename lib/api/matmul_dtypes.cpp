@@ -1,0 +1,146 @@
+// The dtype halves of ork_weights_create / ork_matmul (weights.h): which A and C a weights
+// dtype takes, the w4a8 / W4A4 choice, and the CPU backend's reference calls, chosen so that
+// every backend returns the same bytes (docs/dtypes.md).
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string>
+
+#include "lib/api/error.h"
+#include "lib/api/weights.h"
+#include "lib/matmul/layout.h"
+#include "lib/ref/fast.h"
+#include "lib/ref/oracle.h"
+
+namespace ork::api {
+namespace {
+
+using matmul::DType;
+
+const char* name_of(int32_t d) {
+  switch (d) {
+    case ORK_DTYPE_INT8: return "int8";
+    case ORK_DTYPE_FP16: return "fp16";
+    case ORK_DTYPE_INT4: return "int4";
+    case ORK_DTYPE_INT32: return "int32";
+    case ORK_DTYPE_FP32: return "fp32";
+  }
+  return "unknown";
+}
+
+std::string dtype_text(int32_t d) { return fmt::format("{} ({})", name_of(d), d); }
+
+size_t sz(int64_t v) { return static_cast<size_t>(v); }
+
+// The K-slice width every backend uses for fp16 (the planner's): the CPU reference adds
+// fp32 partials of the same slices in the same order, so cpu == emu bit for bit.
+Result<int64_t> fp16_slice_k(int64_t k, int64_t n) {
+  auto p = matmul::make_plan({1, k, n}, {.dtype = DType::fp16, .cores = 1, .mc_cap = 0});
+  if (!p) return p.error();
+  return p->slice_k;
+}
+
+// A and C dtypes of one call, after defaults; errors name both dtypes.
+struct CallTypes {
+  int32_t a = 0, c = 0;
+};
+
+ork_status resolve_types(const ork_weights& w, const ork_matmul_options& o, CallTypes* t) {
+  t->a = o.a_dtype == 0 ? w.dtype : o.a_dtype;
+  t->c = o.c_dtype != 0 ? o.c_dtype : w.dtype == ORK_DTYPE_FP16 ? ORK_DTYPE_FP32 : ORK_DTYPE_INT32;
+  const bool a_ok = t->a == w.dtype || (w.dtype == ORK_DTYPE_INT4 && t->a == ORK_DTYPE_INT8);
+  if (!a_ok)
+    return fail(ORK_E_INVALID_ARGUMENT,
+                fmt::format("ork_matmul: a_dtype {} with {} weights: expected {}{}", dtype_text(t->a),
+                            name_of(w.dtype), name_of(w.dtype), w.dtype == ORK_DTYPE_INT4 ? " (W4A4) or int8 (w4a8)" : ""));
+  const bool c_ok = w.dtype == ORK_DTYPE_FP16 ? (t->c == ORK_DTYPE_FP32 || t->c == ORK_DTYPE_FP16) : t->c == ORK_DTYPE_INT32;
+  if (!c_ok)
+    return fail(ORK_E_INVALID_ARGUMENT,
+                fmt::format("ork_matmul: c_dtype {} with {} weights: expected {}", dtype_text(t->c), name_of(w.dtype),
+                            w.dtype == ORK_DTYPE_FP16 ? "fp32 or fp16" : "int32"));
+  return ORK_OK;
+}
+
+ork_status run_cpu(const ork_weights& w, const CallTypes& t, const void* a, int64_t m, void* c) {
+  const ref::Dims d{m, w.k, w.n};
+  const size_t mk = sz(m * w.k), mn = sz(m * w.n);
+  Status s;
+  if (w.dtype == ORK_DTYPE_FP16) {
+    auto slice = fp16_slice_k(w.k, w.n);
+    if (!slice) return fail(slice.error());
+    std::span<const uint16_t> av{static_cast<const uint16_t*>(a), mk};
+    s = t.c == ORK_DTYPE_FP16
+            ? ref::matmul_fp16_sliced_to_fp16(av, w.host_fp16, {static_cast<uint16_t*>(c), mn}, d, *slice)
+            : ref::matmul_fp16_sliced(av, w.host_fp16, {static_cast<float*>(c), mn}, d, *slice);
+  } else if (t.a == ORK_DTYPE_INT4) {  // W4A4: exact integer sums, as the sliced NPU path
+    std::vector<int8_t> wide(mk);
+    s = matmul::widen_int4({static_cast<const uint8_t*>(a), sz(matmul::int4_packed_bytes(m * w.k))}, m * w.k, wide);
+    if (s) s = ref::matmul_int8_fast(wide, w.host, {static_cast<int32_t*>(c), mn}, d);
+  } else {  // int8, and w4a8 (int8 A x widened int4 W)
+    s = ref::matmul_int8_fast({static_cast<const int8_t*>(a), mk}, w.host, {static_cast<int32_t*>(c), mn}, d);
+  }
+  if (!s) return fail(s.error());
+  return ok();
+}
+
+}  // namespace
+
+ork_status check_weights_dtype(ork_dtype dtype) {
+  if (dtype == ORK_DTYPE_INT8 || dtype == ORK_DTYPE_FP16 || dtype == ORK_DTYPE_INT4) return ORK_OK;
+  if (dtype == ORK_DTYPE_INT32 || dtype == ORK_DTYPE_FP32)
+    return fail(ORK_E_INVALID_ARGUMENT,
+                fmt::format("ork_weights_create: dtype {} is an output dtype; weights are int8, fp16 or int4",
+                            dtype_text(dtype)));
+  return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_weights_create: dtype {} is not a dtype (int8 1, fp16 2, int4 3)",
+                                                  static_cast<int>(dtype)));
+}
+
+ork_status fill_weights(ork_device& device, ork_weights& w, const void* data) {
+  const size_t kn = sz(w.k * w.n);
+  if (device.kmd) {
+    const DType dt = w.dtype == ORK_DTYPE_FP16 ? DType::fp16 : w.dtype == ORK_DTYPE_INT4 ? DType::int4 : DType::int8;
+    auto r = matmul::ResidentWeights::create(*device.kmd, dt, w.k, w.n, data);
+    if (!r) return fail(r.error());
+    w.resident = std::move(*r);
+    if (w.dtype == ORK_DTYPE_INT4) {
+      const auto* p = static_cast<const uint8_t*>(data);
+      w.packed.assign(p, p + matmul::int4_packed_bytes(w.k * w.n));
+    }
+    return ok();
+  }
+  if (w.dtype == ORK_DTYPE_FP16) {
+    const auto* p = static_cast<const uint16_t*>(data);
+    w.host_fp16.assign(p, p + kn);
+  } else if (w.dtype == ORK_DTYPE_INT4) {
+    w.host.resize(kn);
+    auto s = matmul::widen_int4({static_cast<const uint8_t*>(data), sz(matmul::int4_packed_bytes(w.k * w.n))},
+                                w.k * w.n, w.host);
+    if (!s) return fail(s.error());
+  } else {
+    const auto* p = static_cast<const int8_t*>(data);
+    w.host.assign(p, p + kn);
+  }
+  return ok();
+}
+
+ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, int64_t m, void* c,
+                      const ork_matmul_options& o, int cores) {
+  CallTypes t;
+  if (auto st = resolve_types(w, o, &t); st != ORK_OK) return st;
+  if (!device.kmd) return run_cpu(w, t, a, m, c);
+  const matmul::ResidentWeights* rw = w.resident.get();
+  if (w.dtype == ORK_DTYPE_INT4 && t.a == ORK_DTYPE_INT8) {  // w4a8: the int8-wide copy
+    if (!w.resident_w4a8) {
+      auto r = matmul::ResidentWeights::create_w4a8(*device.kmd, w.k, w.n, w.packed.data());
+      if (!r) return fail(r.error());
+      w.resident_w4a8 = std::move(*r);
+    }
+    rw = w.resident_w4a8.get();
+  }
+  const matmul::RunOptions ro{.cores = cores, .mc_cap = o.mc_cap, .fp16_out = t.c == ORK_DTYPE_FP16};
+  auto s = device.runner->run(*rw, a, m, c, ro);
+  if (!s) return fail(s.error());
+  return ok();
+}
+
+}  // namespace ork::api

@@ -1,0 +1,38 @@
+// What an ork_weights is inside, and the dtype-specific halves of ork_weights_create /
+// ork_matmul (matmul_dtypes.cpp; docs/dtypes.md "C API").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "lib/api/device.h"
+#include "lib/matmul/run.h"
+#include "ork/ork.h"
+
+struct ork_weights {
+  ork_device* device = nullptr;
+  ork_dtype dtype = ORK_DTYPE_INT8;
+  int64_t k = 0, n = 0;
+  // NPU backends: the native resident buffer (int8, fp16, or int4 for W4A4).
+  std::unique_ptr<ork::matmul::ResidentWeights> resident;
+  // int4 on NPU backends: the w4a8 buffer (int8-wide), made on the first w4a8 call from
+  // `packed`, the caller's int4 stream (K*N/2 bytes: host memory keeps int4).
+  mutable std::unique_ptr<ork::matmul::ResidentWeights> resident_w4a8;
+  std::vector<uint8_t> packed;
+  // cpu backend: row-major K x N, int8 (int8, and int4 widened) or fp16 bit patterns.
+  std::vector<int8_t> host;
+  std::vector<uint16_t> host_fp16;
+};
+
+namespace ork::api {
+
+// Refuses a dtype ork_weights_create cannot take, naming it.
+ork_status check_weights_dtype(ork_dtype dtype);
+// Fills w.resident / w.packed / w.host* from the caller's data (w.dtype, k, n set).
+ork_status fill_weights(ork_device& device, ork_weights& w, const void* data);
+// C = A x W for options already checked for cores / mc_cap; checks a_dtype / c_dtype.
+ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, int64_t m, void* c,
+                      const ork_matmul_options& options, int cores);
+
+}  // namespace ork::api

@@ -1,0 +1,145 @@
+// Host pack / unpack for fp16 and int4 (layout.h). Plain loops over the index functions of
+// the contract (section 2): these run once per weight upload and once per call for A/C, and
+// are checked element by element against the index functions in tests/matmul/test_layout.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "lib/matmul/layout.h"
+
+namespace ork::matmul {
+namespace {
+
+Status check_len(const char* what, int64_t have, int64_t need) {
+  if (have == need) return {};
+  return make_error(-EINVAL, std::string(what) + ": " + std::to_string(have) +
+                                 " elements given, the plan needs " + std::to_string(need));
+}
+
+Status check_dtype(const Plan& plan, DType want, const char* fn) {
+  if (plan.dtype == want) return {};
+  return make_error(-EINVAL, std::string(fn) + ": plan dtype " + dtype_name(plan.dtype) + ", expected " +
+                                 dtype_name(want));
+}
+
+// Nibble i of a packed stream: low nibble of byte i/2 when i is even (contract section 2).
+int8_t get_nibble(const uint8_t* bytes, int64_t i) {
+  const uint8_t b = bytes[i / 2];
+  const int v = (i % 2 == 0) ? (b & 0x0f) : (b >> 4);
+  return static_cast<int8_t>(v >= 8 ? v - 16 : v);
+}
+
+void put_nibble(uint8_t* bytes, int64_t i, int8_t v) {
+  uint8_t& b = bytes[i / 2];
+  const uint8_t nib = static_cast<uint8_t>(v) & 0x0f;
+  b = (i % 2 == 0) ? static_cast<uint8_t>((b & 0xf0) | nib) : static_cast<uint8_t>((b & 0x0f) | (nib << 4));
+}
+
+// K range [k0, k0 + kt) of slice s.
+int64_t slice_kt(const Plan& p, int64_t s) { return std::min(p.slice_k, p.kp - s * p.slice_k); }
+
+// Element offset of slice s's weights: every earlier slice is slice_k deep.
+int64_t slice_base(const Plan& p, int64_t s) { return p.np * p.slice_k * s; }
+
+}  // namespace
+
+Status pack_a_fp16(std::span<const uint16_t> a, const Plan& plan, std::span<uint16_t> out) {
+  if (auto s = check_dtype(plan, DType::fp16, "pack_a_fp16"); !s) return s;
+  const int64_t m_rows = plan.shape.m, k_len = plan.shape.k;
+  if (auto s = check_len("A", static_cast<int64_t>(a.size()), m_rows * k_len); !s) return s;
+  if (auto s = check_len("native A", static_cast<int64_t>(out.size()), plan.mp * plan.kp); !s) return s;
+  std::fill(out.begin(), out.end(), uint16_t{0});  // K padding: +0.0
+  for (int64_t m = 0; m < m_rows; ++m)
+    for (int64_t k = 0; k < k_len; ++k) out[feature_index(DType::fp16, m, k, plan.mp)] = a[m * k_len + k];
+  return {};
+}
+
+Status pack_b_fp16(std::span<const uint16_t> b, const Plan& plan, std::span<uint16_t> out) {
+  if (auto s = check_dtype(plan, DType::fp16, "pack_b_fp16"); !s) return s;
+  const int64_t k_len = plan.shape.k, n_len = plan.shape.n;
+  if (auto s = check_len("B", static_cast<int64_t>(b.size()), k_len * n_len); !s) return s;
+  if (auto s = check_len("native B", static_cast<int64_t>(out.size()), plan.np * plan.kp); !s) return s;
+  std::fill(out.begin(), out.end(), uint16_t{0});
+  for (int64_t s = 0; s < plan.slices; ++s) {
+    const int64_t k0 = s * plan.slice_k, kt = slice_kt(plan, s), base = slice_base(plan, s);
+    for (int64_t k = k0; k < std::min(k0 + kt, k_len); ++k)
+      for (int64_t n = 0; n < n_len; ++n) out[base + weight_index(DType::fp16, k - k0, n, kt)] = b[k * n_len + n];
+  }
+  return {};
+}
+
+Status pack_a_int4(std::span<const uint8_t> a, const Plan& plan, std::span<uint8_t> out) {
+  if (auto s = check_dtype(plan, DType::int4, "pack_a_int4"); !s) return s;
+  const int64_t m_rows = plan.shape.m, k_len = plan.shape.k;
+  if (auto s = check_len("A (packed int4 bytes)", static_cast<int64_t>(a.size()), int4_packed_bytes(m_rows * k_len)); !s)
+    return s;
+  if (auto s = check_len("native A", static_cast<int64_t>(out.size()), plan.a_bytes()); !s) return s;
+  std::fill(out.begin(), out.end(), uint8_t{0});
+  for (int64_t m = 0; m < m_rows; ++m)
+    for (int64_t k = 0; k < k_len; ++k)
+      put_nibble(out.data(), feature_index(DType::int4, m, k, plan.mp), get_nibble(a.data(), m * k_len + k));
+  return {};
+}
+
+Status pack_b_int4(std::span<const uint8_t> b, const Plan& plan, std::span<uint8_t> out) {
+  if (auto s = check_dtype(plan, DType::int4, "pack_b_int4"); !s) return s;
+  const int64_t k_len = plan.shape.k, n_len = plan.shape.n;
+  if (auto s = check_len("B (packed int4 bytes)", static_cast<int64_t>(b.size()), int4_packed_bytes(k_len * n_len)); !s)
+    return s;
+  if (auto s = check_len("native B", static_cast<int64_t>(out.size()), plan.b_bytes()); !s) return s;
+  std::fill(out.begin(), out.end(), uint8_t{0});
+  for (int64_t s = 0; s < plan.slices; ++s) {
+    const int64_t k0 = s * plan.slice_k, kt = slice_kt(plan, s), base = slice_base(plan, s);
+    for (int64_t k = k0; k < std::min(k0 + kt, k_len); ++k)
+      for (int64_t n = 0; n < n_len; ++n)
+        put_nibble(out.data(), base + weight_index(DType::int4, k - k0, n, kt), get_nibble(b.data(), k * n_len + n));
+  }
+  return {};
+}
+
+Status widen_int4(std::span<const uint8_t> packed, int64_t count, std::span<int8_t> out) {
+  if (auto s = check_len("packed int4 bytes", static_cast<int64_t>(packed.size()), int4_packed_bytes(count)); !s)
+    return s;
+  if (auto s = check_len("widened int8", static_cast<int64_t>(out.size()), count); !s) return s;
+  for (int64_t i = 0; i < count; ++i) out[i] = get_nibble(packed.data(), i);
+  return {};
+}
+
+namespace {
+
+// Row-major C from one slice's (np/c2, mp, c2) native output through `op(dst, src)`.
+template <class Native, class Out, class Op>
+Status unpack_with(std::span<const Native> native, const Plan& plan, std::span<Out> c, Op op) {
+  const int64_t m_rows = plan.shape.m, n_len = plan.shape.n, c2 = plan.out_atom();
+  if (auto s = check_len("native C", static_cast<int64_t>(native.size()), c_elements_per_slice(plan)); !s) return s;
+  if (auto s = check_len("C", static_cast<int64_t>(c.size()), m_rows * n_len); !s) return s;
+  for (int64_t m = 0; m < m_rows; ++m)
+    for (int64_t n = 0; n < n_len; ++n) op(c[m * n_len + n], native[output_index(c2, m, n, plan.mp)]);
+  return {};
+}
+
+}  // namespace
+
+Status unpack_c_int16(std::span<const int16_t> native, const Plan& plan, std::span<int32_t> c, bool first) {
+  if (auto s = check_dtype(plan, DType::int4, "unpack_c_int16"); !s) return s;
+  if (first) return unpack_with(native, plan, c, [](int32_t& d, int16_t v) { d = v; });
+  return unpack_with(native, plan, c, [](int32_t& d, int16_t v) {
+    d = static_cast<int32_t>(static_cast<uint32_t>(d) + static_cast<uint32_t>(int32_t{v}));  // modulo 2^32
+  });
+}
+
+Status unpack_c_fp32(std::span<const float> native, const Plan& plan, std::span<float> c, bool first) {
+  if (auto s = check_dtype(plan, DType::fp16, "unpack_c_fp32"); !s) return s;
+  if (plan.npu_fp16_out()) return make_error(-EINVAL, "unpack_c_fp32: this plan's NPU output is fp16");
+  if (first) return unpack_with(native, plan, c, [](float& d, float v) { d = v; });
+  return unpack_with(native, plan, c, [](float& d, float v) { d = d + v; });  // one fp32 add
+}
+
+Status unpack_c_fp16(std::span<const uint16_t> native, const Plan& plan, std::span<uint16_t> c) {
+  if (auto s = check_dtype(plan, DType::fp16, "unpack_c_fp16"); !s) return s;
+  if (!plan.npu_fp16_out()) return make_error(-EINVAL, "unpack_c_fp16: this plan's NPU output is fp32");
+  return unpack_with(native, plan, c, [](uint16_t& d, uint16_t v) { d = v; });
+}
+
+}  // namespace ork::matmul

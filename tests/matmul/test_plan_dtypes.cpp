@@ -1,0 +1,158 @@
+// The planner's fp16 and int4 rules (docs/dtypes.md), each with a test that fails without it.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "lib/matmul/plan.h"
+
+namespace ork::matmul {
+namespace {
+
+Plan plan_of(Shape s, PlanOptions o) {
+  auto p = make_plan(s, o);
+  EXPECT_TRUE(p.ok()) << p.error().message;
+  return p.ok() ? *p : Plan{};
+}
+
+// Seed 004, fp16 rule 1: on the K-reduction schedule (sched=1) fp16 is exact for mc <= 8 and
+// wrong from 9 at K = 2048. Without the cap in fp16_kreduction_rows the planner would pick
+// 64-row K-reduction tiles at K = 2048 (64 > R = 32) and this test fails.
+TEST(PlanFp16, Rule1KReductionTasksHaveAtMost8RowsFromK2048) {
+  EXPECT_EQ(fp16_kreduction_rows(2016), 64);  // below 2048: the bank limit (1 group of 64)
+  EXPECT_EQ(fp16_kreduction_rows(2048), 8);
+  EXPECT_EQ(fp16_kreduction_rows(2816), 8);
+  EXPECT_EQ(fp16_kreduction_rows(2848), 0);   // one 64-row group needs > 11 banks
+  for (int64_t k : {2048, 2080, 2816, 3000, 4096, 6144}) {
+    for (int64_t m : {9, 64, 100, 2048}) {
+      for (int cores = 1; cores <= 3; ++cores) {
+        for (int64_t cap : {0, 4, 8, 16, 64}) {
+          const Plan p = plan_of({m, k, 64}, {.dtype = DType::fp16, .cores = cores, .mc_cap = cap});
+          for (const Task& t : p.tasks) {
+            if (t.schedule == Schedule::k_reduction && t.kt >= kFp16RowLimitFromK) {
+              EXPECT_LE(t.mc, kFp16ExactRows) << "M " << m << " K " << k << " cores " << cores << " cap " << cap;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Seed 004, fp16 rule 2 (the follow-up's single-core guard): the single-core path chose
+// sched=1 at Kp >= 2048 where the multi-core path had a guard, and returned garbage for
+// M > 8. Here the choice is a function of kt alone: one core gets exactly the plan rows and
+// schedule of three, and that schedule obeys rule 1.
+TEST(PlanFp16, Rule2SingleCoreGetsTheGuardedScheduleToo) {
+  for (int64_t k : {1024, 2048, 4096}) {
+    const Plan one = plan_of({100, k, 2048}, {.dtype = DType::fp16, .cores = 1});
+    for (int cores = 2; cores <= 3; ++cores) {
+      const Plan many = plan_of({100, k, 2048}, {.dtype = DType::fp16, .cores = cores});
+      EXPECT_EQ(one.schedule, many.schedule) << "K " << k;
+      EXPECT_EQ(one.mc, many.mc) << "K " << k;
+    }
+    for (const Task& t : one.tasks)
+      if (t.schedule == Schedule::k_reduction && t.kt >= 2048) EXPECT_LE(t.mc, 8);
+  }
+}
+
+// The fp16 table: schedule and rows per tile by K (docs/dtypes.md).
+TEST(PlanFp16, TileTable) {
+  struct Row {
+    int64_t k, cap;
+    Schedule sched;
+    int64_t mc, slices, slice_k;
+  };
+  const Row rows[] = {
+      {32, 0, Schedule::k_reduction, 2047, 1, 32},    // field limit
+      {512, 0, Schedule::k_reduction, 320, 1, 512},   // 5 groups of 64 KiB
+      {1024, 0, Schedule::k_reduction, 128, 1, 1024},
+      {2016, 0, Schedule::k_reduction, 64, 1, 2016},
+      {2048, 0, Schedule::resident_rows, 32, 1, 2048},  // K-reduction only 8 rows: R = 32 wins
+      {2048, 8, Schedule::k_reduction, 8, 1, 2048},     // a cap of 8: both 8, K-reduction
+      {4096, 0, Schedule::resident_rows, 16, 1, 4096},  // no 64-row group fits: R = 16
+      {4128, 0, Schedule::resident_rows, 32, 3, 2048},  // K-slices of 2048, host fp32 sums
+      {18944, 4, Schedule::resident_rows, 4, 10, 2048},
+  };
+  for (const Row& r : rows) {
+    const Plan p = plan_of({4096, r.k, 32}, {.dtype = DType::fp16, .cores = 1, .mc_cap = r.cap});
+    EXPECT_EQ(p.schedule, r.sched) << "K " << r.k;
+    EXPECT_EQ(p.mc, r.mc) << "K " << r.k;
+    EXPECT_EQ(p.slices, r.slices) << "K " << r.k;
+    EXPECT_EQ(p.slice_k, r.slice_k) << "K " << r.k;
+    for (const Task& t : p.tasks) {
+      EXPECT_LE(t.kt, kMaxFullK);
+      if (t.schedule == Schedule::resident_rows) EXPECT_LE(t.mc, resident_rows(t.kt));
+      if (t.schedule == Schedule::k_reduction) {
+        EXPECT_EQ(t.data_banks, static_cast<uint32_t>(data_banks_for(t.mc, t.kt, DType::fp16)));
+        EXPECT_LE(t.data_banks, 11u);
+      }
+    }
+  }
+}
+
+TEST(PlanFp16, Fp16OutputOnTheNpuOnlyWithOneSlice) {
+  const Plan one = plan_of({5, 1000, 40}, {.dtype = DType::fp16, .fp16_out = true});
+  EXPECT_TRUE(one.npu_fp16_out());
+  EXPECT_EQ(one.out_atom(), 8);
+  EXPECT_EQ(one.c_bytes_per_slice(), 5 * 48 * 2);
+  const Plan wide = plan_of({5, 5000, 40}, {.dtype = DType::fp16, .fp16_out = true});
+  EXPECT_FALSE(wide.npu_fp16_out());  // fp32 partials, rounded once on the host
+  EXPECT_EQ(wide.out_atom(), 4);
+  EXPECT_EQ(wide.c_bytes_per_slice(), 5 * 48 * 4);
+  const Plan f32 = plan_of({5, 1000, 40}, {.dtype = DType::fp16});
+  EXPECT_FALSE(f32.npu_fp16_out());
+}
+
+// int4: int16 partials saturate, so no task may sum more than 32767 / 64 products.
+// Without the 480-wide slices a K = 4096 task would reach 4096 * 64 = 262144.
+TEST(PlanInt4, NoTaskCanSaturateItsInt16Partials) {
+  for (int64_t k : {32, 480, 481, 512, 1024, 4096, 18944}) {
+    const Plan p = plan_of({7, k, 64}, {.dtype = DType::int4, .cores = 2});
+    for (const Task& t : p.tasks) EXPECT_LE(t.kt * kInt4MaxProduct, 32767) << "K " << k;
+    EXPECT_EQ(p.slices, (p.kp + 479) / 480) << "K " << k;
+  }
+}
+
+// int4's own bank rule: data banks from the nibble-sized tile (int8's would be double).
+TEST(PlanInt4, BankRuleUsesNibbleSizedTiles) {
+  EXPECT_EQ(data_banks_for(64, 4096, DType::int4), 4);
+  EXPECT_EQ(data_banks_for(64, 4096, DType::int8), 8);
+  EXPECT_EQ(mg_max(480, DType::int4), 23);  // 23 groups of 64 x 240 bytes = 10.8 banks
+  const Plan full = plan_of({4096, 480, 64}, {.dtype = DType::int4, .cores = 1});
+  EXPECT_EQ(full.schedule, Schedule::k_reduction);
+  EXPECT_EQ(full.mc, 1472);
+  EXPECT_EQ(full.tasks[0].data_banks, 11u);
+  EXPECT_EQ(full.tasks[0].weight_banks, 1u);
+  const Plan sliced = plan_of({4096, 4096, 64}, {.dtype = DType::int4, .cores = 1});
+  EXPECT_EQ(sliced.schedule, Schedule::resident_rows);
+  EXPECT_EQ(sliced.mc, 128);  // R = pow2_floor(65536 / 480)
+  EXPECT_EQ(sliced.b_bytes(), 4096 * 64 / 2);  // weight bytes K*N/2 (int4 capture)
+}
+
+// Every (row, column, slice) exactly once, for both dtypes, on shapes with edges.
+TEST(PlanDTypes, ExactCover) {
+  for (DType dt : {DType::fp16, DType::int4}) {
+    for (int64_t m : {1, 9, 65, 129, 705}) {
+      for (int64_t k : {32, 480, 512, 2048, 4128}) {
+        for (int64_t n : {16, 80, 8224}) {
+          for (int cores = 1; cores <= 3; ++cores) {
+            const Plan p = plan_of({m, k, n}, {.dtype = dt, .cores = cores});
+            std::map<std::tuple<int64_t, int64_t>, int64_t> cells;  // (slice, column unit) -> rows
+            for (const Task& t : p.tasks) {
+              EXPECT_EQ(t.n0 % weight_atom(dt), 0);
+              EXPECT_LE(t.nt, kMaxColumnsPerTask);
+              for (int64_t u = t.n0; u < t.n0 + t.nt; u += weight_atom(dt)) cells[{t.slice, u}] += t.mc;
+            }
+            EXPECT_EQ(static_cast<int64_t>(cells.size()), p.slices * p.np / weight_atom(dt));
+            for (const auto& [key, rows] : cells) EXPECT_EQ(rows, m) << dtype_name(dt) << " " << m << "x" << k << "x" << n;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ork::matmul
