@@ -2,13 +2,14 @@
 // matmul per K-group (per-channel: one group of width K) on the device's integer path, the
 // partials dequantised on the host in the order reference.h defines.
 //
-// Per-group scales need an integer sum per group, so each group is its own int32 matmul:
-// on an NPU backend, one resident weights object per group (codes widened to int8 when
-// uploaded) and one matmul context per (group, M, cores); on the cpu backend, the fast
-// int8 kernel of lib/ref over each group's rows.
+// Per-group scales need an integer sum per group: on an NPU backend all groups run in one
+// submit as K-slices of the group width, each slice writing its own output (group_plan.h),
+// codes widened to int8 when uploaded; per-channel is the runner's ordinary int8 matmul. On
+// the cpu backend, the fast int8 kernel of lib/ref over each group's rows.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 
@@ -24,13 +25,16 @@ struct QRunOptions {
   int cores = 3;  // NPU cores (1..3); ignored by the cpu backend
 };
 
+// Receives group g's int32 partial sums (M x N row-major), g = 0, 1, ... in increasing order.
+using GroupSink = std::function<Status(int64_t g, std::span<const int32_t> acc)>;
+
 // The integer matmuls over the weights' K-groups, per backend.
 class GroupMatmul {
  public:
   virtual ~GroupMatmul() = default;
-  // acc (M x N int32) = a_g (M x group_rows(g) int8 codes) x W_g.
-  virtual Status run(int64_t g, std::span<const int8_t> a_g, int64_t m, std::span<int32_t> acc, int cores) = 0;
-  // True when this backend runs int4 x int4 natively (w4a4).
+  // acc_g = qa[:, group g] x W_g for every group, handed to `sink` in increasing g.
+  virtual Status run(const QuantActivations& qa, int cores, const GroupSink& sink) = 0;
+  // True when this backend runs int4 x int4 (w4a4).
   virtual bool native_int4() const = 0;
 };
 
@@ -43,8 +47,11 @@ class QuantMatmul {
   const QuantWeights& weights() const { return weights_; }
   // C (M x N fp32, row-major) from A (M x K fp32, row-major).
   Status run(std::span<const float> a, int64_t m, std::span<float> c, const QRunOptions& options);
-  // The int32 partial sum of group g for already quantised activations (M x N): what the
-  // vendor's INT8 -> INT32 per-channel mode should return (ecosystem.md section 1).
+  // The int32 partial sums of every group for already quantised activations, in increasing
+  // group order: per-channel, what the vendor's INT8 -> INT32 mode should return
+  // (ecosystem.md section 1).
+  Status group_sums(const QuantActivations& qa, int cores, const GroupSink& sink);
+  // Group g's sums alone (M x N), for tests.
   Status group_sum(const QuantActivations& qa, int64_t g, std::span<int32_t> acc, int cores);
 
  private:
