@@ -41,6 +41,13 @@ Probe probe(const std::string& name) {
   return p;
 }
 
+// The emulated NPU's timing mode, as libork reads it when it opens an emu device
+// (docs/timing-model.md): "fast" unless ORK_EMU_TIMING says "timed".
+std::string emu_timing() {
+  const char* v = std::getenv("ORK_EMU_TIMING");
+  return v && std::string(v) == "timed" ? "timed" : "fast";
+}
+
 nlohmann::json to_json(const Probe& p) {
   nlohmann::json j = {{"name", p.name}, {"opened", p.status == ORK_OK},
                       {"status", status_name(p.status)}};
@@ -55,6 +62,7 @@ nlohmann::json to_json(const Probe& p) {
   j["hw_version"] = p.info.hw_version;
   j["cores"] = p.info.cores;
   j["emulated"] = p.info.emulated != 0;
+  if (p.info.emulated) j["timing"] = emu_timing();
   return j;
 }
 
@@ -64,7 +72,7 @@ std::string describe_info(const ork_device_info& i) {
   if (i.node[0]) s += fmt::format(", node {}", i.node);
   if (i.driver_version[0]) s += fmt::format(", driver {}", i.driver_version);
   if (i.hw_version) s += fmt::format(", hw 0x{:08x}", i.hw_version);
-  if (i.emulated) s += " (emulated)";
+  if (i.emulated) s += fmt::format(" (emulated, timing {})", emu_timing());
   return s;
 }
 
