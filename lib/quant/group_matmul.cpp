@@ -12,6 +12,7 @@
 #include "lib/quant/group_plan.h"
 #include "lib/quant/qmatmul.h"
 #include "lib/ref/fast.h"
+#include "lib/ref/oracle.h"
 
 namespace ork::quant {
 namespace {
@@ -52,105 +53,139 @@ class CpuGroupMatmul final : public GroupMatmul {
   const QuantWeights& w_;  // owned by the QuantMatmul that owns this backend
 };
 
-// NPU (rknpu, rocket, emu). Per-channel: the runner's int8 matmul (its K-slices, if any, are
+// NPU (rknpu, rocket, emu). Per-channel: the runner's matmul (its K-slices, if any, are
 // added on the host). Per-group: one submit for all groups, as K-slices of the group width
-// whose outputs stay apart (group_plan.h). Codes are widened to int8 when uploaded (w4a8).
-// One context per (M, cores), kept for the next call.
+// whose outputs stay apart (group_plan.h). Two device copies of the weights, each made on
+// first use: int8 (w8a8, and w4a8 with int4 codes widened as they are uploaded), and native
+// int4 for w4a4 (int4 x int4 with int16 partials; the dtypes path of issue 7). One context
+// per (M, cores) and copy, kept for the next call.
 class NpuGroupMatmul final : public GroupMatmul {
  public:
   NpuGroupMatmul(driver::Kmd& kmd, const QuantWeights& w) : kmd_(kmd), w_(w) {}
-  ~NpuGroupMatmul() override { contexts_.clear(); }  // contexts reference the weight BO
-
-  Status upload() {
-    std::vector<int8_t> codes(static_cast<size_t>(w_.k() * w_.n()));
-    w_.widen_rows(0, w_.k(), codes);
-    if (per_channel()) {
-      auto rw = matmul::ResidentWeights::create(kmd_, matmul::DType::int8, w_.k(), w_.n(), codes.data());
-      if (!rw) return rw.error();
-      resident_ = std::move(*rw);
-      return Status::success();
-    }
-    auto plan = group_plan(1, w_.k(), w_.n(), w_.group_width(), 1);  // the layout: K, N, width only
-    if (!plan) return plan.error();
-    auto bo = kmd_.bo_create(static_cast<size_t>(plan->b_bytes()), driver::BoUsage::data);
-    if (!bo) return make_error(bo.error().code, fmt::format("allocating the weight buffer: {}", bo.error().message));
-    std::span<int8_t> out{reinterpret_cast<int8_t*>((*bo)->map()), static_cast<size_t>(plan->b_bytes())};
-    if (auto s = matmul::pack_b_int8(codes, *plan, out); !s) return s;
-    if (auto s = kmd_.bo_sync(**bo, driver::SyncDir::to_device); !s) return s;
-    weights_bo_ = std::move(*bo);
-    return Status::success();
+  ~NpuGroupMatmul() override {
+    for (Variant& v : variants_) v.contexts.clear();  // contexts reference the weight BOs
   }
 
+  // The int8 copy is made eagerly, so a failing upload is reported by ork_qweights_create.
+  Status upload_int8() { return upload(variants_[0], matmul::DType::int8); }
+
   Status run(const QuantActivations& qa, int cores, const GroupSink& sink) override {
-    auto ctx = context(qa.m, cores);
+    const bool a4 = qa.scheme.bits == Bits::int4;
+    Variant& v = variants_[a4 ? 1 : 0];
+    const matmul::DType dtype = a4 ? matmul::DType::int4 : matmul::DType::int8;
+    if (!v.uploaded)
+      if (auto s = upload(v, dtype); !s) return s;
+    auto ctx = context(v, dtype, qa.m, cores);
     if (!ctx) return ctx.error();
+    std::vector<uint8_t> packed;  // int4 A: two codes per byte, element m*K + k low nibble first
+    const void* a = qa.codes.data();
+    if (a4) {
+      packed.assign(static_cast<size_t>((qa.codes.size() + 1) / 2), 0);
+      for (size_t i = 0; i < qa.codes.size(); ++i) ref::set_nibble(packed, static_cast<int64_t>(i), qa.codes[i]);
+      a = packed.data();
+    }
     std::vector<int32_t> acc(static_cast<size_t>(qa.m * w_.n()));
     if (per_channel()) {
       matmul::RunStats stats;
-      if (auto s = matmul::execute(kmd_, **ctx, qa.codes, acc, stats); !s) return s;
+      if (auto s = matmul::execute_any(kmd_, **ctx, a, acc.data(), stats); !s) return s;
       return sink(0, acc);
     }
-    return run_groups(**ctx, qa, acc, sink);
+    return run_groups(**ctx, a, packed.size(), qa, acc, sink);
   }
-  bool native_int4() const override { return false; }  // until the runner takes DType::int4
+  bool native_int4() const override { return true; }
 
  private:
+  struct Entry {
+    std::unique_ptr<matmul::Context> ctx;
+    uint64_t last_used = 0;
+  };
+  using Key = std::pair<int64_t, int>;
+  struct Variant {
+    bool uploaded = false;
+    std::unique_ptr<matmul::ResidentWeights> resident;  // per-channel
+    std::unique_ptr<driver::Bo> bo;                     // per-group, packed by group_plan's slices
+    std::map<Key, Entry> contexts;
+  };
+  // At most this many (M, cores) shapes keep contexts per copy; least recently used dropped.
+  static constexpr size_t kMaxShapes = 4;
+
   bool per_channel() const { return w_.groups() == 1; }
 
+  Status upload(Variant& v, matmul::DType dtype) {
+    // int8: codes widened to one per byte; int4: the host's packed codes as they are.
+    std::vector<int8_t> widened;
+    const void* codes = w_.codes().data();
+    if (dtype == matmul::DType::int8) {
+      widened.resize(static_cast<size_t>(w_.k() * w_.n()));
+      w_.widen_rows(0, w_.k(), widened);
+      codes = widened.data();
+    }
+    if (per_channel()) {
+      auto rw = matmul::ResidentWeights::create(kmd_, dtype, w_.k(), w_.n(), codes);
+      if (!rw) return rw.error();
+      v.resident = std::move(*rw);
+    } else {
+      auto plan = group_plan(1, w_.k(), w_.n(), w_.group_width(), 1, dtype);  // layout: K, N, width only
+      if (!plan) return plan.error();
+      auto bo = kmd_.bo_create(static_cast<size_t>(plan->b_bytes()), driver::BoUsage::data);
+      if (!bo) return make_error(bo.error().code, fmt::format("allocating the weight buffer: {}", bo.error().message));
+      std::span<uint8_t> out{(*bo)->map(), static_cast<size_t>(plan->b_bytes())};
+      if (auto s = matmul::pack_weights(*plan, codes, out); !s) return s;
+      if (auto s = kmd_.bo_sync(**bo, driver::SyncDir::to_device); !s) return s;
+      v.bo = std::move(*bo);
+    }
+    v.uploaded = true;
+    return Status::success();
+  }
+
   // Pack A once, submit each slice group, hand every slice's output to the sink as it comes.
-  Status run_groups(const matmul::Context& x, const QuantActivations& qa, std::vector<int32_t>& acc,
-                    const GroupSink& sink) {
+  Status run_groups(const matmul::Context& x, const void* a, size_t packed_bytes, const QuantActivations& qa,
+                    std::vector<int32_t>& acc, const GroupSink& sink) {
     const matmul::Plan& p = x.plan;
-    std::span<int8_t> a_native{reinterpret_cast<int8_t*>(x.a->map()), static_cast<size_t>(p.a_bytes())};
-    if (auto s = matmul::pack_a_int8(qa.codes, p, a_native); !s) return s;
+    const bool a4 = p.dtype == matmul::DType::int4;
+    std::span<uint8_t> a_native{x.a->map(), static_cast<size_t>(p.a_bytes())};
+    auto packed = a4 ? matmul::pack_a_int4({static_cast<const uint8_t*>(a), packed_bytes}, p, a_native)
+                     : matmul::pack_a_int8(qa.codes, p, {reinterpret_cast<int8_t*>(a_native.data()), a_native.size()});
+    if (!packed) return packed;
     if (auto s = kmd_.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s;
+    const auto elements = static_cast<size_t>(matmul::c_elements_per_slice(p));
     for (const matmul::SliceGroup& g : x.groups) {
       if (auto r = kmd_.submit(g.desc); !r) return r.error();
       for (int64_t i = 0; i < g.count; ++i) {
         const driver::Bo& cb = *x.c[static_cast<size_t>(i)];
         if (auto s = kmd_.bo_sync(cb, driver::SyncDir::from_device); !s) return s;
-        std::span<const int32_t> native{reinterpret_cast<const int32_t*>(cb.map()),
-                                        static_cast<size_t>(matmul::c_elements_per_slice(p))};
-        if (auto s = matmul::unpack_c_int32(native, p, acc); !s) return s;
-        if (auto s = sink(g.first_slice + i, acc); !s) return s;
+        auto s = a4 ? matmul::unpack_c_int16({reinterpret_cast<const int16_t*>(cb.map()), elements}, p, acc, true)
+                    : matmul::unpack_c_int32({reinterpret_cast<const int32_t*>(cb.map()), elements}, p, acc);
+        if (!s) return s;
+        if (auto t = sink(g.first_slice + i, acc); !t) return t;
       }
     }
     return Status::success();
   }
 
-  // At most this many (M, cores) shapes keep contexts; the least recently used is dropped.
-  static constexpr size_t kMaxShapes = 4;
-  using Key = std::pair<int64_t, int>;
-  struct Entry {
-    std::unique_ptr<matmul::Context> ctx;
-    uint64_t last_used = 0;
-  };
-
-  Result<matmul::Context*> context(int64_t m, int cores) {
-    if (auto it = contexts_.find({m, cores}); it != contexts_.end()) {
+  Result<matmul::Context*> context(Variant& v, matmul::DType dtype, int64_t m, int cores) {
+    if (auto it = v.contexts.find({m, cores}); it != v.contexts.end()) {
       it->second.last_used = ++clock_;
       return it->second.ctx.get();
     }
     auto plan = per_channel() ? matmul::make_plan(matmul::Shape{m, w_.k(), w_.n()},
-                                                  matmul::PlanOptions{.dtype = matmul::DType::int8, .cores = cores, .mc_cap = 0})
-                              : group_plan(m, w_.k(), w_.n(), w_.group_width(), cores);
+                                                  matmul::PlanOptions{.dtype = dtype, .cores = cores, .mc_cap = 0})
+                              : group_plan(m, w_.k(), w_.n(), w_.group_width(), cores, dtype);
     if (!plan) return plan.error();
-    auto ctx = matmul::build_context(kmd_, std::move(*plan), per_channel() ? resident_->bo() : *weights_bo_);
+    auto ctx = matmul::build_context(kmd_, std::move(*plan), per_channel() ? v.resident->bo() : *v.bo);
     if (!ctx) return ctx.error();
-    if (contexts_.size() >= kMaxShapes)
-      contexts_.erase(std::min_element(contexts_.begin(), contexts_.end(), [](const auto& x, const auto& y) {
+    if (v.contexts.size() >= kMaxShapes)
+      v.contexts.erase(std::min_element(v.contexts.begin(), v.contexts.end(), [](const auto& x, const auto& y) {
         return x.second.last_used < y.second.last_used;
       }));
     matmul::Context* raw = ctx->get();
-    contexts_.emplace(Key{m, cores}, Entry{std::move(*ctx), ++clock_});
+    v.contexts.emplace(Key{m, cores}, Entry{std::move(*ctx), ++clock_});
     return raw;
   }
 
   driver::Kmd& kmd_;
   const QuantWeights& w_;
-  std::unique_ptr<matmul::ResidentWeights> resident_;  // per-channel
-  std::unique_ptr<driver::Bo> weights_bo_;             // per-group, packed by group_plan's slices
-  std::map<Key, Entry> contexts_;
+  Variant variants_[2];  // [0] int8, [1] int4
   uint64_t clock_ = 0;
 };
 
@@ -162,7 +197,7 @@ std::unique_ptr<GroupMatmul> make_cpu_group_matmul(const QuantWeights& w) {
 
 Result<std::unique_ptr<GroupMatmul>> make_npu_group_matmul(driver::Kmd& kmd, const QuantWeights& w) {
   auto b = std::make_unique<NpuGroupMatmul>(kmd, w);
-  if (auto s = b->upload(); !s) return s.error();
+  if (auto s = b->upload_int8(); !s) return s.error();
   return std::unique_ptr<GroupMatmul>(std::move(b));
 }
 

@@ -4,13 +4,16 @@
 
 namespace ork::quant {
 
-Result<matmul::Plan> group_plan(int64_t m, int64_t k, int64_t n, int64_t group_width, int cores) {
+Result<matmul::Plan> group_plan(int64_t m, int64_t k, int64_t n, int64_t group_width, int cores,
+                                matmul::DType dtype) {
   if (group_width < matmul::kKAlign || group_width % matmul::kKAlign != 0 || group_width > matmul::kMaxFullK)
     return make_error(-EINVAL, fmt::format("group width {}: must be a multiple of {} up to {}", group_width,
                                            matmul::kKAlign, matmul::kMaxFullK));
   auto base = matmul::make_plan(matmul::Shape{m, group_width, n},
-                                matmul::PlanOptions{.dtype = matmul::DType::int8, .cores = cores, .mc_cap = 0});
+                                matmul::PlanOptions{.dtype = dtype, .cores = cores, .mc_cap = 0});
   if (!base) return base.error();
+  if (base->slices != 1)
+    return make_error(-EINVAL, fmt::format("group width {}: wider than one {} task", group_width, matmul::dtype_name(dtype)));
   matmul::Plan p = *base;
   const int64_t groups = (k + group_width - 1) / group_width;
   const int64_t tail_kt = (k - (groups - 1) * group_width + matmul::kKAlign - 1) / matmul::kKAlign * matmul::kKAlign;

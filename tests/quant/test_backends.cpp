@@ -1,5 +1,5 @@
-// Every mode x {per-channel, group 32/64/128} x shapes x cores through the C API on emu-rknpu,
-// emu-rocket and cpu: bit-identical to the reference (lib/quant/reference.h).
+// Every mode (w8a8, w4a8, w4a4) x {per-channel, group 32/64/128} x shapes x cores through the
+// C API on emu-rknpu, emu-rocket and cpu: bit-identical to the reference (lib/quant/reference.h).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -64,13 +64,13 @@ std::string run_case(ork_device* dev, Mode mode, int64_t group, Shape s, int cor
 
 class QuantBackends : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(QuantBackends, W8A8AndW4A8MatchTheReference) {
+TEST_P(QuantBackends, EveryModeMatchesTheReference) {
   DevicePtr dev = open(GetParam());
   ASSERT_TRUE(dev);
   ork_device_info info{};
   ASSERT_EQ(ork_device_get_info(dev.get(), &info), ORK_OK);
   uint32_t seed = 100;
-  for (Mode mode : {Mode{8, 8}, Mode{4, 8}})
+  for (Mode mode : {Mode{8, 8}, Mode{4, 8}, Mode{4, 4}})
     for (int64_t group : kGroups)
       for (Shape s : kShapes)
         for (int cores = 1; cores <= info.cores; ++cores) {
@@ -84,25 +84,27 @@ TEST_P(QuantBackends, W8A8AndW4A8MatchTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, QuantBackends, ::testing::Values("emu-rknpu", "emu-rocket", "cpu"));
 
-// w4a4 on the cpu backend (int4 codes are exact int8 values for its kernel).
-TEST(QuantW4A4, CpuMatchesTheReference) {
-  DevicePtr dev = open("cpu");
-  uint32_t seed = 500;
-  for (int64_t group : kGroups)
-    for (Shape s : kShapes)
-      for (bool per_row : {false, true}) {
-        const std::string diff = run_case(dev.get(), Mode{4, 4}, group, s, 1, per_row, seed++);
-        ASSERT_EQ(diff, "") << "group " << group << " " << s.m << "x" << s.k << "x" << s.n;
-      }
-}
-
-// On an NPU backend w4a4 needs the native int4 path, which the runner does not offer yet:
-// a clear refusal, not a silent widening.
-TEST(QuantW4A4, NpuBackendsSayItIsNotThereYet) {
-  for (const char* name : {"emu-rknpu", "emu-rocket"}) {
+// w4a4 and w4a8 from the same weights on one device: the int8 copy (widened) and the native
+// int4 copy are separate, and each matches the reference.
+TEST(QuantW4, BothActivationWidthsFromOneWeights) {
+  for (const char* name : {"emu-rknpu", "emu-rocket", "cpu"}) {
     DevicePtr dev = open(name);
-    const std::string diff = run_case(dev.get(), Mode{4, 4}, 32, Shape{2, 64, 32}, 1, false, 9);
-    EXPECT_NE(diff.find("w4a4 needs the NPU's native int4 x int4 path"), std::string::npos) << diff;
+    const int64_t m = 9, k = 200, n = 70;
+    for (int64_t group : kGroups) {
+      const auto w = random_matrix(k, n, 31);
+      ork_quant_options qo{sizeof(qo), 4, static_cast<int32_t>(group)};
+      ork_qweights* raw = nullptr;
+      ASSERT_EQ(ork_qweights_create(dev.get(), w.data(), k, n, &qo, &raw), ORK_OK) << ork_last_error();
+      QWeightsPtr qw(raw);
+      for (int abits : {4, 8, 4}) {
+        const auto a = random_matrix(m, k, 32 + abits);
+        std::vector<float> c(static_cast<size_t>(m * n));
+        ork_qmatmul_options mo{sizeof(mo), abits, 0, 1};
+        ASSERT_EQ(ork_qmatmul(dev.get(), qw.get(), a.data(), m, c.data(), &mo), ORK_OK) << ork_last_error();
+        auto want = reference::qmatmul(a, w, m, k, n, {Bits::int4, group}, {abits == 8 ? Bits::int8 : Bits::int4, false});
+        ASSERT_EQ(first_difference(c, *want, n), "") << name << " group " << group << " a" << abits;
+      }
+    }
   }
 }
 
@@ -136,11 +138,12 @@ namespace {
 TEST(QuantBackendsWideK, SlicedPerChannelAndManyGroups) {
   const Shape s{4, 8192 + 40, 64};
   for (const char* name : {"emu-rknpu", "emu-rocket", "cpu"})
-    for (int64_t group : {0, 128}) {
-      DevicePtr dev = open(name);
-      const std::string diff = run_case(dev.get(), Mode{8, 8}, group, s, name[0] == 'c' ? 1 : 3, true, 4242);
-      ASSERT_EQ(diff, "") << name << " group " << group;
-    }
+    for (int64_t group : {0, 128})
+      for (Mode mode : {Mode{8, 8}, Mode{4, 4}}) {  // w4a4 per-channel: the runner's 480-wide int4 slices
+        DevicePtr dev = open(name);
+        const std::string diff = run_case(dev.get(), mode, group, s, name[0] == 'c' ? 1 : 3, true, 4242);
+        ASSERT_EQ(diff, "") << name << " w" << mode.wbits << "a" << mode.abits << " group " << group;
+      }
 }
 
 }  // namespace
