@@ -18,7 +18,8 @@ namespace ork::quant {
 namespace {
 
 // cpu: lib/ref's fast int8 kernel per group (exact integer arithmetic, bit-identical to its
-// oracle). int4 codes are widened per call, so host memory keeps two codes per byte.
+// oracle; int4 codes are exact int8 values, so w4a4 needs nothing else). int4 weight codes
+// are widened per call, so host memory keeps two codes per byte.
 class CpuGroupMatmul final : public GroupMatmul {
  public:
   explicit CpuGroupMatmul(const QuantWeights& w) : w_(w) {}
@@ -47,7 +48,6 @@ class CpuGroupMatmul final : public GroupMatmul {
     }
     return Status::success();
   }
-  bool native_int4() const override { return true; }  // int4 codes are exact int8 values
 
  private:
   const QuantWeights& w_;  // owned by the QuantMatmul that owns this backend
@@ -92,7 +92,6 @@ class NpuGroupMatmul final : public GroupMatmul {
     }
     return run_groups(**ctx, a, packed.size(), qa, acc, sink);
   }
-  bool native_int4() const override { return true; }
 
  private:
   struct Entry {

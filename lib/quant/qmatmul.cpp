@@ -29,9 +29,6 @@ Status QuantMatmul::group_sums(const QuantActivations& qa, int cores, const Grou
   if (qa.k != w.k()) return make_error(-EINVAL, fmt::format("A has K = {}, the weights K = {}", qa.k, w.k()));
   if (qa.scheme.bits == Bits::int4 && w.scheme().bits == Bits::int8)
     return make_error(-EINVAL, "int4 activations with int8 weights (w8a4) is not a mode: use w8a8, w4a8 or w4a4");
-  if (qa.scheme.bits == Bits::int4 && !backend_->native_int4())
-    return make_error(-EOPNOTSUPP, "w4a4 needs the NPU's native int4 x int4 path, which the runner does not offer "
-                                   "yet (issue 7): use w4a8, or the cpu backend");
   return backend_->run(qa, cores, sink);
 }
 

@@ -3,9 +3,10 @@
 // partials dequantised on the host in the order reference.h defines.
 //
 // Per-group scales need an integer sum per group: on an NPU backend all groups run in one
-// submit as K-slices of the group width, each slice writing its own output (group_plan.h),
-// codes widened to int8 when uploaded; per-channel is the runner's ordinary int8 matmul. On
-// the cpu backend, the fast int8 kernel of lib/ref over each group's rows.
+// submit as K-slices of the group width, each slice writing its own output (group_plan.h):
+// int8 for 8-bit activations (int4 codes widened when uploaded), native int4 for w4a4;
+// per-channel is the runner's ordinary matmul. On the cpu backend, the fast int8 kernel of
+// lib/ref over each group's rows.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +35,6 @@ class GroupMatmul {
   virtual ~GroupMatmul() = default;
   // acc_g = qa[:, group g] x W_g for every group, handed to `sink` in increasing g.
   virtual Status run(const QuantActivations& qa, int cores, const GroupSink& sink) = 0;
-  // True when this backend runs int4 x int4 (w4a4).
-  virtual bool native_int4() const = 0;
 };
 
 class QuantMatmul {
