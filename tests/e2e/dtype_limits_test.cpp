@@ -1,0 +1,207 @@
+// The fp16 and int4 hardware limits (seed 004, docs/emulator.md, docs/dtypes.md): each shown
+// with a hand-built plan that breaks it, run through the real emitter and kernel interface
+// (run_plan_once_any), next to the planner's own plan for the shape, which is exact.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "driver/emu/kernel/fake_kernel.h"
+#include "driver/kmd/kmd.h"
+#include "lib/matmul/context.h"
+#include "lib/matmul/plan.h"
+#include "lib/ref/fp16.h"
+#include "lib/ref/oracle.h"
+
+namespace {
+
+using namespace ork::matmul;
+
+struct Fp16Operands {
+  std::vector<uint16_t> a, w;
+  std::vector<float> want;
+};
+
+Fp16Operands fp16_operands(int64_t m, int64_t k, int64_t n, int64_t slice_k) {
+  std::mt19937 rng(static_cast<unsigned>(m * 31 + k * 7 + n));
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  Fp16Operands o;
+  o.a.resize(static_cast<size_t>(m * k));
+  o.w.resize(static_cast<size_t>(k * n));
+  for (auto& x : o.a) x = ork::ref::float_to_half(d(rng));
+  for (auto& x : o.w) x = ork::ref::float_to_half(d(rng));
+  o.want.resize(static_cast<size_t>(m * n));
+  EXPECT_TRUE(ork::ref::matmul_fp16_sliced(o.a, o.w, o.want, {m, k, n}, slice_k).ok());
+  return o;
+}
+
+Plan plan_for(DType dt, int64_t m, int64_t k, int64_t n, int cores = 1) {
+  auto p = make_plan({m, k, n}, {.dtype = dt, .cores = cores, .mc_cap = 0});
+  EXPECT_TRUE(p.ok()) << p.error().message;
+  return *p;
+}
+
+// One K-reduction task of mc rows over the whole (single-slice) shape.
+Plan one_kreduction_task(DType dt, int64_t m, int64_t k, int64_t n, uint32_t data_banks) {
+  Plan p = plan_for(dt, m, k, n);
+  Task t = p.tasks.front();
+  t.m0 = 0;
+  t.mc = m;
+  t.n0 = 0;
+  t.nt = p.np;
+  t.schedule = Schedule::k_reduction;
+  t.data_banks = data_banks;
+  t.weight_banks = 12 - data_banks;
+  t.feature_grains = static_cast<uint32_t>(std::min<int64_t>(m + 1, resident_rows(t.kt)));
+  p.tasks = {t};
+  p.mc = m;
+  p.schedule = Schedule::k_reduction;
+  return p;
+}
+
+int64_t bad_rows(const std::vector<float>& got, const std::vector<float>& want, int64_t n) {
+  int64_t bad = 0;
+  for (size_t r = 0; r < got.size() / static_cast<size_t>(n); ++r)
+    bad += !std::equal(got.begin() + r * n, got.begin() + (r + 1) * n, want.begin() + r * n);
+  return bad;
+}
+
+class DtypeLimits : public ::testing::TestWithParam<ork::driver::KmdKind> {
+ protected:
+  void SetUp() override {
+    auto k = ork::driver::discover(fake_, GetParam());
+    ASSERT_TRUE(k.ok()) << k.error().message;
+    kmd_ = std::move(*k);
+  }
+  template <class A, class W, class C>
+  ork::Status run(const Plan& p, const A& a, const W& w, C& c) {
+    return run_plan_once_any(*kmd_, p, a.data(), w.data(), c.data());
+  }
+  ork::emu::FakeKernel fake_;
+  std::unique_ptr<ork::driver::Kmd> kmd_;
+};
+
+// Seed 004 rule 1: fp16 on the K-reduction schedule at K = 2048 is exact for 8 rows and
+// wrong from 9 (the emulator: rows >= 8 read row r mod 8).
+TEST_P(DtypeLimits, Fp16KReductionExactAt8RowsWrongAt9) {
+  const int64_t k = 2048, n = 32;
+  for (int64_t m : {8, 9}) {
+    const Fp16Operands o = fp16_operands(m, k, n, k);
+    std::vector<float> got(o.want.size());
+    ASSERT_TRUE(run(one_kreduction_task(DType::fp16, m, k, n, 8), o.a, o.w, got).ok());
+    if (m == 8) EXPECT_EQ(got, o.want);
+    else EXPECT_EQ(bad_rows(got, o.want, n), 1) << "row 8 must compute with row 0's feature";
+  }
+}
+
+// Seed 004 rule 2: the single-core path of the seed's driver used sched=1 with 64-row tiles
+// at Kp >= 2048 (the multi-core path had a guard) and returned garbage for M > 8. That
+// plan, hand-built, is wrong here too; the planner's single-core plan is exact.
+TEST_P(DtypeLimits, Fp16SingleCoreWithoutTheGuardIsGarbage) {
+  const int64_t m = 64, k = 2048, n = 32;
+  const Fp16Operands o = fp16_operands(m, k, n, k);
+  std::vector<float> got(o.want.size());
+  ASSERT_TRUE(run(one_kreduction_task(DType::fp16, m, k, n, 8), o.a, o.w, got).ok());
+  EXPECT_EQ(bad_rows(got, o.want, n), m - 8);
+  const Plan guarded = plan_for(DType::fp16, m, k, n, 1);
+  ASSERT_TRUE(run(guarded, o.a, o.w, got).ok());
+  EXPECT_EQ(got, o.want);
+}
+
+// fp16 at K = 4096: one 64-row group is 512 KiB, more than 11 banks; on the K-reduction
+// schedule it wraps and every row is wrong. The planner takes the resident-row schedule.
+TEST_P(DtypeLimits, Fp16FullK4096NeedsTheResidentRowSchedule) {
+  const int64_t m = 8, k = 4096, n = 16;
+  const Fp16Operands o = fp16_operands(m, k, n, k);
+  std::vector<float> got(o.want.size());
+  ASSERT_TRUE(run(one_kreduction_task(DType::fp16, m, k, n, 11), o.a, o.w, got).ok());
+  EXPECT_EQ(bad_rows(got, o.want, n), m);
+  const Plan p = plan_for(DType::fp16, m, k, n);
+  ASSERT_EQ(p.schedule, Schedule::resident_rows);
+  ASSERT_TRUE(run(p, o.a, o.w, got).ok());
+  EXPECT_EQ(got, o.want);
+}
+
+// fp16 past 4096 in one task wedges (every dtype, docs/emulator.md); the planner slices.
+TEST_P(DtypeLimits, Fp16FullKPast4096Wedges) {
+  const int64_t m = 4, k = 4128, n = 16;
+  Plan p = plan_for(DType::fp16, m, k, n);
+  ASSERT_EQ(p.slices, 3);
+  const Fp16Operands o = fp16_operands(m, k, n, p.slice_k);
+  std::vector<float> got(o.want.size());
+  ASSERT_TRUE(run(p, o.a, o.w, got).ok());
+  EXPECT_EQ(got, o.want);
+  Task t = p.tasks.front();
+  t.kt = p.kp;
+  t.slice = 0;
+  p.tasks = {t};
+  p.slices = 1;
+  p.slice_k = p.kp;
+  auto s = run(p, o.a, o.w, got);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, -ETIMEDOUT) << s.error().message;
+}
+
+// int4: a full-K task at K = 4096 of (-8) x (-8) sums 262144, saturated to 32767 in int16;
+// the planner's 480-wide slices return the exact sum.
+TEST_P(DtypeLimits, Int4PartialsSaturateUnlessSliced) {
+  const int64_t m = 2, k = 4096, n = 64;
+  const std::vector<uint8_t> a(static_cast<size_t>(m * k / 2), 0x88), w(static_cast<size_t>(k * n / 2), 0x88);
+  std::vector<int32_t> got(static_cast<size_t>(m * n));
+  Plan full = plan_for(DType::int4, m, k, n);
+  ASSERT_GT(full.slices, 1);
+  ASSERT_TRUE(run(full, a, w, got).ok());
+  EXPECT_EQ(got, std::vector<int32_t>(got.size(), 64 * k));
+  Task t = full.tasks.front();
+  t.kt = full.kp;
+  t.slice = 0;
+  t.schedule = Schedule::resident_rows;
+  full.tasks = {t};
+  full.slices = 1;
+  full.slice_k = full.kp;
+  full.schedule = Schedule::resident_rows;
+  ASSERT_TRUE(run(full, a, w, got).ok());
+  EXPECT_EQ(got, std::vector<int32_t>(got.size(), 32767));
+}
+
+INSTANTIATE_TEST_SUITE_P(BothInterfaces, DtypeLimits,
+                         ::testing::Values(ork::driver::KmdKind::rknpu, ork::driver::KmdKind::rocket),
+                         [](const auto& info) { return std::string(ork::driver::kmd_kind_name(info.param)); });
+
+// Accuracy: fp16 results against a float64 dot product of the same halves. Bound (docs/
+// dtypes.md): |c - exact| <= 1.01 * K * 2^-24 * sum_k |a_k b_k| for fp32 C (K - 1 fp32 adds
+// per cell in any slice grouping, each relative error <= 2^-24); fp16 C adds half an fp16 ulp,
+// 2^-11 |c|.
+TEST(Fp16Accuracy, WithinTheDocumentedBoundOfFloat64) {
+  ork::emu::FakeKernel fake;
+  auto kmd = ork::driver::discover(fake, ork::driver::KmdKind::rknpu);
+  ASSERT_TRUE(kmd.ok());
+  for (int64_t k : {96, 2048, 6144}) {
+    const int64_t m = 3, n = 16;
+    const Plan p = plan_for(DType::fp16, m, k, n);
+    const Fp16Operands o = fp16_operands(m, k, n, p.slice_k);
+    std::vector<float> got(o.want.size());
+    ASSERT_TRUE(run_plan_once_any(**kmd, p, o.a.data(), o.w.data(), got.data()).ok());
+    EXPECT_EQ(got, o.want);
+    auto ph = make_plan({m, k, n}, {.dtype = DType::fp16, .cores = 1, .fp16_out = true});
+    std::vector<uint16_t> half(o.want.size());
+    ASSERT_TRUE(run_plan_once_any(**kmd, *ph, o.a.data(), o.w.data(), half.data()).ok());
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) {
+        double exact = 0, mag = 0;
+        for (int64_t i = 0; i < k; ++i) {
+          const double x = double(ork::ref::half_to_float(o.a[r * k + i])) * ork::ref::half_to_float(o.w[i * n + c]);
+          exact += x;
+          mag += std::fabs(x);
+        }
+        const double bound = 1.01 * double(k) * std::ldexp(1.0, -24) * mag;
+        const double got32 = got[r * n + c];
+        EXPECT_LE(std::fabs(got32 - exact), bound) << "K " << k << " cell " << r << "," << c;
+        const double got16 = ork::ref::half_to_float(half[r * n + c]);
+        EXPECT_LE(std::fabs(got16 - exact), bound + std::ldexp(std::fabs(got32), -11)) << "K " << k;
+      }
+  }
+}
+
+}  // namespace
