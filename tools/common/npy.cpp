@@ -21,7 +21,13 @@ bool descr_matches(const std::string& descr, NpyDtype dtype) {
     return descr == "|i1" || descr == "<i1" || descr == ">i1" || descr == "=i1" ||
            descr == "i1";
   }
+  if (dtype == NpyDtype::fp32) return descr == "<f4";  // little-endian IEEE binary32
+  if (dtype == NpyDtype::fp16) return descr == "<f2";  // little-endian IEEE binary16
   return descr == "<i4";  // little-endian only: we copy the bytes as they are
+}
+
+const char* dtype_word(NpyDtype dtype) {
+  return dtype == NpyDtype::int8 ? "int8" : dtype == NpyDtype::int32 ? "int32" : dtype == NpyDtype::fp16 ? "float16" : "float32";
 }
 
 std::string shape_string(const std::vector<int64_t>& shape) {
@@ -41,8 +47,10 @@ Error io_error(const std::string& path, const char* what) {
 
 }  // namespace
 
-const char* npy_descr(NpyDtype dtype) { return dtype == NpyDtype::int8 ? "|i1" : "<i4"; }
-int64_t npy_itemsize(NpyDtype dtype) { return dtype == NpyDtype::int8 ? 1 : 4; }
+const char* npy_descr(NpyDtype dtype) {
+  return dtype == NpyDtype::int8 ? "|i1" : dtype == NpyDtype::int32 ? "<i4" : dtype == NpyDtype::fp16 ? "<f2" : "<f4";
+}
+int64_t npy_itemsize(NpyDtype dtype) { return dtype == NpyDtype::int8 ? 1 : dtype == NpyDtype::fp16 ? 2 : 4; }
 
 Result<NpyMatrix> npy_parse_matrix(std::span<const uint8_t> file, NpyDtype dtype,
                                    std::string_view name) {
@@ -51,7 +59,7 @@ Result<NpyMatrix> npy_parse_matrix(std::span<const uint8_t> file, NpyDtype dtype
   const NpyHeader& h = *parsed;
   if (!descr_matches(h.descr, dtype))
     return make_error(-EINVAL, fmt::format("{}: wrong dtype '{}': expected {} ('{}')", name,
-                                           h.descr, dtype == NpyDtype::int8 ? "int8" : "int32",
+                                           h.descr, dtype_word(dtype),
                                            npy_descr(dtype)));
   if (h.fortran_order)
     return make_error(-EINVAL, fmt::format("{}: Fortran order (column-major) is not supported: "

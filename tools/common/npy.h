@@ -23,9 +23,10 @@
 namespace ork::tools {
 
 // The element types the tools read and write.
-enum class NpyDtype { int8, int32 };
+enum class NpyDtype { int8, int32, fp32, fp16 };
 
-// The dtype string NumPy writes for it: "|i1" for int8, "<i4" for int32.
+// The dtype string NumPy writes for it: "|i1" for int8, "<i4" for int32, "<f4" for fp32,
+// "<f2" for fp16 (IEEE binary16, little-endian).
 const char* npy_descr(NpyDtype dtype);
 int64_t npy_itemsize(NpyDtype dtype);
 
