@@ -1,9 +1,12 @@
 // ork_matmul: C = A x B from .npy files through libork, for scripts and cross-checks with
 // numpy. A is int8 M x K, B int8 K x N (C order), C is written as int32 M x N ('<i4').
+// With --quant w8a8|w4a8|w4a4: A and B are fp32 ('<f4'), quantised by libork (B per-channel
+// or per --group 32/64/128, A per tensor or --per-row), C is fp32 (docs/quantisation.md).
 // Exit 0 ok, 1 when the device or the job failed, 2 on bad usage or bad input files.
 #include <bit>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +27,9 @@ struct Args {
   std::string a_path, b_path, out_path, device;
   int cores = 0;
   int mc_cap = 0;
+  std::string quant;  // "" = plain int8; else w8a8, w4a8, w4a4
+  int group = 0;
+  bool per_row = false;
   bool quiet = false;
   bool json = false;
 };
@@ -95,15 +101,53 @@ int multiply(const Args& args, const NpyMatrix& a, const NpyMatrix& b, std::vect
   return code(Exit::ok);
 }
 
+// The quantised matmul: fp32 B quantised once, fp32 A per call, fp32 C.
+int multiply_quant(const Args& args, const NpyMatrix& a, const NpyMatrix& b, std::vector<float>& c,
+                   ork_device_info& info, Timing& t) {
+  const int wbits = args.quant == "w8a8" ? 8 : 4, abits = args.quant == "w4a4" ? 4 : 8;
+  auto t0 = std::chrono::steady_clock::now();
+  ork_device* raw = nullptr;
+  ork_status st = ork_device_open(args.device.empty() ? nullptr : args.device.c_str(), &raw);
+  DevicePtr device(raw);
+  if (st == ORK_OK) st = ork_device_get_info(device.get(), &info);
+  t.open_ms = ms_since(t0);
+  if (st != ORK_OK) {
+    fmt::print(stderr, "ork_matmul: device {}: {}\n", device_label(args.device), describe_failure(st));
+    return code(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed);
+  }
+  t0 = std::chrono::steady_clock::now();
+  ork_quant_options qo{sizeof(qo), wbits, args.group};
+  ork_qweights* q = nullptr;
+  st = ork_qweights_create(device.get(), reinterpret_cast<const float*>(b.bytes.data()), b.rows, b.cols, &qo, &q);
+  std::unique_ptr<ork_qweights, decltype(&ork_qweights_destroy)> weights(q, &ork_qweights_destroy);
+  t.weights_ms = ms_since(t0);
+  if (st != ORK_OK) {
+    fmt::print(stderr, "ork_matmul: weights from {}: {}\n", args.b_path, describe_failure(st));
+    return code(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed);
+  }
+  ork_qmatmul_options mo{sizeof(mo), abits, args.per_row ? 1 : 0, args.cores};
+  c.assign(static_cast<size_t>(a.rows * b.cols), 0.0f);
+  t0 = std::chrono::steady_clock::now();
+  st = ork_qmatmul(device.get(), weights.get(), reinterpret_cast<const float*>(a.bytes.data()), a.rows, c.data(), &mo);
+  t.matmul_ms = ms_since(t0);
+  if (st != ORK_OK) {
+    fmt::print(stderr, "ork_matmul: matmul: {}\n", describe_failure(st));
+    return code(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed);
+  }
+  return code(Exit::ok);
+}
+
 void report(const Args& args, const NpyMatrix& a, const NpyMatrix& b,
             const ork_device_info& info, const Timing& t) {
   const std::string cores = args.cores ? fmt::format("{}", args.cores)
                                        : fmt::format("{} (all)", info.cores);
   if (!args.quiet) {
     fmt::print(stderr,
-               "ork_matmul: C[{} x {}] int32 = A[{} x {}] x B[{} x {}] int8 on {}{} ({}{}), "
+               "ork_matmul: C[{} x {}] {} = A[{} x {}] x B[{} x {}] {} on {}{} ({}{}), "
                "cores {}, matmul {:.3f} ms (open {:.3f} ms, weights {:.3f} ms) -> {}\n",
-               a.rows, b.cols, a.rows, a.cols, b.rows, b.cols, device_label(args.device),
+               a.rows, b.cols, args.quant.empty() ? "int32" : "fp32", a.rows, a.cols, b.rows, b.cols,
+               args.quant.empty() ? "int8" : fmt::format("fp32 as {} group {}", args.quant, args.group),
+               device_label(args.device),
                info.emulated ? " [emulated]" : "", info.backend,
                info.kernel_interface[0] ? fmt::format(" via {}", info.kernel_interface) : "",
                cores, t.matmul_ms, t.open_ms, t.weights_ms, args.out_path);
@@ -114,15 +158,35 @@ void report(const Args& args, const NpyMatrix& a, const NpyMatrix& b,
                         {"kernel_interface", info.kernel_interface},
                         {"emulated", info.emulated != 0}, {"cores", args.cores},
                         {"device_cores", info.cores}, {"mc_cap", args.mc_cap},
+                        {"quant", args.quant}, {"group", args.group}, {"per_row", args.per_row},
                         {"open_ms", t.open_ms}, {"weights_ms", t.weights_ms},
                         {"matmul_ms", t.matmul_ms}, {"out", args.out_path}};
     fmt::print("{}\n", j.dump(2));
   }
 }
 
+int run_quant(const Args& args) {
+  Result<NpyMatrix> a = npy_read_matrix(args.a_path, NpyDtype::fp32);
+  if (!a) return fail(Exit::bad_usage, a.error().message);
+  Result<NpyMatrix> b = npy_read_matrix(args.b_path, NpyDtype::fp32);
+  if (!b) return fail(Exit::bad_usage, b.error().message);
+  if (Status s = check_shapes(args, *a, *b); !s) return fail(Exit::bad_usage, s.error().message);
+  std::vector<float> c;
+  ork_device_info info{};
+  Timing timing;
+  if (int rc = multiply_quant(args, *a, *b, c, info, timing); rc != 0) return rc;
+  auto c_bytes = std::as_bytes(std::span<const float>(c));
+  Status written = npy_write_matrix(args.out_path, NpyDtype::fp32, a->rows, b->cols,
+                                    {reinterpret_cast<const uint8_t*>(c_bytes.data()), c_bytes.size()});
+  if (!written) return fail(Exit::check_failed, written.error().message);
+  report(args, *a, *b, info, timing);
+  return code(Exit::ok);
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"ork_matmul: C = A x B through libork.\n"
                "A: int8 M x K .npy, B: int8 K x N .npy (C order); C: int32 M x N .npy.\n"
+               "--quant w8a8|w4a8|w4a4: A, B and C are fp32 .npy, quantised by libork.\n"
                "Exit 0 ok, 1 device or job failure, 2 bad usage or bad input files."};
   Args args;
   app.add_option("--a", args.a_path, "A: int8 M x K .npy ('|i1', C order)")->required();
@@ -135,9 +199,18 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(0, 3));
   app.add_option("--mc-cap", args.mc_cap, "cap on rows per M-tile; 0 = the bank limit")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--quant", args.quant, "quantised fp32 matmul: w8a8, w4a8 or w4a4 (A, B, C are fp32 .npy)")
+      ->check(CLI::IsMember({"w8a8", "w4a8", "w4a4"}));
+  app.add_option("--group", args.group, "with --quant: weight scales per group of 32, 64 or 128 along K; 0 = "
+                                        "per output column")
+      ->check(CLI::IsMember({0, 32, 64, 128}));
+  app.add_flag("--per-row", args.per_row, "with --quant: one activation scale per row of A");
   app.add_flag("--quiet,-q", args.quiet, "print nothing on success");
   app.add_flag("--json", args.json, "print what ran as JSON on stdout");
   if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  if (args.quant.empty() && (args.group != 0 || args.per_row))
+    return fail(Exit::bad_usage, "--group and --per-row need --quant");
+  if (!args.quant.empty()) return run_quant(args);
 
   Result<NpyMatrix> a = npy_read_matrix(args.a_path, NpyDtype::int8);
   if (!a) return fail(Exit::bad_usage, a.error().message);
