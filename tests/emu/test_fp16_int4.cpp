@@ -99,7 +99,9 @@ TEST(Fp16, KReductionScheduleIsWrongFromRow9AtK2048) {
       const size_t src = m < 8 ? m : m % 8;
       for (size_t n = 0; n < N; ++n) ASSERT_EQ(c_at<float>(r.C->bytes, M, m, n), want[src * N + n]) << M << " " << m;
     }
-    if (M > 8) EXPECT_NE(c_at<float>(r.C->bytes, M, M - 1, 0), want[(M - 1) * N]) << M;  // really wrong
+    if (M > 8) {
+      EXPECT_NE(c_at<float>(r.C->bytes, M, M - 1, 0), want[(M - 1) * N]) << M;  // really wrong
+    }
   }
 }
 

@@ -81,7 +81,9 @@ TEST(Regs, LookupsFindEveryRegisterOnce) {
     EXPECT_EQ(R::find_reg(r.block, r.offset), &r);
     EXPECT_EQ(R::find_reg_for_target(R::target_of(r.block), r.offset), &r);
     EXPECT_EQ(R::find_reg(std::string_view(r.name)), &r);
-    if (r.block != R::Block::global) EXPECT_EQ(R::block_for_offset(r.offset)->block, r.block) << r.name;
+    if (r.block != R::Block::global) {
+      EXPECT_EQ(R::block_for_offset(r.offset)->block, r.block) << r.name;
+    }
   }
   EXPECT_STREQ(R::find_reg(0x1020)->name, "CNA_DATA_SIZE0");
   EXPECT_STREQ(R::find_reg(0x0008)->name, "PC_OPERATION_ENABLE");

@@ -33,7 +33,9 @@ TEST(Robustness, RandomRegisterWritesNeverCrashOrEscapeBos) {
     rc.finish(0, 0, rng() % 4 == 0 ? static_cast<uint32_t>(rng() & 0x7f) : regcmd::kOpEnCnaCoreDpu);
     const ChainResult r = run_one(dev, {rc.entries().begin(), rc.entries().end()});
     statuses[static_cast<int>(r.status)]++;
-    if (r.status != CoreStatus::ok) EXPECT_FALSE(r.message.empty());
+    if (r.status != CoreStatus::ok) {
+      EXPECT_FALSE(r.message.empty());
+    }
     for (uint8_t v : guard.bytes) ASSERT_EQ(v, 0x77) << "round " << round;
   }
   std::printf("ok %d read %d write %d config %d wedged %d\n", statuses[0], statuses[1], statuses[2], statuses[3], statuses[4]);

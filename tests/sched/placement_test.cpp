@@ -107,7 +107,9 @@ TEST(Placement, PassOneWhenEveryOrderSwaps) {
       "load Lq writes=q cycles=30\nstart Q reads=q cycles=100\nwait Q\n").value();
   Graph g = build_graph(s).value();
   Schedule r = schedule(s, g, Options{}).value();
-  for (const Attempt& a : r.attempts) EXPECT_TRUE(a.pass != Pass::zero || !a.placed);
+  for (const Attempt& a : r.attempts) {
+    EXPECT_TRUE(a.pass != Pass::zero || !a.placed);
+  }
   EXPECT_EQ(r.pass, Pass::one);
   EXPECT_FALSE(r.swaps.empty());
   EXPECT_GT(r.makespan_input_priced, r.makespan_input);
