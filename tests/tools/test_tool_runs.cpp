@@ -251,7 +251,7 @@ TEST_F(ToolRuns, SparseCheckPassesOnSmallShapes) {
 TEST_F(ToolRuns, SparseCheckTextAndBadUsage) {
   RunResult r = run_tool({sparse_check_, "129", "1024", "64"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "M=129 K=1024 N=64 on default (emu via rknpu)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "M=129 K=1024 N=64 int8 on default (emu via rknpu)")) << r.out;
   EXPECT_TRUE(contains(r.out, "0 mismatch(es)")) << r.out;
   for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
            {"0", "32", "32"}, {"1", "32"}, {"1", "32", "32", "4"}, {"1", "x", "32"},

@@ -1,8 +1,10 @@
-// sparse_check M K N [cores]: fast sampled correctness of libork's int8 matmul at shapes
+// sparse_check M K N [cores]: fast sampled correctness of libork's matmul at shapes
 // whose full reference takes minutes (seed 004's tool, ours). Random seeded A (M x K) and W
 // (K x N) go through the C API on the device; cells chosen from the plan the library runs
 // (every M-tile, N-task, core and K-slice edge, plus random cells; --full: all) are compared
-// with full-K int64 dot products on the host.
+// with full-K int64 dot products on the host. --dtype int4 (W4A4) / w4a8 draw int4 values
+// (-8..7; w4a8 A full int8) and check the same way; --dtype fp16 checks bit for bit against
+// the defined fp16 order (verify_fp16.h), fp32 C or, with --out-dtype fp16, fp16 C.
 // Exit 0 all match, 1 a mismatch (or the device / job failed), 2 bad usage.
 #include <chrono>
 #include <cstdio>
@@ -17,6 +19,8 @@
 #include "tools/common/progress.h"
 #include "tools/sparse_check/cells.h"
 #include "tools/sparse_check/verify.h"
+#include "tools/sparse_check/verify_fp16.h"
+#include "lib/ref/fp16.h"
 
 namespace ork::tools {
 namespace {
@@ -33,7 +37,54 @@ struct Args {
   int mc_cap = 0;
   int64_t random_cells = 1024;
   bool json = false;
+  std::string dtype = "int8", out_dtype = "fp32";
 };
+
+// The operands of one run: integer values (int8, or int4 widened) or fp16 bit patterns, the
+// bytes handed to the C API, and C's bytes.
+struct Data {
+  std::vector<int8_t> a, w;
+  std::vector<uint16_t> ah, wh;
+  std::vector<uint8_t> a_api, w_api, c;
+};
+
+std::vector<uint8_t> pack_nibbles(const std::vector<int8_t>& v) {
+  std::vector<uint8_t> out((v.size() + 1) / 2, 0);
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i / 2] |= static_cast<uint8_t>((static_cast<uint8_t>(v[i]) & 0x0f) << (i % 2 ? 4 : 0));
+  return out;
+}
+
+void fill_int4(std::vector<int8_t>& v, SplitMix64& rng) {
+  for (auto& x : v) x = static_cast<int8_t>(rng.below(16) - 8);
+}
+
+// Halves of random sign, exponents 2^-3..2^1 and mantissas: finite, sums that round.
+void fill_fp16(std::vector<uint16_t>& v, SplitMix64& rng) {
+  for (auto& x : v) x = static_cast<uint16_t>((rng.next() & 0x83ff) | ((12 + rng.below(5)) << 10));
+}
+
+void make_data(const Args& a, Data& d) {
+  SplitMix64 rng(a.seed);
+  const size_t mk = static_cast<size_t>(a.m * a.k), kn = static_cast<size_t>(a.k * a.n);
+  if (a.dtype == "fp16") {
+    d.ah.resize(mk);
+    d.wh.resize(kn);
+    fill_fp16(d.ah, rng);
+    fill_fp16(d.wh, rng);
+    d.a_api.assign(reinterpret_cast<const uint8_t*>(d.ah.data()), reinterpret_cast<const uint8_t*>(d.ah.data() + mk));
+    d.w_api.assign(reinterpret_cast<const uint8_t*>(d.wh.data()), reinterpret_cast<const uint8_t*>(d.wh.data() + kn));
+    d.c.resize(static_cast<size_t>(a.m * a.n) * (a.out_dtype == "fp16" ? 2 : 4));
+    return;
+  }
+  d.a.resize(mk);
+  d.w.resize(kn);
+  if (a.dtype == "int4") fill_int4(d.a, rng); else fill_random_int8(d.a, rng);
+  if (a.dtype == "int8") fill_random_int8(d.w, rng); else fill_int4(d.w, rng);
+  d.a_api = a.dtype == "int4" ? pack_nibbles(d.a) : std::vector<uint8_t>(d.a.begin(), d.a.end());
+  d.w_api = a.dtype == "int8" ? std::vector<uint8_t>(d.w.begin(), d.w.end()) : pack_nibbles(d.w);
+  d.c.resize(static_cast<size_t>(a.m * a.n) * 4);
+}
 
 struct Timing {
   double matmul_ms = 0, check_ms = 0;
@@ -49,13 +100,11 @@ int fail(Exit exit, const std::string& message) {
 }
 
 // A and W from the seed, then C through the C API. Returns an exit code, or -1 to go on.
-int run_device(const Args& a, std::vector<int8_t>& A, std::vector<int8_t>& W,
-               std::vector<int32_t>& C, ork_device* device, Timing& timing) {
-  SplitMix64 rng(a.seed);
-  fill_random_int8(A, rng);
-  fill_random_int8(W, rng);
+int run_device(const Args& a, Data& d, ork_device* device, Timing& timing) {
+  make_data(a, d);
+  const ork_dtype wd = a.dtype == "fp16" ? ORK_DTYPE_FP16 : a.dtype == "int8" ? ORK_DTYPE_INT8 : ORK_DTYPE_INT4;
   ork_weights* raw = nullptr;
-  ork_status st = ork_weights_create(device, ORK_DTYPE_INT8, a.k, a.n, W.data(), &raw);
+  ork_status st = ork_weights_create(device, wd, a.k, a.n, d.w_api.data(), &raw);
   WeightsPtr weights(raw);
   if (st != ORK_OK)
     return fail(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed,
@@ -64,8 +113,10 @@ int run_device(const Args& a, std::vector<int8_t>& A, std::vector<int8_t>& W,
   options.struct_size = sizeof(options);
   options.cores = a.cores;
   options.mc_cap = a.mc_cap;
+  options.a_dtype = a.dtype == "w4a8" ? ORK_DTYPE_INT8 : 0;
+  options.c_dtype = a.dtype == "fp16" && a.out_dtype == "fp16" ? ORK_DTYPE_FP16 : 0;
   const auto t0 = std::chrono::steady_clock::now();
-  st = ork_matmul(device, weights.get(), A.data(), a.m, C.data(), &options);
+  st = ork_matmul(device, weights.get(), d.a_api.data(), a.m, d.c.data(), &options);
   timing.matmul_ms = ms_since(t0);
   if (st != ORK_OK)
     return fail(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed,
@@ -82,7 +133,7 @@ nlohmann::json to_json(const Args& a, const ork_device_info& info, const matmul:
                      {"got", mm.got}, {"m_tile", h.m_tile}, {"n_task", h.n_task},
                      {"core", h.core}});
   }
-  return {{"m", a.m}, {"k", a.k}, {"n", a.n}, {"device", device_label(a.device)},
+  return {{"m", a.m}, {"k", a.k}, {"n", a.n}, {"dtype", a.dtype}, {"device", device_label(a.device)},
           {"backend", info.backend}, {"kernel_interface", info.kernel_interface},
           {"emulated", info.emulated != 0}, {"cores", plan.cores_used}, {"seed", a.seed},
           {"full", a.full}, {"mc", plan.mc}, {"slices", plan.slices},
@@ -95,10 +146,10 @@ nlohmann::json to_json(const Args& a, const ork_device_info& info, const matmul:
 void print_text(const Args& a, const ork_device_info& info, const matmul::Plan& plan,
                 const Outcome& out, const Timing& timing, const CellLocator& where) {
   for (const Mismatch& mm : out.first) fmt::print("{}\n", format_mismatch(mm, where));
-  fmt::print("sparse_check: M={} K={} N={} on {} ({}{}), {} core(s), seed {}: plan mc={} "
+  fmt::print("sparse_check: M={} K={} N={} {} on {} ({}{}), {} core(s), seed {}: plan mc={} "
              "slices={} tasks={}; {} {} cells checked, {} mismatch(es); matmul {:.3f} ms, "
              "check {:.3f} ms: {}\n",
-             a.m, a.k, a.n, device_label(a.device), info.backend,
+             a.m, a.k, a.n, a.dtype, device_label(a.device), info.backend,
              info.kernel_interface[0] ? fmt::format(" via {}", info.kernel_interface) : "",
              plan.cores_used, a.seed, plan.mc, plan.slices, plan.tasks.size(),
              a.full ? "all" : "sampled", out.checked, out.mismatches, timing.matmul_ms,
@@ -122,14 +173,20 @@ void add_options(CLI::App& app, Args& args) {
                  "random cells checked on top of the edges (default 1024)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--json", args.json, "print the result as JSON on stdout");
+  app.add_option("--dtype", args.dtype, "int8 (default), fp16, int4 (W4A4), w4a8")
+      ->check(CLI::IsMember({"int8", "fp16", "int4", "w4a8"}));
+  app.add_option("--out-dtype", args.out_dtype, "fp16 only: C as fp32 (default) or fp16")
+      ->check(CLI::IsMember({"fp32", "fp16"}));
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"sparse_check: sampled correctness of libork's int8 matmul C = A x W.\n"
+  CLI::App app{"sparse_check: sampled correctness of libork's matmul C = A x W (int8, fp16, int4, w4a8).\n"
                "Exit 0 all checked cells match, 1 a mismatch or a device failure, 2 bad usage."};
   Args a;
   add_options(app, a);
   if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  if (a.out_dtype == "fp16" && a.dtype != "fp16")
+    return fail(Exit::bad_usage, fmt::format("--out-dtype fp16 needs --dtype fp16 (--dtype {} gives int32)", a.dtype));
   // Divisions, not products: M, K, N up to INT64_MAX must not overflow the check itself.
   if (a.m > kMaxOperandBytes / a.k || a.n > kMaxOperandBytes / a.k ||
       a.m > kMaxOperandBytes / 4 / a.n)
@@ -147,26 +204,40 @@ int run(int argc, char** argv) {
   matmul::PlanOptions popt;
   popt.cores = a.cores ? a.cores : std::clamp(info.cores, 1, matmul::kMaxCores);
   popt.mc_cap = a.mc_cap;
+  popt.dtype = a.dtype == "fp16" ? matmul::DType::fp16 : a.dtype == "int4" ? matmul::DType::int4 : matmul::DType::int8;
+  popt.fp16_out = a.dtype == "fp16" && a.out_dtype == "fp16";
   Result<matmul::Plan> plan = matmul::make_plan({a.m, a.k, a.n}, popt);
   if (!plan) return fail(Exit::bad_usage, "plan: " + plan.error().message);
 
-  std::vector<int8_t> A(static_cast<size_t>(a.m * a.k)), W(static_cast<size_t>(a.k * a.n));
-  std::vector<int32_t> C(static_cast<size_t>(a.m * a.n));
   // One C API call has no progress to report: on a terminal, say what runs meanwhile.
   const bool big = a.m * a.k * a.n >= kBigShapeMacs && stderr_is_terminal();
-  if (big) fmt::print(stderr, "sparse_check: running {} x {} x {} on {}...\n", a.m, a.k, a.n,
+  if (big) fmt::print(stderr, "sparse_check: running {} x {} x {} {} on {}...\n", a.m, a.k, a.n, a.dtype,
                       device_label(a.device));
   Timing timing;
-  if (int rc = run_device(a, A, W, C, device.get(), timing); rc >= 0) return rc;
-  const Problem problem{A, W, a.m, a.k, a.n};
+  Data d;
+  if (int rc = run_device(a, d, device.get(), timing); rc >= 0) return rc;
   Outcome out;
   const auto t0 = std::chrono::steady_clock::now();
-  if (a.full) {
-    verify_full(problem, C, a.m * a.k * a.n >= kBigShapeMacs, out);
+  if (a.dtype == "fp16") {
+    std::vector<Cell> cells;
+    if (a.full) {
+      for (int64_t m = 0; m < a.m; ++m)
+        for (int64_t n = 0; n < a.n; ++n) cells.push_back({m, n});
+    } else {
+      cells = sample_cells(*plan, a.random_cells, 4, a.seed);
+    }
+    const Fp16Problem fp{d.ah, d.wh, a.m, a.k, a.n, plan->slice_k, popt.fp16_out};
+    verify_fp16_cells(fp, cells, d.c, out);
   } else {
-    const std::vector<Cell> cells = sample_cells(*plan, a.random_cells, 4, a.seed);
-    const auto count = static_cast<int64_t>(cells.size());
-    verify_cells(problem, cells, C, count * a.k >= kBigShapeMacs, out);
+    const Problem problem{d.a, d.w, a.m, a.k, a.n};
+    const std::span<const int32_t> C{reinterpret_cast<const int32_t*>(d.c.data()), d.c.size() / 4};
+    if (a.full) {
+      verify_full(problem, C, a.m * a.k * a.n >= kBigShapeMacs, out);
+    } else {
+      const std::vector<Cell> cells = sample_cells(*plan, a.random_cells, 4, a.seed);
+      const auto count = static_cast<int64_t>(cells.size());
+      verify_cells(problem, cells, C, count * a.k >= kBigShapeMacs, out);
+    }
   }
   timing.check_ms = ms_since(t0);
   CellLocator where(*plan);
