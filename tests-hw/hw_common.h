@@ -47,7 +47,7 @@ static void hw_fill(int8_t* p, int64_t n, uint32_t seed) {
 
 /* Runs C = A x W on `dev` and compares every cell with a plain loop. Returns the number of
  * wrong cells (printing the first few), or -1 when the library refused the call. */
-static long hw_check(ork_device* dev, int64_t m, int64_t k, int64_t n, int cores, uint32_t seed) {
+static inline long hw_check(ork_device* dev, int64_t m, int64_t k, int64_t n, int cores, uint32_t seed) {
   int8_t* a = malloc((size_t)(m * k));
   int8_t* w = malloc((size_t)(k * n));
   int32_t* c = malloc((size_t)(m * n) * 4);
