@@ -10,6 +10,7 @@
 #include "lib/api/weights.h"
 #include "lib/matmul/layout.h"
 #include "lib/ref/fast.h"
+#include "lib/ref/fp16_matmul.h"
 #include "lib/ref/oracle.h"
 
 namespace ork::api {
@@ -70,8 +71,8 @@ ork_status run_cpu(const ork_weights& w, const CallTypes& t, const void* a, int6
     if (!slice) return fail(slice.error());
     std::span<const uint16_t> av{static_cast<const uint16_t*>(a), mk};
     s = t.c == ORK_DTYPE_FP16
-            ? ref::matmul_fp16_sliced_to_fp16(av, w.host_fp16, {static_cast<uint16_t*>(c), mn}, d, *slice)
-            : ref::matmul_fp16_sliced(av, w.host_fp16, {static_cast<float*>(c), mn}, d, *slice);
+            ? ref::matmul_fp16_rows_to_fp16(av, w.host_fp16, {static_cast<uint16_t*>(c), mn}, d, *slice)
+            : ref::matmul_fp16_rows(av, w.host_fp16, {static_cast<float*>(c), mn}, d, *slice);
   } else if (t.a == ORK_DTYPE_INT4) {  // W4A4: exact integer sums, as the sliced NPU path
     std::vector<int8_t> wide(mk);
     s = matmul::widen_int4({static_cast<const uint8_t*>(a), sz(matmul::int4_packed_bytes(m * w.k))}, m * w.k, wide);
