@@ -1,11 +1,15 @@
 // ork_matmul: C = A x B from .npy files through libork, for scripts and cross-checks with
-// numpy. A is int8 M x K, B int8 K x N (C order), C is written as int32 M x N ('<i4').
+// numpy. --dtype int8 (default): A, B int8, C int32. fp16: A, B '<f2' (or '<f4', rounded to
+// fp16, nearest even), C '<f4' or, with --out-dtype fp16, '<f2'. int4 (W4A4) / w4a8: int4
+// values -8..7 in int8 .npy files (numpy has no int4; the tool packs them two per byte,
+// low nibble first), A int8 for w4a8; C int32.
 // With --quant w8a8|w4a8|w4a4: A and B are fp32 ('<f4'), quantised by libork (B per-channel
 // or per --group 32/64/128, A per tensor or --per-row), C is fp32 (docs/quantisation.md).
 // Exit 0 ok, 1 when the device or the job failed, 2 on bad usage or bad input files.
 #include <bit>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/ref/fp16.h"
 #include "tools/common/cli.h"
 #include "tools/common/npy.h"
 #include "tools/common/ork_handles.h"
@@ -25,6 +30,7 @@ static_assert(std::endian::native == std::endian::little, "ork_matmul assumes a 
 
 struct Args {
   std::string a_path, b_path, out_path, device;
+  std::string dtype = "int8", out_dtype;
   int cores = 0;
   int mc_cap = 0;
   std::string quant;  // "" = plain int8; else w8a8, w4a8, w4a4
@@ -63,9 +69,78 @@ Status check_shapes(const Args& args, const NpyMatrix& a, const NpyMatrix& b) {
   return Status::success();
 }
 
+// What goes to libork: the bytes of A and B in the C API's formats, and the dtypes.
+struct Operands {
+  std::vector<uint8_t> a, b;
+  ork_dtype w_dtype = ORK_DTYPE_INT8;
+  int32_t a_dtype = 0, c_dtype = 0;
+  NpyDtype out = NpyDtype::int32;
+};
+
+// fp16 operands from '<f2' as they are, or from '<f4' rounded to nearest even.
+Result<NpyMatrix> read_fp16(const std::string& path) {
+  Result<NpyMatrix> h = npy_read_matrix(path, NpyDtype::fp16);
+  if (h) return h;
+  Result<NpyMatrix> f = npy_read_matrix(path, NpyDtype::fp32);
+  if (!f) return make_error(-EINVAL, fmt::format("{} (fp16 needs '<f2' or '<f4')", h.error().message));
+  NpyMatrix out = *f;
+  out.dtype = NpyDtype::fp16;
+  out.bytes.resize(f->bytes.size() / 2);
+  for (size_t i = 0; i < f->bytes.size() / 4; ++i) {
+    float v;
+    std::memcpy(&v, f->bytes.data() + 4 * i, 4);
+    const uint16_t half = ref::float_to_half(v);
+    std::memcpy(out.bytes.data() + 2 * i, &half, 2);
+  }
+  return out;
+}
+
+// int4 values (-8..7, in int8) packed two per byte, element i low nibble first when even.
+Result<std::vector<uint8_t>> pack_int4(const std::string& path, const NpyMatrix& m) {
+  std::vector<uint8_t> out((m.bytes.size() + 1) / 2, 0);
+  for (size_t i = 0; i < m.bytes.size(); ++i) {
+    const int8_t v = static_cast<int8_t>(m.bytes[i]);
+    if (v < -8 || v > 7)
+      return make_error(-EINVAL, fmt::format("{}: [{}][{}] = {}: int4 values must be in -8..7", path,
+                                             static_cast<int64_t>(i) / m.cols, static_cast<int64_t>(i) % m.cols, v));
+    out[i / 2] |= static_cast<uint8_t>((static_cast<uint8_t>(v) & 0x0f) << (i % 2 ? 4 : 0));
+  }
+  return out;
+}
+
+Result<Operands> operands(const Args& args, const NpyMatrix& a, const NpyMatrix& b) {
+  Operands o;
+  if (args.dtype == "fp16") {
+    o.w_dtype = ORK_DTYPE_FP16;
+    o.a = a.bytes;
+    o.b = b.bytes;
+    o.c_dtype = args.out_dtype == "fp16" ? ORK_DTYPE_FP16 : ORK_DTYPE_FP32;
+    o.out = args.out_dtype == "fp16" ? NpyDtype::fp16 : NpyDtype::fp32;
+    return o;
+  }
+  if (args.dtype == "int8") {
+    o.a = a.bytes;
+    o.b = b.bytes;
+    return o;
+  }
+  o.w_dtype = ORK_DTYPE_INT4;
+  auto pb = pack_int4(args.b_path, b);
+  if (!pb) return pb.error();
+  o.b = std::move(*pb);
+  if (args.dtype == "w4a8") {
+    o.a_dtype = ORK_DTYPE_INT8;
+    o.a = a.bytes;
+    return o;
+  }
+  auto pa = pack_int4(args.a_path, a);
+  if (!pa) return pa.error();
+  o.a = std::move(*pa);
+  return o;
+}
+
 // Runs the matmul on the device; on failure prints libork's message and returns the exit code.
-int multiply(const Args& args, const NpyMatrix& a, const NpyMatrix& b, std::vector<int32_t>& c,
-             ork_device_info& info, Timing& t) {
+int multiply(const Args& args, const NpyMatrix& a, const NpyMatrix& b, const Operands& ops,
+             std::vector<uint8_t>& c, ork_device_info& info, Timing& t) {
   auto t0 = std::chrono::steady_clock::now();
   ork_device* raw = nullptr;
   ork_status st = ork_device_open(args.device.empty() ? nullptr : args.device.c_str(), &raw);
@@ -79,7 +154,7 @@ int multiply(const Args& args, const NpyMatrix& a, const NpyMatrix& b, std::vect
   }
   t0 = std::chrono::steady_clock::now();
   ork_weights* raw_w = nullptr;
-  st = ork_weights_create(device.get(), ORK_DTYPE_INT8, b.rows, b.cols, b.bytes.data(), &raw_w);
+  st = ork_weights_create(device.get(), ops.w_dtype, b.rows, b.cols, ops.b.data(), &raw_w);
   WeightsPtr weights(raw_w);
   t.weights_ms = ms_since(t0);
   if (st != ORK_OK) {
@@ -90,9 +165,11 @@ int multiply(const Args& args, const NpyMatrix& a, const NpyMatrix& b, std::vect
   options.struct_size = sizeof(options);
   options.cores = args.cores;
   options.mc_cap = args.mc_cap;
-  c.assign(static_cast<size_t>(a.rows * b.cols), 0);
+  options.a_dtype = ops.a_dtype;
+  options.c_dtype = ops.c_dtype;
+  c.assign(static_cast<size_t>(a.rows * b.cols * npy_itemsize(ops.out)), 0);
   t0 = std::chrono::steady_clock::now();
-  st = ork_matmul(device.get(), weights.get(), a.bytes.data(), a.rows, c.data(), &options);
+  st = ork_matmul(device.get(), weights.get(), ops.a.data(), a.rows, c.data(), &options);
   t.matmul_ms = ms_since(t0);
   if (st != ORK_OK) {
     fmt::print(stderr, "ork_matmul: matmul: {}\n", describe_failure(st));
@@ -145,15 +222,16 @@ void report(const Args& args, const NpyMatrix& a, const NpyMatrix& b,
     fmt::print(stderr,
                "ork_matmul: C[{} x {}] {} = A[{} x {}] x B[{} x {}] {} on {}{} ({}{}), "
                "cores {}, matmul {:.3f} ms (open {:.3f} ms, weights {:.3f} ms) -> {}\n",
-               a.rows, b.cols, args.quant.empty() ? "int32" : "fp32", a.rows, a.cols, b.rows, b.cols,
-               args.quant.empty() ? "int8" : fmt::format("fp32 as {} group {}", args.quant, args.group),
+               a.rows, b.cols, !args.quant.empty() ? "fp32" : args.dtype != "fp16" ? "int32" : args.out_dtype == "fp16" ? "fp16" : "fp32",
+               a.rows, a.cols, b.rows, b.cols,
+               args.quant.empty() ? args.dtype : fmt::format("fp32 as {} group {}", args.quant, args.group),
                device_label(args.device),
                info.emulated ? " [emulated]" : "", info.backend,
                info.kernel_interface[0] ? fmt::format(" via {}", info.kernel_interface) : "",
                cores, t.matmul_ms, t.open_ms, t.weights_ms, args.out_path);
   }
   if (args.json) {
-    nlohmann::json j = {{"m", a.rows}, {"k", a.cols}, {"n", b.cols},
+    nlohmann::json j = {{"m", a.rows}, {"k", a.cols}, {"n", b.cols}, {"dtype", args.dtype},
                         {"device", device_label(args.device)}, {"backend", info.backend},
                         {"kernel_interface", info.kernel_interface},
                         {"emulated", info.emulated != 0}, {"cores", args.cores},
@@ -185,13 +263,19 @@ int run_quant(const Args& args) {
 
 int run(int argc, char** argv) {
   CLI::App app{"ork_matmul: C = A x B through libork.\n"
-               "A: int8 M x K .npy, B: int8 K x N .npy (C order); C: int32 M x N .npy.\n"
+               "A: M x K .npy, B: K x N .npy (C order); C: M x N .npy. By --dtype:\n"
+               "  int8: A, B '|i1' -> C '<i4'.  fp16: A, B '<f2' or '<f4' -> C '<f4' ('<f2' with --out-dtype fp16).\n"
+               "  int4 (W4A4): A, B '|i1' holding -8..7 -> C '<i4'.  w4a8: A '|i1', B '|i1' holding -8..7 -> C '<i4'.\n"
                "--quant w8a8|w4a8|w4a4: A, B and C are fp32 .npy, quantised by libork.\n"
                "Exit 0 ok, 1 device or job failure, 2 bad usage or bad input files."};
   Args args;
-  app.add_option("--a", args.a_path, "A: int8 M x K .npy ('|i1', C order)")->required();
-  app.add_option("--b", args.b_path, "B: int8 K x N .npy ('|i1', C order)")->required();
-  app.add_option("--out,-o", args.out_path, "C: int32 M x N .npy to write ('<i4')")->required();
+  app.add_option("--a", args.a_path, "A: M x K .npy (C order)")->required();
+  app.add_option("--b", args.b_path, "B: K x N .npy (C order)")->required();
+  app.add_option("--out,-o", args.out_path, "C: M x N .npy to write")->required();
+  app.add_option("--dtype", args.dtype, "int8 (default), fp16, int4 (W4A4), w4a8")
+      ->check(CLI::IsMember({"int8", "fp16", "int4", "w4a8"}));
+  app.add_option("--out-dtype", args.out_dtype, "fp16 only: fp32 (default) or fp16")
+      ->check(CLI::IsMember({"fp32", "fp16"}));
   app.add_option("--device,-d", args.device,
                  "rknpu, rocket, emu, emu-rknpu, emu-rocket, cpu, auto (default: $ORK_DEVICE, "
                  "else auto)");
@@ -212,21 +296,24 @@ int run(int argc, char** argv) {
     return fail(Exit::bad_usage, "--group and --per-row need --quant");
   if (!args.quant.empty()) return run_quant(args);
 
-  Result<NpyMatrix> a = npy_read_matrix(args.a_path, NpyDtype::int8);
+  if (!args.out_dtype.empty() && args.dtype != "fp16")
+    return fail(Exit::bad_usage, fmt::format("--out-dtype {} needs --dtype fp16 (--dtype {} writes int32)",
+                                             args.out_dtype, args.dtype));
+  const bool fp16 = args.dtype == "fp16";
+  Result<NpyMatrix> a = fp16 ? read_fp16(args.a_path) : npy_read_matrix(args.a_path, NpyDtype::int8);
   if (!a) return fail(Exit::bad_usage, a.error().message);
-  Result<NpyMatrix> b = npy_read_matrix(args.b_path, NpyDtype::int8);
+  Result<NpyMatrix> b = fp16 ? read_fp16(args.b_path) : npy_read_matrix(args.b_path, NpyDtype::int8);
   if (!b) return fail(Exit::bad_usage, b.error().message);
   if (Status s = check_shapes(args, *a, *b); !s)
     return fail(Exit::bad_usage, s.error().message);
+  Result<Operands> ops = operands(args, *a, *b);
+  if (!ops) return fail(Exit::bad_usage, ops.error().message);
 
-  std::vector<int32_t> c;
+  std::vector<uint8_t> c;
   ork_device_info info{};
   Timing timing;
-  if (int rc = multiply(args, *a, *b, c, info, timing); rc != 0) return rc;
-  auto c_bytes = std::as_bytes(std::span<const int32_t>(c));
-  Status written = npy_write_matrix(
-      args.out_path, NpyDtype::int32, a->rows, b->cols,
-      {reinterpret_cast<const uint8_t*>(c_bytes.data()), c_bytes.size()});
+  if (int rc = multiply(args, *a, *b, *ops, c, info, timing); rc != 0) return rc;
+  Status written = npy_write_matrix(args.out_path, ops->out, a->rows, b->cols, c);
   if (!written) return fail(Exit::check_failed, written.error().message);
   report(args, *a, *b, info, timing);
   return code(Exit::ok);
