@@ -53,7 +53,9 @@ TEST(PlanFp16, Rule2SingleCoreGetsTheGuardedScheduleToo) {
       EXPECT_EQ(one.mc, many.mc) << "K " << k;
     }
     for (const Task& t : one.tasks)
-      if (t.schedule == Schedule::k_reduction && t.kt >= 2048) EXPECT_LE(t.mc, 8);
+      if (t.schedule == Schedule::k_reduction && t.kt >= 2048) {
+        EXPECT_LE(t.mc, 8);
+      }
   }
 }
 
@@ -83,7 +85,9 @@ TEST(PlanFp16, TileTable) {
     EXPECT_EQ(p.slice_k, r.slice_k) << "K " << r.k;
     for (const Task& t : p.tasks) {
       EXPECT_LE(t.kt, kMaxFullK);
-      if (t.schedule == Schedule::resident_rows) EXPECT_LE(t.mc, resident_rows(t.kt));
+      if (t.schedule == Schedule::resident_rows) {
+        EXPECT_LE(t.mc, resident_rows(t.kt));
+      }
       if (t.schedule == Schedule::k_reduction) {
         EXPECT_EQ(t.data_banks, static_cast<uint32_t>(data_banks_for(t.mc, t.kt, DType::fp16)));
         EXPECT_LE(t.data_banks, 11u);

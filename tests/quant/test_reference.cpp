@@ -140,7 +140,9 @@ TEST(HostQuantiser, ActivationsMatchTheReference) {
       const auto sa = reference::activation_scales(a, m, k, s);
       EXPECT_EQ(q->scales, sa);
       EXPECT_EQ(q->codes, reference::activation_codes(a, m, k, s, sa));
-      if (per_row) EXPECT_EQ(q->scales[2], 0.0f);
+      if (per_row) {
+        EXPECT_EQ(q->scales[2], 0.0f);
+      }
     }
 }
 
