@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 
 #include "driver/emu/kernel/fake_kernel.h"
+#include "driver/emu/npu/core.h"
 #include "driver/emu/npu/timeline.h"
 #include "driver/os/os.h"
+#include "lib/ref/fast.h"
 
 ork_device::~ork_device() {
   runner.reset();  // contexts hold BOs: release them before the kernel interface
@@ -48,8 +50,17 @@ Result<std::unique_ptr<ork_device>> finish(std::unique_ptr<ork_device> d) {
   return d;
 }
 
+// The emulated NPU's integer multiply, lent from the CPU reference's fast path (exact: the
+// emulator's results cannot change, only its speed; driver/emu/npu/core.h).
+void fast_int8_gemm(const int8_t* a, const int8_t* b, int32_t* c, size_t mc, size_t kt, size_t cols) {
+  const ref::Dims d{static_cast<int64_t>(mc), static_cast<int64_t>(kt), static_cast<int64_t>(cols)};
+  auto s = ref::matmul_int8_fast({a, mc * kt}, {b, kt * cols}, {c, mc * cols}, d, {.threads = 1, .isa = {}});
+  if (!s) std::abort();  // sizes are consistent by construction: a failure here is a bug
+}
+
 // "emu", "emu-rknpu", "emu-rocket": the unchanged kernel-interface code over the fake kernel.
 Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
+  emu::lend_int8_gemm(&fast_int8_gemm);
   auto d = std::make_unique<ork_device>();
   d->backend = "emu";
   // The cache model is on: cached BOs get an NPU-side copy that only the sync ioctls

@@ -30,7 +30,7 @@ struct Args {
   std::string device = "default";
   std::string sweep;
   std::vector<int64_t> values;
-  bool json = false, csv = false, zero_time = false, seed004 = false;
+  bool json = false, csv = false, zero_time = false, seed004 = false, vs_cpu = false;
   std::string svg;
 };
 
@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
   app.add_flag("--json", a.json, "JSON on stdout");
   app.add_flag("--csv", a.csv, "CSV on stdout");
   app.add_option("--svg", a.svg, "write an SVG plot of the sweep to this file");
+  app.add_flag("--vs-cpu", a.vs_cpu, "also time the CPU reference's fast path on each shape, side by side");
   app.add_flag("--zero-time", a.zero_time, "emulator only: the NPU does no work, leaving the host's cost");
   if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
   if (!a.shape.empty() && a.shape.size() != 3) {
@@ -181,6 +182,16 @@ int main(int argc, char** argv) {
                timing.empty() ? "" : " (timing " + timing + ")", a.iters, a.warmup,
                rows.empty() || rows[0].m.device_source == "kernel" ? "kernel hw_elapse_time" : "submit+wait wall time",
                table(rows));
+    if (a.vs_cpu) {
+      for (const Row& r : rows) {
+        auto cpu = cpu_fast_us(r.m.config);
+        if (!cpu) return code(Exit::check_failed);
+        const double ops = 2.0 * double(r.m.config.m) * double(r.m.config.k) * double(r.m.config.n);
+        fmt::print("{}: this device {:.1f} us ({:.1f} GOPS) vs CPU reference fast path {:.1f} us ({:.1f} GOPS): {:.2f}x\n",
+                   r.label, r.m.us_per_matmul, ops / r.m.us_per_matmul / 1e3, *cpu, ops / *cpu / 1e3,
+                   r.m.us_per_matmul / *cpu);
+      }
+    }
     if (a.sweep.empty() && !a.seed004 && rows.size() == 2)
       fmt::print("scaling {}: {:.2f}x wall, {:.2f}x device\n", rows[1].label,
                  rows[0].m.us_per_matmul / rows[1].m.us_per_matmul, rows[0].m.device_us / rows[1].m.device_us);

@@ -8,6 +8,7 @@
 
 #include "lib/api/device.h"
 #include "lib/matmul/run.h"
+#include "lib/ref/fast.h"
 
 namespace ork::tools {
 namespace {
@@ -22,6 +23,21 @@ std::vector<int8_t> random_int8(size_t n, uint32_t seed) {
 }
 
 }  // namespace
+
+Result<double> cpu_fast_us(const Config& cfg) {
+  const auto a = random_int8(static_cast<size_t>(cfg.m * cfg.k), 1);
+  const auto w = random_int8(static_cast<size_t>(cfg.k * cfg.n), 2);
+  std::vector<int32_t> c(static_cast<size_t>(cfg.m * cfg.n));
+  const ref::Dims d{cfg.m, cfg.k, cfg.n};
+  double total = 0;
+  for (int i = -std::max(cfg.warmup, 1); i < cfg.iters; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (auto s = ref::matmul_int8_fast(a, w, c, d); !s) return s.error();
+    if (i >= 0)
+      total += us(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return total / std::max(cfg.iters, 1);
+}
 
 Result<Measurement> measure(ork_device& device, const Config& cfg) {
   if (!device.kmd) return make_error(-EINVAL, "mc_prof needs an NPU device (rknpu, rocket or emu), not cpu");

@@ -39,6 +39,10 @@ struct Measurement {
   int64_t mc = 0;             // rows per M-tile the plan chose
 };
 
+// The CPU reference's fast int8 path on the same shape and data, µs per matmul (the
+// baseline of `mc_prof --vs-cpu`: the emulator's own compute speed against the host's).
+Result<double> cpu_fast_us(const Config& config);
+
 // Runs one configuration on `device` (opened by the caller). Random int8 data, fixed seed.
 Result<Measurement> measure(ork_device& device, const Config& config);
 

@@ -10,6 +10,8 @@
 
 #include "driver/emu/npu/core.h"
 
+#include <atomic>
+
 #include <algorithm>
 #include <cstring>
 
@@ -74,5 +76,12 @@ void matmul_f16_block16(const float* a, const float* b, float* c, size_t mc, siz
     std::copy(out, out + width, c + m * c_stride);
   }
 }
+
+namespace {
+std::atomic<Int8Gemm> lent_kernel{nullptr};
+}  // namespace
+
+void lend_int8_gemm(Int8Gemm kernel) { lent_kernel.store(kernel); }
+Int8Gemm lent_int8_gemm() { return lent_kernel.load(); }
 
 }  // namespace ork::emu

@@ -4,6 +4,7 @@
 #include "driver/emu/npu/task.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "driver/emu/npu/cbuf.h"
@@ -21,6 +22,8 @@ namespace {
 struct Scratch {
   std::vector<uint8_t> tile;
   std::vector<int16_t> a_int, bt_int;
+  std::vector<int8_t> a8, b8;  // operands of a lent int8 kernel
+  std::vector<int32_t> ct;     // the lent kernel's output, C^T
   std::vector<float> a_f32, b_f32, c_f32;
   std::vector<int32_t> c_i32;
 };
@@ -32,7 +35,30 @@ Scratch& scratch() {
 
 TaskOutcome done() { return {CoreStatus::ok, kIntDpuGroup0 | kIntDpuGroup1, {}}; }
 
+// int8 through a lent kernel as C^T = B^T x A^T: the weights are gathered in their native
+// row order (32-byte runs per kernel, no transpose of the large operand); only the feature
+// tile (mc x kt) and the output (mc x cols) are transposed.
+TaskOutcome compute_int8_lent(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t* w, Int8Gemm kernel) {
+  Scratch& s = scratch();
+  const size_t mc = cfg.mc, kt = cfg.kt, cols = cfg.cols, wa = cfg.weight_atom();
+  s.b8.resize(cols * kt);
+  for (size_t n = 0; n < cols; ++n)
+    for (size_t kb = 0; kb < kt / 32; ++kb)
+      std::memcpy(s.b8.data() + n * kt + kb * 32, w + (n / wa) * wa * kt + kb * wa * 32 + (n % wa) * 32, 32);
+  s.a8.resize(kt * mc);
+  for (size_t m = 0; m < mc; ++m)
+    for (size_t k = 0; k < kt; ++k) s.a8[k * mc + m] = static_cast<int8_t>(s.tile[m * kt + k]);
+  s.ct.resize(cols * mc);
+  kernel(s.b8.data(), s.a8.data(), s.ct.data(), cols, kt, mc);
+  s.c_i32.resize(mc * cols);
+  for (size_t n = 0; n < cols; ++n)
+    for (size_t m = 0; m < mc; ++m) s.c_i32[m * cols + n] = s.ct[n * mc + m];
+  return store_output_i32(mem, cfg, s.c_i32);
+}
+
 TaskOutcome compute_integer(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t* weights) {
+  if (Int8Gemm kernel = lent_int8_gemm(); kernel && cfg.type == NpuType::int8)
+    return compute_int8_lent(mem, cfg, weights, kernel);
   Scratch& s = scratch();
   unpack_feature_int(cfg, s.tile, s.a_int);
   gather_weights_int(cfg, weights, s.bt_int);
