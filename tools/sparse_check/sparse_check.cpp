@@ -20,6 +20,7 @@
 #include "tools/sparse_check/cells.h"
 #include "tools/sparse_check/verify.h"
 #include "tools/sparse_check/verify_fp16.h"
+#include "tools/sparse_check/verify_quant.h"
 #include "lib/ref/fp16.h"
 
 namespace ork::tools {
@@ -38,7 +39,11 @@ struct Args {
   int64_t random_cells = 1024;
   bool json = false;
   std::string dtype = "int8", out_dtype = "fp32";
+  std::string quant;     // w8a8, w4a8, w4a4: fp32 in/out through ork_qmatmul
+  int64_t group = 0;     // 0 = per-channel, else 32, 64, 128
+  bool per_row = false;  // one activation scale per row
 };
+
 
 // The operands of one run: integer values (int8, or int4 widened) or fp16 bit patterns, the
 // bytes handed to the C API, and C's bytes.
@@ -100,6 +105,32 @@ int fail(Exit exit, const std::string& message) {
 }
 
 // A and W from the seed, then C through the C API. Returns an exit code, or -1 to go on.
+// The quantised modes: fp32 A and W in [-1, 1), C from ork_qweights_create + ork_qmatmul.
+struct QuantData {
+  std::vector<float> a, w, c;
+};
+
+int run_quant_device(const Args& a, QuantData& d, ork_device* device, Timing& timing) {
+  SplitMix64 rng(a.seed);
+  auto uniform = [&] { return static_cast<float>(rng.below(1u << 20)) / static_cast<float>(1u << 19) - 1.0f; };
+  d.a.resize(static_cast<size_t>(a.m * a.k));
+  d.w.resize(static_cast<size_t>(a.k * a.n));
+  d.c.assign(static_cast<size_t>(a.m * a.n), 0.0f);
+  for (auto& x : d.a) x = uniform();
+  for (auto& x : d.w) x = uniform();
+  const ork_quant_options qo{sizeof(ork_quant_options), a.quant == "w8a8" ? 8 : 4, static_cast<int32_t>(a.group)};
+  const ork_qmatmul_options mo{sizeof(ork_qmatmul_options), a.quant == "w4a4" ? 4 : 8, a.per_row ? 1 : 0, a.cores};
+  ork_qweights* qw = nullptr;
+  const auto t0 = std::chrono::steady_clock::now();
+  ork_status st = ork_qweights_create(device, d.w.data(), a.k, a.n, &qo, &qw);
+  if (st == ORK_OK) st = ork_qmatmul(device, qw, d.a.data(), a.m, d.c.data(), &mo);
+  timing.matmul_ms = ms_since(t0);
+  ork_qweights_destroy(qw);
+  if (st != ORK_OK)
+    return fail(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed, "qmatmul: " + describe_failure(st));
+  return -1;
+}
+
 int run_device(const Args& a, Data& d, ork_device* device, Timing& timing) {
   make_data(a, d);
   const ork_dtype wd = a.dtype == "fp16" ? ORK_DTYPE_FP16 : a.dtype == "int8" ? ORK_DTYPE_INT8 : ORK_DTYPE_INT4;
@@ -177,6 +208,11 @@ void add_options(CLI::App& app, Args& args) {
       ->check(CLI::IsMember({"int8", "fp16", "int4", "w4a8"}));
   app.add_option("--out-dtype", args.out_dtype, "fp16 only: C as fp32 (default) or fp16")
       ->check(CLI::IsMember({"fp32", "fp16"}));
+  app.add_option("--quant", args.quant, "quantised fp32 matmul through ork_qmatmul: w8a8, w4a8, w4a4")
+      ->check(CLI::IsMember({"w8a8", "w4a8", "w4a4"}));
+  app.add_option("--group", args.group, "--quant: weight scale group along K (0 = per-channel, 32, 64, 128)")
+      ->check(CLI::IsMember({0, 32, 64, 128}));
+  app.add_flag("--per-row", args.per_row, "--quant: one activation scale per row of A");
 }
 
 int run(int argc, char** argv) {
@@ -185,6 +221,10 @@ int run(int argc, char** argv) {
   Args a;
   add_options(app, a);
   if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  if (!a.quant.empty() && a.dtype != "int8")
+    return fail(Exit::bad_usage, fmt::format("--quant {} takes fp32 operands: drop --dtype {}", a.quant, a.dtype));
+  if (a.quant.empty() && (a.group != 0 || a.per_row))
+    return fail(Exit::bad_usage, "--group and --per-row go with --quant");
   if (a.out_dtype == "fp16" && a.dtype != "fp16")
     return fail(Exit::bad_usage, fmt::format("--out-dtype fp16 needs --dtype fp16 (--dtype {} gives int32)", a.dtype));
   // Divisions, not products: M, K, N up to INT64_MAX must not overflow the check itself.
@@ -215,10 +255,26 @@ int run(int argc, char** argv) {
                       device_label(a.device));
   Timing timing;
   Data d;
-  if (int rc = run_device(a, d, device.get(), timing); rc >= 0) return rc;
+  QuantData qd;
+  if (int rc = a.quant.empty() ? run_device(a, d, device.get(), timing) : run_quant_device(a, qd, device.get(), timing);
+      rc >= 0)
+    return rc;
   Outcome out;
   const auto t0 = std::chrono::steady_clock::now();
-  if (a.dtype == "fp16") {
+  if (!a.quant.empty()) {
+    std::vector<Cell> cells;
+    if (a.full) {
+      for (int64_t m = 0; m < a.m; ++m)
+        for (int64_t n = 0; n < a.n; ++n) cells.push_back({m, n});
+    } else {
+      cells = sample_cells(*plan, a.random_cells, 4, a.seed);
+    }
+    const QuantProblem qp{qd.a, qd.w, a.m, a.k, a.n,
+                          {a.quant == "w8a8" ? quant::Bits::int8 : quant::Bits::int4, a.group},
+                          {a.quant == "w4a4" ? quant::Bits::int4 : quant::Bits::int8, a.per_row}};
+    verify_quant_cells(qp, cells, qd.c, out);
+    a.dtype = a.group ? fmt::format("{}/g{}", a.quant, a.group) : a.quant + "/per-channel";
+  } else if (a.dtype == "fp16") {
     std::vector<Cell> cells;
     if (a.full) {
       for (int64_t m = 0; m < a.m; ++m)
