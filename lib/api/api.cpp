@@ -16,21 +16,9 @@
 #include "ork_config.h"
 
 using ork::api::fail;
+using ork::api::guarded;
 
 namespace {
-
-template <class F>
-ork_status guarded(F&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return fail(ORK_E_NO_MEMORY, "out of host memory");
-  } catch (const std::exception& e) {
-    return fail(ORK_E_DEVICE, fmt::format("internal error: {}", e.what()));
-  } catch (...) {
-    return fail(ORK_E_DEVICE, "internal error");
-  }
-}
 
 // Largest dimension accepted anywhere: keeps every byte count far from int64 overflow.
 constexpr int64_t kMaxDim = int64_t{1} << 24;

@@ -2,6 +2,8 @@
 // thread-local message (ork_last_error) that names the bad argument or device condition.
 #pragma once
 
+#include <exception>
+#include <new>
 #include <string>
 
 #include "driver/common/result.h"
@@ -15,5 +17,20 @@ ork_status fail(ork_status status, std::string message);
 ork_status fail(const Error& error);
 // Clears the last error (successful calls leave it empty).
 ork_status ok();
+
+// Runs an entry point's body so that no exception crosses the C API: out of memory becomes
+// ORK_E_NO_MEMORY, anything else ORK_E_DEVICE with the exception's text.
+template <class F>
+ork_status guarded(F&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(ORK_E_NO_MEMORY, "out of host memory");
+  } catch (const std::exception& e) {
+    return fail(ORK_E_DEVICE, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return fail(ORK_E_DEVICE, "internal error");
+  }
+}
 
 }  // namespace ork::api

@@ -13,6 +13,7 @@
 #include "ork/ork.h"
 
 using ork::api::fail;
+using ork::api::guarded;
 
 struct ork_qweights {
   ork_device* device = nullptr;
@@ -20,19 +21,6 @@ struct ork_qweights {
 };
 
 namespace {
-
-template <class F>
-ork_status guarded(F&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return fail(ORK_E_NO_MEMORY, "out of host memory");
-  } catch (const std::exception& e) {
-    return fail(ORK_E_DEVICE, fmt::format("internal error: {}", e.what()));
-  } catch (...) {
-    return fail(ORK_E_DEVICE, "internal error");
-  }
-}
 
 constexpr int64_t kMaxDim = int64_t{1} << 24;  // as api.cpp: byte counts stay far from overflow
 
