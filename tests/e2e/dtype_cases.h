@@ -11,6 +11,8 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/e2e/sweep_cases.h"
+
 namespace ork::test {
 
 enum class Mode { fp16, fp16_out, int4, w4a8 };
@@ -56,32 +58,9 @@ inline DimValues int4_values() {
 
 inline std::vector<DtypeCase> sample_dtype(Mode mode, const DimValues& v, uint64_t seed, double max_case_macs,
                                            double total_macs) {
-  std::mt19937_64 rng(seed);
-  auto pick = [&](const std::vector<int64_t>& x) { return x[rng() % x.size()]; };
-  std::set<std::tuple<int64_t, int64_t, int64_t, int>> seen;
   std::vector<DtypeCase> out;
-  double spent = 0;
-  auto draw = [&](int dim, int64_t value) {
-    for (int attempt = 0; attempt < 4000; ++attempt) {
-      DtypeCase c{mode, pick(v.m), pick(v.k), pick(v.n), static_cast<int>(1 + rng() % 3)};
-      if (dim == 0) c.m = value;
-      if (dim == 1) c.k = value;
-      if (dim == 2) c.n = value;
-      if (dim == 3) c.cores = static_cast<int>(value);
-      if (c.macs() > max_case_macs || seen.count({c.m, c.k, c.n, c.cores})) continue;
-      seen.insert({c.m, c.k, c.n, c.cores});
-      spent += c.macs();
-      out.push_back(c);
-      return true;
-    }
-    return false;
-  };
-  for (int64_t x : v.m) draw(0, x);
-  for (int64_t x : v.k) draw(1, x);
-  for (int64_t x : v.n) draw(2, x);
-  for (int x : {1, 2, 3}) draw(3, x);
-  while (spent < total_macs && out.size() < 200)
-    if (!draw(-1, 0)) break;
+  for (const SweepCase& c : sample_shapes({v.m, v.k, v.n}, seed, max_case_macs, total_macs, 200, 4000))
+    out.push_back(DtypeCase{mode, c.m, c.k, c.n, c.cores});
   return out;
 }
 

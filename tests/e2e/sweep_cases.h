@@ -27,17 +27,23 @@ inline const std::vector<int64_t> kSweepK = {32, 96, 512, 1024, 2048, 3584, 4096
 inline const std::vector<int64_t> kSweepN = {32, 96, 2048, 8192, 8224, 16384};
 inline const std::vector<int> kSweepCores = {1, 2, 3};
 
-// Every value of every dimension at least once (the others drawn at random among the
-// combinations under max_case_macs), then random extra cases until total_macs is spent.
-inline std::vector<SweepCase> sample_sweep(uint64_t seed, double max_case_macs, double total_macs) {
+struct SweepValues {
+  std::vector<int64_t> m, k, n;
+};
+
+// Every value of every dimension at least once (the others, and the core count 1..3, drawn
+// at random among the combinations under max_case_macs), then random extra cases until
+// total_macs is spent or max_cases are drawn.
+inline std::vector<SweepCase> sample_shapes(const SweepValues& v, uint64_t seed, double max_case_macs,
+                                            double total_macs, size_t max_cases = 400, int attempts = 2000) {
   std::mt19937_64 rng(seed);
-  auto pick = [&](const auto& v) { return v[rng() % v.size()]; };
+  auto pick = [&](const auto& x) { return x[rng() % x.size()]; };
   std::set<std::tuple<int64_t, int64_t, int64_t, int>> seen;
   std::vector<SweepCase> out;
   double spent = 0;
   auto draw = [&](int dim, int64_t value) {
-    for (int attempt = 0; attempt < 2000; ++attempt) {
-      SweepCase c{pick(kSweepM), pick(kSweepK), pick(kSweepN), pick(kSweepCores)};
+    for (int attempt = 0; attempt < attempts; ++attempt) {
+      SweepCase c{pick(v.m), pick(v.k), pick(v.n), pick(kSweepCores)};
       if (dim == 0) c.m = value;
       if (dim == 1) c.k = value;
       if (dim == 2) c.n = value;
@@ -50,13 +56,18 @@ inline std::vector<SweepCase> sample_sweep(uint64_t seed, double max_case_macs, 
     }
     return false;
   };
-  for (int64_t v : kSweepM) draw(0, v);
-  for (int64_t v : kSweepK) draw(1, v);
-  for (int64_t v : kSweepN) draw(2, v);
-  for (int v : kSweepCores) draw(3, v);
-  while (spent < total_macs && out.size() < 400)
+  for (int64_t x : v.m) draw(0, x);
+  for (int64_t x : v.k) draw(1, x);
+  for (int64_t x : v.n) draw(2, x);
+  for (int x : kSweepCores) draw(3, x);
+  while (spent < total_macs && out.size() < max_cases)
     if (!draw(-1, 0)) break;
   return out;
+}
+
+// The int8 sweep of issue 3's values.
+inline std::vector<SweepCase> sample_sweep(uint64_t seed, double max_case_macs, double total_macs) {
+  return sample_shapes({kSweepM, kSweepK, kSweepN}, seed, max_case_macs, total_macs);
 }
 
 }  // namespace ork::test
