@@ -138,23 +138,33 @@ Result<Operands> operands(const Args& args, const NpyMatrix& a, const NpyMatrix&
   return o;
 }
 
-// Runs the matmul on the device; on failure prints libork's message and returns the exit code.
-int multiply(const Args& args, const NpyMatrix& a, const NpyMatrix& b, const Operands& ops,
-             std::vector<uint8_t>& c, ork_device_info& info, Timing& t) {
-  auto t0 = std::chrono::steady_clock::now();
+// Opens the device the arguments name and reads its info. On failure prints libork's
+// message and sets `exit_code` (2 for a bad device name, 1 when it cannot open).
+DevicePtr open_device(const Args& args, ork_device_info& info, Timing& t, int& exit_code) {
+  const auto t0 = std::chrono::steady_clock::now();
   ork_device* raw = nullptr;
   ork_status st = ork_device_open(args.device.empty() ? nullptr : args.device.c_str(), &raw);
   DevicePtr device(raw);
   if (st == ORK_OK) st = ork_device_get_info(device.get(), &info);
   t.open_ms = ms_since(t0);
+  exit_code = -1;
   if (st != ORK_OK) {
-    fmt::print(stderr, "ork_matmul: device {}: {}\n", device_label(args.device),
-               describe_failure(st));
-    return code(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed);
+    fmt::print(stderr, "ork_matmul: device {}: {}\n", device_label(args.device), describe_failure(st));
+    exit_code = code(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed);
+    device.reset();
   }
-  t0 = std::chrono::steady_clock::now();
+  return device;
+}
+
+// Runs the matmul on the device; on failure prints libork's message and returns the exit code.
+int multiply(const Args& args, const NpyMatrix& a, const NpyMatrix& b, const Operands& ops,
+             std::vector<uint8_t>& c, ork_device_info& info, Timing& t) {
+  int rc = -1;
+  DevicePtr device = open_device(args, info, t, rc);
+  if (!device) return rc;
+  auto t0 = std::chrono::steady_clock::now();
   ork_weights* raw_w = nullptr;
-  st = ork_weights_create(device.get(), ops.w_dtype, b.rows, b.cols, ops.b.data(), &raw_w);
+  ork_status st = ork_weights_create(device.get(), ops.w_dtype, b.rows, b.cols, ops.b.data(), &raw_w);
   WeightsPtr weights(raw_w);
   t.weights_ms = ms_since(t0);
   if (st != ORK_OK) {
@@ -182,20 +192,13 @@ int multiply(const Args& args, const NpyMatrix& a, const NpyMatrix& b, const Ope
 int multiply_quant(const Args& args, const NpyMatrix& a, const NpyMatrix& b, std::vector<float>& c,
                    ork_device_info& info, Timing& t) {
   const int wbits = args.quant == "w8a8" ? 8 : 4, abits = args.quant == "w4a4" ? 4 : 8;
+  int rc = -1;
+  DevicePtr device = open_device(args, info, t, rc);
+  if (!device) return rc;
   auto t0 = std::chrono::steady_clock::now();
-  ork_device* raw = nullptr;
-  ork_status st = ork_device_open(args.device.empty() ? nullptr : args.device.c_str(), &raw);
-  DevicePtr device(raw);
-  if (st == ORK_OK) st = ork_device_get_info(device.get(), &info);
-  t.open_ms = ms_since(t0);
-  if (st != ORK_OK) {
-    fmt::print(stderr, "ork_matmul: device {}: {}\n", device_label(args.device), describe_failure(st));
-    return code(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed);
-  }
-  t0 = std::chrono::steady_clock::now();
   ork_quant_options qo{sizeof(qo), wbits, args.group};
   ork_qweights* q = nullptr;
-  st = ork_qweights_create(device.get(), reinterpret_cast<const float*>(b.bytes.data()), b.rows, b.cols, &qo, &q);
+  ork_status st = ork_qweights_create(device.get(), reinterpret_cast<const float*>(b.bytes.data()), b.rows, b.cols, &qo, &q);
   std::unique_ptr<ork_qweights, decltype(&ork_qweights_destroy)> weights(q, &ork_qweights_destroy);
   t.weights_ms = ms_since(t0);
   if (st != ORK_OK) {
