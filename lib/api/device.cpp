@@ -9,6 +9,7 @@
 
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/emu/npu/core.h"
+#include "driver/emu/npu/weight_cache.h"
 #include "driver/emu/npu/timeline.h"
 #include "driver/os/os.h"
 #include "lib/ref/fast.h"
@@ -51,24 +52,47 @@ Result<std::unique_ptr<ork_device>> finish(std::unique_ptr<ork_device> d) {
 }
 
 // The emulated NPU's integer multiply, lent from the CPU reference's fast path (exact: the
-// emulator's results cannot change, only its speed; driver/emu/npu/core.h).
-void fast_int8_gemm(const int8_t* a, const int8_t* b, int32_t* c, size_t mc, size_t kt, size_t cols) {
-  const ref::Dims d{static_cast<int64_t>(mc), static_cast<int64_t>(kt), static_cast<int64_t>(cols)};
-  auto s = ref::matmul_int8_fast({a, mc * kt}, {b, kt * cols}, {c, mc * cols}, d, {.threads = 1, .isa = {}});
-  if (!s) std::abort();  // sizes are consistent by construction: a failure here is a bug
-}
+// emulator's results cannot change, only its speed; driver/emu/npu/core.h). Weight blocks
+// are packed once (the emulator keeps them across M-tiles and calls); the multiply may use
+// every host thread, as the fast path does for a shape this size.
+struct PackedWeights final : emu::PreparedInt8 {
+  explicit PackedWeights(ref::PackedB b) : packed(std::move(b)) {}
+  ref::PackedB packed;
+  size_t bytes() const override { return packed.bytes(); }
+};
+
+class FastEngine final : public emu::Int8Engine {
+ public:
+  std::shared_ptr<const emu::PreparedInt8> prepare(const int8_t* bt, size_t kt, size_t cols) const override {
+    auto b = ref::pack_b_int8({bt, kt * cols}, static_cast<int64_t>(kt), static_cast<int64_t>(cols),
+                              ref::BOrder::column_major);
+    if (!b) std::abort();  // sizes are consistent by construction: a failure here is a bug
+    return std::make_shared<PackedWeights>(std::move(*b));
+  }
+  void multiply(const int8_t* a, size_t mc, const emu::PreparedInt8& b, const emu::Int32Out& c) const override {
+    const ref::PackedB& w = static_cast<const PackedWeights&>(b).packed;
+    const ref::CLayout out{c.base, static_cast<int64_t>(c.row_stride), static_cast<int64_t>(c.group),
+                           static_cast<int64_t>(c.group_stride)};
+    if (!ref::matmul_int8_packed({a, mc * static_cast<size_t>(w.k())}, static_cast<int64_t>(mc), w, out)) std::abort();
+  }
+};
 
 // "emu", "emu-rknpu", "emu-rocket": the unchanged kernel-interface code over the fake kernel.
 Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
-  emu::lend_int8_gemm(&fast_int8_gemm);
+  static const FastEngine engine;
+  emu::lend_int8_engine(&engine);
   auto d = std::make_unique<ork_device>();
   d->backend = "emu";
   // The cache model is on: cached BOs get an NPU-side copy that only the sync ioctls
   // update, so a missing sync in libork computes with stale data here, as on silicon.
   auto timed = emu::timed_from_env();  // ORK_EMU_TIMING=fast|timed (docs/timing-model.md)
   if (!timed) return timed.error();
+  auto keep = emu::weight_cache_from_env();  // ORK_EMU_WEIGHT_CACHE=on|off (docs/emulator.md)
+  if (!keep) return keep.error();
   d->fake = std::make_unique<emu::FakeKernel>(emu::FakeKernelConfig{
-      .timing = *timed ? emu::TimingMode::timed : emu::TimingMode::fast, .model_caches = true});
+      .timing = *timed ? emu::TimingMode::timed : emu::TimingMode::fast,
+      .model_caches = true,
+      .keep_prepared_weights = *keep});
   auto kmd = driver::discover(*d->fake, kind);
   if (!kmd) return kmd.error();
   d->kmd = std::move(*kmd);

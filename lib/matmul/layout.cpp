@@ -172,7 +172,7 @@ Status unpack_slice(std::span<const int32_t> native, const Plan& plan, std::span
   const int64_t surface = plan.mp * kC2;  // int32 elements per (m, 4) surface
   // Rows in blocks of kRowBlock: for each surface the block's atoms are one contiguous
   // 256-byte read, and the block's output rows stay in cache while the surfaces go by.
-  constexpr int64_t kRowBlock = 16;
+  constexpr int64_t kRowBlock = 8;
   if (m_rows == 1 && !kAdd) {  // decode (M = 1): one 16-byte copy per surface, nothing else
     for (int64_t g = 0; g < full; ++g) std::memcpy(c.data() + g * kC2, native.data() + g * surface, 16);
     for (int64_t i = 0; i < tail; ++i) c[full * kC2 + i] = native[full * surface + i];

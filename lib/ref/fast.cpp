@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "lib/ref/kernels.h"
+#include "lib/ref/workers.h"
 
 namespace ork::ref {
 
@@ -195,6 +197,67 @@ void pack_panels(const Kernel& kr, std::span<const int8_t> b, Dims d, int64_t p0
   }
 }
 
+// Four columns x four groups of column-major B into a panel: a 4 x 4 transpose of uint32
+// (SSE2 on x86-64; a plain loop elsewhere). `cols[j]` points at group g0 of column j.
+inline void transpose_quads(const int8_t* const* cols, uint32_t* out, int64_t nr) {
+#if defined(__SSE2__)
+  const auto load = [&](int j) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(cols[j])); };
+  const __m128i c0 = load(0), c1 = load(1), c2 = load(2), c3 = load(3);
+  const __m128i t0 = _mm_unpacklo_epi32(c0, c1), t1 = _mm_unpackhi_epi32(c0, c1);
+  const __m128i t2 = _mm_unpacklo_epi32(c2, c3), t3 = _mm_unpackhi_epi32(c2, c3);
+  const auto store = [&](int g, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(out + g * nr), v); };
+  store(0, _mm_unpacklo_epi64(t0, t2));  // group g0 of columns 0..3
+  store(1, _mm_unpackhi_epi64(t0, t2));
+  store(2, _mm_unpacklo_epi64(t1, t3));
+  store(3, _mm_unpackhi_epi64(t1, t3));
+#else
+  for (int g = 0; g < 4; ++g)
+    for (int j = 0; j < 4; ++j) std::memcpy(out + g * nr + j, cols[j] + 4 * g, 4);
+#endif
+}
+
+// The same panels from column-major B (N x K: each column's K values contiguous), so one
+// group of a column is one 4-byte read: whole 4 x 4 blocks of quads are transposed at once,
+// the edges (K % 16, N % 4, int16 pairs) go one group at a time.
+void pack_panels_columns(const Kernel& kr, const int8_t* bt, Dims d, int64_t p0, int64_t p1,
+                         int64_t groups, uint8_t* dst, int32_t* bias) {
+  const int kg = k_per_group(kr), nr = kr.nr;
+  const int64_t panel_bytes = groups * nr * 4;
+  std::memset(dst, 0, static_cast<size_t>((p1 - p0) * panel_bytes));  // padding groups, columns
+  std::fill(bias, bias + (p1 - p0) * nr, 0);
+  const int64_t fast_groups = kg == 4 ? d.k / 16 * 4 : 0;  // groups done 4 x 4 at a time
+  for (int64_t p = p0; p < p1; ++p) {
+    const int64_t n0 = p * nr, cols = std::min<int64_t>(nr, d.n - n0);
+    auto* panel = reinterpret_cast<uint32_t*>(dst + (p - p0) * panel_bytes);
+    const int64_t fast_cols = cols / 4 * 4;
+    for (int64_t c = 0; c < fast_cols; c += 4) {
+      const int8_t* col[4];
+      for (int j = 0; j < 4; ++j) col[j] = bt + (n0 + c + j) * d.k;
+      for (int64_t g = 0; g < fast_groups; g += 4) {
+        const int8_t* at[4] = {col[0] + g * 4, col[1] + g * 4, col[2] + g * 4, col[3] + g * 4};
+        transpose_quads(at, panel + g * nr + c, nr);
+      }
+    }
+    for (int64_t c = 0; c < cols; ++c) {
+      const int8_t* col = bt + (n0 + c) * d.k;
+      for (int64_t g = c < fast_cols ? fast_groups : 0; g * kg < d.k; ++g) {
+        int8_t v[4] = {};
+        std::memcpy(v, col + g * kg, static_cast<size_t>(std::min<int64_t>(kg, d.k - g * kg)));
+        if (kg == 4) {
+          std::memcpy(panel + g * nr + c, v, 4);
+        } else {  // two sign-extended int16
+          panel[g * nr + c] = uint32_t(uint16_t(int16_t(v[0]))) | uint32_t(uint16_t(int16_t(v[1]))) << 16;
+        }
+      }
+      if (kr.a_format == AFormat::u8_biased) {  // -128 * (column sum), modulo 2^32
+        int64_t sum = 0;
+        for (int64_t k = 0; k < d.k; ++k) sum += col[k];
+        bias[(p - p0) * nr + c] = static_cast<int32_t>(static_cast<uint32_t>(-128 * sum));
+      }
+    }
+  }
+}
+
 // Scratch buffers kept across calls: a fresh multi-MiB buffer costs a page fault per 4 KiB
 // on first touch (about as long as packing B itself), so packed panels and accumulators are
 // reused. Buffers are returned on scope exit; the pool keeps at most a few of them.
@@ -248,40 +311,54 @@ ScratchPool& scratch_pool() {
 struct Job {
   const Kernel* kr;
   std::span<const int8_t> b;
-  std::span<int32_t> c;
+  CLayout c;
   Dims d;
   const uint8_t* a_packed;
   int64_t groups;
 };
 
 // Copies the valid rows / columns of one panel's accumulated tiles into C, adding the bias.
+// Columns go in runs that stay within one group of the layout (one run when row-major),
+// worked out once per panel: no division per row.
 void store_panel(const Job& job, int64_t p, const int32_t* acc, const int32_t* bias) {
   const Kernel& kr = *job.kr;
+  const CLayout& c = job.c;
   const int64_t n0 = p * kr.nr, cols = std::min<int64_t>(kr.nr, job.d.n - n0);
+  struct Run {
+    int64_t col, len, offset;  // first column in the panel, columns, element offset at row 0
+  };
+  Run runs[64];  // nr <= 64 columns: at most nr runs
+  int count = 0;
+  for (int64_t col = 0; col < cols; ++count) {
+    const int64_t n = n0 + col, in_group = n % c.group;
+    const int64_t len = std::min(cols - col, c.group - in_group);
+    runs[count] = {col, len, (n / c.group) * c.group_stride + in_group};
+    col += len;
+  }
   for (int64_t m = 0; m < job.d.m; ++m) {  // rows past M (padding) are dropped
     const int32_t* t = acc + (m / kr.mr) * kr.mr * kr.nr + (m % kr.mr) * kr.nr;
-    int32_t* out = job.c.data() + m * job.d.n + n0;
-    for (int64_t col = 0; col < cols; ++col) {  // modulo 2^32, like the oracle
-      out[col] = static_cast<int32_t>(static_cast<uint32_t>(t[col]) + static_cast<uint32_t>(bias[col]));
+    int32_t* row = c.base + m * c.row_stride;
+    for (int r = 0; r < count; ++r) {
+      const Run& run = runs[r];
+      for (int64_t i = 0; i < run.len; ++i) {  // modulo 2^32, like the oracle
+        row[run.offset + i] = static_cast<int32_t>(static_cast<uint32_t>(t[run.col + i]) +
+                                                   static_cast<uint32_t>(bias[run.col + i]));
+      }
     }
   }
 }
 
-// Panels p0 .. p1-1 of C. Per panel, K is cut into chunks of chunk_groups so that the
-// panel's B chunk stays in L1 while the loop walks every row block; the row blocks'
-// partial tiles accumulate in `acc` (one panel's worth: M x nr int32).
-void run_panels(const Job& job, int64_t p0, int64_t p1) {
+// Panels p0 .. p1-1 of C from packed panels (`panels` and `bias` start at panel p0). Per
+// panel, K is cut into chunks of chunk_groups so that the panel's B chunk stays in L1 while
+// the loop walks every row block; the row blocks' partial tiles accumulate in `acc` (one
+// panel's worth: M x nr int32).
+void compute_panels(const Job& job, const uint8_t* panels, const int32_t* bias, int64_t p0, int64_t p1) {
   const Kernel& kr = *job.kr;
   const int64_t row_bytes = job.groups * 4;
   const int64_t panel_bytes = job.groups * kr.nr * 4;
   const int64_t blocks = (job.d.m + kr.mr - 1) / kr.mr, tile = int64_t{kr.mr} * kr.nr;
-  // Scratch is fully written before it is read (pack_panels zeroes the padding itself).
-  auto panel_lease = scratch_pool().take(static_cast<size_t>((p1 - p0) * panel_bytes));
   auto acc_lease = scratch_pool().take(static_cast<size_t>(blocks * tile) * sizeof(int32_t));
-  uint8_t* const panels = panel_lease.as<uint8_t>();
   int32_t* const acc = acc_lease.as<int32_t>();
-  std::vector<int32_t> biases(static_cast<size_t>((p1 - p0) * kr.nr));
-  pack_panels(kr, job.b, job.d, p0, p1, job.groups, panels, biases.data());
   if (kr.thread_begin) kr.thread_begin();
   for (int64_t p = p0; p < p1; ++p) {
     const uint8_t* panel = panels + (p - p0) * panel_bytes;
@@ -293,9 +370,19 @@ void run_panels(const Job& job, int64_t p0, int64_t p1) {
                  panel + g0 * kr.nr * 4, gn, acc + b * tile, g0 > 0);
       }
     }
-    store_panel(job, p, acc, biases.data() + (p - p0) * kr.nr);
+    store_panel(job, p, acc, bias + (p - p0) * kr.nr);
   }
   if (kr.thread_end) kr.thread_end();
+}
+
+// Packs panels p0 .. p1-1 of the caller's B, then computes them while they are in L2.
+void run_panels(const Job& job, int64_t p0, int64_t p1) {
+  const int64_t panel_bytes = job.groups * job.kr->nr * 4;
+  // Scratch is fully written before it is read (pack_panels zeroes the padding itself).
+  auto panel_lease = scratch_pool().take(static_cast<size_t>((p1 - p0) * panel_bytes));
+  std::vector<int32_t> biases(static_cast<size_t>((p1 - p0) * job.kr->nr));
+  pack_panels(*job.kr, job.b, job.d, p0, p1, job.groups, panel_lease.as<uint8_t>(), biases.data());
+  compute_panels(job, panel_lease.as<uint8_t>(), biases.data(), p0, p1);
 }
 
 int choose_threads(const FastOptions& o, Dims d, int64_t panels) {
@@ -304,37 +391,108 @@ int choose_threads(const FastOptions& o, Dims d, int64_t panels) {
   return static_cast<int>(std::clamp<int64_t>(t, 1, panels));
 }
 
+// Threads grab a few panels at a time: a chunk is computed while its packed B is still in
+// L2, and a thread slowed by other load simply takes fewer chunks.
+template <class Fn>
+void for_panel_chunks(int threads, int64_t panels, Fn fn) {
+  std::atomic<int64_t> next{0};
+  const std::function<void()> worker = [&fn, &next, panels] {
+    for (int64_t p; (p = next.fetch_add(kPanelsPerGrab)) < panels;) fn(p, std::min(p + kPanelsPerGrab, panels));
+  };
+  detail::run_on_threads(threads, worker);
+}
+
+Result<const Kernel*> kernel_of(std::optional<Isa> wanted) {
+  const Isa isa = wanted.value_or(best_isa());
+  if (!isa_supported(isa)) {
+    return make_error(-EOPNOTSUPP, std::string("isa ") + isa_name(isa) + ": not supported by this CPU");
+  }
+  return &detail::kernel_for(isa);
+}
+
+int64_t padded_groups(const Kernel& kr, int64_t k) {
+  const int64_t kg = detail::k_per_group(kr);
+  return ((k + kg - 1) / kg + kr.group_align - 1) / kr.group_align * kr.group_align;
+}
+
+Status check_threads(const FastOptions& options) {
+  if (options.threads < 0) {
+    return make_error(-EINVAL, "threads = " + std::to_string(options.threads) + ": must be >= 0");
+  }
+  return {};
+}
+
 }  // namespace
 
 Status matmul_int8_fast(std::span<const int8_t> a, std::span<const int8_t> b,
                         std::span<int32_t> c, Dims d, const FastOptions& options) {
   if (Status s = check_operands(d, a.size(), b.size(), c.size()); !s) return s;
-  const Isa isa = options.isa.value_or(best_isa());
-  if (!isa_supported(isa)) {
-    return make_error(-EOPNOTSUPP, std::string("isa ") + isa_name(isa) + ": not supported by this CPU");
+  auto kr = kernel_of(options.isa);
+  if (!kr) return kr.error();
+  if (Status s = check_threads(options); !s) return s;
+  const int64_t groups = padded_groups(**kr, d.k);
+  const std::vector<uint8_t> a_packed = pack_a(**kr, a, d, groups);
+  const Job job{*kr, b, CLayout::row_major(c, d.n), d, a_packed.data(), groups};
+  const int64_t panels = (d.n + (*kr)->nr - 1) / (*kr)->nr;
+  for_panel_chunks(choose_threads(options, d, panels), panels,
+                   [&job](int64_t p0, int64_t p1) { run_panels(job, p0, p1); });
+  return {};
+}
+
+Result<PackedB> pack_b_int8(std::span<const int8_t> b, int64_t k, int64_t n, BOrder order,
+                            std::optional<Isa> isa) {
+  if (k < 1 || n < 1) return make_error(-EINVAL, "pack_b_int8: K and N must be >= 1");
+  if (b.size() != static_cast<size_t>(k * n)) {
+    return make_error(-EINVAL, "pack_b_int8: B has " + std::to_string(b.size()) + " elements, K x N = " +
+                                   std::to_string(k * n));
   }
-  if (options.threads < 0) {
-    return make_error(-EINVAL, "threads = " + std::to_string(options.threads) + ": must be >= 0");
+  auto kr = kernel_of(isa);
+  if (!kr) return kr.error();
+  PackedB out;
+  out.isa_ = (*kr)->isa;
+  out.k_ = k;
+  out.n_ = n;
+  out.groups_ = padded_groups(**kr, k);
+  const int64_t panels = (n + (*kr)->nr - 1) / (*kr)->nr;
+  out.panels_.resize(static_cast<size_t>(panels * out.groups_ * (*kr)->nr * 4));
+  out.bias_.resize(static_cast<size_t>(panels * (*kr)->nr));
+  const Dims d{1, k, n};
+  if (order == BOrder::row_major) {
+    pack_panels(**kr, b, d, 0, panels, out.groups_, out.panels_.data(), out.bias_.data());
+  } else {
+    pack_panels_columns(**kr, b.data(), d, 0, panels, out.groups_, out.panels_.data(), out.bias_.data());
   }
-  const Kernel& kr = detail::kernel_for(isa);
-  const int64_t kg = detail::k_per_group(kr);
-  const int64_t groups = ((d.k + kg - 1) / kg + kr.group_align - 1) / kr.group_align * kr.group_align;
-  const std::vector<uint8_t> a_packed = pack_a(kr, a, d, groups);
-  const Job job{&kr, b, c, d, a_packed.data(), groups};
-  const int64_t panels = (d.n + kr.nr - 1) / kr.nr;
-  const int threads = choose_threads(options, d, panels);
-  // Threads grab a few panels at a time: a packed chunk is computed while it is still in L2,
-  // and a thread slowed by other load simply takes fewer chunks.
-  std::atomic<int64_t> next{0};
-  const auto worker = [&job, &next, panels] {
-    for (int64_t p; (p = next.fetch_add(kPanelsPerGrab)) < panels;) {
-      run_panels(job, p, std::min(p + kPanelsPerGrab, panels));
-    }
-  };
-  std::vector<std::jthread> workers;
-  for (int t = 1; t < threads; ++t) workers.emplace_back(worker);
-  worker();
-  return {};  // the jthreads join here
+  return out;
+}
+
+Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b, std::span<int32_t> c,
+                          const FastOptions& options) {
+  if (b.k() >= 1 && m >= 1 && c.size() != static_cast<size_t>(m * b.n())) {  // names the bad size
+    return check_operands({m, b.k(), b.n()}, a.size(), static_cast<size_t>(b.k() * b.n()), c.size());
+  }
+  return matmul_int8_packed(a, m, b, CLayout::row_major(c, b.n()), options);
+}
+
+Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b, const CLayout& c,
+                          const FastOptions& options) {
+  if (b.k_ < 1) return make_error(-EINVAL, "matmul_int8_packed: B was never packed (pack_b_int8)");
+  const Dims d{m, b.k_, b.n_};
+  if (Status s = check_operands(d, a.size(), static_cast<size_t>(d.k * d.n), static_cast<size_t>(d.m * d.n)); !s)
+    return s;
+  if (c.base == nullptr || c.group < 1) return make_error(-EINVAL, "matmul_int8_packed: C layout without base or group");
+  if (options.isa && *options.isa != b.isa_) {
+    return make_error(-EINVAL, std::string("matmul_int8_packed: B was packed for isa ") + isa_name(b.isa_) +
+                                   ", not " + isa_name(*options.isa));
+  }
+  if (Status s = check_threads(options); !s) return s;
+  const Kernel& kr = detail::kernel_for(b.isa_);
+  const std::vector<uint8_t> a_packed = pack_a(kr, a, d, b.groups_);
+  const Job job{&kr, {}, c, d, a_packed.data(), b.groups_};
+  const int64_t panels = (d.n + kr.nr - 1) / kr.nr, panel_bytes = b.groups_ * kr.nr * 4;
+  for_panel_chunks(choose_threads(options, d, panels), panels, [&](int64_t p0, int64_t p1) {
+    compute_panels(job, b.panels_.data() + p0 * panel_bytes, b.bias_.data() + p0 * kr.nr, p0, p1);
+  });
+  return {};
 }
 
 }  // namespace ork::ref

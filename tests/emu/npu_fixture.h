@@ -27,11 +27,12 @@ struct Bo {
 class Device {
  public:
   // A BO of `size` bytes at the next page, with a 64 KiB unmapped gap before the next one
-  // (any access that strays from a BO lands in a gap, never in a neighbour).
-  Bo& alloc(size_t size, uint8_t fill = 0) {
+  // (any access that strays from a BO lands in a gap, never in a neighbour). `tracked`: as
+  // the fake kernel maps a cached BO's device copy (memory.h): written only through mem.
+  Bo& alloc(size_t size, uint8_t fill = 0, bool tracked = false) {
     bos_.push_back(Bo{next_, std::vector<uint8_t>(size, fill)});
     Bo& bo = bos_.back();
-    mem.map(bo.iova, bo.bytes.data(), bo.bytes.size());
+    mem.map(bo.iova, bo.bytes.data(), bo.bytes.size(), tracked);
     next_ += (size + 0xfff) / 0x1000 * 0x1000 + 0x10000;
     return bo;
   }

@@ -1,6 +1,7 @@
 // ork_bench: speed of the CPU reference, printed as ratios against baselines measured in the
 // same run (architecture.md section 6): the plain oracle loop, the fast int8 path per ISA
-// and thread count, and oneDNN's int8 GEMM when built with it. Also the host-side layout
+// and thread count, oneDNN's int8 GEMM when built with it, and the emulated NPU's whole
+// ork_matmul call (tools/ork_bench/emulator.h). Also the host-side layout
 // work of one matmul (pack A, unpack C) against a per-element index-function loop.
 // Every result is checked against the oracle: exit 1 when the fast path differs.
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@
 #include "lib/ref/fast.h"
 #include "lib/ref/oracle.h"
 #include "tools/ork_bench/baselines.h"
+#include "tools/ork_bench/emulator.h"
 #include "tools/ork_bench/layout_bench.h"
 
 namespace ork::bench {
@@ -31,6 +33,8 @@ struct Args {
   int threads = 0;
   bool skip_oracle = false;
   bool skip_onednn = false;
+  bool skip_emu = false;
+  std::string isa;  // only this tier's fast candidates ("" = every tier the CPU has)
   bool json = false;
 };
 
@@ -114,6 +118,7 @@ std::vector<Measured> run_all(const Args& args) {
   std::vector<int> thread_counts{1};
   if (all > 1) thread_counts.push_back(all);
   for (ref::Isa isa : ref::supported_isas()) {
+    if (!args.isa.empty() && args.isa != ref::isa_name(isa)) continue;
     for (int t : thread_counts) {
       timed.push_back({.name = fmt::format("fast_{}_t{}", ref::isa_name(isa), t), .seconds = 1e30});
       runs.push_back([&a, &b, d, t, isa](std::span<int32_t> c, std::string& e) {
@@ -124,6 +129,10 @@ std::vector<Measured> run_all(const Args& args) {
     }
   }
   for (Candidate& cand : args.skip_onednn ? std::vector<Candidate>{} : onednn_candidates(d.m, d.k, d.n)) {
+    timed.push_back({.name = cand.name, .seconds = 1e30});
+    runs.push_back([&a, &b, run = cand.run](std::span<int32_t> c, std::string& e) { return run(a, b, c, e); });
+  }
+  for (Candidate& cand : args.skip_emu ? std::vector<Candidate>{} : emulator_candidates(d.k, d.n)) {
     timed.push_back({.name = cand.name, .seconds = 1e30});
     runs.push_back([&a, &b, run = cand.run](std::span<int32_t> c, std::string& e) { return run(a, b, c, e); });
   }
@@ -159,6 +168,9 @@ int main_impl(int argc, char** argv) {
   app.add_option("--oracle-rows", args.oracle_rows, "rows the plain oracle loop runs on (0 = all; slow)")->check(CLI::Range(int64_t{0}, int64_t{1} << 16));
   app.add_flag("--no-oracle", args.skip_oracle, "skip the oracle loop (candidates are then only checked against each other)");
   app.add_flag("--no-onednn", args.skip_onednn, "leave oneDNN out (its OpenMP threads keep spinning between calls)");
+  app.add_flag("--no-emu", args.skip_emu, "leave the emulated NPU candidates out");
+  app.add_option("--isa", args.isa, "time only this tier of the fast path (generic, sse2, avx2, avx512_vnni, amx): "
+                 "AVX-512 code run between AMX calls slows them down on some hosts");
   app.add_flag("--json", args.json, "print one JSON object instead of the table");
   try {
     app.parse(argc, argv);
@@ -170,9 +182,9 @@ int main_impl(int argc, char** argv) {
   const Measured* oracle = best_where(results, [](const Measured& r) { return r.name.starts_with("oracle"); });
   const Measured* fast = best_where(results, [](const Measured& r) { return r.name.starts_with("fast_"); });
   const Measured* dnnl = best_where(results, [](const Measured& r) { return r.name.starts_with("onednn"); });
-  bool fast_exact = true;
+  bool fast_exact = true;  // the fast path and the emulator: both must return the oracle's bytes
   for (const Measured& r : results) {
-    if (r.name.starts_with("fast_") && (!r.error.empty() || !r.exact)) fast_exact = false;
+    if ((r.name.starts_with("fast_") || r.name.starts_with("emu_")) && (!r.error.empty() || !r.exact)) fast_exact = false;
   }
   nlohmann::json j;
   j["shape"] = {{"m", args.m}, {"k", args.k}, {"n", args.n}};
@@ -183,6 +195,9 @@ int main_impl(int argc, char** argv) {
   }
   if (fast && dnnl) j["ratios"]["fast_over_onednn"] = fast->gops / dnnl->gops;
   if (fast && oracle) j["ratios"]["fast_over_oracle"] = fast->gops / oracle->gops;
+  for (const Measured& r : results) {
+    if (fast && r.name.starts_with("emu_") && r.error.empty()) j["ratios"][r.name + "_over_fast"] = r.seconds / fast->seconds;
+  }
   j["layout"] = layout_json(layout);
   j["fast_path_exact"] = fast_exact;
   if (args.json) {
@@ -199,6 +214,10 @@ int main_impl(int argc, char** argv) {
                  oracle ? fmt::format("{:.1f}", r.gops / oracle->gops) : "-",
                  dnnl ? fmt::format("{:.2f}", r.gops / dnnl->gops) : "-",
                  r.exact ? "yes" : "NO");
+    }
+    for (const Measured& r : results) {
+      if (fast && r.name.starts_with("emu_") && r.error.empty())
+        fmt::print("{}: {:.2f}x the time of the fast path ({})\n", r.name, r.seconds / fast->seconds, fast->name);
     }
     print_layout(layout);
   }

@@ -52,6 +52,10 @@ struct FakeKernelConfig {
   // NPU writes only after MEM_SYNC FROM_DEVICE / PREP_BO, so a missing sync miscomputes as it
   // can on a board. Off by default: host memory is then coherent.
   bool model_caches = false;
+  // With model_caches, the CORE keeps the weights it prepared from a cached BO's device copy
+  // until the BO is written (driver/emu/npu/weight_cache.h). false: every task gathers and
+  // prepares its weights again - slower, the same results.
+  bool keep_prepared_weights = true;
   ChainExecutor executor;  // empty: ork::emu::run_chain
 };
 

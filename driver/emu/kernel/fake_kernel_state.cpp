@@ -25,6 +25,10 @@ uint8_t* alloc_host_pages(uint64_t bytes) {
   long addr = ::syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (addr == -1) return nullptr;
+  // Transparent huge pages where the host allows them (madvise mode is Debian's default):
+  // the NPU layouts stride through a BO in 8 KiB steps (one K-surface or output surface
+  // per step), which with 4 KiB pages is a TLB miss per atom. Advice only: failure is fine.
+  if (bytes >= (2u << 20)) ::syscall(SYS_madvise, addr, bytes, MADV_HUGEPAGE);
   return reinterpret_cast<uint8_t*>(addr);
 }
 
@@ -34,7 +38,9 @@ BoObject::BoObject(KernelState& k, std::shared_ptr<AddressSpace> s, uint64_t i, 
                    uint8_t* h, uint8_t* d, uint64_t va, uint32_t f)
     : kernel(k), space(std::move(s)), id(i), bytes(b), host(h), device(d), iova(va), flags(f) {
   kernel.objects.emplace(id, this);
-  space->memory.map(iova, device, bytes);
+  // The NPU-side copy of a modelled cache changes only by sync and NPU writes: tracked, so
+  // the CORE may keep weights it prepared from it (driver/emu/npu/weight_cache.h).
+  space->memory.map(iova, device, bytes, /*tracked=*/device != host && k.config.keep_prepared_weights);
 }
 
 BoObject::~BoObject() {
@@ -46,7 +52,12 @@ BoObject::~BoObject() {
 }
 
 void BoObject::sync_to_device(uint64_t offset, uint64_t size) const {
-  if (device != host) std::memcpy(device + offset, host + offset, size);
+  if (device == host || size == 0) return;
+  // Unchanged bytes leave the BO's generation alone, so weights the CORE prepared from it
+  // stay valid across syncs that copy nothing new (rocket syncs whole BOs every job).
+  if (std::memcmp(device + offset, host + offset, size) == 0) return;
+  std::memcpy(device + offset, host + offset, size);
+  space->memory.note_write(iova + offset);
 }
 
 void BoObject::sync_to_cpu(uint64_t offset, uint64_t size) const {

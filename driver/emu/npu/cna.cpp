@@ -25,15 +25,22 @@ TaskOutcome load_feature(const DeviceMemory& mem, const TaskConfig& cfg, std::ve
   tile.resize(size_t{cfg.mc} * rb);
   // Surface s holds atom s of every row: rows LINE_STRIDE atoms apart, surfaces SURF_STRIDE.
   const uint64_t span_bytes = ((uint64_t{cfg.mc} - 1) * cfg.a_line_atoms + 1) * kAtomBytes;
+  std::vector<const uint8_t*> src(surfaces);
   for (size_t s = 0; s < surfaces; ++s) {
     const uint64_t iova = cfg.a_iova + s * cfg.a_surf_atoms * kAtomBytes;
-    const uint8_t* src = mem.span(iova, span_bytes);
-    if (src == nullptr) {
+    src[s] = mem.span(iova, span_bytes);
+    if (src[s] == nullptr) {
       return read_fault(fmt::format("feature DMA: K-surface {} at IOVA 0x{:x} ({} bytes) is outside every BO",
                                     s, iova, span_bytes));
     }
-    for (size_t m = 0; m < cfg.mc; ++m)
-      std::memcpy(tile.data() + m * rb + s * kAtomBytes, src + m * cfg.a_line_atoms * kAtomBytes, kAtomBytes);
+  }
+  // Rows in blocks of 8 (row_bytes is often a power of two: see dpu.cpp's store).
+  constexpr size_t kRowBlock = 8;
+  const size_t line = cfg.a_line_atoms * kAtomBytes;
+  for (size_t m0 = 0; m0 < cfg.mc; m0 += kRowBlock) {
+    const size_t m1 = std::min<size_t>(cfg.mc, m0 + kRowBlock);
+    for (size_t s = 0; s < surfaces; ++s)
+      for (size_t m = m0; m < m1; ++m) std::memcpy(tile.data() + m * rb + s * kAtomBytes, src[s] + m * line, kAtomBytes);
   }
   return {};
 }
@@ -49,16 +56,15 @@ TaskOutcome load_weights(const DeviceMemory& mem, const TaskConfig& cfg, const u
 
 // Weights: [N/wa][K/32][wa][32] elements (wa = 32 int8, 16 fp16, 64 int4), so each column's
 // 32-K block is 32 contiguous elements.
-void gather_weights_int(const TaskConfig& cfg, const uint8_t* w, std::vector<int16_t>& bt) {
+void gather_weights_int(const TaskConfig& cfg, const uint8_t* w, std::vector<int8_t>& bt) {
   const size_t kt = cfg.kt, wa = cfg.weight_atom();
   bt.resize(size_t{cfg.cols} * kt);
   for (size_t n = 0; n < cfg.cols; ++n) {
-    int16_t* dst = bt.data() + n * kt;
+    int8_t* dst = bt.data() + n * kt;
     for (size_t kb = 0; kb < kt / 32; ++kb) {
       const size_t first = (n / wa) * wa * kt + kb * wa * 32 + (n % wa) * 32;  // element index
       if (cfg.type == NpuType::int8) {
-        const auto* src = reinterpret_cast<const int8_t*>(w + first);
-        for (size_t j = 0; j < 32; ++j) dst[kb * 32 + j] = src[j];
+        std::memcpy(dst + kb * 32, w + first, 32);
       } else {
         for (size_t j = 0; j < 32; ++j) dst[kb * 32 + j] = nibble_at(w, first + j);
       }
@@ -94,14 +100,12 @@ void gather_weight_block_f16(const TaskConfig& cfg, const uint8_t* w, size_t n0,
   }
 }
 
-void unpack_feature_int(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int16_t>& a) {
+const int8_t* feature_int8(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int8_t>& widened) {
+  if (cfg.type == NpuType::int8) return reinterpret_cast<const int8_t*>(tile.data());
   const size_t n = size_t{cfg.mc} * cfg.kt;
-  a.resize(n);
-  if (cfg.type == NpuType::int8) {
-    for (size_t i = 0; i < n; ++i) a[i] = static_cast<int8_t>(tile[i]);
-    return;
-  }
-  for (size_t i = 0; i < n; ++i) a[i] = nibble_at(tile.data(), i);  // rows are whole bytes
+  widened.resize(n);
+  for (size_t i = 0; i < n; ++i) widened[i] = nibble_at(tile.data(), i);  // rows are whole bytes
+  return widened.data();
 }
 
 void unpack_feature_f16(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<float>& a) {

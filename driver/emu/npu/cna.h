@@ -19,14 +19,15 @@ TaskOutcome load_feature(const DeviceMemory& mem, const TaskConfig& cfg, std::ve
 TaskOutcome load_weights(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t*& weights);
 
 // Dense forms for the CORE (cols = cfg.cols columns, kt = cfg.kt).
-// int8 / int4: bt[n * kt + k] = B[k][n] widened to int16 (int4 sign-extended).
-void gather_weights_int(const TaskConfig& cfg, const uint8_t* weights, std::vector<int16_t>& bt);
+// int8 / int4: bt[n * kt + k] = B[k][n] as int8 (int4 sign-extended), the engine's input.
+void gather_weights_int(const TaskConfig& cfg, const uint8_t* weights, std::vector<int8_t>& bt);
 // fp16, one block of kF16BlockColumns columns from n0 (a multiple of 16):
 // blk[k * 16 + j] = B[k][n0 + j] as float (exact); 0 past the last column.
 inline constexpr size_t kF16BlockColumns = 16;
 void gather_weight_block_f16(const TaskConfig& cfg, const uint8_t* weights, size_t n0, std::vector<float>& blk);
-// Feature tile -> int16 values (int8 sign-extended; int4 nibbles sign-extended), or floats (fp16).
-void unpack_feature_int(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int16_t>& a);
+// Feature tile -> int8 values, mc x kt: int8 is the tile itself (returned without a copy);
+// int4 nibbles are sign-extended into `widened`. Or floats (fp16).
+const int8_t* feature_int8(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int8_t>& widened);
 void unpack_feature_f16(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<float>& a);
 
 // Nibble i of a byte stream: low nibble of byte i/2 when i is even, high when odd;

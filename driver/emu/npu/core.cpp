@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace ork::emu {
 namespace {
@@ -78,10 +79,49 @@ void matmul_f16_block16(const float* a, const float* b, float* c, size_t mc, siz
 }
 
 namespace {
-std::atomic<Int8Gemm> lent_kernel{nullptr};
+
+struct PreparedI16 final : PreparedInt8 {
+  std::vector<int16_t> bt;  // cols x kt
+  size_t kt = 0, cols = 0;
+  size_t bytes() const override { return bt.size() * sizeof(int16_t); }
+};
+
+class BuiltinEngine final : public Int8Engine {
+ public:
+  std::shared_ptr<const PreparedInt8> prepare(const int8_t* bt, size_t kt, size_t cols) const override {
+    auto p = std::make_shared<PreparedI16>();
+    p->bt.assign(bt, bt + kt * cols);
+    p->kt = kt;
+    p->cols = cols;
+    return p;
+  }
+  void multiply(const int8_t* a, size_t mc, const PreparedInt8& b, const Int32Out& c) const override {
+    const auto& w = static_cast<const PreparedI16&>(b);
+    thread_local std::vector<int16_t> a16;
+    thread_local std::vector<int32_t> rows;  // row-major C, then placed where `c` says
+    a16.assign(a, a + mc * w.kt);
+    rows.resize(mc * w.cols);
+    matmul_i16(a16.data(), w.bt.data(), rows.data(), mc, w.kt, w.cols);
+    for (size_t m = 0; m < mc; ++m)
+      for (size_t n = 0; n < w.cols; ++n)
+        c.base[(n / c.group) * c.group_stride + m * c.row_stride + n % c.group] = rows[m * w.cols + n];
+  }
+};
+
+std::atomic<const Int8Engine*> lent_engine{nullptr};
+
 }  // namespace
 
-void lend_int8_gemm(Int8Gemm kernel) { lent_kernel.store(kernel); }
-Int8Gemm lent_int8_gemm() { return lent_kernel.load(); }
+const Int8Engine& builtin_int8_engine() {
+  static const BuiltinEngine engine;
+  return engine;
+}
+
+void lend_int8_engine(const Int8Engine* engine) { lent_engine.store(engine); }
+
+const Int8Engine& int8_engine() {
+  const Int8Engine* e = lent_engine.load();
+  return e ? *e : builtin_int8_engine();
+}
 
 }  // namespace ork::emu

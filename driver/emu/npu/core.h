@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 namespace ork::emu {
 
@@ -12,15 +13,43 @@ namespace ork::emu {
 // pmaddwd/smlal, about 4x the int8 loop's speed (measured: docs/emulator.md "Speed").
 void matmul_i16(const int16_t* a, const int16_t* bt, int32_t* c, size_t mc, size_t kt, size_t cols);
 
-// c (mc x cols) = a (mc x kt) x b (kt x cols), all row-major, exact in int32 (int32 wraps).
-// A higher layer may lend the emulator a faster exact kernel for its integer multiply:
-// libork lends its CPU reference's fast int8 path (lib/api/device.cpp), so everything that
-// runs on the emulated NPU runs near the host's int8 speed. Results cannot differ: integer
-// sums are exact whatever the order. Process-wide; nullptr restores the built-in loop.
-using Int8Gemm = void (*)(const int8_t* a, const int8_t* b, int32_t* c, size_t mc, size_t kt,
-                          size_t cols);
-void lend_int8_gemm(Int8Gemm kernel);
-Int8Gemm lent_int8_gemm();
+// The CORE's integer multiply as an engine: a weight block is prepared once (gathered out
+// of the NPU layout, packed for the multiply) and then multiplied by many feature tiles.
+// Operands are int8 values; int4 operands arrive widened to int8 (-8..7). Integer sums are
+// exact whatever the order, so an engine can only change the emulator's speed, never a
+// result (tests/emu/test_engine.cpp runs both engines on the same tasks).
+class PreparedInt8 {
+ public:
+  virtual ~PreparedInt8() = default;
+  virtual size_t bytes() const = 0;  // memory it holds (the weight cache's budget)
+};
+
+// Where a multiply writes C, in int32 elements: (m, n) at
+//   base[(n / group) * group_stride + m * row_stride + n % group].
+// Row-major C is {c, cols, cols, 0}; the DPU's int32 output cube is {cube, 4, 4, surface
+// stride}, so a task can be written in place (dpu.h output_cube_i32).
+struct Int32Out {
+  int32_t* base = nullptr;
+  size_t row_stride = 0, group = 0, group_stride = 0;
+};
+
+class Int8Engine {
+ public:
+  virtual ~Int8Engine() = default;
+  // bt: cols x kt, row n = column n of B (its kt values contiguous).
+  virtual std::shared_ptr<const PreparedInt8> prepare(const int8_t* bt, size_t kt, size_t cols) const = 0;
+  // C (mc x cols, written where `c` says) = a (mc x kt, row-major) x B, exact modulo 2^32.
+  virtual void multiply(const int8_t* a, size_t mc, const PreparedInt8& b, const Int32Out& c) const = 0;
+};
+
+// The built-in engine: matmul_i16 on operands widened to int16 (plain C++, any host).
+const Int8Engine& builtin_int8_engine();
+// A higher layer may lend a faster exact engine: libork lends its CPU reference's fast int8
+// path (lib/api/device.cpp), so everything that runs on the emulated NPU runs near the
+// host's int8 speed. Process-wide; nullptr restores the built-in engine. The engine must
+// outlive every emulated task.
+void lend_int8_engine(const Int8Engine* engine);
+const Int8Engine& int8_engine();  // the lent engine, else the built-in one
 
 // c[m * cols + n]: acc = 0.0f; for k = 0..kt-1 in order: acc = acc + a*b, each product
 // exact in fp32 (two halves' significands are 11 bits), each add rounded to nearest even.

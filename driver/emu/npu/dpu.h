@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
+#include "driver/emu/npu/core.h"
 #include "driver/emu/npu/memory.h"
 #include "driver/emu/npu/task_config.h"
 
@@ -15,5 +17,11 @@ namespace ork::emu {
 // `c_i32` for int8/int4 tasks (int4 saturates to int16 here), `c_f32` for fp16.
 TaskOutcome store_output_i32(const DeviceMemory& mem, const TaskConfig& cfg, std::span<const int32_t> c);
 TaskOutcome store_output_f32(const DeviceMemory& mem, const TaskConfig& cfg, std::span<const float> c);
+
+// The int32 output cube of an int8 task as one writable layout, so the multiply can write it
+// in place; nullopt when that would not be the same as store_output_i32 - surfaces that are
+// not all in one BO, surfaces closer than mc atoms (they overlap: the DPU's write order would
+// matter), an IOVA that is not 4-byte aligned - and the caller goes through store_output_i32.
+std::optional<Int32Out> output_cube_i32(const DeviceMemory& mem, const TaskConfig& cfg);
 
 }  // namespace ork::emu

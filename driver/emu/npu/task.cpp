@@ -13,17 +13,16 @@
 #include "driver/emu/npu/dpu.h"
 #include "driver/emu/npu/task_config.h"
 #include "driver/emu/npu/timing.h"
+#include "driver/emu/npu/weight_cache.h"
 
 namespace ork::emu {
 namespace {
 
 // Scratch reused across tasks on a thread (the fake kernel runs cores on threads): a task
-// of 128 rows, K = N = 2048 needs ~10 MiB, allocated once per thread.
+// of 128 rows, K = N = 2048 needs ~6 MiB, allocated once per thread.
 struct Scratch {
   std::vector<uint8_t> tile;
-  std::vector<int16_t> a_int, bt_int;
-  std::vector<int8_t> a8, b8;  // operands of a lent int8 kernel
-  std::vector<int32_t> ct;     // the lent kernel's output, C^T
+  std::vector<int8_t> a_int4, bt;  // widened int4 feature; gathered weights (engine input)
   std::vector<float> a_f32, b_f32, c_f32;
   std::vector<int32_t> c_i32;
 };
@@ -35,35 +34,36 @@ Scratch& scratch() {
 
 TaskOutcome done() { return {CoreStatus::ok, kIntDpuGroup0 | kIntDpuGroup1, {}}; }
 
-// int8 through a lent kernel as C^T = B^T x A^T: the weights are gathered in their native
-// row order (32-byte runs per kernel, no transpose of the large operand); only the feature
-// tile (mc x kt) and the output (mc x cols) are transposed.
-TaskOutcome compute_int8_lent(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t* w, Int8Gemm kernel) {
+// The task's weight block prepared for the engine: from the weight cache when the same
+// bytes were prepared before (weight_cache.h), else gathered and prepared now. Only
+// tracked BOs (the cache model's NPU-side copies) are cached: an untracked BO can be
+// written by the host at any time without the emulator knowing.
+std::shared_ptr<const PreparedInt8> prepared_weights(const DeviceMemory& mem, const TaskConfig& cfg,
+                                                     const uint8_t* weights, const Int8Engine& engine) {
+  const auto origin = mem.origin(cfg.b_iova, cfg.b_bytes);
+  WeightKey key;
+  if (origin) {
+    key = {origin->serial, origin->generation, origin->offset, cfg.kt, cfg.cols, cfg.type, &engine};
+    if (auto hit = weight_cache().find(key)) return hit;
+  }
   Scratch& s = scratch();
-  const size_t mc = cfg.mc, kt = cfg.kt, cols = cfg.cols, wa = cfg.weight_atom();
-  s.b8.resize(cols * kt);
-  for (size_t n = 0; n < cols; ++n)
-    for (size_t kb = 0; kb < kt / 32; ++kb)
-      std::memcpy(s.b8.data() + n * kt + kb * 32, w + (n / wa) * wa * kt + kb * wa * 32 + (n % wa) * 32, 32);
-  s.a8.resize(kt * mc);
-  for (size_t m = 0; m < mc; ++m)
-    for (size_t k = 0; k < kt; ++k) s.a8[k * mc + m] = static_cast<int8_t>(s.tile[m * kt + k]);
-  s.ct.resize(cols * mc);
-  kernel(s.b8.data(), s.a8.data(), s.ct.data(), cols, kt, mc);
-  s.c_i32.resize(mc * cols);
-  for (size_t n = 0; n < cols; ++n)
-    for (size_t m = 0; m < mc; ++m) s.c_i32[m * cols + n] = s.ct[n * mc + m];
-  return store_output_i32(mem, cfg, s.c_i32);
+  gather_weights_int(cfg, weights, s.bt);
+  auto prepared = engine.prepare(s.bt.data(), cfg.kt, cfg.cols);
+  if (origin) weight_cache().insert(key, prepared);
+  return prepared;
 }
 
 TaskOutcome compute_integer(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t* weights) {
-  if (Int8Gemm kernel = lent_int8_gemm(); kernel && cfg.type == NpuType::int8)
-    return compute_int8_lent(mem, cfg, weights, kernel);
+  const Int8Engine& engine = int8_engine();
+  const auto prepared = prepared_weights(mem, cfg, weights, engine);
   Scratch& s = scratch();
-  unpack_feature_int(cfg, s.tile, s.a_int);
-  gather_weights_int(cfg, weights, s.bt_int);
+  const int8_t* a = feature_int8(cfg, s.tile, s.a_int4);
+  if (auto cube = output_cube_i32(mem, cfg)) {  // written in place: the same bytes, one pass
+    engine.multiply(a, cfg.mc, *prepared, *cube);
+    return {};
+  }
   s.c_i32.resize(size_t{cfg.mc} * cfg.cols);
-  matmul_i16(s.a_int.data(), s.bt_int.data(), s.c_i32.data(), cfg.mc, cfg.kt, cfg.cols);
+  engine.multiply(a, cfg.mc, *prepared, {s.c_i32.data(), cfg.cols, cfg.cols, 0});
   return store_output_i32(mem, cfg, s.c_i32);
 }
 

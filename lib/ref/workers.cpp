@@ -1,0 +1,81 @@
+// The kept workers (workers.h): one job at a time, published under a mutex with an epoch
+// counter; each worker runs the job once per epoch when its index is within the job's width.
+#include "lib/ref/workers.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ork::ref::detail {
+namespace {
+
+class Workers {
+ public:
+  // Returns false when another caller holds the workers.
+  bool try_run(int helpers, const std::function<void()>& fn) {
+    std::unique_lock busy(busy_, std::try_to_lock);
+    if (!busy.owns_lock()) return false;
+    {
+      std::lock_guard lock(mutex_);
+      while (static_cast<int>(threads_.size()) < helpers) {
+        const int index = static_cast<int>(threads_.size());
+        threads_.emplace_back([this, index] { loop(index); });
+      }
+      job_ = &fn;
+      width_ = helpers;
+      pending_ = helpers;
+      ++epoch_;
+    }
+    start_.notify_all();
+    fn();
+    std::unique_lock lock(mutex_);
+    finished_.wait(lock, [this] { return pending_ == 0; });
+    job_ = nullptr;
+    return true;
+  }
+
+ private:
+  void loop(int index) {
+    uint64_t seen = 0;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      start_.wait(lock, [&] { return epoch_ != seen; });
+      seen = epoch_;
+      if (index >= width_) continue;
+      const std::function<void()>* job = job_;
+      lock.unlock();
+      (*job)();
+      lock.lock();
+      if (--pending_ == 0) finished_.notify_one();
+    }
+  }
+
+  std::mutex busy_;   // held by the one caller using the workers
+  std::mutex mutex_;  // guards everything below
+  std::condition_variable start_, finished_;
+  const std::function<void()>* job_ = nullptr;
+  int width_ = 0, pending_ = 0;
+  uint64_t epoch_ = 0;
+  std::vector<std::thread> threads_;  // never joined: they live as long as the process
+};
+
+Workers& workers() {
+  static auto* w = new Workers;  // never destroyed: its threads wait until the process ends
+  return *w;
+}
+
+}  // namespace
+
+void run_on_threads(int threads, const std::function<void()>& fn) {
+  if (threads <= 1) {
+    fn();
+    return;
+  }
+  if (workers().try_run(threads - 1, fn)) return;
+  std::vector<std::jthread> fresh;
+  for (int t = 1; t < threads; ++t) fresh.emplace_back(fn);
+  fn();
+}  // the jthreads join here
+
+}  // namespace ork::ref::detail

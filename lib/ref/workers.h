@@ -1,0 +1,17 @@
+// Worker threads kept for the fast path's parallel loops. Starting a thread per call cost
+// more than it saved on mid-sized calls: the emulated NPU multiplies a 128-row tile per task,
+// a dozen times per matmul, and each new thread also paid AMX's first-use trap (the kernel
+// allocates the tile state on a thread's first AMX instruction).
+#pragma once
+
+#include <functional>
+
+namespace ork::ref::detail {
+
+// Calls fn() on `threads` threads at once - the caller's and threads - 1 kept workers - and
+// returns when every call has returned. fn must be safe to run concurrently with itself.
+// A second caller while the workers are busy gets fresh threads for its call (never waits
+// for the first caller), so concurrent users stay independent.
+void run_on_threads(int threads, const std::function<void()>& fn);
+
+}  // namespace ork::ref::detail

@@ -1,0 +1,61 @@
+// Emulated-NPU candidates (emulator.h), through the public C API.
+#include "tools/ork_bench/emulator.h"
+
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "ork/ork.h"
+
+namespace ork::bench {
+namespace {
+
+// One device and its resident weights, made on the first call (from that call's B: every
+// call of a run passes the same B) and closed with the candidate.
+struct EmuState {
+  ork_device* device = nullptr;
+  ork_weights* weights = nullptr;
+  ~EmuState() {
+    ork_weights_destroy(weights);
+    ork_device_close(device);
+  }
+};
+
+Candidate emu_candidate(const char* name, const char* device, int cores, bool cold, int64_t k, int64_t n) {
+  auto state = std::make_shared<EmuState>();
+  return {name, [=](std::span<const int8_t> a, std::span<const int8_t> b, std::span<int32_t> c, std::string& error) {
+            const auto fail = [&](const char* what) {
+              error = fmt::format("{}: {}", what, ork_last_error());
+              return false;
+            };
+            if (!state->device) {
+              // The cold device's kernel is made without the weight cache; the others keep theirs.
+              if (cold) setenv("ORK_EMU_WEIGHT_CACHE", "off", 1);
+              const ork_status st = ork_device_open(device, &state->device);
+              if (cold) unsetenv("ORK_EMU_WEIGHT_CACHE");
+              if (st != ORK_OK) return fail("ork_device_open");
+            }
+            if (!state->weights &&
+                ork_weights_create(state->device, ORK_DTYPE_INT8, k, n, b.data(), &state->weights) != ORK_OK)
+              return fail("ork_weights_create");
+            ork_matmul_options o{};
+            o.struct_size = sizeof o;
+            o.cores = cores;
+            const auto m = static_cast<int64_t>(a.size()) / k;
+            if (ork_matmul(state->device, state->weights, a.data(), m, c.data(), &o) != ORK_OK) return fail("ork_matmul");
+            return true;
+          }};
+}
+
+}  // namespace
+
+std::vector<Candidate> emulator_candidates(int64_t k, int64_t n) {
+  return {emu_candidate("emu_rknpu_c1", "emu-rknpu", 1, false, k, n),
+          emu_candidate("emu_rknpu_c3", "emu-rknpu", 3, false, k, n),
+          emu_candidate("emu_rocket_c3", "emu-rocket", 3, false, k, n),
+          emu_candidate("emu_rknpu_c3_nocache", "emu-rknpu", 3, true, k, n)};
+}
+
+}  // namespace ork::bench
