@@ -2,6 +2,8 @@
 // counter; each worker runs the job once per epoch when its index is within the job's width.
 #include "lib/ref/workers.h"
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -26,6 +28,7 @@ class Workers {
       width_ = helpers;
       pending_ = helpers;
       ++epoch_;
+      published_.store(epoch_, std::memory_order_release);
     }
     start_.notify_all();
     fn();
@@ -40,6 +43,9 @@ class Workers {
     uint64_t seen = 0;
     std::unique_lock lock(mutex_);
     for (;;) {
+      lock.unlock();
+      spin_for_next(seen);
+      lock.lock();
       start_.wait(lock, [&] { return epoch_ != seen; });
       seen = epoch_;
       if (index >= width_) continue;
@@ -51,6 +57,21 @@ class Workers {
     }
   }
 
+  // A job often follows the last within tens of microseconds (the emulated NPU's next
+  // task); a sleeping worker takes about that long to wake, and the caller then waits for
+  // it at the end. So a worker polls for a while before it sleeps (measured: docs/
+  // cpu-reference.md "Threads").
+  void spin_for_next(uint64_t seen) const {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    while (published_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until) {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+  static constexpr std::chrono::microseconds kSpin{200};
+
+  std::atomic<uint64_t> published_{0};  // epoch_, readable without the mutex
   std::mutex busy_;   // held by the one caller using the workers
   std::mutex mutex_;  // guards everything below
   std::condition_variable start_, finished_;
