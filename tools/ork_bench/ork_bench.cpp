@@ -128,11 +128,13 @@ std::vector<Measured> run_all(const Args& args) {
       });
     }
   }
-  for (Candidate& cand : args.skip_onednn ? std::vector<Candidate>{} : onednn_candidates(d.m, d.k, d.n)) {
+  // The emulator before oneDNN: oneDNN's OpenMP workers keep spinning for a while after each
+  // call and would slow whatever runs next (the next round's slowest fast tier does).
+  for (Candidate& cand : args.skip_emu ? std::vector<Candidate>{} : emulator_candidates(d.k, d.n)) {
     timed.push_back({.name = cand.name, .seconds = 1e30});
     runs.push_back([&a, &b, run = cand.run](std::span<int32_t> c, std::string& e) { return run(a, b, c, e); });
   }
-  for (Candidate& cand : args.skip_emu ? std::vector<Candidate>{} : emulator_candidates(d.k, d.n)) {
+  for (Candidate& cand : args.skip_onednn ? std::vector<Candidate>{} : onednn_candidates(d.m, d.k, d.n)) {
     timed.push_back({.name = cand.name, .seconds = 1e30});
     runs.push_back([&a, &b, run = cand.run](std::span<int32_t> c, std::string& e) { return run(a, b, c, e); });
   }
@@ -176,6 +178,18 @@ int main_impl(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (!args.isa.empty()) {
+    std::string have;
+    bool known = false;
+    for (ref::Isa isa : ref::supported_isas()) {
+      have += std::string(have.empty() ? "" : ", ") + ref::isa_name(isa);
+      known |= args.isa == ref::isa_name(isa);
+    }
+    if (!known) {
+      fmt::print(stderr, "ork_bench: --isa {}: not a tier this CPU has (it has: {})\n", args.isa, have);
+      return 2;
+    }
   }
   const std::vector<Measured> results = run_all(args);
   const LayoutFigures layout = measure_layout(args.reps);
