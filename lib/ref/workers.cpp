@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace ork::ref::detail {
@@ -16,6 +17,8 @@ class Workers {
  public:
   // Returns false when another caller holds the workers.
   bool try_run(int helpers, const std::function<void()>& fn) {
+    // A forked child has this object but not the threads: it makes threads of its own.
+    if (::getpid() != owner_) return false;
     std::unique_lock busy(busy_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
     {
@@ -71,6 +74,7 @@ class Workers {
   }
   static constexpr std::chrono::microseconds kSpin{200};
 
+  const pid_t owner_ = ::getpid();       // the process whose threads these are
   std::atomic<uint64_t> published_{0};  // epoch_, readable without the mutex
   std::mutex busy_;   // held by the one caller using the workers
   std::mutex mutex_;  // guards everything below

@@ -8,6 +8,8 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 #include "lib/ref/fast.h"
@@ -347,6 +349,28 @@ TEST(FastInt8, ConcurrentCallersGetExactResults) {
   }
   EXPECT_TRUE(ok1);
   EXPECT_TRUE(ok2);
+}
+
+// A process that forks after a threaded call: the child has no kept workers, and its own
+// threaded calls must neither wait for them nor compute anything else.
+TEST(FastInt8, ThreadedCallsWorkInAForkedChild) {
+  const Dims d{64, 512, 256};
+  const auto a = random_int8(d.m * d.k, 71), b = random_int8(d.k * d.n, 72);
+  std::vector<int32_t> want(d.m * d.n), got(d.m * d.n);
+  ASSERT_TRUE(matmul_int8(a, b, want, d).ok());
+  ASSERT_TRUE(matmul_int8_fast(a, b, got, d, {.threads = 2}).ok());  // the workers exist now
+  ASSERT_EQ(got, want);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::vector<int32_t> c(d.m * d.n);
+    const bool ok = matmul_int8_fast(a, b, c, d, {.threads = 2}).ok() && c == want;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
