@@ -115,47 +115,50 @@ struct Int8Problem {
   std::vector<int8_t> a = random_i8(96 * 128, 5), b = random_i8(128 * 64, 6);
 };
 
+// A, B and C of `p` in BOs (tracked or not), A and B written through the device memory.
+struct Int8Bos {
+  Int8Bos(const Int8Problem& p, bool tracked)
+      : A(dev.alloc(p.M * p.K, 0, tracked)), B(dev.alloc(p.K * p.N, 0, tracked)), C(dev.alloc(p.M * p.N * 4, 0xa5, tracked)) {
+    EXPECT_TRUE(dev.mem.write(A.iova, pack_a_i8(p.a, p.M, p.K).data(), A.bytes.size()));
+    EXPECT_TRUE(dev.mem.write(B.iova, pack_b_i8(p.b, p.K, p.N).data(), B.bytes.size()));
+  }
+  Device dev;  // declared first: the BOs below live in it
+  Bo &A, &B, &C;
+};
+
+void expect_product(const std::vector<uint8_t>& c, const Int8Problem& p, const std::vector<int8_t>& b) {
+  const auto want = ref_matmul_i32(p.a, b, p.M, p.K, p.N);
+  for (size_t m = 0; m < p.M; ++m)
+    for (size_t n = 0; n < p.N; ++n) ASSERT_EQ(c_at<int32_t>(c, p.M, m, n), want[m * p.N + n]) << m << "," << n;
+}
+
 // Two M-tiles over one weight block: the second task's weights come from the cache, and
 // both tiles are exact.
 TEST(PreparedWeights, MTilesShareOneWeightBlockExactly) {
   const Int8Problem p;
-  Device dev;
-  Bo& A = dev.alloc(p.M * p.K, 0, true);
-  Bo& B = dev.alloc(p.K * p.N, 0, true);
-  Bo& C = dev.alloc(p.M * p.N * 4, 0xa5, true);
-  ASSERT_TRUE(dev.mem.write(A.iova, pack_a_i8(p.a, p.M, p.K).data(), A.bytes.size()));
-  ASSERT_TRUE(dev.mem.write(B.iova, pack_b_i8(p.b, p.K, p.N).data(), B.bytes.size()));
+  Int8Bos x(p, /*tracked=*/true);
   const auto before = weight_cache().stats();
   for (uint32_t m0 : {0u, 48u}) {
-    const ChainResult r = run_one(dev, one_task(int8_task(A, B, C, p.M, m0, 48, p.K, p.N)));
+    const ChainResult r = run_one(x.dev, one_task(int8_task(x.A, x.B, x.C, p.M, m0, 48, p.K, p.N)));
     ASSERT_EQ(r.status, CoreStatus::ok) << r.message;
   }
   const auto after = weight_cache().stats();
   EXPECT_EQ(after.misses - before.misses, 1u);
   EXPECT_EQ(after.hits - before.hits, 1u);
-  const auto want = ref_matmul_i32(p.a, p.b, p.M, p.K, p.N);
-  for (size_t m = 0; m < p.M; ++m)
-    for (size_t n = 0; n < p.N; ++n) ASSERT_EQ(c_at<int32_t>(C.bytes, p.M, m, n), want[m * p.N + n]) << m << "," << n;
+  expect_product(x.C.bytes, p, p.b);
 }
 
 // New weights written into the same BO (a sync) are used by the next task, never the
 // prepared old ones.
 TEST(PreparedWeights, AWriteToTheWeightBoIsSeenByTheNextTask) {
   const Int8Problem p;
-  Device dev;
-  Bo& A = dev.alloc(p.M * p.K, 0, true);
-  Bo& B = dev.alloc(p.K * p.N, 0, true);
-  Bo& C = dev.alloc(p.M * p.N * 4, 0, true);
-  ASSERT_TRUE(dev.mem.write(A.iova, pack_a_i8(p.a, p.M, p.K).data(), A.bytes.size()));
-  ASSERT_TRUE(dev.mem.write(B.iova, pack_b_i8(p.b, p.K, p.N).data(), B.bytes.size()));
-  const TaskSpec t = int8_task(A, B, C, p.M, 0, p.M, p.K, p.N);
-  ASSERT_EQ(run_one(dev, one_task(t)).status, CoreStatus::ok);
+  Int8Bos x(p, /*tracked=*/true);
+  const TaskSpec t = int8_task(x.A, x.B, x.C, p.M, 0, p.M, p.K, p.N);
+  ASSERT_EQ(run_one(x.dev, one_task(t)).status, CoreStatus::ok);
   const auto b2 = random_i8(p.K * p.N, 99);
-  ASSERT_TRUE(dev.mem.write(B.iova, pack_b_i8(b2, p.K, p.N).data(), B.bytes.size()));
-  ASSERT_EQ(run_one(dev, one_task(t)).status, CoreStatus::ok);
-  const auto want = ref_matmul_i32(p.a, b2, p.M, p.K, p.N);
-  for (size_t m = 0; m < p.M; ++m)
-    for (size_t n = 0; n < p.N; ++n) ASSERT_EQ(c_at<int32_t>(C.bytes, p.M, m, n), want[m * p.N + n]) << m << "," << n;
+  ASSERT_TRUE(x.dev.mem.write(x.B.iova, pack_b_i8(b2, p.K, p.N).data(), x.B.bytes.size()));
+  ASSERT_EQ(run_one(x.dev, one_task(t)).status, CoreStatus::ok);
+  expect_product(x.C.bytes, p, b2);
 }
 
 // Task 2's output lands on task 1's weights (the DPU wrote the weight BO): task 1 run again
@@ -164,21 +167,16 @@ TEST(PreparedWeights, AnNpuWriteOverTheWeightsIsSeenByTheNextTask) {
   const Int8Problem p;
   const uint32_t M = p.M, K = p.K, N = p.N;
   auto run = [&](bool tracked) {
-    Device dev;
-    Bo& A = dev.alloc(M * K, 0, tracked);
-    Bo& B = dev.alloc(K * N, 0, tracked);  // 8 KiB of weights ...
-    Bo& C = dev.alloc(M * N * 4, 0, tracked);
-    EXPECT_TRUE(dev.mem.write(A.iova, pack_a_i8(p.a, M, K).data(), A.bytes.size()));
-    EXPECT_TRUE(dev.mem.write(B.iova, pack_b_i8(p.b, K, N).data(), B.bytes.size()));
-    const TaskSpec t1 = int8_task(A, B, C, M, 0, M, K, N);
-    EXPECT_EQ(run_one(dev, one_task(t1)).status, CoreStatus::ok);
+    Int8Bos x(p, tracked);  // B: 8 KiB of weights ...
+    const TaskSpec t1 = int8_task(x.A, x.B, x.C, M, 0, M, K, N);
+    EXPECT_EQ(run_one(x.dev, one_task(t1)).status, CoreStatus::ok);
     // ... overwritten by a 32 x 64 int32 output (8 KiB) computed from A's first rows.
-    TaskSpec t2 = int8_task(A, B, C, M, 0, 32, K, N);
-    t2.c = B.iova;
+    TaskSpec t2 = int8_task(x.A, x.B, x.C, M, 0, 32, K, N);
+    t2.c = x.B.iova;
     t2.c_surf = 32;
-    EXPECT_EQ(run_one(dev, one_task(t2)).status, CoreStatus::ok);
-    EXPECT_EQ(run_one(dev, one_task(t1)).status, CoreStatus::ok);
-    return C.bytes;
+    EXPECT_EQ(run_one(x.dev, one_task(t2)).status, CoreStatus::ok);
+    EXPECT_EQ(run_one(x.dev, one_task(t1)).status, CoreStatus::ok);
+    return x.C.bytes;
   };
   const auto untracked = run(false), tracked = run(true);
   EXPECT_EQ(tracked, untracked);
