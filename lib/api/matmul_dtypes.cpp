@@ -76,9 +76,9 @@ ork_status run_cpu(const ork_weights& w, const CallTypes& t, const void* a, int6
   } else if (t.a == ORK_DTYPE_INT4) {  // W4A4: exact integer sums, as the sliced NPU path
     std::vector<int8_t> wide(mk);
     s = matmul::widen_int4({static_cast<const uint8_t*>(a), sz(matmul::int4_packed_bytes(m * w.k))}, m * w.k, wide);
-    if (s) s = ref::matmul_int8_fast(wide, w.host, {static_cast<int32_t*>(c), mn}, d);
+    if (s) s = ref::matmul_int8_packed(wide, m, w.host_packed, std::span<int32_t>{static_cast<int32_t*>(c), mn});
   } else {  // int8, and w4a8 (int8 A x widened int4 W)
-    s = ref::matmul_int8_fast({static_cast<const int8_t*>(a), mk}, w.host, {static_cast<int32_t*>(c), mn}, d);
+    s = ref::matmul_int8_packed({static_cast<const int8_t*>(a), mk}, m, w.host_packed, std::span<int32_t>{static_cast<int32_t*>(c), mn});
   }
   if (!s) return fail(s.error());
   return ok();
@@ -112,14 +112,19 @@ ork_status fill_weights(ork_device& device, ork_weights& w, const void* data) {
   if (w.dtype == ORK_DTYPE_FP16) {
     const auto* p = static_cast<const uint16_t*>(data);
     w.host_fp16.assign(p, p + kn);
-  } else if (w.dtype == ORK_DTYPE_INT4) {
-    w.host.resize(kn);
-    auto s = matmul::widen_int4({static_cast<const uint8_t*>(data), sz(matmul::int4_packed_bytes(w.k * w.n))},
-                                w.k * w.n, w.host);
-    if (!s) return fail(s.error());
   } else {
-    const auto* p = static_cast<const int8_t*>(data);
-    w.host.assign(p, p + kn);
+    std::vector<int8_t> wide;  // int4 widened to one int8 per value
+    std::span<const int8_t> b{static_cast<const int8_t*>(data), kn};
+    if (w.dtype == ORK_DTYPE_INT4) {
+      wide.resize(kn);
+      auto s = matmul::widen_int4({static_cast<const uint8_t*>(data), sz(matmul::int4_packed_bytes(w.k * w.n))},
+                                  w.k * w.n, wide);
+      if (!s) return fail(s.error());
+      b = wide;
+    }
+    auto packed = ref::pack_b_int8(b, w.k, w.n, ref::BOrder::row_major);
+    if (!packed) return fail(packed.error());
+    w.host_packed = std::move(*packed);
   }
   return ok();
 }

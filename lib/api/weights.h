@@ -8,6 +8,7 @@
 
 #include "lib/api/device.h"
 #include "lib/matmul/run.h"
+#include "lib/ref/fast.h"
 #include "ork/ork.h"
 
 struct ork_weights {
@@ -20,8 +21,10 @@ struct ork_weights {
   // `packed`, the caller's int4 stream (K*N/2 bytes: host memory keeps int4).
   mutable std::unique_ptr<ork::matmul::ResidentWeights> resident_w4a8;
   std::vector<uint8_t> packed;
-  // cpu backend: row-major K x N, int8 (int8, and int4 widened) or fp16 bit patterns.
-  std::vector<int8_t> host;
+  // cpu backend: int8 weights (int8, and int4 widened) packed once for the fast path's
+  // kernel (packing per call was most of a decode call: docs/cpu-reference.md), or fp16
+  // bit patterns, row-major K x N.
+  ork::ref::PackedB host_packed;
   std::vector<uint16_t> host_fp16;
 };
 
