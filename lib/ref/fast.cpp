@@ -87,17 +87,24 @@ constexpr int64_t kMinMacsPerThread = int64_t{1} << 22;
 // Panels per unit of work: 4 x 32 columns x K = 512 KiB of packed B at K = 2048 (fits L2).
 constexpr int64_t kPanelsPerGrab = 4;
 
-// A as rows of `groups` 4-byte groups in the kernel's format, padded with the encoding of
-// zero (0, or 0x80 for biased uint8) up to the group count and up to a multiple of mr rows,
-// so the kernel always reads whole tiles.
-std::vector<uint8_t> pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d, int64_t groups) {
+// Bytes of packed A: rows padded to a multiple of mr, `groups` 4-byte groups each.
+size_t packed_a_bytes(const Kernel& kr, Dims d, int64_t groups) {
+  return static_cast<size_t>((d.m + kr.mr - 1) / kr.mr * kr.mr * groups * 4);
+}
+
+// A as rows of `groups` 4-byte groups in the kernel's format into `out` (packed_a_bytes),
+// padded with the encoding of zero (0, or 0x80 for biased uint8) up to the group count and
+// up to a multiple of mr rows, so the kernel always reads whole tiles. `out` is scratch: it
+// is filled first only when there is padding (a 128-row tile at K = 2048 has none).
+void pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d, int64_t groups, uint8_t* out) {
   const int64_t row_bytes = groups * 4;
   const int64_t rows = (d.m + kr.mr - 1) / kr.mr * kr.mr;
   const uint8_t zero = kr.a_format == AFormat::u8_biased ? 0x80 : 0;
-  std::vector<uint8_t> out(static_cast<size_t>(rows * row_bytes), zero);
+  const int64_t written = kr.a_format == AFormat::int16_pairs ? 2 * d.k : d.k;  // bytes per row
+  if (rows != d.m || written != row_bytes) std::memset(out, zero, packed_a_bytes(kr, d, groups));
   for (int64_t m = 0; m < d.m; ++m) {
     const int8_t* src = a.data() + m * d.k;
-    uint8_t* dst = out.data() + m * row_bytes;
+    uint8_t* dst = out + m * row_bytes;
     switch (kr.a_format) {
       case AFormat::u8_biased:
         for (int64_t k = 0; k < d.k; ++k) dst[k] = static_cast<uint8_t>(src[k]) ^ 0x80u;
@@ -106,7 +113,7 @@ std::vector<uint8_t> pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d,
         if (kr.a_tiled) {
           // [m/mr][K/64][mr][64]: one tile of mr rows x 64 K bytes is contiguous, so tile
           // loads do not hit the same few L1 sets (a row stride of K bytes would).
-          uint8_t* block = out.data() + (m / kr.mr) * kr.mr * row_bytes + (m % kr.mr) * 64;
+          uint8_t* block = out + (m / kr.mr) * kr.mr * row_bytes + (m % kr.mr) * 64;
           for (int64_t k0 = 0; k0 < d.k; k0 += 64) {
             std::memcpy(block + (k0 / 64) * kr.mr * 64, src + k0, static_cast<size_t>(std::min<int64_t>(64, d.k - k0)));
           }
@@ -122,7 +129,6 @@ std::vector<uint8_t> pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d,
         break;
     }
   }
-  return out;
 }
 
 // Columns 0 .. cols-1 of four K rows as one 4-byte quad per column, 16 columns per step with
@@ -218,13 +224,12 @@ inline void transpose_quads(const int8_t* const* cols, uint32_t* out, int64_t nr
 
 // The same panels from column-major B (N x K: each column's K values contiguous), so one
 // group of a column is one 4-byte read: whole 4 x 4 blocks of quads are transposed at once,
-// the edges (K % 16, N % 4, int16 pairs) go one group at a time.
+// the edges (K % 16, N % 4, int16 pairs) go one group at a time. `dst` and `bias` must be
+// zero on entry: padding groups and columns are not written.
 void pack_panels_columns(const Kernel& kr, const int8_t* bt, Dims d, int64_t p0, int64_t p1,
                          int64_t groups, uint8_t* dst, int32_t* bias) {
   const int kg = k_per_group(kr), nr = kr.nr;
   const int64_t panel_bytes = groups * nr * 4;
-  std::memset(dst, 0, static_cast<size_t>((p1 - p0) * panel_bytes));  // padding groups, columns
-  std::fill(bias, bias + (p1 - p0) * nr, 0);
   const int64_t fast_groups = kg == 4 ? d.k / 16 * 4 : 0;  // groups done 4 x 4 at a time
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t n0 = p * nr, cols = std::min<int64_t>(nr, d.n - n0);
@@ -278,13 +283,16 @@ class ScratchPool {
     size_t found_bytes = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      // The smallest buffer that fits: a big one taken for a small request would send the
+      // next big request to a fresh allocation (page faults on first touch).
+      size_t best = free_.size();
       for (size_t i = 0; i < free_.size(); ++i) {
-        if (free_[i].second >= bytes) {
-          found = std::move(free_[i].first);
-          found_bytes = free_[i].second;
-          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
-          break;
-        }
+        if (free_[i].second >= bytes && (best == free_.size() || free_[i].second < free_[best].second)) best = i;
+      }
+      if (best < free_.size()) {
+        found = std::move(free_[best].first);
+        found_bytes = free_[best].second;
+        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
       }
     }  // unlocked before any Lease exists: a Lease's destructor takes the lock
     if (!found) return Lease{this, std::make_unique_for_overwrite<uint8_t[]>(bytes), bytes};
@@ -431,8 +439,9 @@ Status matmul_int8_fast(std::span<const int8_t> a, std::span<const int8_t> b,
   if (!kr) return kr.error();
   if (Status s = check_threads(options); !s) return s;
   const int64_t groups = padded_groups(**kr, d.k);
-  const std::vector<uint8_t> a_packed = pack_a(**kr, a, d, groups);
-  const Job job{*kr, b, CLayout::row_major(c, d.n), d, a_packed.data(), groups};
+  auto a_lease = scratch_pool().take(packed_a_bytes(**kr, d, groups));
+  pack_a(**kr, a, d, groups, a_lease.as<uint8_t>());
+  const Job job{*kr, b, CLayout::row_major(c, d.n), d, a_lease.as<uint8_t>(), groups};
   const int64_t panels = (d.n + (*kr)->nr - 1) / (*kr)->nr;
   for_panel_chunks(choose_threads(options, d, panels), panels,
                    [&job](int64_t p0, int64_t p1) { run_panels(job, p0, p1); });
@@ -457,11 +466,15 @@ Result<PackedB> pack_b_int8(std::span<const int8_t> b, int64_t k, int64_t n, BOr
   out.panels_.resize(static_cast<size_t>(panels * out.groups_ * (*kr)->nr * 4));
   out.bias_.resize(static_cast<size_t>(panels * (*kr)->nr));
   const Dims d{1, k, n};
-  if (order == BOrder::row_major) {
-    pack_panels(**kr, b, d, 0, panels, out.groups_, out.panels_.data(), out.bias_.data());
-  } else {
-    pack_panels_columns(**kr, b.data(), d, 0, panels, out.groups_, out.panels_.data(), out.bias_.data());
-  }
+  // Panels are independent: a big B is packed on the fast path's threads (the emulated
+  // NPU packs a weight block inside the first call that uses it).
+  const int64_t panel_bytes = out.groups_ * (*kr)->nr * 4;
+  for_panel_chunks(choose_threads({}, {(*kr)->mr, k, n}, panels), panels, [&](int64_t p0, int64_t p1) {
+    uint8_t* dst = out.panels_.data() + p0 * panel_bytes;  // zeroed by the resize above
+    int32_t* bias = out.bias_.data() + p0 * (*kr)->nr;
+    if (order == BOrder::row_major) pack_panels(**kr, b, d, p0, p1, out.groups_, dst, bias);
+    else pack_panels_columns(**kr, b.data(), d, p0, p1, out.groups_, dst, bias);
+  });
   return out;
 }
 
@@ -486,8 +499,9 @@ Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b
   }
   if (Status s = check_threads(options); !s) return s;
   const Kernel& kr = detail::kernel_for(b.isa_);
-  const std::vector<uint8_t> a_packed = pack_a(kr, a, d, b.groups_);
-  const Job job{&kr, {}, c, d, a_packed.data(), b.groups_};
+  auto a_lease = scratch_pool().take(packed_a_bytes(kr, d, b.groups_));
+  pack_a(kr, a, d, b.groups_, a_lease.as<uint8_t>());
+  const Job job{&kr, {}, c, d, a_lease.as<uint8_t>(), b.groups_};
   const int64_t panels = (d.n + kr.nr - 1) / kr.nr, panel_bytes = b.groups_ * kr.nr * 4;
   for_panel_chunks(choose_threads(options, d, panels), panels, [&](int64_t p0, int64_t p1) {
     compute_panels(job, b.panels_.data() + p0 * panel_bytes, b.bias_.data() + p0 * kr.nr, p0, p1);

@@ -66,10 +66,13 @@ class Workers {
   // cpu-reference.md "Threads").
   void spin_for_next(uint64_t seen) const {
     const auto until = std::chrono::steady_clock::now() + kSpin;
-    while (published_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until) {
+    for (unsigned i = 1; published_.load(std::memory_order_acquire) == seen; ++i) {
 #if defined(__x86_64__)
       __builtin_ia32_pause();
+#elif defined(__aarch64__)
+      __asm__ volatile("yield");
 #endif
+      if (i % 64 == 0 && std::chrono::steady_clock::now() >= until) return;  // the clock costs more than a pause
     }
   }
   static constexpr std::chrono::microseconds kSpin{200};

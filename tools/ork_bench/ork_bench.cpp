@@ -171,14 +171,16 @@ int main_impl(int argc, char** argv) {
   app.add_flag("--no-oracle", args.skip_oracle, "skip the oracle loop (candidates are then only checked against each other)");
   app.add_flag("--no-onednn", args.skip_onednn, "leave oneDNN out (its OpenMP threads keep spinning between calls)");
   app.add_flag("--no-emu", args.skip_emu, "leave the emulated NPU candidates out");
-  app.add_option("--isa", args.isa, "time only this tier of the fast path (generic, sse2, avx2, avx512_vnni, amx): "
-                 "AVX-512 code run between AMX calls slows them down on some hosts");
+  app.add_option("--isa", args.isa, "time only this tier of the fast path (generic, sse2, avx2, avx512_vnni, amx, "
+                 "or best = the fastest this CPU has): slow tiers run between the calls evict what the others keep "
+                 "in cache, and AVX-512 code slows AMX on some hosts");
   app.add_flag("--json", args.json, "print one JSON object instead of the table");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (args.isa == "best") args.isa = ref::isa_name(ref::best_isa());
   if (!args.isa.empty()) {
     std::string have;
     bool known = false;
