@@ -3,6 +3,7 @@
 // context, so nothing in the command lists is patched per call.
 #include "lib/matmul/context.h"
 
+#include <atomic>
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -11,6 +12,7 @@
 
 #include "lib/matmul/layout.h"
 #include "lib/ref/fp16.h"
+#include "lib/ref/workers.h"
 
 namespace ork::matmul {
 namespace {
@@ -132,13 +134,30 @@ namespace {
 
 size_t elems(int64_t v) { return static_cast<size_t>(v); }
 
+// A big A or C is packed / unpacked by two threads, a half of the rows each (lib/ref's kept
+// workers): it is pure memory traffic (C: 4 MiB at M = 512, N = 2048) and the NPU is idle
+// meanwhile. Below 1 Mi elements one thread is quicker than the hand-off.
+template <class Fn>
+Status on_row_halves(int64_t m, int64_t n, Fn fn) {
+  constexpr int64_t kMinElements = int64_t{1} << 20;
+  if (m * n < kMinElements || m < 16) return fn(RowRange{});
+  const int64_t half = m / 2 / 8 * 8;  // whole 8-row blocks (layout.cpp) for the first half
+  Status results[2];
+  std::atomic<int> next{0};
+  ref::detail::run_on_threads(2, [&] {
+    for (int i; (i = next.fetch_add(1)) < 2;) results[i] = fn(i == 0 ? RowRange{0, half} : RowRange{half, m});
+  });
+  return results[0] ? results[1] : results[0];
+}
+
 // A of the call into the feature BO, in the plan's native layout.
 Status pack_a_any(const Plan& p, const void* a, const driver::Bo& bo) {
   const size_t count = elems(p.shape.m * p.shape.k);
   switch (p.dtype) {
     case DType::int8:
-      return pack_a_int8({static_cast<const int8_t*>(a), count}, p,
-                         {reinterpret_cast<int8_t*>(bo.map()), elems(p.a_bytes())});
+      return on_row_halves(p.shape.m, p.shape.k, [&](RowRange r) {
+        return pack_a_int8({static_cast<const int8_t*>(a), count}, p, {reinterpret_cast<int8_t*>(bo.map()), elems(p.a_bytes())}, r);
+      });
     case DType::fp16:
       return pack_a_fp16({static_cast<const uint16_t*>(a), count}, p,
                          {reinterpret_cast<uint16_t*>(bo.map()), elems(p.a_bytes() / 2)});
@@ -157,7 +176,8 @@ Status unpack_any(const Plan& p, const driver::Bo& bo, int64_t slice, void* c, s
     case DType::int8: {
       std::span<const int32_t> nat{reinterpret_cast<const int32_t*>(bo.map()), n};
       std::span<int32_t> out{static_cast<int32_t*>(c), mn};
-      return first ? unpack_c_int32(nat, p, out) : accumulate_c_int32(nat, p, out);
+      const auto rows = [&](RowRange r) { return first ? unpack_c_int32(nat, p, out, r) : accumulate_c_int32(nat, p, out, r); };
+      return on_row_halves(p.shape.m, p.shape.n, rows);
     }
     case DType::int4:
       return unpack_c_int16({reinterpret_cast<const int16_t*>(bo.map()), n}, p, {static_cast<int32_t*>(c), mn}, first);

@@ -102,7 +102,7 @@ void pack_block(const int8_t* src, int64_t ld, int64_t kr, int64_t nc, int8_t* d
 
 }  // namespace
 
-Status pack_a_int8(std::span<const int8_t> a, const Plan& plan, std::span<int8_t> out) {
+Status pack_a_int8(std::span<const int8_t> a, const Plan& plan, std::span<int8_t> out, RowRange rows) {
   if (Status s = check_int8(plan); !s) return s;
   const int64_t m_rows = plan.shape.m, k_len = plan.shape.k;
   if (Status s = check_size("A", static_cast<int64_t>(a.size()), m_rows * k_len); !s) return s;
@@ -113,8 +113,10 @@ Status pack_a_int8(std::span<const int8_t> a, const Plan& plan, std::span<int8_t
   // Row by row, every 16-byte store went to another surface a power of two bytes away (the
   // same few L1 sets); measured 2x slower (ork_bench "host layout work").
   constexpr int64_t kRowBlock = 8;
-  for (int64_t m0 = 0; m0 < m_rows; m0 += kRowBlock) {
-    const int64_t m1 = std::min(m_rows, m0 + kRowBlock);
+  const int64_t first = std::clamp<int64_t>(rows.begin, 0, m_rows);
+  const int64_t last = rows.end < 0 ? m_rows : std::clamp<int64_t>(rows.end, first, m_rows);
+  for (int64_t m0 = first; m0 < last; m0 += kRowBlock) {
+    const int64_t m1 = std::min(last, m0 + kRowBlock);
     for (int64_t s = 0; s < surfaces; ++s) {
       const int64_t k0 = s * kAtom;
       const int64_t n = std::clamp<int64_t>(k_len - k0, 0, kAtom);
@@ -167,7 +169,7 @@ inline int32_t add_wrapping(int32_t x, int32_t y) {
 }
 
 template <bool kAdd>
-Status unpack_slice(std::span<const int32_t> native, const Plan& plan, std::span<int32_t> c) {
+Status unpack_slice(std::span<const int32_t> native, const Plan& plan, std::span<int32_t> c, RowRange rows) {
   if (Status s = check_int8(plan); !s) return s;
   const int64_t m_rows = plan.shape.m, n_len = plan.shape.n;
   if (Status s = check_size("native C", static_cast<int64_t>(native.size()),
@@ -182,13 +184,16 @@ Status unpack_slice(std::span<const int32_t> native, const Plan& plan, std::span
   // C are often a power of two bytes apart (the same L1 sets): 8 rows measured fastest
   // (ork_bench "host layout work": 2 rows 726 us, 4: 560, 8: 540, 16: 968, 32: 788).
   constexpr int64_t kRowBlock = 8;
+  const int64_t first = std::clamp<int64_t>(rows.begin, 0, m_rows);
+  const int64_t last = rows.end < 0 ? m_rows : std::clamp<int64_t>(rows.end, first, m_rows);
+  if (first >= last) return {};
   if (m_rows == 1 && !kAdd) {  // decode (M = 1): one 16-byte copy per surface, nothing else
     for (int64_t g = 0; g < full; ++g) std::memcpy(c.data() + g * kC2, native.data() + g * surface, 16);
     for (int64_t i = 0; i < tail; ++i) c[full * kC2 + i] = native[full * surface + i];
     return {};
   }
-  for (int64_t m0 = 0; m0 < m_rows; m0 += kRowBlock) {
-    const int64_t m1 = std::min(m_rows, m0 + kRowBlock);
+  for (int64_t m0 = first; m0 < last; m0 += kRowBlock) {
+    const int64_t m1 = std::min(last, m0 + kRowBlock);
     for (int64_t g = 0; g < full; ++g) {  // whole atoms: a fixed 16-byte copy or 4 adds
       const int32_t* src = native.data() + g * surface + m0 * kC2;
       int32_t* row = c.data() + m0 * n_len + g * kC2;
@@ -211,13 +216,13 @@ Status unpack_slice(std::span<const int32_t> native, const Plan& plan, std::span
 
 }  // namespace
 
-Status unpack_c_int32(std::span<const int32_t> native, const Plan& plan, std::span<int32_t> c) {
-  return unpack_slice<false>(native, plan, c);
+Status unpack_c_int32(std::span<const int32_t> native, const Plan& plan, std::span<int32_t> c, RowRange rows) {
+  return unpack_slice<false>(native, plan, c, rows);
 }
 
-Status accumulate_c_int32(std::span<const int32_t> native, const Plan& plan,
-                          std::span<int32_t> c) {
-  return unpack_slice<true>(native, plan, c);
+Status accumulate_c_int32(std::span<const int32_t> native, const Plan& plan, std::span<int32_t> c,
+                          RowRange rows) {
+  return unpack_slice<true>(native, plan, c, rows);
 }
 
 Status unpack_c_slices_int32(std::span<const int32_t> native, const Plan& plan,

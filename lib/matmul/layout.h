@@ -24,18 +24,24 @@ int64_t output_index(int64_t c2, int64_t m, int64_t n, int64_t rows);
 // Output of a dtype's default result type (int8 -> int32, fp16 -> fp32, int4 -> int16).
 int64_t output_index(DType dtype, int64_t m, int64_t n, int64_t rows);
 
+// Rows [begin, end) of C or A: threads split a big matrix by rows (end -1: to the last row).
+struct RowRange {
+  int64_t begin = 0, end = -1;
+};
+
 // A row-major M x K (plan.shape) -> native (kp/16, mp, 16), zero padding to kp.
-// `out` must hold plan.a_bytes() bytes.
-Status pack_a_int8(std::span<const int8_t> a, const Plan& plan, std::span<int8_t> out);
+// `out` must hold plan.a_bytes() bytes. `rows` limits the work to those rows of A.
+Status pack_a_int8(std::span<const int8_t> a, const Plan& plan, std::span<int8_t> out, RowRange rows = {});
 
 // B row-major K x N -> per-slice native weights: slice s holds [np/32][kt_s/32][32][32],
 // zero padding to kp and np. `out` must hold plan.b_bytes() bytes.
 Status pack_b_int8(std::span<const int8_t> b, const Plan& plan, std::span<int8_t> out);
 
 // One slice's native int32 output (np/4, mp, 4) -> row-major M x N: copy (slice 0) or add.
-Status unpack_c_int32(std::span<const int32_t> native, const Plan& plan, std::span<int32_t> c);
-Status accumulate_c_int32(std::span<const int32_t> native, const Plan& plan,
-                          std::span<int32_t> c);
+// `rows` limits the work to those rows of C.
+Status unpack_c_int32(std::span<const int32_t> native, const Plan& plan, std::span<int32_t> c, RowRange rows = {});
+Status accumulate_c_int32(std::span<const int32_t> native, const Plan& plan, std::span<int32_t> c,
+                          RowRange rows = {});
 // All slices at once: `native` holds plan.slices outputs back to back.
 Status unpack_c_slices_int32(std::span<const int32_t> native, const Plan& plan,
                              std::span<int32_t> c);

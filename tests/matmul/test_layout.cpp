@@ -124,6 +124,32 @@ TEST(LayoutPack, UnpackAndAccumulateC) {
   EXPECT_EQ(out[0], static_cast<int32_t>(6000000u + 2147483647u));
 }
 
+// Threads split pack A and unpack C by rows (lib/matmul/context.cpp): any split, odd ones
+// included, gives the whole call's bytes, and rows outside the range are left alone.
+TEST(LayoutPack, RowRangesComposeToTheWholeCall) {
+  const Plan p = plan_of(77, 300, 45);
+  const auto a = random_int8(77 * 300, 3);
+  std::vector<int8_t> whole(p.a_bytes(), 0x11), split(p.a_bytes(), 0x11);
+  ASSERT_TRUE(pack_a_int8(a, p, whole).ok());
+  for (auto [b, e] : {std::pair<int64_t, int64_t>{0, 13}, {13, 40}, {40, -1}})
+    ASSERT_TRUE(pack_a_int8(a, p, split, {b, e}).ok());
+  EXPECT_EQ(split, whole);
+  std::vector<int32_t> native(c_elements_per_slice(p));
+  for (size_t i = 0; i < native.size(); ++i) native[i] = static_cast<int32_t>(i * 2654435761u);
+  std::vector<int32_t> c_whole(77 * 45, -7), c_split(77 * 45, -7);
+  ASSERT_TRUE(unpack_c_int32(native, p, c_whole).ok());
+  ASSERT_TRUE(unpack_c_int32(native, p, c_split, {0, 40}).ok());
+  EXPECT_EQ(c_split[40 * 45], -7);  // row 40 not yet written
+  ASSERT_TRUE(unpack_c_int32(native, p, c_split, {40, 77}).ok());
+  EXPECT_EQ(c_split, c_whole);
+  ASSERT_TRUE(accumulate_c_int32(native, p, c_whole).ok());
+  ASSERT_TRUE(accumulate_c_int32(native, p, c_split, {0, 8}).ok());
+  ASSERT_TRUE(accumulate_c_int32(native, p, c_split, {8, -1}).ok());
+  EXPECT_EQ(c_split, c_whole);
+  ASSERT_TRUE(unpack_c_int32(native, p, c_split, {77, -1}).ok());  // empty: nothing to do
+  EXPECT_EQ(c_split, c_whole);
+}
+
 TEST(LayoutPack, SizeErrorsAreNamed) {
   const Plan p = plan_of(2, 64, 32);
   std::vector<int8_t> a(5), native(p.a_bytes());
