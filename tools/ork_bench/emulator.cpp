@@ -51,11 +51,14 @@ Candidate emu_candidate(const char* name, const char* device, int cores, bool co
 
 }  // namespace
 
-std::vector<Candidate> emulator_candidates(int64_t k, int64_t n) {
-  return {emu_candidate("emu_rknpu_c1", "emu-rknpu", 1, false, k, n),
-          emu_candidate("emu_rknpu_c3", "emu-rknpu", 3, false, k, n),
-          emu_candidate("emu_rocket_c3", "emu-rocket", 3, false, k, n),
-          emu_candidate("emu_rknpu_c3_nocache", "emu-rknpu", 3, true, k, n)};
+std::vector<Candidate> emulator_candidates(int64_t k, int64_t n, bool all) {
+  std::vector<Candidate> out{emu_candidate("emu_rknpu_c1", "emu-rknpu", 1, false, k, n),
+                             emu_candidate("emu_rknpu_c3", "emu-rknpu", 3, false, k, n)};
+  if (all) {
+    out.push_back(emu_candidate("emu_rocket_c3", "emu-rocket", 3, false, k, n));
+    out.push_back(emu_candidate("emu_rknpu_c3_nocache", "emu-rknpu", 3, true, k, n));
+  }
+  return out;
 }
 
 }  // namespace ork::bench

@@ -10,9 +10,11 @@
 
 namespace ork::bench {
 
-// emu_rknpu_c1, emu_rknpu_c3, emu_rocket_c3, and emu_rknpu_c3_nocache: a device made with
-// ORK_EMU_WEIGHT_CACHE=off (driver/emu/npu/weight_cache.h), so every task gathers and packs
-// its weight block again.
-std::vector<Candidate> emulator_candidates(int64_t k, int64_t n);
+// emu_rknpu_c1 and emu_rknpu_c3; with `all`, also emu_rocket_c3 and emu_rknpu_c3_nocache: a
+// device made with ORK_EMU_WEIGHT_CACHE=off (driver/emu/npu/weight_cache.h), so every task
+// gathers and packs its weight block again. Each candidate has a device and BOs of its own
+// (tens of MiB at M = 512, K = N = 2048): the more of them run round-robin, the more each
+// finds its memory evicted by the others, which is why the extra two are asked for.
+std::vector<Candidate> emulator_candidates(int64_t k, int64_t n, bool all);
 
 }  // namespace ork::bench

@@ -34,6 +34,7 @@ struct Args {
   bool skip_oracle = false;
   bool skip_onednn = false;
   bool skip_emu = false;
+  bool emu_all = false;
   std::string isa;  // only this tier's fast candidates ("" = every tier the CPU has)
   bool json = false;
 };
@@ -130,7 +131,7 @@ std::vector<Measured> run_all(const Args& args) {
   }
   // The emulator before oneDNN: oneDNN's OpenMP workers keep spinning for a while after each
   // call and would slow whatever runs next (the next round's slowest fast tier does).
-  for (Candidate& cand : args.skip_emu ? std::vector<Candidate>{} : emulator_candidates(d.k, d.n)) {
+  for (Candidate& cand : args.skip_emu ? std::vector<Candidate>{} : emulator_candidates(d.k, d.n, args.emu_all)) {
     timed.push_back({.name = cand.name, .seconds = 1e30});
     runs.push_back([&a, &b, run = cand.run](std::span<int32_t> c, std::string& e) { return run(a, b, c, e); });
   }
@@ -171,6 +172,7 @@ int main_impl(int argc, char** argv) {
   app.add_flag("--no-oracle", args.skip_oracle, "skip the oracle loop (candidates are then only checked against each other)");
   app.add_flag("--no-onednn", args.skip_onednn, "leave oneDNN out (its OpenMP threads keep spinning between calls)");
   app.add_flag("--no-emu", args.skip_emu, "leave the emulated NPU candidates out");
+  app.add_flag("--emu-all", args.emu_all, "also emu-rocket (3 cores) and emu-rknpu without the weight cache");
   app.add_option("--isa", args.isa, "time only this tier of the fast path (generic, sse2, avx2, avx512_vnni, amx, "
                  "or best = the fastest this CPU has): slow tiers run between the calls evict what the others keep "
                  "in cache, and AVX-512 code slows AMX on some hosts");
