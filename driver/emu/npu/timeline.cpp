@@ -9,6 +9,8 @@
 #include <limits>
 #include <string>
 
+#include "driver/common/env.h"
+
 namespace ork::emu {
 namespace {
 
@@ -80,13 +82,7 @@ std::vector<double> dram_rates(const std::vector<CoreState>& cores, double t, do
 
 }  // namespace
 
-Result<bool> timed_from_env() {
-  const char* env = std::getenv("ORK_EMU_TIMING");
-  const std::string v = env ? env : "";
-  if (v.empty() || v == "fast") return false;
-  if (v == "timed") return true;
-  return make_error(-EINVAL, "ORK_EMU_TIMING='" + v + "': expected 'fast' or 'timed'");
-}
+Result<bool> timed_from_env() { return env_choice("ORK_EMU_TIMING", "fast", "timed", false); }
 
 void add_chain(CoreWork& work, const ChainResult& chain) {
   if (chain.demands.size() < chain.tasks_done) {  // a stand-in: no demands, its own time

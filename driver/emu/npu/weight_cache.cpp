@@ -2,8 +2,8 @@
 #include "driver/emu/npu/weight_cache.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
+
+#include "driver/common/env.h"
 
 namespace ork::emu {
 
@@ -64,13 +64,7 @@ void WeightCache::evict_locked() {
   }
 }
 
-Result<bool> weight_cache_from_env() {
-  const char* env = std::getenv("ORK_EMU_WEIGHT_CACHE");
-  const std::string v = env ? env : "";
-  if (v.empty() || v == "on") return true;
-  if (v == "off") return false;
-  return make_error(-EINVAL, "ORK_EMU_WEIGHT_CACHE='" + v + "': expected 'on' or 'off'");
-}
+Result<bool> weight_cache_from_env() { return env_choice("ORK_EMU_WEIGHT_CACHE", "off", "on", true); }
 
 WeightCache& weight_cache() {
   // Never destroyed: DeviceMemory destructors at exit may still call forget().
