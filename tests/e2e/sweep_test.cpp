@@ -5,7 +5,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string_view>
 #include <vector>
 
@@ -13,8 +12,11 @@
 #include "lib/ref/oracle.h"
 #include "ork/ork.h"
 #include "tests/e2e/sweep_cases.h"
+#include "lib/ref/random.h"
 
 namespace {
+
+using ork::ref::random_int8;
 
 using ork::test::SweepCase;
 
@@ -27,13 +29,6 @@ std::vector<SweepCase> cases() {
   // Default: every value once, cheap cases only. Large: up to 4e9 MACs a case, 8e10 total.
   return large_sweep() ? ork::test::sample_sweep(20261130, 4e9, 8e10)
                        : ork::test::sample_sweep(7, 6e7, 4e8);
-}
-
-std::vector<int8_t> random_int8(size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<int8_t> v(count);
-  for (auto& x : v) x = static_cast<int8_t>(rng() & 0xff);  // the full range, -128..127
-  return v;
 }
 
 // The expected C: the oracle itself for small shapes, the fast path (proved equal to the

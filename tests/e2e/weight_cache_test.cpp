@@ -5,24 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "driver/emu/npu/weight_cache.h"
 #include "lib/ref/oracle.h"
 #include "ork/ork.h"
+#include "lib/ref/random.h"
 
 namespace {
 
-constexpr int64_t M = 300, K = 2048, N = 200;  // 3 M-tiles of 128 rows at K = 2048
+using ork::ref::random_int8;
 
-std::vector<int8_t> random_int8(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<int8_t> v(n);
-  for (auto& x : v) x = static_cast<int8_t>(rng());
-  return v;
-}
+constexpr int64_t M = 300, K = 2048, N = 200;  // 3 M-tiles of 128 rows at K = 2048
 
 std::vector<int32_t> oracle(const std::vector<int8_t>& a, const std::vector<int8_t>& w, int64_t m) {
   std::vector<int32_t> c(m * N);

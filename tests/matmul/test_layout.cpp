@@ -3,7 +3,6 @@
 // on the packed buffers (a CPU model of the 1x1 convolution) equals the oracle.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,17 +10,12 @@
 #include "lib/matmul/layout.h"
 #include "lib/matmul/plan.h"
 #include "lib/ref/oracle.h"
+#include "lib/ref/random.h"
 
 namespace ork::matmul {
 namespace {
 
-std::vector<int8_t> random_int8(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(-128, 127);
-  std::vector<int8_t> v(n);
-  for (auto& x : v) x = static_cast<int8_t>(dist(rng));
-  return v;
-}
+using ork::ref::random_int8;
 
 Plan plan_of(int64_t m, int64_t k, int64_t n, int cores = 1) {
   Result<Plan> r = make_plan({m, k, n}, {.cores = cores});

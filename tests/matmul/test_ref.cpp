@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <random>
 #include <string>
 #include <thread>
 #include <sys/wait.h>
@@ -15,6 +14,7 @@
 #include "lib/ref/fast.h"
 #include "lib/ref/fp16.h"
 #include "lib/ref/oracle.h"
+#include "lib/ref/random.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -175,14 +175,6 @@ TEST(OracleInt, OperandErrorsAreNamed) {
             "B has 6 elements, M = 2, K = 3, N = 3 needs 9");
   EXPECT_EQ(matmul_int8_fast(a, b, c, {2, 3, 2}, {.threads = -1}).error().message,
             "threads = -1: must be >= 0");
-}
-
-std::vector<int8_t> random_int8(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(-128, 127);
-  std::vector<int8_t> v(n);
-  for (auto& x : v) x = static_cast<int8_t>(dist(rng));
-  return v;
 }
 
 void expect_fast_equals_oracle(Dims d, uint32_t seed, std::vector<int8_t> a = {}, std::vector<int8_t> b = {}) {

@@ -1,7 +1,6 @@
 #include "tools/mc_prof/measure.h"
 
 #include <chrono>
-#include <random>
 #include <vector>
 
 #include <fmt/format.h>
@@ -9,18 +8,14 @@
 #include "lib/api/device.h"
 #include "lib/matmul/run.h"
 #include "lib/ref/fast.h"
+#include "lib/ref/random.h"
 
 namespace ork::tools {
 namespace {
 
-double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+using ork::ref::random_int8;
 
-std::vector<int8_t> random_int8(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<int8_t> v(n);
-  for (auto& x : v) x = static_cast<int8_t>(rng());
-  return v;
-}
+double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 }  // namespace
 

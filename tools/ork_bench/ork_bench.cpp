@@ -11,7 +11,6 @@
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sys/resource.h>
 #include <string>
 #include <thread>
@@ -22,9 +21,12 @@
 #include "tools/ork_bench/baselines.h"
 #include "tools/ork_bench/emulator.h"
 #include "tools/ork_bench/layout_bench.h"
+#include "lib/ref/random.h"
 
 namespace ork::bench {
 namespace {
+
+using ork::ref::random_int8;
 
 struct Args {
   int64_t m = 512, k = 2048, n = 2048;
@@ -47,14 +49,6 @@ struct Measured {
   bool exact = false;
   std::string error;
 };
-
-std::vector<int8_t> random_int8(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(-128, 127);
-  std::vector<int8_t> v(n);
-  for (auto& x : v) x = static_cast<int8_t>(dist(rng));
-  return v;
-}
 
 using RunFn = std::function<bool(std::span<int32_t>, std::string&)>;
 
