@@ -10,6 +10,7 @@
 #include "lib/quant/reference.h"
 #include "ork/ork.h"
 #include "quant_test_util.h"
+#include "tools/common/ork_handles.h"
 
 namespace ork::quant {
 namespace {
@@ -17,14 +18,8 @@ namespace {
 using testing::first_difference;
 using testing::random_matrix;
 
-struct DeviceCloser {
-  void operator()(ork_device* d) const { ork_device_close(d); }
-};
-using DevicePtr = std::unique_ptr<ork_device, DeviceCloser>;
-struct WeightsCloser {
-  void operator()(ork_qweights* w) const { ork_qweights_destroy(w); }
-};
-using QWeightsPtr = std::unique_ptr<ork_qweights, WeightsCloser>;
+using tools::DevicePtr;
+using tools::QWeightsPtr;
 
 DevicePtr open(const char* name) {
   ork_device* d = nullptr;

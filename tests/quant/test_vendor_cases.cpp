@@ -14,6 +14,7 @@
 #include "lib/ref/oracle.h"
 #include "ork/ork.h"
 #include "quant_test_util.h"
+#include "tools/common/ork_handles.h"
 
 namespace ork::quant {
 namespace {
@@ -21,14 +22,10 @@ namespace {
 using testing::first_difference;
 using testing::random_matrix;
 
-struct DeviceCloser {
-  void operator()(ork_device* d) const { ork_device_close(d); }
-};
-
-std::unique_ptr<ork_device, DeviceCloser> open(const char* name) {
+tools::DevicePtr open(const char* name) {
   ork_device* d = nullptr;
   EXPECT_EQ(ork_device_open(name, &d), ORK_OK) << ork_last_error();
-  return std::unique_ptr<ork_device, DeviceCloser>(d);
+  return tools::DevicePtr(d);
 }
 
 size_t nonzero(const std::vector<float>& x) {

@@ -1,5 +1,5 @@
 // RAII owners for the C API handles, and the error text of the last failed call, for the
-// tools (C++ over the public C API: the tools link libork like any user program).
+// tools and the tests written over the public C API (header-only).
 #pragma once
 
 #include <memory>
@@ -17,8 +17,12 @@ struct DeviceCloser {
 struct WeightsDestroyer {
   void operator()(ork_weights* w) const { ork_weights_destroy(w); }
 };
+struct QWeightsDestroyer {
+  void operator()(ork_qweights* w) const { ork_qweights_destroy(w); }
+};
 using DevicePtr = std::unique_ptr<ork_device, DeviceCloser>;
 using WeightsPtr = std::unique_ptr<ork_weights, WeightsDestroyer>;
+using QWeightsPtr = std::unique_ptr<ork_qweights, QWeightsDestroyer>;
 
 // The enum identifier of a status ("ORK_E_NO_DEVICE"): stable for scripts (--json), where
 // ork_status_string() is prose for people.

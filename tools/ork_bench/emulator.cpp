@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ork/ork.h"
+#include "tools/common/ork_handles.h"
 
 namespace ork::bench {
 namespace {
@@ -15,15 +16,11 @@ namespace {
 // One device and its resident weights, made on the first call (from that call's B: every
 // call of a run passes the same B) and closed with the candidate.
 struct EmuState {
-  ork_device* device = nullptr;
-  ork_weights* weights = nullptr;
-  ~EmuState() {
-    ork_weights_destroy(weights);
-    ork_device_close(device);
-  }
+  tools::DevicePtr device;
+  tools::WeightsPtr weights;  // declared last: destroyed first
 };
 
-Candidate emu_candidate(const char* name, const char* device, int cores, bool cold, int64_t k, int64_t n) {
+Candidate emu_candidate(const char* name, const char* device, int cores, bool no_cache, int64_t k, int64_t n) {
   auto state = std::make_shared<EmuState>();
   return {name, [=](std::span<const int8_t> a, std::span<const int8_t> b, std::span<int32_t> c, std::string& error) {
             const auto fail = [&](const char* what) {
@@ -31,20 +28,25 @@ Candidate emu_candidate(const char* name, const char* device, int cores, bool co
               return false;
             };
             if (!state->device) {
-              // The cold device's kernel is made without the weight cache; the others keep theirs.
-              if (cold) setenv("ORK_EMU_WEIGHT_CACHE", "off", 1);
-              const ork_status st = ork_device_open(device, &state->device);
-              if (cold) unsetenv("ORK_EMU_WEIGHT_CACHE");
+              // The no-cache device's kernel is made without the weight cache; the others keep theirs.
+              if (no_cache) setenv("ORK_EMU_WEIGHT_CACHE", "off", 1);
+              ork_device* d = nullptr;
+              const ork_status st = ork_device_open(device, &d);
+              if (no_cache) unsetenv("ORK_EMU_WEIGHT_CACHE");
               if (st != ORK_OK) return fail("ork_device_open");
+              state->device.reset(d);
             }
-            if (!state->weights &&
-                ork_weights_create(state->device, ORK_DTYPE_INT8, k, n, b.data(), &state->weights) != ORK_OK)
-              return fail("ork_weights_create");
+            if (!state->weights) {
+              ork_weights* w = nullptr;
+              if (ork_weights_create(state->device.get(), ORK_DTYPE_INT8, k, n, b.data(), &w) != ORK_OK)
+                return fail("ork_weights_create");
+              state->weights.reset(w);
+            }
             ork_matmul_options o{};
             o.struct_size = sizeof o;
             o.cores = cores;
             const auto m = static_cast<int64_t>(a.size()) / k;
-            if (ork_matmul(state->device, state->weights, a.data(), m, c.data(), &o) != ORK_OK) return fail("ork_matmul");
+            if (ork_matmul(state->device.get(), state->weights.get(), a.data(), m, c.data(), &o) != ORK_OK) return fail("ork_matmul");
             return true;
           }};
 }
