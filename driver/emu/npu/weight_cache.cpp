@@ -46,12 +46,6 @@ void WeightCache::set_capacity(size_t bytes) {
   evict_locked();
 }
 
-void WeightCache::clear() {
-  std::lock_guard lock(mutex_);
-  lru_.clear();
-  bytes_ = 0;
-}
-
 WeightCache::Stats WeightCache::stats() const {
   std::lock_guard lock(mutex_);
   return {hits_, misses_, lru_.size(), bytes_};

@@ -37,7 +37,6 @@ class WeightCache {
   void insert(const WeightKey& key, std::shared_ptr<const PreparedInt8> prepared);
   void forget(uint64_t serial);  // the BO is gone: its entries can never hit again
   void set_capacity(size_t bytes);
-  void clear();
 
   struct Stats {
     uint64_t hits = 0, misses = 0;
