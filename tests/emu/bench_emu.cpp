@@ -119,11 +119,7 @@ int main(int argc, char** argv) {
   }
   const auto a = random_i8(M * K, 1), b = random_i8(K * N, 2);
   Device dev;
-  Bo& A = dev.alloc(M * K);
-  Bo& B = dev.alloc(K * N);
-  Bo& C = dev.alloc(M * N * 4);
-  std::memcpy(A.bytes.data(), pack_a_i8(a, M, K).data(), M * K);
-  std::memcpy(B.bytes.data(), pack_b_i8(b, K, N).data(), K * N);
+  auto [A, B, C] = alloc_int8(dev, a, b, M, K, N);
   // M-tiles at the bank limit (largest 64-row group count leaving one weight bank).
   const size_t mg_max = std::max<size_t>(1, 11 * 32768 / (64 * K));
   const size_t mc = std::min<size_t>(mg_max * 64, 2047);

@@ -107,6 +107,16 @@ std::vector<uint8_t> pack_b_i4(const std::vector<int8_t>& b, size_t K, size_t N)
   return out;
 }
 
+Int8Bos alloc_int8(Device& dev, const std::vector<int8_t>& a, const std::vector<int8_t>& b, size_t M, size_t K,
+                   size_t N, uint8_t c_fill, bool tracked) {
+  Bo& A = dev.alloc(M * K, 0, tracked);
+  Bo& B = dev.alloc(K * N, 0, tracked);
+  Bo& C = dev.alloc(M * N * 4, c_fill, tracked);
+  EXPECT_TRUE(dev.mem.write(A.iova, pack_a_i8(a, M, K).data(), M * K));
+  EXPECT_TRUE(dev.mem.write(B.iova, pack_b_i8(b, K, N).data(), K * N));
+  return {A, B, C};
+}
+
 std::vector<int8_t> random_i8(size_t n, uint32_t seed, int lo, int hi) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> d(lo, hi);

@@ -89,6 +89,16 @@ T c_at(const std::vector<uint8_t>& c, size_t M, size_t m, size_t n) {
 }
 
 std::vector<int8_t> random_i8(size_t n, uint32_t seed, int lo = -128, int hi = 127);
+
+// The BOs of an int8 product: A (M x K) and B (K x N) packed into their native layouts and
+// written through dev.mem (tracked BOs see the writes), C (M x N int32) filled with c_fill.
+struct Int8Bos {
+  Bo& A;
+  Bo& B;
+  Bo& C;
+};
+Int8Bos alloc_int8(Device& dev, const std::vector<int8_t>& a, const std::vector<int8_t>& b, size_t M, size_t K,
+                   size_t N, uint8_t c_fill = 0, bool tracked = false);
 std::vector<int32_t> ref_matmul_i32(const std::vector<int8_t>& a, const std::vector<int8_t>& b,
                                     size_t M, size_t K, size_t N);
 

@@ -15,11 +15,10 @@ struct Product {
   Product(size_t m, size_t k, size_t n) : M(m), K(k), N(n) {
     a = random_i8(M * K, static_cast<uint32_t>(M * 7 + K));
     b = random_i8(K * N, static_cast<uint32_t>(K * 3 + N));
-    A = &dev.alloc(M * K);
-    B = &dev.alloc(K * N);
-    C = &dev.alloc(M * N * 4, 0x5a);
-    std::memcpy(A->bytes.data(), pack_a_i8(a, M, K).data(), M * K);
-    std::memcpy(B->bytes.data(), pack_b_i8(b, K, N).data(), K * N);
+    const Int8Bos bos = alloc_int8(dev, a, b, M, K, N, 0x5a);
+    A = &bos.A;
+    B = &bos.B;
+    C = &bos.C;
   }
   TaskSpec task() const {
     return TaskSpec{.mc = static_cast<uint32_t>(M), .kt = static_cast<uint32_t>(K), .nt = static_cast<uint32_t>(N),

@@ -16,11 +16,7 @@ TEST_P(Int8Matmul, TilesMatchAPlainLoop) {
   const auto a = random_i8(p.M * p.K, 1 + p.M);
   const auto b = random_i8(p.K * p.N, 2 + p.N);
   Device dev;
-  Bo& A = dev.alloc(p.M * p.K);
-  Bo& B = dev.alloc(p.K * p.N);
-  Bo& C = dev.alloc(p.M * p.N * 4, 0xa5);
-  std::memcpy(A.bytes.data(), pack_a_i8(a, p.M, p.K).data(), A.bytes.size());
-  std::memcpy(B.bytes.data(), pack_b_i8(b, p.K, p.N).data(), B.bytes.size());
+  auto [A, B, C] = alloc_int8(dev, a, b, p.M, p.K, p.N, 0xa5);
   for (size_t m0 = 0; m0 < p.M; m0 += p.mc) {
     for (size_t n0 = 0; n0 < p.N; n0 += p.nt) {
       TaskSpec t;
@@ -59,11 +55,7 @@ TEST(Int8MatmulExtremes, SaturatedInputsAccumulateExactly) {
   const size_t M = 8, K = 4096, N = 32;
   std::vector<int8_t> a(M * K, -128), b(K * N, -128);
   Device dev;
-  Bo& A = dev.alloc(M * K);
-  Bo& B = dev.alloc(K * N);
-  Bo& C = dev.alloc(M * N * 4);
-  std::memcpy(A.bytes.data(), pack_a_i8(a, M, K).data(), M * K);
-  std::memcpy(B.bytes.data(), pack_b_i8(b, K, N).data(), K * N);
+  auto [A, B, C] = alloc_int8(dev, a, b, M, K, N);
   TaskSpec t{.mc = 8, .kt = 4096, .nt = 32, .a = A.iova, .b = B.iova, .c = C.iova, .a_surf = 8, .c_surf = 8};
   k_reduction_banks(t);
   ASSERT_EQ(run_one(dev, one_task(t)).status, CoreStatus::ok);

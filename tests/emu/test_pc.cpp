@@ -20,11 +20,10 @@ struct Chain {
   Chain() {
     a = random_i8(M * K, 11);
     b = random_i8(K * N, 12);
-    A = &dev.alloc(M * K);
-    B = &dev.alloc(K * N);
-    C = &dev.alloc(M * N * 4, 0xee);
-    std::memcpy(A->bytes.data(), pack_a_i8(a, M, K).data(), M * K);
-    std::memcpy(B->bytes.data(), pack_b_i8(b, K, N).data(), K * N);
+    const Int8Bos bos = alloc_int8(dev, a, b, M, K, N, 0xee);
+    A = &bos.A;
+    B = &bos.B;
+    C = &bos.C;
     cmd = &dev.alloc(4096);
     std::vector<std::vector<uint64_t>> bodies;
     uint32_t at = 0;

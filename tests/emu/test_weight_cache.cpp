@@ -115,15 +115,12 @@ struct Int8Problem {
   std::vector<int8_t> a = random_i8(96 * 128, 5), b = random_i8(128 * 64, 6);
 };
 
-// A, B and C of `p` in BOs (tracked or not), A and B written through the device memory.
-struct Int8Bos {
-  Int8Bos(const Int8Problem& p, bool tracked)
-      : A(dev.alloc(p.M * p.K, 0, tracked)), B(dev.alloc(p.K * p.N, 0, tracked)), C(dev.alloc(p.M * p.N * 4, 0xa5, tracked)) {
-    EXPECT_TRUE(dev.mem.write(A.iova, pack_a_i8(p.a, p.M, p.K).data(), A.bytes.size()));
-    EXPECT_TRUE(dev.mem.write(B.iova, pack_b_i8(p.b, p.K, p.N).data(), B.bytes.size()));
-  }
+// A, B and C of `p` in BOs of their own device (tracked or not).
+struct ProblemBos {
+  ProblemBos(const Int8Problem& p, bool tracked) : bos(alloc_int8(dev, p.a, p.b, p.M, p.K, p.N, 0xa5, tracked)) {}
   Device dev;  // declared first: the BOs below live in it
-  Bo &A, &B, &C;
+  Int8Bos bos;
+  Bo &A = bos.A, &B = bos.B, &C = bos.C;
 };
 
 void expect_product(const std::vector<uint8_t>& c, const Int8Problem& p, const std::vector<int8_t>& b) {
@@ -136,7 +133,7 @@ void expect_product(const std::vector<uint8_t>& c, const Int8Problem& p, const s
 // both tiles are exact.
 TEST(PreparedWeights, MTilesShareOneWeightBlockExactly) {
   const Int8Problem p;
-  Int8Bos x(p, /*tracked=*/true);
+  ProblemBos x(p, /*tracked=*/true);
   const auto before = weight_cache().stats();
   for (uint32_t m0 : {0u, 48u}) {
     const ChainResult r = run_one(x.dev, one_task(int8_task(x.A, x.B, x.C, p.M, m0, 48, p.K, p.N)));
@@ -152,7 +149,7 @@ TEST(PreparedWeights, MTilesShareOneWeightBlockExactly) {
 // prepared old ones.
 TEST(PreparedWeights, AWriteToTheWeightBoIsSeenByTheNextTask) {
   const Int8Problem p;
-  Int8Bos x(p, /*tracked=*/true);
+  ProblemBos x(p, /*tracked=*/true);
   const TaskSpec t = int8_task(x.A, x.B, x.C, p.M, 0, p.M, p.K, p.N);
   ASSERT_EQ(run_one(x.dev, one_task(t)).status, CoreStatus::ok);
   const auto b2 = random_i8(p.K * p.N, 99);
@@ -167,7 +164,7 @@ TEST(PreparedWeights, AnNpuWriteOverTheWeightsIsSeenByTheNextTask) {
   const Int8Problem p;
   const uint32_t M = p.M, K = p.K, N = p.N;
   auto run = [&](bool tracked) {
-    Int8Bos x(p, tracked);  // B: 8 KiB of weights ...
+    ProblemBos x(p, tracked);  // B: 8 KiB of weights ...
     const TaskSpec t1 = int8_task(x.A, x.B, x.C, M, 0, M, K, N);
     EXPECT_EQ(run_one(x.dev, one_task(t1)).status, CoreStatus::ok);
     // ... overwritten by a 32 x 64 int32 output (8 KiB) computed from A's first rows.
