@@ -99,6 +99,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Every cell with --full (the int8 full check walks C itself), else the plan's edges plus
+// random cells.
+std::vector<Cell> cells_to_check(const Args& a, const matmul::Plan& plan) {
+  if (!a.full) return sample_cells(plan, a.random_cells, 4, a.seed);
+  std::vector<Cell> cells;
+  for (int64_t m = 0; m < a.m; ++m)
+    for (int64_t n = 0; n < a.n; ++n) cells.push_back({m, n});
+  return cells;
+}
+
 int fail(Exit exit, const std::string& message) {
   fmt::print(stderr, "sparse_check: {}\n", message);
   return code(exit);
@@ -262,26 +272,14 @@ int run(int argc, char** argv) {
   Outcome out;
   const auto t0 = std::chrono::steady_clock::now();
   if (!a.quant.empty()) {
-    std::vector<Cell> cells;
-    if (a.full) {
-      for (int64_t m = 0; m < a.m; ++m)
-        for (int64_t n = 0; n < a.n; ++n) cells.push_back({m, n});
-    } else {
-      cells = sample_cells(*plan, a.random_cells, 4, a.seed);
-    }
+    const std::vector<Cell> cells = cells_to_check(a, *plan);
     const QuantProblem qp{qd.a, qd.w, a.m, a.k, a.n,
                           {a.quant == "w8a8" ? quant::Bits::int8 : quant::Bits::int4, a.group},
                           {a.quant == "w4a4" ? quant::Bits::int4 : quant::Bits::int8, a.per_row}};
     verify_quant_cells(qp, cells, qd.c, out);
     a.dtype = a.group ? fmt::format("{}/g{}", a.quant, a.group) : a.quant + "/per-channel";
   } else if (a.dtype == "fp16") {
-    std::vector<Cell> cells;
-    if (a.full) {
-      for (int64_t m = 0; m < a.m; ++m)
-        for (int64_t n = 0; n < a.n; ++n) cells.push_back({m, n});
-    } else {
-      cells = sample_cells(*plan, a.random_cells, 4, a.seed);
-    }
+    const std::vector<Cell> cells = cells_to_check(a, *plan);
     const Fp16Problem fp{d.ah, d.wh, a.m, a.k, a.n, plan->slice_k, popt.fp16_out};
     verify_fp16_cells(fp, cells, d.c, out);
   } else {
@@ -290,7 +288,7 @@ int run(int argc, char** argv) {
     if (a.full) {
       verify_full(problem, C, a.m * a.k * a.n >= kBigShapeMacs, out);
     } else {
-      const std::vector<Cell> cells = sample_cells(*plan, a.random_cells, 4, a.seed);
+      const std::vector<Cell> cells = cells_to_check(a, *plan);
       const auto count = static_cast<int64_t>(cells.size());
       verify_cells(problem, cells, C, count * a.k >= kBigShapeMacs, out);
     }
