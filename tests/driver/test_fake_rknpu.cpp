@@ -15,6 +15,20 @@ using driver::ioctl_retry;
 constexpr uint32_t kData = RKNPU_MEM_CACHEABLE | RKNPU_MEM_IOMMU;
 constexpr uint32_t kTask = kData | RKNPU_MEM_KERNEL_MAPPING;
 
+// A one-task PC job on core 0 for tests with a kernel of their own: the task BO's first task
+// points at `regcmd_iova`.
+rknpu_submit one_task_job(const RawRknpuBo& tasks, uint64_t regcmd_iova) {
+  *reinterpret_cast<rknpu_task*>(tasks.map) = rknpu_task{0, 0, 0xd, 0x300, 0x1ffff, 0, 60, 0, regcmd_iova};
+  rknpu_submit s{};
+  s.flags = RKNPU_JOB_PC;
+  s.timeout = 100;
+  s.task_obj_addr = tasks.create.obj_addr;
+  s.core_mask = 1;
+  s.task_number = 1;
+  s.subcore_task[0] = {0, 1};
+  return s;
+}
+
 class FakeRknpu : public ::testing::Test {
  protected:
   FakeRknpu() : kernel(recorded(rec)) { fd = kernel.open("/dev/dri/card1", O_RDWR); }
@@ -281,15 +295,7 @@ TEST_F(FakeRknpu, RenderNodeCanReproduceOrksZeroTaskSubmits) {
   ASSERT_GE(rfd, 0);
   RawRknpuBo rc = raw_rknpu_bo(k2, rfd, 4096, kData);
   RawRknpuBo tb = raw_rknpu_bo(k2, rfd, 4096, kTask);
-  *reinterpret_cast<rknpu_task*>(tb.map) =
-      rknpu_task{0, 0, 0xd, 0x300, 0x1ffff, 0, 60, 0, rc.create.dma_addr};
-  rknpu_submit s{};
-  s.flags = RKNPU_JOB_PC;
-  s.timeout = 100;
-  s.task_obj_addr = tb.create.obj_addr;
-  s.core_mask = 1;
-  s.task_number = 1;
-  s.subcore_task[0] = {0, 1};
+  rknpu_submit s = one_task_job(tb, rc.create.dma_addr);
   EXPECT_EQ(ioctl_retry(k2, rfd, DRM_IOCTL_RKNPU_SUBMIT, &s), -ETIMEDOUT);
   EXPECT_EQ(s.task_counter, 0u);
   EXPECT_TRUE(r2.calls.empty());
@@ -352,16 +358,8 @@ TEST(FakeRknpuCaches, SyncDirectionsMoveBytesBetweenCpuAndNpu) {
   RawRknpuBo tasks = raw_rknpu_bo(kernel, fd, 4096, kTask);
   RawRknpuBo cached = raw_rknpu_bo(kernel, fd, 4096, kData);
   RawRknpuBo coherent = raw_rknpu_bo(kernel, fd, 4096, RKNPU_MEM_IOMMU);
-  *reinterpret_cast<rknpu_task*>(tasks.map) =
-      rknpu_task{0, 0, 0xd, 0x300, 0x1ffff, 0, 60, 0, regcmd.create.dma_addr};
   auto submit = [&] {
-    rknpu_submit s{};
-    s.flags = RKNPU_JOB_PC;
-    s.timeout = 100;
-    s.task_obj_addr = tasks.create.obj_addr;
-    s.core_mask = 1;
-    s.task_number = 1;
-    s.subcore_task[0] = {0, 1};
+    rknpu_submit s = one_task_job(tasks, regcmd.create.dma_addr);
     EXPECT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_RKNPU_SUBMIT, &s), 0);
   };
   auto sync = [&](uint32_t dir) {
