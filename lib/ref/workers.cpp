@@ -63,7 +63,7 @@ class Workers {
   // A job often follows the last within tens of microseconds (the emulated NPU's next
   // task); a sleeping worker takes about that long to wake, and the caller then waits for
   // it at the end. So a worker polls for a while before it sleeps (measured: docs/
-  // cpu-reference.md "Threads").
+  // cpu-reference.md, Design, "the threads are kept").
   void spin_for_next(uint64_t seen) const {
     const auto until = std::chrono::steady_clock::now() + kSpin;
     for (unsigned i = 1; published_.load(std::memory_order_acquire) == seen; ++i) {

@@ -1,7 +1,7 @@
 // Prepared weights kept across tasks and submits. The CORE multiplies one weight block by
 // many feature tiles (every M-tile of a chain, every call of a resident-weight matmul);
 // gathering the block out of the NPU layout and preparing it for the multiply engine cost
-// as much as the multiply itself (docs/emulator.md "Prepared weights"). An entry is keyed
+// as much as the multiply itself (docs/emulator.md "The integer engine and prepared weights"). An entry is keyed
 // by what the block was made from - the BO's serial and write generation (memory.h
 // Origin), the offset, the task's K and columns, the type and the engine - so a write to
 // the BO (a sync, an NPU output) or a new BO at the same IOVA can never hit a stale entry.
