@@ -5,6 +5,7 @@
 // Os they are handed (driver/os/os.h).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -42,8 +43,7 @@ class Kmd;
 // it. The Kmd that made it must outlive it.
 class Bo {
  public:
-  Bo(Kmd& kmd, uint32_t handle, uint64_t iova, size_t size, uint8_t* map, uint64_t obj_addr)
-      : kmd_(kmd), handle_(handle), iova_(iova), size_(size), map_(map), obj_addr_(obj_addr) {}
+  Bo(Kmd& kmd, uint32_t handle, uint64_t iova, size_t size, uint8_t* map, uint64_t obj_addr);
   ~Bo();
   Bo(const Bo&) = delete;
   Bo& operator=(const Bo&) = delete;
@@ -88,6 +88,19 @@ struct SubmitResult {
   uint32_t tasks_completed = 0;  // rknpu task_counter; rocket: tasks of jobs that finished
   int64_t hw_elapse_ns = -1;     // rknpu hw_elapse_time; -1 where the uAPI has none
   int64_t wall_ns = 0;           // submit + wait, measured on the host
+  int64_t wait_ns = 0;           // of wall_ns, the wait after the submit ioctl returned
+                                 // (rocket PREP_BO; 0 for rknpu's blocking SUBMIT, which
+                                 // returns when the job is done)
+};
+
+// The NPU's 32-bit address window as this process can know it (bytes).
+struct WindowInfo {
+  uint64_t window_bytes = 0;       // 4 GiB (address registers are 32-bit)
+  uint64_t resident_bytes = 0;     // page-rounded BOs this Kmd holds now
+  uint64_t free_bytes = 0;         // window minus what is mapped in it
+  uint64_t largest_free_bytes = 0; // the largest BO that may be created
+  bool exact = false;              // true: the kernel's own figures (the emulator);
+                                   // false: estimated from this process's BOs
 };
 
 enum class SyncDir { to_device, from_device };
@@ -106,10 +119,23 @@ class Kmd {
   // Resets every core (rknpu ACTION ACT_RESET). rocket has no reset ioctl: its kernel
   // resets a core on job timeout; reset() there is a documented no-op.
   virtual Status reset() = 0;
+  // The device node's descriptor (for the emulator's window query, lib/api/stats.cpp).
+  virtual int node_fd() const = 0;
+
+  // Bytes of the live BOs made by this Kmd (counted by Bo's constructor and destructor).
+  uint64_t resident_bytes() const { return resident_bytes_.load(std::memory_order_relaxed); }
+  // Neither uAPI has a query for the IOMMU window: an estimate from this process's BOs,
+  // exact=false. rknpu: one IOMMU domain shared by every process (others' BOs unseen, so
+  // free is an upper bound); rocket: a domain per open file, so only fragmentation is
+  // unseen. docs/library.md "Device memory".
+  WindowInfo estimate_window() const;
 
  protected:
   friend class Bo;
   virtual void bo_release(Bo& bo) noexcept = 0;
+
+ private:
+  std::atomic<uint64_t> resident_bytes_{0};
 };
 
 // Open a node with a given kernel interface. The node's DRM driver name is checked.

@@ -42,6 +42,7 @@ class RknpuKmd final : public Kmd {
   Status bo_sync(const Bo& bo, SyncDir dir) override;
   Result<SubmitResult> submit(const SubmitDesc& desc) override;
   Status reset() override;
+  int node_fd() const override { return fd_.get(); }
 
   Result<uint32_t> action(uint32_t action, uint32_t value);
   // Reads the driver and hardware versions into info() (done once, at open).

@@ -34,6 +34,7 @@ class RocketKmd final : public Kmd {
   Result<SubmitResult> submit(const SubmitDesc& desc) override;
   // rocket has no reset ioctl: its kernel resets a core when a job times out (500 ms).
   Status reset() override { return Status::success(); }
+  int node_fd() const override { return fd_.get(); }
 
  protected:
   void bo_release(Bo& bo) noexcept override;
@@ -145,6 +146,7 @@ Result<SubmitResult> RocketKmd::submit(const SubmitDesc& desc) {
                          static_cast<uint32_t>(jobs.size()), sizeof(drm_rocket_job), 0};
   int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_ROCKET_SUBMIT, &args);
   if (rc) return make_error(rc, fmt::format("ROCKET_SUBMIT refused: {}", errno_text(rc)));
+  const auto waiting = std::chrono::steady_clock::now();
   int64_t deadline = monotonic_ns() + int64_t{desc.timeout_ms} * 1'000'000;
   for (uint32_t handle : out_handles) {
     rc = prep_bo(handle, deadline);
@@ -163,6 +165,7 @@ Result<SubmitResult> RocketKmd::submit(const SubmitDesc& desc) {
   SubmitResult result;
   result.tasks_completed = total;
   result.wall_ns = elapsed_ns(start);
+  result.wait_ns = elapsed_ns(waiting);
   return result;
 }
 

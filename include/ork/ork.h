@@ -29,7 +29,7 @@ extern "C" {
 #define ORK_API
 #endif
 
-#define ORK_API_VERSION 1
+#define ORK_API_VERSION 2
 
 typedef enum ork_status {
   ORK_OK = 0,
@@ -51,6 +51,7 @@ typedef enum ork_dtype {
 
 typedef struct ork_device ork_device;
 typedef struct ork_weights ork_weights;
+typedef struct ork_stats ork_stats; /* defined in "Device facts and statistics" below */
 
 typedef struct ork_device_info {
   char backend[16];          /* "rknpu", "rocket", "emu", "cpu" */
@@ -72,6 +73,12 @@ typedef struct ork_matmul_options {
                            weights = w4a8 (weights widened to int8 on the device) */
   int32_t c_dtype;      /* dtype of C; 0 = int32 (int8/int4 weights) or fp32 (fp16).
                            ORK_DTYPE_FP16 with fp16 weights = fp16 C (round to nearest even) */
+  /* Since API version 2: */
+  uint32_t core_mask;   /* which cores the call may use: bit i = core i; 0 = `cores`
+                           (cores 0..cores-1). Bits at or beyond the device's core count are
+                           ORK_E_INVALID_ARGUMENT naming the mask; with a mask, `cores` must
+                           be 0 or its bit count. The plan uses at most popcount(mask) cores */
+  ork_stats* stats;     /* filled with this call's figures (see ork_stats); NULL = none */
 } ork_matmul_options;
 
 ORK_API const char* ork_version(void);
@@ -147,6 +154,68 @@ ORK_API void ork_qweights_destroy(ork_qweights* weights);
  * `options` may be NULL (8-bit per-tensor activations, all cores). */
 ORK_API ork_status ork_qmatmul(ork_device* device, const ork_qweights* weights, const float* a,
                                int64_t m, float* c, const ork_qmatmul_options* options);
+
+/* ---- Device facts and statistics (API version 2; docs/library.md "Statistics") --------------
+ * Output structs follow the struct_size rule too: set struct_size = sizeof(the struct) before
+ * the call (0 is ORK_E_INVALID_ARGUMENT). A smaller struct_size (an older caller) gets only the
+ * fields that fit; a larger one (a newer caller) gets the fields this library knows and the
+ * rest untouched. Either way the call writes back struct_size = the bytes it filled. */
+
+typedef struct ork_memory_info {
+  uint32_t struct_size;
+  uint32_t exact;                    /* 1: the kernel's own figures (the emulator's fake kernel);
+                                        0: estimated from this process's buffers (real kernels:
+                                        neither uAPI reports its IOMMU window) */
+  uint64_t bytes_resident;           /* bytes this device holds: NPU backends, the page-rounded
+                                        buffers of its weights and cached contexts; cpu, the
+                                        host bytes of its packed weights */
+  uint64_t window_free_bytes;        /* free bytes of the NPU's 4 GiB address window (IOVAs are
+                                        32-bit); rknpu estimate: 4 GiB - bytes_resident, an upper
+                                        bound (other processes share the vendor's one domain);
+                                        rocket: a domain per open file. 0 on cpu */
+  uint64_t largest_allocation_bytes; /* the largest buffer that may be created now: the largest
+                                        free window range (emulator) or window_free_bytes
+                                        (estimate), capped by available host memory (the NPU
+                                        works in host DRAM); cpu: available host memory */
+  uint64_t window_bytes;             /* the window itself: 4 GiB (emulator: its IOVA range) */
+  uint64_t context_bytes;            /* of bytes_resident, held by cached contexts */
+  uint64_t context_capacity_bytes;   /* their bound (ORK_CONTEXT_CACHE_BYTES) */
+  uint64_t weight_cache_bytes;       /* emulator: host bytes of prepared weights (process-wide) */
+  uint64_t weight_cache_capacity_bytes; /* their bound (ORK_EMU_WEIGHT_CACHE_BYTES); 0 elsewhere */
+} ork_memory_info;
+
+/* Cumulative per device (ork_device_get_stats) or one call's (ork_matmul_options.stats).
+ * Times in ns of host wall clock unless said; only calls that returned ORK_OK count. */
+typedef struct ork_stats {
+  uint32_t struct_size;
+  uint32_t reserved;            /* 0 */
+  uint64_t calls;               /* matmul calls completed */
+  uint64_t pack_ns;             /* A into the NPU's native layout + cache sync to the device */
+  uint64_t submit_ns;           /* in the submit ioctl(s). rknpu's SUBMIT blocks until the job
+                                   is done, so there it includes device_ns */
+  uint64_t device_ns;           /* the device's execution time as reported: rknpu
+                                   hw_elapse_time; the emulator's modelled time (0 with a PC
+                                   that does no work); cpu: the reference multiply. Not reported
+                                   by rocket (see device_unknown_calls) */
+  uint64_t wait_ns;             /* waiting for completion after the submit ioctl returned
+                                   (rocket: PREP_BO on the output buffers) */
+  uint64_t unpack_ns;           /* outputs synced back, K-slices summed, C unpacked */
+  uint64_t bytes_to_device;     /* bytes synced for the device (feature buffers) */
+  uint64_t bytes_from_device;   /* bytes synced back (output slots) */
+  uint64_t context_builds;      /* calls that planned and built a context (command lists) */
+  uint64_t context_hits;        /* calls that found their context cached */
+  uint64_t weight_cache_hits;   /* emulator: weight blocks found prepared (one per task) */
+  uint64_t weight_cache_misses; /* emulator: weight blocks gathered and prepared again */
+  uint64_t wall_ns;             /* the whole call inside libork; host time = wall_ns - device_ns */
+  uint64_t plan_ns;             /* context lookup, or plan + build on a miss */
+  uint64_t submits;             /* submit ioctls */
+  uint64_t device_unknown_calls; /* calls whose device time the kernel does not report */
+  uint64_t context_evictions;   /* contexts dropped by the cache's byte bound */
+} ork_stats;
+
+ORK_API ork_status ork_device_memory(ork_device* device, ork_memory_info* info);
+ORK_API ork_status ork_device_get_stats(ork_device* device, ork_stats* stats);
+ORK_API ork_status ork_device_reset_stats(ork_device* device);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 // The C entry points: argument checks, conversion of internal errors, no exception across
 // the boundary (every entry point catches and reports).
+#include <bit>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -10,6 +11,7 @@
 
 #include "lib/api/device.h"
 #include "lib/api/error.h"
+#include "lib/api/stats.h"
 #include "lib/api/weights.h"
 #include "lib/ref/fast.h"
 #include "ork/ork.h"
@@ -27,6 +29,21 @@ ork_status check_dim(const char* what, int64_t v) {
   if (v < 1) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{} = {}: must be >= 1", what, v));
   if (v > kMaxDim)
     return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{} = {}: larger than {} is not supported", what, v, kMaxDim));
+  return ORK_OK;
+}
+
+// core_mask: bits only below the device's core count; with a mask, cores is 0 or its count.
+ork_status check_core_mask(const ork_matmul_options& o, int max_cores) {
+  if (o.core_mask == 0) return ORK_OK;
+  const uint32_t valid = max_cores >= 32 ? ~0u : (1u << max_cores) - 1;
+  if ((o.core_mask & ~valid) != 0)
+    return fail(ORK_E_INVALID_ARGUMENT,
+                fmt::format("ork_matmul: core_mask = 0x{:x}: bit {} is beyond the device's {} core{} (masks 0x1..0x{:x})",
+                            o.core_mask, 31 - std::countl_zero(o.core_mask & ~valid), max_cores, max_cores == 1 ? "" : "s",
+                            valid));
+  if (o.cores != 0 && o.cores != std::popcount(o.core_mask))
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_matmul: cores = {} with core_mask = 0x{:x} ({} cores): give one "
+                                                    "or make them agree", o.cores, o.core_mask, std::popcount(o.core_mask)));
   return ORK_OK;
 }
 
@@ -92,6 +109,7 @@ ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64
 
 ORK_API void ork_weights_destroy(ork_weights* weights) {
   if (weights == nullptr) return;
+  if (weights->device && weights->host_bytes) ork::api::add_host_weight_bytes(*weights->device, -weights->host_bytes);
   if (weights->device && weights->device->runner) {
     if (weights->resident) weights->device->runner->forget(*weights->resident);
     if (weights->resident_w4a8) weights->device->runner->forget(*weights->resident_w4a8);
@@ -120,7 +138,13 @@ ORK_API ork_status ork_matmul(ork_device* device, const ork_weights* weights, co
       return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_matmul: cores = {}: the device has 1..{}", opt.cores, max_cores));
     if (opt.mc_cap < 0)
       return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_matmul: mc_cap = {}: must be >= 0", opt.mc_cap));
-    return ork::api::run_matmul(*device, *weights, a, m, c, opt, opt.cores == 0 ? max_cores : opt.cores);
+    if (auto s = check_core_mask(opt, max_cores); s != ORK_OK) return s;
+    if (opt.stats != nullptr)
+      if (auto s = ork::api::check_out_struct(opt.stats->struct_size, "ork_matmul: options.stats"); s != ORK_OK) return s;
+    ork::matmul::RunOptions ro{.cores = opt.cores == 0 ? max_cores : opt.cores, .core_mask = opt.core_mask};
+    ork::api::CallMeter meter(*device);
+    if (auto s = ork::api::run_matmul(*device, *weights, a, m, c, opt, ro, meter); s != ORK_OK) return s;
+    return meter.finish(opt.stats);
   });
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/env.h"
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/emu/npu/core.h"
 #include "driver/emu/npu/weight_cache.h"
@@ -46,7 +47,12 @@ void fill_info(ork_device& d) {
 }
 
 Result<std::unique_ptr<ork_device>> finish(std::unique_ptr<ork_device> d) {
-  if (d->kmd) d->runner = std::make_unique<matmul::MatmulRunner>(*d->kmd);
+  if (d->kmd) {
+    // The context cache's bound (docs/library.md "Contexts and their bound").
+    auto bytes = env_bytes("ORK_CONTEXT_CACHE_BYTES", matmul::MatmulRunner::default_context_bytes());
+    if (!bytes) return bytes.error();
+    d->runner = std::make_unique<matmul::MatmulRunner>(*d->kmd, static_cast<size_t>(*bytes));
+  }
   fill_info(*d);
   return d;
 }
@@ -81,23 +87,33 @@ class FastEngine final : public emu::Int8Engine {
 Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
   static const FastEngine engine;
   emu::lend_int8_engine(&engine);
-  auto d = std::make_unique<ork_device>();
-  d->backend = "emu";
   // The cache model is on: cached BOs get an NPU-side copy that only the sync ioctls
   // update, so a missing sync in libork computes with stale data here, as on silicon.
   auto timed = emu::timed_from_env();  // ORK_EMU_TIMING=fast|timed (docs/timing-model.md)
   if (!timed) return timed.error();
   auto keep = emu::weight_cache_from_env();  // ORK_EMU_WEIGHT_CACHE=on|off (docs/emulator.md)
   if (!keep) return keep.error();
-  d->fake = std::make_unique<emu::FakeKernel>(emu::FakeKernelConfig{
-      .timing = *timed ? emu::TimingMode::timed : emu::TimingMode::fast,
-      .model_caches = true,
-      .keep_prepared_weights = *keep});
+  auto cache_bytes = emu::weight_cache_bytes_from_env();  // its bound (docs/emulator.md)
+  if (!cache_bytes) return cache_bytes.error();
+  emu::weight_cache().set_capacity(static_cast<size_t>(*cache_bytes));
+  return open_emulator(kind, emu::FakeKernelConfig{.timing = *timed ? emu::TimingMode::timed : emu::TimingMode::fast,
+                                                   .model_caches = true,
+                                                   .keep_prepared_weights = *keep});
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ork_device>> open_emulator(driver::KmdKind kind, const emu::FakeKernelConfig& config) {
+  auto d = std::make_unique<ork_device>();
+  d->backend = "emu";
+  d->fake = std::make_unique<emu::FakeKernel>(config);
   auto kmd = driver::discover(*d->fake, kind);
   if (!kmd) return kmd.error();
   d->kmd = std::move(*kmd);
   return finish(std::move(d));
 }
+
+namespace {
 
 Result<std::unique_ptr<ork_device>> open_real(std::optional<driver::KmdKind> kind,
                                               const std::string& node) {

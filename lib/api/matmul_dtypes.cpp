@@ -3,6 +3,7 @@
 // every backend returns the same bytes (docs/dtypes.md).
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -126,14 +127,21 @@ ork_status fill_weights(ork_device& device, ork_weights& w, const void* data) {
     if (!packed) return fail(packed.error());
     w.host_packed = std::move(*packed);
   }
+  w.host_bytes = static_cast<int64_t>(w.host_packed.bytes() + w.host_fp16.size() * sizeof(uint16_t));
+  add_host_weight_bytes(device, w.host_bytes);
   return ok();
 }
 
 ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, int64_t m, void* c,
-                      const ork_matmul_options& o, int cores) {
+                      const ork_matmul_options& o, const matmul::RunOptions& run, CallMeter& meter) {
   CallTypes t;
   if (auto st = resolve_types(w, o, &t); st != ORK_OK) return st;
-  if (!device.kmd) return run_cpu(w, t, a, m, c);
+  if (!device.kmd) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const ork_status st = run_cpu(w, t, a, m, c);
+    meter.host_device_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    return st;
+  }
   const matmul::ResidentWeights* rw = w.resident.get();
   if (w.dtype == ORK_DTYPE_INT4 && t.a == ORK_DTYPE_INT8) {  // w4a8: the int8-wide copy
     if (!w.resident_w4a8) {
@@ -143,8 +151,10 @@ ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, i
     }
     rw = w.resident_w4a8.get();
   }
-  const matmul::RunOptions ro{.cores = cores, .mc_cap = o.mc_cap, .fp16_out = t.c == ORK_DTYPE_FP16};
-  auto s = device.runner->run(*rw, a, m, c, ro);
+  matmul::RunOptions ro = run;
+  ro.mc_cap = o.mc_cap;
+  ro.fp16_out = t.c == ORK_DTYPE_FP16;
+  auto s = device.runner->run(*rw, a, m, c, ro, &meter.run);
   if (!s) return fail(s.error());
   return ok();
 }

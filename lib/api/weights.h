@@ -26,6 +26,7 @@ struct ork_weights {
   // bit patterns, row-major K x N.
   ork::ref::PackedB host_packed;
   std::vector<uint16_t> host_fp16;
+  int64_t host_bytes = 0;  // of host_packed and host_fp16, counted in the device's bytes_resident
 };
 
 namespace ork::api {
@@ -34,8 +35,9 @@ namespace ork::api {
 ork_status check_weights_dtype(ork_dtype dtype);
 // Fills w.resident / w.packed / w.host* from the caller's data (w.dtype, k, n set).
 ork_status fill_weights(ork_device& device, ork_weights& w, const void* data);
-// C = A x W for options already checked for cores / mc_cap; checks a_dtype / c_dtype.
+// C = A x W for options already checked for cores / mc_cap / core_mask (`run` carries
+// them); checks a_dtype / c_dtype. The call's figures go to `meter` (stats.h).
 ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, int64_t m, void* c,
-                      const ork_matmul_options& options, int cores);
+                      const ork_matmul_options& options, const matmul::RunOptions& run, CallMeter& meter);
 
 }  // namespace ork::api

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
 
@@ -84,6 +85,12 @@ Status allocate_buffers(driver::Kmd& kmd, Context& ctx, std::vector<BufferIovas>
   return Status::success();
 }
 
+// The physical core of plan core `core`: the core-th set bit of the context's mask.
+int physical_core(uint32_t mask, int core) {
+  for (int i = 0; i < core; ++i) mask &= mask - 1;  // clear the lowest set bit `core` times
+  return std::countr_zero(mask);
+}
+
 // Copies the command lists into the regcmd BO and fills each group's submit descriptor.
 void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
   uint64_t offset = 0;
@@ -95,7 +102,7 @@ void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
       if (core_tasks(ctx.plan, core, g).empty()) continue;
       const CoreCommands& cc = cmds[next++];
       std::memcpy(ctx.regcmd->map() + offset, cc.entries.data(), cc.entries.size() * 8);
-      driver::CoreJob job{.core = core, .tasks = {}};
+      driver::CoreJob job{.core = physical_core(ctx.core_mask, core), .tasks = {}};
       for (size_t t = 0; t < cc.task_offsets.size(); ++t)
         job.tasks.push_back({.regcmd_iova = ctx.regcmd->iova() + offset + cc.task_offsets[t] * 8,
                              .regcmd_entries = cc.task_entries[t]});
@@ -107,13 +114,24 @@ void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
 
 }  // namespace
 
+size_t Context::device_bytes() const {
+  size_t bytes = (a ? a->size() : 0) + (regcmd ? regcmd->size() : 0);
+  for (const auto& bo : c) bytes += bo->size();
+  return bytes;
+}
+
 Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan, const driver::Bo& weights,
-                                               const EmitOptions& emit) {
+                                               const EmitOptions& emit, uint32_t core_mask) {
   auto ctx = std::make_unique<Context>();
   ctx->plan = std::move(plan);
   ctx->weights = &weights;
   if (static_cast<int64_t>(weights.size()) < ctx->plan.b_bytes())
     return make_error(-EINVAL, "the weight buffer is smaller than the plan's weights");
+  const int cores = kmd.info().cores;
+  ctx->core_mask = core_mask != 0 ? core_mask : (1u << ctx->plan.cores_used) - 1;
+  if (std::popcount(ctx->core_mask) < ctx->plan.cores_used || (cores < 32 && (ctx->core_mask >> cores) != 0))
+    return make_error(-EINVAL, fmt::format("core mask 0x{:x}: the plan needs {} cores of the device's {} (mask bits 0..{})",
+                                           ctx->core_mask, ctx->plan.cores_used, cores, cores - 1));
   std::vector<BufferIovas> iovas;
   if (auto s = allocate_buffers(kmd, *ctx, iovas); !s) return s.error();
   // Two passes: the first learns the size of the command lists, the second emits them for
@@ -198,6 +216,7 @@ Status execute_any(driver::Kmd& kmd, const Context& x, const void* a, void* c, R
   if (auto s = pack_a_any(p, a, *x.a); !s) return s;
   if (auto s = kmd.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s;
   st.pack_ns = ns_since(t0);
+  st.bytes_to_device += static_cast<int64_t>(x.a->size());
 
   // fp16 C from several slices: fp32 partials summed here, rounded once at the end.
   std::vector<float> acc(p.fp16_out && !p.npu_fp16_out() ? elems(p.shape.m * p.shape.n) : 0);
@@ -208,6 +227,7 @@ Status execute_any(driver::Kmd& kmd, const Context& x, const void* a, void* c, R
     st.submit_ns += ns_since(t0);
     ++st.submits;
     if (!r) return r.error();
+    st.wait_ns += r->wait_ns;
     if (r->hw_elapse_ns < 0) st.device_ns = -1;
     else if (st.device_ns >= 0) st.device_ns += r->hw_elapse_ns;
 
@@ -215,6 +235,7 @@ Status execute_any(driver::Kmd& kmd, const Context& x, const void* a, void* c, R
     for (int64_t i = 0; i < g.count; ++i) {
       const driver::Bo& cb = *x.c[static_cast<size_t>(i)];
       if (auto s = kmd.bo_sync(cb, driver::SyncDir::from_device); !s) return s;
+      st.bytes_from_device += static_cast<int64_t>(cb.size());
       if (auto s = unpack_any(p, cb, g.first_slice + i, c, acc); !s) return s;
     }
     st.unpack_ns += ns_since(t0);

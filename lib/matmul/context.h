@@ -31,7 +31,11 @@ struct Context {
   std::vector<std::unique_ptr<driver::Bo>> c;     // output slots of one group
   std::unique_ptr<driver::Bo> regcmd;
   std::vector<SliceGroup> groups;
-  uint64_t last_used = 0;
+  uint32_t core_mask = 0;  // the physical cores: plan core i runs on the i-th set bit
+
+  // Bytes of the BOs this context owns (A, the output slots, the command lists; not the
+  // weights): what the runner's cache bound counts.
+  size_t device_bytes() const;
 };
 
 // Host-side time of one call, split the way mc_prof reports it (ns).
@@ -39,16 +43,22 @@ struct RunStats {
   int64_t plan_ns = 0;      // context lookup (or plan + build on a miss)
   int64_t pack_ns = 0;      // A into the native layout + cache sync
   int64_t submit_ns = 0;    // submit + wait, wall time
+  int64_t wait_ns = 0;      // of submit_ns, the wait after the submit ioctl (rocket PREP_BO)
   int64_t device_ns = 0;    // time the kernel reports (rknpu hw_elapse_time), -1 if none
   int64_t unpack_ns = 0;    // accumulate K-slices + unpack C
+  int64_t bytes_to_device = 0;    // bytes synced for the NPU (the feature BO)
+  int64_t bytes_from_device = 0;  // bytes synced back (the output slots read)
   int submits = 0;
   bool built = false;       // true when this call planned and built the command lists
 };
 
 // Builds the context of `plan` over resident `weights` (packed for this plan's slices).
+// `core_mask`: the physical cores the plan's cores 0..cores_used-1 map to, in order (the
+// i-th set bit); 0 = cores 0..cores_used-1. It must have at least plan.cores_used bits, all
+// below the device's core count. The command lists do not depend on the core they run on.
 Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan,
                                                const driver::Bo& weights,
-                                               const EmitOptions& emit = {});
+                                               const EmitOptions& emit = {}, uint32_t core_mask = 0);
 
 // C (M x N row-major int32) = A (M x K row-major int8) x W, with the context's plan.
 Status execute(driver::Kmd& kmd, const Context& ctx, std::span<const int8_t> a,

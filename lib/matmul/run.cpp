@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "driver/common/env.h"
 #include "lib/matmul/layout.h"
 
 namespace ork::matmul {
@@ -51,38 +53,45 @@ Result<std::unique_ptr<ResidentWeights>> ResidentWeights::create_w4a8(driver::Km
   return create(kmd, DType::int8, k, n, wide.data());
 }
 
-MatmulRunner::MatmulRunner(driver::Kmd& kmd) : kmd_(kmd) {}
+uint32_t effective_core_mask(const RunOptions& options) {
+  if (options.core_mask != 0) return options.core_mask;
+  return options.cores >= 32 ? ~0u : (1u << std::max(options.cores, 1)) - 1;
+}
+
+size_t MatmulRunner::default_context_bytes() {
+  const uint64_t quarter_window = static_cast<uint64_t>(kNpuWindowBytes) / 4;
+  const uint64_t phys = physical_memory_bytes();
+  return static_cast<size_t>(phys ? std::min(quarter_window, phys / 16) : quarter_window);
+}
+
+size_t MatmulRunner::KeyHash::operator()(const Key& k) const noexcept {
+  uint64_t h = std::get<0>(k) * 0x9e3779b97f4a7c15ull;
+  for (uint64_t v : {static_cast<uint64_t>(std::get<1>(k)), uint64_t{std::get<2>(k)},
+                     static_cast<uint64_t>(std::get<3>(k)), uint64_t{std::get<4>(k)}})
+    h = (h ^ v) * 0x100000001b3ull + (h >> 29);
+  return static_cast<size_t>(h);
+}
+
+MatmulRunner::MatmulRunner(driver::Kmd& kmd, size_t context_bytes) : kmd_(kmd), contexts_(context_bytes) {}
 MatmulRunner::~MatmulRunner() = default;
 
-void MatmulRunner::forget(const ResidentWeights& w) {
-  std::erase_if(contexts_, [&](const auto& kv) { return std::get<0>(kv.first) == w.id(); });
-}
+void MatmulRunner::forget(const ResidentWeights& w) { contexts_.erase_group(w.id()); }
 
 Result<Context*> MatmulRunner::context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
                                            bool* built) {
-  const Key key{w.id(), m, options.cores, options.mc_cap, options.fp16_out};
+  const uint32_t mask = effective_core_mask(options);
+  const Key key{w.id(), m, mask, options.mc_cap, options.fp16_out};
   *built = false;
-  if (auto it = contexts_.find(key); it != contexts_.end()) {
-    it->second->last_used = ++clock_;
-    return it->second.get();
-  }
+  if (auto* hit = contexts_.find(key)) return hit->get();
   auto plan = make_plan(Shape{m, w.k(), w.n()},
-                        PlanOptions{.dtype = w.dtype(), .cores = options.cores, .mc_cap = options.mc_cap,
+                        PlanOptions{.dtype = w.dtype(), .cores = std::popcount(mask), .mc_cap = options.mc_cap,
                                     .fp16_out = options.fp16_out});
   if (!plan) return plan.error();
-  auto ctx = build_context(kmd_, std::move(*plan), w.bo());
+  auto ctx = build_context(kmd_, std::move(*plan), w.bo(), {}, mask);
   if (!ctx) return ctx.error();
-  if (contexts_.size() >= kMaxContexts) {
-    auto lru = std::min_element(contexts_.begin(), contexts_.end(), [](const auto& x, const auto& y) {
-      return x.second->last_used < y.second->last_used;
-    });
-    contexts_.erase(lru);
-  }
-  (*ctx)->last_used = ++clock_;
   *built = true;
-  Context* raw = ctx->get();
-  contexts_.emplace(key, std::move(*ctx));
-  return raw;
+  const size_t bytes = (*ctx)->device_bytes();
+  return contexts_.insert(key, w.id(), std::move(*ctx), bytes, /*keep_new=*/true)->get();
 }
 
 Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, void* c, const RunOptions& options,

@@ -1,12 +1,14 @@
 // The runner: resident weights, and a cache of contexts (context.h) keyed by (weights, M,
-// cores, mc_cap), so a repeated call only packs A, submits, waits and unpacks C.
+// core mask, mc_cap, fp16 C), so a repeated call only packs A, submits, waits and unpacks C.
+// The cache is bounded by the bytes of the BOs its contexts hold, not by a count, so a whole
+// model's weights keep their contexts (docs/library.md "Contexts and their bound").
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <tuple>
 
+#include "driver/common/byte_lru.h"
 #include "driver/common/result.h"
 #include "driver/kmd/kmd.h"
 #include "lib/matmul/context.h"
@@ -41,14 +43,22 @@ class ResidentWeights {
 };
 
 struct RunOptions {
-  int cores = kMaxCores;
+  int cores = kMaxCores;   // used when core_mask is 0: cores 0..cores-1
+  uint32_t core_mask = 0;  // bit i = core i may run (validated by the caller: ork_matmul)
   int64_t mc_cap = 0;
   bool fp16_out = false;  // fp16 weights only: C as binary16
 };
 
+// The core mask a call runs on: `options.core_mask`, or cores 0..cores-1 when it is 0.
+uint32_t effective_core_mask(const RunOptions& options);
+
 class MatmulRunner {
  public:
-  explicit MatmulRunner(driver::Kmd& kmd);
+  // Default bound of the context cache: a quarter of the NPU's 4 GiB window, and at most
+  // 1/16 of physical memory (1 GiB on a 24 GiB machine; a decode context at M = 1 holds
+  // ~8-50 KiB, so ~20000 contexts). ORK_CONTEXT_CACHE_BYTES overrides (lib/api).
+  static size_t default_context_bytes();
+  explicit MatmulRunner(driver::Kmd& kmd, size_t context_bytes = default_context_bytes());
   ~MatmulRunner();
   MatmulRunner(const MatmulRunner&) = delete;
   MatmulRunner& operator=(const MatmulRunner&) = delete;
@@ -59,17 +69,28 @@ class MatmulRunner {
              const RunOptions& options, RunStats* stats = nullptr);
   // Drops the cached contexts that reference `w` (call before destroying it).
   void forget(const ResidentWeights& w);
-  // Contexts kept at most (least recently used dropped first).
-  static constexpr size_t kMaxContexts = 16;
+
+  // The bound: the least recently used contexts are dropped while the BOs of all exceed it
+  // (the context a call is about to use is always kept, even alone over the bound).
+  void set_context_capacity(size_t bytes) { contexts_.set_capacity(bytes); }
+  struct CacheStats {
+    size_t contexts = 0, bytes = 0, capacity = 0;
+    uint64_t evictions = 0;
+  };
+  CacheStats cache_stats() const {
+    return {contexts_.size(), contexts_.bytes(), contexts_.capacity(), contexts_.evictions()};
+  }
 
  private:
-  using Key = std::tuple<uint64_t, int64_t, int, int64_t, bool>;  // weights id, m, cores, mc_cap, fp16_out
+  using Key = std::tuple<uint64_t, int64_t, uint32_t, int64_t, bool>;  // weights id, m, core mask, mc_cap, fp16_out
+  struct KeyHash {
+    size_t operator()(const Key& k) const noexcept;
+  };
   Result<Context*> context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
                                bool* built);
 
   driver::Kmd& kmd_;
-  std::map<Key, std::unique_ptr<Context>> contexts_;
-  uint64_t clock_ = 0;
+  ByteLru<Key, std::unique_ptr<Context>, KeyHash> contexts_;  // grouped by weights id
 };
 
 }  // namespace ork::matmul

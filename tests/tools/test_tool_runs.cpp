@@ -86,7 +86,7 @@ TEST_F(ToolRuns, OrkInfoJsonListsEveryBackend) {
   RunResult r = run_tool({ork_info_, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["api_version"], 1);
+  EXPECT_EQ(j["api_version"], 2);
   ASSERT_EQ(j["devices"].size(), 6u);
   std::vector<std::string> names;
   for (const auto& d : j["devices"]) names.push_back(d["name"]);
@@ -107,6 +107,32 @@ TEST_F(ToolRuns, OrkInfoJsonListsEveryBackend) {
   EXPECT_EQ(j["devices"][4]["backend"], "cpu");
   EXPECT_EQ(j["devices"][4]["cores"], 1);
   EXPECT_EQ(j["devices"][5]["backend"], "emu");  // default = auto = emu off the board
+}
+
+// ork_info --stats: the counters after its workload (4 decode calls on two weights).
+TEST_F(ToolRuns, OrkInfoStatsReportsTheWorkload) {
+  RunResult r = run_tool({ork_info_, "--stats", "--stats-calls", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["devices"].size(), 3u);
+  for (const auto& d : j["devices"]) {
+    SCOPED_TRACE(d["name"].get<std::string>());
+    EXPECT_EQ(d["workload"]["exact"], true);
+    EXPECT_EQ(d["stats"]["calls"], 4);
+    EXPECT_GT(d["stats"]["wall_ns"].get<uint64_t>(), 0u);
+    EXPECT_GT(d["memory"]["bytes_resident"].get<uint64_t>(), 1024u * 5120u - 1);  // both weights
+    if (d["name"] == "cpu") continue;
+    EXPECT_EQ(d["stats"]["context_builds"], 2);  // one per weight
+    EXPECT_EQ(d["stats"]["context_hits"], 2);
+    EXPECT_GT(d["stats"]["bytes_to_device"].get<uint64_t>(), 0u);
+    EXPECT_EQ(d["memory"]["exact"], true);
+    EXPECT_GT(d["memory"]["window_free_bytes"].get<uint64_t>(), 0u);
+  }
+  EXPECT_EQ(j["devices"][1]["stats"]["device_unknown_calls"], 4);  // emu-rocket: no device time
+  EXPECT_GT(j["devices"][0]["stats"]["device_ns"].get<uint64_t>(), 0u);
+  r = run_tool({ork_info_, "--stats", "--device", "nosuch"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.out, "nosuch")) << r.out;
 }
 
 TEST_F(ToolRuns, OrkInfoHonoursOrkDeviceAndExitCodes) {

@@ -4,6 +4,7 @@
 // ork_matmul call (tools/ork_bench/emulator.h). Also the host-side layout
 // work of one matmul (pack A, unpack C) against a per-element index-function loop.
 // Every result is checked against the oracle: exit 1 when the fast path differs.
+// `ork_bench --decode` is another mode: a whole model's decode loop (decode.h).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -13,12 +14,14 @@
 #include <nlohmann/json.hpp>
 #include <sys/resource.h>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "lib/ref/fast.h"
 #include "lib/ref/oracle.h"
 #include "tools/ork_bench/baselines.h"
+#include "tools/ork_bench/decode.h"
 #include "tools/ork_bench/emulator.h"
 #include "tools/ork_bench/layout_bench.h"
 #include "lib/ref/random.h"
@@ -238,4 +241,8 @@ int main_impl(int argc, char** argv) {
 
 }  // namespace ork::bench
 
-int main(int argc, char** argv) { return ork::bench::main_impl(argc, argv); }
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--decode") return ork::bench::run_decode(argc, argv);  // decode.h
+  return ork::bench::main_impl(argc, argv);
+}

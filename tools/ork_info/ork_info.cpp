@@ -1,7 +1,7 @@
 // ork_info: which libork devices and backends open on this machine, and what they are.
 // Tries every backend name (or the one given), prints what opened and, for what failed,
 // the status and libork's message. Exit 0 when a device opened, 1 when none did, 2 on bad
-// usage.
+// usage. --stats: a short workload per device, then its statistics as JSON (stats.h).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,6 +12,7 @@
 
 #include "tools/common/cli.h"
 #include "tools/common/ork_handles.h"
+#include "tools/ork_info/stats.h"
 
 namespace ork::tools {
 namespace {
@@ -98,7 +99,26 @@ int run(int argc, char** argv) {
                  "probe only this device (rknpu, rocket, emu, emu-rknpu, emu-rocket, cpu, "
                  "auto, default)");
   app.add_flag("--json", as_json, "print JSON on stdout");
+  bool stats = false;
+  int stats_calls = 8;
+  app.add_flag("--stats", stats,
+               "run a short decode-shaped workload on each device that opens and print its statistics and memory "
+               "figures as JSON (ork_device_get_stats, ork_device_memory)");
+  app.add_option("--stats-calls", stats_calls, "matmuls of the --stats workload")->check(CLI::Range(1, 100000));
   if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  if (stats) {
+    std::vector<std::string> names = device.empty() ? std::vector<std::string>{"emu-rknpu", "emu-rocket", "cpu"}
+                                                    : std::vector<std::string>{device};
+    nlohmann::json out = {{"version", ork_version()}, {"api_version", ORK_API_VERSION}, {"devices", nlohmann::json::array()}};
+    bool all_ok = true;
+    for (const std::string& name : names) {
+      bool ok = false;
+      out["devices"].push_back(stats_report(name, stats_calls, &ok));
+      all_ok &= ok;
+    }
+    fmt::print("{}\n", out.dump(2));
+    return code(all_ok ? Exit::ok : Exit::check_failed);
+  }
 
   std::vector<Probe> probes;
   if (!device.empty()) {

@@ -234,6 +234,14 @@ size_t FakeKernel::live_bo_count() const {
   return state_->objects.size();
 }
 
+std::optional<WindowUsage> FakeKernel::window_usage(int node_fd) const {
+  std::lock_guard lock(state_->mutex);
+  auto it = state_->files.find(node_fd);
+  if (it == state_->files.end() || !it->second.space) return std::nullopt;
+  const IovaAllocator& a = it->second.space->iova;
+  return WindowUsage{a.window_bytes(), a.used_bytes(), a.largest_gap()};
+}
+
 size_t FakeKernel::open_file_count() const {
   std::lock_guard lock(state_->mutex);
   return state_->files.size();

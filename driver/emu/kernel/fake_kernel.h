@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,13 @@ struct KernelStats {
   uint64_t handles_open_at_close = 0;             // GEM handles still open when their fd closed
 };
 
+// One IOMMU domain's address window as the kernel sees it (bytes).
+struct WindowUsage {
+  uint64_t window_bytes = 0;   // the range IOVAs are handed out from
+  uint64_t used_bytes = 0;     // page-rounded BOs mapped in it, by every file
+  uint64_t largest_free = 0;   // the largest BO that can be created now (fragmentation)
+};
+
 struct KernelState;  // fake_kernel_state.h
 
 class FakeKernel final : public driver::Os {
@@ -114,6 +122,9 @@ class FakeKernel final : public driver::Os {
   KernelStats stats() const;
   size_t live_bo_count() const;  // BOs with a handle or a mapping left
   size_t open_file_count() const;
+  // The window a BO created through `node_fd` lands in: the vendor driver's one domain, or
+  // that rocket file's own (rocket_gem.c: a domain per open file). nullopt: not our fd.
+  std::optional<WindowUsage> window_usage(int node_fd) const;
 
  private:
   std::unique_ptr<KernelState> state_;

@@ -1,5 +1,7 @@
 #include "driver/emu/kernel/iova_allocator.h"
 
+#include <algorithm>
+
 namespace ork::emu {
 
 IovaAllocator::IovaAllocator(uint64_t low, uint64_t high, Direction direction)
@@ -13,6 +15,21 @@ std::optional<uint64_t> IovaAllocator::alloc(uint64_t bytes) {
 }
 
 void IovaAllocator::free(uint64_t iova) { used_.erase(iova); }
+
+uint64_t IovaAllocator::used_bytes() const {
+  uint64_t n = 0;
+  for (const auto& [start, size] : used_) n += size;
+  return n;
+}
+
+uint64_t IovaAllocator::largest_gap() const {
+  uint64_t best = 0, gap_start = low_;
+  for (const auto& [start, size] : used_) {
+    best = std::max(best, start - gap_start);
+    gap_start = start + size;
+  }
+  return std::max(best, high_ - gap_start);
+}
 
 // The highest gap that fits: walk the used ranges from the top.
 std::optional<uint64_t> IovaAllocator::alloc_top_down(uint64_t bytes) {

@@ -17,6 +17,9 @@ class IovaAllocator {
   std::optional<uint64_t> alloc(uint64_t bytes);
   void free(uint64_t iova);
   size_t ranges() const { return used_.size(); }
+  uint64_t window_bytes() const { return high_ - low_; }
+  uint64_t used_bytes() const;
+  uint64_t largest_gap() const;  // the biggest alloc() that can succeed now (bytes)
 
  private:
   std::optional<uint64_t> alloc_top_down(uint64_t bytes);

@@ -9,10 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <list>
+#include <functional>
 #include <memory>
 #include <mutex>
 
+#include "driver/common/byte_lru.h"
 #include "driver/common/result.h"
 #include "driver/emu/npu/core.h"
 #include "driver/emu/npu/task_config.h"
@@ -27,11 +28,25 @@ struct WeightKey {
   bool operator==(const WeightKey&) const = default;
 };
 
+struct WeightKeyHash {
+  size_t operator()(const WeightKey& k) const noexcept {
+    uint64_t h = k.serial * 0x9e3779b97f4a7c15ull;
+    for (uint64_t v : {k.generation, k.offset, uint64_t{k.kt} << 32 | k.cols, uint64_t(k.type),
+                       reinterpret_cast<uint64_t>(k.engine)})
+      h = (h ^ v) * 0x100000001b3ull + (h >> 29);
+    return static_cast<size_t>(h);
+  }
+};
+
+// Lookup, insert and eviction are O(1) (driver/common/byte_lru.h); forget() and the drop of
+// a BO's older generations touch only that BO's entries.
 class WeightCache {
  public:
-  // 256 MiB: the prepared weights of a 7B layer's largest matmul (4096 x 11008 int8, 43 MiB)
-  // several times over, small next to this machine's 24 GiB.
-  static constexpr size_t kDefaultCapacityBytes = size_t{256} << 20;
+  // A quarter of physical memory (6 GiB on a 24 GiB machine): a whole model's prepared
+  // weights stay (a 1.5B int8 model prepares ~1.4 GB), and the emulator's host never
+  // swaps. 256 MiB when physical memory is unknown. ORK_EMU_WEIGHT_CACHE_BYTES overrides.
+  static size_t default_capacity_bytes();
+  WeightCache();
 
   std::shared_ptr<const PreparedInt8> find(const WeightKey& key);
   void insert(const WeightKey& key, std::shared_ptr<const PreparedInt8> prepared);
@@ -39,20 +54,14 @@ class WeightCache {
   void set_capacity(size_t bytes);
 
   struct Stats {
-    uint64_t hits = 0, misses = 0;
-    size_t entries = 0, bytes = 0;
+    uint64_t hits = 0, misses = 0, evictions = 0;
+    size_t entries = 0, bytes = 0, capacity = 0;
   };
   Stats stats() const;
 
  private:
-  struct Entry {
-    WeightKey key;
-    std::shared_ptr<const PreparedInt8> prepared;
-  };
-  void evict_locked();
   mutable std::mutex mutex_;
-  std::list<Entry> lru_;  // most recently used first; tens of entries, so a scan is cheap
-  size_t bytes_ = 0, capacity_ = kDefaultCapacityBytes;
+  ByteLru<WeightKey, std::shared_ptr<const PreparedInt8>, WeightKeyHash> lru_;  // grouped by BO serial
   uint64_t hits_ = 0, misses_ = 0;
 };
 
@@ -62,5 +71,8 @@ WeightCache& weight_cache();  // process-wide: every fake kernel's DeviceMemory 
 // prepares its weights again: the emulator's speed without the cache, same results).
 // Anything else: -EINVAL naming the value. lib/api reads it where it creates the kernel.
 Result<bool> weight_cache_from_env();
+// ORK_EMU_WEIGHT_CACHE_BYTES: the cache's bound (bytes, K/M/G suffixes; env.h env_bytes),
+// unset -> WeightCache::default_capacity_bytes(). lib/api applies it when it opens an emulator.
+Result<uint64_t> weight_cache_bytes_from_env();
 
 }  // namespace ork::emu

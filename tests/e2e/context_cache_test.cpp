@@ -1,0 +1,101 @@
+// The runner's context cache at model scale (lib/matmul/run.h): bounded by the bytes of the
+// BOs its contexts hold, not by a count. More weights than the old fixed 16 keep their
+// contexts (a second pass builds nothing); a small ORK_CONTEXT_CACHE_BYTES evicts, least
+// recently used first, and every result stays exact; destroying weights drops their
+// contexts; a bad value of the variable is a named error.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/api/device.h"
+#include "lib/ref/oracle.h"
+#include "lib/ref/random.h"
+#include "ork/ork.h"
+
+namespace {
+
+using ork::ref::random_int8;
+
+constexpr int64_t M = 3, K = 256, N = 96;
+constexpr int kWeights = 40;  // more than the 16 contexts the runner used to keep
+
+struct Model {
+  std::vector<std::vector<int8_t>> w;
+  std::vector<ork_weights*> handles;
+};
+
+class ContextCache : public ::testing::TestWithParam<const char*> {
+ protected:
+  void TearDown() override {
+    for (ork_weights* h : model_.handles) ork_weights_destroy(h);
+    ork_device_close(dev_);
+    unsetenv("ORK_CONTEXT_CACHE_BYTES");
+  }
+  void open() {
+    ASSERT_EQ(ork_device_open(GetParam(), &dev_), ORK_OK) << ork_last_error();
+    for (int i = 0; i < kWeights; ++i) {
+      model_.w.push_back(random_int8(K * N, 100 + static_cast<uint32_t>(i)));
+      ork_weights* h = nullptr;
+      ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, model_.w.back().data(), &h), ORK_OK) << ork_last_error();
+      model_.handles.push_back(h);
+    }
+  }
+  // One pass over every weight, each result against the oracle.
+  void pass(uint32_t seed) {
+    for (int i = 0; i < kWeights; ++i) {
+      const auto a = random_int8(M * K, seed + static_cast<uint32_t>(i));
+      std::vector<int32_t> c(M * N, 0x5a5a5a5a), want(M * N);
+      ASSERT_EQ(ork_matmul(dev_, model_.handles[i], a.data(), M, c.data(), nullptr), ORK_OK) << ork_last_error();
+      ASSERT_TRUE(ork::ref::matmul_int8(a, model_.w[i], want, {M, K, N}).ok());
+      ASSERT_EQ(c, want) << "weight " << i;
+    }
+  }
+  ork::matmul::MatmulRunner::CacheStats cache() const { return dev_->runner->cache_stats(); }
+  ork_device* dev_ = nullptr;
+  Model model_;
+};
+
+TEST_P(ContextCache, EveryWeightKeepsItsContext) {
+  open();
+  pass(1);
+  const auto first = cache();
+  EXPECT_EQ(first.contexts, static_cast<size_t>(kWeights));
+  EXPECT_EQ(first.evictions, 0u);
+  EXPECT_GT(first.bytes, 0u);
+  EXPECT_EQ(first.capacity, ork::matmul::MatmulRunner::default_context_bytes());
+  pass(1000);
+  EXPECT_EQ(cache().contexts, static_cast<size_t>(kWeights));  // nothing rebuilt, nothing dropped
+  EXPECT_EQ(cache().bytes, first.bytes);
+  ork_weights_destroy(model_.handles[7]);  // its context goes with it
+  model_.handles.erase(model_.handles.begin() + 7);
+  model_.w.erase(model_.w.begin() + 7);
+  EXPECT_EQ(cache().contexts, static_cast<size_t>(kWeights - 1));
+  EXPECT_LT(cache().bytes, first.bytes);
+}
+
+TEST_P(ContextCache, SmallBoundEvictsAndStaysExact) {
+  setenv("ORK_CONTEXT_CACHE_BYTES", "64K", 1);
+  open();
+  EXPECT_EQ(cache().capacity, size_t{64} << 10);
+  pass(1);
+  const auto st = cache();
+  EXPECT_LE(st.bytes, size_t{64} << 10);
+  EXPECT_LT(st.contexts, static_cast<size_t>(kWeights));
+  EXPECT_GT(st.evictions, 0u);
+  pass(2000);  // every call may rebuild: still exact
+  EXPECT_GT(cache().evictions, st.evictions);
+}
+
+TEST_P(ContextCache, BadBoundIsANamedError) {
+  setenv("ORK_CONTEXT_CACHE_BYTES", "12Q", 1);
+  EXPECT_NE(ork_device_open(GetParam(), &dev_), ORK_OK);
+  EXPECT_NE(std::string(ork_last_error()).find("ORK_CONTEXT_CACHE_BYTES='12Q'"), std::string::npos) << ork_last_error();
+  dev_ = nullptr;
+}
+
+INSTANTIATE_TEST_SUITE_P(Emu, ContextCache, ::testing::Values("emu-rknpu", "emu-rocket"));
+
+}  // namespace

@@ -1,0 +1,274 @@
+// ork_bench --decode: the decode loop of a whole model against one layer's, side by side in
+// one run (docs/library.md "Contexts and their bound"). Qwen2.5-1.5B shapes by default: 28
+// layers x 7 int8 weights (q 1536x1536, k 1536x256, v 1536x256, o 1536x1536, gate
+// 1536x8960, up 1536x8960, down 8960x1536; K x N), M = 1. Each round runs the 196-weight
+// loop and the 7-weight loop (layer 0's weights, repeated to the same call count), the order
+// alternating, and takes from the device's statistics (ork_device_get_stats) the device
+// time of each loop: host time per call = (wall - device) / calls. Devices: emu (the
+// emulator computing, ORK_EMU_TIMING as set: fast by default), emu-zero-time (a PC that does
+// no work: what is left is the host's own cost), cpu. Every weight's first result is checked
+// against the oracle (not on emu-zero-time, which computes nothing).
+#include "tools/ork_bench/decode.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "driver/emu/kernel/fake_kernel.h"
+#include "lib/api/device.h"
+#include "lib/ref/oracle.h"
+#include "lib/ref/random.h"
+#include "tools/common/ork_handles.h"
+#include "tools/common/stats_json.h"
+
+namespace ork::bench {
+namespace {
+
+struct DecodeArgs {
+  int layers = 28;
+  int64_t hidden = 1536, kv = 256, ffn = 8960;
+  int rounds = 7;
+  std::vector<std::string> devices = {"emu", "emu-zero-time", "cpu"};
+  bool json = false;
+};
+
+struct WeightShape {
+  int64_t k, n;
+};
+
+// One layer's weights: q, k, v, o, gate, up, down.
+std::vector<WeightShape> layer_shapes(const DecodeArgs& a) {
+  return {{a.hidden, a.hidden}, {a.hidden, a.kv}, {a.hidden, a.kv}, {a.hidden, a.hidden},
+          {a.hidden, a.ffn},    {a.hidden, a.ffn}, {a.ffn, a.hidden}};
+}
+
+uint32_t weight_seed(size_t i) { return 7000 + static_cast<uint32_t>(i); }
+
+struct Figures {
+  double min = 0, median = 0, max = 0;
+};
+Figures summarize(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v.front(), v[v.size() / 2], v.back()};
+}
+nlohmann::json to_json(const Figures& f) { return {{"min", f.min}, {"median", f.median}, {"max", f.max}}; }
+
+ork_stats read_stats(ork_device* d) {
+  ork_stats s{};
+  s.struct_size = sizeof s;
+  ork_device_get_stats(d, &s);
+  return s;
+}
+
+struct DeviceRun {
+  std::string name, error;
+  std::vector<double> wall7, host7, wall_all, host_all;  // us per call, one per round
+  ork_stats stats{};
+  ork_memory_info memory{};
+  bool exact = true;
+  size_t weights = 0;
+  double resident_seconds = 0;
+};
+
+tools::DevicePtr open_device(const std::string& name, std::string& error) {
+  if (name == "emu-zero-time") {
+    emu::FakeKernelConfig cfg;
+    cfg.executor = [](const emu::DeviceMemory&, int, uint64_t, uint32_t, uint32_t max_tasks) {
+      emu::ChainResult r;
+      r.tasks_done = max_tasks;
+      return r;
+    };
+    auto d = api::open_emulator(driver::KmdKind::rknpu, cfg);
+    if (!d) {
+      error = d.error().message;
+      return nullptr;
+    }
+    return tools::DevicePtr(d->release());
+  }
+  ork_device* raw = nullptr;
+  if (ork_device_open(name.c_str(), &raw) != ORK_OK) {
+    error = ork_last_error();
+    return nullptr;
+  }
+  return tools::DevicePtr(raw);
+}
+
+class Model {
+ public:
+  Model(ork_device* d, const DecodeArgs& a) : device_(d), shapes_(layer_shapes(a)), layers_(a.layers) {}
+  // Makes every weight resident (generated from its seed; the host copy is dropped).
+  bool make_resident(std::string& error) {
+    for (int l = 0; l < layers_; ++l)
+      for (const WeightShape& s : shapes_) {
+        const auto w = ref::random_int8(static_cast<size_t>(s.k * s.n), weight_seed(handles_.size()));
+        ork_weights* h = nullptr;
+        if (ork_weights_create(device_, ORK_DTYPE_INT8, s.k, s.n, w.data(), &h) != ORK_OK) {
+          error = fmt::format("ork_weights_create (weight {}): {}", handles_.size(), ork_last_error());
+          return false;
+        }
+        handles_.emplace_back(h);
+      }
+    int64_t kmax = 0, nmax = 0;
+    for (const WeightShape& s : shapes_) kmax = std::max(kmax, s.k), nmax = std::max(nmax, s.n);
+    a_ = ref::random_int8(static_cast<size_t>(kmax), 99);
+    c_.resize(static_cast<size_t>(nmax));
+    return true;
+  }
+  size_t size() const { return handles_.size(); }
+  const WeightShape& shape(size_t i) const { return shapes_[i % shapes_.size()]; }
+  bool call(size_t i) {
+    return ork_matmul(device_, handles_[i].get(), a_.data(), 1, c_.data(), nullptr) == ORK_OK;
+  }
+  // Weight i's result against the oracle (its bytes regenerated from the seed).
+  bool check(size_t i) {
+    const WeightShape& s = shape(i);
+    const auto w = ref::random_int8(static_cast<size_t>(s.k * s.n), weight_seed(i));
+    std::vector<int32_t> want(static_cast<size_t>(s.n));
+    if (!call(i)) return false;
+    std::span<const int8_t> a{a_.data(), static_cast<size_t>(s.k)};
+    if (!ref::matmul_int8(a, w, want, {1, s.k, s.n}).ok()) return false;
+    return std::equal(want.begin(), want.end(), c_.begin());
+  }
+
+ private:
+  ork_device* device_;
+  std::vector<WeightShape> shapes_;
+  int layers_;
+  std::vector<tools::WeightsPtr> handles_;
+  std::vector<int8_t> a_;
+  std::vector<int32_t> c_;
+};
+
+// One loop over `order`: wall and host us per call (host = wall - device, from the stats).
+bool timed_loop(ork_device* d, Model& model, const std::vector<size_t>& order, double* wall_us, double* host_us) {
+  const ork_stats before = read_stats(d);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i : order)
+    if (!model.call(i)) return false;
+  const double wall_ns = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  const ork_stats after = read_stats(d);
+  const double device_ns = static_cast<double>(after.device_ns - before.device_ns);
+  const double calls = static_cast<double>(order.size());
+  *wall_us = wall_ns / calls / 1e3;
+  *host_us = (wall_ns - device_ns) / calls / 1e3;
+  return true;
+}
+
+DeviceRun run_device(const std::string& name, const DecodeArgs& a) {
+  DeviceRun r{.name = name};
+  tools::DevicePtr dev = open_device(name, r.error);
+  if (!dev) return r;
+  Model model(dev.get(), a);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!model.make_resident(r.error)) return r;
+  r.weights = model.size();
+  // Warm-up: every weight once (contexts built, the emulator's weights prepared), checked.
+  for (size_t i = 0; i < model.size(); ++i) {
+    if (name == "emu-zero-time") {
+      if (!model.call(i)) r.error = ork_last_error();
+    } else if (!model.check(i)) {
+      r.exact = false;
+      r.error = fmt::format("weight {}: {}", i, *ork_last_error() ? ork_last_error() : "result differs from the oracle");
+    }
+    if (!r.error.empty()) return r;
+  }
+  r.resident_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<size_t> all(model.size()), layer0(model.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i, layer0[i] = i % 7;  // layer 0, same call count
+  ork_device_reset_stats(dev.get());
+  for (int round = 0; round < a.rounds; ++round) {
+    double w7, h7, wa, ha;
+    const bool ok = round % 2 == 0 ? timed_loop(dev.get(), model, layer0, &w7, &h7) && timed_loop(dev.get(), model, all, &wa, &ha)
+                                   : timed_loop(dev.get(), model, all, &wa, &ha) && timed_loop(dev.get(), model, layer0, &w7, &h7);
+    if (!ok) {
+      r.error = ork_last_error();
+      return r;
+    }
+    r.wall7.push_back(w7), r.host7.push_back(h7), r.wall_all.push_back(wa), r.host_all.push_back(ha);
+  }
+  r.stats = read_stats(dev.get());
+  r.memory.struct_size = sizeof r.memory;
+  ork_device_memory(dev.get(), &r.memory);
+  return r;
+}
+
+std::string timing_of(const std::string& device) {
+  if (device == "emu-zero-time") return "zero-time";
+  if (device.starts_with("emu")) {
+    const char* t = std::getenv("ORK_EMU_TIMING");
+    return t && *t ? t : "fast";
+  }
+  return "";
+}
+
+}  // namespace
+
+int run_decode(int argc, char** argv) {
+  DecodeArgs a;
+  CLI::App app{"ork_bench --decode: the 196-weight decode loop (Qwen2.5-1.5B shapes, M = 1) against one layer's "
+               "7 weights, interleaved in one run; wall and host us per call, min/median/max over the rounds"};
+  app.add_flag("--decode", "this mode");
+  app.add_option("--layers", a.layers, "layers of 7 weights")->check(CLI::Range(1, 256));
+  app.add_option("--hidden", a.hidden, "hidden size (q, o: hidden x hidden)")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  app.add_option("--kv", a.kv, "k and v projection width")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  app.add_option("--ffn", a.ffn, "gate / up width, down height")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  app.add_option("--rounds", a.rounds, "rounds (each runs both loops)")->check(CLI::Range(1, 1000));
+  app.add_option("--devices", a.devices, "emu, emu-rknpu, emu-rocket, emu-zero-time, cpu (comma separated)")
+      ->delimiter(',');
+  app.add_flag("--json", a.json, "print one JSON object instead of the table");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  nlohmann::json j;
+  j["mode"] = "decode";
+  j["shape"] = {{"layers", a.layers}, {"hidden", a.hidden}, {"kv", a.kv}, {"ffn", a.ffn}, {"m", 1}, {"rounds", a.rounds}};
+  bool ok = true;
+  if (!a.json)
+    fmt::print("decode M = 1, {} layers x 7 int8 weights (hidden {}, kv {}, ffn {}), {} rounds; us per call min/median/max\n",
+               a.layers, a.hidden, a.kv, a.ffn, a.rounds);
+  for (const std::string& name : a.devices) {
+    const DeviceRun r = run_device(name, a);
+    nlohmann::json d = {{"device", name}, {"timing", timing_of(name)}, {"exact", r.exact}};
+    if (!r.error.empty()) {
+      ok = false;
+      d["error"] = r.error;
+      j["devices"].push_back(d);
+      if (!a.json) fmt::print("{:<14} failed: {}\n", name, r.error);
+      continue;
+    }
+    const Figures w7 = summarize(r.wall7), h7 = summarize(r.host7), wa = summarize(r.wall_all), ha = summarize(r.host_all);
+    const std::string all_key = std::to_string(r.weights);
+    d["weights"] = r.weights;
+    d["resident_seconds"] = r.resident_seconds;
+    d["loops"]["7"] = {{"wall_us", to_json(w7)}, {"host_us", to_json(h7)}};
+    d["loops"][all_key] = {{"wall_us", to_json(wa)}, {"host_us", to_json(ha)}};
+    d["ratio"] = {{"wall", wa.median / w7.median}, {"host", ha.median / h7.median}};
+    d["stats"] = tools::stats_json(r.stats);
+    d["memory"] = tools::memory_json(r.memory);
+    j["devices"].push_back(d);
+    if (!a.json) {
+      const auto line = [](const char* what, const Figures& f) { return fmt::format("{} {:.2f}/{:.2f}/{:.2f}", what, f.min, f.median, f.max); };
+      fmt::print("{:<14} {:>3} weights: {}  {}   7 weights: {}  {}   {}/7 ratio wall {:.3f} host {:.3f}\n", name, r.weights,
+                 line("wall", wa), line("host", ha), line("wall", w7), line("host", h7), r.weights, wa.median / w7.median,
+                 ha.median / h7.median);
+      fmt::print("{:<14} context builds {} hits {} evictions {}, weight cache hits {} misses {}, resident {:.1f} MiB "
+                 "(contexts {:.1f} MiB), prepared {:.1f} MiB, setup {:.1f} s\n",
+                 "", r.stats.context_builds, r.stats.context_hits, r.stats.context_evictions, r.stats.weight_cache_hits,
+                 r.stats.weight_cache_misses, r.memory.bytes_resident / 1048576.0, r.memory.context_bytes / 1048576.0,
+                 r.memory.weight_cache_bytes / 1048576.0, r.resident_seconds);
+    }
+  }
+  if (a.json) fmt::print("{}\n", j.dump(2));
+  return ok ? 0 : 1;
+}
+
+}  // namespace ork::bench
