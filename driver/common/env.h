@@ -39,8 +39,9 @@ inline Result<uint64_t> env_bytes(const char* name, uint64_t unset) {
   uint64_t n = 0;
   size_t i = 0;
   for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i) {
-    if (n > (UINT64_MAX - 9) / 10) return bad();
-    n = n * 10 + static_cast<uint64_t>(v[i] - '0');
+    const auto digit = static_cast<uint64_t>(v[i] - '0');
+    if (n > (UINT64_MAX - digit) / 10) return bad();
+    n = n * 10 + digit;
   }
   if (i == 0) return bad();
   int shift = 0;

@@ -94,6 +94,13 @@ TEST_P(ContextCache, BadBoundIsANamedError) {
   EXPECT_NE(ork_device_open(GetParam(), &dev_), ORK_OK);
   EXPECT_NE(std::string(ork_last_error()).find("ORK_CONTEXT_CACHE_BYTES='12Q'"), std::string::npos) << ork_last_error();
   dev_ = nullptr;
+  unsetenv("ORK_CONTEXT_CACHE_BYTES");
+  setenv("ORK_EMU_WEIGHT_CACHE_BYTES", "lots", 1);  // the emulator's bound, read at open too
+  EXPECT_NE(ork_device_open(GetParam(), &dev_), ORK_OK);
+  EXPECT_NE(std::string(ork_last_error()).find("ORK_EMU_WEIGHT_CACHE_BYTES='lots'"), std::string::npos)
+      << ork_last_error();
+  unsetenv("ORK_EMU_WEIGHT_CACHE_BYTES");
+  dev_ = nullptr;
 }
 
 INSTANTIATE_TEST_SUITE_P(Emu, ContextCache, ::testing::Values("emu-rknpu", "emu-rocket"));
