@@ -53,6 +53,27 @@ Result<std::unique_ptr<ResidentWeights>> ResidentWeights::create_w4a8(driver::Km
   return create(kmd, DType::int8, k, n, wide.data());
 }
 
+Result<int64_t> ResidentWeights::packed_bytes(DType dtype, int64_t k, int64_t n) {
+  auto plan = layout_plan(dtype, k, n);
+  if (!plan) return plan.error();
+  return plan->b_bytes();
+}
+
+Result<std::unique_ptr<ResidentWeights>> ResidentWeights::view(const driver::Bo& bo, DType dtype, int64_t k, int64_t n) {
+  auto bytes = packed_bytes(dtype, k, n);
+  if (!bytes) return bytes.error();
+  if (static_cast<int64_t>(bo.size()) < *bytes)
+    return make_error(-EINVAL, fmt::format("weight buffer of {} bytes: {} x {} {} needs {}", bo.size(), k, n,
+                                           dtype_name(dtype), *bytes));
+  std::unique_ptr<ResidentWeights> rw(new ResidentWeights());
+  rw->dtype_ = dtype;
+  rw->k_ = k;
+  rw->n_ = n;
+  rw->view_ = &bo;
+  rw->id_ = next_weights_id++;
+  return rw;
+}
+
 uint32_t effective_core_mask(const RunOptions& options) {
   if (options.core_mask != 0) return options.core_mask;
   return options.cores >= 32 ? ~0u : (1u << std::max(options.cores, 1)) - 1;

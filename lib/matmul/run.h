@@ -28,10 +28,16 @@ class ResidentWeights {
   // resident; the NPU has no int8 x int4 mode, rk3588-npu.md addendum).
   static Result<std::unique_ptr<ResidentWeights>> create_w4a8(driver::Kmd& kmd, int64_t k, int64_t n,
                                                               const uint8_t* packed);
+  // Weights already in the native layout in `bo` (read there from a packed model file,
+  // lib/exec): a view, no copy. `bo` must hold the layout's b_bytes() and outlive the view;
+  // its contents may change between calls (sync it to the device after each change).
+  static Result<std::unique_ptr<ResidentWeights>> view(const driver::Bo& bo, DType dtype, int64_t k, int64_t n);
+  // Bytes of K x N weights of `dtype` in the native layout.
+  static Result<int64_t> packed_bytes(DType dtype, int64_t k, int64_t n);
   DType dtype() const { return dtype_; }
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
-  const driver::Bo& bo() const { return *bo_; }
+  const driver::Bo& bo() const { return view_ != nullptr ? *view_ : *bo_; }
   uint64_t id() const { return id_; }  // unique per process: keys the runner's cache
 
  private:
@@ -39,6 +45,7 @@ class ResidentWeights {
   DType dtype_ = DType::int8;
   int64_t k_ = 0, n_ = 0;
   std::unique_ptr<driver::Bo> bo_;
+  const driver::Bo* view_ = nullptr;  // set by view(): not owned
   uint64_t id_ = 0;
 };
 

@@ -1,0 +1,78 @@
+// The executor (docs/execution.md "Execution"): runs an ExecPlan for real. One I/O thread
+// reads each tensor from the packed file into its slot (io_uring with O_DIRECT and the slots
+// registered as fixed buffers, else the fallbacks of lib/io), in the plan's order of loads;
+// the calling thread walks the plan's order and runs each matmul as soon as its weights are
+// there and its inputs computed. Slots are device buffers (BOs) on an NPU or the emulated
+// one, host memory on the cpu backend; all of them are allocated once, before the run, and
+// their total never exceeds the budget. A load into a slot is issued only when the order
+// reaches it, which is after the wait of the last program that read the slot's previous
+// tensor (plan.h), so a slot is reused only when the schedule frees it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "driver/common/result.h"
+#include "driver/kmd/kmd.h"
+#include "lib/exec/pack_file.h"
+#include "lib/exec/plan.h"
+#include "lib/exec/reference.h"
+#include "lib/matmul/run.h"
+
+namespace ork::exec {
+
+// Where the matmuls run: a kernel interface and its runner (NPU, emulated NPU), or neither
+// (the cpu backend: the lib/ref fast path on weights unpacked from the slot).
+struct DeviceRef {
+  driver::Kmd* kmd = nullptr;
+  matmul::MatmulRunner* runner = nullptr;
+  int cores = 3;
+};
+
+struct RunStats {
+  std::vector<int64_t> token_ns;  // per token: from the previous token's output to this one's
+  int64_t wall_ns = 0;
+  int64_t io_ns = 0;              // the I/O thread reading (sum over reads)
+  int64_t device_ns = 0;          // matmul calls (submit, device, wait, pack/unpack)
+  int64_t wait_ns = 0;            // the compute thread waiting for a read
+  uint64_t loads = 0, hits = 0;   // hit: the weights were there when the matmul wanted them
+  uint64_t bytes_read = 0;
+  uint64_t peak_bytes = 0;        // slot memory held (all slots; allocated once)
+  uint64_t budget_bytes = 0;
+  std::string engine;             // "uring", "pread", "mmap"
+  bool direct = false, registered = false;
+  std::vector<std::string> fallbacks;
+  double hit_rate() const { return loads == 0 ? 0.0 : static_cast<double>(hits) / static_cast<double>(loads); }
+};
+
+struct TraceEvent {
+  std::string name;
+  int thread = 0;  // 0 compute, 1 I/O
+  int64_t begin_ns = 0, end_ns = 0;
+};
+
+struct RunOutput {
+  ChainResult chain;
+  RunStats stats;
+  std::vector<TraceEvent> trace;
+};
+
+struct RunOptions {
+  bool want_trace = false;
+  // Token 0's input (m x hidden); null = the synthetic token_input(0). Later tokens add
+  // the previous token's output to their synthetic input (synthetic.h).
+  const Activation* first_input = nullptr;
+  std::function<void(int64_t done, int64_t total)> progress;  // after each matmul
+};
+
+// Runs the plan's tokens through the model in `path` on `device`.
+Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, const ExecPlan& plan,
+                           const PlanOptions& plan_options, DeviceRef device, const RunOptions& options = {});
+
+// Chrome / Perfetto trace JSON of a run (load and compute slices on two tracks).
+std::string trace_json(const std::vector<TraceEvent>& events);
+
+}  // namespace ork::exec

@@ -1,0 +1,242 @@
+// The packed model file: writer and checked reader (pack_file.h).
+#include "lib/exec/pack_file.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/exec/activation.h"
+#include "lib/matmul/context.h"
+
+namespace ork::exec {
+namespace {
+
+constexpr size_t kHeaderFields = 56;  // bytes covered by the header checksum
+
+template <typename T>
+void put(uint8_t* p, size_t at, T v) { std::memcpy(p + at, &v, sizeof v); }
+template <typename T>
+T get(const uint8_t* p, size_t at) {
+  T v;
+  std::memcpy(&v, p + at, sizeof v);
+  return v;
+}
+
+Result<matmul::Plan> layout_plan(matmul::DType dtype, int64_t k, int64_t n) {
+  return matmul::make_plan(matmul::Shape{1, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = 1});
+}
+
+nlohmann::json tensor_table(const PackedModel& m) {
+  nlohmann::json t = nlohmann::json::array();
+  for (const auto& e : m.tensors)
+    t.push_back({e.layer, e.matmul, e.offset, e.bytes, e.scale_offset, e.scale_bytes});
+  return t;
+}
+
+}  // namespace
+
+Result<uint64_t> packed_bytes(matmul::DType dtype, int64_t k, int64_t n) {
+  auto plan = layout_plan(dtype, k, n);
+  if (!plan) return plan.error();
+  return static_cast<uint64_t>(plan->b_bytes());
+}
+
+uint64_t PackedModel::weight_bytes() const {
+  uint64_t s = 0;
+  for (const auto& t : tensors) s += t.bytes;
+  return s;
+}
+
+uint64_t PackedModel::largest_layer_bytes() const {
+  uint64_t best = 0;
+  for (int l = 0; l < desc.layers; ++l) {
+    uint64_t s = 0;
+    for (size_t j = 0; j < desc.matmuls.size(); ++j) s += tensor(l, static_cast<int>(j)).bytes;
+    best = std::max(best, s);
+  }
+  return best;
+}
+
+Result<PackWriter> PackWriter::create(const std::string& path, const ModelDesc& desc) {
+  if (auto s = check_desc(desc); !s) return s.error();
+  PackWriter w;
+  w.path_ = path;
+  w.model_.desc = desc;
+  // The tensor table's final size is not known before the offsets are: reserve room for the
+  // longest numbers (20 digits each) and pad the JSON with spaces.
+  const size_t count = static_cast<size_t>(desc.layers) * desc.matmuls.size();
+  const uint64_t json_guess = desc_to_json(desc).size() + 64 + count * (6 * 21 + 4);
+  w.json_reserve_ = align_up(json_guess, kPackAlign);
+  w.model_.data_offset = kPackHeaderBytes + w.json_reserve_;
+  w.cursor_ = w.model_.data_offset;
+  w.f_ = std::fopen(path.c_str(), "wb");
+  if (w.f_ == nullptr) return make_error(-errno, fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+  return w;
+}
+
+PackWriter::PackWriter(PackWriter&& o) noexcept
+    : f_(o.f_), path_(std::move(o.path_)), model_(std::move(o.model_)), json_reserve_(o.json_reserve_), cursor_(o.cursor_) {
+  o.f_ = nullptr;
+}
+
+PackWriter::~PackWriter() {
+  if (f_ != nullptr) std::fclose(f_);
+}
+
+Status PackWriter::write_at(uint64_t offset, const void* data, size_t bytes) {
+  if (std::fseek(f_, static_cast<long>(offset), SEEK_SET) != 0 || std::fwrite(data, 1, bytes, f_) != bytes)
+    return make_error(-EIO, fmt::format("{}: write of {} bytes at {} failed: {}", path_, bytes, offset, std::strerror(errno)));
+  return {};
+}
+
+Status PackWriter::add(int layer, int mi, const void* row_major, std::span<const float> scales) {
+  const size_t expect = model_.tensors.size();
+  const size_t per = model_.desc.matmuls.size();
+  if (layer != static_cast<int>(expect / per) || mi != static_cast<int>(expect % per))
+    return make_error(-EINVAL, fmt::format("tensor layer {} matmul {} added out of order", layer, mi));
+  const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(mi)];
+  auto plan = layout_plan(model_.desc.dtype, md.k, md.n);
+  if (!plan) return plan.error();
+  std::vector<uint8_t> native(static_cast<size_t>(plan->b_bytes()));
+  if (auto s = matmul::pack_weights(*plan, row_major, native); !s) return s;
+  PackedTensor t{layer, mi, cursor_, native.size(), 0, 0};
+  if (auto s = write_at(t.offset, native.data(), native.size()); !s) return s;
+  cursor_ = align_up(t.offset + t.bytes, kPackAlign);
+  if (!scales.empty()) {
+    if (static_cast<int64_t>(scales.size()) != md.n)
+      return make_error(-EINVAL, fmt::format("tensor \"{}\": {} scales for N = {}", md.name, scales.size(), md.n));
+    t.scale_offset = cursor_;
+    t.scale_bytes = scales.size_bytes();
+    if (auto s = write_at(t.scale_offset, scales.data(), scales.size_bytes()); !s) return s;
+    cursor_ = align_up(t.scale_offset + t.scale_bytes, kPackAlign);
+  }
+  model_.tensors.push_back(t);
+  return {};
+}
+
+Status PackWriter::finish() {
+  const size_t count = static_cast<size_t>(model_.desc.layers) * model_.desc.matmuls.size();
+  if (model_.tensors.size() != count)
+    return make_error(-EINVAL, fmt::format("{} of {} tensors written", model_.tensors.size(), count));
+  model_.file_bytes = cursor_;
+  nlohmann::json j;
+  j["model"] = nlohmann::json::parse(desc_to_json(model_.desc));
+  j["tensors"] = tensor_table(model_);
+  const std::string text = j.dump();
+  if (text.size() > json_reserve_) return make_error(-EINVAL, "the tensor table outgrew its reserved space");
+  std::vector<uint8_t> head(kPackHeaderBytes + json_reserve_, 0);
+  std::memcpy(head.data() + kPackHeaderBytes, text.data(), text.size());
+  std::memcpy(head.data(), kPackMagic, 8);
+  put<uint32_t>(head.data(), 8, kPackVersion);
+  put<uint32_t>(head.data(), 12, static_cast<uint32_t>(kPackHeaderBytes));
+  put<uint64_t>(head.data(), 16, kPackHeaderBytes);
+  put<uint64_t>(head.data(), 24, text.size());
+  put<uint64_t>(head.data(), 32, model_.data_offset);
+  put<uint64_t>(head.data(), 40, model_.file_bytes);
+  put<uint64_t>(head.data(), 48, fingerprint({reinterpret_cast<const uint8_t*>(text.data()), text.size()}));
+  put<uint64_t>(head.data(), kHeaderFields, fingerprint({head.data(), kHeaderFields}));
+  if (auto s = write_at(0, head.data(), head.size()); !s) return s;
+  // The last tensor's padding: the file ends on the 4 KiB boundary the header states.
+  const PackedTensor& last = model_.tensors.back();
+  const uint64_t written = last.scale_bytes != 0 ? last.scale_offset + last.scale_bytes : last.offset + last.bytes;
+  const uint8_t zero = 0;
+  if (written < model_.file_bytes)
+    if (auto s = write_at(model_.file_bytes - 1, &zero, 1); !s) return s;
+  if (std::fclose(f_) != 0) {
+    f_ = nullptr;
+    return make_error(-EIO, fmt::format("{}: close failed: {}", path_, std::strerror(errno)));
+  }
+  f_ = nullptr;
+  return {};
+}
+
+Result<PackedModel> parse_packed(std::span<const uint8_t> head, uint64_t file_bytes) {
+  if (head.size() < kPackHeaderBytes)
+    return make_error(-EINVAL, fmt::format("model file truncated: {} bytes, smaller than the {}-byte header",
+                                           file_bytes, kPackHeaderBytes));
+  const uint8_t* p = head.data();
+  if (std::memcmp(p, kPackMagic, 8) != 0) return make_error(-EINVAL, "not a packed model file (bad magic; pack it with ork_pack)");
+  const auto version = get<uint32_t>(p, 8);
+  if (version != kPackVersion)
+    return make_error(-EINVAL, fmt::format("packed model version {}: this build reads version {}", version, kPackVersion));
+  if (get<uint64_t>(p, kHeaderFields) != fingerprint({p, kHeaderFields}))
+    return make_error(-EINVAL, "packed model header is corrupted (checksum mismatch)");
+  const auto json_off = get<uint64_t>(p, 16), json_bytes = get<uint64_t>(p, 24);
+  PackedModel m;
+  m.data_offset = get<uint64_t>(p, 32);
+  m.file_bytes = get<uint64_t>(p, 40);
+  if (get<uint32_t>(p, 12) != kPackHeaderBytes || json_off != kPackHeaderBytes || json_bytes > m.data_offset - json_off ||
+      m.data_offset % kPackAlign != 0 || m.data_offset > m.file_bytes)
+    return make_error(-EINVAL, "packed model header is corrupted (offsets out of order)");
+  if (file_bytes < m.file_bytes)
+    return make_error(-EINVAL, fmt::format("model file truncated: {} bytes, the header says {}", file_bytes, m.file_bytes));
+  if (head.size() < json_off + json_bytes)
+    return make_error(-EINVAL, fmt::format("model file truncated inside its description ({} bytes)", head.size()));
+  const uint8_t* js = p + json_off;
+  if (get<uint64_t>(p, 48) != fingerprint({js, json_bytes}))
+    return make_error(-EINVAL, "packed model description is corrupted (checksum mismatch)");
+  nlohmann::json j = nlohmann::json::parse(js, js + json_bytes, nullptr, false);
+  if (j.is_discarded() || !j.contains("model") || !j.contains("tensors"))
+    return make_error(-EINVAL, "packed model description is not valid JSON");
+  auto desc = parse_desc(j["model"].dump());
+  if (!desc) return desc.error();
+  m.desc = std::move(*desc);
+  const size_t per = m.desc.matmuls.size();
+  const size_t count = static_cast<size_t>(m.desc.layers) * per;
+  try {
+    for (const auto& e : j["tensors"]) {
+      PackedTensor t{e.at(0).get<int>(), e.at(1).get<int>(), e.at(2).get<uint64_t>(), e.at(3).get<uint64_t>(),
+                     e.at(4).get<uint64_t>(), e.at(5).get<uint64_t>()};
+      m.tensors.push_back(t);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(-EINVAL, fmt::format("packed model tensor table: {}", e.what()));
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const int layer = static_cast<int>(i / per), mi = static_cast<int>(i % per);
+    const MatmulDesc& md = m.desc.matmuls[i % per];
+    if (i >= m.tensors.size() || m.tensors[i].layer != layer || m.tensors[i].matmul != mi)
+      return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {} is missing from the packed model", md.name, layer));
+    const PackedTensor& t = m.tensors[i];
+    auto want = packed_bytes(m.desc.dtype, md.k, md.n);
+    if (!want) return want.error();
+    if (t.bytes != *want)
+      return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: {} bytes, {} x {} {} packs to {}", md.name, layer,
+                                             t.bytes, md.k, md.n, dtype_key(m.desc.dtype), *want));
+    if (t.offset % kPackAlign != 0 || t.offset < m.data_offset || t.offset + t.bytes > m.file_bytes ||
+        (t.scale_bytes != 0 && (t.scale_offset % kPackAlign != 0 || t.scale_offset + t.scale_bytes > m.file_bytes)))
+      return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: offset {} is not 4 KiB aligned inside the file",
+                                             md.name, layer, t.offset));
+  }
+  if (m.tensors.size() != count)
+    return make_error(-EINVAL, fmt::format("packed model lists {} tensors, the description has {}", m.tensors.size(), count));
+  return m;
+}
+
+Result<PackedModel> read_packed(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return make_error(-errno, fmt::format("{}: {}", path, std::strerror(errno)));
+  std::fseek(f, 0, SEEK_END);
+  const long size = std::ftell(f);
+  std::fseek(f, 0, SEEK_SET);
+  // The header first; then as much as it says the description spans (at most 64 MiB).
+  std::vector<uint8_t> head(static_cast<size_t>(std::clamp<long>(size, 0, static_cast<long>(kPackHeaderBytes))));
+  size_t got = std::fread(head.data(), 1, head.size(), f);
+  if (got == kPackHeaderBytes) {
+    const uint64_t want = std::min<uint64_t>({get<uint64_t>(head.data(), 32), static_cast<uint64_t>(size), 64u << 20});
+    if (want > got) {
+      head.resize(want);
+      got += std::fread(head.data() + got, 1, want - got, f);
+    }
+  }
+  std::fclose(f);
+  head.resize(got);
+  auto m = parse_packed(head, static_cast<uint64_t>(size));
+  if (!m) return make_error(m.error().code, fmt::format("{}: {}", path, m.error().message));
+  return m;
+}
+
+}  // namespace ork::exec

@@ -1,0 +1,83 @@
+// The packed model file (docs/execution.md "The packed model file"): what ork_pack writes
+// and the executor streams. Every tensor is already in the NPU-native weight layout of its
+// K-slices (lib/matmul plan.h: the layout depends on dtype, K and N only), so a read lands
+// in a buffer that is ready to use, with no repacking. Layout:
+//
+//   [0, 4096)          header (below), little-endian
+//   [4096, data)       the description: JSON {"model": <model description>, "tensors": [...]}
+//   [data, end)        tensors, each starting on a 4 KiB boundary (O_DIRECT alignment:
+//                      every device's logical block size divides it), zero padded; per
+//                      tensor its packed weights, then (real models quantised from floats)
+//                      its per-column fp32 scales, also 4 KiB aligned.
+//
+// The header: magic "ORKPACK\0", u32 version (1), u32 header bytes (4096), u64 JSON offset,
+// u64 JSON bytes, u64 data offset, u64 file bytes, u64 FNV-1a of the JSON, u64 FNV-1a of the
+// 56 bytes before it. Each is checked on open, and the file's size against the header.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "driver/common/result.h"
+#include "lib/exec/model.h"
+
+namespace ork::exec {
+
+inline constexpr char kPackMagic[8] = {'O', 'R', 'K', 'P', 'A', 'C', 'K', '\0'};
+inline constexpr uint32_t kPackVersion = 1;
+inline constexpr uint64_t kPackAlign = 4096;
+inline constexpr uint64_t kPackHeaderBytes = 4096;
+
+struct PackedTensor {
+  int layer = 0, matmul = 0;
+  uint64_t offset = 0, bytes = 0;              // packed weights
+  uint64_t scale_offset = 0, scale_bytes = 0;  // fp32 per-column scales; 0 = none
+};
+
+struct PackedModel {
+  ModelDesc desc;
+  std::vector<PackedTensor> tensors;  // layer-major, matmuls in the description's order
+  uint64_t file_bytes = 0;
+  uint64_t data_offset = 0;
+
+  const PackedTensor& tensor(int layer, int matmul) const {
+    return tensors[static_cast<size_t>(layer) * desc.matmuls.size() + static_cast<size_t>(matmul)];
+  }
+  uint64_t weight_bytes() const;   // sum of the tensors' packed bytes
+  uint64_t largest_layer_bytes() const;
+};
+
+// Bytes of K x N weights of `dtype` in the native layout (all K-slices, padding included).
+Result<uint64_t> packed_bytes(matmul::DType dtype, int64_t k, int64_t n);
+inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// Writes a packed file: add tensors in order (layer-major), then finish().
+class PackWriter {
+ public:
+  static Result<PackWriter> create(const std::string& path, const ModelDesc& desc);
+  PackWriter(PackWriter&& o) noexcept;
+  PackWriter& operator=(PackWriter&&) = delete;
+  ~PackWriter();
+  // `row_major`: K x N weights in the dtype's host format (int8_t, binary16, or int4 nibbles).
+  Status add(int layer, int matmul, const void* row_major, std::span<const float> scales = {});
+  Status finish();
+
+ private:
+  PackWriter() = default;
+  Status write_at(uint64_t offset, const void* data, size_t bytes);
+  std::FILE* f_ = nullptr;
+  std::string path_;
+  PackedModel model_;
+  uint64_t json_reserve_ = 0;
+  uint64_t cursor_ = 0;
+};
+
+// Opens and checks a packed file's header and tensor table (not the tensor bytes).
+Result<PackedModel> read_packed(const std::string& path);
+// Parses a header + description already in memory (`file_bytes` = the file's real size).
+Result<PackedModel> parse_packed(std::span<const uint8_t> head, uint64_t file_bytes);
+
+}  // namespace ork::exec

@@ -1,0 +1,250 @@
+// Building and scheduling the execution plan (plan.h).
+#include "lib/exec/plan.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "driver/emu/npu/timeline.h"
+#include "lib/sched/bounds.h"
+#include "lib/sched/graph.h"
+#include "lib/sched/list_schedule.h"
+#include "lib/sched/priority.h"
+#include "lib/sched/simulate.h"
+
+namespace ork::exec {
+
+const char* order_name(Order o) {
+  switch (o) {
+    case Order::scheduled: return "scheduled";
+    case Order::fifo: return "fifo";
+    case Order::sequential: return "sequential";
+  }
+  return "?";
+}
+
+Result<Order> parse_order(const std::string& name) {
+  for (Order o : {Order::scheduled, Order::fifo, Order::sequential})
+    if (name == order_name(o)) return o;
+  return make_error(-EINVAL, fmt::format("--order {}: expected scheduled, fifo or sequential", name));
+}
+
+int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores) {
+  auto plan = matmul::make_plan(matmul::Shape{m, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = cores});
+  if (!plan) return 0;
+  const double eb = static_cast<double>(matmul::element_bits(dtype)) / 8.0;
+  std::vector<emu::CoreWork> work(static_cast<size_t>(plan->cores_used));
+  for (int c = 0; c < plan->cores_used; ++c) work[static_cast<size_t>(c)].core = c;
+  for (const auto& t : plan->tasks) {
+    emu::TaskDemand d;
+    d.weight_bytes = static_cast<double>(t.kt * t.nt) * eb;
+    d.feature_bytes = static_cast<double>(t.mc * t.kt) * eb;
+    d.output_bytes = static_cast<double>(t.mc * t.nt * plan->out_bytes());
+    d.macs = static_cast<double>(t.mc * t.kt * t.nt);
+    d.macs_per_cycle = dtype == matmul::DType::fp16 ? emu::kFp16MacsPerCycle : emu::kInt8MacsPerCycle;
+    work[static_cast<size_t>(t.core)].tasks.push_back(d);
+  }
+  const std::vector<double> start(work.size(), 0.0);
+  const auto end = emu::simulate_cores(work, start);
+  double last = 0;
+  for (double e : end) last = std::max(last, e);
+  return static_cast<int64_t>(last);
+}
+
+namespace {
+
+struct Builder {
+  const PackedModel& model;
+  const PlanOptions& o;
+  ExecPlan& p;
+
+  int buffer(std::string name, int64_t bytes, bool in_memory) {
+    p.stream.buffers.push_back({std::move(name), bytes, in_memory, 0});
+    return static_cast<int>(p.stream.buffers.size()) - 1;
+  }
+  sched::Access whole(int b) const { return {b, 0, p.stream.buffers[static_cast<size_t>(b)].bytes}; }
+
+  // What layer l's "x" of token t is made of: the previous layer's output sources; token
+  // t's first input also reads token t-1's output (decode is autoregressive).
+  std::vector<int> x_buffers(const std::vector<std::vector<std::vector<int>>>& acts, const std::vector<int>& in, int t,
+                             int l) const {
+    if (l == 0) {
+      std::vector<int> r{in[static_cast<size_t>(t)]};
+      if (t > 0) {
+        auto prev = x_buffers(acts, in, t - 1, model.desc.layers);
+        r.insert(r.end(), prev.begin(), prev.end());
+      }
+      return r;
+    }
+    std::vector<int> r;
+    for (const auto& s : model.desc.output)
+      if (s != "x") r.push_back(acts[static_cast<size_t>(t)][static_cast<size_t>(l - 1)][static_cast<size_t>(model.desc.find(s))]);
+    return r.empty() ? x_buffers(acts, in, t, l - 1) : r;
+  }
+
+  void build() {
+    const ModelDesc& d = model.desc;
+    p.stream.memory_bytes = static_cast<int64_t>(o.budget_bytes);
+    p.stream.cores = 1;  // one matmul at a time on the device; it spreads over the NPU cores itself
+    // The packed file, outside the scheduled memory: what every load reads.
+    const int file = buffer("file", static_cast<int64_t>(model.file_bytes), false);
+    std::vector<int> in;
+    for (int t = 0; t < o.tokens; ++t) in.push_back(buffer(fmt::format("in{}", t), o.m * d.hidden, false));
+    std::map<std::tuple<int64_t, int64_t>, int64_t> cycles;
+    std::vector<std::vector<std::vector<int>>> acts(
+        static_cast<size_t>(o.tokens),
+        std::vector<std::vector<int>>(static_cast<size_t>(d.layers), std::vector<int>(d.matmuls.size(), -1)));
+    for (int t = 0; t < o.tokens; ++t) {
+      for (int l = 0; l < d.layers; ++l) {
+        const std::vector<int> xb = x_buffers(acts, in, t, l);
+        for (size_t j = 0; j < d.matmuls.size(); ++j) {
+          const MatmulDesc& md = d.matmuls[j];
+          const PackedTensor& pt = model.tensor(l, static_cast<int>(j));
+          const uint64_t slot = align_up(pt.bytes, std::max<uint64_t>(kPackAlign, o.io_align));
+          const int w = buffer(fmt::format("w{}.{}.{}", t, l, md.name), static_cast<int64_t>(slot), true);
+          const int a = buffer(fmt::format("a{}.{}.{}", t, l, md.name), o.m * md.n, false);
+          acts[static_cast<size_t>(t)][static_cast<size_t>(l)][j] = a;
+          const std::string label = fmt::format("{}.{}.{}", t, l, md.name);
+          sched::Op load{.kind = sched::OpKind::load, .name = "L" + label};
+          load.reads.push_back({file, static_cast<int64_t>(pt.offset), static_cast<int64_t>(pt.bytes)});
+          load.writes.push_back(whole(w));
+          load.cycles = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(slot) / o.disk_bytes_per_ns));
+          sched::Op start{.kind = sched::OpKind::start, .name = "P" + label};
+          start.reads.push_back(whole(w));
+          for (const auto& s : md.inputs) {
+            if (s == "x") {
+              for (int b : xb) start.reads.push_back(whole(b));
+            } else {
+              start.reads.push_back(whole(acts[static_cast<size_t>(t)][static_cast<size_t>(l)][static_cast<size_t>(d.find(s))]));
+            }
+          }
+          for (const auto& s : md.after)
+            start.reads.push_back(whole(acts[static_cast<size_t>(t)][static_cast<size_t>(l)][static_cast<size_t>(d.find(s))]));
+          start.writes.push_back(whole(a));
+          auto key = std::make_tuple(md.k, md.n);
+          if (!cycles.count(key)) cycles[key] = std::max<int64_t>(1, modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores));
+          start.cycles = cycles[key];
+          sched::Op wait{.kind = sched::OpKind::wait, .name = "P" + label};
+          for (auto* op : {&load, &start, &wait}) {
+            p.stream.ops.push_back(*op);
+            p.op_steps.push_back({op == &load ? Step::load : op == &start ? Step::compute : Step::wait, t, l,
+                                  static_cast<int>(j), -1});
+          }
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void assign_slots(ExecPlan& p) {
+  p.slot_bytes.clear();
+  std::multimap<uint64_t, int> free_slots;  // bytes -> slot
+  std::map<int, int> slot_of_buffer;
+  std::vector<int> slot_of_op(p.stream.ops.size(), -1);
+  for (int op : p.order) {
+    const sched::Op& o = p.stream.ops[static_cast<size_t>(op)];
+    if (o.kind == sched::OpKind::load) {
+      const int b = o.writes[0].buffer;
+      const auto bytes = static_cast<uint64_t>(p.stream.buffers[static_cast<size_t>(b)].bytes);
+      auto it = free_slots.lower_bound(bytes);
+      int slot;
+      if (it != free_slots.end()) {
+        slot = it->second;
+        free_slots.erase(it);
+      } else {
+        slot = static_cast<int>(p.slot_bytes.size());
+        p.slot_bytes.push_back(bytes);
+      }
+      slot_of_buffer[b] = slot;
+      slot_of_op[static_cast<size_t>(op)] = slot;
+    } else if (o.kind == sched::OpKind::wait) {
+      const sched::Op& start = p.stream.ops[static_cast<size_t>(o.partner)];
+      const int b = start.reads[0].buffer;  // the weight buffer comes first
+      const int slot = slot_of_buffer.at(b);
+      free_slots.emplace(p.slot_bytes[static_cast<size_t>(slot)], slot);
+    }
+  }
+  // The program that reads a load's weights uses the load's slot.
+  for (size_t i = 0; i < p.stream.ops.size(); ++i) {
+    const sched::Op& o = p.stream.ops[i];
+    if (o.kind == sched::OpKind::load) p.op_steps[i].slot = slot_of_op[i];
+  }
+  for (size_t i = 0; i < p.stream.ops.size(); ++i) {
+    const sched::Op& o = p.stream.ops[i];
+    if (o.kind != sched::OpKind::load) p.op_steps[i].slot = slot_of_buffer.at(o.kind == sched::OpKind::start ? o.reads[0].buffer
+                                                              : p.stream.ops[static_cast<size_t>(o.partner)].reads[0].buffer);
+  }
+  p.slot_total = 0;
+  for (uint64_t b : p.slot_bytes) p.slot_total += b;
+}
+
+Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& o) {
+  if (o.m < 1 || o.m > 4096) return make_error(-EINVAL, fmt::format("m = {}: must be 1..4096", o.m));
+  if (o.tokens < 1 || o.tokens > 100000) return make_error(-EINVAL, fmt::format("tokens = {}: must be 1..100000", o.tokens));
+  uint64_t largest = 0;
+  int largest_layer = 0;
+  for (int l = 0; l < model.desc.layers; ++l) {
+    uint64_t s = 0;
+    for (size_t j = 0; j < model.desc.matmuls.size(); ++j)
+      s += align_up(model.tensor(l, static_cast<int>(j)).bytes, std::max<uint64_t>(kPackAlign, o.io_align));
+    if (s > largest) largest = s, largest_layer = l;
+  }
+  if (o.budget_bytes < largest)
+    return make_error(-EINVAL, fmt::format("budget {} bytes is smaller than the largest layer (layer {}, {} bytes)",
+                                           o.budget_bytes, largest_layer, largest));
+  ExecPlan p;
+  p.order_kind = o.order;
+  Builder{model, o, p}.build();
+  if (auto s = sched::finalize_stream(p.stream); !s) return s.error();
+  auto graph = sched::build_graph(p.stream);
+  if (!graph) return graph.error();
+  p.lower_bound_ns = sched::lower_bound(p.stream, *graph).value;
+  std::vector<int> input(p.stream.ops.size());
+  for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<int>(i);
+  if (o.order == Order::sequential) {
+    p.order = input;
+    p.policy = "input";
+    p.cap_bytes = p.stream.memory_bytes;
+    assign_slots(p);
+    p.predicted_ns = sched::simulate_order(p.stream, *graph, p.order).makespan;
+    return p;
+  }
+  std::vector<sched::Policy> policies = {sched::Policy::fifo};
+  if (o.order == Order::scheduled) policies.insert(policies.begin(), sched::Policy::critical_path);
+  bool found = false;
+  ExecPlan best;
+  for (sched::Policy pol : policies) {
+    const sched::Priority prio = sched::make_priority(p.stream, *graph, pol);
+    // The list scheduler's memory model counts live bytes; slots add fragmentation (a free
+    // slot of another size is not reused). Lower the cap until the slots fit the budget.
+    for (int pct = 100; pct >= 10; pct -= 10) {
+      sched::ListParams lp;
+      lp.cap_bytes = p.stream.memory_bytes * pct / 100;
+      lp.pool.capacity_bytes = lp.cap_bytes;
+      lp.pool.alignment_bytes = 4096;
+      const sched::ListResult r = sched::list_schedule(p.stream, *graph, prio, lp);
+      ExecPlan cand = p;
+      cand.order = r.order;
+      cand.cap_bytes = lp.cap_bytes;
+      cand.policy = sched::policy_name(pol);
+      assign_slots(cand);
+      if (cand.slot_total > o.budget_bytes || !sched::order_respects_graph(*graph, cand.order)) continue;
+      cand.predicted_ns = sched::simulate_order(cand.stream, *graph, cand.order).makespan;
+      if (!found || cand.predicted_ns < best.predicted_ns) best = std::move(cand), found = true;
+      break;
+    }
+  }
+  if (!found) {  // the input order always fits (one layer's tensors at a time at most)
+    p.order = input;
+    p.policy = "input";
+    assign_slots(p);
+    p.predicted_ns = sched::simulate_order(p.stream, *graph, p.order).makespan;
+    return p;
+  }
+  return best;
+}
+
+}  // namespace ork::exec

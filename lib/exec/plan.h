@@ -1,0 +1,69 @@
+// The execution plan (docs/execution.md "The plan"): a run of `tokens` tokens through a
+// packed model becomes a sched::Stream — per tensor and token a load (a DMA op: its 4 KiB
+// rounded bytes at the disk's rate), a program (the matmul, at the timing model's cycles)
+// and its wait; weight buffers in the scheduled memory (the budget), activations outside
+// it — and the list scheduler of lib/sched chooses the order, and so how far ahead the
+// loads run. Units: 1 cycle = 1 ns. Then every weight buffer gets a slot: a slot is
+// reused only after the wait of the last program that read its previous tensor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "driver/common/result.h"
+#include "lib/exec/pack_file.h"
+#include "lib/sched/schedule.h"
+#include "lib/sched/stream.h"
+
+namespace ork::exec {
+
+enum class Order {
+  scheduled,   // list schedule, critical-path priority (the fifo one when that is faster)
+  fifo,        // list schedule, input-order priority
+  sequential,  // the input order: load a tensor, compute with it, then the next
+};
+const char* order_name(Order order);
+Result<Order> parse_order(const std::string& name);
+
+struct PlanOptions {
+  int64_t m = 1;              // rows per token step (1 decode, 64..512 prefill)
+  int64_t tokens = 1;
+  uint64_t budget_bytes = 0;  // weight slots, in bytes
+  Order order = Order::scheduled;
+  int cores = 3;              // NPU cores one matmul is planned on
+  double disk_bytes_per_ns = 1.2;  // the loads' rate (GB/s); docs/io.md measured ~1.2 GB/s here
+  uint32_t io_align = 4096;   // O_DIRECT alignment of the file (slots are multiples of it)
+};
+
+struct Step {
+  enum Kind { load, compute, wait } kind = load;
+  int token = 0, layer = 0, matmul = 0;
+  int slot = -1;  // the weight's slot
+};
+
+struct ExecPlan {
+  sched::Stream stream;
+  std::vector<Step> op_steps;      // per stream op
+  std::vector<int> order;          // the chosen order of stream ops
+  std::vector<uint64_t> slot_bytes;
+  uint64_t slot_total = 0;         // bytes of all slots: the run's weight memory
+  int64_t predicted_ns = 0;        // simulate_order of the chosen order
+  int64_t lower_bound_ns = 0;
+  int64_t cap_bytes = 0;           // the cap the list scheduler ran with
+  Order order_kind = Order::scheduled;
+  std::string policy;              // "critical_path", "fifo", "input"
+};
+
+// The modelled device time of one matmul (the emulator's timing model, driver/emu/npu
+// timing.h: per-core task demands on shared DRAM, plus one submit), ns.
+int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores);
+
+// Checks the budget (>= the largest layer), builds the stream, schedules and assigns slots.
+Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& options);
+
+// Slots for an order: a load takes a free slot of its size (else the smallest larger free
+// one, else a new slot); the wait of the program that read it frees it.
+void assign_slots(ExecPlan& plan);
+
+}  // namespace ork::exec

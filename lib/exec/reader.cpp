@@ -1,0 +1,131 @@
+// The executor's I/O thread (reader.h).
+#include "lib/exec/reader.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "lib/io/file_os.h"
+#include "lib/io/read_plan.h"
+
+namespace ork::exec {
+namespace {
+
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+constexpr uint64_t kChunkBytes = uint64_t{2} << 20;  // 1-4 MiB per read (docs/io.md)
+
+}  // namespace
+
+Result<std::unique_ptr<TensorReader>> TensorReader::open(const std::string& path, std::vector<std::span<std::byte>> slots) {
+  std::unique_ptr<TensorReader> r(new TensorReader());
+  r->slots_ = std::move(slots);
+  auto file = io::StreamFile::open(io::real_file_os(), path, !env_set("ORK_IO_NO_DIRECT"), &r->info_.fallbacks);
+  if (!file) return file.error();
+  r->file_ = std::move(*file);
+  r->info_.direct = r->file_.direct();
+  r->info_.align = r->file_.align_bytes();
+  if (r->info_.align > 4096 || kChunkBytes % r->info_.align != 0)
+    return make_error(-EINVAL, fmt::format("{}: O_DIRECT alignment {} is larger than the packed file's 4 KiB", path,
+                                           r->info_.align));
+  if (env_set("ORK_IO_NO_URING")) {
+    r->info_.fallbacks.push_back("ORK_IO_NO_URING set -> pread");
+  } else {
+    io::UringOptions uo;
+    uo.register_buffers = !env_set("ORK_IO_NO_REGISTER");
+    auto e = io::make_uring_engine(r->file_, r->slots_, uo, &r->info_.fallbacks, &r->info_.registered);
+    if (e) {
+      r->engine_ = std::move(*e);
+    } else {
+      r->info_.fallbacks.push_back(fmt::format("{} -> pread", e.error().message));
+    }
+  }
+  if (!r->engine_) r->engine_ = io::make_pread_engine(r->file_);
+  r->info_.engine = io::engine_name(r->engine_->kind());
+  r->thread_ = std::thread([p = r.get()] { p->loop(); });
+  return r;
+}
+
+TensorReader::~TensorReader() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+    jobs_.clear();
+  }
+  if (engine_) engine_->cancel();
+  cv_job_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TensorReader::submit(int id, int slot, uint64_t offset, uint64_t bytes) {
+  {
+    std::lock_guard lk(mu_);
+    if (done_.size() <= static_cast<size_t>(id)) done_.resize(static_cast<size_t>(id) + 1, 0);
+    done_[static_cast<size_t>(id)] = 0;
+    jobs_.push_back({id, slot, offset, bytes});
+  }
+  cv_job_.notify_one();
+}
+
+Status TensorReader::wait(int id, bool* hit) {
+  std::unique_lock lk(mu_);
+  *hit = done_.at(static_cast<size_t>(id)) != 0;
+  cv_done_.wait(lk, [&] { return done_[static_cast<size_t>(id)] != 0; });
+  if (done_[static_cast<size_t>(id)] < 0) return error_;
+  return {};
+}
+
+std::vector<TensorReader::Timing> TensorReader::timings() const {
+  std::lock_guard lk(mu_);
+  return timings_;
+}
+
+uint64_t TensorReader::bytes_read() const {
+  std::lock_guard lk(mu_);
+  return bytes_;
+}
+
+void TensorReader::loop() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lk(mu_);
+      cv_job_.wait(lk, [&] { return stop_ || !jobs_.empty(); });
+      if (stop_) return;
+      job = jobs_.front();
+      jobs_.pop_front();
+    }
+    const int64_t t0 = now_ns();
+    Status st;
+    auto plan = io::plan_read({job.offset, job.bytes}, info_.align, kChunkBytes);
+    std::span<std::byte> slot = slots_[static_cast<size_t>(job.slot)];
+    if (!plan) {
+      st = plan.error();
+    } else if (plan->head_bytes != 0 || plan->slot_bytes() > slot.size()) {
+      st = make_error(-EINVAL, fmt::format("tensor at {} ({} bytes) does not fit slot {} of {} bytes", job.offset, job.bytes,
+                                           job.slot, slot.size()));
+    } else {
+      st = engine_->read(*plan, static_cast<size_t>(job.slot), slot);
+    }
+    const int64_t t1 = now_ns();
+    {
+      std::lock_guard lk(mu_);
+      if (!st) error_ = st.error();
+      done_[static_cast<size_t>(job.id)] = st ? 1 : -1;
+      timings_.push_back({job.id, t0, t1});
+      if (st) bytes_ += job.bytes;
+    }
+    cv_done_.notify_all();
+  }
+}
+
+}  // namespace ork::exec

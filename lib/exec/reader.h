@@ -1,0 +1,73 @@
+// The executor's I/O thread: reads tensors from the packed file into their slots, in the
+// order they are submitted, with lib/io's engines (io_uring with O_DIRECT and the slots
+// registered as fixed buffers; pread and buffered I/O as fallbacks; ORK_IO_NO_URING,
+// ORK_IO_NO_DIRECT and ORK_IO_NO_REGISTER force them, as for the layer loader, docs/io.md).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "driver/common/result.h"
+#include "lib/io/engine.h"
+#include "lib/io/stream_file.h"
+
+namespace ork::exec {
+
+struct ReaderInfo {
+  std::string engine;
+  bool direct = false, registered = false;
+  uint32_t align = 1;
+  std::vector<std::string> fallbacks;
+};
+
+class TensorReader {
+ public:
+  static Result<std::unique_ptr<TensorReader>> open(const std::string& path, std::vector<std::span<std::byte>> slots);
+  ~TensorReader();  // cancels what is queued, joins the thread
+  TensorReader(const TensorReader&) = delete;
+  TensorReader& operator=(const TensorReader&) = delete;
+
+  // Queues a read of [offset, offset + bytes) into slot `slot`; `id` names it for wait().
+  void submit(int id, int slot, uint64_t offset, uint64_t bytes);
+  // Blocks until read `id` is done. *hit: it was done before the call.
+  Status wait(int id, bool* hit);
+
+  const ReaderInfo& info() const { return info_; }
+  struct Timing {
+    int id = 0;
+    int64_t begin_ns = 0, end_ns = 0;  // steady clock
+  };
+  std::vector<Timing> timings() const;  // every finished read
+  uint64_t bytes_read() const;
+
+ private:
+  struct Job {
+    int id, slot;
+    uint64_t offset, bytes;
+  };
+  TensorReader() = default;
+  void loop();
+
+  io::StreamFile file_;
+  std::unique_ptr<io::ReadEngine> engine_;
+  std::vector<std::span<std::byte>> slots_;
+  ReaderInfo info_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_job_, cv_done_;
+  std::deque<Job> jobs_;
+  std::vector<int> done_;  // per id: 0 pending, 1 done, -1 failed
+  std::vector<Timing> timings_;
+  Error error_;
+  uint64_t bytes_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ork::exec

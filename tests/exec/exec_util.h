@@ -1,0 +1,30 @@
+// Shared by the lib/exec tests: a scratch directory and small file helpers.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace ork::exec::testing {
+
+inline std::string scratch(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ork_exec_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+inline std::vector<uint8_t> read_all(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+inline void write_all(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace ork::exec::testing

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""ork_run and ork_pack end to end: a checked run (exit 0, the JSON keys), and each bad
+input named with exit 2: a truncated model file, a missing tensor, a budget smaller than
+the largest layer, shapes that do not chain, a bad order."""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+ork_pack, ork_run = sys.argv[1], sys.argv[2]
+tmp = tempfile.mkdtemp(prefix="ork_run_test_")
+failures = []
+
+
+def run(args, want_rc, want_text=None):
+    p = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, ORK_DEVICE="emu"))
+    if p.returncode != want_rc or (want_text and want_text not in p.stderr + p.stdout):
+        failures.append(f"{' '.join(args)}: rc {p.returncode} (want {want_rc}), "
+                        f"wanted {want_text!r}; stderr: {p.stderr.strip()}")
+    return p
+
+
+model = os.path.join(tmp, "tiny.ork")
+run([ork_pack, "--synthetic", "tiny", "--layers", "4", "-o", model], 0)
+p = run([ork_run, model, "--tokens", "2", "--budget", "96K", "--json"], 0)
+if p.returncode == 0:
+    j = json.loads(p.stdout)
+    for key in ["tokens", "token_us", "io_us", "device_us", "overlap", "hit_rate", "peak_bytes",
+                "budget_bytes", "order", "checked"]:
+        if key not in j:
+            failures.append(f"--json lacks {key}")
+    if j.get("checked") is not True or j.get("peak_bytes", 1 << 40) > 96 * 1024 or j.get("tokens") != 2:
+        failures.append(f"unexpected JSON: {j}")
+run([ork_run, model, "--tokens", "1", "--budget", "96K", "--order", "sequential"], 0, "checked")
+
+data = open(model, "rb").read()
+trunc = os.path.join(tmp, "trunc.ork")
+open(trunc, "wb").write(data[:-4096])
+run([ork_run, trunc, "--budget", "96K"], 2, "truncated")
+run([ork_run, model, "--budget", "16K"], 2, "smaller than the largest layer")
+run([ork_run, model, "--order", "random"], 2, "--order random")
+run([ork_run, os.path.join(tmp, "nothere.ork")], 2, "nothere.ork")
+
+
+def rewrite(path, edit):
+    """The packed file with its description edited and both checksums fixed."""
+    b = bytearray(data)
+    n = struct.unpack_from("<Q", b, 24)[0]
+    d = json.loads(b[4096:4096 + n])
+    edit(d)
+    text = json.dumps(d).encode()
+    data_offset = struct.unpack_from("<Q", b, 32)[0]
+    b[4096:data_offset] = bytes(data_offset - 4096)
+    b[4096:4096 + len(text)] = text
+
+    def fnv(x):
+        h = 1469598103934665603
+        for c in x:
+            h = ((h ^ c) * 1099511628211) & (2**64 - 1)
+        return h
+    struct.pack_into("<Q", b, 24, len(text))
+    struct.pack_into("<Q", b, 48, fnv(text))
+    struct.pack_into("<Q", b, 56, fnv(bytes(b[:56])))
+    open(path, "wb").write(b)
+
+
+missing = os.path.join(tmp, "missing.ork")
+rewrite(missing, lambda d: d["tensors"].pop(10))
+run([ork_run, missing, "--budget", "96K"], 2, "is missing")
+chain = os.path.join(tmp, "chain.ork")
+rewrite(chain, lambda d: d["model"]["matmuls"][6].update(k=96))
+run([ork_run, chain, "--budget", "96K"], 2, "do not chain")
+
+desc = os.path.join(tmp, "bad.json")
+open(desc, "w").write('{"dtype": "int8", "hidden": 64, "layers": 1, "matmuls": [], "output": ["x"]}')
+run([ork_pack, os.path.join(tmp, "none.safetensors"), "--desc", desc, "-o", os.path.join(tmp, "x.ork")], 2, "no matmuls")
+run([ork_pack, "--synthetic", "huge", "-o", os.path.join(tmp, "x.ork")], 2, "unknown synthetic model")
+
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)

@@ -1,0 +1,165 @@
+// ork_run: runs a packed model larger than memory through the NPU (docs/execution.md):
+// the list scheduler of lib/sched orders the loads and matmuls under the budget, the
+// io_uring loader reads each tensor into its slot, the device multiplies, and every output
+// is checked against the CPU reference of the same model. Exit 0 when every output
+// matched, 1 when a check or the device failed, 2 on bad usage or input.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/api/device.h"
+#include "lib/exec/executor.h"
+#include "lib/exec/plan.h"
+#include "lib/exec/reference.h"
+#include "tools/common/cli.h"
+#include "tools/common/ork_handles.h"
+#include "tools/common/progress.h"
+#include "tools/ork_stream/size_arg.h"
+
+namespace {
+
+using namespace ork;
+
+int usage_error(const std::string& msg) {
+  std::fprintf(stderr, "ork_run: %s\n", msg.c_str());
+  return 2;
+}
+
+int64_t median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Figures {
+  double token_us, io_us, device_us, overlap, wall_us, mean_us;
+};
+
+Figures figures(const exec::RunStats& s, int64_t tokens) {
+  Figures f{};
+  f.token_us = static_cast<double>(median(s.token_ns)) / 1e3;
+  f.io_us = static_cast<double>(s.io_ns) / 1e3 / static_cast<double>(tokens);
+  f.device_us = static_cast<double>(s.device_ns) / 1e3 / static_cast<double>(tokens);
+  f.wall_us = static_cast<double>(s.wall_ns) / 1e3;
+  // Loads run ahead across token boundaries, so one token's time can be short while the
+  // next pays its I/O: the efficiency uses the mean token time (wall / tokens), which can
+  // never beat the busier of the two threads.
+  f.mean_us = f.wall_us / static_cast<double>(tokens);
+  const double busy = std::max(f.io_us, f.device_us);
+  f.overlap = busy > 0 ? f.mean_us / busy : 0;
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Run a packed model through the NPU under a memory budget, every output checked against the CPU reference"};
+  std::string path, budget_text = "512M", device_name, order_text = "scheduled", trace_path;
+  int64_t tokens = 4, m = 1;
+  int cores = 3;
+  double disk_gbs = 1.2;
+  bool json = false;
+  app.add_option("model", path, "a packed model file (ork_pack)")->required();
+  app.add_option("--tokens", tokens, "token steps to run")->capture_default_str();
+  app.add_option("--budget", budget_text, "bytes for weight slots (K/M/G suffixes)")->capture_default_str();
+  app.add_option("--device", device_name, "rknpu, rocket, emu, emu-rocket, cpu or auto (default: $ORK_DEVICE, else auto)");
+  app.add_option("--order", order_text, "scheduled, fifo or sequential")->capture_default_str();
+  app.add_option("--m", m, "rows per token step: 1 decode, 64..512 prefill")->capture_default_str();
+  app.add_option("--cores", cores, "NPU cores per matmul (1..3)")->capture_default_str();
+  app.add_option("--disk-gbs", disk_gbs, "disk rate the plan assumes, GB/s")->capture_default_str();
+  app.add_option("--trace", trace_path, "write a Perfetto / chrome://tracing JSON of the run");
+  app.add_flag("--json", json, "print one JSON object");
+  if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+
+  auto budget = io::tools::parse_size(budget_text);
+  if (!budget) return usage_error(fmt::format("--budget {}: {}", budget_text, budget.error().message));
+  auto order = exec::parse_order(order_text);
+  if (!order) return usage_error(order.error().message);
+  if (cores < 1 || cores > 3) return usage_error(fmt::format("--cores {}: must be 1..3", cores));
+  if (!(disk_gbs > 0)) return usage_error(fmt::format("--disk-gbs {}: must be > 0", disk_gbs));
+  auto model = exec::read_packed(path);
+  if (!model) return usage_error(model.error().message);
+  exec::PlanOptions po;
+  po.m = m;
+  po.tokens = tokens;
+  po.budget_bytes = *budget;
+  po.order = *order;
+  po.cores = cores;
+  po.disk_bytes_per_ns = disk_gbs;
+  auto plan = exec::build_plan(*model, po);
+  if (!plan) return usage_error(plan.error().message);
+
+  auto opened = api::open_device(device_name.empty() ? nullptr : device_name.c_str());
+  if (!opened) {
+    std::fprintf(stderr, "ork_run: %s\n", opened.error().message.c_str());
+    return opened.error().code == -EINVAL ? 2 : 1;
+  }
+  ork_device& dev = **opened;
+  exec::DeviceRef ref{dev.kmd.get(), dev.runner.get(), std::min(cores, dev.kmd ? dev.kmd->info().cores : 1)};
+
+  tools::Progress bar("running", static_cast<int64_t>(plan->order.size() / 3), true);
+  exec::RunOptions ro;
+  ro.want_trace = !trace_path.empty();
+  ro.progress = [&](int64_t done, int64_t) { bar.update(done); };
+  auto run = exec::run_plan(path, *model, *plan, po, ref, ro);
+  bar.finish();
+  if (!run) {
+    std::fprintf(stderr, "ork_run: %s\n", run.error().message.c_str());
+    return run.error().code == -EINVAL ? 2 : 1;
+  }
+  auto want = exec::reference_chain(path, *model, m, tokens);
+  if (!want) {
+    std::fprintf(stderr, "ork_run: the CPU reference failed: %s\n", want.error().message.c_str());
+    return 1;
+  }
+  const Status check = exec::compare_chains(*model, run->chain, *want);
+  if (!trace_path.empty()) {
+    std::ofstream t(trace_path);
+    t << exec::trace_json(run->trace);
+    if (!t) std::fprintf(stderr, "ork_run: cannot write %s\n", trace_path.c_str());
+  }
+  const exec::RunStats& s = run->stats;
+  const Figures f = figures(s, tokens);
+  const auto mm = static_cast<double>(tokens) * model->desc.layers * static_cast<double>(model->desc.matmuls.size());
+  if (json) {
+    nlohmann::json j = {{"model", path}, {"device", dev.backend}, {"tokens", tokens}, {"m", m},
+                        {"token_us", f.token_us}, {"token_mean_us", f.mean_us}, {"io_us", f.io_us}, {"device_us", f.device_us}, {"overlap", f.overlap},
+                        {"hit_rate", s.hit_rate()}, {"peak_bytes", s.peak_bytes}, {"budget_bytes", s.budget_bytes},
+                        {"model_bytes", model->weight_bytes()}, {"order", exec::order_name(*order)},
+                        {"policy", plan->policy}, {"predicted_us", static_cast<double>(plan->predicted_ns) / 1e3},
+                        {"lower_bound_us", static_cast<double>(plan->lower_bound_ns) / 1e3}, {"wall_us", f.wall_us},
+                        {"slots", plan->slot_bytes.size()}, {"engine", s.engine}, {"direct", s.direct},
+                        {"registered", s.registered}, {"fallbacks", s.fallbacks}, {"checked", static_cast<bool>(check)}};
+    if (!check) j["check_error"] = check.error().message;
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    const double mib = 1024.0 * 1024.0;
+    std::printf("model     %s: %s %s, %d layers, %.0f MiB of weights; device %s; order %s (%s); m = %lld\n", path.c_str(),
+                model->desc.name.c_str(), exec::dtype_key(model->desc.dtype), model->desc.layers,
+                static_cast<double>(model->weight_bytes()) / mib, dev.backend.c_str(), exec::order_name(*order),
+                plan->policy.c_str(), static_cast<long long>(m));
+    std::printf("token     %.1f ms median, %.1f ms mean over %lld tokens (wall %.1f ms)\n", f.token_us / 1e3, f.mean_us / 1e3,
+                static_cast<long long>(tokens), f.wall_us / 1e3);
+    std::printf("I/O       %.1f ms per token (%s%s%s, %.2f GB/s while reading)\n", f.io_us / 1e3, s.engine.c_str(),
+                s.direct ? ", O_DIRECT" : "", s.registered ? ", registered buffers" : "",
+                s.io_ns > 0 ? static_cast<double>(s.bytes_read) / static_cast<double>(s.io_ns) : 0.0);
+    std::printf("device    %.1f ms per token\n", f.device_us / 1e3);
+    std::printf("overlap   %.2f (mean token time / max(I/O, device); 1.00 = fully overlapped)\n", f.overlap);
+    std::printf("loader    hit rate %.2f (%llu of %llu loads ready when their matmul started)\n", s.hit_rate(),
+                static_cast<unsigned long long>(s.hits), static_cast<unsigned long long>(s.loads));
+    std::printf("memory    peak %.1f MiB of a %.1f MiB budget (%zu slots)\n", static_cast<double>(s.peak_bytes) / mib,
+                static_cast<double>(s.budget_bytes) / mib, plan->slot_bytes.size());
+    std::printf("plan      predicted %.1f ms for the run, lower bound %.1f ms\n", static_cast<double>(plan->predicted_ns) / 1e6,
+                static_cast<double>(plan->lower_bound_ns) / 1e6);
+    for (const auto& fb : s.fallbacks) std::printf("fallback  %s\n", fb.c_str());
+    if (check)
+      std::printf("checked   every output equals the CPU reference (%.0f matmul outputs)\n", mm);
+    else
+      std::printf("MISMATCH  %s\n", check.error().message.c_str());
+  }
+  return check ? 0 : 1;
+}
