@@ -9,7 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,14 @@ class Bo {
   size_t size() const { return size_; }        // bytes, page-rounded
   uint8_t* map() const { return map_; }        // CPU mapping of the whole BO
   uint64_t obj_addr() const { return obj_addr_; }  // rknpu kernel object cookie; 0 on rocket
+  // dma-buf sharing (bo_export / bo_import): the BO's own dma-buf fd once it is shared
+  // (-1 before), closed with the BO; imported BOs have no IOVA (0) and no obj_addr.
+  int dmabuf_fd() const { return dmabuf_fd_; }
+  bool imported() const { return imported_; }
+  void set_dmabuf(int fd, bool imported) {
+    dmabuf_fd_ = fd;
+    imported_ = imported;
+  }
 
  private:
   Kmd& kmd_;
@@ -61,6 +71,8 @@ class Bo {
   size_t size_;
   uint8_t* map_;
   uint64_t obj_addr_;
+  int dmabuf_fd_ = -1;
+  bool imported_ = false;
 };
 
 // One task: a regcmd buffer in a BO (64-byte aligned), entries counted with the 4-entry
@@ -130,12 +142,33 @@ class Kmd {
   // unseen. docs/library.md "Device memory".
   WindowInfo estimate_window() const;
 
+  // dma-buf sharing through the DRM core's PRIME ioctls (both uAPIs answer them:
+  // docs/kernel-interfaces.md "dma-buf"). bo_export: a new dma-buf fd of `bo` (close-on-exec,
+  // read-write), the caller's to close; the BO keeps one of its own for dmabuf_sync.
+  virtual Result<int> bo_export(Bo& bo) = 0;
+  // bo_import: a BO over the dma-buf `fd` (PRIME_FD_TO_HANDLE), mapped for the CPU through
+  // the dma-buf itself, `bytes` long (refused when the dma-buf is smaller). The caller keeps
+  // `fd`. The BO has no NPU address (the vendor uAPI does not report one for imports).
+  virtual Result<std::unique_ptr<Bo>> bo_import(int fd, size_t bytes) = 0;
+  // Brackets CPU access to a shared BO (DMA_BUF_IOCTL_SYNC on its dma-buf fd): `start`
+  // true before the access, false after; `write` true when the CPU writes it. No-op for a BO
+  // that is not shared.
+  virtual Status dmabuf_sync(const Bo& bo, bool start, bool write) = 0;
+
  protected:
   friend class Bo;
   virtual void bo_release(Bo& bo) noexcept = 0;
+  // The GEM handles of this file's live BOs: PRIME_FD_TO_HANDLE of a dma-buf this file
+  // already holds returns the handle it has (the DRM core's prime lookup), which a second
+  // Bo must not own; bo_import refuses it.
+  void note_handle(uint32_t handle);
+  void drop_handle(uint32_t handle);
+  bool has_handle(uint32_t handle) const;
 
  private:
   std::atomic<uint64_t> resident_bytes_{0};
+  mutable std::mutex handles_mutex_;
+  std::set<uint32_t> handles_;
 };
 
 // Open a node with a given kernel interface. The node's DRM driver name is checked.

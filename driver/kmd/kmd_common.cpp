@@ -1,13 +1,16 @@
 #include "driver/kmd/kmd_common.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <set>
 
+#include "driver/os/debug.h"
 #include "driver/os/ioctl.h"
+#include "uapi/dma_buf.h"
 #include "uapi/rknpu_ioctl.h"
 
 namespace ork::driver {
@@ -123,5 +126,103 @@ std::string errno_text(int negative_errno) {
 }
 
 const char* kmd_kind_name(KmdKind kind) { return kind == KmdKind::rknpu ? "rknpu" : "rocket"; }
+
+}  // namespace ork::driver
+
+namespace ork::driver {
+
+void Kmd::note_handle(uint32_t handle) {
+  std::lock_guard lock(handles_mutex_);
+  handles_.insert(handle);
+}
+
+void Kmd::drop_handle(uint32_t handle) {
+  std::lock_guard lock(handles_mutex_);
+  handles_.erase(handle);
+}
+
+bool Kmd::has_handle(uint32_t handle) const {
+  std::lock_guard lock(handles_mutex_);
+  return handles_.count(handle) != 0;
+}
+
+void gem_close(Os& os, int drm_fd, uint32_t handle) noexcept {
+  drm_gem_close args{.handle = handle, .pad = 0};
+  if (int rc = ioctl_retry(os, drm_fd, DRM_IOCTL_GEM_CLOSE, &args))
+    debug_log("kmd", "GEM_CLOSE of handle {} failed: {}", handle, errno_text(rc));
+}
+
+namespace {
+
+Result<int> handle_to_fd(Os& os, int drm_fd, uint32_t handle) {
+  drm_prime_handle args{.handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR, .fd = -1};
+  if (int rc = ioctl_retry(os, drm_fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &args))
+    return make_error(rc, fmt::format("PRIME_HANDLE_TO_FD of handle {} failed: {}", handle, errno_text(rc)));
+  return args.fd;
+}
+
+}  // namespace
+
+Result<int> export_bo(Os& os, int drm_fd, Bo& bo) {
+  if (bo.dmabuf_fd() < 0) {
+    auto own = handle_to_fd(os, drm_fd, bo.handle());
+    if (!own) return own.error();
+    bo.set_dmabuf(*own, false);
+  }
+  return handle_to_fd(os, drm_fd, bo.handle());
+}
+
+Result<uint32_t> prime_fd_to_handle(Os& os, int drm_fd, int fd) {
+  if (fd < 0) return make_error(-EBADF, fmt::format("dma-buf fd {}: not a file descriptor", fd));
+  drm_prime_handle args{.handle = 0, .flags = 0, .fd = fd};
+  int rc = ioctl_retry(os, drm_fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &args);
+  if (rc == -EBADF) return make_error(rc, fmt::format("dma-buf fd {}: not an open file descriptor", fd));
+  if (rc == -EINVAL) return make_error(rc, fmt::format("dma-buf fd {}: not a dma-buf", fd));
+  if (rc) return make_error(rc, fmt::format("PRIME_FD_TO_HANDLE of fd {} failed: {}", fd, errno_text(rc)));
+  return args.handle;
+}
+
+Error already_held(int fd, uint32_t handle) {
+  return make_error(-EEXIST, fmt::format("dma-buf fd {} is already buffer object {} of this device (exported by it "
+                                         "or imported before): use that buffer",
+                                         fd, handle));
+}
+
+Result<std::unique_ptr<Bo>> map_import(Os& os, int drm_fd, Kmd& kmd, uint32_t handle, size_t bytes) {
+  auto own = handle_to_fd(os, drm_fd, handle);
+  if (!own) {
+    gem_close(os, drm_fd, handle);
+    return own.error();
+  }
+  const size_t size = (bytes + 4095) & ~size_t{4095};
+  // dma_buf_mmap refuses a mapping past the dma-buf's size with EINVAL (dma-buf.c).
+  void* cpu = os.mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, *own, 0);
+  if (cpu == MAP_FAILED) {
+    const int err = errno;
+    os.close(*own);
+    gem_close(os, drm_fd, handle);
+    if (err == EINVAL)
+      return make_error(-EINVAL, fmt::format("the dma-buf is smaller than the {} bytes asked for", bytes));
+    return make_error(-err, fmt::format("mapping {} bytes of the dma-buf failed: {}", size, errno_text(-err)));
+  }
+  auto bo = std::make_unique<Bo>(kmd, handle, 0, size, static_cast<uint8_t*>(cpu), 0);
+  bo->set_dmabuf(*own, true);
+  return bo;
+}
+
+Status dmabuf_sync(Os& os, const Bo& bo, bool start, bool write) {
+  if (bo.dmabuf_fd() < 0) return Status::success();
+  ork_dma_buf_sync args{.flags = static_cast<__u64>((start ? ORK_DMA_BUF_SYNC_START : ORK_DMA_BUF_SYNC_END) |
+                                                    (write ? ORK_DMA_BUF_SYNC_WRITE : ORK_DMA_BUF_SYNC_READ))};
+  if (int rc = ioctl_retry(os, bo.dmabuf_fd(), ORK_DMA_BUF_IOCTL_SYNC, &args))
+    return make_error(rc, fmt::format("DMA_BUF_IOCTL_SYNC ({} {}) of handle {} failed: {}", start ? "start" : "end",
+                                      write ? "write" : "read", bo.handle(), errno_text(rc)));
+  return Status::success();
+}
+
+void close_dmabuf(Os& os, const Bo& bo) noexcept {
+  if (bo.dmabuf_fd() >= 0 && os.close(bo.dmabuf_fd()) != 0)
+    debug_log("kmd", "closing the dma-buf fd of handle {} failed: errno {}", bo.handle(), errno);
+}
 
 }  // namespace ork::driver

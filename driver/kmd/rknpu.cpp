@@ -41,6 +41,11 @@ class RknpuKmd final : public Kmd {
   Result<std::unique_ptr<Bo>> bo_create(size_t bytes, BoUsage usage) override;
   Status bo_sync(const Bo& bo, SyncDir dir) override;
   Result<SubmitResult> submit(const SubmitDesc& desc) override;
+  Result<int> bo_export(Bo& bo) override { return export_bo(os_, fd_.get(), bo); }
+  Result<std::unique_ptr<Bo>> bo_import(int fd, size_t bytes) override;
+  Status dmabuf_sync(const Bo& bo, bool start, bool write) override {
+    return driver::dmabuf_sync(os_, bo, start, write);
+  }
   Status reset() override;
   int node_fd() const override { return fd_.get(); }
 
@@ -104,6 +109,7 @@ Result<std::unique_ptr<Bo>> RknpuKmd::bo_create(size_t bytes, BoUsage usage) {
     return make_error(
         rc, fmt::format("mapping a {}-byte rknpu BO failed: {}", args.size, errno_text(rc)));
   }
+  note_handle(args.handle);
   return std::make_unique<Bo>(*this, args.handle, args.dma_addr, args.size,
                               static_cast<uint8_t*>(cpu), args.obj_addr);
 }
@@ -112,10 +118,32 @@ void RknpuKmd::bo_release(Bo& bo) noexcept {
   if (os_.munmap(bo.map(), bo.size()) != 0) {
     debug_log("kmd", "rknpu: munmap of handle {} failed: errno {}", bo.handle(), errno);
   }
-  destroy_handle(bo.handle(), bo.obj_addr());
+  close_dmabuf(os_, bo);
+  drop_handle(bo.handle());
+  // An import has no rknpu object of ours (no obj_addr): the DRM core's GEM_CLOSE frees it.
+  if (bo.imported()) {
+    gem_close(os_, fd_.get(), bo.handle());
+  } else {
+    destroy_handle(bo.handle(), bo.obj_addr());
+  }
 }
 
+Result<std::unique_ptr<Bo>> RknpuKmd::bo_import(int fd, size_t bytes) {
+  if (bytes == 0) return make_error(-EINVAL, "bo_import: bytes = 0");
+  auto handle = prime_fd_to_handle(os_, fd_.get(), fd);
+  if (!handle) return handle.error();
+  if (has_handle(*handle)) return already_held(fd, *handle);
+  auto bo = map_import(os_, fd_.get(), *this, *handle, bytes);
+  if (bo) note_handle(*handle);
+  return bo;
+}
+
+
 Status RknpuKmd::bo_sync(const Bo& bo, SyncDir dir) {
+  if (bo.imported())  // MEM_SYNC takes the obj_addr cookie, which no ioctl gives for an import
+    return make_error(-EINVAL, fmt::format("RKNPU_MEM_SYNC of handle {}: an imported BO has no rknpu object; "
+                                           "bracket CPU access with dmabuf_sync",
+                                           bo.handle()));
   rknpu_mem_sync args{};
   args.flags = dir == SyncDir::to_device ? RKNPU_MEM_SYNC_TO_DEVICE : RKNPU_MEM_SYNC_FROM_DEVICE;
   args.obj_addr = bo.obj_addr();

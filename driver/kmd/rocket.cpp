@@ -32,6 +32,11 @@ class RocketKmd final : public Kmd {
   Result<std::unique_ptr<Bo>> bo_create(size_t bytes, BoUsage usage) override;
   Status bo_sync(const Bo& bo, SyncDir dir) override;
   Result<SubmitResult> submit(const SubmitDesc& desc) override;
+  Result<int> bo_export(Bo& bo) override { return export_bo(os_, fd_.get(), bo); }
+  Result<std::unique_ptr<Bo>> bo_import(int fd, size_t bytes) override;
+  Status dmabuf_sync(const Bo& bo, bool start, bool write) override {
+    return driver::dmabuf_sync(os_, bo, start, write);
+  }
   // rocket has no reset ioctl: its kernel resets a core when a job times out (500 ms).
   Status reset() override { return Status::success(); }
   int node_fd() const override { return fd_.get(); }
@@ -82,6 +87,7 @@ Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
     return make_error(
         -err, fmt::format("mmap of a {}-byte rocket BO failed: {}", size, errno_text(-err)));
   }
+  note_handle(args.handle);
   return std::make_unique<Bo>(*this, args.handle, args.dma_address, size,
                               static_cast<uint8_t*>(cpu), 0);
 }
@@ -90,8 +96,21 @@ void RocketKmd::bo_release(Bo& bo) noexcept {
   if (os_.munmap(bo.map(), bo.size()) != 0) {
     debug_log("kmd", "rocket: munmap of handle {} failed: errno {}", bo.handle(), errno);
   }
+  close_dmabuf(os_, bo);
+  drop_handle(bo.handle());
   close_handle(bo.handle());
 }
+
+Result<std::unique_ptr<Bo>> RocketKmd::bo_import(int fd, size_t bytes) {
+  if (bytes == 0) return make_error(-EINVAL, "bo_import: bytes = 0");
+  auto handle = prime_fd_to_handle(os_, fd_.get(), fd);
+  if (!handle) return handle.error();
+  if (has_handle(*handle)) return already_held(fd, *handle);
+  auto bo = map_import(os_, fd_.get(), *this, *handle, bytes);
+  if (bo) note_handle(*handle);
+  return bo;
+}
+
 
 int RocketKmd::prep_bo(uint32_t handle, int64_t deadline_ns) {
   drm_rocket_prep_bo args{.handle = handle, .reserved = 0, .timeout_ns = deadline_ns};

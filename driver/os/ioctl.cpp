@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "driver/os/debug.h"
+#include "uapi/dma_buf.h"
 #include "uapi/rknpu_ioctl.h"
 #include "uapi/rocket_accel.h"
 
@@ -23,6 +24,9 @@ struct IoctlEntry {
 constexpr IoctlEntry kIoctlNames[] = {
     {DRM_IOCTL_VERSION, "DRM_VERSION"},
     {DRM_IOCTL_GEM_CLOSE, "DRM_GEM_CLOSE"},
+    {DRM_IOCTL_PRIME_HANDLE_TO_FD, "DRM_PRIME_HANDLE_TO_FD"},
+    {DRM_IOCTL_PRIME_FD_TO_HANDLE, "DRM_PRIME_FD_TO_HANDLE"},
+    {ORK_DMA_BUF_IOCTL_SYNC, "DMA_BUF_IOCTL_SYNC"},
     {DRM_IOCTL_RKNPU_ACTION, "RKNPU_ACTION"},
     {DRM_IOCTL_RKNPU_SUBMIT, "RKNPU_SUBMIT"},
     {DRM_IOCTL_RKNPU_MEM_CREATE, "RKNPU_MEM_CREATE"},

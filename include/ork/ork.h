@@ -106,6 +106,50 @@ ORK_API void ork_weights_destroy(ork_weights* weights);
 ORK_API ork_status ork_matmul(ork_device* device, const ork_weights* weights, const void* a,
                               int64_t m, void* c, const ork_matmul_options* options);
 
+/* ---- Device buffers and tensors (API 2; docs/library.md "Buffers and tensors") ------------
+ * An ork_buffer is memory of one device (a buffer object of its kernel interface; plain host
+ * memory on "cpu") that the caller maps once and passes as A or C through an ork_tensor, so
+ * activations stay in one place between calls with nothing copied by the engine. The library
+ * does the cache maintenance around its own accesses. The device must outlive its buffers. */
+typedef struct ork_buffer ork_buffer;
+
+/* A buffer of `bytes` (>= 1) bytes on `device`, zero-filled. */
+ORK_API ork_status ork_buffer_create(ork_device* device, size_t bytes, ork_buffer** out);
+/* The CPU mapping of the whole buffer, valid until ork_buffer_destroy. */
+ORK_API ork_status ork_buffer_map(ork_buffer* buffer, void** ptr);
+/* The size asked for at create / import (0 for NULL). */
+ORK_API size_t ork_buffer_size(const ork_buffer* buffer);
+/* dma-buf sharing (PRIME on both kernel interfaces, emulated on emu): export gives a new
+ * dma-buf fd of the buffer (close-on-exec, read-write), the caller's to close; import makes a
+ * buffer of `bytes` over a dma-buf fd from any device or process (the caller keeps `fd`; a
+ * dma-buf smaller than `bytes`, a bad fd, or one this device already holds as a buffer are
+ * ORK_E_INVALID_ARGUMENT). The library brackets its CPU accesses to a shared buffer with
+ * DMA_BUF_IOCTL_SYNC. "cpu" has no kernel interface: ORK_E_UNSUPPORTED. */
+ORK_API ork_status ork_buffer_export_dmabuf(ork_buffer* buffer, int* fd);
+ORK_API ork_status ork_buffer_import_dmabuf(ork_device* device, int fd, size_t bytes, ork_buffer** out);
+/* Refused (ORK_E_INVALID_ARGUMENT, the buffer stays valid) while a call or job uses it.
+ * NULL is a no-op. */
+ORK_API ork_status ork_buffer_destroy(ork_buffer* buffer);
+
+/* One operand of a matmul: host memory (`host`), or a buffer of the call's device
+ * (`buffer`); exactly one of the two is set. The first element is `offset_bytes` past the
+ * start; rows start `row_stride` elements apart (0 = dense: the operand's own row length).
+ * int4 operands count nibbles (element i of a row at nibble row * row_stride + i). Writing C
+ * into columns [c0, c0 + N) of a wider M x W matrix: row_stride = W, offset_bytes = c0 times
+ * the element size. Every element of the operand must lie inside the buffer. */
+typedef struct ork_tensor {
+  void* host;
+  ork_buffer* buffer;
+  size_t offset_bytes;
+  int64_t row_stride;
+} ork_tensor;
+
+/* ork_matmul on tensors: A is M x K, C is M x N, dtypes as ork_matmul. Element pointers must
+ * be aligned to their element size. ork_matmul(d, w, a, m, c, o) is ork_matmul_t with two
+ * dense host tensors. */
+ORK_API ork_status ork_matmul_t(ork_device* device, const ork_weights* weights, const ork_tensor* a,
+                                int64_t m, const ork_tensor* c, const ork_matmul_options* options);
+
 /* ---- Quantised matmul (issue 7; docs/quantisation.md) -------------------------------------
  * fp32 in, fp32 out. Weights are quantised once (symmetric, one scale per output column,
  * per-channel or per group of 32/64/128 along K) to int8 or int4 codes; each call quantises A

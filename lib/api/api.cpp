@@ -1,6 +1,5 @@
 // The C entry points: argument checks, conversion of internal errors, no exception across
 // the boundary (every entry point catches and reports).
-#include <bit>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -12,6 +11,8 @@
 #include "lib/api/device.h"
 #include "lib/api/error.h"
 #include "lib/api/stats.h"
+#include "lib/api/matmul_t.h"
+#include "lib/api/tensor.h"
 #include "lib/api/weights.h"
 #include "lib/ref/fast.h"
 #include "ork/ork.h"
@@ -22,28 +23,12 @@ using ork::api::guarded;
 
 namespace {
 
-// Largest dimension accepted anywhere: keeps every byte count far from int64 overflow.
-constexpr int64_t kMaxDim = int64_t{1} << 24;
+using ork::api::kMaxDim;
 
 ork_status check_dim(const char* what, int64_t v) {
   if (v < 1) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{} = {}: must be >= 1", what, v));
   if (v > kMaxDim)
     return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{} = {}: larger than {} is not supported", what, v, kMaxDim));
-  return ORK_OK;
-}
-
-// core_mask: bits only below the device's core count; with a mask, cores is 0 or its count.
-ork_status check_core_mask(const ork_matmul_options& o, int max_cores) {
-  if (o.core_mask == 0) return ORK_OK;
-  const uint32_t valid = max_cores >= 32 ? ~0u : (1u << max_cores) - 1;
-  if ((o.core_mask & ~valid) != 0)
-    return fail(ORK_E_INVALID_ARGUMENT,
-                fmt::format("ork_matmul: core_mask = 0x{:x}: bit {} is beyond the device's {} core{} (masks 0x1..0x{:x})",
-                            o.core_mask, 31 - std::countl_zero(o.core_mask & ~valid), max_cores, max_cores == 1 ? "" : "s",
-                            valid));
-  if (o.cores != 0 && o.cores != std::popcount(o.core_mask))
-    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_matmul: cores = {} with core_mask = 0x{:x} ({} cores): give one "
-                                                    "or make them agree", o.cores, o.core_mask, std::popcount(o.core_mask)));
   return ORK_OK;
 }
 
@@ -120,31 +105,10 @@ ORK_API void ork_weights_destroy(ork_weights* weights) {
 ORK_API ork_status ork_matmul(ork_device* device, const ork_weights* weights, const void* a,
                               int64_t m, void* c, const ork_matmul_options* options) {
   return guarded([&] {
-    if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_matmul: device is NULL");
-    if (weights == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_matmul: weights is NULL");
-    if (weights->device != device)
-      return fail(ORK_E_INVALID_ARGUMENT, "ork_matmul: the weights belong to another device");
-    if (a == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_matmul: A is NULL");
-    if (c == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_matmul: C is NULL");
-    if (auto s = check_dim("M", m); s != ORK_OK) return s;
-    ork_matmul_options opt{};
-    if (options != nullptr && options->struct_size != 0) {
-      if (options->struct_size > sizeof(ork_matmul_options))
-        return fail(ORK_E_INVALID_ARGUMENT, "ork_matmul: options.struct_size is larger than this library knows");
-      std::memcpy(&opt, options, options->struct_size);
-    }
-    const int max_cores = device->info.cores;
-    if (opt.cores < 0 || opt.cores > max_cores)
-      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_matmul: cores = {}: the device has 1..{}", opt.cores, max_cores));
-    if (opt.mc_cap < 0)
-      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_matmul: mc_cap = {}: must be >= 0", opt.mc_cap));
-    if (auto s = check_core_mask(opt, max_cores); s != ORK_OK) return s;
-    if (opt.stats != nullptr)
-      if (auto s = ork::api::check_out_struct(opt.stats->struct_size, "ork_matmul: options.stats"); s != ORK_OK) return s;
-    ork::matmul::RunOptions ro{.cores = opt.cores == 0 ? max_cores : opt.cores, .core_mask = opt.core_mask};
-    ork::api::CallMeter meter(*device);
-    if (auto s = ork::api::run_matmul(*device, *weights, a, m, c, opt, ro, meter); s != ORK_OK) return s;
-    return meter.finish(opt.stats);
+    // Two dense host tensors; a NULL pointer keeps its own message ("A is NULL").
+    ork_tensor ta{.host = const_cast<void*>(a), .buffer = nullptr, .offset_bytes = 0, .row_stride = 0};
+    ork_tensor tc{.host = c, .buffer = nullptr, .offset_bytes = 0, .row_stride = 0};
+    return ork::api::matmul_tensors("ork_matmul", device, weights, a ? &ta : nullptr, m, c ? &tc : nullptr, options);
   });
 }
 

@@ -87,6 +87,14 @@ ork_status run_cpu(const ork_weights& w, const CallTypes& t, const void* a, int6
 
 }  // namespace
 
+ork_status call_dtypes(const ork_weights& w, const ork_matmul_options& o, int32_t* a_dtype, int32_t* c_dtype) {
+  CallTypes t;
+  if (auto st = resolve_types(w, o, &t); st != ORK_OK) return st;
+  *a_dtype = t.a;
+  *c_dtype = t.c;
+  return ORK_OK;
+}
+
 ork_status check_weights_dtype(ork_dtype dtype) {
   if (dtype == ORK_DTYPE_INT8 || dtype == ORK_DTYPE_FP16 || dtype == ORK_DTYPE_INT4) return ORK_OK;
   if (dtype == ORK_DTYPE_INT32 || dtype == ORK_DTYPE_FP32)

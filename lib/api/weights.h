@@ -35,6 +35,9 @@ namespace ork::api {
 ork_status check_weights_dtype(ork_dtype dtype);
 // Fills w.resident / w.packed / w.host* from the caller's data (w.dtype, k, n set).
 ork_status fill_weights(ork_device& device, ork_weights& w, const void* data);
+// The dtypes of A and C of one call after defaults; a bad pair is ORK_E_INVALID_ARGUMENT
+// naming both dtypes.
+ork_status call_dtypes(const ork_weights& w, const ork_matmul_options& options, int32_t* a_dtype, int32_t* c_dtype);
 // C = A x W for options already checked for cores / mc_cap / core_mask (`run` carries
 // them); checks a_dtype / c_dtype. The call's figures go to `meter` (stats.h).
 ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, int64_t m, void* c,

@@ -3,6 +3,7 @@
 
 #include "uapi/rknpu_ioctl.h"
 #include "uapi/rocket_accel.h"
+#include "uapi/dma_buf.h"
 
 int main(void) {
   int bad = 0;

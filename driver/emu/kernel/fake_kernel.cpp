@@ -30,6 +30,8 @@ struct IoctlDesc {
 constexpr IoctlDesc kCoreIoctls[] = {
     {_IOC_NR(DRM_IOCTL_VERSION), sizeof(struct drm_version), handle_drm_version},
     {_IOC_NR(DRM_IOCTL_GEM_CLOSE), sizeof(struct drm_gem_close), handle_drm_gem_close},
+    {_IOC_NR(DRM_IOCTL_PRIME_HANDLE_TO_FD), sizeof(struct drm_prime_handle), handle_prime_handle_to_fd},
+    {_IOC_NR(DRM_IOCTL_PRIME_FD_TO_HANDLE), sizeof(struct drm_prime_handle), handle_prime_fd_to_handle},
 };
 constexpr IoctlDesc kRknpuIoctls[] = {
     {DRM_COMMAND_BASE + DRM_RKNPU_ACTION, sizeof(struct rknpu_action), handle_rknpu_action},
@@ -135,7 +137,12 @@ int FakeKernel::open(const char* path, int flags) {
 int FakeKernel::close(int fd) {
   std::lock_guard lock(state_->mutex);
   auto it = state_->files.find(fd);
-  if (it == state_->files.end()) return fail(EBADF);
+  if (it == state_->files.end()) {
+    uint64_t ino = 0, size = 0;
+    int err = 0;
+    if (!fake_dmabuf(fd, &ino, &size, &err)) return fail(EBADF);
+    return static_cast<int>(::syscall(SYS_close, fd));  // a dma-buf fd: only the fd goes
+  }
   // Like the DRM core's postclose: the file's handles go; BOs still mapped stay alive.
   state_->stats.handles_open_at_close += it->second.handles.size();
   state_->files.erase(it);
@@ -147,7 +154,13 @@ int FakeKernel::ioctl(int fd, unsigned long request, void* arg) {
   std::unique_lock lock(state_->mutex);
   ++state_->stats.ioctls;
   auto it = state_->files.find(fd);
-  if (it == state_->files.end()) return fail(EBADF);
+  if (it == state_->files.end()) {
+    uint64_t ino = 0, size = 0;
+    int err = 0;
+    if (!fake_dmabuf(fd, &ino, &size, &err)) return fail(EBADF);
+    const int ret = dmabuf_ioctl(*state_, request, arg);
+    return ret < 0 ? fail(-ret) : 0;
+  }
   if (int err = injected_fault(state_->faults, _IOC_NR(request))) return fail(err);
   if (_IOC_TYPE(request) != DRM_IOCTL_BASE) return fail(ENOTTY);
   const IoctlDesc* desc = find_ioctl(it->second.kind, _IOC_NR(request));
@@ -175,7 +188,7 @@ void* FakeKernel::mmap(void* addr, size_t length, int prot, int flags, int fd, o
   (void)prot;
   std::lock_guard lock(state_->mutex);
   auto it = state_->files.find(fd);
-  if (it == state_->files.end()) return (errno = EBADF, MAP_FAILED);
+  if (it == state_->files.end()) return map_dmabuf(length, prot, flags, fd, offset);
   (void)addr;  // a hint only; MAP_FIXED is refused below
   if (length == 0 || (flags & MAP_FIXED) || !(flags & MAP_SHARED))
     return (errno = EINVAL, MAP_FAILED);
@@ -195,6 +208,11 @@ void* FakeKernel::mmap(void* addr, size_t length, int prot, int flags, int fd, o
 int FakeKernel::munmap(void* addr, size_t length) {
   (void)length;
   std::lock_guard lock(state_->mutex);
+  if (auto d = state_->dmabuf_mappings.find(static_cast<const uint8_t*>(addr)); d != state_->dmabuf_mappings.end()) {
+    ::syscall(SYS_munmap, addr, d->second);
+    state_->dmabuf_mappings.erase(d);
+    return 0;
+  }
   auto it = state_->mappings.find(static_cast<const uint8_t*>(addr));
   if (it == state_->mappings.end()) return fail(EINVAL);
   if (--it->second.count == 0) state_->mappings.erase(it);
@@ -212,13 +230,35 @@ std::vector<std::string> FakeKernel::list_nodes(const char* glob_pattern) {
 }
 
 bool FakeKernel::owns_fd(int fd) const {
-  std::lock_guard lock(state_->mutex);
-  return state_->files.count(fd) != 0;
+  {
+    std::lock_guard lock(state_->mutex);
+    if (state_->files.count(fd) != 0) return true;
+  }
+  uint64_t ino = 0, size = 0;
+  int err = 0;
+  return fake_dmabuf(fd, &ino, &size, &err);  // the emulated dma-bufs answer their ioctls here
 }
 
 bool FakeKernel::owns_mapping(const void* addr) const {
   std::lock_guard lock(state_->mutex);
-  return state_->mappings.count(static_cast<const uint8_t*>(addr)) != 0;
+  const auto* p = static_cast<const uint8_t*>(addr);
+  return state_->mappings.count(p) != 0 || state_->dmabuf_mappings.count(p) != 0;
+}
+
+// mmap of an emulated dma-buf fd (the dma-buf's own mmap): shared, inside its size (with the
+// lock held by the caller).
+void* FakeKernel::map_dmabuf(size_t length, int prot, int flags, int fd, off_t offset) {
+  uint64_t ino = 0, size = 0;
+  int err = 0;
+  if (!fake_dmabuf(fd, &ino, &size, &err)) return (errno = EBADF, MAP_FAILED);
+  // dma_buf_mmap_internal(): a mapping past the end is -EINVAL.
+  if (length == 0 || offset < 0 || (flags & MAP_FIXED) || !(flags & MAP_SHARED) ||
+      static_cast<uint64_t>(offset) + length > ((size + kPageBytes - 1) & ~(kPageBytes - 1)))
+    return (errno = EINVAL, MAP_FAILED);
+  const long addr = ::syscall(SYS_mmap, nullptr, length, prot, MAP_SHARED, fd, offset);
+  if (addr == -1) return MAP_FAILED;
+  state_->dmabuf_mappings[reinterpret_cast<const uint8_t*>(addr)] = length;
+  return reinterpret_cast<void*>(addr);
 }
 
 const FakeKernelConfig& FakeKernel::config() const { return state_->config; }

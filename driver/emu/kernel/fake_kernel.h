@@ -82,6 +82,9 @@ struct KernelStats {
   std::array<uint64_t, kMaxCores> rocket_jobs{};  // rocket jobs run per core
   uint64_t rocket_jobs_dropped = 0;               // bad jobs dropped with ioctl 0 (rocket quirk)
   uint64_t syncs = 0;                             // MEM_SYNC / PREP_BO / FINI_BO
+  uint64_t dmabuf_exports = 0;                    // PRIME_HANDLE_TO_FD
+  uint64_t dmabuf_imports = 0;                    // PRIME_FD_TO_HANDLE
+  uint64_t dmabuf_syncs = 0;                      // DMA_BUF_IOCTL_SYNC
   uint64_t handles_open_at_close = 0;             // GEM handles still open when their fd closed
 };
 
@@ -102,7 +105,9 @@ class FakeKernel final : public driver::Os {
   FakeKernel& operator=(const FakeKernel&) = delete;
 
   // Os. Paths the kernel does not emulate: ENOENT. Fds are real descriptors of /dev/null
-  // (so they never collide with the process's own), known to this kernel.
+  // (so they never collide with the process's own), known to this kernel. The dma-buf fds
+  // of PRIME_HANDLE_TO_FD are memfds any FakeKernel answers (DMA_BUF_IOCTL_SYNC, mmap,
+  // close: dmabuf.cpp).
   int open(const char* path, int flags) override;
   int close(int fd) override;
   int ioctl(int fd, unsigned long request, void* arg) override;
@@ -127,6 +132,7 @@ class FakeKernel final : public driver::Os {
   std::optional<WindowUsage> window_usage(int node_fd) const;
 
  private:
+  void* map_dmabuf(size_t length, int prot, int flags, int fd, off_t offset);
   std::unique_ptr<KernelState> state_;
 };
 

@@ -35,19 +35,23 @@ uint8_t* alloc_host_pages(uint64_t bytes) {
 }  // namespace
 
 BoObject::BoObject(KernelState& k, std::shared_ptr<AddressSpace> s, uint64_t i, uint64_t b,
-                   uint8_t* h, uint8_t* d, uint64_t va, uint32_t f)
-    : kernel(k), space(std::move(s)), id(i), bytes(b), host(h), device(d), iova(va), flags(f) {
+                   uint8_t* h, uint8_t* d, uint64_t va, uint32_t f, bool imp)
+    : kernel(k), space(std::move(s)), id(i), bytes(b), host(h), device(d), iova(va), flags(f), imported(imp) {
   kernel.objects.emplace(id, this);
+  if (imported) return;
   // The NPU-side copy of a modelled cache changes only by sync and NPU writes: tracked, so
   // the CORE may keep weights it prepared from it (driver/emu/npu/weight_cache.h).
   space->memory.map(iova, device, bytes, /*tracked=*/device != host && k.config.keep_prepared_weights);
 }
 
 BoObject::~BoObject() {
-  space->memory.unmap(iova);
-  space->iova.free(iova);
+  if (!imported) {
+    space->memory.unmap(iova);
+    space->iova.free(iova);
+  }
   if (device != host) ::syscall(SYS_munmap, device, bytes);
   ::syscall(SYS_munmap, host, bytes);
+  if (memfd >= 0) ::syscall(SYS_close, memfd);
   kernel.objects.erase(id);
 }
 

@@ -34,7 +34,7 @@ struct KernelState;
 // the last goes, its IOVA range and host pages are released.
 struct BoObject {
   BoObject(KernelState& kernel, std::shared_ptr<AddressSpace> space, uint64_t id, uint64_t bytes,
-           uint8_t* host, uint8_t* device, uint64_t iova, uint32_t flags);
+           uint8_t* host, uint8_t* device, uint64_t iova, uint32_t flags, bool imported = false);
   ~BoObject();
   BoObject(const BoObject&) = delete;
   BoObject& operator=(const BoObject&) = delete;
@@ -47,6 +47,12 @@ struct BoObject {
   uint8_t* device;  // what the NPU reads and writes: == host unless caches are modelled
   uint64_t iova;
   uint32_t flags;  // RKNPU_MEM_* (rknpu); 0 on rocket
+  // dma-buf (dmabuf.cpp): the memfd named kDmabufName that holds the host pages once the BO
+  // is exported, or that an import maps; its inode names the dma-buf across fds and kernels.
+  // An import has no IOVA and is not in the DeviceMemory (the vendor uAPI reports none).
+  int memfd = -1;
+  uint64_t dmabuf_ino = 0;
+  bool imported = false;
   // rocket: how the last job that wrote this BO ended (0, -EIO, -ETIMEDOUT) and when, in
   // timed mode, its result is ready.
   int job_status = 0;
@@ -80,6 +86,7 @@ struct KernelState {
   KernelStats stats;
   std::unordered_map<int, File> files;
   std::map<const uint8_t*, Mapping> mappings;
+  std::map<const uint8_t*, size_t> dmabuf_mappings;  // mmap of a dma-buf fd: address -> bytes
   std::unordered_map<uint64_t, BoObject*> objects;  // live BOs by id (non-owning)
   uint64_t next_bo_id = 1;
   std::shared_ptr<AddressSpace> rknpu_space;  // the vendor driver's single IOMMU domain
@@ -111,6 +118,17 @@ struct IoctlContext {
 
 int handle_drm_version(IoctlContext& ctx);
 int handle_drm_gem_close(IoctlContext& ctx);
+int handle_prime_handle_to_fd(IoctlContext& ctx);
+int handle_prime_fd_to_handle(IoctlContext& ctx);
+
+// The emulated dma-bufs (dmabuf.cpp): memfds of this name, so that a dma-buf exported by one
+// FakeKernel is recognised by any other in the process (and through the shim).
+inline constexpr const char* kDmabufName = "ork-emu-dmabuf";
+// True when `fd` is an emulated dma-buf; its inode and size. *err: EBADF for a closed fd,
+// EINVAL for a file that is not an emulated dma-buf.
+bool fake_dmabuf(int fd, uint64_t* ino, uint64_t* size, int* err);
+// DMA_BUF_IOCTL_SYNC on an emulated dma-buf: 0 or -errno.
+int dmabuf_ioctl(KernelState& kernel, unsigned long request, void* arg);
 
 int handle_rknpu_action(IoctlContext& ctx);
 int handle_rknpu_submit(IoctlContext& ctx);

@@ -1,0 +1,143 @@
+// ork_buffer_*: device buffers (buffer.h; docs/library.md "Buffers and tensors").
+#include "lib/api/buffer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "lib/api/error.h"
+
+using ork::api::fail;
+using ork::api::guarded;
+
+namespace ork::api {
+
+namespace {
+
+ork_status dmabuf_sync(const ork_buffer& b, bool start, bool write, const char* what) {
+  if (!b.bo) return ORK_OK;
+  if (auto s = b.device->kmd->dmabuf_sync(*b.bo, start, write); !s)
+    return fail(ORK_E_DEVICE, fmt::format("{}: {}", what, s.error().message));
+  return ORK_OK;
+}
+
+}  // namespace
+
+ork_status buffer_begin_cpu(const ork_buffer& b, bool write, const char* what) {
+  return dmabuf_sync(b, true, write, what);
+}
+
+ork_status buffer_end_cpu(const ork_buffer& b, bool write, const char* what) {
+  return dmabuf_sync(b, false, write, what);
+}
+
+}  // namespace ork::api
+
+namespace {
+
+// The largest buffer accepted: rocket's CREATE_BO takes a 32-bit size, and the NPU's address
+// window is 4 GiB (docs/kernel-interfaces.md); a host (cpu) buffer gets the same bound.
+constexpr size_t kMaxBufferBytes = size_t{0xffffffff} - 4095;
+
+}  // namespace
+
+extern "C" {
+
+ORK_API ork_status ork_buffer_create(ork_device* device, size_t bytes, ork_buffer** out) {
+  return guarded([&] {
+    if (out == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_buffer_create: out is NULL");
+    *out = nullptr;
+    if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_buffer_create: device is NULL");
+    if (bytes == 0) return fail(ORK_E_INVALID_ARGUMENT, "ork_buffer_create: bytes = 0: must be >= 1");
+    if (bytes > kMaxBufferBytes)
+      return fail(ORK_E_INVALID_ARGUMENT,
+                  fmt::format("ork_buffer_create: bytes = {}: larger than {} (the NPU's 4 GiB window) is not supported",
+                              bytes, kMaxBufferBytes));
+    auto b = std::make_unique<ork_buffer>();
+    b->device = device;
+    b->bytes = bytes;
+    if (device->kmd) {
+      auto bo = device->kmd->bo_create(bytes, ork::driver::BoUsage::data);
+      if (!bo) return fail(bo.error().code == -ENOMEM ? ORK_E_NO_MEMORY : ORK_E_DEVICE,
+                           fmt::format("ork_buffer_create: {} bytes: {}", bytes, bo.error().message));
+      b->bo = std::move(*bo);
+      std::memset(b->bo->map(), 0, b->bo->size());
+    } else {
+      b->host.reset(new (std::nothrow) uint8_t[bytes]());
+      if (!b->host) return fail(ORK_E_NO_MEMORY, fmt::format("ork_buffer_create: {} bytes: out of host memory", bytes));
+    }
+    *out = b.release();
+    return ork::api::ok();
+  });
+}
+
+ORK_API ork_status ork_buffer_map(ork_buffer* buffer, void** ptr) {
+  if (ptr == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_buffer_map: ptr is NULL");
+  *ptr = nullptr;
+  if (buffer == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_buffer_map: buffer is NULL");
+  *ptr = buffer->data();
+  return ork::api::ok();
+}
+
+ORK_API size_t ork_buffer_size(const ork_buffer* buffer) { return buffer ? buffer->bytes : 0; }
+
+ORK_API ork_status ork_buffer_export_dmabuf(ork_buffer* buffer, int* fd) {
+  return guarded([&] {
+    if (fd == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_buffer_export_dmabuf: fd is NULL");
+    *fd = -1;
+    if (buffer == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_buffer_export_dmabuf: buffer is NULL");
+    if (!buffer->bo)
+      return fail(ORK_E_UNSUPPORTED, fmt::format("ork_buffer_export_dmabuf: the {} backend has no kernel interface to "
+                                                 "export a dma-buf from",
+                                                 buffer->device->backend));
+    auto r = buffer->device->kmd->bo_export(*buffer->bo);
+    if (!r) return fail(ORK_E_DEVICE, fmt::format("ork_buffer_export_dmabuf: {}", r.error().message));
+    *fd = *r;
+    return ork::api::ok();
+  });
+}
+
+ORK_API ork_status ork_buffer_import_dmabuf(ork_device* device, int fd, size_t bytes, ork_buffer** out) {
+  return guarded([&] {
+    if (out == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_buffer_import_dmabuf: out is NULL");
+    *out = nullptr;
+    if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_buffer_import_dmabuf: device is NULL");
+    if (bytes == 0) return fail(ORK_E_INVALID_ARGUMENT, "ork_buffer_import_dmabuf: bytes = 0: must be >= 1");
+    if (bytes > kMaxBufferBytes)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_buffer_import_dmabuf: bytes = {}: larger than {} is not "
+                                                      "supported",
+                                                      bytes, kMaxBufferBytes));
+    if (fd < 0) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_buffer_import_dmabuf: fd = {}: not a file descriptor", fd));
+    if (!device->kmd)
+      return fail(ORK_E_UNSUPPORTED, fmt::format("ork_buffer_import_dmabuf: the {} backend has no kernel interface to "
+                                                 "import a dma-buf into",
+                                                 device->backend));
+    auto bo = device->kmd->bo_import(fd, bytes);
+    if (!bo) {
+      const int code = bo.error().code;
+      const ork_status st = code == -EBADF || code == -EINVAL || code == -EEXIST ? ORK_E_INVALID_ARGUMENT
+                            : code == -ENOMEM                                    ? ORK_E_NO_MEMORY
+                                                                                 : ORK_E_DEVICE;
+      return fail(st, fmt::format("ork_buffer_import_dmabuf: fd {}: {}", fd, bo.error().message));
+    }
+    auto b = std::make_unique<ork_buffer>();
+    b->device = device;
+    b->bytes = bytes;
+    b->bo = std::move(*bo);
+    *out = b.release();
+    return ork::api::ok();
+  });
+}
+
+ORK_API ork_status ork_buffer_destroy(ork_buffer* buffer) {
+  if (buffer == nullptr) return ork::api::ok();
+  if (const int users = buffer->users.load(std::memory_order_acquire); users > 0)
+    return fail(ORK_E_INVALID_ARGUMENT,
+                fmt::format("ork_buffer_destroy: the buffer is in use by {} call(s) or job(s); wait for them first", users));
+  delete buffer;
+  return ork::api::ok();
+}
+
+}  // extern "C"
