@@ -9,7 +9,8 @@
  * buffer (row_stride = its width, offset = the column start), gate and up likewise. The
  * parts between the matmuls (a toy attention, SiLU-free gating, residuals) are integer
  * arithmetic on the host. Every matmul output is compared, bit for bit, with a plain C
- * reference of the same model run alongside; exit 0 only when all match.
+ * reference of the same model run alongside; exit 0 only when all match. At the end the
+ * device's cumulative statistics (ork_device_get_stats) are printed.
  *
  * Only the public header is used: build with `cc engine_decode.c $(pkg-config --cflags
  * --libs ork)`.
@@ -222,6 +223,23 @@ int main(int argc, char** argv) {
   if (!bad)
     printf("engine_decode: %s (%s): %d tokens x %d layers x 7 matmuls = %ld, M = %d: every output bit-exact\n",
            info.backend, info.kernel_interface, tokens, LAYERS, matmuls, ROWS);
+  /* The device's cumulative statistics (ork_stats): what an engine's profiler would read. */
+  ork_stats st;
+  memset(&st, 0, sizeof(st));
+  st.struct_size = sizeof(st);
+  if (!bad && !failed(ork_device_get_stats(dev, &st), "ork_device_get_stats")) {
+    const double per = st.calls ? 1e-3 / (double)st.calls : 0.0;
+    printf("engine_decode: stats: calls %llu, per call us: wall %.1f, pack %.1f, submit %.1f, device %.1f, "
+           "unpack %.1f; context builds %llu, hits %llu\n",
+           (unsigned long long)st.calls, (double)st.wall_ns * per, (double)st.pack_ns * per, (double)st.submit_ns * per,
+           (double)st.device_ns * per, (double)st.unpack_ns * per, (unsigned long long)st.context_builds,
+           (unsigned long long)st.context_hits);
+    if (st.calls != (uint64_t)matmuls) {
+      fprintf(stderr, "engine_decode: the device counted %llu calls, the loop made %ld\n", (unsigned long long)st.calls,
+              matmuls);
+      bad = 1;
+    }
+  }
   for (int l = 0; l < LAYERS; ++l) free_layer(&layers[l]);
   free_buffers(&b);
   ork_device_close(dev);
