@@ -171,10 +171,6 @@ Result<std::unique_ptr<PendingJob>> RocketKmd::submit_async(const SubmitDesc& de
                          static_cast<uint32_t>(jobs.size()), sizeof(drm_rocket_job), 0};
   int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_ROCKET_SUBMIT, &args);
   if (rc) return make_error(rc, fmt::format("ROCKET_SUBMIT refused: {}", errno_text(rc)));
-  const auto waiting = std::chrono::steady_clock::now();
-  int64_t deadline = monotonic_ns() + int64_t{desc.timeout_ms} * 1'000'000;
-  for (uint32_t handle : out_handles) {
-    rc = prep_bo(handle, deadline);
   pending->tasks = total;
   pending->timeout_ms = desc.timeout_ms;
   pending->deadline_ns = monotonic_ns() + int64_t{desc.timeout_ms} * 1'000'000;
@@ -184,6 +180,7 @@ Result<std::unique_ptr<PendingJob>> RocketKmd::submit_async(const SubmitDesc& de
 Result<SubmitResult> RocketKmd::wait(PendingJob& pending, int64_t timeout_ms) {
   auto& job = static_cast<RocketPending&>(pending);
   if (job.finished) return make_error(-EALREADY, "rocket job: already waited");
+  const auto waiting = std::chrono::steady_clock::now();
   const int64_t mine = timeout_ms < 0 ? INT64_MAX : monotonic_ns() + timeout_ms * 1'000'000;
   const bool caller_first = mine < job.deadline_ns;
   for (; job.next < job.out_handles.size(); ++job.next) {
@@ -210,11 +207,9 @@ Result<SubmitResult> RocketKmd::wait(PendingJob& pending, int64_t timeout_ms) {
   }
   job.finished = true;
   SubmitResult result;
-  result.tasks_completed = total;
-  result.wall_ns = elapsed_ns(start);
-  result.wait_ns = elapsed_ns(waiting);
   result.tasks_completed = job.tasks;
   result.wall_ns = elapsed_ns(job.start);
+  result.wait_ns = elapsed_ns(waiting);  // the PREP_BO waits of this call
   return result;
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <mutex>
 #include <new>
 #include <vector>
 
@@ -101,6 +102,7 @@ ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64
     w->dtype = dtype;
     w->k = k;
     w->n = n;
+    std::lock_guard lock(device->mutex);
     if (auto s = ork::api::fill_weights(*device, *w, data); s != ORK_OK) return s;
     *out = w.release();
     return ork::api::ok();
@@ -109,8 +111,13 @@ ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64
 
 ORK_API void ork_weights_destroy(ork_weights* weights) {
   if (weights == nullptr) return;
-  if (weights->device && weights->host_bytes) ork::api::add_host_weight_bytes(*weights->device, -weights->host_bytes);
-  if (weights->device && weights->device->runner) {
+  if (weights->device == nullptr) {
+    delete weights;
+    return;
+  }
+  std::lock_guard lock(weights->device->mutex);
+  if (weights->host_bytes) ork::api::add_host_weight_bytes(*weights->device, -weights->host_bytes);
+  if (weights->device->runner) {
     if (weights->resident) weights->device->runner->forget(*weights->resident);
     if (weights->resident_w4a8) weights->device->runner->forget(*weights->resident_w4a8);
   }
@@ -142,6 +149,7 @@ ORK_API ork_status ork_matmul(ork_device* device, const ork_weights* weights, co
     if (opt.stats != nullptr)
       if (auto s = ork::api::check_out_struct(opt.stats->struct_size, "ork_matmul: options.stats"); s != ORK_OK) return s;
     ork::matmul::RunOptions ro{.cores = opt.cores == 0 ? max_cores : opt.cores, .core_mask = opt.core_mask};
+    std::lock_guard lock(device->mutex);  // the meter reads the runner's counters too
     ork::api::CallMeter meter(*device);
     if (auto s = ork::api::run_matmul(*device, *weights, a, m, c, opt, ro, meter); s != ORK_OK) return s;
     return meter.finish(opt.stats);
