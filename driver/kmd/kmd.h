@@ -117,6 +117,27 @@ struct WindowInfo {
 
 enum class SyncDir { to_device, from_device };
 
+// A job submit_async() handed to the kernel and wait() has not yet seen finish. What it
+// holds is the backend's (rknpu: the job's task array and its fences; rocket: the out BOs'
+// handles). Destroying one that was not waited is safe for the kernel (rknpu keeps its own
+// reference to the task array), but the job's data BOs must outlive the job on the NPU:
+// the caller waits before freeing them.
+class PendingJob {
+ public:
+  virtual ~PendingJob() = default;
+  bool finished = false;  // wait() saw it end (ok or failed); a second wait is refused
+};
+
+// How a backend observes the completion of an asynchronous job (docs/kernel-interfaces.md,
+// "Asynchronous submission").
+enum class AsyncMode {
+  fence,     // rknpu NONBLOCK | FENCE_OUT: poll the sync_file fd
+  blocking,  // rknpu kernel without CONFIG_ROCKCHIP_RKNPU_FENCE: FENCE_OUT is refused, so
+             // submit_async makes a blocking SUBMIT and the job is done when it returns
+  prep_bo,   // rocket: SUBMIT never waits; PREP_BO with a timeout on each out BO
+};
+const char* async_mode_name(AsyncMode mode);  // "fence", "blocking", "prep_bo"
+
 class Kmd {
  public:
   virtual ~Kmd() = default;
@@ -128,6 +149,16 @@ class Kmd {
   // -ETIMEDOUT: a core did not finish (the kernel has reset it; the device stays usable).
   // -EIO: the job failed (DMA error). Other -errno: the ioctl was refused.
   virtual Result<SubmitResult> submit(const SubmitDesc& desc) = 0;
+  // The same job, handed to the kernel without waiting for it. Jobs run in submission order
+  // on each core. Several may be in flight; each must use its own out BOs (and A BOs the
+  // host rewrites meanwhile).
+  virtual Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) = 0;
+  // Waits for `job` at most `timeout_ms` (-1: up to the job's own desc.timeout_ms deadline).
+  // -EBUSY: not finished within timeout_ms; still in flight, wait again. -ETIMEDOUT: the job
+  // overran desc.timeout_ms; its cores were reset and the device stays usable. -EIO: it
+  // faulted. -EALREADY: `job` was already waited. Results of a failed job are undefined.
+  virtual Result<SubmitResult> wait(PendingJob& job, int64_t timeout_ms) = 0;
+  virtual AsyncMode async_mode() const = 0;
   // Resets every core (rknpu ACTION ACT_RESET). rocket has no reset ioctl: its kernel
   // resets a core on job timeout; reset() there is a documented no-op.
   virtual Status reset() = 0;

@@ -127,6 +127,15 @@ std::string errno_text(int negative_errno) {
 
 const char* kmd_kind_name(KmdKind kind) { return kind == KmdKind::rknpu ? "rknpu" : "rocket"; }
 
+const char* async_mode_name(AsyncMode mode) {
+  switch (mode) {
+    case AsyncMode::fence: return "fence";
+    case AsyncMode::blocking: return "blocking";
+    case AsyncMode::prep_bo: return "prep_bo";
+  }
+  return "unknown";
+}
+
 }  // namespace ork::driver
 
 namespace ork::driver {

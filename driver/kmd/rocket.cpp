@@ -5,6 +5,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include <climits>
+
 #include "driver/kmd/kmd_common.h"
 #include "driver/os/debug.h"
 #include "driver/os/ioctl.h"
@@ -23,6 +25,18 @@ int64_t monotonic_ns() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
+// An asynchronous rocket job: the uAPI has no syncobj or fence out (drm_rocket_submit has
+// no such field; rocket_accel.h), so completion is observed through the out BOs'
+// reservation fences with PREP_BO, each out BO in turn, until the job's deadline.
+struct RocketPending final : PendingJob {
+  std::vector<uint32_t> out_handles;
+  size_t next = 0;  // out BOs before this one were seen idle
+  uint32_t tasks = 0;
+  uint32_t timeout_ms = 0;
+  std::chrono::steady_clock::time_point start;
+  int64_t deadline_ns = 0;  // CLOCK_MONOTONIC, absolute (PREP_BO's timeout_ns)
+};
+
 class RocketKmd final : public Kmd {
  public:
   RocketKmd(Os& os, UniqueFd fd, DeviceInfo info)
@@ -40,6 +54,9 @@ class RocketKmd final : public Kmd {
   // rocket has no reset ioctl: its kernel resets a core when a job times out (500 ms).
   Status reset() override { return Status::success(); }
   int node_fd() const override { return fd_.get(); }
+  Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) override;
+  Result<SubmitResult> wait(PendingJob& job, int64_t timeout_ms) override;
+  AsyncMode async_mode() const override { return AsyncMode::prep_bo; }
 
  protected:
   void bo_release(Bo& bo) noexcept override;
@@ -134,12 +151,20 @@ Status RocketKmd::bo_sync(const Bo& bo, SyncDir dir) {
 }
 
 Result<SubmitResult> RocketKmd::submit(const SubmitDesc& desc) {
+  auto job = submit_async(desc);
+  if (!job) return job.error();
+  return wait(**job, -1);
+}
+
+Result<std::unique_ptr<PendingJob>> RocketKmd::submit_async(const SubmitDesc& desc) {
   if (Status st = validate_submit(desc, info_.cores); !st) return st.error();
   if (desc.out_bos.empty()) {
     return make_error(-EINVAL, "submit: rocket waits on the out BOs (PREP_BO); out_bos is empty");
   }
-  auto start = std::chrono::steady_clock::now();
-  std::vector<uint32_t> in_handles, out_handles;
+  auto pending = std::make_unique<RocketPending>();
+  pending->start = std::chrono::steady_clock::now();
+  std::vector<uint32_t> in_handles;
+  std::vector<uint32_t>& out_handles = pending->out_handles;
   for (const Bo* bo : desc.in_bos) in_handles.push_back(bo->handle());
   for (const Bo* bo : desc.out_bos) out_handles.push_back(bo->handle());
   // One job per CoreJob; the kernel picks its core (CoreJob::core only shapes the split).
@@ -165,26 +190,45 @@ Result<SubmitResult> RocketKmd::submit(const SubmitDesc& desc) {
                          static_cast<uint32_t>(jobs.size()), sizeof(drm_rocket_job), 0};
   int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_ROCKET_SUBMIT, &args);
   if (rc) return make_error(rc, fmt::format("ROCKET_SUBMIT refused: {}", errno_text(rc)));
+  pending->tasks = total;
+  pending->timeout_ms = desc.timeout_ms;
+  pending->deadline_ns = monotonic_ns() + int64_t{desc.timeout_ms} * 1'000'000;
+  return std::unique_ptr<PendingJob>(std::move(pending));
+}
+
+Result<SubmitResult> RocketKmd::wait(PendingJob& pending, int64_t timeout_ms) {
+  auto& job = static_cast<RocketPending&>(pending);
+  if (job.finished) return make_error(-EALREADY, "rocket job: already waited");
   const auto waiting = std::chrono::steady_clock::now();
-  int64_t deadline = monotonic_ns() + int64_t{desc.timeout_ms} * 1'000'000;
-  for (uint32_t handle : out_handles) {
-    rc = prep_bo(handle, deadline);
+  const int64_t mine = timeout_ms < 0 ? INT64_MAX : monotonic_ns() + timeout_ms * 1'000'000;
+  const bool caller_first = mine < job.deadline_ns;
+  for (; job.next < job.out_handles.size(); ++job.next) {
+    const uint32_t handle = job.out_handles[job.next];
+    const int64_t until = caller_first ? mine : job.deadline_ns;
+    int rc = prep_bo(handle, until);
+    // -ETIMEDOUT before `until`: not the wait's expiry but the job's own failure (the
+    // emulator reports a job that overran; the real kernel returns 0 after its reset).
+    const bool expired = (rc == -ETIMEDOUT || rc == -EBUSY) && monotonic_ns() >= until;
+    if (expired && caller_first)
+      return make_error(-EBUSY, fmt::format("rocket job writing BO {} not finished within {} ms; still in flight",
+                                            handle, timeout_ms));
+    if (rc == 0) continue;
+    job.finished = true;
     if (rc == -ETIMEDOUT || rc == -EBUSY) {
       return make_error(-ETIMEDOUT,
                         fmt::format("rocket job writing BO {} timed out: not finished within {} ms "
                                     "(the kernel resets a core after 500 ms)",
-                                    handle, desc.timeout_ms));
+                                    handle, job.timeout_ms));
     }
     if (rc == -EIO)
       return make_error(rc, fmt::format("rocket job writing BO {} faulted (DMA error)", handle));
-    if (rc)
-      return make_error(rc,
-                        fmt::format("ROCKET_PREP_BO of BO {} failed: {}", handle, errno_text(rc)));
+    return make_error(rc, fmt::format("ROCKET_PREP_BO of BO {} failed: {}", handle, errno_text(rc)));
   }
+  job.finished = true;
   SubmitResult result;
-  result.tasks_completed = total;
-  result.wall_ns = elapsed_ns(start);
-  result.wait_ns = elapsed_ns(waiting);
+  result.tasks_completed = job.tasks;
+  result.wall_ns = elapsed_ns(job.start);
+  result.wait_ns = elapsed_ns(waiting);  // the PREP_BO waits of this call
   return result;
 }
 

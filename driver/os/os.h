@@ -7,6 +7,7 @@
 // else uses ork::driver::ioctl_retry(), which retries EINTR/EAGAIN and returns -errno.
 #pragma once
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -23,6 +24,9 @@ class Os {
   virtual int ioctl(int fd, unsigned long request, void* arg) = 0;
   virtual void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) = 0;
   virtual int munmap(void* addr, size_t length) = 0;
+  // poll(2): waits on sync_file fds (the rknpu FENCE_OUT fence of a NONBLOCK job). Returns
+  // the ready count, 0 when timeout_ms (-1 = forever) elapsed, -1 with errno on failure.
+  virtual int poll(struct pollfd* fds, nfds_t nfds, int timeout_ms) = 0;
   // Device-node discovery: the paths of the nodes that exist, e.g. every /dev/accel/accel*.
   // The real Os globs the file system; the fake kernel returns the nodes it emulates.
   virtual std::vector<std::string> list_nodes(const char* glob_pattern) = 0;

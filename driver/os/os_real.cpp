@@ -72,6 +72,7 @@ class RealOs final : public Os {
   int close(int fd) override { return ::close(fd); }
   // The only ::ioctl in libork; callers go through ioctl_retry (driver/os/ioctl.h).
   int ioctl(int fd, unsigned long request, void* arg) override { return ::ioctl(fd, request, arg); }
+  int poll(struct pollfd* fds, nfds_t nfds, int timeout_ms) override { return ::poll(fds, nfds, timeout_ms); }
   void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) override {
     return ::mmap(addr, length, prot, flags, fd, offset);
   }

@@ -11,7 +11,11 @@
  * "cpu" (CPU reference), "auto" (the first real NPU found, else "emu"). NULL or "default"
  * means $ORK_DEVICE when set, else "auto".
  *
- * Thread safety: a device and its weights may be used from one thread at a time.
+ * Thread safety: one device may be used from many threads at once. Its calls are queued
+ * (each device has a lock held for the whole device part of every call), so each returns
+ * what it would alone. Not covered: closing a device, or destroying weights, while another
+ * thread still uses them. Separate processes each have their own kernel file (on emu: their
+ * own emulated NPU) and cannot see each other's memory. docs/library.md, "Threads".
  */
 #ifndef ORK_ORK_H
 #define ORK_ORK_H

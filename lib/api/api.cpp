@@ -3,6 +3,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <mutex>
 #include <new>
 #include <vector>
 
@@ -86,6 +87,7 @@ ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64
     w->dtype = dtype;
     w->k = k;
     w->n = n;
+    std::lock_guard lock(device->mutex);
     if (auto s = ork::api::fill_weights(*device, *w, data); s != ORK_OK) return s;
     *out = w.release();
     return ork::api::ok();
@@ -94,8 +96,13 @@ ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64
 
 ORK_API void ork_weights_destroy(ork_weights* weights) {
   if (weights == nullptr) return;
-  if (weights->device && weights->host_bytes) ork::api::add_host_weight_bytes(*weights->device, -weights->host_bytes);
-  if (weights->device && weights->device->runner) {
+  if (weights->device == nullptr) {
+    delete weights;
+    return;
+  }
+  std::lock_guard lock(weights->device->mutex);
+  if (weights->host_bytes) ork::api::add_host_weight_bytes(*weights->device, -weights->host_bytes);
+  if (weights->device->runner) {
     if (weights->resident) weights->device->runner->forget(*weights->resident);
     if (weights->resident_w4a8) weights->device->runner->forget(*weights->resident_w4a8);
   }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "driver/common/result.h"
@@ -17,7 +18,12 @@ class FakeKernel;
 struct FakeKernelConfig;
 }
 
+// Thread safety: `mutex` is the device's queue. Every entry point that touches the runner,
+// the kernel interface or the weights of a device holds it for its whole device work (a
+// blocking ork_matmul, making weights resident), so calls from many threads run one after
+// another.
 struct ork_device {
+  std::recursive_mutex mutex;  // recursive: an entry point may hold it around a helper that takes it too
   std::string backend;                          // "rknpu", "rocket", "emu", "cpu"
   std::unique_ptr<ork::emu::FakeKernel> fake;   // the emulated NPU, for "emu"
   std::unique_ptr<ork::driver::Kmd> kmd;        // null for "cpu"

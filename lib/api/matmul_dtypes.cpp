@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "lib/api/error.h"
@@ -142,6 +143,7 @@ ork_status fill_weights(ork_device& device, ork_weights& w, const void* data) {
 
 ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, int64_t m, void* c,
                       const ork_matmul_options& o, const matmul::RunOptions& run, CallMeter& meter) {
+  std::lock_guard lock(device.mutex);  // the device's queue (device.h): one call at a time
   CallTypes t;
   if (auto st = resolve_types(w, o, &t); st != ORK_OK) return st;
   if (!device.kmd) {

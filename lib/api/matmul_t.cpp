@@ -4,6 +4,7 @@
 // (docs/library.md "Buffers and tensors").
 #include <bit>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include <fmt/format.h>
@@ -105,6 +106,8 @@ ork_status finish_tensor_call(TensorCall& t, ork_status run) {
 
 ork_status matmul_tensors(const char* call, ork_device* device, const ork_weights* weights, const ork_tensor* a,
                           int64_t m, const ork_tensor* c, const ork_matmul_options* options) {
+  if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: device is NULL", call));
+  std::lock_guard lock(device->mutex);  // the device's queue (device.h); the meter reads the runner too
   TensorCall t;
   if (auto s = begin_tensor_call(call, device, weights, a, m, c, options, &t); s != ORK_OK) return s;
   CallMeter meter(*device);

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
 
 #include <fmt/format.h>
@@ -63,6 +64,7 @@ ork_status weight_scheme(const char* fn, const ork_quant_options* options, int64
 ork_status finish_create(const char* fn, ork_device* device, ork::Result<ork::quant::QuantWeights> q,
                          ork_qweights** out) {
   if (!q) return fail(ork::make_error(q.error().code, fmt::format("{}: {}", fn, q.error().message)));
+  std::lock_guard lock(device->mutex);  // the device's queue (device.h)
   auto impl = ork::quant::QuantMatmul::create(device->kmd.get(), std::move(*q));
   if (!impl) return fail(ork::make_error(impl.error().code, fmt::format("{}: {}", fn, impl.error().message)));
   auto w = std::make_unique<ork_qweights>();
@@ -136,7 +138,12 @@ ORK_API int64_t ork_qweights_groups(const ork_qweights* weights) {
   return weights == nullptr ? 0 : weights->impl->weights().groups();
 }
 
-ORK_API void ork_qweights_destroy(ork_qweights* weights) { delete weights; }
+ORK_API void ork_qweights_destroy(ork_qweights* weights) {
+  if (weights == nullptr) return;
+  std::unique_lock<std::recursive_mutex> lock;
+  if (weights->device) lock = std::unique_lock(weights->device->mutex);  // its BOs go under the queue
+  delete weights;
+}
 
 ORK_API ork_status ork_qmatmul(ork_device* device, const ork_qweights* weights, const float* a, int64_t m,
                                float* c, const ork_qmatmul_options* options) {
@@ -161,6 +168,7 @@ ORK_API ork_status ork_qmatmul(ork_device* device, const ork_qweights* weights, 
     const ork::quant::QuantWeights& q = weights->impl->weights();
     const ork::quant::QRunOptions ro{.act = {.bits = *bits, .per_row = o.per_row == 1},
                                      .cores = o.cores == 0 ? max_cores : o.cores};
+    std::lock_guard lock(device->mutex);
     auto s = weights->impl->run({a, static_cast<size_t>(m * q.k())}, m, {c, static_cast<size_t>(m * q.n())}, ro);
     if (!s) return fail(ork::make_error(s.error().code, fmt::format("{}: {}", fn, s.error().message)));
     return ork::api::ok();

@@ -158,7 +158,11 @@ ORK_API ork_status ork_device_memory(ork_device* device, ork_memory_info* info) 
     if (device == nullptr) return ork::api::fail(ORK_E_INVALID_ARGUMENT, "ork_device_memory: device is NULL");
     if (info == nullptr) return ork::api::fail(ORK_E_INVALID_ARGUMENT, "ork_device_memory: info is NULL");
     if (auto s = ork::api::check_out_struct(info->struct_size, "ork_device_memory: info"); s != ORK_OK) return s;
-    ork_memory_info m = ork::api::memory_info(*device);
+    ork_memory_info m;
+    {
+      std::lock_guard lock(device->mutex);  // the runner's and the kernel's state (device.h)
+      m = ork::api::memory_info(*device);
+    }
     const uint32_t n = std::min<uint32_t>(info->struct_size, sizeof m);
     m.struct_size = n;
     std::memcpy(info, &m, n);

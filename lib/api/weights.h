@@ -39,7 +39,8 @@ ork_status fill_weights(ork_device& device, ork_weights& w, const void* data);
 // naming both dtypes.
 ork_status call_dtypes(const ork_weights& w, const ork_matmul_options& options, int32_t* a_dtype, int32_t* c_dtype);
 // C = A x W for options already checked for cores / mc_cap / core_mask (`run` carries
-// them); checks a_dtype / c_dtype. The call's figures go to `meter` (stats.h).
+// them); checks a_dtype / c_dtype. The call's figures go to `meter` (stats.h). Takes the
+// device's mutex (device.h): the whole device part of a sync call is one queue entry.
 ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, int64_t m, void* c,
                       const ork_matmul_options& options, const matmul::RunOptions& run, CallMeter& meter);
 

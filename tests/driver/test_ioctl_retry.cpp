@@ -27,6 +27,7 @@ class FlakyOs final : public Os {
   }
   void* mmap(void*, size_t, int, int, int, off_t) override { return nullptr; }
   int munmap(void*, size_t) override { return 0; }
+  int poll(struct pollfd*, nfds_t, int) override { return 0; }
   std::vector<std::string> list_nodes(const char*) override { return {}; }
   int calls = 0;
 

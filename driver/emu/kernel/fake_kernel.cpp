@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -101,6 +102,8 @@ FakeKernel::~FakeKernel() {
     ::syscall(SYS_close, fd);
   }
   state_->files.clear();
+  for (auto& [fd, fence] : state_->fences) ::syscall(SYS_close, fd);
+  state_->fences.clear();
 }
 
 bool FakeKernel::emulates(const char* path) const {
@@ -136,6 +139,10 @@ int FakeKernel::open(const char* path, int flags) {
 
 int FakeKernel::close(int fd) {
   std::lock_guard lock(state_->mutex);
+  if (state_->fences.erase(fd)) {  // a sync_file: its fence goes with its last fd
+    ::syscall(SYS_close, fd);
+    return 0;
+  }
   auto it = state_->files.find(fd);
   if (it == state_->files.end()) {
     uint64_t ino = 0, size = 0;
@@ -219,6 +226,36 @@ int FakeKernel::munmap(void* addr, size_t length) {
   return 0;
 }
 
+int FakeKernel::poll(struct pollfd* fds, nfds_t nfds, int timeout_ms) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point until =
+      timeout_ms < 0 ? Clock::time_point::max() : Clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    std::unique_lock lock(state_->mutex);
+    const Clock::time_point now = Clock::now();
+    Clock::time_point next = Clock::time_point::max();  // the earliest fence still to signal
+    int ready = 0;
+    for (nfds_t i = 0; i < nfds; ++i) {
+      fds[i].revents = 0;
+      auto it = state_->fences.find(fds[i].fd);
+      if (it == state_->fences.end()) {
+        // A DRM file has nothing to read here (no events); anything else is not ours.
+        if (!state_->files.count(fds[i].fd)) fds[i].revents = POLLNVAL;
+      } else if (it->second->signals && it->second->ready_at <= now) {
+        fds[i].revents = static_cast<short>(fds[i].events & (POLLIN | POLLRDNORM));
+      } else if (it->second->signals) {
+        next = std::min(next, it->second->ready_at);
+      }
+      if (fds[i].revents) ++ready;
+    }
+    if (ready || timeout_ms == 0 || now >= until) return ready;
+    // Fast mode: an unsignalled fence is a wedged job; its timeout is reported, not slept.
+    if (next == Clock::time_point::max() && state_->config.timing == TimingMode::fast) return 0;
+    lock.unlock();
+    std::this_thread::sleep_until(std::min(next, until));
+  }
+}
+
 std::vector<std::string> FakeKernel::list_nodes(const char* glob_pattern) {
   const FakeKernelConfig& c = state_->config;
   std::vector<std::string> nodes;
@@ -232,7 +269,7 @@ std::vector<std::string> FakeKernel::list_nodes(const char* glob_pattern) {
 bool FakeKernel::owns_fd(int fd) const {
   {
     std::lock_guard lock(state_->mutex);
-    if (state_->files.count(fd) != 0) return true;
+    if (state_->files.count(fd) != 0 || state_->fences.count(fd) != 0) return true;
   }
   uint64_t ino = 0, size = 0;
   int err = 0;
@@ -280,6 +317,11 @@ std::optional<WindowUsage> FakeKernel::window_usage(int node_fd) const {
   if (it == state_->files.end() || !it->second.space) return std::nullopt;
   const IovaAllocator& a = it->second.space->iova;
   return WindowUsage{a.window_bytes(), a.used_bytes(), a.largest_gap()};
+}
+
+size_t FakeKernel::open_fence_count() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->fences.size();
 }
 
 size_t FakeKernel::open_file_count() const {

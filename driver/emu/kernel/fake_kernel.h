@@ -39,6 +39,9 @@ struct FakeKernelConfig {
   bool rknpu = true;                          // the vendor driver's DRM device
   std::string rknpu_card = "/dev/dri/card1";  // MTX hard-codes card1
   std::string rknpu_render = "/dev/dri/renderD129";
+  // CONFIG_ROCKCHIP_RKNPU_FENCE: SUBMIT with FENCE_OUT returns a sync_file fd (pollable
+  // through Os::poll). false: FENCE_OUT is refused with -EINVAL, as the vendor's #else.
+  bool rknpu_fences = true;
   bool rocket = true;  // the mainline accel device
   std::string rocket_node = "/dev/accel/accel0";
   int cores = kMaxCores;  // 1..3
@@ -86,6 +89,8 @@ struct KernelStats {
   uint64_t dmabuf_imports = 0;                    // PRIME_FD_TO_HANDLE
   uint64_t dmabuf_syncs = 0;                      // DMA_BUF_IOCTL_SYNC
   uint64_t handles_open_at_close = 0;             // GEM handles still open when their fd closed
+  uint64_t nonblock_submits = 0;                  // rknpu SUBMITs with NONBLOCK
+  uint64_t reaped_jobs = 0;                       // overrun NONBLOCK jobs reaped (timeout_clean)
 };
 
 // One IOMMU domain's address window as the kernel sees it (bytes).
@@ -113,6 +118,10 @@ class FakeKernel final : public driver::Os {
   int ioctl(int fd, unsigned long request, void* arg) override;
   void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) override;
   int munmap(void* addr, size_t length) override;
+  // Waits on rknpu fence fds: ready once their job's modelled time has passed. A fence that
+  // never signals (its job wedged, or queued behind a wedged one) times out: really slept in
+  // timed mode, reported at once in fast mode (like a blocking submit's timeout).
+  int poll(struct pollfd* fds, nfds_t nfds, int timeout_ms) override;
   std::vector<std::string> list_nodes(const char* glob_pattern) override;
 
   // For the LD_PRELOAD shim: which calls belong to this kernel.
@@ -130,6 +139,7 @@ class FakeKernel final : public driver::Os {
   // The window a BO created through `node_fd` lands in: the vendor driver's one domain, or
   // that rocket file's own (rocket_gem.c: a domain per open file). nullopt: not our fd.
   std::optional<WindowUsage> window_usage(int node_fd) const;
+  size_t open_fence_count() const;  // rknpu sync_file fds not yet closed
 
  private:
   void* map_dmabuf(size_t length, int prot, int flags, int fd, off_t offset);

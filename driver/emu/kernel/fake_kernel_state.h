@@ -1,10 +1,12 @@
 // The fake kernel's internals, shared by its .cpp files (not a public header).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -77,6 +79,20 @@ struct Mapping {
   int count = 0;  // mmap calls not yet undone (each returns the same address)
 };
 
+// An rknpu job's sync_file fence (FENCE_OUT). `signals` false: its job never completes.
+struct Fence {
+  bool signals = true;
+  std::chrono::steady_clock::time_point ready_at{};
+};
+
+// A NONBLOCK job that wedged: the vendor kernel keeps it as its cores' current job, and jobs
+// queued behind it never start, until a NONBLOCK submit to that core finds it older than its
+// timeout (rknpu_job_timeout_clean) and soft-resets.
+struct StuckJob {
+  std::chrono::steady_clock::time_point since{};
+  uint32_t timeout_ms = 0;
+};
+
 struct KernelState {
   explicit KernelState(FakeKernelConfig cfg);
 
@@ -92,6 +108,8 @@ struct KernelState {
   std::shared_ptr<AddressSpace> rknpu_space;  // the vendor driver's single IOMMU domain
   bool powered = false;                       // rknpu POWER_ON / POWER_OFF
   NpuTimeline timeline;                       // the cores' busy-until, the timing model
+  std::unordered_map<int, std::shared_ptr<Fence>> fences;  // rknpu sync_file fds
+  std::array<std::optional<StuckJob>, kMaxCores> stuck;    // per core
 
   BoObject* find_by_obj_addr(uint64_t obj_addr) const;
   BoObject* find_by_offset(uint64_t offset) const;

@@ -1,4 +1,8 @@
 // The vendor rknpu driver's six ioctls, emulated (facts: rk3588-npu.md sections 1 and 8).
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <vector>
@@ -146,6 +150,72 @@ int finish_submit(IoctlContext& ctx, rknpu_submit& args, const std::vector<CoreO
   return 0;
 }
 
+// rknpu_job_timeout_clean, at the top of every NONBLOCK submit: a core whose current job is
+// older than that job's timeout is soft-reset and the job dropped (with those queued behind
+// it). Fast mode: a stuck job's timeout counts as elapsed at once, as for blocking submits.
+void timeout_clean(KernelState& k, const std::vector<int>& cores) {
+  const auto now = std::chrono::steady_clock::now();
+  for (int c : cores) {
+    auto& stuck = k.stuck[static_cast<size_t>(c)];
+    if (!stuck) continue;
+    const bool old = k.config.timing == TimingMode::fast ||
+                     now - stuck->since >= std::chrono::milliseconds(stuck->timeout_ms);
+    if (!old) continue;
+    soft_reset_all(k);
+    stuck.reset();
+    ++k.stats.reaped_jobs;
+  }
+}
+
+bool any_stuck(const KernelState& k, const std::vector<int>& cores) {
+  for (int c : cores)
+    if (k.stuck[static_cast<size_t>(c)]) return true;
+  return false;
+}
+
+// FENCE_OUT: a sync_file fd (a real descriptor of /dev/null, known to this kernel).
+int make_fence(IoctlContext& ctx, rknpu_submit& args, std::shared_ptr<Fence> fence) {
+  if (!(args.flags & RKNPU_JOB_FENCE_OUT)) return 0;
+  int fd = static_cast<int>(::syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC));
+  if (fd < 0) return -EMFILE;
+  ctx.kernel.fences.emplace(fd, std::move(fence));
+  args.fence_fd = fd;
+  return 0;
+}
+
+// A NONBLOCK job: queued and, here, run at once (its results are in device memory when the
+// ioctl returns); its fence signals at the modelled completion (timed) or at once (fast).
+// A job that wedges or faults never signals (the vendor's IRQ handler rejects a DMA-error
+// status, so such a job times out too) and stays its cores' current job until reaped.
+int submit_nonblock(IoctlContext& ctx, rknpu_submit& args, const std::vector<int>& cores,
+                    BoObject& task_bo, const std::vector<CoreRange>& ranges) {
+  KernelState& k = ctx.kernel;
+  ++k.stats.nonblock_submits;
+  timeout_clean(k, cores);
+  auto fence = std::make_shared<Fence>();
+  if (any_stuck(k, cores)) {  // queued behind a wedged job: never starts
+    fence->signals = false;
+    return make_fence(ctx, args, fence);
+  }
+  const auto submitted = std::chrono::steady_clock::now();
+  std::vector<CoreOutcome> outcomes;
+  bool failed = false;
+  for (const CoreRange& range : ranges) {
+    outcomes.push_back(run_core(k, ctx.file, task_bo, range));
+    failed |= outcomes.back().status != CoreStatus::ok;
+  }
+  if (failed) {
+    fence->signals = false;
+    for (int c : cores) k.stuck[static_cast<size_t>(c)] = StuckJob{submitted, args.timeout};
+    return make_fence(ctx, args, fence);
+  }
+  std::vector<CoreWork> work;
+  for (const CoreOutcome& o : outcomes) work.push_back(o.work);
+  const bool timed = k.config.timing == TimingMode::timed;
+  fence->ready_at = k.timeline.schedule(work, timed, submitted).done;
+  return make_fence(ctx, args, fence);
+}
+
 }  // namespace
 
 int handle_rknpu_action(IoctlContext& ctx) {
@@ -249,7 +319,9 @@ int handle_rknpu_submit(IoctlContext& ctx) {
   auto* args = static_cast<rknpu_submit*>(ctx.arg);
   KernelState& k = ctx.kernel;
   if (!(args->flags & RKNPU_JOB_PC)) return -EINVAL;  // non-PC mode is refused
-  if (args->flags & (RKNPU_JOB_FENCE_IN | RKNPU_JOB_FENCE_OUT)) return -EINVAL;  // no sync_file
+  // FENCE_IN is not emulated; FENCE_OUT only where the kernel is built with fences.
+  if (args->flags & RKNPU_JOB_FENCE_IN) return -EINVAL;
+  if ((args->flags & RKNPU_JOB_FENCE_OUT) && !k.config.rknpu_fences) return -EINVAL;
   if (args->task_number == 0 || !args->task_obj_addr) return -EINVAL;
   BoObject* task_bo = k.find_by_obj_addr(args->task_obj_addr);
   if (!task_bo) return -EFAULT;
@@ -261,6 +333,13 @@ int handle_rknpu_submit(IoctlContext& ctx) {
   ++k.stats.submits;
   if (ctx.file.kind == NodeKind::rknpu_render && !k.config.render_node_submits_run) {
     // ORK's silicon observation: accepted, 0 tasks run, timed out.
+    std::vector<CoreOutcome> none(1, CoreOutcome{0, CoreStatus::wedged, {}});
+    return finish_submit(ctx, *args, none);
+  }
+  if (args->flags & RKNPU_JOB_NONBLOCK) return submit_nonblock(ctx, *args, cores, *task_bo, ranges);
+  if (any_stuck(k, cores)) {
+    // Queued behind a wedged NONBLOCK job: never starts; the wait expires and the NPU is
+    // reset, but the wedged job stays (rknpu_job_abort unlinks only the job it aborts).
     std::vector<CoreOutcome> none(1, CoreOutcome{0, CoreStatus::wedged, {}});
     return finish_submit(ctx, *args, none);
   }

@@ -4,7 +4,7 @@
 // the board. Idea from Mesa's drm-shim (rk3588-npu.md section 7); the code is ours.
 //
 // Interposed: open/open64/openat/openat64 (and the _FORTIFY_SOURCE __open*_2 forms), close,
-// ioctl, mmap/mmap64, munmap. A call that is not for an emulated node, fd or mapping goes to
+// ioctl, mmap/mmap64, munmap, poll (rknpu fences). A call that is not for an emulated node, fd or mapping goes to
 // the next definition (libc). Discovery: libork's real Os asks ork_emu_shim_list_nodes()
 // (driver/os/os_real.cpp), since the emulated nodes are not in /dev or sysfs.
 // Only the symbols in shim.map are exported; the fake kernel inside stays private.
@@ -14,6 +14,7 @@
 #undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -136,6 +137,14 @@ void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off_t offse
   }
   static auto real = next_symbol<void* (*)(void*, size_t, int, int, int, off_t)>("mmap64");
   return real(addr, length, prot, flags, fd, offset);
+}
+
+// The rknpu NONBLOCK job's sync_file fence is a fake fd: poll sets of only such fds go to
+// the fake kernel (a set mixing them with real fds is not something libork makes).
+int poll(struct pollfd* fds, nfds_t nfds, int timeout) {
+  if (nfds > 0 && fds && shared_fake_kernel().owns_fd(fds[0].fd)) return shared_fake_kernel().poll(fds, nfds, timeout);
+  static auto real = next_symbol<int (*)(struct pollfd*, nfds_t, int)>("poll");
+  return real(fds, nfds, timeout);
 }
 
 int munmap(void* addr, size_t length) {
