@@ -296,6 +296,21 @@ ORK_API ork_status ork_weights_export_packed(const ork_weights* weights, void* b
 ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* blob, size_t size,
                                              ork_weights** out);
 
+/* ggml block formats imported exactly (API 2; docs/quantisation.md "ggml blocks"). `blocks` is a
+ * ggml weight tensor as ggml stores it: N rows (output features), each K / 32 blocks along K
+ * (K must be a multiple of 32; `bytes` must be N * K/32 * the block size: 18 Q4_0, 20 Q4_1,
+ * 34 Q8_0, 36 Q8_1). Q4_0 (value (q - 8) * d, codes -8..7, any sign of d) and Q4_1 (q * d + m)
+ * give 4-bit weights (w4a8 and w4a4), Q8_0 / Q8_1 (q * d; Q8_1's s is not needed) 8-bit
+ * weights, all with one scale per block of 32 (ork_qweights_groups = K / 32). ork_qmatmul on
+ * them equals the reference arithmetic of that chapter on every backend. Non-finite d or m
+ * are refused naming the row and block. */
+#define ORK_GGML_Q4_0 2
+#define ORK_GGML_Q4_1 3
+#define ORK_GGML_Q8_0 8
+#define ORK_GGML_Q8_1 9
+ORK_API ork_status ork_qweights_import_ggml(ork_device* device, int32_t ggml_type, const void* blocks, size_t bytes,
+                                            int64_t k, int64_t n, ork_qweights** out);
+
 #ifdef __cplusplus
 }
 #endif
