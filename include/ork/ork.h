@@ -303,7 +303,8 @@ ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* blo
  * give 4-bit weights (w4a8 and w4a4), Q8_0 / Q8_1 (q * d; Q8_1's s is not needed) 8-bit
  * weights, all with one scale per block of 32 (ork_qweights_groups = K / 32). ork_qmatmul on
  * them equals the reference arithmetic of that chapter on every backend. Non-finite d or m
- * are refused naming the row and block. */
+ * are refused naming the row and block. ork_qweights_export gives the codes as stored (Q4_1:
+ * q - 8) and the d scales (not Q4_1's m). */
 #define ORK_GGML_Q4_0 2
 #define ORK_GGML_Q4_1 3
 #define ORK_GGML_Q8_0 8
