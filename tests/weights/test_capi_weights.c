@@ -1,7 +1,8 @@
 /* The engine-layout and packed-blob calls of ork.h from C (CMocka): N x K int8 weights with a
  * row stride against a plain loop, an export / import round trip across backends, and the
  * refusals a C program meets (stride smaller than a row, truncated header, corrupted payload,
- * a blob of another layout version, a too-small capacity). */
+ * a blob of another layout version, a too-small capacity), and a ggml Q4_0 block built by
+ * hand (-8 codes, a negative scale) against a plain-loop dequantise, with its refusals. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,11 +136,59 @@ static void test_blob_round_trip_and_defects(void** state) {
   free(nk);
 }
 
+/* Q4_0 by hand, K = 32, N = 2 (ggml's layout: N rows of one 18-byte block each): row 0 has
+ * d = -0.5 (fp16 0xb800) and qs[j] = j | (15 - j) << 4, so codes 0..15 minus 8 (the -8 code
+ * included); row 1 has d = 0.25 (0x3400) and every nibble 0 (all -8). */
+static void make_q4_0(uint8_t b[36]) {
+  memset(b, 0, 36);
+  b[0] = 0x00, b[1] = 0xb8;
+  for (int j = 0; j < 16; ++j) b[2 + j] = (uint8_t)(j | ((15 - j) << 4));
+  b[18] = 0x00, b[19] = 0x34;
+}
+
+/* The plain-loop dequantise: value j < 16 from the low nibble of qs[j], j >= 16 from the high
+ * nibble of qs[j - 16], (q - 8) * d. */
+static double q4_0_value(const uint8_t* b, int k, int n) {
+  const uint8_t* blk = b + 18 * n;
+  const double d = n == 0 ? -0.5 : 0.25;
+  const int q = k < 16 ? (blk[2 + k] & 0x0f) : (blk[2 + k - 16] >> 4);
+  return (q - 8) * d;
+}
+
+static void test_ggml_q4_0_by_hand(void** state) {
+  (void)state;
+  uint8_t b[36];
+  make_q4_0(b);
+  float a[32 * 32], c[32 * 2];
+  memset(a, 0, sizeof(a));
+  for (int i = 0; i < 32; ++i) a[i * 32 + i] = 127.0f; /* one code of 127 per row, scale 1 */
+  for (int d = 0; d < DEVICE_COUNT; ++d) {
+    ork_device* dev = open_or_fail(kDevices[d]);
+    ork_qweights* q = NULL;
+    assert_int_equal(ork_qweights_import_ggml(dev, ORK_GGML_Q4_0, b, sizeof(b), 32, 2, &q), ORK_OK);
+    assert_int_equal(ork_qweights_groups(q), 1);
+    assert_int_equal(ork_qmatmul(dev, q, a, 32, c, NULL), ORK_OK);
+    for (int k = 0; k < 32; ++k)
+      for (int n = 0; n < 2; ++n) assert_true(c[k * 2 + n] == (float)(127.0 * q4_0_value(b, k, n)));
+    assert_true(c[0] == 127.0f * 4.0f); /* code -8 times d = -0.5 */
+    ork_qweights_destroy(q);
+    ork_qweights* bad = NULL;
+    expect_error(ork_qweights_import_ggml(dev, ORK_GGML_Q4_0, b, sizeof(b) - 18, 32, 2, &bad), ORK_E_INVALID_ARGUMENT,
+                 "block");
+    assert_null(bad);
+    assert_non_null(strstr(ork_last_error(), "block count does not match K and N"));
+    expect_error(ork_qweights_import_ggml(dev, ORK_GGML_Q4_0, b, sizeof(b), 40, 2, &bad), ORK_E_INVALID_ARGUMENT, "K");
+    expect_error(ork_qweights_import_ggml(dev, 7, b, sizeof(b), 32, 2, &bad), ORK_E_INVALID_ARGUMENT, "type");
+    ork_device_close(dev);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_n_by_k_with_stride),
       cmocka_unit_test(test_stride_smaller_than_row),
       cmocka_unit_test(test_blob_round_trip_and_defects),
+      cmocka_unit_test(test_ggml_q4_0_by_hand),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
