@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lib/api/error.h"
+#include "lib/api/stats.h"
 #include "lib/api/weights.h"
 #include "lib/matmul/layout.h"
 #include "lib/ref/fast.h"
@@ -101,9 +102,13 @@ ork_status fill_weights_source(ork_device& device, ork_weights& w, const matmul:
     w.host_fp16.resize(sz(w.k * w.n));
     for (int64_t k = 0; k < w.k; ++k)
       for (int64_t n = 0; n < w.n; ++n) w.host_fp16[sz(k * w.n + n)] = p[at(k, n)];
-    return ok();
+  } else if (auto s = fill_cpu_int(w, src, at); s != ORK_OK) {
+    return s;
   }
-  return fill_cpu_int(w, src, at);
+  // Counted in the device's bytes_resident like fill_weights' (ork_weights_destroy subtracts).
+  w.host_bytes = static_cast<int64_t>(w.host_packed.bytes() + w.host_fp16.size() * sizeof(uint16_t));
+  add_host_weight_bytes(device, w.host_bytes);
+  return ok();
 }
 
 ork_status dense_values(const ork_weights& w, std::vector<uint8_t>& out) {
