@@ -264,6 +264,57 @@ typedef struct ork_stats {
 ORK_API ork_status ork_device_memory(ork_device* device, ork_memory_info* info);
 ORK_API ork_status ork_device_get_stats(ork_device* device, ork_stats* stats);
 ORK_API ork_status ork_device_reset_stats(ork_device* device);
+/* ---- Weights in the layouts engines hold (API 2; docs/library.md "Engine layouts") -------
+ * K x N or N x K (the ggml and PyTorch nn.Linear layout: row n holds output n's K inputs),
+ * with a row stride, packed straight into the NPU's native layout; bit-exact with
+ * ork_weights_create of the same values as dense K x N. */
+typedef enum ork_layout {
+  ORK_LAYOUT_K_BY_N = 0, /* element (k, n) at k * stride + n; stride >= N */
+  ORK_LAYOUT_N_BY_K = 1, /* element (k, n) at n * stride + k; stride >= K */
+} ork_layout;
+
+typedef struct ork_weights_desc {
+  uint32_t struct_size; /* sizeof(ork_weights_desc); 0 is refused */
+  ork_dtype dtype;      /* ORK_DTYPE_INT8, ORK_DTYPE_FP16 or ORK_DTYPE_INT4 */
+  int64_t k, n;         /* the weights are K x N whatever the layout */
+  int32_t layout;       /* ORK_LAYOUT_K_BY_N (0) or ORK_LAYOUT_N_BY_K (1) */
+  int64_t row_stride;   /* elements between row starts of `layout` (int4: nibbles); 0 = dense */
+  /* int8_t / uint16_t (fp16 bit patterns) elements, or for int4 a nibble stream: element
+   * (row, col) of the layout is nibble i = row * stride + col, the low nibble of byte i/2 when
+   * i is even, else the high one (two's complement -8..7; an odd stride starts every other row
+   * mid-byte). The buffer spans (rows - 1) * stride + row length elements. */
+  const void* data;
+} ork_weights_desc;
+
+ORK_API ork_status ork_weights_create_ex(ork_device* device, const ork_weights_desc* desc, ork_weights** out);
+
+/* Packed-weight export / import: the weights' NPU-native packed bytes behind a versioned,
+ * checksummed header (format: docs/dtypes.md "Packed-weight blobs"). Every backend writes and
+ * reads the NPU layout, so a blob moves between cpu, emu and NPU devices; on an NPU import
+ * copies the payload into the weight buffer with no repacking (the cpu backend unpacks it).
+ * Export: `blob` NULL = a query: *size = the bytes needed, ORK_OK. A capacity smaller than
+ * that is ORK_E_INVALID_ARGUMENT with *size = the bytes needed. Import refuses a truncated or
+ * corrupted blob, another header or layout version, a bad dtype or shape, naming which. */
+ORK_API ork_status ork_weights_export_packed(const ork_weights* weights, void* blob, size_t capacity,
+                                             size_t* size);
+ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* blob, size_t size,
+                                             ork_weights** out);
+
+/* ggml block formats imported exactly (API 2; docs/quantisation.md "ggml blocks"). `blocks` is a
+ * ggml weight tensor as ggml stores it: N rows (output features), each K / 32 blocks along K
+ * (K must be a multiple of 32; `bytes` must be N * K/32 * the block size: 18 Q4_0, 20 Q4_1,
+ * 34 Q8_0, 36 Q8_1). Q4_0 (value (q - 8) * d, codes -8..7, any sign of d) and Q4_1 (q * d + m)
+ * give 4-bit weights (w4a8 and w4a4), Q8_0 / Q8_1 (q * d; Q8_1's s is not needed) 8-bit
+ * weights, all with one scale per block of 32 (ork_qweights_groups = K / 32). ork_qmatmul on
+ * them equals the reference arithmetic of that chapter on every backend. Non-finite d or m
+ * are refused naming the row and block. ork_qweights_export gives the codes as stored (Q4_1:
+ * q - 8) and the d scales (not Q4_1's m). */
+#define ORK_GGML_Q4_0 2
+#define ORK_GGML_Q4_1 3
+#define ORK_GGML_Q8_0 8
+#define ORK_GGML_Q8_1 9
+ORK_API ork_status ork_qweights_import_ggml(ork_device* device, int32_t ggml_type, const void* blocks, size_t bytes,
+                                            int64_t k, int64_t n, ork_qweights** out);
 
 #ifdef __cplusplus
 }

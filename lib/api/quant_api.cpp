@@ -10,16 +10,12 @@
 
 #include "lib/api/device.h"
 #include "lib/api/error.h"
+#include "lib/api/qweights.h"
 #include "lib/quant/qmatmul.h"
 #include "ork/ork.h"
 
 using ork::api::fail;
 using ork::api::guarded;
-
-struct ork_qweights {
-  ork_device* device = nullptr;
-  std::unique_ptr<ork::quant::QuantMatmul> impl;
-};
 
 namespace {
 
@@ -61,8 +57,10 @@ ork_status weight_scheme(const char* fn, const ork_quant_options* options, int64
   return ORK_OK;
 }
 
-ork_status finish_create(const char* fn, ork_device* device, ork::Result<ork::quant::QuantWeights> q,
-                         ork_qweights** out) {
+}  // namespace
+
+ork_status ork::api::finish_qweights(const char* fn, ork_device* device, ork::Result<ork::quant::QuantWeights> q,
+                                     ork_qweights** out) {
   if (!q) return fail(ork::make_error(q.error().code, fmt::format("{}: {}", fn, q.error().message)));
   std::lock_guard lock(device->mutex);  // the device's queue (device.h)
   auto impl = ork::quant::QuantMatmul::create(device->kmd.get(), std::move(*q));
@@ -73,8 +71,6 @@ ork_status finish_create(const char* fn, ork_device* device, ork::Result<ork::qu
   *out = w.release();
   return ork::api::ok();
 }
-
-}  // namespace
 
 extern "C" {
 
@@ -91,7 +87,7 @@ ORK_API ork_status ork_qweights_create(ork_device* device, const float* w, int64
     ork::quant::WeightScheme scheme;
     if (auto s = weight_scheme(fn, options, k, &scheme); s != ORK_OK) return s;
     const std::span<const float> ws{w, static_cast<size_t>(k * n)};
-    return finish_create(fn, device, ork::quant::QuantWeights::quantise(ws, k, n, scheme), out);
+    return ork::api::finish_qweights(fn, device, ork::quant::QuantWeights::quantise(ws, k, n, scheme), out);
   });
 }
 
@@ -111,7 +107,7 @@ ORK_API ork_status ork_qweights_import(ork_device* device, const void* codes, co
     if (auto s = weight_scheme(fn, options, k, &scheme); s != ORK_OK) return s;
     const auto code_bytes = static_cast<size_t>(ork::quant::QuantWeights::code_bytes(scheme.bits, k, n));
     const auto scale_count = static_cast<size_t>(ork::quant::group_count(scheme, k) * n);
-    return finish_create(fn, device,
+    return ork::api::finish_qweights(fn, device,
                          ork::quant::QuantWeights::import({static_cast<const uint8_t*>(codes), code_bytes},
                                                           {scales, scale_count}, k, n, scheme),
                          out);

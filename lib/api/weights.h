@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lib/api/device.h"
+#include "lib/matmul/layout_source.h"
 #include "lib/matmul/run.h"
 #include "lib/ref/fast.h"
 #include "ork/ork.h"
@@ -43,5 +44,14 @@ ork_status call_dtypes(const ork_weights& w, const ork_matmul_options& options, 
 // device's mutex (device.h): the whole device part of a sync call is one queue entry.
 ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, int64_t m, void* c,
                       const ork_matmul_options& options, const matmul::RunOptions& run, CallMeter& meter);
+
+// Engine layouts and packed blobs (weights_ex.cpp, weights_packed.cpp; docs/library.md).
+matmul::DType internal_dtype(ork_dtype dtype);
+// Fills w.resident / w.packed / w.host* from K x N or N x K data with a row stride
+// (w.dtype, k, n set; the source already checked).
+ork_status fill_weights_source(ork_device& device, ork_weights& w, const matmul::WeightSource& src);
+// The weights' values as dense K x N (int8_t, uint16_t or the int4 nibble stream): what the
+// cpu backend packs into a blob's NPU layout on export.
+ork_status dense_values(const ork_weights& w, std::vector<uint8_t>& out);
 
 }  // namespace ork::api

@@ -136,9 +136,14 @@ Status pack_a_int8(std::span<const int8_t> a, const Plan& plan, std::span<int8_t
 }
 
 Status pack_b_int8(std::span<const int8_t> b, const Plan& plan, std::span<int8_t> out) {
+  if (Status s = check_size("B", static_cast<int64_t>(b.size()), plan.shape.k * plan.shape.n); !s) return s;
+  return pack_b_int8_strided(b.data(), plan.shape.n, plan, out);
+}
+
+Status pack_b_int8_strided(const int8_t* b, int64_t ld, const Plan& plan, std::span<int8_t> out) {
   if (Status s = check_int8(plan); !s) return s;
   const int64_t k_len = plan.shape.k, n_len = plan.shape.n;
-  if (Status s = check_size("B", static_cast<int64_t>(b.size()), k_len * n_len); !s) return s;
+  if (ld < n_len) return make_error(-EINVAL, "pack_b_int8: row stride " + std::to_string(ld) + " < N = " + std::to_string(n_len));
   if (Status s = check_size("native B", static_cast<int64_t>(out.size()), plan.b_bytes()); !s) return s;
   int8_t* dst = out.data();
   for (int64_t s = 0; s < plan.slices; ++s) {
@@ -153,7 +158,7 @@ Status pack_b_int8(std::span<const int8_t> b, const Plan& plan, std::span<int8_t
         if (kr == 0 || nc == 0) {
           std::memset(dst, 0, kBlock * kBlock);
         } else {
-          pack_block(b.data() + kb * n_len + nb, n_len, kr, nc, dst);
+          pack_block(b + kb * ld + nb, ld, kr, nc, dst);
         }
       }
     }

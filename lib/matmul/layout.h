@@ -36,6 +36,8 @@ Status pack_a_int8(std::span<const int8_t> a, const Plan& plan, std::span<int8_t
 // B row-major K x N -> per-slice native weights: slice s holds [np/32][kt_s/32][32][32],
 // zero padding to kp and np. `out` must hold plan.b_bytes() bytes.
 Status pack_b_int8(std::span<const int8_t> b, const Plan& plan, std::span<int8_t> out);
+// The same from rows `ld` >= N elements apart (an engine's strided K x N view).
+Status pack_b_int8_strided(const int8_t* b, int64_t ld, const Plan& plan, std::span<int8_t> out);
 
 // One slice's native int32 output (np/4, mp, 4) -> row-major M x N: copy (slice 0) or add.
 // `rows` limits the work to those rows of C.

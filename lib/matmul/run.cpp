@@ -24,20 +24,30 @@ Result<Plan> layout_plan(DType dtype, int64_t k, int64_t n) {
 
 }  // namespace
 
+Result<Plan> ResidentWeights::layout(DType dtype, int64_t k, int64_t n) { return layout_plan(dtype, k, n); }
+
 Result<std::unique_ptr<ResidentWeights>> ResidentWeights::create(driver::Kmd& kmd, DType dtype, int64_t k,
                                                                  int64_t n, const void* row_major) {
   if (row_major == nullptr) return make_error(-EINVAL, "weights data is NULL");
+  return create_with(kmd, dtype, k, n, [&](const Plan& plan, std::span<uint8_t> out) {
+    return pack_weights(plan, row_major, out);
+  });
+}
+
+Result<std::unique_ptr<ResidentWeights>> ResidentWeights::create_with(driver::Kmd& kmd, DType dtype, int64_t k,
+                                                                      int64_t n, const Fill& fill) {
   auto plan = layout_plan(dtype, k, n);
   if (!plan) return plan.error();
-  auto bo = kmd.bo_create(static_cast<size_t>(plan->b_bytes()), driver::BoUsage::data);
+  const auto bytes = static_cast<size_t>(plan->b_bytes());
+  auto bo = kmd.bo_create(bytes, driver::BoUsage::data);
   if (!bo) return make_error(bo.error().code, fmt::format("allocating the weight buffer: {}", bo.error().message));
-  if (auto s = pack_weights(*plan, row_major, {(*bo)->map(), static_cast<size_t>(plan->b_bytes())}); !s)
-    return s.error();
+  if (auto s = fill(*plan, {(*bo)->map(), bytes}); !s) return s.error();
   if (auto s = kmd.bo_sync(**bo, driver::SyncDir::to_device); !s) return s.error();
   std::unique_ptr<ResidentWeights> rw(new ResidentWeights());
   rw->dtype_ = dtype;
   rw->k_ = k;
   rw->n_ = n;
+  rw->native_bytes_ = bytes;
   rw->bo_ = std::move(*bo);
   rw->id_ = next_weights_id++;
   return rw;
@@ -70,6 +80,7 @@ Result<std::unique_ptr<ResidentWeights>> ResidentWeights::view(const driver::Bo&
   rw->k_ = k;
   rw->n_ = n;
   rw->view_ = &bo;
+  rw->native_bytes_ = static_cast<size_t>(*bytes);
   rw->id_ = next_weights_id++;
   return rw;
 }

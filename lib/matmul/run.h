@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
+#include <map>
 #include <memory>
 #include <tuple>
 
@@ -34,6 +37,17 @@ class ResidentWeights {
   static Result<std::unique_ptr<ResidentWeights>> view(const driver::Bo& bo, DType dtype, int64_t k, int64_t n);
   // Bytes of K x N weights of `dtype` in the native layout.
   static Result<int64_t> packed_bytes(DType dtype, int64_t k, int64_t n);
+  // The one place a resident buffer is allocated, filled and synced: `fill` gets the layout
+  // plan (M = 1, one core: the layout depends on K, N and dtype only) and the BO's
+  // plan.b_bytes() bytes. create() packs K x N; engines' layouts and packed-weight import
+  // (docs/library.md) fill it their way.
+  using Fill = std::function<Status(const Plan& layout, std::span<uint8_t> native)>;
+  static Result<std::unique_ptr<ResidentWeights>> create_with(driver::Kmd& kmd, DType dtype, int64_t k,
+                                                              int64_t n, const Fill& fill);
+  // The layout plan of (dtype, K, N).
+  static Result<Plan> layout(DType dtype, int64_t k, int64_t n);
+  // The native bytes, as packed (what packed-weight export writes).
+  std::span<const uint8_t> native() const { return {bo().map(), native_bytes_}; }
   DType dtype() const { return dtype_; }
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
@@ -44,6 +58,7 @@ class ResidentWeights {
   ResidentWeights() = default;
   DType dtype_ = DType::int8;
   int64_t k_ = 0, n_ = 0;
+  size_t native_bytes_ = 0;
   std::unique_ptr<driver::Bo> bo_;
   const driver::Bo* view_ = nullptr;  // set by view(): not owned
   uint64_t id_ = 0;

@@ -6,6 +6,19 @@
 #include <fmt/format.h>
 
 namespace ork::quant {
+namespace {
+
+// s_g[m] = sum of row m's activation codes over group g, [M][groups], exact in int32 (|s_g|
+// <= 128 * 127): the m term and the code offset of affine weights.
+std::vector<int32_t> group_code_sums(const QuantActivations& qa, const QuantWeights& w) {
+  const int64_t groups = w.groups(), width = w.group_width();
+  std::vector<int32_t> s(static_cast<size_t>(qa.m * groups), 0);
+  for (int64_t i = 0; i < qa.m; ++i)
+    for (int64_t x = 0; x < qa.k; ++x) s[static_cast<size_t>(i * groups + x / width)] += qa.codes[static_cast<size_t>(i * qa.k + x)];
+  return s;
+}
+
+}  // namespace
 
 QuantMatmul::QuantMatmul(QuantWeights w, std::unique_ptr<GroupMatmul> backend)
     : weights_(std::move(w)), backend_(std::move(backend)) {}
@@ -51,8 +64,10 @@ Status QuantMatmul::run(std::span<const float> a, int64_t m, std::span<float> c,
     return make_error(-EINVAL, fmt::format("C holds {} floats, M x N = {}", c.size(), m * n));
   auto qa = quantise_activations(a, m, w.k(), o.act);
   if (!qa) return qa.error();
-  // Dequantisation order (reference.h): t = acc_0 * sw[0]; t = t + acc_g * sw[g] in increasing
-  // g; C = t * sa. `c` holds t between groups.
+  // Dequantisation order (reference.h qmatmul_codes): u_g = acc_g * sw[g] (affine: acc_g
+  // first made the format's sum exactly in int32, then u_g = u_g + s_g * mn[g]); t = u_0;
+  // t = t + u_g in increasing g; C = t * sa. `c` holds t between groups.
+  const std::vector<int32_t> sums = w.affine() ? group_code_sums(*qa, w) : std::vector<int32_t>{};
   int64_t next = 0;  // the order is the contract: a backend must deliver 0, 1, 2, ...
   auto s = group_sums(*qa, o.cores, [&](int64_t g, std::span<const int32_t> acc) -> Status {
     if (g != next++ || acc.size() != c.size())
@@ -61,10 +76,20 @@ Status QuantMatmul::run(std::span<const float> a, int64_t m, std::span<float> c,
     for (int64_t i = 0; i < m; ++i) {
       float* row = c.data() + i * n;
       const int32_t* arow = acc.data() + i * n;
-      if (g == 0)
+      if (w.affine()) {
+        const int32_t sg = sums[static_cast<size_t>(i * w.groups() + g)];
+        const int32_t shift = w.code_offset() * sg;  // stored code + offset = the format's code
+        const float* mn = w.mins().empty() ? nullptr : w.mins().data() + g * n;
+        for (int64_t j = 0; j < n; ++j) {
+          float u = static_cast<float>(arow[j] + shift) * sw[j];
+          if (mn != nullptr) u = u + static_cast<float>(sg) * mn[j];
+          row[j] = g == 0 ? u : row[j] + u;
+        }
+      } else if (g == 0) {
         for (int64_t j = 0; j < n; ++j) row[j] = static_cast<float>(arow[j]) * sw[j];
-      else
+      } else {
         for (int64_t j = 0; j < n; ++j) row[j] = row[j] + static_cast<float>(arow[j]) * sw[j];
+      }
     }
     return Status::success();
   });

@@ -84,6 +84,11 @@ Result<QuantWeights> QuantWeights::quantise(std::span<const float> w, int64_t k,
 
 Result<QuantWeights> QuantWeights::import(std::span<const uint8_t> codes, std::span<const float> scales, int64_t k,
                                           int64_t n, const WeightScheme& s) {
+  return import(codes, scales, k, n, s, Affine{});
+}
+
+Result<QuantWeights> QuantWeights::import(std::span<const uint8_t> codes, std::span<const float> scales, int64_t k,
+                                          int64_t n, const WeightScheme& s, const Affine& affine) {
   if (auto st = check_shape(k, n, s); !st) return st.error();
   QuantWeights q;
   q.k_ = k;
@@ -95,17 +100,28 @@ Result<QuantWeights> QuantWeights::import(std::span<const uint8_t> codes, std::s
     return make_error(-EINVAL, fmt::format("codes hold {} bytes, {} x {} {} needs {}", codes.size(), k, n, bits_name(s.bits), want_codes));
   if (scales.size() != want_scales)
     return make_error(-EINVAL, fmt::format("scales hold {} floats, {} groups x N = {} needs {}", scales.size(), q.groups(), n, want_scales));
+  if (!affine.mins.empty() && affine.mins.size() != want_scales)
+    return make_error(-EINVAL, fmt::format("mins hold {} floats, {} groups x N = {} needs {}", affine.mins.size(), q.groups(), n, want_scales));
+  if (affine.code_offset < 0 || affine.code_offset > qmax(s.bits) + 1)
+    return make_error(-EINVAL, fmt::format("code offset {}: expected 0..{}", affine.code_offset, qmax(s.bits) + 1));
+  const size_t cols = static_cast<size_t>(n);
   for (size_t i = 0; i < scales.size(); ++i)
-    if (!std::isfinite(scales[i]) || scales[i] < 0.0f)
-      return make_error(-EINVAL, fmt::format("scales[{}][{}] = {}: scales must be finite and >= 0", i / static_cast<size_t>(n), i % static_cast<size_t>(n), scales[i]));
+    if (!std::isfinite(scales[i]) || (!s.signed_scales && scales[i] < 0.0f))
+      return make_error(-EINVAL, fmt::format("scales[{}][{}] = {}: scales must be finite{}", i / cols, i % cols, scales[i],
+                                             s.signed_scales ? "" : " and >= 0"));
+  for (size_t i = 0; i < affine.mins.size(); ++i)
+    if (!std::isfinite(affine.mins[i]))
+      return make_error(-EINVAL, fmt::format("mins[{}][{}] = {}: mins must be finite", i / cols, i % cols, affine.mins[i]));
   q.codes_.assign(codes.begin(), codes.end());
   q.scales_.assign(scales.begin(), scales.end());
+  q.mins_.assign(affine.mins.begin(), affine.mins.end());
+  q.code_offset_ = affine.code_offset;
   if (s.bits == Bits::int4 && (k * n) % 2 == 1) ref::set_nibble(q.codes_, k * n, 0);  // unused high nibble
-  const int32_t lim = qmax(s.bits);
+  const int32_t hi = qmax(s.bits), lo = qmin(s);
   for (int64_t i = 0; i < k; ++i)
     for (int64_t j = 0; j < n; ++j)
-      if (const int8_t c = q.code(i, j); c < -lim || c > lim)
-        return make_error(-EINVAL, fmt::format("codes[{}][{}] = {}: {} codes must lie in [-{}, {}]", i, j, c, bits_name(s.bits), lim, lim));
+      if (const int8_t c = q.code(i, j); c < lo || c > hi)
+        return make_error(-EINVAL, fmt::format("codes[{}][{}] = {}: {} codes must lie in [{}, {}]", i, j, c, bits_name(s.bits), lo, hi));
   return q;
 }
 

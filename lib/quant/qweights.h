@@ -22,6 +22,15 @@ class QuantWeights {
   // refused with their position.
   static Result<QuantWeights> import(std::span<const uint8_t> codes, std::span<const float> scales, int64_t k,
                                      int64_t n, const WeightScheme& s);
+  // An affine import (ggml Q4_1, docs/quantisation.md): weight = d * (code + code_offset) + m,
+  // mins [groups][N] (finite, any sign), code_offset >= 0 added exactly in int32. The codes
+  // and scales are checked as import() checks them under scheme `s`.
+  struct Affine {
+    std::span<const float> mins;  // empty: no m term
+    int32_t code_offset = 0;
+  };
+  static Result<QuantWeights> import(std::span<const uint8_t> codes, std::span<const float> scales, int64_t k,
+                                     int64_t n, const WeightScheme& s, const Affine& affine);
   // Bytes of the codes of a K x N matrix: K*N for int8, ceil(K*N/2) for int4.
   static int64_t code_bytes(Bits bits, int64_t k, int64_t n);
 
@@ -34,6 +43,11 @@ class QuantWeights {
   int64_t group_rows(int64_t g) const;
   std::span<const float> scales() const { return scales_; }
   std::span<const uint8_t> codes() const { return codes_; }
+  // Affine weights (Q4_1): the m term per [group][n] (empty for symmetric schemes) and the
+  // offset that turns a stored code into the format's code (Q4_1: stored q - 8, offset 8).
+  std::span<const float> mins() const { return mins_; }
+  int32_t code_offset() const { return code_offset_; }
+  bool affine() const { return !mins_.empty() || code_offset_ != 0; }
   int8_t code(int64_t row, int64_t col) const;
   // Rows [k0, k0 + rows) as int8 codes, row-major rows x N (int4 sign-extended): what the
   // NPU's int8 path reads for w4a8.
@@ -44,6 +58,8 @@ class QuantWeights {
   WeightScheme scheme_;
   std::vector<float> scales_;
   std::vector<uint8_t> codes_;
+  std::vector<float> mins_;
+  int32_t code_offset_ = 0;
 };
 
 }  // namespace ork::quant

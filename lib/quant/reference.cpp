@@ -1,5 +1,6 @@
 #include "lib/quant/reference.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -67,6 +68,35 @@ std::vector<int32_t> group_sums(std::span<const int8_t> qa, std::span<const int8
   return acc;
 }
 
+Result<std::vector<float>> qmatmul_codes(std::span<const float> a, int64_t m, std::span<const int32_t> q,
+                                         std::span<const float> d, std::span<const float> mins, int64_t k,
+                                         int64_t n, int64_t gw, const ActScheme& as) {
+  if (m < 1 || k < 1 || n < 1 || gw < 1) return make_error(-EINVAL, "reference qmatmul_codes: M, K, N, group must be >= 1");
+  const int64_t groups = (k + gw - 1) / gw;
+  if (a.size() != static_cast<size_t>(m * k) || q.size() != static_cast<size_t>(k * n) ||
+      d.size() != static_cast<size_t>(groups * n) || (!mins.empty() && mins.size() != d.size()))
+    return make_error(-EINVAL, "reference qmatmul_codes: span sizes do not match M x K, K x N and groups x N");
+  const auto sa = activation_scales(a, m, k, as);
+  const auto qa = activation_codes(a, m, k, as, sa);
+  std::vector<float> c(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float t = 0.0f;
+      for (int64_t g = 0; g < groups; ++g) {
+        int32_t acc = 0, sum = 0;  // exact: |acc| <= 128 * 127 * kMaxPerChannelK < 2^31
+        for (int64_t x = g * gw; x < std::min(k, (g + 1) * gw); ++x) {
+          acc += int32_t{qa[at(i, k, x)]} * q[at(x, n, j)];
+          sum += qa[at(i, k, x)];
+        }
+        float u = static_cast<float>(acc) * d[at(g, n, j)];
+        if (!mins.empty()) u = u + static_cast<float>(sum) * mins[at(g, n, j)];
+        t = g == 0 ? u : t + u;
+      }
+      c[at(i, n, j)] = t * sa[as.per_row ? static_cast<size_t>(i) : 0];
+    }
+  return c;
+}
+
 Result<std::vector<float>> qmatmul(std::span<const float> a, std::span<const float> w, int64_t m, int64_t k,
                                    int64_t n, const WeightScheme& ws, const ActScheme& as) {
   if (auto s = check_weight_scheme(ws, k); !s) return s.error();
@@ -75,19 +105,8 @@ Result<std::vector<float>> qmatmul(std::span<const float> a, std::span<const flo
     return make_error(-EINVAL, "reference qmatmul: span sizes do not match M x K and K x N");
   const auto sw = weight_scales(w, k, n, ws);
   const auto qw = weight_codes(w, k, n, ws, sw);
-  const auto sa = activation_scales(a, m, k, as);
-  const auto qa = activation_codes(a, m, k, as, sa);
-  const int64_t groups = group_count(ws, k);
-  const auto acc = group_sums(qa, qw, m, k, n, group_width(ws, k));
-  std::vector<float> c(static_cast<size_t>(m * n));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      float t = static_cast<float>(acc[at(i, n, j)]) * sw[at(0, n, j)];
-      for (int64_t g = 1; g < groups; ++g)
-        t = t + static_cast<float>(acc[static_cast<size_t>((g * m + i) * n + j)]) * sw[at(g, n, j)];
-      c[at(i, n, j)] = t * sa[as.per_row ? static_cast<size_t>(i) : 0];
-    }
-  return c;
+  const std::vector<int32_t> q(qw.begin(), qw.end());
+  return qmatmul_codes(a, m, q, sw, {}, k, n, group_width(ws, k), as);
 }
 
 }  // namespace ork::quant::reference

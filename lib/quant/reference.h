@@ -33,6 +33,17 @@ std::vector<int8_t> activation_codes(std::span<const float> a, int64_t m, int64_
 // The integer partial sums, [groups][M][N]: acc_g[m][n].
 std::vector<int32_t> group_sums(std::span<const int8_t> qa, std::span<const int8_t> qw, int64_t m, int64_t k,
                                 int64_t n, int64_t group_width);
+// The quantised matmul of weights given as codes (imported formats, e.g. ggml blocks;
+// docs/quantisation.md "ggml blocks"), the one formula every path ends in:
+//   q[k][n]  the format's integer code (Q4_1: 0..15), d[g][n] its scale (any sign),
+//   mn[g][n] its m term (empty: none), groups of `group_width` along K (the last may be short)
+//   acc_g = sum_{k in g} qa[m][k] * q[k][n],   s_g = sum_{k in g} qa[m][k]     (exact, int32)
+//   u_g   = fl(float(acc_g) * d[g][n]);  with mins: u_g = fl(u_g + fl(float(s_g) * mn[g][n]))
+//   t = u_0;  t = fl(t + u_g) for g = 1, 2, ...;   C[m][n] = fl(t * sa[m])
+// Without mins this is exactly qmatmul() below (which calls it).
+Result<std::vector<float>> qmatmul_codes(std::span<const float> a, int64_t m, std::span<const int32_t> q,
+                                         std::span<const float> d, std::span<const float> mins, int64_t k,
+                                         int64_t n, int64_t group_width, const ActScheme& as);
 // The whole quantised matmul from float inputs (inputs must be finite; schemes valid).
 Result<std::vector<float>> qmatmul(std::span<const float> a, std::span<const float> w, int64_t m, int64_t k,
                                    int64_t n, const WeightScheme& ws, const ActScheme& as);

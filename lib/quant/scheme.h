@@ -27,7 +27,17 @@ inline constexpr int64_t kMaxPerChannelK = int64_t{1} << 17;
 struct WeightScheme {
   Bits bits = Bits::int8;
   int64_t group = 0;  // 0 = per-channel; else 32, 64 or 128 along K
+  // Imported block formats (ggml Q4_0 / Q8_0, docs/quantisation.md "ggml blocks"): codes over
+  // the whole two's-complement range (int8 -128..127, int4 -8..7) and scales of either sign.
+  // The arithmetic stays exact: |q| <= 128 keeps every int32 sum exact (per-channel:
+  // 127 * 128 * kMaxPerChannelK = 2,130,706,432 < 2^31), a negative scale is one more fp32
+  // multiply of the same formula, and -q of a full-range code is never formed.
+  bool full_range = false;
+  bool signed_scales = false;
 };
+
+// The most negative code a scheme accepts: -qmax, or -(qmax + 1) with full_range.
+inline constexpr int32_t qmin(const WeightScheme& s) { return -qmax(s.bits) - (s.full_range ? 1 : 0); }
 
 struct ActScheme {
   Bits bits = Bits::int8;

@@ -478,6 +478,25 @@ Result<PackedB> pack_b_int8(std::span<const int8_t> b, int64_t k, int64_t n, BOr
   return out;
 }
 
+Status unpack_b_int8(const PackedB& b, std::span<int8_t> out) {
+  if (b.k_ < 1) return make_error(-EINVAL, "unpack_b_int8: B was never packed (pack_b_int8)");
+  if (out.size() != static_cast<size_t>(b.k_ * b.n_))
+    return make_error(-EINVAL, "unpack_b_int8: out has " + std::to_string(out.size()) + " elements, K x N = " +
+                                   std::to_string(b.k_ * b.n_));
+  auto kr = kernel_of(b.isa_);
+  if (!kr) return kr.error();
+  // pack_panels' format: panel n / nr, then K group k / kg, then column n % nr, 4 bytes per
+  // (group, column): kg int8 values, or two int16 (sign-extended int8, little-endian).
+  const int kg = k_per_group(**kr), nr = (*kr)->nr;
+  const int64_t panel_bytes = b.groups_ * nr * 4;
+  for (int64_t k = 0; k < b.k_; ++k)
+    for (int64_t n = 0; n < b.n_; ++n) {
+      const int64_t at = (n / nr) * panel_bytes + ((k / kg) * nr + n % nr) * 4 + (k % kg) * (4 / kg);
+      out[static_cast<size_t>(k * b.n_ + n)] = static_cast<int8_t>(b.panels_[static_cast<size_t>(at)]);
+    }
+  return Status::success();
+}
+
 Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b, std::span<int32_t> c,
                           const FastOptions& options) {
   if (b.k() >= 1 && m >= 1 && c.size() != static_cast<size_t>(m * b.n())) {  // names the bad size

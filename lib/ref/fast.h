@@ -64,6 +64,7 @@ class PackedB {
   friend Result<PackedB> pack_b_int8(std::span<const int8_t>, int64_t, int64_t, BOrder, std::optional<Isa>);
   friend Status matmul_int8_packed(std::span<const int8_t>, int64_t, const PackedB&, const CLayout&,
                                    const FastOptions&);
+  friend Status unpack_b_int8(const PackedB&, std::span<int8_t>);
   Isa isa_ = Isa::generic;
   int64_t k_ = 0, n_ = 0, groups_ = 0;
   std::vector<uint8_t> panels_;  // every panel of B in the kernel's format
@@ -73,6 +74,9 @@ class PackedB {
 // Packs B (k x n, stored as `order` says) for one kernel tier (unset = best_isa()).
 Result<PackedB> pack_b_int8(std::span<const int8_t> b, int64_t k, int64_t n, BOrder order,
                             std::optional<Isa> isa = {});
+// The values back as K x N row-major (`out` holds K*N): what the cpu backend exports
+// (packed-weight export, docs/library.md) without keeping a second copy of the weights.
+Status unpack_b_int8(const PackedB& b, std::span<int8_t> out);
 // c (m x n, row-major) = a (m x k, row-major) x b; bit-identical to matmul_int8.
 // options.isa, when set, must be the tier b was packed for.
 Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b, std::span<int32_t> c,

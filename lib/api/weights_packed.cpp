@@ -1,0 +1,123 @@
+// ork_weights_export_packed / ork_weights_import_packed (docs/dtypes.md "Packed-weight
+// blobs"). The payload is always the NPU's native weight bytes of layout version
+// matmul::kWeightLayoutVersion: an NPU device copies them in and out of its weight buffer;
+// the cpu backend packs its values into that layout on export and unpacks it on import, so
+// one blob serves every backend.
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lib/api/error.h"
+#include "lib/api/weights.h"
+#include "lib/api/weights_blob.h"
+#include "lib/matmul/context.h"
+#include "lib/matmul/layout.h"
+
+using ork::api::fail;
+namespace blob = ork::api::blob;
+
+namespace {
+
+constexpr int64_t kMaxDim = int64_t{1} << 24;  // as api.cpp
+
+size_t sz(int64_t v) { return static_cast<size_t>(v); }
+
+// The payload of `w`: the NPU device's buffer as it is, or the cpu's values packed.
+ork_status write_payload(const ork_weights& w, const ork::matmul::Plan& plan, std::span<uint8_t> out) {
+  if (w.resident) {
+    const auto native = w.resident->native();
+    std::memcpy(out.data(), native.data(), native.size());
+    return ORK_OK;
+  }
+  std::vector<uint8_t> dense;
+  if (auto s = ork::api::dense_values(w, dense); s != ORK_OK) return s;
+  if (auto s = ork::matmul::pack_weights(plan, dense.data(), out); !s)
+    return fail(ork::make_error(s.error().code, fmt::format("ork_weights_export_packed: {}", s.error().message)));
+  return ORK_OK;
+}
+
+ork_status import_into(ork_device& device, ork_weights& w, const ork::matmul::Plan& plan, std::span<const uint8_t> payload) {
+  const int64_t kn = w.k * w.n;
+  std::vector<uint8_t> dense;  // K x N values: the cpu backend's input, the int4 w4a8 stream
+  if (!device.kmd || w.dtype == ORK_DTYPE_INT4) {
+    dense.resize(sz(w.dtype == ORK_DTYPE_INT4 ? ork::matmul::int4_packed_bytes(kn) : kn * (w.dtype == ORK_DTYPE_FP16 ? 2 : 1)));
+    if (auto s = ork::matmul::unpack_b_native(plan, payload, dense); !s) return fail(s.error());
+  }
+  if (!device.kmd) return ork::api::fill_weights(device, w, dense.data());
+  auto r = ork::matmul::ResidentWeights::create_with(*device.kmd, ork::api::internal_dtype(w.dtype), w.k, w.n,
+                                                     [&](const ork::matmul::Plan&, std::span<uint8_t> out) {
+                                                       std::memcpy(out.data(), payload.data(), payload.size());
+                                                       return ork::Status::success();
+                                                     });
+  if (!r) return fail(r.error());
+  w.resident = std::move(*r);
+  if (w.dtype == ORK_DTYPE_INT4) w.packed = std::move(dense);
+  return ork::api::ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+ORK_API ork_status ork_weights_export_packed(const ork_weights* weights, void* out, size_t capacity, size_t* size) {
+  constexpr const char* fn = "ork_weights_export_packed";
+  return ork::api::guarded([&] {
+    if (weights == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: weights is NULL", fn));
+    if (size == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: size is NULL", fn));
+    auto plan = ork::matmul::ResidentWeights::layout(ork::api::internal_dtype(weights->dtype), weights->k, weights->n);
+    if (!plan) return fail(plan.error());
+    const size_t need = blob::kHeaderBytes + sz(plan->b_bytes());
+    *size = need;
+    if (out == nullptr) return ork::api::ok();  // a query
+    if (capacity < need)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: capacity = {} bytes: the blob needs {} (returned in *size)", fn,
+                                                      capacity, need));
+    std::span<uint8_t> b{static_cast<uint8_t*>(out), need};
+    if (auto s = write_payload(*weights, *plan, b.subspan(blob::kHeaderBytes)); s != ORK_OK) return s;
+    blob::write_header({.layout_version = ork::matmul::kWeightLayoutVersion,
+                        .dtype = static_cast<uint32_t>(weights->dtype),
+                        .k = weights->k,
+                        .n = weights->n,
+                        .payload_bytes = static_cast<uint64_t>(plan->b_bytes())},
+                       b);
+    return ork::api::ok();
+  });
+}
+
+ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* data, size_t size, ork_weights** out) {
+  constexpr const char* fn = "ork_weights_import_packed";
+  return ork::api::guarded([&] {
+    if (out == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: out is NULL", fn));
+    *out = nullptr;
+    if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: device is NULL", fn));
+    if (data == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: blob is NULL", fn));
+    const std::span<const uint8_t> b{static_cast<const uint8_t*>(data), size};
+    auto h = blob::read_header(b, ork::matmul::kWeightLayoutVersion);
+    if (!h) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: {}", fn, h.error().message));
+    if (h->dtype != ORK_DTYPE_INT8 && h->dtype != ORK_DTYPE_FP16 && h->dtype != ORK_DTYPE_INT4)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: dtype {} in the header: packed weights are int8 (1), fp16 (2) or "
+                                                      "int4 (3)", fn, h->dtype));
+    if (h->k < 1 || h->k > kMaxDim || h->n < 1 || h->n > kMaxDim)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: K = {}, N = {} in the header: each must be in 1..{}", fn, h->k, h->n,
+                                                      kMaxDim));
+    const auto dtype = static_cast<ork_dtype>(h->dtype);
+    auto plan = ork::matmul::ResidentWeights::layout(ork::api::internal_dtype(dtype), h->k, h->n);
+    if (!plan) return fail(plan.error());
+    if (h->payload_bytes != static_cast<uint64_t>(plan->b_bytes()))
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: payload of {} bytes: {} x {} weights in layout version {} are {} "
+                                                      "bytes", fn, h->payload_bytes, h->k, h->n, h->layout_version,
+                                                      plan->b_bytes()));
+    auto w = std::make_unique<ork_weights>();
+    w->device = device;
+    w->dtype = dtype;
+    w->k = h->k;
+    w->n = h->n;
+    if (auto s = import_into(*device, *w, *plan, b.subspan(blob::kHeaderBytes)); s != ORK_OK) return s;
+    *out = w.release();
+    return ork::api::ok();
+  });
+}
+
+}  // extern "C"
