@@ -2,6 +2,7 @@
 // packed straight into the native layout (lib/matmul/layout_source.h; docs/library.md
 // "Engine layouts"). Bit-exact with ork_weights_create of the same values as dense K x N.
 #include <cstring>
+#include <mutex>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -182,6 +183,7 @@ ORK_API ork_status ork_weights_create_ex(ork_device* device, const ork_weights_d
     w->k = d.k;
     w->n = d.n;
     const ork::matmul::WeightSource src{.data = d.data, .n_by_k = d.layout == ORK_LAYOUT_N_BY_K, .row_stride = d.row_stride};
+    std::lock_guard lock(device->mutex);  // the device's queue (device.h)
     if (auto s = ork::api::fill_weights_source(*device, *w, src); s != ORK_OK) return s;
     *out = w.release();
     return ork::api::ok();

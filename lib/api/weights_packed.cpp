@@ -4,6 +4,7 @@
 // the cpu backend packs its values into that layout on export and unpacks it on import, so
 // one blob serves every backend.
 #include <cstring>
+#include <mutex>
 #include <memory>
 #include <vector>
 
@@ -114,6 +115,7 @@ ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* dat
     w->dtype = dtype;
     w->k = h->k;
     w->n = h->n;
+    std::lock_guard lock(device->mutex);  // the device's queue (device.h)
     if (auto s = import_into(*device, *w, *plan, b.subspan(blob::kHeaderBytes)); s != ORK_OK) return s;
     *out = w.release();
     return ork::api::ok();
