@@ -8,7 +8,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "driver/emu/npu/fp16.h"
+#include "driver/common/fp16.h"
 #include "tests/emu/npu_fixture.h"
 
 using namespace ork::emu;
