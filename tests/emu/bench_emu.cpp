@@ -12,6 +12,8 @@
 #include "tests/emu/npu_fixture.h"
 
 using namespace ork::emu;
+using ork::float_to_half;
+using ork::half_to_float;
 using namespace ork::emu::testing;
 
 namespace {
