@@ -34,7 +34,9 @@ void copy_str(char (&dst)[N], std::string_view src) {
 void fill_info(ork_device& d) {
   copy_str(d.info.backend, d.backend);
   if (!d.kmd) {
-    d.info.cores = 1;
+    // The CPU reference takes every option an NPU device takes (docs/cpu-reference.md):
+    // cores 1..3 as on the RK3588, each core one host thread of the int8 paths.
+    d.info.cores = matmul::kMaxCores;
     return;
   }
   const driver::DeviceInfo& k = d.kmd->info();
@@ -96,9 +98,12 @@ Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
   auto cache_bytes = emu::weight_cache_bytes_from_env();  // its bound (docs/emulator.md)
   if (!cache_bytes) return cache_bytes.error();
   emu::weight_cache().set_capacity(static_cast<size_t>(*cache_bytes));
+  auto regs = emu::register_mode_from_env();  // ORK_EMU_REGS=keep|adversarial (docs/emulator.md)
+  if (!regs) return regs.error();
   return open_emulator(kind, emu::FakeKernelConfig{.timing = *timed ? emu::TimingMode::timed : emu::TimingMode::fast,
                                                    .model_caches = true,
-                                                   .keep_prepared_weights = *keep});
+                                                   .keep_prepared_weights = *keep,
+                                                   .registers = *regs});
 }
 
 }  // namespace

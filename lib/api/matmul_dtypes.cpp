@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <bit>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -64,8 +65,13 @@ ork_status resolve_types(const ork_weights& w, const ork_matmul_options& o, Call
   return ORK_OK;
 }
 
-ork_status run_cpu(const ork_weights& w, const CallTypes& t, const void* a, int64_t m, void* c) {
+// `cores`: the NPU cores the caller asked for (0 = all: as many host threads as the shape
+// needs, up to the machine's), run as host threads of the int8 paths (the
+// fp16 reference is one loop in the defined order). Integer sums are exact, so the thread
+// count never changes a byte (lib/ref/fast.h).
+ork_status run_cpu(const ork_weights& w, const CallTypes& t, const void* a, int64_t m, void* c, int cores) {
   const ref::Dims d{m, w.k, w.n};
+  const ref::FastOptions fo{.threads = cores};
   const size_t mk = sz(m * w.k), mn = sz(m * w.n);
   Status s;
   if (w.dtype == ORK_DTYPE_FP16) {
@@ -78,9 +84,10 @@ ork_status run_cpu(const ork_weights& w, const CallTypes& t, const void* a, int6
   } else if (t.a == ORK_DTYPE_INT4) {  // W4A4: exact integer sums, as the sliced NPU path
     std::vector<int8_t> wide(mk);
     s = matmul::widen_int4({static_cast<const uint8_t*>(a), sz(matmul::int4_packed_bytes(m * w.k))}, m * w.k, wide);
-    if (s) s = ref::matmul_int8_packed(wide, m, w.host_packed, std::span<int32_t>{static_cast<int32_t*>(c), mn});
+    if (s) s = ref::matmul_int8_packed(wide, m, w.host_packed, std::span<int32_t>{static_cast<int32_t*>(c), mn}, fo);
   } else {  // int8, and w4a8 (int8 A x widened int4 W)
-    s = ref::matmul_int8_packed({static_cast<const int8_t*>(a), mk}, m, w.host_packed, std::span<int32_t>{static_cast<int32_t*>(c), mn});
+    s = ref::matmul_int8_packed({static_cast<const int8_t*>(a), mk}, m, w.host_packed,
+                                std::span<int32_t>{static_cast<int32_t*>(c), mn}, fo);
   }
   if (!s) return fail(s.error());
   return ok();
@@ -148,7 +155,8 @@ ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, i
   if (auto st = resolve_types(w, o, &t); st != ORK_OK) return st;
   if (!device.kmd) {
     const auto t0 = std::chrono::steady_clock::now();
-    const ork_status st = run_cpu(w, t, a, m, c);
+    // A core_mask's bit count or `cores` as host threads; 0: as many as the shape needs.
+    const ork_status st = run_cpu(w, t, a, m, c, o.core_mask != 0 ? std::popcount(o.core_mask) : o.cores);
     meter.host_device_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     return st;
   }

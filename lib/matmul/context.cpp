@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "lib/matmul/layout.h"
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "lib/ref/workers.h"
 
 namespace ork::matmul {
@@ -242,7 +242,7 @@ Status execute_any(driver::Kmd& kmd, const Context& x, const void* a, void* c, R
   }
   if (!acc.empty()) {
     auto* out = static_cast<uint16_t*>(c);
-    for (size_t i = 0; i < acc.size(); ++i) out[i] = ref::float_to_half(acc[i]);  // RNE, once
+    for (size_t i = 0; i < acc.size(); ++i) out[i] = ork::float_to_half(acc[i]);  // RNE, once
   }
   return Status::success();
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "driver/regcmd/regcmd.h"
+#include "driver/regs/matmul_fixed.h"
 #include "driver/regs/npu_regs.h"
 
 namespace ork::matmul {
@@ -17,7 +18,8 @@ namespace R = ork::regs;
 constexpr uint32_t kPrecInt8 = 0, kPrecFp16 = 2, kPrecInt4 = 6;
 // DPU OUT_PRECISION: int32 4, fp32 5 (MTX); fp16 2 with FP32TOFP16_EN (MTX gen_matmul_fp16,
 // contract section 2); int16 1 (int4 capture 0x4010 = 0x38000006: OUT 31:29 = 1).
-constexpr uint32_t kOutInt16 = 1, kOutFp16 = 2, kOutInt32 = 4, kOutFp32 = 5;
+constexpr uint32_t kOutInt16 = R::kOutPrecisionInt16, kOutFp16 = R::kOutPrecisionFp16,
+                   kOutInt32 = R::kOutPrecisionInt32, kOutFp32 = R::kOutPrecisionFp32;
 
 uint32_t precision(DType d) { return d == DType::fp16 ? kPrecFp16 : d == DType::int4 ? kPrecInt4 : kPrecInt8; }
 uint32_t out_precision(const Plan& p) {
@@ -37,6 +39,20 @@ void put(regcmd::Builder& rc, const EmitOptions& opt, const Reg& reg) {
     rc.emit_raw(Reg::block, Reg::offset, reg.pack_truncating());
   else
     rc.emit(reg);
+}
+
+// The registers that repeat the task's shape for the DMA engines, as MTX gen_matmul_task
+// writes them (field widths there): FC_DATA_SIZE0/1 = the feature DMA's width/height and
+// channels, WDMA_SIZE_0/1 = the output DMA's channels-1 and height-1/width-1; and the two
+// per-output-type settings (matmul_fixed.h).
+void emit_shape_followers(const Plan& plan, const Task& t, regcmd::Builder& rc, const EmitOptions& opt) {
+  const uint32_t out = out_precision(plan);
+  put(rc, opt, R::CnaFcDataSize0{.value = (1u << 16) | (u32(t.mc) & 0x7ffu)});
+  put(rc, opt, R::CnaFcDataSize1{.value = u32(t.kt) & 0xffffu});
+  put(rc, opt, R::DpuBsOwCfg{.value = R::dpu_bs_ow_cfg(out)});
+  put(rc, opt, R::DpuWdmaSize0{.value = u32(t.nt - 1) & 0x1fffu});
+  put(rc, opt, R::DpuWdmaSize1{.value = (u32(t.mc - 1) & 0x1fffu) << 16});
+  put(rc, opt, R::DpuSurfaceAdd{.surf_add = u32(plan.mp) * R::dpu_surface_add_factor(out)});
 }
 
 Status check_addr(uint64_t iova, const char* what) {
@@ -90,8 +106,13 @@ Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, re
   put(rc, opt, R::DpuDataCubeChannel{.channel = u32(t.nt - 1)});
   // fp16 C: the DPU's fp32 -> fp16 conversion (MTX gen_matmul_fp16); scale 1 = identity as
   // the CVT registers' matmul setting (rk3588-npu.md 4). Only on one-slice plans: partials
-  // of several slices stay fp32 and the host rounds once (docs/dtypes.md).
-  if (plan.npu_fp16_out()) put(rc, opt, R::DpuOutCvtScale{.out_cvt_scale = 1, .fp32tofp16_en = 1});
+  // of several slices stay fp32 and the host rounds once (docs/dtypes.md). Written in every
+  // task, enable bit 0 or 1: the register keeps the previous job's FP32TOFP16_EN otherwise.
+  put(rc, opt, R::DpuOutCvtScale{.out_cvt_scale = 1, .fp32tofp16_en = plan.npu_fp16_out() ? 1u : 0u});
+  emit_shape_followers(plan, t, rc, opt);
+  // Every other register a matmul depends on, with the captures' value (matmul_fixed.h):
+  // the core keeps whatever the previous job wrote there (contract section 3a).
+  for (const R::FixedWrite& f : R::kMatmulFixed) rc.emit_raw(f.block, f.offset, f.value);
   if (!rc.ok()) return make_error(-EINVAL, fmt::format("emitter: {}", rc.error()));
   return Status::success();
 }

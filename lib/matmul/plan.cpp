@@ -40,17 +40,15 @@ int64_t bits_to_bytes(int64_t elements, DType dtype) {
 }
 
 // Rows of one 64-row feature group: the K-reduction schedule stores the tile in groups of 64
-// (seed 004, ORK's mg = ceil(mc/64)).
-constexpr int64_t kRowGroup = 64;
+// (driver/common/cbuf_limits.h).
+constexpr int64_t kRowGroup = hw::kRowGroup;
 // FEATURE_GRAINS is a 10-bit field (CONV_CON2 13:4, rk3588-npu.md section 4).
 constexpr int64_t kFeatureGrainsMax = 1023;
 
 }  // namespace
 
 int64_t data_banks_for(int64_t mc, int64_t kp, DType dtype) {
-  const int64_t groups = ceil_div(mc, kRowGroup);
-  const int64_t tile_bytes = bits_to_bytes(groups * kRowGroup * kp, dtype);
-  return ceil_div(tile_bytes, kCbufBankBytes);
+  return hw::data_banks_for_rows(mc, bits_to_bytes(kp, dtype));
 }
 
 int64_t mg_max(int64_t kp, DType dtype) {
@@ -62,20 +60,14 @@ int64_t mg_max(int64_t kp, DType dtype) {
 }
 
 int64_t fp16_kreduction_rows(int64_t kt) {
-  const int64_t rows = std::min(mg_max(kt, DType::fp16) * kRowGroup, kMaxRowsPerTask);
+  const int64_t rows = std::min(hw::kreduction_rows_max(bits_to_bytes(kt, DType::fp16)), kMaxRowsPerTask);
   return kt >= kFp16RowLimitFromK ? std::min(rows, kFp16ExactRows) : rows;  // seed 004 rule 1
 }
 
 int64_t slice_width(DType dtype) { return dtype == DType::int4 ? kInt4SliceK : kSliceK; }
 int64_t full_k_limit(DType dtype) { return dtype == DType::int4 ? kInt4SliceK : kMaxFullK; }
 
-int64_t resident_rows(int64_t kt) {
-  if (kt <= 0) return 0;
-  const int64_t budget = 2 * kCbufBankBytes / kt;  // seed 004: R = pow2_floor(2*cbuf/K)
-  int64_t r = 1;
-  while (r * 2 <= budget) r *= 2;
-  return budget >= 1 ? r : 0;
-}
+int64_t resident_rows(int64_t kt) { return hw::resident_rows(kt); }
 
 int64_t Plan::a_bytes() const { return bits_to_bytes(mp * kp, dtype); }
 int64_t Plan::b_bytes() const { return bits_to_bytes(np * kp, dtype); }
@@ -167,7 +159,7 @@ void choose_slices(Plan& p) {
 int64_t integer_rows(Plan& p) {
   if (p.slices == 1) {
     p.schedule = Schedule::k_reduction;
-    return std::min(mg_max(p.kp, p.dtype) * kRowGroup, kMaxRowsPerTask);
+    return std::min(hw::kreduction_rows_max(bits_to_bytes(p.kp, p.dtype)), kMaxRowsPerTask);
   }
   p.schedule = Schedule::resident_rows;
   return resident_rows(p.slice_k);  // 32 at 2048 (int8), 128 at 480 (int4)

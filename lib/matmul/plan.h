@@ -3,6 +3,7 @@
 // Rules and their sources: docs/matmul-schedule.md and docs/regcmd-contract.md.
 #pragma once
 
+#include "driver/common/cbuf_limits.h"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,12 +24,13 @@ int64_t output_element_bytes(DType dtype); // 4 int32 / fp32, 2 int16 partials (
 inline constexpr int64_t kKAlign = 32;     // K padding of every dtype (weight block is [..][32])
 inline constexpr int64_t kNpuWindowBytes = int64_t{1} << 32;  // address registers are 32-bit (rk3588-npu.md 6)
 
-// Hardware constants (docs/regcmd-contract.md; rk3588-npu.md sections 4-5, seed 004).
-inline constexpr int64_t kCbufBanks = 12;
-inline constexpr int64_t kCbufBankBytes = 32 * 1024;
+// Hardware constants (docs/regcmd-contract.md; rk3588-npu.md sections 4-5, seed 004). The
+// CBUF's are driver/common/cbuf_limits.h, shared with the emulator.
+inline constexpr int64_t kCbufBanks = hw::kCbufBanks;
+inline constexpr int64_t kCbufBankBytes = hw::kCbufBankBytes;
 inline constexpr int64_t kMaxRowsPerTask = 2047;      // DATAIN_HEIGHT is 11 bits
 inline constexpr int64_t kMaxColumnsPerTask = 8192;   // DPU DATA_CUBE_CHANNEL is 13 bits (N-1)
-inline constexpr int64_t kMaxFullK = 4096;            // int8 full-K past 4096 wedges (seed 004)
+inline constexpr int64_t kMaxFullK = hw::kMaxFullK;   // full K past 4096 wedges (cbuf_limits.h)
 inline constexpr int64_t kSliceK = 2048;              // K-slice width (seed 004)
 // fp16 on the K-reduction schedule (sched=1) is exact for mc <= 8 and wrong from 9 at
 // K = 2048 (seed 004 follow-up); the emulator applies it from kt >= 2048 (docs/emulator.md).
@@ -103,7 +105,7 @@ struct Plan {
 int64_t mg_max(int64_t kp, DType dtype);
 // Data banks a feature tile of mc rows x kp needs on the K-reduction schedule.
 int64_t data_banks_for(int64_t mc, int64_t kp, DType dtype);
-// Resident-row budget R = pow2_floor(2 * 32768 / kt) (seed 004; ORK regcmd.c).
+// Resident-row budget R = pow2_floor(2 * 49152 / kt) (driver/common/cbuf_limits.h).
 int64_t resident_rows(int64_t kt);
 
 // fp16 rows per task on the K-reduction schedule at task K `kt`: the bank limit, and at

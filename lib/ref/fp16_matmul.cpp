@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 
 namespace ork::ref {
 namespace {

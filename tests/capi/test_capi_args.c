@@ -63,7 +63,7 @@ static void test_off_board_backends_open_with_their_info(void** state) {
   check_info("emu", "emu", "rknpu", 3, 1);
   check_info("emu-rknpu", "emu", "rknpu", 3, 1);
   check_info("emu-rocket", "emu", "rocket", 3, 1);
-  check_info("cpu", "cpu", "", 1, 0);
+  check_info("cpu", "cpu", "", 3, 0); /* cores 1..3 as host threads */
   if (!real_npu_nodes_present()) {
     check_info("auto", "emu", "rknpu", 3, 1);
     check_info(NULL, "emu", "rknpu", 3, 1);
@@ -87,8 +87,8 @@ static void test_real_drivers_report_no_device_here(void** state) {
 static void test_ork_device_overrides_the_default(void** state) {
   (void)state;
   setenv("ORK_DEVICE", "cpu", 1);
-  check_info(NULL, "cpu", "", 1, 0);
-  check_info("default", "cpu", "", 1, 0);
+  check_info(NULL, "cpu", "", 3, 0);
+  check_info("default", "cpu", "", 3, 0);
   check_info("emu", "emu", "rknpu", 3, 1); /* an explicit name wins over the variable */
   setenv("ORK_DEVICE", "emu-rocket", 1);
   check_info(NULL, "emu", "rocket", 3, 1);
@@ -174,16 +174,32 @@ static void test_matmul_rejects_bad_arguments(void** state) {
   ork_device_close(device);
 }
 
-static void test_cpu_rejects_more_cores_than_it_has(void** state) {
+/* The cpu device takes the NPU's options: cores 1..3 (host threads) and mc_cap, same bytes;
+ * 4 cores is refused as on the NPU, naming the range. */
+static void test_cpu_takes_the_npu_core_range(void** state) {
   (void)state;
   ork_device* device = open_or_fail("cpu");
-  int8_t wdata[32 * 32] = {0};
-  int8_t a[32] = {0};
-  int32_t c[32];
+  int8_t wdata[64 * 32];
+  int8_t a[3 * 64];
+  for (int i = 0; i < 64 * 32; ++i) wdata[i] = (int8_t)(i * 37 % 251 - 125);
+  for (int i = 0; i < 3 * 64; ++i) a[i] = (int8_t)(i * 11 % 199 - 99);
+  int32_t want[3 * 32], c[3 * 32];
+  for (int m = 0; m < 3; ++m)
+    for (int n = 0; n < 32; ++n) {
+      int32_t s = 0;
+      for (int k = 0; k < 64; ++k) s += (int32_t)a[m * 64 + k] * wdata[k * 32 + n];
+      want[m * 32 + n] = s;
+    }
   ork_weights* w = NULL;
-  assert_int_equal(ork_weights_create(device, ORK_DTYPE_INT8, 32, 32, wdata, &w), ORK_OK);
-  ork_matmul_options o = {sizeof(o), 2, 0};
-  expect_error(ork_matmul(device, w, a, 1, c, &o), ORK_E_INVALID_ARGUMENT, "cores");
+  assert_int_equal(ork_weights_create(device, ORK_DTYPE_INT8, 64, 32, wdata, &w), ORK_OK);
+  for (int cores = 0; cores <= 3; ++cores) {
+    ork_matmul_options o = {sizeof(o), cores, cores == 2 ? 1 : 0};
+    memset(c, 0x5a, sizeof(c));
+    assert_int_equal(ork_matmul(device, w, a, 3, c, &o), ORK_OK);
+    assert_memory_equal(c, want, sizeof(want));
+  }
+  ork_matmul_options o = {sizeof(o), 4, 0};
+  expect_error(ork_matmul(device, w, a, 1, c, &o), ORK_E_INVALID_ARGUMENT, "cores = 4: the device has 1..3");
   ork_weights_destroy(w);
   ork_device_close(device);
 }
@@ -198,7 +214,7 @@ int main(void) {
       cmocka_unit_test(test_get_info_rejects_null),
       cmocka_unit_test(test_weights_create_rejects_bad_arguments),
       cmocka_unit_test(test_matmul_rejects_bad_arguments),
-      cmocka_unit_test(test_cpu_rejects_more_cores_than_it_has),
+      cmocka_unit_test(test_cpu_takes_the_npu_core_range),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

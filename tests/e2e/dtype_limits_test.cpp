@@ -11,7 +11,7 @@
 #include "driver/kmd/kmd.h"
 #include "lib/matmul/context.h"
 #include "lib/matmul/plan.h"
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "lib/ref/oracle.h"
 
 namespace {
@@ -29,8 +29,8 @@ Fp16Operands fp16_operands(int64_t m, int64_t k, int64_t n, int64_t slice_k) {
   Fp16Operands o;
   o.a.resize(static_cast<size_t>(m * k));
   o.w.resize(static_cast<size_t>(k * n));
-  for (auto& x : o.a) x = ork::ref::float_to_half(d(rng));
-  for (auto& x : o.w) x = ork::ref::float_to_half(d(rng));
+  for (auto& x : o.a) x = ork::float_to_half(d(rng));
+  for (auto& x : o.w) x = ork::float_to_half(d(rng));
   o.want.resize(static_cast<size_t>(m * n));
   EXPECT_TRUE(ork::ref::matmul_fp16_sliced(o.a, o.w, o.want, {m, k, n}, slice_k).ok());
   return o;
@@ -109,23 +109,33 @@ TEST_P(DtypeLimits, Fp16SingleCoreWithoutTheGuardIsGarbage) {
   EXPECT_EQ(got, o.want);
 }
 
-// fp16 at K = 4096: one 64-row group is 512 KiB, more than 11 banks; on the K-reduction
-// schedule it wraps and every row is wrong. The planner takes the resident-row schedule.
-TEST_P(DtypeLimits, Fp16FullK4096NeedsTheResidentRowSchedule) {
-  const int64_t m = 8, k = 4096, n = 16;
-  const Fp16Operands o = fp16_operands(m, k, n, k);
+// fp16 at K = 4096: MTX runs 1 x 4096 x 4096 with one data bank (ceil(M*K*2 / 32 KiB)), so a
+// tile of at most 64 rows takes its rows, not a 64-row group (docs/emulator.md "CBUF
+// limits"); 8 rows (64 KiB) in one bank overflow and rows 0..3 read rows 4..7. The planner
+// takes the resident-row schedule (R = 16 rows beats the K-reduction's 8).
+TEST_P(DtypeLimits, Fp16FullK4096TakesItsRowsNotAGroup) {
+  const int64_t k = 4096, n = 16;
+  for (const int64_t m : {int64_t{1}, int64_t{8}}) {
+    const Fp16Operands o = fp16_operands(m, k, n, k);
+    std::vector<float> got(o.want.size());
+    ASSERT_EQ(ork::matmul::data_banks_for(m, k, DType::fp16), m == 1 ? 1 : 2);
+    ASSERT_TRUE(run(one_kreduction_task(DType::fp16, m, k, n, m == 1 ? 1 : 11), o.a, o.w, got).ok());
+    EXPECT_EQ(got, o.want) << "m " << m;
+  }
+  const Fp16Operands o = fp16_operands(8, k, n, k);
   std::vector<float> got(o.want.size());
-  ASSERT_TRUE(run(one_kreduction_task(DType::fp16, m, k, n, 11), o.a, o.w, got).ok());
-  EXPECT_EQ(bad_rows(got, o.want, n), m);
-  const Plan p = plan_for(DType::fp16, m, k, n);
+  ASSERT_TRUE(run(one_kreduction_task(DType::fp16, 8, k, n, 1), o.a, o.w, got).ok());
+  EXPECT_EQ(bad_rows(got, o.want, n), 4);
+  const Plan p = plan_for(DType::fp16, 8, k, n);
   ASSERT_EQ(p.schedule, Schedule::resident_rows);
   ASSERT_TRUE(run(p, o.a, o.w, got).ok());
   EXPECT_EQ(got, o.want);
 }
 
-// fp16 past 4096 in one task wedges (every dtype, docs/emulator.md); the planner slices.
+// fp16 past 4096 in one task wedges with mc >= R (every dtype, docs/emulator.md); the
+// planner slices. R(4128) = pow2_floor(98304 / 4128) = 16.
 TEST_P(DtypeLimits, Fp16FullKPast4096Wedges) {
-  const int64_t m = 4, k = 4128, n = 16;
+  const int64_t m = 16, k = 4128, n = 16;
   Plan p = plan_for(DType::fp16, m, k, n);
   ASSERT_EQ(p.slices, 3);
   const Fp16Operands o = fp16_operands(m, k, n, p.slice_k);
@@ -191,14 +201,14 @@ TEST(Fp16Accuracy, WithinTheDocumentedBoundOfFloat64) {
       for (int64_t c = 0; c < n; ++c) {
         double exact = 0, mag = 0;
         for (int64_t i = 0; i < k; ++i) {
-          const double x = double(ork::ref::half_to_float(o.a[r * k + i])) * ork::ref::half_to_float(o.w[i * n + c]);
+          const double x = double(ork::half_to_float(o.a[r * k + i])) * ork::half_to_float(o.w[i * n + c]);
           exact += x;
           mag += std::fabs(x);
         }
         const double bound = 1.01 * double(k) * std::ldexp(1.0, -24) * mag;
         const double got32 = got[r * n + c];
         EXPECT_LE(std::fabs(got32 - exact), bound) << "K " << k << " cell " << r << "," << c;
-        const double got16 = ork::ref::half_to_float(half[r * n + c]);
+        const double got16 = ork::half_to_float(half[r * n + c]);
         EXPECT_LE(std::fabs(got16 - exact), bound + std::ldexp(std::fabs(got32), -11)) << "K " << k;
       }
   }

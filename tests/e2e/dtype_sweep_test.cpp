@@ -12,7 +12,7 @@
 #include "lib/matmul/layout.h"
 #include "lib/matmul/plan.h"
 #include "lib/ref/fast.h"
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "lib/ref/oracle.h"
 #include "ork/ork.h"
 #include "tests/e2e/dtype_cases.h"
@@ -49,7 +49,7 @@ std::vector<uint16_t> random_halves(size_t count, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> d(-4.0f, 4.0f);
   std::vector<uint16_t> v(count);
-  for (auto& x : v) x = ork::ref::float_to_half(d(rng));
+  for (auto& x : v) x = ork::float_to_half(d(rng));
   return v;
 }
 
@@ -146,7 +146,6 @@ TEST_P(DtypeSweep, BitExactOnEveryBackend) {
     ASSERT_EQ(ork_weights_create(dev, in.w_dtype, c.k, c.n, in.w.data(), &wt), ORK_OK) << ork_last_error();
     std::vector<uint8_t> got(in.want.size(), 0x5a);
     ork_matmul_options opt = in.opt;
-    if (std::string_view(backend) == "cpu") opt.cores = 0;
     ASSERT_EQ(ork_matmul(dev, wt, in.a.data(), c.m, got.data(), &opt), ORK_OK) << ork_last_error();
     if (got != in.want) {
       size_t i = 0;

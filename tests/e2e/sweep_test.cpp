@@ -56,7 +56,6 @@ TEST_P(Sweep, BitExactOnEveryBackend) {
     ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, c.k, c.n, w.data(), &wt), ORK_OK) << ork_last_error();
     std::vector<int32_t> got(want.size(), 0x5a5a5a5a);
     ork_matmul_options opt{.struct_size = sizeof(opt), .cores = c.cores, .mc_cap = 0};
-    if (std::string_view(backend) == "cpu") opt.cores = 0;
     ASSERT_EQ(ork_matmul(dev, wt, a.data(), c.m, got.data(), &opt), ORK_OK) << ork_last_error();
     if (std::memcmp(got.data(), want.data(), want.size() * 4) != 0) {
       size_t i = 0;

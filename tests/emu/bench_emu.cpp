@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cstdio>
 
-#include "driver/emu/npu/fp16.h"
+#include "driver/common/fp16.h"
 #include "tests/emu/npu_fixture.h"
 
 using namespace ork::emu;
+using ork::float_to_half;
+using ork::half_to_float;
 using namespace ork::emu::testing;
 
 namespace {

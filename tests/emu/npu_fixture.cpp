@@ -1,5 +1,7 @@
 #include "tests/emu/npu_fixture.h"
 
+#include "driver/regs/matmul_fixed.h"
+
 namespace ork::emu::testing {
 
 namespace R = ork::regs;
@@ -38,6 +40,16 @@ void emit_body(regcmd::Builder& rc, const TaskSpec& t) {
   // The DPU keeps 13 bits: emitted raw so tests can write what the checked packer refuses.
   rc.emit_raw(R::Block::dpu, R::DPU_DATA_CUBE_CHANNEL, t.nt - 1);
   rc.emit(R::DpuOutCvtScale{.out_cvt_scale = 1, .fp32tofp16_en = t.fp16_out ? 1u : 0u});
+  // The shape followers and the fixed matmul registers, as the library writes them
+  // (driver/regs/matmul_fixed.h; the emulator refuses a task without them).
+  rc.emit_raw(R::Block::cna, R::CNA_FC_DATA_SIZE0, (1u << 16) | (t.mc & 0x7ffu));
+  rc.emit_raw(R::Block::cna, R::CNA_FC_DATA_SIZE1, t.kt & 0xffffu);
+  rc.emit_raw(R::Block::dpu, R::DPU_BS_OW_CFG, R::dpu_bs_ow_cfg(out));
+  rc.emit_raw(R::Block::dpu, R::DPU_WDMA_SIZE_0, (t.nt - 1) & 0x1fffu);
+  rc.emit_raw(R::Block::dpu, R::DPU_WDMA_SIZE_1, ((t.mc - 1) & 0x1fffu) << 16);
+  rc.emit(R::DpuSurfaceAdd{.surf_add = t.c_surf * R::dpu_surface_add_factor(out)});
+  if (!t.skip_fixed)
+    for (const R::FixedWrite& f : R::kMatmulFixed) rc.emit_raw(f.block, f.offset, f.value);
 }
 
 std::vector<uint64_t> one_task(const TaskSpec& t) {

@@ -55,13 +55,15 @@ struct TaskSpec {
   uint32_t data_banks = 0, weight_banks = 0;  // 0/0: resident-row schedule
   bool fp16_out = false;
   uint32_t op_en = regcmd::kOpEnCnaCoreDpu;
+  bool skip_fixed = false;   // omit the fixed matmul registers (driver/regs/matmul_fixed.h)
 };
 
-// Bank split the planner writes on the K-reduction schedule (contract section 4).
+// Bank split the planner writes on the K-reduction schedule (contract section 4): whole
+// 64-row groups past 64 rows, the rows themselves up to 64 (docs/emulator.md "CBUF limits").
 inline void k_reduction_banks(TaskSpec& t) {
   const uint32_t bits = t.type == Type::int8 ? 8 : t.type == Type::fp16 ? 16 : 4;
-  const uint64_t groups = (t.mc + 63) / 64;
-  const uint64_t bytes = groups * 64 * t.kt * bits / 8;
+  const uint64_t rows = t.mc <= 64 ? t.mc : (t.mc + 63) / 64 * 64;
+  const uint64_t bytes = rows * t.kt * bits / 8;
   t.data_banks = static_cast<uint32_t>((bytes + 32767) / 32768);
   t.weight_banks = 12 - t.data_banks;
 }

@@ -1,5 +1,6 @@
 // The CBUF model: the bank limit mg_max*64 (exact) vs mg_max*64 + 1 (wrong rows), full-K
-// past 4096 and resident rows past R wedging, and the 13-bit DPU channel count.
+// past 4096 with mc >= R and resident rows past R wedging, and the 13-bit DPU channel count.
+#include "driver/emu/npu/cbuf.h"
 #include "tests/emu/npu_fixture.h"
 
 namespace ork::emu::testing {
@@ -104,8 +105,39 @@ TEST(Cbuf, FullKPast4096Wedges) {
   EXPECT_TRUE(pr.untouched());
 }
 
+// Every wide-K full-K task ORK measured wedged (K = 6144 at mc = 16 = R and 32, K = 8192
+// at mc = 8 = R, K = 18944 at mc = 64): mc >= R = pow2_floor(98304 / K) wedges past 4096.
+TEST(Cbuf, WideKWedgesAtThePublishedPoints) {
+  // (K = 18944 cannot be written with the checked packer: DATAIN_CHANNEL_REAL is 14 bits.)
+  const std::pair<size_t, size_t> wedges[] = {{6144, 16}, {6144, 32}, {8192, 8}};
+  for (auto [k, m] : wedges) {
+    Product pr(m, k, 32);
+    TaskSpec t = pr.task();
+    k_reduction_banks(t);
+    const ChainResult r = run_one(pr.dev, one_task(t));
+    EXPECT_EQ(r.status, CoreStatus::wedged) << "K " << k << " mc " << m;
+    EXPECT_TRUE(pr.untouched());
+  }
+  EXPECT_EQ(resident_rows(6144), 16u);
+  EXPECT_EQ(resident_rows(8192), 8u);
+  EXPECT_EQ(resident_rows(18944), 4u);
+}
+
+// Below R a wide-K task runs: MTX runs M = 1 at K = 8192 (fp16, tests/emu/test_fp16_int4.cpp);
+// here int8 at K = 6144 with 8 rows < R = 16 (the model's guess between 1 and R - 1).
+TEST(Cbuf, WideKBelowRRuns) {
+  Product pr(8, 6144, 32);
+  TaskSpec t = pr.task();
+  k_reduction_banks(t);
+  ASSERT_EQ(t.data_banks, 2u);  // 8 x 6 KiB = 48 KiB
+  const ChainResult r = run_one(pr.dev, one_task(t));
+  ASSERT_EQ(r.status, CoreStatus::ok) << r.message;
+  const auto ok = pr.rows_right();
+  for (size_t m = 0; m < pr.M; ++m) ASSERT_TRUE(ok[m]) << m;
+}
+
 TEST(Cbuf, ResidentRowsUpToRAreExact) {
-  Product pr(32, 2048, 32);  // R = pow2_floor(65536 / 2048) = 32
+  Product pr(32, 2048, 32);  // R = pow2_floor(98304 / 2048) = 32
   const ChainResult r = run_one(pr.dev, one_task(pr.task()));  // CBUF_CON0 = 0
   ASSERT_EQ(r.status, CoreStatus::ok) << r.message;
   const auto ok = pr.rows_right();

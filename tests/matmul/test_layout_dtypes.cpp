@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "lib/matmul/layout.h"
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "lib/ref/fp16_matmul.h"
 #include "lib/ref/oracle.h"
 
@@ -100,9 +100,9 @@ TEST(LayoutUnpack, Fp16OutputNeedsTheMatchingPlan) {
 // to 2^24, ties to even); slices of 32 sum 32 of them exactly in the second partial.
 TEST(RefFp16, SliceOrderIsTheDefinedOne) {
   const int64_t k = 64;
-  std::vector<uint16_t> a(k, ref::float_to_half(1.0f)), b(k, ref::float_to_half(1.0f));
-  b[0] = ref::float_to_half(4096.0f);
-  a[0] = ref::float_to_half(4096.0f);
+  std::vector<uint16_t> a(k, ork::float_to_half(1.0f)), b(k, ork::float_to_half(1.0f));
+  b[0] = ork::float_to_half(4096.0f);
+  a[0] = ork::float_to_half(4096.0f);
   std::vector<float> c(1);
   ASSERT_TRUE(ref::matmul_fp16_sliced(a, b, c, {1, k, 1}, 32).ok());
   EXPECT_EQ(c[0], 16777216.0f + 32.0f);
@@ -124,8 +124,8 @@ TEST(RefFp16, RowPathEqualsTheOracle) {
   std::uniform_real_distribution<float> u(-3.0f, 3.0f);
   for (auto [m, k, n, slice] : {std::tuple{3, 100, 17, 32}, {5, 4128, 9, 2048}, {1, 64, 64, 64}, {4, 37, 3, 5}}) {
     std::vector<uint16_t> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
-    for (auto& x : a) x = ref::float_to_half(u(rng));
-    for (auto& x : b) x = ref::float_to_half(u(rng));
+    for (auto& x : a) x = ork::float_to_half(u(rng));
+    for (auto& x : b) x = ork::float_to_half(u(rng));
     const ref::Dims d{m, k, n};
     std::vector<float> want(static_cast<size_t>(m * n)), got(want.size());
     ASSERT_TRUE(ref::matmul_fp16_sliced(a, b, want, d, slice).ok());

@@ -19,10 +19,16 @@ Plan plan_of(int64_t m, int64_t k, int64_t n, int cores = 3, int64_t mc_cap = 0)
   return r.ok() ? r.value() : Plan{};
 }
 
-// Banks written from the rule's definition, independently of plan.cpp's closed form.
+// Banks written from the rule's definition, independently of plan.cpp's closed form: a
+// tile of more than 64 rows takes whole 64-row groups, one of at most 64 rows its rows
+// (docs/emulator.md "CBUF limits": ORK's M-tile table, MTX's 1 x 4096 x 4096 in one bank).
 int64_t banks_by_definition(int64_t groups, int64_t kp) {
   const int64_t bytes = groups * 64 * kp;
   return (bytes + 32767) / 32768;
+}
+int64_t banks_for_rows(int64_t rows, int64_t kp) {
+  const int64_t stored = rows <= 64 ? rows : (rows + 63) / 64 * 64;
+  return (stored * kp + 32767) / 32768;
 }
 
 TEST(PlanTable, ReproducesSeed004) {
@@ -43,12 +49,12 @@ TEST(PlanTable, BankRuleAtEveryK) {
     EXPECT_GT(banks_by_definition(mg + 1, k), 11) << "K = " << k << ": mg_max is not the largest";
     for (int64_t g = 1; g <= mg + 1; ++g) {
       EXPECT_EQ(data_banks_for(g * 64, k, DType::int8), banks_by_definition(g, k));
-      EXPECT_EQ(data_banks_for(g * 64 - 63, k, DType::int8), banks_by_definition(g, k));
+      EXPECT_EQ(data_banks_for(g * 64 - 63, k, DType::int8), banks_for_rows(g * 64 - 63, k));
     }
     const Plan p = plan_of(4100, k, 96, 1);
     EXPECT_EQ(p.mc, std::min<int64_t>(mg * 64, 2047)) << "K = " << k;
     for (const Task& t : p.tasks) {
-      const int64_t need = banks_by_definition((t.mc + 63) / 64, k);
+      const int64_t need = banks_for_rows(t.mc, k);
       EXPECT_EQ(t.data_banks, need) << "K = " << k << " mc = " << t.mc;
       EXPECT_EQ(t.data_banks + t.weight_banks, 12u);
       EXPECT_GE(t.weight_banks, 1u);
@@ -70,11 +76,13 @@ TEST(PlanTable, EqualsOrkClosedFormAtMultiplesOf512) {
 }
 
 TEST(PlanTable, ResidentRows) {
-  EXPECT_EQ(resident_rows(2048), 32);  // seed 004: R = 32 at Kp = 2048
-  EXPECT_EQ(resident_rows(6144), 8);   // pow2_floor(65536/6144 = 10.67)
-  EXPECT_EQ(resident_rows(8192), 8);
-  EXPECT_EQ(resident_rows(18944), 2);
+  // R = pow2_floor(2 * 49152 / K): every published figure (docs/emulator.md "CBUF limits").
+  EXPECT_EQ(resident_rows(2048), 32);   // the K-slice tile (ORK: R = 32 at Kp = 2048)
+  EXPECT_EQ(resident_rows(6144), 16);   // ORK wide-K follow-up: 16 @ K6144
+  EXPECT_EQ(resident_rows(8192), 8);    // 8 @ K8192
+  EXPECT_EQ(resident_rows(18944), 4);   // 4 @ K18944
   EXPECT_EQ(resident_rows(32), 2048);
+  EXPECT_EQ(resident_rows(480), 128);   // the int4 slice
 }
 
 // Every (m, n) cell of every slice covered exactly once: checked on the grid that all task
@@ -119,7 +127,7 @@ void expect_within_limits(const Plan& p, const std::string& where) {
       ASSERT_LE(t.data_banks, 11u) << where;
       ASSERT_GE(t.weight_banks, 1u) << where;
       ASSERT_EQ(t.data_banks + t.weight_banks, 12u) << where;
-      ASSERT_LE(banks_by_definition((t.mc + 63) / 64, t.kt), t.data_banks) << where;
+      ASSERT_LE(banks_for_rows(t.mc, t.kt), t.data_banks) << where;
       ASSERT_EQ(t.feature_grains, std::min<int64_t>({t.mc + 1, resident_rows(t.kt), 1023}));
     } else {
       ASSERT_GT(p.kp, 4096) << where;

@@ -23,7 +23,8 @@ TEST(PlanFp16, Rule1KReductionTasksHaveAtMost8RowsFromK2048) {
   EXPECT_EQ(fp16_kreduction_rows(2016), 64);  // below 2048: the bank limit (1 group of 64)
   EXPECT_EQ(fp16_kreduction_rows(2048), 8);
   EXPECT_EQ(fp16_kreduction_rows(2816), 8);
-  EXPECT_EQ(fp16_kreduction_rows(2848), 0);   // one 64-row group needs > 11 banks
+  EXPECT_EQ(fp16_kreduction_rows(2848), 8);   // a 64-row group needs > 11 banks, 63 rows fit
+  EXPECT_EQ(fp16_kreduction_rows(4096), 8);   // 44 rows of 8 KiB fit 11 banks (MTX: 1 row, 1 bank)
   for (int64_t k : {2048, 2080, 2816, 3000, 4096, 6144}) {
     for (int64_t m : {9, 64, 100, 2048}) {
       for (int cores = 1; cores <= 3; ++cores) {
@@ -73,7 +74,7 @@ TEST(PlanFp16, TileTable) {
       {2016, 0, Schedule::k_reduction, 64, 1, 2016},
       {2048, 0, Schedule::resident_rows, 32, 1, 2048},  // K-reduction only 8 rows: R = 32 wins
       {2048, 8, Schedule::k_reduction, 8, 1, 2048},     // a cap of 8: both 8, K-reduction
-      {4096, 0, Schedule::resident_rows, 16, 1, 4096},  // no 64-row group fits: R = 16
+      {4096, 0, Schedule::resident_rows, 16, 1, 4096},  // K-reduction only 8 rows: R = 16 wins
       {4128, 0, Schedule::resident_rows, 32, 3, 2048},  // K-slices of 2048, host fp32 sums
       {18944, 4, Schedule::resident_rows, 4, 10, 2048},
   };

@@ -1,5 +1,5 @@
-// The CPU reference: fp16 conversions and the fp16 oracle against hand-computed values, the
-// int8 / int4 oracle, and the fast int8 path == oracle on every ISA this CPU has.
+// The CPU reference: the fp16 oracle against hand-computed values (the conversions themselves
+// are tested in tests/driver/test_fp16.cpp), the int8 / int4 oracle, and the fast int8 path == oracle on every ISA this CPU has.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,90 +12,12 @@
 #include <vector>
 
 #include "lib/ref/fast.h"
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "lib/ref/oracle.h"
 #include "lib/ref/random.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace ork::ref {
 namespace {
-
-float f_of(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-uint32_t u_of(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-TEST(Fp16, HalfToFloatHandValues) {
-  EXPECT_EQ(half_to_float(0x3c00), 1.0f);
-  EXPECT_EQ(half_to_float(0xc000), -2.0f);
-  EXPECT_EQ(half_to_float(0x7bff), 65504.0f);
-  EXPECT_EQ(half_to_float(0x0400), std::ldexp(1.0f, -14));             // smallest normal
-  EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0f, -24));             // smallest subnormal
-  EXPECT_EQ(half_to_float(0x03ff), std::ldexp(1023.0f, -24));          // largest subnormal
-  EXPECT_EQ(u_of(half_to_float(0x8000)), 0x80000000u);                 // -0
-  EXPECT_EQ(u_of(half_to_float(0x7c00)), 0x7f800000u);                 // +inf
-  EXPECT_EQ(u_of(half_to_float(0xfc00)), 0xff800000u);                 // -inf
-  EXPECT_EQ(u_of(half_to_float(0x7e01)), 0x7fc02000u);                 // NaN payload kept
-}
-
-TEST(Fp16, FloatToHalfRoundsNearestEven) {
-  EXPECT_EQ(float_to_half(1.0f), 0x3c00);
-  EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie -> even (down)
-  EXPECT_EQ(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie -> even (up)
-  EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)), 0x3c01);
-  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);
-  EXPECT_EQ(float_to_half(65519.996f), 0x7bff);                        // just below the tie
-  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);                          // tie with 2^16 -> inf
-  EXPECT_EQ(float_to_half(-1e9f), 0xfc00);
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);             // tie 0 / 2^-24 -> 0
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25) * 1.0000001f), 0x0001);
-  EXPECT_EQ(float_to_half(3 * std::ldexp(1.0f, -25)), 0x0002);         // tie 1 / 2 -> 2
-  EXPECT_EQ(float_to_half(std::ldexp(1023.5f, -24)), 0x0400);          // rounds up to normal
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -30)), 0x0000);
-  EXPECT_EQ(float_to_half(-std::ldexp(1.0f, -30)), 0x8000);
-  EXPECT_EQ(float_to_half(f_of(0x7f800000u)), 0x7c00);
-  EXPECT_EQ(float_to_half(f_of(0x7f800001u)) & 0x7e00, 0x7e00);        // sNaN -> quiet NaN
-  EXPECT_EQ(float_to_half(f_of(0xffc00000u)), 0xfe00);
-}
-
-TEST(Fp16, EveryHalfRoundTrips) {
-  for (uint32_t h = 0; h < 0x10000; ++h) {
-    const float f = half_to_float(static_cast<uint16_t>(h));
-    const bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
-    if (nan) {
-      ASSERT_TRUE(std::isnan(f)) << std::hex << h;
-      ASSERT_EQ(float_to_half(f), h | 0x200) << std::hex << h;  // quieted, payload kept
-    } else {
-      ASSERT_EQ(float_to_half(f), h) << std::hex << h;
-    }
-  }
-}
-
-#if defined(__x86_64__)
-__attribute__((target("f16c"))) uint16_t f16c_convert(float f) {
-  return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
-}
-
-// An independent oracle for the rounding: the CPU's own F16C conversion, over a dense sweep
-// of float bit patterns (every 4099th one, all exponents).
-TEST(Fp16, FloatToHalfMatchesF16c) {
-  if (!__builtin_cpu_supports("f16c")) GTEST_SKIP() << "CPU without F16C";
-  for (uint64_t u = 0; u <= 0xffffffffu; u += 4099) {
-    const float f = f_of(static_cast<uint32_t>(u));
-    if (std::isnan(f)) continue;  // NaN payload rules differ by design (see fp16.h)
-    ASSERT_EQ(float_to_half(f), f16c_convert(f)) << std::hex << u;
-  }
-}
-#endif
 
 std::vector<uint16_t> halves(std::initializer_list<float> v) {
   std::vector<uint16_t> out;

@@ -105,7 +105,7 @@ TEST_F(ToolRuns, OrkInfoJsonListsEveryBackend) {
   EXPECT_EQ(emu_rknpu["cores"], 3);
   EXPECT_EQ(j["devices"][3]["kernel_interface"], "rocket");
   EXPECT_EQ(j["devices"][4]["backend"], "cpu");
-  EXPECT_EQ(j["devices"][4]["cores"], 1);
+  EXPECT_EQ(j["devices"][4]["cores"], 3);  // the NPU's range: cores as host threads
   EXPECT_EQ(j["devices"][5]["backend"], "emu");  // default = auto = emu off the board
 }
 
@@ -291,8 +291,11 @@ TEST_F(ToolRuns, SparseCheckTextAndBadUsage) {
   r = run_tool({sparse_check_, "64", "96", "64", "--full"}, {"ORK_DEVICE=emu-rocket"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "on default (emu via rocket)")) << r.out;
+  // The cpu device takes the NPU's core counts (host threads); 4 is refused as on the NPU.
   r = run_tool({sparse_check_, "64", "96", "64", "3"}, {"ORK_DEVICE=cpu"});
-  EXPECT_EQ(r.exit_code, 2) << "the cpu device has 1 core";
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run_tool({sparse_check_, "64", "96", "64", "4"}, {"ORK_DEVICE=cpu"});
+  EXPECT_EQ(r.exit_code, 2) << "4 cores";
   EXPECT_TRUE(contains(r.err, "cores")) << r.err;
   r = run_tool({sparse_check_, "--help"});
   EXPECT_EQ(r.exit_code, 0);

@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "tools/common/cli.h"
 #include "tools/common/npy.h"
 #include "tools/common/ork_handles.h"
@@ -89,7 +89,7 @@ Result<NpyMatrix> read_fp16(const std::string& path) {
   for (size_t i = 0; i < f->bytes.size() / 4; ++i) {
     float v;
     std::memcpy(&v, f->bytes.data() + 4 * i, 4);
-    const uint16_t half = ref::float_to_half(v);
+    const uint16_t half = ork::float_to_half(v);
     std::memcpy(out.bytes.data() + 2 * i, &half, 2);
   }
   return out;

@@ -21,7 +21,7 @@
 #include "tools/sparse_check/verify.h"
 #include "tools/sparse_check/verify_fp16.h"
 #include "tools/sparse_check/verify_quant.h"
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 
 namespace ork::tools {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 
 namespace ork::tools {
 
@@ -14,12 +14,12 @@ uint32_t fp16_reference_bits(const Fp16Problem& p, int64_t m, int64_t n) {
     const int64_t k1 = std::min(p.k, k0 + p.slice_k);
     float acc = 0.0f;
     for (int64_t k = k0; k < k1; ++k) {
-      const float prod = ref::half_to_float(p.a[m * p.k + k]) * ref::half_to_float(p.w[k * p.n + n]);
+      const float prod = ork::half_to_float(p.a[m * p.k + k]) * ork::half_to_float(p.w[k * p.n + n]);
       acc = acc + prod;
     }
     total = k0 == 0 ? acc : total + acc;
   }
-  if (p.fp16_out) return ref::float_to_half(total);
+  if (p.fp16_out) return ork::float_to_half(total);
   uint32_t bits;
   std::memcpy(&bits, &total, 4);
   return bits;

@@ -17,6 +17,7 @@
 
 #include "driver/emu/npu/memory.h"
 #include "driver/emu/npu/pc.h"
+#include "driver/emu/npu/prior_state.h"
 #include "driver/os/os.h"
 
 namespace ork::emu {
@@ -61,6 +62,10 @@ struct FakeKernelConfig {
   // prepares its weights again - slower, the same results.
   bool keep_prepared_weights = true;
   ChainExecutor executor;  // empty: ork::emu::run_chain
+  // What a job finds in a core's registers (driver/emu/npu/prior_state.h): empty = from
+  // ORK_EMU_REGS (keep when unset, and when the value is not valid: the library refuses that
+  // value before it builds a kernel, lib/api/device.cpp).
+  std::optional<RegisterMode> registers;
 };
 
 // Fault injection. Counters count down as faults fire; set them between ioctls.

@@ -78,7 +78,14 @@ KernelState::KernelState(FakeKernelConfig cfg)
       // 0xffffe000 (ORK trace), i.e. the top of the range is 0xfffff000. The bottom is not
       // public; page 0 is kept out so that no BO has IOVA 0.
       rknpu_space(std::make_shared<AddressSpace>(IovaAllocator::Direction::top_down, kPageBytes,
-                                                 0xfffff000ull)) {}
+                                                 0xfffff000ull)) {
+  for (auto& regs : core_regs) regs = std::make_unique<RegisterFile>();  // zero: after reset
+  if (config.registers) {
+    register_mode = *config.registers;
+  } else if (auto mode = register_mode_from_env()) {
+    register_mode = *mode;
+  }
+}
 
 BoObject* KernelState::find_by_obj_addr(uint64_t obj_addr) const {
   if (obj_addr < kObjAddrBase || (obj_addr - kObjAddrBase) % kObjAddrStride != 0) return nullptr;
@@ -143,10 +150,16 @@ ChainResult KernelState::run_chain(const DeviceMemory& mem, int core, uint64_t i
   } else if (config.executor) {
     result = config.executor(mem, core, iova, entries, max_tasks);
   } else {
-    result = ork::emu::run_chain(mem, core, iova, entries, max_tasks);
+    result = ork::emu::run_chain(mem, *core_regs[static_cast<size_t>(core)], core, iova, entries, max_tasks);
   }
   stats.tasks_done[static_cast<size_t>(core)] += result.tasks_done;
   return result;
+}
+
+void KernelState::begin_job(int core) {
+  const auto c = static_cast<size_t>(core);
+  const uint64_t job = jobs_begun[c]++;
+  if (register_mode == RegisterMode::adversarial) adversarial_state(*core_regs[c], core, job);
 }
 
 }  // namespace ork::emu

@@ -12,6 +12,8 @@
 
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/emu/kernel/iova_allocator.h"
+#include "driver/emu/npu/prior_state.h"
+#include "driver/emu/npu/regfile.h"
 #include "driver/emu/npu/timeline.h"
 
 namespace ork::emu {
@@ -121,7 +123,17 @@ struct KernelState {
   std::shared_ptr<BoObject> lookup_any(File& file, const BoObject* bo) const;
   ChainResult run_chain(const DeviceMemory& mem, int core, uint64_t iova, uint32_t entries,
                         uint32_t max_tasks);
-  void reset_core(int core) { ++stats.resets[static_cast<size_t>(core)]; }
+  // Each core's registers: kept across jobs and files as the silicon keeps them, cleared by
+  // a soft reset (prior_state.h). begin_job: a job is about to run on `core` (adversarial
+  // mode replaces the state it finds).
+  std::array<std::unique_ptr<RegisterFile>, kMaxCores> core_regs;
+  std::array<uint64_t, kMaxCores> jobs_begun{};
+  RegisterMode register_mode = RegisterMode::keep;
+  void begin_job(int core);
+  void reset_core(int core) {
+    ++stats.resets[static_cast<size_t>(core)];
+    core_regs[static_cast<size_t>(core)]->clear();
+  }
 };
 
 // Per-driver ioctl handlers: 0 or -errno, called with the mutex held on a zero-extended

@@ -92,6 +92,7 @@ CoreOutcome run_core(KernelState& k, const File& file, BoObject& task_bo, const 
   outcome.work.core = range.core;
   // The kernel reads the tasks through its own CPU mapping (kv_addr), not through the NPU.
   auto* tasks = reinterpret_cast<rknpu_task*>(task_bo.host) + range.start;
+  k.begin_job(range.core);
   for (uint32_t first = 0; first < range.number; first += RKNPU_RK3588_MAX_SUBMIT_NUMBER) {
     uint32_t count = std::min<uint32_t>(range.number - first, RKNPU_RK3588_MAX_SUBMIT_NUMBER);
     const rknpu_task& task = tasks[first];

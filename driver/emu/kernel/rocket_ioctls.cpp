@@ -71,6 +71,7 @@ void run_job(IoctlContext& ctx, JobRef& job, std::set<const BoObject*>& touched)
   const Clock::time_point submitted = Clock::now();  // the modelled time starts here
   int core = pick_core(k);
   ++k.stats.rocket_jobs[static_cast<size_t>(core)];
+  k.begin_job(core);
   CoreWork work{.core = core};  // for the timing model (driver/emu/npu/timeline.h)
   int status = 0;
   for (const drm_rocket_task& task : job.tasks) {

@@ -1,7 +1,10 @@
-// CBUF: 12 banks x 32 KiB per core. On the K-reduction schedule the CNA stores the feature
-// tile as 64-row groups in a ring of DATA_BANK banks; groups past the ring's end overwrite
-// the first rows (deterministic wrong rows, like the silicon at mg_max*64 + 1: seed 004).
+// CBUF: 12 banks x 32 KiB per core (driver/common/cbuf_limits.h). On the K-reduction
+// schedule the CNA stores the feature tile (in 64-row groups past 64 rows) in a ring of
+// DATA_BANK banks; bytes past the ring's end overwrite the first rows (deterministic wrong
+// rows, like the silicon at mg_max*64 + 1: ORK's M-tile table).
 #include "driver/emu/npu/cbuf.h"
+
+#include "driver/common/cbuf_limits.h"
 
 #include <fmt/format.h>
 
@@ -10,22 +13,23 @@
 
 namespace ork::emu {
 
-uint32_t resident_rows(uint32_t kt) {
-  const uint32_t budget = 2 * kCbufBankBytes / kt;  // kt >= 32: budget >= 1
-  uint32_t r = 1;
-  while (r * 2 <= budget) r *= 2;
-  return r;
-}
+uint32_t resident_rows(uint32_t kt) { return static_cast<uint32_t>(hw::resident_rows(kt)); }
 
 TaskOutcome check_wedge(const TaskConfig& cfg) {
-  if (cfg.kt > kMaxTaskK) {
+  if (hw::wide_k_wedges(cfg.mc, cfg.kt)) {
     return {CoreStatus::wedged, 0,
-            fmt::format("K = {} in one task: past {} the task never completes (seed 004)", cfg.kt, kMaxTaskK)};
+            fmt::format("K = {} in one task with {} rows >= R = {}: past K = {} such a task never completes "
+                        "(docs/emulator.md \"CBUF limits\")", cfg.kt, cfg.mc, resident_rows(cfg.kt), hw::kMaxFullK)};
+  }
+  if (uint64_t{cfg.row_bytes()} > hw::kCbufBankBytes) {
+    return {CoreStatus::wedged, 0,
+            fmt::format("one kernel of K = {} is {} bytes, more than a 32 KiB CBUF bank (a guess: MTX refuses it)",
+                        cfg.kt, cfg.row_bytes())};
   }
   if (cfg.schedule == CbufSchedule::resident_rows && cfg.mc > resident_rows(cfg.kt)) {
     return {CoreStatus::wedged, 0,
             fmt::format("resident-row schedule (CBUF_CON0 = 0) with {} rows > R = {} at K = {}: the task "
-                        "never completes (seed 004)", cfg.mc, resident_rows(cfg.kt), cfg.kt)};
+                        "never completes", cfg.mc, resident_rows(cfg.kt), cfg.kt)};
   }
   return {};
 }
@@ -37,11 +41,10 @@ namespace {
 // zero (the CNA fills whole groups). Then every row reads back from its own position.
 uint32_t wrap_ring(const TaskConfig& cfg, std::span<uint8_t> tile) {
   const size_t rb = cfg.row_bytes();
-  const size_t group = size_t{kRowGroup} * rb;
-  const size_t groups = (cfg.mc + kRowGroup - 1) / kRowGroup;
-  const size_t cap = size_t{cfg.data_banks} * kCbufBankBytes;
-  if (groups * group <= cap) return 0;
-  std::vector<uint8_t> stream(groups * group, 0);
+  const size_t stored = static_cast<size_t>(hw::stored_rows(cfg.mc));  // whole groups past 64 rows
+  const size_t cap = size_t{cfg.data_banks} * hw::kCbufBankBytes;
+  if (stored * rb <= cap) return 0;
+  std::vector<uint8_t> stream(stored * rb, 0);
   std::memcpy(stream.data(), tile.data(), size_t{cfg.mc} * rb);
   std::vector<uint8_t> ring(cap, 0);
   for (size_t i = 0; i < stream.size(); ++i) ring[i % cap] = stream[i];

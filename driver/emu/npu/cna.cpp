@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "driver/emu/npu/fp16.h"
+#include "driver/common/fp16.h"
 
 namespace ork::emu {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "driver/emu/npu/fp16.h"
+#include "driver/common/fp16.h"
 
 namespace ork::emu {
 namespace {

@@ -115,8 +115,13 @@ TaskOutcome execute_op_en(const RegisterFile& regs, const DeviceMemory& mem, uin
 
 ChainResult run_chain(const DeviceMemory& mem, int core, uint64_t first_regcmd_iova,
                       uint32_t first_entries, uint32_t max_tasks) {
-  ChainResult result;
   auto regs = std::make_unique<RegisterFile>();  // 64 KiB: on the heap, zero = after reset
+  return run_chain(mem, *regs, core, first_regcmd_iova, first_entries, max_tasks);
+}
+
+ChainResult run_chain(const DeviceMemory& mem, RegisterFile& regs, int core, uint64_t first_regcmd_iova,
+                      uint32_t first_entries, uint32_t max_tasks) {
+  ChainResult result;
   uint64_t iova = first_regcmd_iova;
   uint32_t entries = first_entries;
   while (result.tasks_done < max_tasks) {
@@ -136,7 +141,7 @@ ChainResult run_chain(const DeviceMemory& mem, int core, uint64_t first_regcmd_i
       return result;
     }
     log_entries(core, t, f.entries);
-    TaskRun run = run_task(mem, *regs, f.entries);
+    TaskRun run = run_task(mem, regs, f.entries);
     if (!run.triggered && run.outcome.status == CoreStatus::ok) {
       run.outcome = {CoreStatus::wedged, 0, "no op_en entry: the task never starts"};
     }

@@ -30,8 +30,15 @@ struct ChainResult {
   std::string message;           // names the task and register on error
 };
 
+class RegisterFile;
+
 // How the PC walks: the vendor kernel programs the first task and the PC follows the
-// trailers for `max_tasks` tasks; rocket kicks exactly one task (max_tasks = 1).
+// trailers for `max_tasks` tasks; rocket kicks exactly one task (max_tasks = 1). `regs` is
+// the core's register file: the chain starts from what it holds and leaves its writes there
+// (a real core keeps them across jobs: driver/emu/npu/prior_state.h).
+ChainResult run_chain(const DeviceMemory& mem, RegisterFile& regs, int core, uint64_t first_regcmd_iova,
+                      uint32_t first_entries, uint32_t max_tasks);
+// The same on a core fresh from reset (every register zero): for tests of one chain.
 ChainResult run_chain(const DeviceMemory& mem, int core, uint64_t first_regcmd_iova,
                       uint32_t first_entries, uint32_t max_tasks);
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/regs/matmul_fixed.h"
 #include "driver/regs/npu_regs.h"
 
 namespace ork::emu {
@@ -15,7 +16,8 @@ namespace R = ork::regs;
 // Precision codes (MTX npu_hw.h; int4 from ORK regcmd_i4.h) and the DPU OUT_PRECISION
 // each dtype writes (contract section 2; int16 = 1 from the int4 capture 0x4010 = 0x38000006).
 constexpr uint32_t kPrecInt8 = 0, kPrecFp16 = 2, kPrecInt4 = 6;
-constexpr uint32_t kOutInt16 = 1, kOutFp16 = 2, kOutInt32 = 4, kOutFp32 = 5;
+constexpr uint32_t kOutInt16 = R::kOutPrecisionInt16, kOutFp16 = R::kOutPrecisionFp16,
+                   kOutInt32 = R::kOutPrecisionInt32, kOutFp32 = R::kOutPrecisionFp32;
 
 TaskOutcome bad(std::string message) {
   return {CoreStatus::config_error, kIntDmaReadError, std::move(message)};
@@ -137,6 +139,38 @@ TaskOutcome read_dpu(const RegisterFile& regs, TaskConfig& c) {
   return {};
 }
 
+// The registers a matmul depends on beyond those above (driver/regs/matmul_fixed.h,
+// contract section 3a). The core keeps what the previous job left in them, and their effect
+// on other values is not modelled: a task runs only with the captures' matmul values.
+TaskOutcome check_fixed(const RegisterFile& regs, const TaskConfig& c) {
+  for (const R::FixedWrite& f : R::kMatmulFixed) {
+    if (const uint32_t v = regs.get(f.offset); v != f.value) {
+      const R::RegInfo* info = R::find_reg(f.block, f.offset);
+      return bad(fmt::format("{} = 0x{:x}: a matmul needs 0x{:x} (left by an earlier job? libork writes it "
+                             "in every task)", info ? info->name : "register", v, f.value));
+    }
+  }
+  const uint32_t out = expected_out_precision(c);
+  const struct {
+    uint16_t offset;
+    const char* name;
+    uint32_t want;
+  } follow[] = {
+      {R::CNA_FC_DATA_SIZE0, "CNA_FC_DATA_SIZE0", (1u << 16) | (c.mc & 0x7ffu)},
+      {R::CNA_FC_DATA_SIZE1, "CNA_FC_DATA_SIZE1", c.kt & 0xffffu},
+      {R::DPU_BS_OW_CFG, "DPU_BS_OW_CFG", R::dpu_bs_ow_cfg(out)},
+      {R::DPU_WDMA_SIZE_0, "DPU_WDMA_SIZE_0", (c.cols - 1) & 0x1fffu},
+      {R::DPU_WDMA_SIZE_1, "DPU_WDMA_SIZE_1", ((c.mc - 1) & 0x1fffu) << 16},
+      {R::DPU_SURFACE_ADD, "DPU_SURFACE_ADD",
+       R::DpuSurfaceAdd{.surf_add = static_cast<uint32_t>(c.c_surf_atoms) * R::dpu_surface_add_factor(out)}.pack_truncating()},
+      {R::DPU_OUT_CVT_SCALE, "DPU_OUT_CVT_SCALE", R::DpuOutCvtScale{.out_cvt_scale = 1, .fp32tofp16_en = c.fp16_out ? 1u : 0u}.pack_truncating()},
+  };
+  for (const auto& f : follow)
+    if (const uint32_t v = regs.get(f.offset); v != f.want)
+      return bad(fmt::format("{} = 0x{:x}, expected 0x{:x} for this task's shape and output type", f.name, v, f.want));
+  return {};
+}
+
 }  // namespace
 
 TaskOutcome read_task_config(const RegisterFile& regs, TaskConfig& cfg) {
@@ -145,7 +179,8 @@ TaskOutcome read_task_config(const RegisterFile& regs, TaskConfig& cfg) {
   if (auto o = read_cna(regs, cfg); o.status != CoreStatus::ok) return o;
   if (auto o = read_cbuf(regs, cfg); o.status != CoreStatus::ok) return o;
   if (auto o = read_dpu(regs, cfg); o.status != CoreStatus::ok) return o;
-  return read_core(regs, cfg, cfg.cols - 1);
+  if (auto o = read_core(regs, cfg, cfg.cols - 1); o.status != CoreStatus::ok) return o;
+  return check_fixed(regs, cfg);
 }
 
 }  // namespace ork::emu

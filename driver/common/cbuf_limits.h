@@ -1,0 +1,68 @@
+// The CBUF and task-size limits of one RK3588 NPU core, as the published observations fix
+// them: the one description the planner (lib/matmul/plan.cpp) plans with and the emulator
+// (driver/emu/npu/cbuf.cpp) enforces, so the two can never disagree about what the silicon
+// runs. Every figure, its source and what remains a guess: docs/emulator.md "CBUF limits".
+//
+// Sources: MTX = mtx512/rk3588-npu (src/npu_matmul.c, meson.build test list, commit
+// 4723947); ORK = oRKLLM/ork-driver's published experiments (AGENTS.md "Weight-DMA
+// amortization" and its follow-up: the M-tile table and the wide-K wedges); RKT-M = Mesa
+// src/gallium/drivers/rocket/rkt_ml.h.
+#pragma once
+
+#include <cstdint>
+
+namespace ork::hw {
+
+inline constexpr int64_t kCbufBanks = 12;             // RKT-M rkt_ml.h, MTX npu_hw.h
+inline constexpr int64_t kCbufBankBytes = 32 * 1024;  // 384 KiB per core
+
+// The K-reduction schedule stores a feature tile of more than 64 rows in whole 64-row
+// groups (ORK: mg_max*64 rows exact and mg_max*64 + 1 wrong at K = 512 / 1024 / 2048 /
+// 3584 / 4096, e.g. 321 rows at K = 1024 fail although 321 KiB fit 11 banks byte for byte;
+// only whole 64-row groups, 6 x 64 KiB = 12 banks, explain it). A tile of at most 64 rows is
+// stored as its rows: MTX runs fp16 1 x 4096 x 4096 with ceil(M*K*2 / 32 KiB) = 1 data bank
+// (a 64-row group would be 512 KiB, more than the whole CBUF).
+inline constexpr int64_t kRowGroup = 64;
+
+constexpr int64_t stored_rows(int64_t mc) {
+  return mc <= kRowGroup ? mc : (mc + kRowGroup - 1) / kRowGroup * kRowGroup;
+}
+// Data banks a feature tile of mc rows of `row_bytes` needs (0 rows: 0 banks).
+constexpr int64_t data_banks_for_rows(int64_t mc, int64_t row_bytes) {
+  return (stored_rows(mc) * row_bytes + kCbufBankBytes - 1) / kCbufBankBytes;
+}
+// The most rows whose tile leaves at least one weight bank (11 data banks): mg_max*64 when
+// a 64-row group fits (704 / 320 / 128 / 64 / 64 int8 rows at K = 512 / 1024 / 2048 / 3584
+// / 4096, ORK's table), else the rows of one short group that fit.
+constexpr int64_t kreduction_rows_max(int64_t row_bytes) {
+  if (row_bytes <= 0) return 0;
+  const int64_t budget = (kCbufBanks - 1) * kCbufBankBytes;
+  const int64_t groups = budget / (kRowGroup * row_bytes);
+  if (groups >= 1) return groups * kRowGroup;
+  return budget / row_bytes;  // < 64 rows
+}
+
+// The resident-row budget R = pow2_floor(2 * cbuf / K), K in elements, with cbuf = 49152
+// (ORK's constant): the only value of the form that gives every published R, 32 at K = 2048
+// (the K-slice tile) and 16 / 8 / 4 at K = 6144 / 8192 / 18944 (ORK's wide-K follow-up).
+// (2 * 32768, which the notes once read, gives 8 / 8 / 2 there.) 2 * cbuf anywhere in
+// [96 KiB, 128 KiB) fits the figures; the smallest is taken (never kinder than the silicon).
+inline constexpr int64_t kResidentBudget = 2 * 49152;
+
+constexpr int64_t resident_rows(int64_t kt) {
+  if (kt <= 0 || kt > kResidentBudget) return 0;
+  const int64_t budget = kResidentBudget / kt;
+  int64_t r = 1;
+  while (r * 2 <= budget) r *= 2;
+  return r;
+}
+
+// Full K in one task past 4096 (ORK: every measured wide-K full-K task wedged, at mc = R =
+// 16 at K = 6144, mc = 32 at 6144, mc = R = 8 at 8192, mc = 64 at 18944; MTX runs fp16
+// 1 x 8192 x 8192 in one task: mc = 1 < R). Model: a task of kt > kMaxFullK wedges when
+// mc >= R(kt); below R it runs (measured only at mc = 1: a guess for 1 < mc < R).
+inline constexpr int64_t kMaxFullK = 4096;
+
+constexpr bool wide_k_wedges(int64_t mc, int64_t kt) { return kt > kMaxFullK && mc >= resident_rows(kt); }
+
+}  // namespace ork::hw
