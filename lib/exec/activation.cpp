@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "lib/ref/oracle.h"
 
 namespace ork::exec {
@@ -36,7 +36,7 @@ void requantise(matmul::DType dtype, const void* c, int64_t rows, int64_t width,
     const float* f = static_cast<const float*>(c);
     out.f16.resize(count);
     out.i8.clear();
-    for (size_t i = 0; i < count; ++i) out.f16[i] = ref::float_to_half(std::ldexp(f[i], -shift));
+    for (size_t i = 0; i < count; ++i) out.f16[i] = ork::float_to_half(std::ldexp(f[i], -shift));
     return;
   }
   const Range r = range_of(dtype);
@@ -55,7 +55,7 @@ void combine(matmul::DType dtype, std::span<const Activation* const> sources, Ac
   if (dtype == matmul::DType::fp16) {
     for (size_t s = 1; s < sources.size(); ++s)
       for (size_t i = 0; i < count; ++i)
-        out.f16[i] = ref::float_to_half(ref::half_to_float(out.f16[i]) + ref::half_to_float(sources[s]->f16[i]));
+        out.f16[i] = ork::float_to_half(ork::half_to_float(out.f16[i]) + ork::half_to_float(sources[s]->f16[i]));
     return;
   }
   const Range r = range_of(dtype);

@@ -11,7 +11,7 @@
 #include "lib/exec/pack_file.h"
 #include "lib/io/safetensors.h"
 #include "lib/quant/qweights.h"
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 
 namespace ork::exec {
 namespace {
@@ -37,7 +37,7 @@ Result<std::vector<float>> to_float(const io::TensorInfo& t, const std::vector<u
     } else if (t.dtype == "F16") {
       uint16_t h;
       std::memcpy(&h, &raw[static_cast<size_t>(i) * 2], 2);
-      v = ref::half_to_float(h);
+      v = ork::half_to_float(h);
     } else if (t.dtype == "BF16") {
       uint16_t h;
       std::memcpy(&h, &raw[static_cast<size_t>(i) * 2], 2);
@@ -72,7 +72,7 @@ Status convert(const io::TensorInfo& t, const std::vector<uint8_t>& raw, const M
   if (d.dtype == matmul::DType::fp16) {
     out.resize(static_cast<size_t>(count) * 2);
     for (int64_t i = 0; i < count; ++i) {
-      const uint16_t h = ref::float_to_half((*f)[static_cast<size_t>(i)]);
+      const uint16_t h = ork::float_to_half((*f)[static_cast<size_t>(i)]);
       std::memcpy(&out[static_cast<size_t>(i) * 2], &h, 2);
     }
     return {};

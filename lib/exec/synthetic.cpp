@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "lib/exec/pack_file.h"
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "lib/ref/oracle.h"
 
 namespace ork::exec {
@@ -23,7 +23,7 @@ struct SplitMix {
 };
 
 uint16_t small_half(uint8_t r) {  // (r - 128) / 128: exact in binary16
-  return ref::float_to_half(static_cast<float>(static_cast<int>(r) - 128) / 128.0f);
+  return ork::float_to_half(static_cast<float>(static_cast<int>(r) - 128) / 128.0f);
 }
 
 void fill(matmul::DType dtype, int64_t count, SplitMix rng, std::vector<uint8_t>& out) {

@@ -5,13 +5,13 @@
 
 #include <fmt/format.h>
 
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "lib/ref/oracle.h"
 
 namespace ork::quant::ggml {
 namespace {
 
-float half_at(const uint8_t* p) { return ref::half_to_float(static_cast<uint16_t>(p[0] | (p[1] << 8))); }
+float half_at(const uint8_t* p) { return ork::half_to_float(static_cast<uint16_t>(p[0] | (p[1] << 8))); }
 
 Status check_finite_half(float v, const char* what, int64_t row, int64_t block) {
   if (std::isfinite(v)) return Status::success();

@@ -12,7 +12,7 @@
 #include "lib/api/buffer.h"
 #include "lib/matmul/plan.h"
 #include "lib/ref/fast.h"
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "lib/ref/oracle.h"
 #include "ork/ork.h"
 
@@ -125,7 +125,7 @@ std::vector<uint8_t> random_operand(size_t bytes, int bits, uint64_t seed) {
   std::vector<uint8_t> v(bytes);
   for (size_t i = 0; i < v.size(); ++i) {
     if (bits == 16 && i % 2 == 0) {  // finite halves in [-4, 4)
-      const uint16_t h = ork::ref::float_to_half(std::uniform_real_distribution<float>(-4.0f, 4.0f)(rng));
+      const uint16_t h = ork::float_to_half(std::uniform_real_distribution<float>(-4.0f, 4.0f)(rng));
       std::memcpy(&v[i], &h, 2);
       ++i;
     } else {

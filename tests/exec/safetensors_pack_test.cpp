@@ -10,7 +10,7 @@
 #include "lib/exec/synthetic.h"
 #include "lib/exec/unpack.h"
 #include "lib/quant/qweights.h"
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "tests/exec/exec_util.h"
 
 namespace ork::exec {
@@ -70,7 +70,7 @@ std::vector<St> model_tensors(const ModelDesc& d, const std::string& dtype) {
           const float f = (static_cast<float>(r) - 128.0f) / 64.0f;
           uint16_t h;
           if (dtype == "F16") {
-            h = ref::float_to_half(f);
+            h = ork::float_to_half(f);
           } else {
             uint32_t bits;
             std::memcpy(&bits, &f, 4);

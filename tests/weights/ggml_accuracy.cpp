@@ -26,13 +26,13 @@
 #include <vector>
 
 #include "ggml_test_util.h"
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "ork/ork.h"
 
 namespace {
 
-using ork::ref::float_to_half;
-using ork::ref::half_to_float;
+using ork::float_to_half;
+using ork::half_to_float;
 
 struct Args {
   std::string device = "cpu";

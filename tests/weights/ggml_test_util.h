@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "ork/ork.h"
 
 namespace ork::ggml_testing {
@@ -39,8 +39,8 @@ inline Decoded decode(int type, const std::vector<uint8_t>& bytes, int64_t k, in
   for (int64_t row = 0; row < n; ++row)
     for (int64_t b = 0; b < per_row; ++b) {
       const uint8_t* blk = bytes.data() + (row * per_row + b) * bb;
-      out.d[static_cast<size_t>(b * n + row)] = ref::half_to_float(u16(blk));
-      if (type == ORK_GGML_Q4_1) out.m[static_cast<size_t>(b * n + row)] = ref::half_to_float(u16(blk + 2));
+      out.d[static_cast<size_t>(b * n + row)] = ork::half_to_float(u16(blk));
+      if (type == ORK_GGML_Q4_1) out.m[static_cast<size_t>(b * n + row)] = ork::half_to_float(u16(blk + 2));
       const uint8_t* qs = blk + ((type == ORK_GGML_Q4_0 || type == ORK_GGML_Q8_0) ? 2 : 4);
       for (int j = 0; j < 32; ++j) {
         int32_t q;
