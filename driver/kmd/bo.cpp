@@ -14,7 +14,7 @@ Bo::~Bo() {
 }
 
 WindowInfo Kmd::estimate_window() const {
-  constexpr uint64_t kWindow = uint64_t{1} << 32;  // 32-bit NPU addresses (rk3588-npu.md 6)
+  constexpr uint64_t kWindow = uint64_t{1} << 32;  // 32-bit NPU addresses (docs/kernel-interfaces.md)
   WindowInfo w;
   w.window_bytes = kWindow;
   w.resident_bytes = resident_bytes();

@@ -24,7 +24,7 @@ int64_t output_element_bytes(DType dtype); // 4 int32 / fp32, 2 int16 partials (
 inline constexpr int64_t kKAlign = 32;     // K padding of every dtype (weight block is [..][32])
 inline constexpr int64_t kNpuWindowBytes = int64_t{1} << 32;  // address registers are 32-bit (rk3588-npu.md 6)
 
-// Hardware constants (docs/regcmd-contract.md; rk3588-npu.md sections 4-5, seed 004). The
+// Hardware constants (docs/regcmd-contract.md, docs/emulator.md "CBUF limits"). The
 // CBUF's are driver/common/cbuf_limits.h, shared with the emulator.
 inline constexpr int64_t kCbufBanks = hw::kCbufBanks;
 inline constexpr int64_t kCbufBankBytes = hw::kCbufBankBytes;
