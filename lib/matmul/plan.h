@@ -22,7 +22,7 @@ int64_t feature_atom(DType dtype);         // K elements per 16-byte feature ato
 int64_t output_atom(DType dtype);          // N elements per 16-byte output atom: 4 (int32/fp32), 8 (int16)
 int64_t output_element_bytes(DType dtype); // 4 int32 / fp32, 2 int16 partials (int4)
 inline constexpr int64_t kKAlign = 32;     // K padding of every dtype (weight block is [..][32])
-inline constexpr int64_t kNpuWindowBytes = int64_t{1} << 32;  // address registers are 32-bit (rk3588-npu.md 6)
+inline constexpr int64_t kNpuWindowBytes = int64_t{1} << 32;  // address registers are 32-bit (docs/kernel-interfaces.md)
 
 // Hardware constants (docs/regcmd-contract.md, docs/emulator.md "CBUF limits"). The
 // CBUF's are driver/common/cbuf_limits.h, shared with the emulator.
