@@ -132,16 +132,17 @@ Result<std::unique_ptr<Bo>> RknpuKmd::bo_create(size_t bytes, BoUsage usage) {
   }
   rknpu_mem_map map{.handle = args.handle, .reserved = 0, .offset = 0};
   rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_RKNPU_MEM_MAP, &map);
+  const char* step = "RKNPU_MEM_MAP";  // the message names the step that failed
   void* cpu = MAP_FAILED;
   if (rc == 0) {
+    step = "mmap";
     cpu = os_.mmap(nullptr, args.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(),
                    static_cast<off_t>(map.offset));
     if (cpu == MAP_FAILED) rc = -errno;
   }
   if (rc) {
     destroy_handle(args.handle, args.obj_addr);
-    return make_error(
-        rc, fmt::format("mapping a {}-byte rknpu BO failed: {}", args.size, errno_text(rc)));
+    return make_error(rc, fmt::format("{} of a {}-byte rknpu BO failed: {}", step, args.size, errno_text(rc)));
   }
   note_handle(args.handle);
   return std::make_unique<Bo>(*this, args.handle, args.dma_addr, args.size,
@@ -233,12 +234,19 @@ Status RknpuKmd::submit_ranges(const Bo& task_bo, const Kick& ranges, uint32_t t
     args.core_mask |= 1u << r.core;
     args.task_number += r.number;
   }
+  // task_counter is the kernel's progress report (IOWR: copied back on failure too). A
+  // sentinel tells a job that ran and failed (counter written) from an ioctl refused before
+  // any job ran (counter untouched), so an EIO of the second kind is not called a job fault.
+  constexpr uint32_t kNoReport = UINT32_MAX;
+  args.task_counter = kNoReport;
   int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_RKNPU_SUBMIT, &args);
   if (flags & RKNPU_JOB_NONBLOCK) {  // queued, not run: nothing to count yet
     if (rc) return make_error(rc, fmt::format("RKNPU_SUBMIT (NONBLOCK) refused: {}", errno_text(rc)));
     if (fence_fd) *fence_fd = args.fence_fd;
     return Status::success();
   }
+  const bool reported = args.task_counter != kNoReport;
+  if (!reported) args.task_counter = 0;
   out->tasks_completed += rc ? args.task_counter : args.task_number;
   if (rc == -ETIMEDOUT) {
     return make_error(rc,
@@ -246,12 +254,15 @@ Status RknpuKmd::submit_ranges(const Bo& task_bo, const Kick& ranges, uint32_t t
                                   "{} tasks completed; the kernel soft-reset the NPU",
                                   args.core_mask, timeout_ms, args.task_counter, args.task_number));
   }
-  if (rc == -EIO) {
+  if (rc == -EIO && reported) {
     return make_error(rc, fmt::format("RKNPU_SUBMIT (core_mask 0x{:x}): the job faulted (DMA or "
                                       "configuration error) after {} of {} tasks",
                                       args.core_mask, args.task_counter, args.task_number));
   }
-  if (rc) return make_error(rc, fmt::format("RKNPU_SUBMIT refused: {}", errno_text(rc)));
+  if (rc) {
+    return make_error(rc, fmt::format("RKNPU_SUBMIT (core_mask 0x{:x}) failed before any job ran: {}",
+                                      args.core_mask, errno_text(rc)));
+  }
   out->hw_elapse_ns = std::max<int64_t>(out->hw_elapse_ns, 0) + args.hw_elapse_time;
   return Status::success();
 }

@@ -57,13 +57,18 @@ ORK_API ork_status ork_device_open(const char* name, ork_device** out) {
     if (out == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_device_open: out is NULL");
     *out = nullptr;
     auto dev = ork::api::open_device(name);
-    if (!dev) return fail(dev.error());
+    if (!dev) return ork::api::fail_open(dev.error());
     *out = dev->release();
     return ork::api::ok();
   });
 }
 
-ORK_API void ork_device_close(ork_device* device) { delete device; }
+// Drops the handle's reference: the device itself goes when its last weights do (device.h).
+ORK_API void ork_device_close(ork_device* device) {
+  if (device == nullptr) return;
+  device->closed = true;
+  ork::api::release(device);
+}
 
 ORK_API ork_status ork_device_get_info(const ork_device* device, ork_device_info* info) {
   if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_device_get_info: device is NULL");
@@ -83,6 +88,7 @@ ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64
     if (auto s = check_dim("N", n); s != ORK_OK) return s;
     if (auto s = ork::api::check_weights_dtype(dtype); s != ORK_OK) return s;
     auto w = std::make_unique<ork_weights>();
+    w->keep_device = ork::api::DeviceRef(device);
     w->device = device;
     w->dtype = dtype;
     w->k = k;

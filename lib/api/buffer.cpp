@@ -56,6 +56,7 @@ ORK_API ork_status ork_buffer_create(ork_device* device, size_t bytes, ork_buffe
                   fmt::format("ork_buffer_create: bytes = {}: larger than {} (the NPU's 4 GiB window) is not supported",
                               bytes, kMaxBufferBytes));
     auto b = std::make_unique<ork_buffer>();
+    b->keep_device = ork::api::DeviceRef(device);
     b->device = device;
     b->bytes = bytes;
     if (device->kmd) {
@@ -123,6 +124,7 @@ ORK_API ork_status ork_buffer_import_dmabuf(ork_device* device, int fd, size_t b
       return fail(st, fmt::format("ork_buffer_import_dmabuf: fd {}: {}", fd, bo.error().message));
     }
     auto b = std::make_unique<ork_buffer>();
+    b->keep_device = ork::api::DeviceRef(device);
     b->device = device;
     b->bytes = bytes;
     b->bo = std::move(*bo);

@@ -13,6 +13,7 @@
 #include "ork/ork.h"
 
 struct ork_buffer {
+  ork::api::DeviceRef keep_device;  // first: released last, after the BO (device.h)
   ork_device* device = nullptr;
   size_t bytes = 0;                          // as asked (the BO is page-rounded)
   std::unique_ptr<ork::driver::Bo> bo;       // NPU backends

@@ -132,6 +132,15 @@ Result<std::unique_ptr<ork_device>> open_real(std::optional<driver::KmdKind> kin
 
 }  // namespace
 
+ork_device* retain(ork_device* device) {
+  if (device != nullptr) device->refs.fetch_add(1, std::memory_order_relaxed);
+  return device;
+}
+
+void release(ork_device* device) {
+  if (device != nullptr && device->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete device;
+}
+
 Result<std::unique_ptr<ork_device>> open_device(const char* name_or_null) {
   std::string name = name_or_null ? name_or_null : "default";
   if (name == "default" || name.empty()) {

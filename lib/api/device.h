@@ -31,10 +31,45 @@ struct ork_device {
   ork_device_info info{};
   ork::api::DeviceStats stats;                  // cumulative counters (stats.h)
   std::atomic<int64_t> host_weight_bytes{0};    // cpu: packed weights' host bytes
+  // Lifetime, shared: the caller's handle holds one reference and every object made on the
+  // device (ork_weights, ork_qweights, jobs: ork::api::DeviceRef) one more. ork_device_close
+  // drops the handle's; the device (its kernel fd, its BOs' mappings) goes with the last
+  // reference, so weights destroyed after their device was closed free their BOs through a
+  // device that still exists (this was a use-after-free).
+  std::atomic<int> refs{1};
+  std::atomic<bool> closed{false};  // ork_device_close was called (the handle is gone)
   ~ork_device();
 };
 
 namespace ork::api {
+
+// +1 / -1 on a device's references; release deletes the device at 0. Null is ignored.
+ork_device* retain(ork_device* device);
+void release(ork_device* device);
+
+// One reference held by an object made on the device; declare it first among the object's
+// members so that it is destroyed last (after the BOs it frees through the device).
+class DeviceRef {
+ public:
+  DeviceRef() = default;
+  explicit DeviceRef(ork_device* device) : device_(retain(device)) {}
+  DeviceRef(DeviceRef&& o) noexcept : device_(o.device_) { o.device_ = nullptr; }
+  DeviceRef& operator=(DeviceRef&& o) noexcept {
+    if (this != &o) {
+      release(device_);
+      device_ = o.device_;
+      o.device_ = nullptr;
+    }
+    return *this;
+  }
+  DeviceRef(const DeviceRef&) = delete;
+  DeviceRef& operator=(const DeviceRef&) = delete;
+  ~DeviceRef() { release(device_); }
+  ork_device* get() const { return device_; }
+
+ private:
+  ork_device* device_ = nullptr;
+};
 
 // Opens a device by name: rknpu[:NODE], rocket[:NODE], emu, emu-rknpu, emu-rocket, cpu,
 // auto; nullptr / "default" -> $ORK_DEVICE, else auto.

@@ -10,11 +10,8 @@ ork_status status_for(int code) {
   switch (code) {
     case -EINVAL: return ORK_E_INVALID_ARGUMENT;
     case -EOPNOTSUPP: return ORK_E_UNSUPPORTED;
-    case -ENOENT:
-    case -ENODEV:
-    case -ENXIO:
-    case -EACCES:
-    case -EPERM: return ORK_E_NO_DEVICE;
+    case -ENODEV:  // the device went away: every later call fails the same way
+    case -ENXIO: return ORK_E_NO_DEVICE;
     case -ENOMEM:
     case -ENOSPC: return ORK_E_NO_MEMORY;
     case -ETIMEDOUT:
@@ -30,6 +27,15 @@ ork_status fail(ork_status status, std::string message) {
 }
 
 ork_status fail(const Error& error) { return fail(status_for(error.code), error.message); }
+
+ork_status fail_open(const Error& error) {
+  switch (error.code) {
+    case -ENOENT:
+    case -EACCES:
+    case -EPERM: return fail(ORK_E_NO_DEVICE, error.message);
+    default: return fail(error);
+  }
+}
 
 ork_status ok() {
   last_error.clear();

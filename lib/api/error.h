@@ -15,6 +15,10 @@ namespace ork::api {
 ork_status fail(ork_status status, std::string message);
 // Maps an internal Error (negative errno + message) to a status and records it.
 ork_status fail(const Error& error);
+// As fail(Error), for a device that could not be opened: a missing node, a refused
+// open (EACCES, EPERM) or no such device is ORK_E_NO_DEVICE. Elsewhere those errnos come
+// from an open device (MEM_MAP's EPERM) and are ORK_E_DEVICE with the kernel's word.
+ork_status fail_open(const Error& error);
 // Clears the last error (successful calls leave it empty).
 ork_status ok();
 

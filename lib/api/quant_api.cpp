@@ -66,6 +66,7 @@ ork_status ork::api::finish_qweights(const char* fn, ork_device* device, ork::Re
   auto impl = ork::quant::QuantMatmul::create(device->kmd.get(), std::move(*q));
   if (!impl) return fail(ork::make_error(impl.error().code, fmt::format("{}: {}", fn, impl.error().message)));
   auto w = std::make_unique<ork_qweights>();
+  w->keep_device = ork::api::DeviceRef(device);
   w->device = device;
   w->impl = std::move(*impl);
   *out = w.release();

@@ -9,6 +9,7 @@
 #include "ork/ork.h"
 
 struct ork_qweights {
+  ork::api::DeviceRef keep_device;  // first: released last, after impl's BOs (device.h)
   ork_device* device = nullptr;
   std::unique_ptr<ork::quant::QuantMatmul> impl;
 };

@@ -13,6 +13,7 @@
 #include "ork/ork.h"
 
 struct ork_weights {
+  ork::api::DeviceRef keep_device;  // first: released last, after the BOs below are freed
   ork_device* device = nullptr;
   ork_dtype dtype = ORK_DTYPE_INT8;
   int64_t k = 0, n = 0;

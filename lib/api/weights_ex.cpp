@@ -178,6 +178,7 @@ ORK_API ork_status ork_weights_create_ex(ork_device* device, const ork_weights_d
     std::memcpy(&d, desc, desc->struct_size);
     if (auto s = check_desc(d); s != ORK_OK) return s;
     auto w = std::make_unique<ork_weights>();
+    w->keep_device = ork::api::DeviceRef(device);
     w->device = device;
     w->dtype = d.dtype;
     w->k = d.k;

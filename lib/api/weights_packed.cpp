@@ -111,6 +111,7 @@ ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* dat
                                                       "bytes", fn, h->payload_bytes, h->k, h->n, h->layout_version,
                                                       plan->b_bytes()));
     auto w = std::make_unique<ork_weights>();
+    w->keep_device = ork::api::DeviceRef(device);
     w->device = device;
     w->dtype = dtype;
     w->k = h->k;

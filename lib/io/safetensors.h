@@ -51,19 +51,25 @@ Result<SafetensorsFile> parse_safetensors_header(std::string_view header, uint64
 // Reads the length prefix and header of `path` and parses them.
 Result<SafetensorsFile> read_safetensors(const std::string& path, FileOs& os = real_file_os());
 
-// Tensors grouped into layers by name: `pattern` is a regular expression whose first capture
-// group is the layer number (default: Hugging Face's "model.layers.<n>."). Layers must be
-// numbered 0..n-1 without gaps. A layer's extent spans its tensors' bytes.
+// Tensors grouped into layers by name: `pattern` is a regular expression (ECMAScript,
+// searched anywhere in the name) whose first capture group is the layer number. The
+// default, "\.(\d+)\.", takes the first ".N." of any name: model.layers.N. (Llama),
+// transformer.h.N. (GPT-2), encoder.layer.N. ... A layer is named by the tensor name up to
+// the end of its number, so "layers.0" and "layers.00" stay two layers; within one prefix
+// the numbers must run 0..n-1 without gaps. Tensors that do not match go to `other`; when no
+// tensor matches, every tensor is a layer of its own (an embedding-only file). A layer's
+// extent spans its tensors' bytes.
 struct Layer {
   size_t number = 0;
+  std::string name;               // "model.layers.3" (or the tensor's name, one per tensor)
   std::vector<size_t> tensors;    // indices into SafetensorsFile::tensors
   Extent extent;
 };
 struct LayerLayout {
-  std::vector<Layer> layers;      // by number
+  std::vector<Layer> layers;      // by prefix, then number, then the number's spelling
   std::vector<size_t> other;      // tensors outside any layer (embeddings, final norm, ...)
 };
-inline constexpr const char* kDefaultLayerPattern = R"(^model\.layers\.(\d+)\.)";
+inline constexpr const char* kDefaultLayerPattern = R"(\.(\d+)\.)";
 
 Result<LayerLayout> group_layers(const SafetensorsFile& file,
                                  const std::string& pattern = kDefaultLayerPattern);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <regex>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -68,7 +69,31 @@ Result<SafetensorsFile> read_safetensors(const std::string& path, FileOs& os) {
   return parsed;
 }
 
+namespace {
+
+// The default pattern without std::regex: the first ".N." of the name, as
+// [digits_at, digits_end). libstdc++'s regex recurses per character it repeats, so a
+// hostile name of a million digits would overflow the stack; this loop is linear.
+bool find_dot_number_dot(const std::string& name, size_t* digits_at, size_t* digits_end) {
+  for (size_t i = name.find('.'); i != std::string::npos; i = name.find('.', i + 1)) {
+    size_t j = i + 1;
+    while (j < name.size() && name[j] >= '0' && name[j] <= '9') ++j;
+    if (j > i + 1 && j < name.size() && name[j] == '.') {
+      *digits_at = i + 1;
+      *digits_end = j;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Longest name a custom pattern is run on (see above: the regex engine's recursion).
+constexpr size_t kMaxPatternName = 4096;
+
+}  // namespace
+
 Result<LayerLayout> group_layers(const SafetensorsFile& file, const std::string& pattern) {
+  const bool builtin = pattern == kDefaultLayerPattern;
   std::regex re;
   try {
     re = std::regex(pattern, std::regex::ECMAScript);
@@ -79,32 +104,74 @@ Result<LayerLayout> group_layers(const SafetensorsFile& file, const std::string&
     return make_error(-EINVAL, fmt::format("layer pattern \"{}\" has no capture group for the "
                                            "layer number", pattern));
   }
-  std::map<size_t, Layer> by_number;
+  // Keyed by the name up to the end of the number ("transformer.h.00"), ordered by the
+  // text before the number, then the number's value, then its spelling: "layers.0" and
+  // "layers.00" are two layers (distinct names stay distinct), "h.2" comes before "h.10".
+  struct Key {
+    std::string prefix;
+    uint64_t number;
+    std::string digits;
+    auto operator<=>(const Key&) const = default;
+  };
+  std::map<Key, Layer> by_key;
+  std::map<std::string, std::set<uint64_t>> numbers;  // per prefix, for the gap check
   LayerLayout layout;
   for (size_t i = 0; i < file.tensors.size(); ++i) {
     const TensorInfo& t = file.tensors[i];
-    std::smatch m;
-    if (!std::regex_search(t.name, m, re)) {
-      layout.other.push_back(i);
-      continue;
+    size_t digits_at = 0, digits_end = 0;
+    if (builtin) {
+      if (!find_dot_number_dot(t.name, &digits_at, &digits_end)) {
+        layout.other.push_back(i);
+        continue;
+      }
+    } else {
+      if (t.name.size() > kMaxPatternName) {
+        return make_error(-EINVAL, fmt::format("tensor name of {} bytes (\"{}...\"): a layer pattern is matched only "
+                                               "against names of at most {} bytes", t.name.size(),
+                                               t.name.substr(0, 40), kMaxPatternName));
+      }
+      std::smatch m;
+      if (!std::regex_search(t.name, m, re)) {
+        layout.other.push_back(i);
+        continue;
+      }
+      digits_at = static_cast<size_t>(m.position(1));
+      digits_end = digits_at + static_cast<size_t>(m.length(1));
     }
-    const std::string digits = m[1].str();
+    const std::string digits = t.name.substr(digits_at, digits_end - digits_at);
     if (digits.empty() || digits.size() > 9 ||
         !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       return make_error(-EINVAL, "tensor \"" + t.name + "\": " + fmt::format("layer number \"{}\" from pattern \"{}\" "
-                                                     "is not a decimal number", digits, pattern));
+                                                     "is not a decimal number of at most 9 digits", digits, pattern));
     }
-    Layer& layer = by_number[std::stoul(digits)];
-    layer.number = std::stoul(digits);
+    Key key{t.name.substr(0, digits_at), std::stoull(digits), digits};
+    Layer& layer = by_key[key];
+    layer.number = key.number;
+    layer.name = t.name.substr(0, digits_at + digits.size());
     layer.tensors.push_back(i);
+    numbers[key.prefix].insert(key.number);
   }
-  size_t expect = 0;
-  for (auto& [number, layer] : by_number) {
-    if (number != expect) {
-      return make_error(-EINVAL, fmt::format("layers must be numbered 0..n-1: layer {} is "
-                                             "missing (next is {})", expect, number));
+  // No tensor matched: one layer per tensor, in file order (an embedding-only file, or a
+  // naming scheme the pattern does not know), never an empty layout.
+  if (by_key.empty()) {
+    for (size_t i = 0; i < file.tensors.size(); ++i) {
+      const TensorInfo& t = file.tensors[i];
+      layout.layers.push_back(Layer{i, t.name, {i}, Extent{t.file_offset, t.bytes()}});
     }
-    ++expect;
+    layout.other.clear();
+    return layout;
+  }
+  for (const auto& [prefix, set] : numbers) {
+    uint64_t expect = 0;
+    for (uint64_t number : set) {
+      if (number != expect) {
+        return make_error(-EINVAL, fmt::format("layers must be numbered 0..n-1: layer {}{} is "
+                                               "missing (next is {})", prefix, expect, number));
+      }
+      ++expect;
+    }
+  }
+  for (auto& [key, layer] : by_key) {
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t ti : layer.tensors) {
       lo = std::min(lo, file.tensors[ti].file_offset);

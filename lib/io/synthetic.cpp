@@ -96,7 +96,10 @@ Result<SyntheticSpec> spec_for_size(uint64_t total_bytes, uint64_t layers,
                                     const std::string& dtype, uint64_t seed) {
   const uint64_t esize = dtype_bytes(dtype);
   if (esize == 0) return make_error(-EINVAL, fmt::format("unknown dtype \"{}\"", dtype));
-  if (layers == 0) return make_error(-EINVAL, "layers = 0: must be >= 1");
+  if (layers == 0 || layers > kMaxSyntheticLayers)
+    return make_error(-EINVAL, fmt::format("layers = {}: must be from 1 to {}", layers, kMaxSyntheticLayers));
+  if (total_bytes > kMaxSyntheticBytes)
+    return make_error(-EINVAL, fmt::format("{} bytes: at most {} (2^50)", total_bytes, kMaxSyntheticBytes));
   // Per layer ~ (4 + 3 * 8/3) h^2 = 12 h^2 elements; the layers take ~95% of the file and
   // the embeddings fill the rest, rounded up so the file is at least total_bytes.
   const double per_layer = double(total_bytes) * 0.95 / double(layers) / double(esize);
@@ -114,11 +117,41 @@ Result<SyntheticSpec> spec_for_size(uint64_t total_bytes, uint64_t layers,
   return s;
 }
 
-Result<uint64_t> write_synthetic_safetensors(const std::string& path, const SyntheticSpec& s) {
-  if (dtype_bytes(s.dtype) == 0) return make_error(-EINVAL, fmt::format("unknown dtype \"{}\"", s.dtype));
+namespace {
+
+// The spec's checks, and its data bytes in 128 bits (a spec from the command line can ask
+// for more than 2^64: refused, never wrapped into a small file).
+Result<uint64_t> checked_data_bytes(const SyntheticSpec& s) {
+  const uint64_t esize = dtype_bytes(s.dtype);
+  if (esize == 0) return make_error(-EINVAL, fmt::format("unknown dtype \"{}\"", s.dtype));
   if (s.hidden == 0 || s.ffn == 0 || s.vocab == 0) {
     return make_error(-EINVAL, "hidden, ffn and vocab must be >= 1");
   }
+  if (s.layers > kMaxSyntheticLayers) {
+    return make_error(-EINVAL, fmt::format("layers = {}: at most {}", s.layers, kMaxSyntheticLayers));
+  }
+  using u128 = unsigned __int128;
+  const u128 h = s.hidden, f = s.ffn;
+  const u128 bytes = (u128{s.vocab} * h + u128{s.layers} * (4 * h * h + 3 * f * h + 2 * h) + h) * esize;
+  if (bytes > u128{kMaxSyntheticBytes}) {
+    return make_error(-EINVAL, fmt::format("hidden {}, ffn {}, vocab {}, {} layers of {}: more than {} bytes",
+                                           s.hidden, s.ffn, s.vocab, s.layers, s.dtype, kMaxSyntheticBytes));
+  }
+  return static_cast<uint64_t>(bytes);
+}
+
+}  // namespace
+
+Result<uint64_t> synthetic_file_bytes(const SyntheticSpec& s) {
+  auto checked = checked_data_bytes(s);
+  if (!checked) return checked.error();
+  uint64_t data_bytes = 0;
+  const std::string header = header_json(s, &data_bytes);
+  return 8 + header.size() + data_bytes;
+}
+
+Result<uint64_t> write_synthetic_safetensors(const std::string& path, const SyntheticSpec& s) {
+  if (auto checked = checked_data_bytes(s); !checked) return checked.error();
   uint64_t data_bytes = 0;
   const std::string header = header_json(s, &data_bytes);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

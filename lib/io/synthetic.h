@@ -22,11 +22,20 @@ struct SyntheticSpec {
   uint64_t seed = 1;
 };
 
+// Bounds of a spec: the header of 10k layers is ~8 MB (under the format's 100 MB limit),
+// and 2^50 bytes (1 PiB) is past any disk; both keep every size in 64 bits.
+inline constexpr uint64_t kMaxSyntheticLayers = 10000;
+inline constexpr uint64_t kMaxSyntheticBytes = uint64_t{1} << 50;
+
 // A spec with `layers` layers whose file is at least `total_bytes` and larger by less than
 // one embedding row plus the header (hidden a multiple of 64, ffn ~ 8/3 hidden, the
 // embeddings sized to fill the rest).
 Result<SyntheticSpec> spec_for_size(uint64_t total_bytes, uint64_t layers,
                                     const std::string& dtype = "F16", uint64_t seed = 1);
+
+// The size of the file write_synthetic_safetensors would write (header included), or why
+// the spec is refused; for a free-space check before writing.
+Result<uint64_t> synthetic_file_bytes(const SyntheticSpec& spec);
 
 // Writes the file (fsync'd, so a later POSIX_FADV_DONTNEED can drop its pages). Returns its
 // size in bytes.

@@ -55,7 +55,8 @@ struct LineParser {
     if (!len) return fail(len.error().message);
     a.offset = *off;
     a.length = *len;
-    if (a.length == 0 || a.offset + a.length > stream.buffers[a.buffer].bytes)
+    const int64_t bytes = stream.buffers[a.buffer].bytes;
+    if (a.length == 0 || a.offset > bytes || a.length > bytes - a.offset)  // no offset + length: it can overflow
       return fail("range " + std::string(item) + " lies outside buffer " + name + " of " +
                   std::to_string(stream.buffers[a.buffer].bytes) + " bytes");
     return a;
@@ -81,8 +82,9 @@ struct LineParser {
     if (key == "writes") return accesses(value, op.writes);
     if (key == "cycles") {
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), op.cycles);
-      if (ec != std::errc() || end != value.data() + value.size() || op.cycles < 0)
-        return fail("cycles='" + std::string(value) + "' is not a count >= 0");
+      if (ec != std::errc() || end != value.data() + value.size() || op.cycles < 0 || op.cycles > kMaxOpCycles)
+        return fail("cycles='" + std::string(value) + "' is not a count from 0 to " + std::to_string(kMaxOpCycles) +
+                    " (2^40)");
       return {};
     }
     return fail("unknown key '" + key + "' (reads, writes, cycles)");
@@ -98,8 +100,8 @@ struct LineParser {
     }
     int cores = 0;
     auto [end, ec] = std::from_chars(w[1].data(), w[1].data() + w[1].size(), cores);
-    if (ec != std::errc() || end != w[1].data() + w[1].size() || cores < 1)
-      return fail("cores '" + w[1] + "' must be a count >= 1");
+    if (ec != std::errc() || end != w[1].data() + w[1].size() || cores < 1 || cores > kMaxCores)
+      return fail("cores '" + w[1] + "' must be a count from 1 to " + std::to_string(kMaxCores));
     stream.cores = cores;
     return {};
   }

@@ -84,7 +84,10 @@ class Placer {
 
   void swap(bool spill, int b) {
     const int64_t bytes = s_.buffers[b].bytes;
-    const auto cycles = static_cast<int64_t>(std::ceil(static_cast<double>(bytes) / bpc_));
+    // Clamped like a stream's own ops (kMaxOpCycles), so that sums of swaps stay in int64
+    // even for a tiny bandwidth (a stream whose loads move 1 byte in 2^40 cycles).
+    const double want = std::ceil(static_cast<double>(bytes) / bpc_);
+    const int64_t cycles = want < static_cast<double>(kMaxOpCycles) ? static_cast<int64_t>(want) : kMaxOpCycles;
     result_.swaps.push_back({pos_, spill, b, bytes, cycles});
     result_.swap_bytes += bytes;
   }

@@ -1,5 +1,6 @@
 #include "lib/sched/schedule.h"
 
+#include <cmath>
 #include <numeric>
 
 #include "lib/sched/placement.h"
@@ -21,7 +22,8 @@ Status check_options(const Options& o) {
   if (o.prefetch_percent < 0 || o.prefetch_percent > 100) return bad("prefetch percent must be 0..100");
   if (o.urgent_starts < 0) return bad("urgent starts must be >= 0");
   if (o.window < 1) return bad("window must be >= 1");
-  if (o.swap_bytes_per_cycle < 0) return bad("swap bandwidth must be >= 0 (0 = the stream's loads)");
+  if (!(o.swap_bytes_per_cycle >= 0) || !std::isfinite(o.swap_bytes_per_cycle))  // NaN fails >= 0
+    return bad("swap bandwidth must be a finite number >= 0 bytes/cycle (0 = the stream's loads)");
   PoolConfig probe = o.pool;
   probe.capacity_bytes = probe.reserve_bytes + probe.alignment_bytes;  // shape check only
   if (Result<Pool> p = Pool::create(probe); !p) return p.error();

@@ -32,7 +32,8 @@ Status check_access(const Stream& s, const Op& op, size_t i, const Access& a) {
   if (a.buffer < 0 || a.buffer >= static_cast<int>(s.buffers.size()))
     return make_error(-EINVAL, where(op, i) + "access names no declared buffer");
   const Buffer& b = s.buffers[a.buffer];
-  if (a.offset < 0 || a.length <= 0 || a.offset + a.length > b.bytes)
+  // Written so that no sum can overflow: offset + length is never formed.
+  if (a.offset < 0 || a.length <= 0 || a.offset > b.bytes || a.length > b.bytes - a.offset)
     return make_error(-EINVAL, where(op, i) + "range [" + std::to_string(a.offset) + ":" +
                                    std::to_string(a.length) + "] lies outside buffer " + b.name +
                                    " of " + std::to_string(b.bytes) + " bytes");
@@ -40,7 +41,9 @@ Status check_access(const Stream& s, const Op& op, size_t i, const Access& a) {
 }
 
 Status check_op_shape(const Op& op, size_t i) {
-  if (op.cycles < 0) return make_error(-EINVAL, where(op, i) + "cycles must be >= 0");
+  if (op.cycles < 0 || op.cycles > kMaxOpCycles)
+    return make_error(-EINVAL, where(op, i) + "cycles " + std::to_string(op.cycles) + " must be from 0 to " +
+                                   std::to_string(kMaxOpCycles) + " (2^40)");
   if (op.kind == OpKind::load && op.writes.empty())
     return make_error(-EINVAL, where(op, i) + "a load needs writes=<buffer>");
   if (op.kind == OpKind::store && op.reads.empty())
@@ -79,11 +82,19 @@ Status link_programs(Stream& s) {
 }  // namespace
 
 Status finalize_stream(Stream& s) {
-  if (s.memory_bytes <= 0) return make_error(-EINVAL, "memory must be >= 1 byte");
-  if (s.cores < 1) return make_error(-EINVAL, "cores must be >= 1");
+  if (s.memory_bytes <= 0 || s.memory_bytes > kMaxBytes)
+    return make_error(-EINVAL, "memory " + std::to_string(s.memory_bytes) + " must be from 1 byte to " +
+                                   std::to_string(kMaxBytes) + " bytes (256 TiB)");
+  if (s.cores < 1 || s.cores > kMaxCores)
+    return make_error(-EINVAL, "cores " + std::to_string(s.cores) + " must be from 1 to " + std::to_string(kMaxCores));
+  if (static_cast<int64_t>(s.ops.size()) > kMaxOps)
+    return make_error(-EINVAL, "the stream has " + std::to_string(s.ops.size()) + " ops; at most " +
+                                   std::to_string(kMaxOps) + " are allowed");
   std::unordered_map<std::string, int> buffer_names;
   for (const Buffer& b : s.buffers) {
-    if (b.bytes <= 0) return make_error(-EINVAL, "buffer " + b.name + ": size must be >= 1 byte");
+    if (b.bytes <= 0 || b.bytes > kMaxBytes)
+      return make_error(-EINVAL, "buffer " + b.name + ": size " + std::to_string(b.bytes) + " must be from 1 byte to " +
+                                     std::to_string(kMaxBytes) + " bytes (256 TiB)");
     if (!buffer_names.emplace(b.name, 0).second)
       return make_error(-EINVAL, "duplicate buffer name " + b.name);
   }

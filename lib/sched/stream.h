@@ -48,13 +48,24 @@ struct Stream {
   std::vector<Op> ops;
 };
 
+// Bounds on what a stream may declare, checked by finalize_stream. They keep every sum the
+// simulator, the graph and the scheduler form within int64 (ops x cycles <= 2^20 x 2^40 =
+// 2^60, plus one cycle per start and the swaps, each clamped to kMaxOpCycles) and keep the
+// per-core and per-op tables a stream sizes (cores x ..., ops x ...) small. An RK3588 has
+// 3 cores; 1024 leaves room for any NPU this format would describe.
+inline constexpr int kMaxCores = 1024;
+inline constexpr int64_t kMaxOps = int64_t{1} << 20;         // 1,048,576 ops
+inline constexpr int64_t kMaxOpCycles = int64_t{1} << 40;    // ~18 minutes at 1 GHz
+inline constexpr int64_t kMaxBytes = int64_t{1} << 48;       // memory and buffer sizes: 256 TiB
+
 // "load L1", "start P1", "wait P1": how an op is named in orders and pictures.
 std::string op_label(const Op& op);
 const char* kind_name(OpKind kind);
 
 // Links starts and waits, turns unwaited starts into barriers and checks every rule
 // that the text format states: unknown buffers, duplicate names, a wait without a start,
-// ranges outside their buffer, missing reads/writes on DMA ops, memory/cores >= 1.
+// ranges outside their buffer, missing reads/writes on DMA ops, memory/cores >= 1, and
+// the bounds above.
 // Builders that make streams in code call it too.
 Status finalize_stream(Stream& stream);
 

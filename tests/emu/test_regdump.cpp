@@ -1,11 +1,14 @@
 // ork_regdump end to end: a file of raw entries in, named writes out; exit codes.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "driver/regcmd/regcmd.h"
 
@@ -15,7 +18,8 @@ struct ToolRun { int code; std::string out; };
 
 ToolRun run(const std::string& args) {
   const char* tool = std::getenv("ORK_REGDUMP");
-  std::string cmd = std::string(tool ? tool : "ork_regdump") + " " + args + " 2>/dev/null";
+  const bool want_stderr = args.find("2>&1") != std::string::npos;  // else discarded
+  std::string cmd = std::string(tool ? tool : "ork_regdump") + " " + args + (want_stderr ? "" : " 2>/dev/null");
   FILE* p = popen(cmd.c_str(), "r");
   ToolRun r{-1, {}};
   if (p == nullptr) return r;
@@ -74,6 +78,28 @@ TEST(Regdump, BadUsageExitsTwo) {
   EXPECT_EQ(run(::testing::TempDir() + "rd4.bin").code, 2);
   EXPECT_EQ(run("--no-such-flag x").code, 2);
   EXPECT_EQ(run("--help").code, 0);
+  EXPECT_EQ(run("--offset -8 " + ::testing::TempDir() + "rd4.bin").code, 2);
+}
+
+// Inputs that once aborted (a directory: std::ios_failure) or read without end (/dev/zero).
+TEST(Regdump, DirectoriesAndEndlessDevicesAreRefused) {
+  ToolRun r = run(::testing::TempDir() + " 2>&1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("is a directory, not a file"), std::string::npos) << r.out;
+  r = run("/dev/zero 2>&1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("more than the 256.00 MiB this tool reads"), std::string::npos) << r.out;
+}
+
+// An 8 MiB file (a million entries) as JSON in bounded memory: entries are decoded and
+// printed a window at a time (once one JSON document: ~55 bytes of memory per file byte).
+TEST(Regdump, LargeFileInBoundedMemory) {
+  const std::string path = write_file(std::vector<uint64_t>(1 << 20, ork::regcmd::kPadding), "rd5.bin");
+  const ToolRun r = run("--json " + path + " >/dev/null");
+  EXPECT_EQ(r.code, 0);
+  rusage usage{};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &usage), 0);
+  EXPECT_LT(usage.ru_maxrss, 200 * 1024) << "peak RSS of a child, KiB";
 }
 
 }  // namespace

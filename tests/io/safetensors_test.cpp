@@ -2,6 +2,7 @@
 // truncated or lying header rejected with a message that names the problem.
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "lib/io/safetensors.h"
@@ -119,7 +120,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"reversed", R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[4,0]}})", 4,
                 "tensor \"a\": data_offsets [4, 0] end before they begin"},
         BadCase{"float_dim", R"({"a":{"dtype":"U8","shape":[1.5],"data_offsets":[0,1]}})", 1,
-                "tensor \"a\": shape [1.5] has a dimension that is not an integer >= 0"},
+                "tensor \"a\": shape dimension 0 is a negative or fractional number, not an integer >= 0"},
+        BadCase{"nested_dim", R"({"a":{"dtype":"U8","shape":[2,[1]],"data_offsets":[0,1]}})", 1,
+                "tensor \"a\": shape dimension 1 is a JSON array, not an integer >= 0"},
+        // 2^62 + 4 F32 elements need 2^64 + 16 bytes: once reported as 16 (a 64-bit wrap).
+        BadCase{"bytes_overflow",
+                R"({"a":{"dtype":"F32","shape":[4611686018427387908],"data_offsets":[0,16]}})", 16,
+                "tensor \"a\": F32 [4611686018427387908] needs more than 2^64 bytes"},
         BadCase{"no_shape", R"({"a":{"dtype":"U8","data_offsets":[0,1]}})", 1,
                 "tensor \"a\": no \"shape\" array"},
         BadCase{"duplicate", "{" + kA + "," + kA + "}", 12,
@@ -173,7 +180,100 @@ TEST(Safetensors, LayersMustBeNumberedWithoutGaps) {
   ASSERT_TRUE(g.ok()) << g.error().message;
   auto l = group_layers(g.value());
   ASSERT_FALSE(l.ok());
-  EXPECT_EQ(l.error().message, "layers must be numbered 0..n-1: layer 1 is missing (next is 2)");
+  EXPECT_EQ(l.error().message, "layers must be numbered 0..n-1: layer model.layers.1 is missing (next is 2)");
+}
+
+// A header whose names are given, data all zeros; returns the parsed file.
+SafetensorsFile parsed(const std::vector<std::string>& names) {
+  std::string h = "{";
+  for (size_t i = 0; i < names.size(); ++i)
+    h += fmt::format(R"({}"{}":{{"dtype":"U8","shape":[2],"data_offsets":[{},{}]}})", i ? "," : "", names[i], 2 * i,
+                     2 * i + 2);
+  h += "}";
+  auto f = parse_safetensors_header(h, 8 + h.size() + 2 * names.size());
+  EXPECT_TRUE(f.ok()) << f.error().message;
+  return f.ok() ? f.value() : SafetensorsFile{};
+}
+
+std::vector<std::string> layer_names(const LayerLayout& l) {
+  std::vector<std::string> out;
+  for (const Layer& layer : l.layers) out.push_back(layer.name);
+  return out;
+}
+
+// GPT-2 names (transformer.h.N.), out of order and past 9: the default pattern takes any
+// PREFIX.N. and orders by number; the embeddings are "other". Once a segfault in
+// ork_stream_bench, which assumed model.layers.N.
+TEST(Safetensors, DefaultPatternGroupsAnyNumbering) {
+  const SafetensorsFile f = parsed({"transformer.wte.weight", "transformer.h.10.attn.c_attn.weight",
+                                    "transformer.h.2.mlp.c_fc.weight", "transformer.h.2.ln_1.weight",
+                                    "transformer.ln_f.weight"});
+  std::vector<std::string> all;
+  for (int i = 0; i <= 10; ++i) all.push_back(fmt::format("transformer.h.{}.attn.c_attn.weight", i));
+  all.push_back("transformer.wte.weight");
+  auto l = group_layers(parsed(all));
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  ASSERT_EQ(l->layers.size(), 11u);
+  EXPECT_EQ(l->layers[2].name, "transformer.h.2");
+  EXPECT_EQ(l->layers[10].name, "transformer.h.10");
+  EXPECT_EQ(l->layers[10].number, 10u);
+  EXPECT_EQ(l->other, (std::vector<size_t>{11}));
+  auto gap = group_layers(f);  // h.2 and h.10 without 0, 1, 3..9
+  ASSERT_FALSE(gap.ok());
+  EXPECT_EQ(gap.error().message, "layers must be numbered 0..n-1: layer transformer.h.0 is missing (next is 2)");
+}
+
+// No name has a PREFIX.N.: one layer per tensor, never an empty layout.
+TEST(Safetensors, NoNumberedNamesGiveOneLayerPerTensor) {
+  auto l = group_layers(parsed({"wte", "wpe.weight", "lm_head.weight"}));
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  EXPECT_EQ(layer_names(*l), (std::vector<std::string>{"wte", "wpe.weight", "lm_head.weight"}));
+  EXPECT_TRUE(l->other.empty());
+  EXPECT_EQ(l->layers[1].extent.length, 2u);
+  EXPECT_EQ(l->layers[1].tensors, (std::vector<size_t>{1}));
+  auto custom = group_layers(parsed({"blk.0.w", "blk.1.w"}), R"(^model\.layers\.(\d+)\.)");
+  ASSERT_TRUE(custom.ok());
+  EXPECT_EQ(layer_names(*custom), (std::vector<std::string>{"blk.0.w", "blk.1.w"}));
+}
+
+// "layers.00" is not "layers.0": once merged into one layer by the number's value.
+TEST(Safetensors, DistinctLayerNamesStayDistinct) {
+  auto l = group_layers(parsed({"m.layers.0.w", "m.layers.00.w", "m.layers.1.w", "m.layers.0.b"}));
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  EXPECT_EQ(layer_names(*l), (std::vector<std::string>{"m.layers.0", "m.layers.00", "m.layers.1"}));
+  EXPECT_EQ(l->layers[0].tensors, (std::vector<size_t>{0, 3}));
+  EXPECT_EQ(l->layers[1].tensors, (std::vector<size_t>{1}));
+}
+
+// A shape nested 200k arrays deep (400 KB): once a stack overflow while formatting the
+// error (the JSON was printed recursively). Now the message names the dimension.
+TEST(Safetensors, DeeplyNestedShapeIsAnErrorNotACrash) {
+  const std::string h = R"({"a":{"dtype":"U8","shape":)" + std::string(200000, '[') + std::string(200000, ']') +
+                        R"(,"data_offsets":[0,1]}})";
+  auto f = parse_safetensors_header(h, 8 + h.size() + 1);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().message, "tensor \"a\": shape dimension 0 is a JSON array, not an integer >= 0");
+}
+
+// 100k tensors (a 7.6 MB header, under the 100 MB limit): once quadratic in the duplicate
+// check (16k tensors 3.2 s, 100k over 10 minutes); linear now, well inside the test's
+// timeout. The duplicate is still found when it is the last name.
+TEST(Safetensors, HundredThousandTensorsParse) {
+  std::string h = "{";
+  constexpr size_t kTensors = 100000;
+  for (size_t i = 0; i < kTensors; ++i)
+    h += fmt::format(R"({}"model.layers.{}.self_attn.q_proj.weight":{{"dtype":"F16","shape":[2,2],"data_offsets":[{},{}]}})",
+                     i ? "," : "", i, 8 * i, 8 * i + 8);
+  auto f = parse_safetensors_header(h + "}", 8 + h.size() + 1 + 8 * kTensors);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->tensors.size(), kTensors);
+  auto l = group_layers(f.value());
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  EXPECT_EQ(l->layers.size(), kTensors);
+  const std::string dup = h + R"(,"model.layers.7.self_attn.q_proj.weight":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}})";
+  auto d = parse_safetensors_header(dup, 8 + dup.size() + 8 * kTensors);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().message, "tensor \"model.layers.7.self_attn.q_proj.weight\": appears twice in the header");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The text format: what parses, and errors that name the line and the problem.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "lib/sched/parse.h"
@@ -56,16 +57,54 @@ TEST(Parse, ErrorsNameTheLineAndTheProblem) {
   EXPECT_EQ(error_of(head + "start P1\nwait P1\nwait P1\n"), "line 5: second wait for program P1");
   EXPECT_EQ(error_of(head + "load L1 writes=w[3K:2K]\n"), "line 3: range w[3K:2K] lies outside buffer w of 4096 bytes");
   EXPECT_EQ(error_of(head + "load L1 writes=w[3K]\n"), "line 3: range 'w[3K]' must look like buf[offset:length]");
-  EXPECT_EQ(error_of(head + "load L1 writes=w cycles=-1\n"), "line 3: cycles='-1' is not a count >= 0");
+  EXPECT_EQ(error_of(head + "load L1 writes=w cycles=-1\n"), "line 3: cycles='-1' is not a count from 0 to 1099511627776 (2^40)");
   EXPECT_EQ(error_of(head + "load L1 writes=w speed=3\n"), "line 3: unknown key 'speed' (reads, writes, cycles)");
   EXPECT_EQ(error_of(head + "copy C1\n"),
             "line 3: unknown op 'copy' (memory, cores, buffer, load, store, start, wait, barrier)");
   EXPECT_EQ(error_of(head + "load L1 cycles=3\n"), "line 3: a load needs writes=<buffer>");
   EXPECT_EQ(error_of(head + "store S1 writes=w\n"), "line 3: a store needs reads=<buffer>");
   EXPECT_EQ(error_of("memory 12Q\n"), "line 1: '12Q' is not a size (e.g. 4096, 30K, 2M)");
-  EXPECT_EQ(error_of("cores 0\n"), "line 1: cores '0' must be a count >= 1");
+  EXPECT_EQ(error_of("cores 0\n"), "line 1: cores '0' must be a count from 1 to 1024");
   EXPECT_EQ(error_of("buffer w 4K\n"), "no 'memory SIZE' line (or --memory) gives the memory size");
   EXPECT_EQ(error_of("memory 1M\nbuffer w 0\n"), "line 2: buffer w has size 0");
+}
+
+// Values at the edges of int64: each once overflowed a sum (offset + length, a makespan)
+// or sized a table (cores). Rejected with the bound stated.
+TEST(Parse, HugeValuesAreRejectedNotOverflowed) {
+  const std::string head = "memory 1M\nbuffer w 4K\n";
+  EXPECT_EQ(error_of(head + "load L1 writes=w[9223372036854775807:1]\n"),
+            "line 3: range w[9223372036854775807:1] lies outside buffer w of 4096 bytes");
+  EXPECT_EQ(error_of(head + "load L1 writes=w[4095:9223372036854775807]\n"),
+            "line 3: range w[4095:9223372036854775807] lies outside buffer w of 4096 bytes");
+  EXPECT_EQ(error_of(head + "load L1 writes=w cycles=9223372036854775807\n"),
+            "line 3: cycles='9223372036854775807' is not a count from 0 to 1099511627776 (2^40)");
+  EXPECT_EQ(error_of("cores 2147483647\n"), "line 1: cores '2147483647' must be a count from 1 to 1024");
+  EXPECT_EQ(error_of("memory 9223372036854775807\n"),
+            "memory 9223372036854775807 must be from 1 byte to 281474976710656 bytes (256 TiB)");
+  EXPECT_EQ(error_of("memory 1M\nbuffer w 9223372036854775807\n"),
+            "buffer w: size 9223372036854775807 must be from 1 byte to 281474976710656 bytes (256 TiB)");
+  // The largest accepted cycles on many ops still schedule without overflow.
+  std::string big = "memory 1M\ncores 2\nbuffer w 4K\n";
+  for (int i = 0; i < 64; ++i) big += "start P" + std::to_string(i) + " reads=w cycles=1099511627776\n";
+  Result<Stream> s = parse_stream(big);
+  ASSERT_TRUE(s) << s.error().message;
+  Result<Schedule> r = schedule(*s, Options{});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_GE(r->makespan, 64 * (int64_t{1} << 40));
+  EXPECT_GE(r->makespan_input_priced, 64 * (int64_t{1} << 40));
+  // Streams built in code go through the same bounds (finalize_stream).
+  Stream coded = *s;
+  coded.ops[0].cycles = INT64_MAX;
+  EXPECT_EQ(finalize_stream(coded).error().message,
+            "line 4: cycles 9223372036854775807 must be from 0 to 1099511627776 (2^40)");
+  coded = *s;
+  coded.cores = 2147483647;
+  EXPECT_EQ(finalize_stream(coded).error().message, "cores 2147483647 must be from 1 to 1024");
+  Options nan_bw;
+  nan_bw.swap_bytes_per_cycle = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(schedule(*s, nan_bw).error().message,
+            "swap bandwidth must be a finite number >= 0 bytes/cycle (0 = the stream's loads)");
 }
 
 TEST(Parse, StartWithoutWaitIsABarrierAndOverridesApply) {

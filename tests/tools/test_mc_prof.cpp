@@ -60,7 +60,7 @@ TEST_F(McProf, JsonSchemaAndModelledDeviceTime) {
   const json& r = j["rows"][0];
   for (const char* key : {"label", "m", "k", "n", "cores", "mc_cap", "mc", "tasks", "submits", "iters",
                           "us_per_matmul", "us_per_submit", "pack_us", "submit_us", "device_us",
-                          "device_source", "unpack_us", "lookup_us", "build_us"})
+                          "device_source", "unpack_us", "lookup_us", "build_us", "us_min", "us_median", "us_max"})
     EXPECT_TRUE(r.contains(key)) << key;
   EXPECT_EQ(r["label"], "1 core");
   EXPECT_EQ(r["m"], 64);
@@ -123,7 +123,7 @@ TEST_F(McProf, CsvHasOneLinePerRow) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
             "label,m,k,n,cores,mc_cap,mc,tasks,submits,us_per_matmul,us_per_submit,pack_us,submit_us,device_us,"
-            "unpack_us,build_us");
+            "unpack_us,build_us,us_min,us_median,us_max");
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3);  // header, 1 core, 2 cores
 }
 
@@ -136,9 +136,45 @@ TEST_F(McProf, BadUsageExitsTwoAndSaysWhy) {
   r = run({"--zero-time", "--device", "cpu"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--zero-time needs"), std::string::npos) << r.err;
+  // Shapes and sweep values are checked before anything is allocated (once a length_error,
+  // a bad_alloc and an abort).
+  r = run({"-1", "2048", "2048"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("shape: -1 is too small: expected a whole number from 1 to 16777216"), std::string::npos) << r.err;
+  r = run({"1000000000000", "2048", "2048"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("1000000000000 is too large"), std::string::npos) << r.err;
+  r = run({"--device", "emu", "--sweep", "k", "--values", "-5"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-5 is too small"), std::string::npos) << r.err;
+  r = run({"--device", "emu", "--sweep", "k", "--values", "0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--values 0: a k must be a whole number from 1 to 16777216"), std::string::npos) << r.err;
+  r = run({"--device", "emu", "16777216", "16777216", "16777216"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("M K N = 16777216 16777216 16777216 needs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("of memory;"), std::string::npos) << r.err;
+  r = run({"--json", "--csv"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--json excludes --csv"), std::string::npos) << r.err;
   r = run({"--device", "emu"}, {"ORK_EMU_TIMING=sometimes"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("ORK_EMU_TIMING='sometimes': expected 'fast' or 'timed'"), std::string::npos) << r.err;
+}
+
+// --zero-time on the default device (emu off the board): accepted, and no ratio of zero
+// device times is printed as "-nan".
+TEST_F(McProf, ZeroTimeOnTheDefaultDevicePrintsNoNan) {
+  const RunResult r = run({"--zero-time", "--repeat", "2", "--warmup", "0", "64", "256", "96"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(zero-time)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("nan"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("min / median / max"), std::string::npos) << r.out;
+  const json j = run_json({"--zero-time", "--repeat", "3", "--warmup", "0", "--cores", "1", "64", "256", "96"});
+  const json& row = j["rows"][0];
+  EXPECT_EQ(row["iters"], 3);
+  EXPECT_LE(row["us_min"].get<double>(), row["us_median"].get<double>());
+  EXPECT_LE(row["us_median"].get<double>(), row["us_max"].get<double>());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -14,6 +15,7 @@
 #include "driver/emu/kernel/fake_kernel.h"
 #include "lib/api/device.h"
 #include "tools/common/cli.h"
+#include "tools/common/limits.h"
 #include "tools/mc_prof/measure.h"
 #include "tools/mc_prof/report.h"
 
@@ -27,7 +29,7 @@ struct Args {
   int iters = 20;
   int warmup = 3;
   int64_t mc_cap = 0;
-  std::string device = "default";
+  std::string device;  // "" = $ORK_DEVICE, else auto
   std::string sweep;
   std::vector<int64_t> values;
   bool json = false, csv = false, zero_time = false, seed004 = false, vs_cpu = false;
@@ -104,52 +106,72 @@ std::vector<int64_t> default_values(const std::string& sweep) {
   return {31, 0};  // cap: the old R-1 cap against the bank limit
 }
 
-}  // namespace
+// Bounds of the shape and sweep values: the library's own dimension limit (lib/api/api.cpp
+// kMaxDim), then the host memory the buffers take (checked against MemAvailable).
+constexpr int64_t kMaxDim = int64_t{1} << 24;
 
-int main(int argc, char** argv) {
-  Args a;
-  CLI::App app{"mc_prof: profile libork int8 matmuls (µs per matmul / per submit, host vs device time)"};
-  app.footer("Environment: ORK_DEVICE picks the default device; ORK_EMU_TIMING=fast|timed the emulator's timing\n"
-             "mode (fast: results at once, modelled device time reported; timed: the submit returns at the\n"
-             "modelled end). docs/mc_prof.md, docs/timing-model.md.");
-  app.add_option("shape", a.shape, "M K N (default 512 2048 2048)")->expected(0, 3);
-  app.add_option("--cores", a.cores, "NPU cores (default: all the device has)")->check(CLI::Range(1, 3));
-  app.add_option("--iters", a.iters, "measured calls per configuration")->check(CLI::Range(1, 100000));
-  app.add_option("--warmup", a.warmup, "unmeasured calls first (the first builds the context)")->check(CLI::Range(0, 1000));
-  app.add_option("--mc-cap", a.mc_cap, "cap on rows per M-tile (31 = the old cap; 0 = bank limit)")->check(CLI::Range(0, 2047));
-  app.add_option("--device", a.device, "rknpu[:NODE], rocket[:NODE], emu, emu-rknpu, emu-rocket, auto");
-  app.add_option("--sweep", a.sweep, "sweep one parameter")->check(CLI::IsMember({"mc", "k", "n", "m", "cores", "cap"}));
-  app.add_option("--values", a.values, "values of the sweep (comma separated)")->delimiter(',')->allow_extra_args(false);
-  app.add_flag("--seed004", a.seed004, "seed 004's experiment: M-tile cap 31 vs mg_max*64 at K=2048/3584, 1 and 3 cores");
-  app.add_flag("--json", a.json, "JSON on stdout");
-  app.add_flag("--csv", a.csv, "CSV on stdout");
-  app.add_option("--svg", a.svg, "write an SVG plot of the sweep to this file");
-  app.add_flag("--vs-cpu", a.vs_cpu, "also time the CPU reference's fast path on each shape, side by side");
-  app.add_flag("--zero-time", a.zero_time, "emulator only: the NPU does no work, leaving the host's cost");
-  if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+// A, W, C on the host, and as much again on the device side (the emulator's BOs, the
+// runner's packed copies): what one configuration needs, roughly.
+uint64_t bytes_needed(const Config& c) {
+  const auto m = static_cast<uint64_t>(c.m), k = static_cast<uint64_t>(c.k), n = static_cast<uint64_t>(c.n);
+  return 2 * (m * k + k * n + 4 * m * n);
+}
+
+// "" when every configuration's values are in range and fit in memory, else why not.
+std::string check_configs(const Args& a, const std::vector<Config>& cfgs, int max_cores) {
+  for (int64_t v : a.values) {
+    const bool dim = a.sweep == "k" || a.sweep == "n" || a.sweep == "m";
+    if (dim && (v < 1 || v > kMaxDim))
+      return fmt::format("--values {}: a {} must be a whole number from 1 to {}", v, a.sweep, kMaxDim);
+    if (a.sweep == "cores" && (v < 1 || v > max_cores))
+      return fmt::format("--values {}: cores must be from 1 to {} (the device's)", v, max_cores);
+    if ((a.sweep == "mc" || a.sweep == "cap") && (v < 0 || v > 2047))
+      return fmt::format("--values {}: an M-tile cap must be from 0 to 2047", v);
+  }
+  for (const Config& c : cfgs) {
+    const std::string e = check_memory(fmt::format("M K N = {} {} {}", c.m, c.k, c.n), bytes_needed(c));
+    if (!e.empty()) return e;
+  }
+  return {};
+}
+
+// The device mc_prof runs on: --device, else $ORK_DEVICE, else auto. --zero-time runs on
+// the emulator only, so there the default (auto) is emu.
+std::string device_name(const Args& a) {
+  std::string name = a.device;
+  if (name.empty() || name == "default") {
+    const char* env = std::getenv("ORK_DEVICE");
+    name = env && *env ? env : "auto";
+  }
+  if (a.zero_time && name == "auto") name = "emu";
+  return name;
+}
+
+int run(Args& a) {
   if (!a.shape.empty() && a.shape.size() != 3) {
     fmt::print(stderr, "mc_prof: give M K N together\n");
     return code(Exit::bad_usage);
   }
   if (!a.sweep.empty() && a.values.empty()) a.values = default_values(a.sweep);
-
+  const std::string name = device_name(a);
   std::unique_ptr<ork_device> dev;
   if (a.zero_time) {
-    if (a.device != "emu" && a.device != "emu-rknpu" && a.device != "emu-rocket") {
-      fmt::print(stderr, "mc_prof: --zero-time needs --device emu, emu-rknpu or emu-rocket\n");
+    if (name != "emu" && name != "emu-rknpu" && name != "emu-rocket") {
+      fmt::print(stderr, "mc_prof: --zero-time needs --device emu, emu-rknpu or emu-rocket (the default is emu); "
+                         "got '{}'\n", name);
       return code(Exit::bad_usage);
     }
-    dev = open_zero_time(a.device);
+    dev = open_zero_time(name);
   } else {
-    auto d = ork::api::open_device(a.device.c_str());
+    auto d = ork::api::open_device(name.c_str());
     if (!d) {
-      fmt::print(stderr, "mc_prof: cannot open device '{}': {}\n", a.device, d.error().message);
-      return code(Exit::bad_usage);
+      fmt::print(stderr, "mc_prof: cannot open device '{}': {}\n", name, d.error().message);
+      return code(d.error().code == -EINVAL ? Exit::bad_usage : Exit::device_unavailable);
     }
     dev = std::move(*d);
   }
   if (!dev || !dev->kmd) {
-    fmt::print(stderr, "mc_prof: '{}' is not an NPU device (mc_prof profiles rknpu, rocket or emu)\n", a.device);
+    fmt::print(stderr, "mc_prof: '{}' is not an NPU device (mc_prof profiles rknpu, rocket or emu)\n", name);
     return code(Exit::bad_usage);
   }
   const std::string dev_name = fmt::format("{}{}{}", dev->backend, a.zero_time ? " (zero-time)" : "",
@@ -160,6 +182,10 @@ int main(int argc, char** argv) {
                              : dev->fake->config().timing == ork::emu::TimingMode::timed ? "timed" : "fast";
   std::vector<std::string> labels;
   const auto cfgs = configs(a, dev->kmd->info().cores, labels);
+  if (const std::string e = check_configs(a, cfgs, dev->kmd->info().cores); !e.empty()) {
+    fmt::print(stderr, "mc_prof: {}\n", e);
+    return code(Exit::bad_usage);
+  }
   std::vector<Row> rows;
   const bool tty = isatty(STDERR_FILENO);
   for (size_t i = 0; i < cfgs.size(); ++i) {
@@ -192,9 +218,11 @@ int main(int argc, char** argv) {
                    r.m.us_per_matmul / *cpu);
       }
     }
+    // A ratio only where both sides were measured (zero-time has no device time: "-").
+    auto x = [](double a, double b) { return a > 0 && b > 0 ? fmt::format("{:.2f}x", a / b) : std::string("-"); };
     if (a.sweep.empty() && !a.seed004 && rows.size() == 2)
-      fmt::print("scaling {}: {:.2f}x wall, {:.2f}x device\n", rows[1].label,
-                 rows[0].m.us_per_matmul / rows[1].m.us_per_matmul, rows[0].m.device_us / rows[1].m.device_us);
+      fmt::print("scaling {}: {} wall, {} device\n", rows[1].label, x(rows[0].m.us_per_matmul, rows[1].m.us_per_matmul),
+                 x(rows[0].m.device_us, rows[1].m.device_us));
   }
   if (!a.svg.empty()) {
     std::ofstream f(a.svg);
@@ -206,4 +234,40 @@ int main(int argc, char** argv) {
     }
   }
   return code(Exit::ok);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  CLI::App app{"mc_prof: profile libork int8 matmuls (µs per matmul / per submit, host vs device time; min / "
+               "median / max over --repeat calls)"};
+  add_conventions(app, "mc_prof");
+  app.footer("Environment: ORK_DEVICE picks the default device; ORK_EMU_TIMING=fast|timed the emulator's timing\n"
+             "mode (fast: results at once, modelled device time reported; timed: the submit returns at the\n"
+             "modelled end). Exit 0 ok, 1 a run failed, 2 bad usage, 3 device unavailable.\n"
+             "docs/mc_prof.md, docs/timing-model.md.");
+  app.add_option("shape", a.shape, "M K N (default 512 2048 2048)")
+      ->expected(0, 3)
+      ->transform(whole_number(1, kMaxDim));
+  add_number(app, "--cores", a.cores, "NPU cores (0 = all the device has)", 0, 3);
+  add_repeat(app, a.iters, 100000, "measured calls per configuration (min / median / max reported)", "--iters");
+  add_number(app, "--warmup", a.warmup, "unmeasured calls first (the first builds the context)", 0, 1000);
+  add_number(app, "--mc-cap", a.mc_cap, "cap on rows per M-tile (31 = the old cap; 0 = bank limit)", int64_t{0},
+             int64_t{2047});
+  add_device(app, a.device, " (mc_prof needs an NPU: rknpu, rocket or emu)");
+  app.add_option("--sweep", a.sweep, "sweep one parameter")->check(CLI::IsMember({"mc", "k", "n", "m", "cores", "cap"}));
+  app.add_option("--values", a.values, "values of the sweep (comma separated)")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->transform(whole_number(0, kMaxDim));
+  app.add_flag("--seed004", a.seed004, "seed 004's experiment: M-tile cap 31 vs mg_max*64 at K=2048/3584, 1 and 3 cores");
+  CLI::Option* json_opt = add_json(app, a.json);
+  add_csv(app, a.csv, json_opt);
+  app.add_option("--svg", a.svg, "write an SVG plot of the sweep to this file");
+  app.add_flag("--vs-cpu", a.vs_cpu, "also time the CPU reference's fast path on each shape, side by side");
+  app.add_flag("--zero-time", a.zero_time, "emulator only (the default device then is emu): the NPU does no work, "
+                                           "leaving the host's cost");
+  if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  return run_main("mc_prof", [&] { return run(a); });
 }

@@ -9,6 +9,7 @@
 #include "lib/matmul/run.h"
 #include "lib/ref/fast.h"
 #include "lib/ref/random.h"
+#include "tools/common/spread.h"
 
 namespace ork::tools {
 namespace {
@@ -55,13 +56,16 @@ Result<Measurement> measure(ork_device& device, const Config& cfg) {
       out.build_us = us(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
   }
   double total = 0, device_total = 0;
+  std::vector<double> samples;
+  samples.reserve(static_cast<size_t>(cfg.iters));
   bool device_known = true;
   for (int i = 0; i < cfg.iters; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     // A failed submit is reported, not averaged away.
     if (auto s = runner.run(**weights, a.data(), cfg.m, c.data(), opt, &st); !s)
       return make_error(s.error().code, fmt::format("call {} failed: {}", i, s.error().message));
-    total += us(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+    samples.push_back(us(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()));
+    total += samples.back();
     out.pack_us += us(st.pack_ns);
     out.submit_us += us(st.submit_ns);
     out.unpack_us += us(st.unpack_ns);
@@ -72,6 +76,10 @@ Result<Measurement> measure(ork_device& device, const Config& cfg) {
   }
   const double n = std::max(cfg.iters, 1);
   out.us_per_matmul = total / n;
+  const Spread sp = spread(std::move(samples));
+  out.us_min = sp.min;
+  out.us_median = sp.median;
+  out.us_max = sp.max;
   out.pack_us /= n;
   out.submit_us /= n;
   out.unpack_us /= n;

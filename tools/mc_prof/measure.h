@@ -20,10 +20,11 @@ struct Config {
   int warmup = 3;
 };
 
-// Averages per matmul, in microseconds.
+// Per matmul, in microseconds: means, and the wall time's min / median / max.
 struct Measurement {
   Config config;
-  double us_per_matmul = 0;   // wall time of one ork_matmul-equivalent call
+  double us_per_matmul = 0;   // wall time of one ork_matmul-equivalent call (mean)
+  double us_min = 0, us_median = 0, us_max = 0;  // its spread over the `iters` calls
   double us_per_submit = 0;   // us_per_matmul / submits
   double pack_us = 0;         // A into the native layout + cache sync
   double submit_us = 0;       // submit + wait (includes the emulator's own work off the board)

@@ -10,14 +10,14 @@ namespace ork::tools {
 std::string table(const std::vector<Row>& rows) {
   size_t w = 14;  // the label column fits the longest label (seed004: "K2048/1c/mg_max*64")
   for (const Row& r : rows) w = std::max(w, r.label.size());
-  std::string out = fmt::format("{:<{}} {:>6} {:>6} {:>6} {:>5} {:>6} {:>7} {:>11} {:>10} {:>8} {:>9} {:>10} {:>9} {:>9}\n",
-                                "config", w, "M", "K", "N", "cores", "mc", "submits", "us/matmul", "us/submit",
-                                "pack", "submit", "device", "unpack", "build");
+  std::string out = fmt::format("{:<{}} {:>6} {:>6} {:>6} {:>5} {:>6} {:>7} {:>11} {:>26} {:>10} {:>8} {:>9} {:>10} {:>9} {:>9}\n",
+                                "config", w, "M", "K", "N", "cores", "mc", "submits", "us/matmul", "min / median / max",
+                                "us/submit", "pack", "submit", "device", "unpack", "build");
   for (const Row& r : rows) {
     const Measurement& m = r.m;
-    out += fmt::format("{:<{}} {:>6} {:>6} {:>6} {:>5} {:>6} {:>7} {:>11.1f} {:>10.1f} {:>8.1f} {:>9.1f} {:>10} {:>9.1f} {:>9.1f}\n",
+    out += fmt::format("{:<{}} {:>6} {:>6} {:>6} {:>5} {:>6} {:>7} {:>11.1f} {:>26} {:>10.1f} {:>8.1f} {:>9.1f} {:>10} {:>9.1f} {:>9.1f}\n",
                        r.label, w, m.config.m, m.config.k, m.config.n, m.config.cores, m.mc, m.submits, m.us_per_matmul,
-                       m.us_per_submit, m.pack_us, m.submit_us,
+                       fmt::format("{:.1f} / {:.1f} / {:.1f}", m.us_min, m.us_median, m.us_max), m.us_per_submit, m.pack_us, m.submit_us,
                        m.device_us < 0 ? std::string("-") : fmt::format("{:.1f}", m.device_us), m.unpack_us, m.build_us);
   }
   return out;
@@ -45,6 +45,9 @@ std::string json(const std::vector<Row>& rows, const std::string& sweep, const s
                          {"submits", m.submits},
                          {"iters", m.config.iters},
                          {"us_per_matmul", m.us_per_matmul},
+                         {"us_min", m.us_min},
+                         {"us_median", m.us_median},
+                         {"us_max", m.us_max},
                          {"us_per_submit", m.us_per_submit},
                          {"pack_us", m.pack_us},
                          {"submit_us", m.submit_us},
@@ -58,13 +61,14 @@ std::string json(const std::vector<Row>& rows, const std::string& sweep, const s
 }
 
 std::string csv(const std::vector<Row>& rows) {
-  std::string out = "label,m,k,n,cores,mc_cap,mc,tasks,submits,us_per_matmul,us_per_submit,pack_us,submit_us,device_us,unpack_us,build_us\n";
+  std::string out = "label,m,k,n,cores,mc_cap,mc,tasks,submits,us_per_matmul,us_per_submit,pack_us,submit_us,device_us,unpack_us,build_us,us_min,us_median,us_max\n";
   for (const Row& r : rows) {
     const Measurement& m = r.m;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{},{:.3f},{:.3f}\n", r.label, m.config.m,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", r.label, m.config.m,
                        m.config.k, m.config.n, m.config.cores, m.config.mc_cap, m.mc, m.tasks, m.submits,
                        m.us_per_matmul, m.us_per_submit, m.pack_us, m.submit_us,
-                       m.device_us < 0 ? std::string() : fmt::format("{:.3f}", m.device_us), m.unpack_us, m.build_us);
+                       m.device_us < 0 ? std::string() : fmt::format("{:.3f}", m.device_us), m.unpack_us, m.build_us,
+                       m.us_min, m.us_median, m.us_max);
   }
   return out;
 }

@@ -11,7 +11,7 @@
 #include "tools/ork_bench/decode.h"
 
 #include <CLI/CLI.hpp>
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -24,6 +24,8 @@
 #include "lib/api/device.h"
 #include "lib/ref/oracle.h"
 #include "lib/ref/random.h"
+#include "tools/common/cli.h"
+#include "tools/common/limits.h"
 #include "tools/common/ork_handles.h"
 #include "tools/common/stats_json.h"
 
@@ -214,20 +216,28 @@ int run_decode(int argc, char** argv) {
   DecodeArgs a;
   CLI::App app{"ork_bench --decode: the 196-weight decode loop (Qwen2.5-1.5B shapes, M = 1) against one layer's "
                "7 weights, interleaved in one run; wall and host us per call, min/median/max over the rounds"};
+  tools::add_conventions(app, "ork_bench");
   bool decode = true;
   app.add_flag("--decode", decode, "this mode");
-  app.add_option("--layers", a.layers, "layers of 7 weights")->check(CLI::Range(1, 256));
-  app.add_option("--hidden", a.hidden, "hidden size (q, o: hidden x hidden)")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  app.add_option("--kv", a.kv, "k and v projection width")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  app.add_option("--ffn", a.ffn, "gate / up width, down height")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  app.add_option("--rounds", a.rounds, "rounds (each runs both loops)")->check(CLI::Range(1, 1000));
+  tools::add_number(app, "--layers", a.layers, "layers of 7 weights", 1, 256);
+  tools::add_number(app, "--hidden", a.hidden, "hidden size (q, o: hidden x hidden)", int64_t{1}, int64_t{1} << 16);
+  tools::add_number(app, "--kv", a.kv, "k and v projection width", int64_t{1}, int64_t{1} << 16);
+  tools::add_number(app, "--ffn", a.ffn, "gate / up width, down height", int64_t{1}, int64_t{1} << 16);
+  tools::add_repeat(app, a.rounds, 1000, "rounds, each runs both loops (min / median / max reported)", "--rounds");
   app.add_option("--devices", a.devices, "emu, emu-rknpu, emu-rocket, emu-zero-time, cpu (comma separated)")
       ->delimiter(',');
-  app.add_flag("--json", a.json, "print one JSON object instead of the table");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+  tools::add_json(app, a.json);
+  if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+  // The int8 weights of every layer, on the host and resident on each device: checked
+  // against the memory there is before anything is made.
+  const auto h = static_cast<uint64_t>(a.hidden), kv = static_cast<uint64_t>(a.kv), f = static_cast<uint64_t>(a.ffn);
+  const uint64_t layer_bytes = 2 * h * h + 2 * h * kv + 3 * h * f;
+  if (const std::string e = tools::check_memory(fmt::format("--layers {} --hidden {} --kv {} --ffn {}", a.layers,
+                                                            a.hidden, a.kv, a.ffn),
+                                                static_cast<uint64_t>(a.layers) * layer_bytes * (1 + a.devices.size()));
+      !e.empty()) {
+    fmt::print(stderr, "ork_bench: {}\n", e);
+    return 2;
   }
   nlohmann::json j;
   j["mode"] = "decode";

@@ -20,7 +20,8 @@ struct EmuState {
   tools::WeightsPtr weights;  // declared last: destroyed first
 };
 
-Candidate emu_candidate(const char* name, const char* device, int cores, bool no_cache, int64_t k, int64_t n) {
+Candidate emu_candidate(const std::string& name, const std::string& device, int cores, bool no_cache, int64_t k,
+                        int64_t n) {
   auto state = std::make_shared<EmuState>();
   return {name, [=](std::span<const int8_t> a, std::span<const int8_t> b, std::span<int32_t> c, std::string& error) {
             const auto fail = [&](const char* what) {
@@ -31,7 +32,7 @@ Candidate emu_candidate(const char* name, const char* device, int cores, bool no
               // The no-cache device's kernel is made without the weight cache; the others keep theirs.
               if (no_cache) setenv("ORK_EMU_WEIGHT_CACHE", "off", 1);
               ork_device* d = nullptr;
-              const ork_status st = ork_device_open(device, &d);
+              const ork_status st = ork_device_open(device.c_str(), &d);
               if (no_cache) unsetenv("ORK_EMU_WEIGHT_CACHE");
               if (st != ORK_OK) return fail("ork_device_open");
               state->device.reset(d);
@@ -53,7 +54,13 @@ Candidate emu_candidate(const char* name, const char* device, int cores, bool no
 
 }  // namespace
 
-std::vector<Candidate> emulator_candidates(int64_t k, int64_t n, bool all) {
+std::vector<Candidate> emulator_candidates(int64_t k, int64_t n, bool all, const std::string& device) {
+  if (!device.empty()) {  // --device: this device alone, 1 core and all it has (0)
+    std::string id = device;
+    for (char& ch : id) ch = (ch == '-' || ch == ':' || ch == '/') ? '_' : ch;
+    const std::string name = (device.starts_with("emu") ? "" : "npu_") + id;
+    return {emu_candidate(name + "_c1", device, 1, false, k, n), emu_candidate(name + "_all", device, 0, false, k, n)};
+  }
   std::vector<Candidate> out{emu_candidate("emu_rknpu_c1", "emu-rknpu", 1, false, k, n),
                              emu_candidate("emu_rknpu_c3", "emu-rknpu", 3, false, k, n)};
   if (all) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tools/ork_bench/baselines.h"
@@ -15,6 +16,8 @@ namespace ork::bench {
 // gathers and packs its weight block again. Each candidate has a device and BOs of its own
 // (tens of MiB at M = 512, K = N = 2048): the more of them run round-robin, the more each
 // finds its memory evicted by the others, which is why the extra two are asked for.
-std::vector<Candidate> emulator_candidates(int64_t k, int64_t n, bool all);
+// With `device` (--device): that device alone, as <device>_c1 and <device>_all (emu names
+// keep their emu_ prefix, e.g. emu_rocket_c1; a real NPU is npu_rknpu_c1).
+std::vector<Candidate> emulator_candidates(int64_t k, int64_t n, bool all, const std::string& device = "");
 
 }  // namespace ork::bench

@@ -6,7 +6,7 @@
 // Every result is checked against the oracle: exit 1 when the fast path differs.
 // `ork_bench --decode` is another mode: a whole model's decode loop (decode.h).
 #include <CLI/CLI.hpp>
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +20,9 @@
 
 #include "lib/ref/fast.h"
 #include "lib/ref/oracle.h"
+#include "tools/common/cli.h"
+#include "tools/common/limits.h"
+#include "tools/common/spread.h"
 #include "tools/ork_bench/baselines.h"
 #include "tools/ork_bench/decode.h"
 #include "tools/ork_bench/emulator.h"
@@ -33,6 +36,8 @@ using ork::ref::random_int8;
 
 struct Args {
   int64_t m = 512, k = 2048, n = 2048;
+  std::vector<int64_t> shape;  // positional M K N (the tools' convention); --m/--k/--n too
+  std::string device;          // --device: the NPU candidate; "" = the emulator's defaults
   int reps = 7;
   int64_t oracle_rows = 16;  // the oracle loop runs on this many rows (0 = all)
   int threads = 0;
@@ -46,7 +51,8 @@ struct Args {
 
 struct Measured {
   std::string name;
-  double seconds = 0;      // wall time, best of the repetitions
+  double seconds = 0;      // wall time, best of the repetitions (the ratios use it)
+  std::vector<double> samples;  // every repetition's wall time: min / median / max reported
   double cpu_seconds = 0;  // process CPU time (user + system) of that best repetition
   double gops = 0;
   bool exact = false;
@@ -82,6 +88,7 @@ void time_round_robin(std::vector<Measured>& out, const std::vector<RunFn>& runs
       if (!out[i].error.empty()) continue;
       double cpu = 0;
       const double s = seconds_of(runs[i], results[i], out[i].error, &cpu);
+      if (s >= 0) out[i].samples.push_back(s);
       if (s >= 0 && s < out[i].seconds) {
         out[i].seconds = s;
         out[i].cpu_seconds = cpu;
@@ -128,7 +135,7 @@ std::vector<Measured> run_all(const Args& args) {
   }
   // The emulator before oneDNN: oneDNN's OpenMP workers keep spinning for a while after each
   // call and would slow whatever runs next (the next round's slowest fast tier does).
-  for (Candidate& cand : args.skip_emu ? std::vector<Candidate>{} : emulator_candidates(d.k, d.n, args.emu_all)) {
+  for (Candidate& cand : args.skip_emu ? std::vector<Candidate>{} : emulator_candidates(d.k, d.n, args.emu_all, args.device)) {
     timed.push_back({.name = cand.name, .seconds = 1e30});
     runs.push_back([&a, &b, run = cand.run](std::span<int32_t> c, std::string& e) { return run(a, b, c, e); });
   }
@@ -160,12 +167,19 @@ int main_impl(int argc, char** argv) {
   Args args;
   CLI::App app{"ork_bench: GOPS of the CPU reference (oracle loop, fast int8 path, oneDNN) "
                "and host layout time, as ratios measured in one run"};
-  app.add_option("--m", args.m, "rows of A and C")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  app.add_option("--k", args.k, "columns of A, rows of B")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  app.add_option("--n", args.n, "columns of B and C")->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  app.add_option("--reps", args.reps, "repetitions per candidate (best is kept)")->check(CLI::Range(1, 1000));
-  app.add_option("--threads", args.threads, "threads of the multi-threaded fast run (0 = all)")->check(CLI::Range(0, 256));
-  app.add_option("--oracle-rows", args.oracle_rows, "rows the plain oracle loop runs on (0 = all; slow)")->check(CLI::Range(int64_t{0}, int64_t{1} << 16));
+  tools::add_conventions(app, "ork_bench");
+  app.add_option("shape", args.shape, "M K N (default 512 2048 2048); also --m --k --n")
+      ->expected(0, 3)
+      ->transform(tools::whole_number(1, int64_t{1} << 16));
+  tools::add_number(app, "--m", args.m, "rows of A and C", int64_t{1}, int64_t{1} << 16);
+  tools::add_number(app, "--k", args.k, "columns of A, rows of B", int64_t{1}, int64_t{1} << 16);
+  tools::add_number(app, "--n", args.n, "columns of B and C", int64_t{1}, int64_t{1} << 16);
+  tools::add_repeat(app, args.reps, 1000, "repetitions per candidate (min / median / max reported; ratios from the min)",
+                    "--reps");
+  tools::add_device(app, args.device, "; given: the NPU candidate runs on it (default: emu-rknpu, 1 and 3 cores)");
+  tools::add_number(app, "--threads", args.threads, "threads of the multi-threaded fast run (0 = all)", 0, 256);
+  tools::add_number(app, "--oracle-rows", args.oracle_rows, "rows the plain oracle loop runs on (0 = all; slow)",
+                    int64_t{0}, int64_t{1} << 16);
   app.add_flag("--no-oracle", args.skip_oracle, "skip the oracle loop (candidates are then only checked against each other)");
   app.add_flag("--no-onednn", args.skip_onednn, "leave oneDNN out (its OpenMP threads keep spinning between calls)");
   app.add_flag("--no-emu", args.skip_emu, "leave the emulated NPU candidates out");
@@ -173,11 +187,21 @@ int main_impl(int argc, char** argv) {
   app.add_option("--isa", args.isa, "time only this tier of the fast path (generic, sse2, avx2, avx512_vnni, amx, "
                  "or best = the fastest this CPU has): slow tiers run between the calls evict what the others keep "
                  "in cache, and AVX-512 code slows AMX on some hosts");
-  app.add_flag("--json", args.json, "print one JSON object instead of the table");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+  tools::add_json(app, args.json);
+  if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+  if (!args.shape.empty()) {
+    if (args.shape.size() != 3) {
+      fmt::print(stderr, "ork_bench: give M K N together\n");
+      return 2;
+    }
+    args.m = args.shape[0], args.k = args.shape[1], args.n = args.shape[2];
+  }
+  // A, B, C, the per-candidate copies of C and the emulator's BOs: bounded before allocating.
+  const auto m = static_cast<uint64_t>(args.m), k = static_cast<uint64_t>(args.k), n = static_cast<uint64_t>(args.n);
+  if (const std::string e = tools::check_memory(fmt::format("M K N = {} {} {}", m, k, n), 4 * (m * k + k * n) + 64 * m * n);
+      !e.empty()) {
+    fmt::print(stderr, "ork_bench: {}\n", e);
+    return 2;
   }
   if (args.isa == "best") args.isa = ref::isa_name(ref::best_isa());
   if (!args.isa.empty()) {
@@ -199,14 +223,18 @@ int main_impl(int argc, char** argv) {
   const Measured* dnnl = best_where(results, [](const Measured& r) { return r.name.starts_with("onednn"); });
   bool fast_exact = true;  // the fast path and the emulator: both must return the oracle's bytes
   for (const Measured& r : results) {
-    if ((r.name.starts_with("fast_") || r.name.starts_with("emu_")) && (!r.error.empty() || !r.exact)) fast_exact = false;
+    if ((r.name.starts_with("fast_") || r.name.starts_with("emu_") || r.name.starts_with("npu_")) &&
+        (!r.error.empty() || !r.exact))
+      fast_exact = false;
   }
   nlohmann::json j;
   j["shape"] = {{"m", args.m}, {"k", args.k}, {"n", args.n}};
   j["onednn"] = onednn_description();
   for (const Measured& r : results) {
-    j["results"].push_back({{"name", r.name}, {"ms", r.seconds * 1e3}, {"cpu_ms", r.cpu_seconds * 1e3}, {"gops", r.gops},
-                            {"exact", r.exact}, {"error", r.error}});
+    const tools::Spread sp = tools::spread(r.samples.empty() ? std::vector<double>{r.seconds} : r.samples);
+    j["results"].push_back({{"name", r.name}, {"ms", r.seconds * 1e3}, {"ms_min", sp.min * 1e3},
+                            {"ms_median", sp.median * 1e3}, {"ms_max", sp.max * 1e3}, {"repeat", sp.n},
+                            {"cpu_ms", r.cpu_seconds * 1e3}, {"gops", r.gops}, {"exact", r.exact}, {"error", r.error}});
   }
   if (fast && dnnl) j["ratios"]["fast_over_onednn"] = fast->gops / dnnl->gops;
   if (fast && oracle) j["ratios"]["fast_over_oracle"] = fast->gops / oracle->gops;
@@ -219,13 +247,17 @@ int main_impl(int argc, char** argv) {
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("int8 C = A x B, M={} K={} N={}; {}\n", args.m, args.k, args.n, onednn_description());
-    fmt::print("{:<28} {:>10} {:>10} {:>9} {:>10} {:>10}  {}\n", "candidate", "ms", "cpu ms", "GOPS", "x oracle", "x oneDNN", "exact");
+    fmt::print("{:<28} {:>10} {:>28} {:>10} {:>9} {:>10} {:>10}  {}\n", "candidate", "ms (min)", "min / median / max ms",
+               "cpu ms", "GOPS", "x oracle", "x oneDNN", "exact");
     for (const Measured& r : results) {
       if (!r.error.empty()) {
         fmt::print("{:<28} failed: {}\n", r.name, r.error);
         continue;
       }
-      fmt::print("{:<28} {:>10.3f} {:>10.3f} {:>9.2f} {:>10} {:>10}  {}\n", r.name, r.seconds * 1e3, r.cpu_seconds * 1e3, r.gops,
+      const tools::Spread sp = tools::spread(r.samples.empty() ? std::vector<double>{r.seconds} : r.samples);
+      fmt::print("{:<28} {:>10.3f} {:>28} {:>10.3f} {:>9.2f} {:>10} {:>10}  {}\n", r.name, r.seconds * 1e3,
+                 fmt::format("{:.3f} / {:.3f} / {:.3f}", sp.min * 1e3, sp.median * 1e3, sp.max * 1e3),
+                 r.cpu_seconds * 1e3, r.gops,
                  oracle ? fmt::format("{:.1f}", r.gops / oracle->gops) : "-",
                  dnnl ? fmt::format("{:.2f}", r.gops / dnnl->gops) : "-",
                  r.exact ? "yes" : "NO");
@@ -242,7 +274,9 @@ int main_impl(int argc, char** argv) {
 }  // namespace ork::bench
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string_view(argv[i]) == "--decode") return ork::bench::run_decode(argc, argv);  // decode.h
-  return ork::bench::main_impl(argc, argv);
+  return ork::tools::run_main("ork_bench", [&] {
+    for (int i = 1; i < argc; ++i)
+      if (std::string_view(argv[i]) == "--decode") return ork::bench::run_decode(argc, argv);  // decode.h
+    return ork::bench::main_impl(argc, argv);
+  });
 }

@@ -92,19 +92,19 @@ void print_text(const std::vector<Probe>& probes, const char* env_device) {
 int run(int argc, char** argv) {
   CLI::App app{"ork_info: the libork devices and backends found on this machine.\n"
                "Tries rknpu, rocket, emu-rknpu, emu-rocket, cpu and the default device.\n"
-               "Exit 0 when a device opened, 1 when none did, 2 on bad usage."};
+               "Exit 0 when a device opened, 2 on bad usage (or an unknown --device name), 3 when none did\n"
+               "(device unavailable)."};
+  add_conventions(app, "ork_info");
   std::string device;
   bool as_json = false;
-  app.add_option("--device,-d", device,
-                 "probe only this device (rknpu, rocket, emu, emu-rknpu, emu-rocket, cpu, "
-                 "auto, default)");
-  app.add_flag("--json", as_json, "print JSON on stdout");
+  add_device(app, device, "; given: probe only this device");
+  add_json(app, as_json);
   bool stats = false;
   int stats_calls = 8;
   app.add_flag("--stats", stats,
                "run a short decode-shaped workload on each device that opens and print its statistics and memory "
                "figures as JSON (ork_device_get_stats, ork_device_memory)");
-  app.add_option("--stats-calls", stats_calls, "matmuls of the --stats workload")->check(CLI::Range(1, 100000));
+  add_number(app, "--stats-calls", stats_calls, "matmuls of the --stats workload", 1, 100000);
   if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
   if (stats) {
     std::vector<std::string> names = device.empty() ? std::vector<std::string>{"emu-rknpu", "emu-rocket", "cpu"}
@@ -142,10 +142,14 @@ int run(int argc, char** argv) {
   } else {
     print_text(probes, env_device);
   }
-  return code(any_opened ? Exit::ok : Exit::check_failed);
+  // A name the library does not know is bad usage; a known device that is not there is 3.
+  if (!device.empty() && probes[0].status == ORK_E_INVALID_ARGUMENT) return code(Exit::bad_usage);
+  return code(any_opened ? Exit::ok : Exit::device_unavailable);
 }
 
 }  // namespace
 }  // namespace ork::tools
 
-int main(int argc, char** argv) { return ork::tools::run(argc, argv); }
+int main(int argc, char** argv) {
+  return ork::tools::run_main("ork_info", [&] { return ork::tools::run(argc, argv); });
+}

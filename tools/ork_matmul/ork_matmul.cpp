@@ -5,7 +5,8 @@
 // low nibble first), A int8 for w4a8; C int32.
 // With --quant w8a8|w4a8|w4a4: A and B are fp32 ('<f4'), quantised by libork (B per-channel
 // or per --group 32/64/128, A per tensor or --per-row), C is fp32 (docs/quantisation.md).
-// Exit 0 ok, 1 when the device or the job failed, 2 on bad usage or bad input files.
+// Exit 0 ok, 1 when the device or the job failed, 2 on bad usage or bad input files, 3 when
+// the device is unavailable.
 #include <bit>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +20,7 @@
 
 #include "driver/common/fp16.h"
 #include "tools/common/cli.h"
+#include "tools/common/limits.h"
 #include "tools/common/npy.h"
 #include "tools/common/ork_handles.h"
 
@@ -150,7 +152,9 @@ DevicePtr open_device(const Args& args, ork_device_info& info, Timing& t, int& e
   exit_code = -1;
   if (st != ORK_OK) {
     fmt::print(stderr, "ork_matmul: device {}: {}\n", device_label(args.device), describe_failure(st));
-    exit_code = code(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed);
+    exit_code = code(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage
+                     : st == ORK_E_NO_DEVICE          ? Exit::device_unavailable
+                                                      : Exit::check_failed);
     device.reset();
   }
   return device;
@@ -270,22 +274,19 @@ int run(int argc, char** argv) {
                "  int8: A, B '|i1' -> C '<i4'.  fp16: A, B '<f2' or '<f4' -> C '<f4' ('<f2' with --out-dtype fp16).\n"
                "  int4 (W4A4): A, B '|i1' holding -8..7 -> C '<i4'.  w4a8: A '|i1', B '|i1' holding -8..7 -> C '<i4'.\n"
                "--quant w8a8|w4a8|w4a4: A, B and C are fp32 .npy, quantised by libork.\n"
-               "Exit 0 ok, 1 device or job failure, 2 bad usage or bad input files."};
+               "Exit 0 ok, 1 device or job failure, 2 bad usage or bad input files, 3 device unavailable."};
+  add_conventions(app, "ork_matmul");
   Args args;
   app.add_option("--a", args.a_path, "A: M x K .npy (C order)")->required();
   app.add_option("--b", args.b_path, "B: K x N .npy (C order)")->required();
-  app.add_option("--out,-o", args.out_path, "C: M x N .npy to write")->required();
-  app.add_option("--dtype", args.dtype, "int8 (default), fp16, int4 (W4A4), w4a8")
+  app.add_option("--out,-o", args.out_path, "C: M x N .npy to write (never one of the inputs)")->required();
+  app.add_option("--dtype", args.dtype, "int8, fp16, int4 (W4A4), w4a8")
       ->check(CLI::IsMember({"int8", "fp16", "int4", "w4a8"}));
   app.add_option("--out-dtype", args.out_dtype, "fp16 only: fp32 (default) or fp16")
       ->check(CLI::IsMember({"fp32", "fp16"}));
-  app.add_option("--device,-d", args.device,
-                 "rknpu, rocket, emu, emu-rknpu, emu-rocket, cpu, auto (default: $ORK_DEVICE, "
-                 "else auto)");
-  app.add_option("--cores", args.cores, "NPU cores 1..3; 0 = all the device has")
-      ->check(CLI::Range(0, 3));
-  app.add_option("--mc-cap", args.mc_cap, "cap on rows per M-tile; 0 = the bank limit")
-      ->check(CLI::NonNegativeNumber);
+  add_device(app, args.device);
+  add_cores(app, args.cores);
+  add_number(app, "--mc-cap", args.mc_cap, "cap on rows per M-tile; 0 = the bank limit", 0, 1 << 24);
   app.add_option("--quant", args.quant, "quantised fp32 matmul: w8a8, w4a8 or w4a4 (A, B, C are fp32 .npy)")
       ->check(CLI::IsMember({"w8a8", "w4a8", "w4a4"}));
   app.add_option("--group", args.group, "with --quant: weight scales per group of 32, 64 or 128 along K; 0 = "
@@ -293,8 +294,13 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({0, 32, 64, 128}));
   app.add_flag("--per-row", args.per_row, "with --quant: one activation scale per row of A");
   app.add_flag("--quiet,-q", args.quiet, "print nothing on success");
-  app.add_flag("--json", args.json, "print what ran as JSON on stdout");
+  add_json(app, args.json);
   if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
+  // By identity (device and inode), not by name: "./a.npy", a hard link or a symlink to A
+  // are A too. Checked before anything is read or written.
+  if (const std::string e = check_not_an_input({"--out", args.out_path}, {{"--a", args.a_path}, {"--b", args.b_path}});
+      !e.empty())
+    return fail(Exit::bad_usage, e);
   if (args.quant.empty() && (args.group != 0 || args.per_row))
     return fail(Exit::bad_usage, "--group and --per-row need --quant");
   if (!args.quant.empty()) return run_quant(args);
@@ -325,4 +331,6 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace ork::tools
 
-int main(int argc, char** argv) { return ork::tools::run(argc, argv); }
+int main(int argc, char** argv) {
+  return ork::tools::run_main("ork_matmul", [&] { return ork::tools::run(argc, argv); });
+}

@@ -1,18 +1,20 @@
 // ork_sched: reorders a stream of loads, stores and programs (the text format of
 // docs/architecture.md section 4) with the list scheduler of lib/sched and reports the new
 // order, the core of every program, the makespans and the lower bound.
-// Exit: 0 done, 1 the stream is invalid or cannot run, 2 bad usage or unreadable file.
+// Exit: 0 done, 1 the stream cannot run or a picture cannot be written, 2 bad usage, an
+// unreadable file or an invalid stream (the tools' table, docs/tools.md).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <fstream>
-#include <iostream>
 #include <map>
-#include <sstream>
+#include <utility>
 
 #include "lib/sched/parse.h"
 #include "lib/sched/schedule.h"
+#include "tools/common/cli.h"
+#include "tools/common/limits.h"
 #include "tools/ork_sched/render.h"
 
 namespace {
@@ -35,8 +37,10 @@ bool write_file(const std::string& path, const std::string& text) {
 }
 
 void add_flags(CLI::App& app, Args& a) {
+  using ork::tools::add_number;
+  ork::tools::add_conventions(app, "ork_sched");
   app.add_option("FILE", a.file, "stream in the text format ('-' reads stdin)")->required();
-  app.add_flag("--json", a.json, "print a JSON report instead of text");
+  ork::tools::add_json(app, a.json);
   app.add_option("--trace", a.trace, "write a Perfetto/Chrome trace JSON of input and new order");
   app.add_option("--svg", a.svg, "write an SVG Gantt chart of input and new order");
   std::map<std::string, Policy> policies{{"fifo", Policy::fifo}, {"critical-path", Policy::critical_path}};
@@ -46,32 +50,34 @@ void add_flags(CLI::App& app, Args& a) {
                                             {"least-loaded", CoreChoice::least_loaded}};
   app.add_option("--core-choice", a.options.core_choice, "core for a start: first-free (the seed) or least-loaded")
       ->transform(CLI::CheckedTransformer(choices));
-  app.add_option("--cap-percent", a.options.cap_percent, "first cap, % of memory (then x0.85, x0.70)")
-      ->check(CLI::Range(1, 100));
-  app.add_option("--prefetch-percent", a.options.prefetch_percent, "prefetchCap, % of cap, for far loads")
-      ->check(CLI::Range(0, 100));
-  app.add_option("--urgent-starts", a.options.urgent_starts, "upcoming programs whose loads may fill cap")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--window", a.options.window, "candidates looked at per queue and step")->check(CLI::PositiveNumber);
+  add_number(app, "--cap-percent", a.options.cap_percent, "first cap, % of memory (then x0.85, x0.70)", 1, 100);
+  add_number(app, "--prefetch-percent", a.options.prefetch_percent, "prefetchCap, % of cap, for far loads", 0, 100);
+  add_number(app, "--urgent-starts", a.options.urgent_starts, "upcoming programs whose loads may fill cap", 0,
+             static_cast<int>(kMaxOps));
+  add_number(app, "--window", a.options.window, "candidates looked at per queue and step", 1, static_cast<int>(kMaxOps));
   app.add_option("--memory", a.memory, "memory size, overrides the file (e.g. 512K, 2M)");
-  app.add_option("--cores", a.cores, "compute units, overrides the file")->check(CLI::PositiveNumber);
-  app.add_option("--reserve", a.options.pool.reserve_bytes, "bytes the pool keeps free at the top (Torq: 1280)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--swap-bandwidth", a.options.swap_bytes_per_cycle,
-                 "spill/reload bytes per cycle (default: the stream's own loads)")->check(CLI::NonNegativeNumber);
+  add_number(app, "--cores", a.cores, "compute units, overrides the file (0 = the file's)", 0, kMaxCores);
+  add_number(app, "--reserve", a.options.pool.reserve_bytes, "bytes the pool keeps free at the top (Torq: 1280)",
+             int64_t{0}, kMaxBytes);
+  add_number(app, "--swap-bandwidth", a.options.swap_bytes_per_cycle,
+             "spill/reload bytes per cycle (0 = the stream's own loads)", 0.0, 1e12);
 }
 
+// Stream files are text, one op a line; 256 MiB is far past kMaxOps lines.
+constexpr uint64_t kMaxStreamBytes = uint64_t{256} << 20;
+
 int run(const Args& a) {
-  std::stringstream text;
-  if (a.file == "-") {
-    text << std::cin.rdbuf();
-  } else {
-    std::ifstream in(a.file);
-    if (!in) {
-      fmt::print(stderr, "ork_sched: cannot read {}\n", a.file);
+  for (const auto& [flag, path] : {std::pair<const char*, std::string>{"--svg", a.svg}, {"--trace", a.trace}}) {
+    if (path.empty()) continue;
+    if (const std::string e = ork::tools::check_not_an_input({flag, path}, {{"FILE", a.file}}); !e.empty()) {
+      fmt::print(stderr, "ork_sched: {}\n", e);
       return 2;
     }
-    text << in.rdbuf();
+  }
+  std::string text;
+  if (const std::string e = ork::tools::read_file_bounded("FILE", a.file, kMaxStreamBytes, &text); !e.empty()) {
+    fmt::print(stderr, "ork_sched: {}\n", e);
+    return 2;
   }
   ParseOverrides overrides{0, a.cores};
   if (!a.memory.empty()) {
@@ -82,10 +88,10 @@ int run(const Args& a) {
     }
     overrides.memory_bytes = *bytes;
   }
-  ork::Result<Stream> stream = parse_stream(text.str(), overrides);
-  if (!stream) {
+  ork::Result<Stream> stream = parse_stream(text, overrides);
+  if (!stream) {  // bad input: exit 2, like any file a tool cannot take
     fmt::print(stderr, "ork_sched: {}: {}\n", a.file, stream.error().message);
-    return 1;
+    return 2;
   }
   ork::Result<Graph> graph = build_graph(*stream);
   if (!graph) {
@@ -104,21 +110,17 @@ int run(const Args& a) {
   bool ok = true;
   if (!a.svg.empty()) ok = write_file(a.svg, render_svg(*stream, panels)) && ok;
   if (!a.trace.empty()) ok = write_file(a.trace, render_trace(*stream, panels).dump()) && ok;
-  return ok ? 0 : 2;
+  return ok ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"ork_sched: reorder a load/start/wait/store stream so DMA and compute overlap "
-               "(seed 000's list scheduler). Exit 0 done, 1 invalid stream, 2 bad usage."};
+               "(seed 000's list scheduler). Exit 0 done, 1 the stream cannot run (or a picture "
+               "cannot be written), 2 bad usage or an invalid stream."};
   Args args;
   add_flags(app, args);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
-  return run(args);
+  if (int rc = ork::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+  return ork::tools::run_main("ork_sched", [&] { return run(args); });
 }

@@ -2,7 +2,8 @@
 // GB/s next to fio's sequential O_DIRECT io_uring read of the same file in the same run;
 // then, with simulated compute per layer, per-layer time / max(I/O, compute) and the hit
 // rate. Exit 0 ok, 1 a check failed (bytes differ between sources, a source failed, or a
-// target missed with --check), 2 bad usage.
+// target missed with --check), 2 bad usage or a file it cannot take. Tensors are grouped
+// into layers by --layer-pattern (lib/io/safetensors.h: any PREFIX.N. by default).
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,6 +17,8 @@
 #include "lib/io/safetensors.h"
 #include "lib/io/stats_json.h"
 #include "lib/io/synthetic.h"
+#include "tools/common/cli.h"
+#include "tools/common/limits.h"
 #include "tools/ork_stream/size_arg.h"
 #include "tools/ork_stream/stream_bench.h"
 
@@ -24,9 +27,13 @@ namespace {
 
 constexpr double kFioTarget = 0.9;      // io_uring source >= 0.9 x fio (issue 5)
 constexpr double kOverlapTarget = 1.1;  // per-layer / max(I/O, compute) <= 1.1 (issue 5)
+constexpr size_t kMaxSlots = 4096;        // ring slots (each holds a layer; memory checked too)
+constexpr uint64_t kMaxChunk = uint64_t{1} << 30;  // bytes per read
 
 struct Args {
   std::string file, tmpdir = "/tmp", size = "2G", chunk = "2M", sources = "sync,worker,uring,mmap";
+  std::string layer_pattern = kDefaultLayerPattern;
+  bool create = false;
   uint64_t layers = 32;
   size_t slots = 3, depth = 2;
   unsigned qd = 8;
@@ -40,19 +47,30 @@ struct SourceResult {
   std::optional<ComputeRun> compute;
 };
 
-// Creates the synthetic file when none was given; returns whether to delete it at exit.
+// Creates the synthetic file when none was given (in --tmpdir, deleted at exit unless
+// --keep) or when --create asks for it at --file; a --file that does not exist is an error
+// otherwise (a typo must not quietly benchmark a file of its own). Returns whether to
+// delete the file at exit.
 Result<bool> prepare_file(Args& a) {
-  if (!a.file.empty() && std::filesystem::exists(a.file)) return false;
+  if (!a.file.empty() && std::filesystem::exists(a.file) && !a.create) return false;
+  if (!a.file.empty() && !a.create) {
+    return make_error(-EINVAL, fmt::format("--file {}: no such file (--create writes a synthetic model there)", a.file));
+  }
   auto size = parse_size(a.size);
   if (!size) return size.error();
   auto spec = spec_for_size(size.value(), a.layers);
   if (!spec) return spec.error();
-  if (a.file.empty()) a.file = a.tmpdir + fmt::format("/ork_stream_bench.{}.safetensors", getpid());
+  auto bytes = synthetic_file_bytes(spec.value());
+  if (!bytes) return bytes.error();
+  const bool temporary = a.file.empty();
+  if (temporary) a.file = a.tmpdir + fmt::format("/ork_stream_bench.{}.safetensors", getpid());
+  if (const std::string e = ork::tools::check_disk("--size " + a.size, a.file, bytes.value()); !e.empty())
+    return make_error(-EINVAL, e);
   if (!a.json) fmt::print("writing {} ({} layers)...\n", a.file, a.layers);
   std::fflush(stdout);
   auto written = write_synthetic_safetensors(a.file, spec.value());
   if (!written) return written.error();
-  return !a.keep;
+  return temporary && !a.keep;
 }
 
 std::string fallbacks_text(const LoaderStats& s) {
@@ -114,34 +132,34 @@ namespace ork::io::tools {
 namespace {
 
 int parse_args(int argc, char** argv, Args& a) {
+  using ork::tools::add_number;
   CLI::App app{"Stream a safetensors file through each lib/io source (cold) and compare with "
-               "fio in the same run; then overlap with simulated compute"};
-  app.add_option("-f,--file", a.file, "model file (created with --size/--layers if missing)");
-  app.add_option("--tmpdir", a.tmpdir, "where to create the file when --file is not given")
-      ->capture_default_str();
-  app.add_option("-s,--size", a.size, "size of the file to create (K/M/G)")->capture_default_str();
-  app.add_option("-l,--layers", a.layers, "layers of the file to create")->capture_default_str();
-  app.add_option("--sources", a.sources, "comma list of sync, worker, uring, mmap")
-      ->capture_default_str();
-  app.add_option("--slots", a.slots, "ring slots for worker and uring")->capture_default_str();
-  app.add_option("--depth", a.depth, "prefetch depth (layers ahead)")->capture_default_str();
-  app.add_option("--chunk", a.chunk, "bytes per read (also fio's --bs)")->capture_default_str();
-  app.add_option("--qd", a.qd, "io_uring reads in flight (also fio's --iodepth)")
-      ->capture_default_str();
-  app.add_option("--compute-us", a.compute_us,
-                 "simulated compute per layer in us; -1 = the io_uring source's I/O time per "
-                 "layer, 0 = skip the compute pass")->capture_default_str();
+               "fio in the same run; then overlap with simulated compute. Exit 0 ok, 1 a check "
+               "failed, 2 bad usage or input."};
+  ork::tools::add_conventions(app, "ork_stream_bench");
+  app.add_option("-f,--file", a.file, "model file (must exist, unless --create); default: a synthetic file in --tmpdir");
+  app.add_flag("--create", a.create, "write a synthetic model of --size/--layers at --file (replacing it)");
+  app.add_option("--layer-pattern", a.layer_pattern,
+                 "regular expression whose first group is the layer number (default: any PREFIX.N.; "
+                 "no match at all: one layer per tensor)");
+  app.add_option("--tmpdir", a.tmpdir, "where to create the file when --file is not given");
+  app.add_option("-s,--size", a.size, "size of the file to create (K/M/G/T)");
+  add_number(app, "-l,--layers", a.layers, "layers of the file to create", uint64_t{1}, kMaxSyntheticLayers);
+  app.add_option("--sources", a.sources, "comma list of sync, worker, uring, mmap");
+  add_number(app, "--slots", a.slots, "ring slots for worker and uring (memory: slots x the largest layer)",
+             size_t{1}, kMaxSlots);
+  add_number(app, "--depth", a.depth, "prefetch depth (layers ahead)", size_t{0}, kMaxSlots);
+  app.add_option("--chunk", a.chunk, "bytes per read (also fio's --bs)");
+  add_number(app, "--qd", a.qd, "io_uring reads in flight (also fio's --iodepth)", 1u, 4096u);
+  add_number(app, "--compute-us", a.compute_us,
+             "simulated compute per layer in us; -1 = the io_uring source's I/O time per "
+             "layer, 0 = skip the compute pass", -1.0, 1e9);
   app.add_flag("--keep", a.keep, "keep the file this run created");
   app.add_flag("--no-fio", a.no_fio, "do not run fio");
-  app.add_flag("--json", a.json, "print the results as JSON");
+  ork::tools::add_json(app, a.json);
   app.add_flag("--check", a.check, "exit 1 when a target is missed (io_uring >= 0.9 x fio, "
                "overlap ratio <= 1.1)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
-  return -1;
+  return ork::tools::parse_command_line(app, argc, argv);
 }
 
 Result<std::vector<SourceKind>> parse_sources(const std::string& list) {
@@ -172,6 +190,8 @@ int run(Args& a) {
   if (!sources) return fail(sources.error().message, 2);
   auto chunk = parse_size(a.chunk);
   if (!chunk) return fail(chunk.error().message, 2);
+  if (chunk.value() == 0 || chunk.value() > kMaxChunk)
+    return fail(fmt::format("--chunk {}: must be from 1 byte to {}", a.chunk, format_bytes(kMaxChunk)), 2);
   auto remove = prepare_file(a);
   if (!remove) return fail(remove.error().message, remove.error().code == -EINVAL ? 2 : 1);
   struct Cleanup {
@@ -180,9 +200,19 @@ int run(Args& a) {
     ~Cleanup() { if (on) std::filesystem::remove(path); }
   } cleanup{a.file, remove.value()};
   auto st = read_safetensors(a.file);
-  if (!st) return fail(st.error().message, 1);
-  auto layout = group_layers(st.value());
-  if (!layout) return fail(layout.error().message, 1);
+  if (!st) return fail(st.error().message, 2);  // a file the tool cannot take: bad input
+  if (st->tensors.empty()) return fail(fmt::format("{}: the file holds no tensors", a.file), 2);
+  auto layout = group_layers(st.value(), a.layer_pattern);
+  if (!layout) return fail("--layer-pattern: " + layout.error().message, 2);
+  uint64_t largest = 0;
+  for (const Layer& l : layout->layers) largest = std::max(largest, l.extent.length);
+  // Each ring slot holds one layer: the memory the flags ask for, checked before the loader
+  // allocates it (--slots 100000 once took the machine down at 21 GB).
+  if (const std::string e = ork::tools::check_memory(fmt::format("--slots {} of {} (the largest layer)", a.slots,
+                                                                 format_bytes(largest)),
+                                                     a.slots * largest);
+      !e.empty())
+    return fail(e, 2);
   BenchConfig cfg{.path = a.file, .layers = layer_extents(layout.value()),
                   .options = LoaderOptions{.n_slots = a.slots, .prefetch_depth = a.depth,
                                            .chunk_bytes = chunk.value(), .queue_depth = a.qd}};
@@ -270,5 +300,5 @@ int main(int argc, char** argv) {
   ork::io::tools::Args args;
   const int rc = ork::io::tools::parse_args(argc, argv, args);
   if (rc >= 0) return rc;
-  return ork::io::tools::run(args);
+  return ork::tools::run_main("ork_stream_bench", [&] { return ork::io::tools::run(args); });
 }

@@ -20,7 +20,10 @@ Result<uint64_t> parse_size(const std::string& text) {
     return make_error(-EINVAL, fmt::format("size \"{}\": expected a number with an optional "
                                            "K, M, G or T suffix", text));
   }
-  return std::stoull(text.substr(0, digits)) << shift;
+  const uint64_t value = std::stoull(text.substr(0, digits));  // <= 12 digits: no overflow
+  if (value > (UINT64_MAX >> shift))
+    return make_error(-EINVAL, fmt::format("size \"{}\" does not fit in 64 bits", text));
+  return value << shift;
 }
 
 std::string format_bytes(uint64_t bytes) {

@@ -66,6 +66,14 @@ std::vector<Cell> sample_cells(const matmul::Plan& plan, int64_t random_cells,
     for (int64_t i = 0; i < cross_per_edge; ++i) cells.push_back({r, rng.below(n)});
   for (int64_t c : edge_cols)
     for (int64_t i = 0; i < cross_per_edge; ++i) cells.push_back({rng.below(m), c});
+  if (random_cells >= m * n) {
+    // As many random cells as C has (--random-cells 100000000 on 10 x 10): every cell,
+    // once, instead of drawing (and storing) duplicates.
+    cells.clear();
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) cells.push_back({r, c});
+    return cells;
+  }
   for (int64_t i = 0; i < random_cells; ++i) cells.push_back({rng.below(m), rng.below(n)});
   std::sort(cells.begin(), cells.end());
   cells.erase(std::unique(cells.begin(), cells.end()), cells.end());

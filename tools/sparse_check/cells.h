@@ -34,7 +34,8 @@ void fill_random_int8(std::span<int8_t> out, SplitMix64& rng);
 // The cells to check for an M x N output under `plan`: for every task, the 16 cells where
 // its first two / last two rows meet its first two / last two columns; every task-edge row
 // against `cross_per_edge` random columns and every task-edge column against as many random
-// rows; and `random_cells` random cells. Sorted, no duplicates, all inside M x N.
+// rows; and `random_cells` random cells (every cell of C, once, when random_cells >= M x N).
+// Sorted, no duplicates, all inside M x N.
 std::vector<Cell> sample_cells(const matmul::Plan& plan, int64_t random_cells,
                                int64_t cross_per_edge, uint64_t seed);
 

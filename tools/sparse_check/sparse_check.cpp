@@ -5,7 +5,7 @@
 // with full-K int64 dot products on the host. --dtype int4 (W4A4) / w4a8 draw int4 values
 // (-8..7; w4a8 A full int8) and check the same way; --dtype fp16 checks bit for bit against
 // the defined fp16 order (verify_fp16.h), fp32 C or, with --out-dtype fp16, fp16 C.
-// Exit 0 all match, 1 a mismatch (or the device / job failed), 2 bad usage.
+// Exit 0 all match, 1 a mismatch (or the device / job failed), 2 bad usage, 3 no device.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/common/cli.h"
+#include "tools/common/limits.h"
 #include "tools/common/ork_handles.h"
 #include "tools/common/progress.h"
 #include "tools/sparse_check/cells.h"
@@ -197,23 +198,24 @@ void print_text(const Args& a, const ork_device_info& info, const matmul::Plan& 
              timing.check_ms, out.mismatches == 0 ? "OK" : "FAILED");
 }
 
+// The library's own dimension limit (lib/api/api.cpp kMaxDim).
+constexpr int64_t kMaxDim = int64_t{1} << 24;
+constexpr int64_t kMaxRandomCells = int64_t{1} << 26;
+
 void add_options(CLI::App& app, Args& args) {
-  app.add_option("M", args.m, "rows of A and C")->required()->check(CLI::PositiveNumber);
-  app.add_option("K", args.k, "columns of A, rows of W")->required()->check(CLI::PositiveNumber);
-  app.add_option("N", args.n, "columns of W and C")->required()->check(CLI::PositiveNumber);
-  app.add_option("cores", args.cores, "NPU cores 1..3 (default: all the device has)")
-      ->check(CLI::Range(0, 3));
-  app.add_option("--device,-d", args.device,
-                 "rknpu, rocket, emu, emu-rknpu, emu-rocket, cpu, auto (default: $ORK_DEVICE, "
-                 "else auto)");
+  add_conventions(app, "sparse_check");
+  add_number(app, "M", args.m, "rows of A and C", int64_t{1}, kMaxDim)->required();
+  add_number(app, "K", args.k, "columns of A, rows of W", int64_t{1}, kMaxDim)->required();
+  add_number(app, "N", args.n, "columns of W and C", int64_t{1}, kMaxDim)->required();
+  add_number(app, "cores", args.cores, "NPU cores 1..3 (0: all the device has); also --cores", 0, 3);
+  add_cores(app, args.cores);
+  add_device(app, args.device);
   app.add_flag("--full", args.full, "check every cell, not a sample");
-  app.add_option("--seed", args.seed, "seed of the random A and W (default 1)");
-  app.add_option("--mc-cap", args.mc_cap, "cap on rows per M-tile; 0 = the bank limit")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--random-cells", args.random_cells,
-                 "random cells checked on top of the edges (default 1024)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_flag("--json", args.json, "print the result as JSON on stdout");
+  add_seed(app, args.seed, "seed of the random A and W");
+  add_number(app, "--mc-cap", args.mc_cap, "cap on rows per M-tile; 0 = the bank limit", 0, 1 << 24);
+  add_number(app, "--random-cells", args.random_cells,
+             "random cells checked on top of the edges (at least M x N: every cell)", int64_t{0}, kMaxRandomCells);
+  add_json(app, args.json);
   app.add_option("--dtype", args.dtype, "int8 (default), fp16, int4 (W4A4), w4a8")
       ->check(CLI::IsMember({"int8", "fp16", "int4", "w4a8"}));
   app.add_option("--out-dtype", args.out_dtype, "fp16 only: C as fp32 (default) or fp16")
@@ -225,9 +227,20 @@ void add_options(CLI::App& app, Args& args) {
   app.add_flag("--per-row", args.per_row, "--quant: one activation scale per row of A");
 }
 
+// Host memory of a run, roughly: A and W in their element size and as the bytes handed to
+// the C API, C, the cells to check (16 bytes each), and as much again for the device's
+// copies (the emulator's BOs). Checked against MemAvailable before anything is allocated.
+uint64_t bytes_needed(const Args& a) {
+  const auto m = static_cast<uint64_t>(a.m), k = static_cast<uint64_t>(a.k), n = static_cast<uint64_t>(a.n);
+  const uint64_t elt = a.quant.empty() ? (a.dtype == "fp16" ? 2 : 1) : 4;
+  const uint64_t cells = a.full ? m * n : std::min<uint64_t>(m * n, static_cast<uint64_t>(a.random_cells) + 64 * (m + n));
+  return 2 * (2 * elt * (m * k + k * n) + 4 * m * n) + 16 * cells;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"sparse_check: sampled correctness of libork's matmul C = A x W (int8, fp16, int4, w4a8).\n"
-               "Exit 0 all checked cells match, 1 a mismatch or a device failure, 2 bad usage."};
+               "Exit 0 all checked cells match, 1 a mismatch or a device failure, 2 bad usage, 3 device "
+               "unavailable."};
   Args a;
   add_options(app, a);
   if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
@@ -242,13 +255,17 @@ int run(int argc, char** argv) {
       a.m > kMaxOperandBytes / 4 / a.n)
     return fail(Exit::bad_usage, fmt::format("M={} K={} N={}: an operand would exceed {} GiB",
                                              a.m, a.k, a.n, kMaxOperandBytes >> 30));
+  if (const std::string e = check_memory(fmt::format("M K N = {} {} {}", a.m, a.k, a.n), bytes_needed(a)); !e.empty())
+    return fail(Exit::bad_usage, e);
   ork_device* raw = nullptr;
   ork_status st = ork_device_open(a.device.empty() ? nullptr : a.device.c_str(), &raw);
   DevicePtr device(raw);
   ork_device_info info{};
   if (st == ORK_OK) st = ork_device_get_info(device.get(), &info);
   if (st != ORK_OK)
-    return fail(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage : Exit::check_failed,
+    return fail(st == ORK_E_INVALID_ARGUMENT ? Exit::bad_usage
+                : st == ORK_E_NO_DEVICE          ? Exit::device_unavailable
+                                                 : Exit::check_failed,
                 fmt::format("device {}: {}", device_label(a.device), describe_failure(st)));
   // The plan the library runs: same shape and options, cores as the library resolves 0.
   matmul::PlanOptions popt;
@@ -305,4 +322,6 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace ork::tools
 
-int main(int argc, char** argv) { return ork::tools::run(argc, argv); }
+int main(int argc, char** argv) {
+  return ork::tools::run_main("sparse_check", [&] { return ork::tools::run(argc, argv); });
+}

@@ -1,0 +1,97 @@
+// Device lifetime and what device errors are called: weights (plain and quantised)
+// destroyed after their device was closed (once a use-after-free: the BOs were freed through
+// a deleted device), and two kernel errors reported as what they are: MEM_MAP's EPERM is a
+// device error, not "no device"; an EIO refused by SUBMIT before any job ran is not a DMA
+// fault, while a job's real DMA error still says so.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "driver/emu/kernel/fake_kernel.h"
+#include "lib/api/device.h"
+#include "ork/ork.h"
+
+namespace {
+
+constexpr int64_t M = 5, K = 64, N = 32;
+
+TEST(Lifetime, WeightsDestroyedAfterTheirDeviceWasClosed) {
+  for (const char* name : {"emu-rknpu", "emu-rocket", "cpu"}) {
+    SCOPED_TRACE(name);
+    ork_device* dev = nullptr;
+    ASSERT_EQ(ork_device_open(name, &dev), ORK_OK) << ork_last_error();
+    std::vector<int8_t> w(K * N, 3), a(M * K, 2);
+    std::vector<float> wf(K * N, 0.5f);
+    ork_weights* w1 = nullptr;
+    ork_weights* w2 = nullptr;
+    ork_qweights* q = nullptr;
+    ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, K, N, w.data(), &w1), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, K, N, w.data(), &w2), ORK_OK) << ork_last_error();
+    const bool npu = dev->kmd != nullptr;
+    if (npu) ASSERT_EQ(ork_qweights_create(dev, wf.data(), K, N, nullptr, &q), ORK_OK) << ork_last_error();
+    EXPECT_EQ(dev->refs.load(), npu ? 4 : 3);  // the handle + three (two) objects
+    std::vector<int32_t> c(M * N, 0);
+    ASSERT_EQ(ork_matmul(dev, w1, a.data(), M, c.data(), nullptr), ORK_OK) << ork_last_error();
+    ork_device_close(dev);
+    // The handle is gone, the device is not: its weights still hold it, BOs still live.
+    EXPECT_TRUE(dev->closed.load());
+    EXPECT_EQ(dev->refs.load(), npu ? 3 : 2);
+    if (dev->fake) EXPECT_GT(dev->fake->live_bo_count(), 0u);
+    ork_weights_destroy(w1);
+    EXPECT_EQ(dev->refs.load(), npu ? 2 : 1);
+    ork_qweights_destroy(q);  // NULL on cpu: ignored
+    ork_weights_destroy(w2);  // the last reference: the device goes now (ASan checks the rest)
+  }
+}
+
+class DeviceErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(ork_device_open("emu-rknpu", &dev_), ORK_OK) << ork_last_error();
+    ASSERT_NE(dev_->fake, nullptr);
+  }
+  void TearDown() override {
+    ork_weights_destroy(w_);
+    ork_device_close(dev_);
+  }
+  ork::emu::Faults& faults() { return dev_->fake->faults(); }
+  ork_device* dev_ = nullptr;
+  ork_weights* w_ = nullptr;
+  std::vector<int8_t> w_data_ = std::vector<int8_t>(K * N, 1), a_ = std::vector<int8_t>(M * K, 1);
+  std::vector<int32_t> c_ = std::vector<int32_t>(M * N, 0);
+};
+
+TEST_F(DeviceErrors, MemMapEpermIsADeviceErrorNotNoDevice) {
+  faults().fail_nr = 0x43;  // DRM_COMMAND_BASE + RKNPU_MEM_MAP
+  faults().fail_errno = EPERM;
+  faults().fail_times = 1;
+  EXPECT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, w_data_.data(), &w_), ORK_E_DEVICE);
+  const std::string msg = ork_last_error();
+  EXPECT_NE(msg.find("RKNPU_MEM_MAP of a"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("EPERM"), std::string::npos) << msg;
+  // The device is usable afterwards.
+  ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, w_data_.data(), &w_), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_matmul(dev_, w_, a_.data(), M, c_.data(), nullptr), ORK_OK) << ork_last_error();
+  EXPECT_EQ(c_[0], K);
+}
+
+TEST_F(DeviceErrors, SubmitEioBeforeAnyJobIsNotADmaFault) {
+  ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, w_data_.data(), &w_), ORK_OK) << ork_last_error();
+  faults().fail_nr = 0x41;  // DRM_COMMAND_BASE + RKNPU_SUBMIT
+  faults().fail_errno = EIO;
+  faults().fail_times = 1;
+  EXPECT_EQ(ork_matmul(dev_, w_, a_.data(), M, c_.data(), nullptr), ORK_E_DEVICE);
+  std::string msg = ork_last_error();
+  EXPECT_NE(msg.find("failed before any job ran: EIO"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("DMA"), std::string::npos) << msg;
+  // A job that really faults is still called a DMA (or configuration) error.
+  faults().dma_error_jobs = 1;
+  EXPECT_EQ(ork_matmul(dev_, w_, a_.data(), M, c_.data(), nullptr), ORK_E_DEVICE);
+  msg = ork_last_error();
+  EXPECT_NE(msg.find("the job faulted (DMA"), std::string::npos) << msg;
+  ASSERT_EQ(ork_matmul(dev_, w_, a_.data(), M, c_.data(), nullptr), ORK_OK) << ork_last_error();
+  EXPECT_EQ(c_[0], K);
+}
+
+}  // namespace

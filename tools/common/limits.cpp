@@ -1,0 +1,121 @@
+#include "tools/common/limits.h"
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace ork::tools {
+
+std::optional<uint64_t> available_memory() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (f == nullptr) return std::nullopt;
+  char line[256];
+  std::optional<uint64_t> out;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    unsigned long long kib = 0;
+    if (std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+      out = static_cast<uint64_t>(kib) * 1024;
+      break;
+    }
+  }
+  std::fclose(f);
+  return out;
+}
+
+std::optional<uint64_t> free_disk(const std::string& path) {
+  struct stat st {};
+  std::filesystem::path probe(path);
+  if (::stat(path.c_str(), &st) != 0) {  // not there yet: its directory
+    probe = probe.parent_path();
+    if (probe.empty()) probe = std::filesystem::path(".");
+  }
+  struct statvfs v {};
+  if (::statvfs(probe.c_str(), &v) != 0) return std::nullopt;
+  return static_cast<uint64_t>(v.f_bavail) * static_cast<uint64_t>(v.f_frsize);
+}
+
+std::string human_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 6) {
+    v /= 1024.0;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.2f} {}", v, units[u]);
+}
+
+std::string check_memory(const std::string& what, uint64_t bytes) {
+  const auto avail = available_memory();
+  if (!avail || bytes <= *avail) return {};
+  return fmt::format("{} needs {} of memory; {} is available (MemAvailable in /proc/meminfo)", what,
+                     human_bytes(bytes), human_bytes(*avail));
+}
+
+std::string check_disk(const std::string& what, const std::string& path, uint64_t bytes) {
+  const auto avail = free_disk(path);
+  if (!avail || bytes <= *avail) return {};
+  return fmt::format("{} needs {} on the file system of {}; {} is free", what, human_bytes(bytes), path,
+                     human_bytes(*avail));
+}
+
+std::string read_file_bounded(const std::string& what, const std::string& path, uint64_t limit,
+                              std::string* out) {
+  out->clear();
+  const bool in = path == "-";
+  const int fd = in ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fmt::format("{} {}: cannot read: {}", what, path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (!in) ::close(fd);
+    return fmt::format("{} {}: is a directory, not a file", what, path);
+  }
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > limit) {
+    if (!in) ::close(fd);
+    return fmt::format("{} {}: {} is larger than the {} this tool reads", what, path,
+                       human_bytes(static_cast<uint64_t>(st.st_size)), human_bytes(limit));
+  }
+  std::string err;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      err = fmt::format("{} {}: read failed: {}", what, path, std::strerror(errno));
+      break;
+    }
+    if (n == 0) break;
+    if (out->size() + static_cast<uint64_t>(n) > limit) {  // a pipe or device that goes on
+      err = fmt::format("{} {}: more than the {} this tool reads (a device or pipe without end?)", what, path,
+                        human_bytes(limit));
+      break;
+    }
+    out->append(buf, static_cast<size_t>(n));
+  }
+  if (!in) ::close(fd);
+  if (!err.empty()) out->clear();
+  return err;
+}
+
+std::string check_not_an_input(const NamedPath& output, const std::vector<NamedPath>& inputs) {
+  struct stat out {};
+  if (::stat(output.path.c_str(), &out) != 0) return {};  // does not exist yet: no input
+  for (const NamedPath& in : inputs) {
+    struct stat st {};
+    if (::stat(in.path.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+      return fmt::format("{} {} is the same file as the input {} {}: refusing to overwrite an input", output.flag,
+                         output.path, in.flag, in.path);
+  }
+  return {};
+}
+
+}  // namespace ork::tools

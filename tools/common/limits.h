@@ -1,0 +1,42 @@
+// Sizes derived from a tool's input checked against the machine before anything is
+// allocated or written: the memory Linux says is available (/proc/meminfo MemAvailable) and
+// the free space of a file system (statvfs). Each check returns "" when the size fits, else a
+// message naming the flag, the size and the bound.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ork::tools {
+
+// MemAvailable in bytes; nullopt when /proc/meminfo cannot be read.
+std::optional<uint64_t> available_memory();
+// Bytes an unprivileged writer may still use on the file system holding `path` (or its
+// directory when the file does not exist yet); nullopt when statvfs fails.
+std::optional<uint64_t> free_disk(const std::string& path);
+
+// "--slots 100000 needs 195.3 GiB of memory; 14.2 GiB is available" (or "" when it fits).
+// `what` names the flag(s) and value(s), e.g. "--slots 100000".
+std::string check_memory(const std::string& what, uint64_t bytes);
+std::string check_disk(const std::string& what, const std::string& path, uint64_t bytes);
+
+// "" unless `output` is the same file (device and inode, not name) as one of `inputs`:
+// then "--out a.npy is the input --a: refusing to overwrite an input".
+struct NamedPath {
+  std::string flag, path;
+};
+std::string check_not_an_input(const NamedPath& output, const std::vector<NamedPath>& inputs);
+
+// Reads the whole of `path` ("-": stdin) into `out`, at most `limit` bytes: a directory, a
+// device that never ends (/dev/zero) or a file larger than the limit is refused without
+// reading more than limit + 1 bytes. `what` names the flag or argument in the message.
+// Returns "" or the message.
+std::string read_file_bounded(const std::string& what, const std::string& path, uint64_t limit,
+                              std::string* out);
+
+// 1536 -> "1.50 KiB"
+std::string human_bytes(uint64_t bytes);
+
+}  // namespace ork::tools
