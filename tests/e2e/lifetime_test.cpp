@@ -29,7 +29,9 @@ TEST(Lifetime, WeightsDestroyedAfterTheirDeviceWasClosed) {
     ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, K, N, w.data(), &w1), ORK_OK) << ork_last_error();
     ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, K, N, w.data(), &w2), ORK_OK) << ork_last_error();
     const bool npu = dev->kmd != nullptr;
-    if (npu) ASSERT_EQ(ork_qweights_create(dev, wf.data(), K, N, nullptr, &q), ORK_OK) << ork_last_error();
+    if (npu) {
+      ASSERT_EQ(ork_qweights_create(dev, wf.data(), K, N, nullptr, &q), ORK_OK) << ork_last_error();
+    }
     EXPECT_EQ(dev->refs.load(), npu ? 4 : 3);  // the handle + three (two) objects
     std::vector<int32_t> c(M * N, 0);
     ASSERT_EQ(ork_matmul(dev, w1, a.data(), M, c.data(), nullptr), ORK_OK) << ork_last_error();
@@ -37,7 +39,9 @@ TEST(Lifetime, WeightsDestroyedAfterTheirDeviceWasClosed) {
     // The handle is gone, the device is not: its weights still hold it, BOs still live.
     EXPECT_TRUE(dev->closed.load());
     EXPECT_EQ(dev->refs.load(), npu ? 3 : 2);
-    if (dev->fake) EXPECT_GT(dev->fake->live_bo_count(), 0u);
+    if (dev->fake) {
+      EXPECT_GT(dev->fake->live_bo_count(), 0u);
+    }
     ork_weights_destroy(w1);
     EXPECT_EQ(dev->refs.load(), npu ? 2 : 1);
     ork_qweights_destroy(q);  // NULL on cpu: ignored

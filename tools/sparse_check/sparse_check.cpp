@@ -200,7 +200,7 @@ void print_text(const Args& a, const ork_device_info& info, const matmul::Plan& 
 
 // The library's own dimension limit (lib/api/api.cpp kMaxDim).
 constexpr int64_t kMaxDim = int64_t{1} << 24;
-constexpr int64_t kMaxRandomCells = int64_t{1} << 26;
+constexpr int64_t kMaxRandomCells = int64_t{1} << 40;  // past M x N: every cell (cells.h)
 
 void add_options(CLI::App& app, Args& args) {
   add_conventions(app, "sparse_check");
