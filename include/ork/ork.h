@@ -90,9 +90,6 @@ ORK_API const char* ork_status_string(ork_status status);
 ORK_API const char* ork_last_error(void);
 
 ORK_API ork_status ork_device_open(const char* name, ork_device** out);
-/* Closes the caller's handle. Weights (and quantised weights) made on the device keep it
- * alive until the last of them is destroyed, so destroying them after the close is safe; the
- * handle itself must not be used again. NULL is ignored. */
 ORK_API void ork_device_close(ork_device* device);
 ORK_API ork_status ork_device_get_info(const ork_device* device, ork_device_info* info);
 
@@ -100,8 +97,7 @@ ORK_API ork_status ork_device_get_info(const ork_device* device, ork_device_info
  * `data` is int8_t[K*N] for ORK_DTYPE_INT8, uint16_t[K*N] binary16 bit patterns for
  * ORK_DTYPE_FP16, and ceil(K*N/2) bytes of packed int4 for ORK_DTYPE_INT4 (two's complement
  * -8..7; element i = k*N + n in the low nibble of byte i/2 when i is even, else the high one).
- * The weights hold a reference to their device (see ork_device_close). docs/dtypes.md has
- * layouts, limits and arithmetic. */
+ * The device must outlive the weights. docs/dtypes.md has layouts, limits and arithmetic. */
 ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64_t k, int64_t n,
                                       const void* data, ork_weights** out);
 ORK_API void ork_weights_destroy(ork_weights* weights);
