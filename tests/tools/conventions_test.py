@@ -52,12 +52,16 @@ BAD = {
     "ork_stream_bench": (["--layers", "-1"], ["--layers: -1 is negative"]),
     "ork_mksafetensors": (["-o", "x.safetensors", "--seed", "-1"], ["--seed: -1 is negative"]),
     "ork_bench": (["--m", "0"], ["--m: 0 is too small"]),
+    "ork_pack": (["--synthetic", "tiny", "--layers", "-1", "-o", "x.ork"],
+                 ["--layers: -1 is too small: expected a whole number from 1 to 1024"]),
+    "ork_run": (["x.ork", "--tokens", "0"], ["--tokens: 0 is too small: expected a whole number from 1 to 100000"]),
 }
 # What each tool requires, so that an unknown flag is the only problem (CLI11 reports a
 # missing required argument before an unexpected one).
 REQUIRED = {"ork_matmul": ["--a", "x", "--b", "y", "--out", "z"], "sparse_check": ["4", "32", "32"],
-            "ork_regdump": ["x"], "ork_sched": ["x"], "ork_mksafetensors": ["-o", "x"]}
-DEVICE_TOOLS = ["ork_info", "ork_matmul", "sparse_check", "mc_prof", "ork_bench"]
+            "ork_regdump": ["x"], "ork_sched": ["x"], "ork_mksafetensors": ["-o", "x"], "ork_pack": ["-o", "x"],
+            "ork_run": ["x"]}
+DEVICE_TOOLS = ["ork_info", "ork_matmul", "sparse_check", "mc_prof", "ork_bench", "ork_run"]
 
 for name, path in tools.items():
     rc, out, _ = run(path, "--help")
@@ -175,6 +179,42 @@ with tempfile.TemporaryDirectory() as tmp:
     expect_run("ork_mksafetensors", ["-o", os.path.join(tmp, "huge.safetensors"), "--size", "900T"], 2,
                ["--size 900T needs", "is free"], "free space checked first")
     expect(not os.path.exists(os.path.join(tmp, "huge.safetensors")), "nothing written for --size 900T")
+
+    # ork_pack and ork_run: strict numbers, outputs never over inputs, exit 3 without the
+    # device, --json for scripts, min / median / max of the token time.
+    if "ork_pack" in tools and "ork_run" in tools:
+        model = os.path.join(tmp, "tiny.ork")
+        rc, out, _ = expect_run("ork_pack", ["--synthetic", "tiny", "--layers", "2", "-o", model, "--json"], 0, [],
+                                "a synthetic pack")
+        if rc == 0:
+            j = json.loads(out)
+            expect(j["layers"] == 2 and j["file_bytes"] == os.path.getsize(model), f"ork_pack --json: {j}")
+        before = open(model, "rb").read()
+        expect_run("ork_pack", [model, "--desc", model, "-o", model], 2, ["refusing to overwrite an input"],
+                   "ork_pack -o MODEL")
+        expect_run("ork_pack", ["--synthetic", "tiny", "--seed", "-1", "-o", os.path.join(tmp, "y.ork")], 2,
+                   ["--seed: -1 is negative"], "ork_pack --seed -1 does not wrap")
+        expect_run("ork_pack", ["--synthetic", "tiny", "--layers", "1e3", "-o", os.path.join(tmp, "y.ork")], 2,
+                   ["'1e3' is not a whole number"], "ork_pack --layers 1e3")
+        expect_run("ork_run", [model, "--trace", model], 2, ["--trace", "refusing to overwrite an input"],
+                   "ork_run --trace MODEL")
+        expect(open(model, "rb").read() == before, "the packed model is untouched")
+        expect_run("ork_run", [model, "--cores", "4"], 2, ["--cores: 4 is too large: expected a whole number from 0 to 3"],
+                   "ork_run --cores 4")
+        expect_run("ork_run", [model, "--disk-gbs", "nan"], 2, ["--disk-gbs: 'nan' is not a finite number"],
+                   "ork_run --disk-gbs nan")
+        expect_run("ork_run", [model, "--tokens", "-1"], 2, ["--tokens: -1 is too small"], "ork_run --tokens -1")
+        expect_run("ork_run", [model, "--budget", "900T"], 2, ["--budget 900T needs", "available"],
+                   "ork_run --budget checked against memory")
+        expect_run("ork_run", [model, "--device", "floppy"], 2, ["unknown device 'floppy'"], "ork_run --device floppy")
+        expect_run("ork_run", [model, "--budget", "96K", "--device", "rknpu"], 3, ["rknpu"], "ork_run: no device, exit 3")
+        expect_run("ork_run", [model, "--json", "--csv"], 2, ["--csv"], "ork_run has no --csv")
+        rc, out, _ = expect_run("ork_run", [model, "--budget", "96K", "--tokens", "3", "--device", "emu", "--json"], 0, [],
+                                "a checked run")
+        if rc == 0:
+            j = json.loads(out)
+            expect(j["checked"] is True and j["tokens"] == 3 and
+                   j["token_min_us"] <= j["token_us"] <= j["token_max_us"], f"ork_run --json: min <= median <= max: {j}")
 
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

@@ -1,85 +1,120 @@
 // ork_pack: packs a model once into the packed model file that ork_run streams
 // (docs/execution.md). Either a real one (safetensors + model description JSON) or a
-// synthetic one of real shapes. Exit 0 written, 1 write failed, 2 bad usage or input.
+// synthetic one of real shapes. It opens no device (packing is host work). Exit codes as
+// docs/tools.md: 0 written, 1 the write failed, 2 bad usage or input (nothing written).
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "lib/exec/pack_file.h"
 #include "lib/exec/pack_safetensors.h"
 #include "lib/exec/synthetic.h"
 #include "tools/common/cli.h"
+#include "tools/common/limits.h"
 #include "tools/common/progress.h"
 
 namespace {
 
-int fail(const ork::Error& e) {
-  std::fprintf(stderr, "ork_pack: %s\n", e.message.c_str());
-  return e.code == -EIO || e.code == -ENOSPC ? 1 : 2;
+using namespace ork;
+
+constexpr uint64_t kMaxDescBytes = 16u << 20;  // a model description is a few KiB of JSON
+
+int fail(const std::string& message, tools::Exit e = tools::Exit::bad_usage) {
+  std::fprintf(stderr, "ork_pack: %s\n", message.c_str());
+  return tools::code(e);
+}
+
+int fail(const Error& e) {  // a failed write is a failed run; anything else is the input's
+  return fail(e.message, e.code == -EIO || e.code == -ENOSPC ? tools::Exit::check_failed : tools::Exit::bad_usage);
+}
+
+// The bytes the packed file will hold at least (the weights in their host format), so that
+// the free space is checked before anything is written.
+uint64_t weight_bytes_at_least(const exec::ModelDesc& d) {
+  uint64_t per_layer = 0;
+  for (const auto& m : d.matmuls) {
+    const auto cells = static_cast<uint64_t>(m.k) * static_cast<uint64_t>(m.n);
+    per_layer += d.dtype == matmul::DType::fp16 ? cells * 2 : d.dtype == matmul::DType::int4 ? cells / 2 : cells;
+  }
+  return per_layer * static_cast<uint64_t>(d.layers);
+}
+
+struct Args {
+  std::string input, desc_path, synthetic, dtype_text = "int8", out;
+  int layers = 28;
+  uint64_t seed = 1;
+  bool json = false;
+};
+
+int run(const Args& a) {
+  if (a.synthetic.empty() == a.input.empty())
+    return fail("give either MODEL.safetensors with --desc, or --synthetic NAME");
+  if (!a.synthetic.empty() && !a.desc_path.empty()) return fail("--desc goes with MODEL.safetensors, not --synthetic");
+  if (auto e = tools::check_not_an_input({"--out", a.out}, {{"MODEL", a.input}, {"--desc", a.desc_path}}); !e.empty())
+    return fail(e);
+  exec::ModelDesc desc;
+  if (!a.synthetic.empty()) {
+    auto dt = exec::parse_dtype(a.dtype_text);
+    if (!dt) return fail(fmt::format("--dtype: {}", dt.error().message));
+    auto d = exec::synthetic_desc(a.synthetic, a.layers, *dt);
+    if (!d) return fail(d.error());
+    desc = *d;
+  } else {
+    if (a.desc_path.empty()) return fail(fmt::format("{} needs --desc MODEL.json", a.input));
+    std::string text;
+    if (auto e = tools::read_file_bounded("--desc", a.desc_path, kMaxDescBytes, &text); !e.empty()) return fail(e);
+    auto d = exec::parse_desc(text);
+    if (!d) return fail(fmt::format("{}: {}", a.desc_path, d.error().message));
+    desc = *d;
+  }
+  const std::string what = a.synthetic.empty() ? a.input : fmt::format("--synthetic {} --layers {}", a.synthetic, desc.layers);
+  if (auto e = tools::check_disk(what, a.out, weight_bytes_at_least(desc)); !e.empty()) return fail(e);
+  Status s;
+  {
+    tools::Progress p("packing", static_cast<int64_t>(desc.layers) * static_cast<int64_t>(desc.matmuls.size()), !a.json);
+    auto tick = [&](int64_t done, int64_t) { p.update(done); };
+    s = a.synthetic.empty() ? exec::pack_safetensors(a.input, desc, a.out, tick)
+                            : exec::write_synthetic(a.out, desc, a.seed, tick);
+    p.finish();
+  }
+  if (!s) {
+    std::remove(a.out.c_str());
+    return fail(s.error());
+  }
+  auto m = exec::read_packed(a.out);
+  if (!m) return fail(m.error().message, tools::Exit::check_failed);  // we just wrote it: a failed run
+  if (a.json) {
+    nlohmann::json j = {{"out", a.out}, {"model", desc.name}, {"dtype", exec::dtype_key(desc.dtype)},
+                        {"layers", desc.layers}, {"matmuls", desc.matmuls.size()},
+                        {"weight_bytes", m->weight_bytes()}, {"file_bytes", m->file_bytes}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("%s: %s %s, %d layers x %zu matmuls, %.2f GiB of weights (%llu bytes in the file)\n", a.out.c_str(),
+                desc.name.c_str(), exec::dtype_key(desc.dtype), desc.layers, desc.matmuls.size(),
+                static_cast<double>(m->weight_bytes()) / double(1 << 30), static_cast<unsigned long long>(m->file_bytes));
+  }
+  return tools::code(tools::Exit::ok);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace ork;
-  CLI::App app{"Pack a model for streamed execution: ork_pack MODEL.safetensors --desc MODEL.json -o FILE, "
-               "or ork_pack --synthetic NAME --layers L [--dtype int8|int4|fp16] -o FILE"};
-  std::string input, desc_path, synthetic, dtype_text = "int8", out;
-  int layers = 0;
-  uint64_t seed = 1;
-  app.add_option("model", input, "a safetensors file");
-  app.add_option("--desc", desc_path, "the model description JSON (docs/execution.md)");
-  app.add_option("--synthetic", synthetic, "a synthetic model: tiny, small, qwen2.5-1.5b or 7b");
-  app.add_option("--layers", layers, "layers of the synthetic model (default: 28)");
-  app.add_option("--dtype", dtype_text, "dtype of the synthetic model: int8, int4 or fp16")->capture_default_str();
-  app.add_option("--seed", seed, "seed of the synthetic weights")->capture_default_str();
-  app.add_option("-o,--out", out, "the packed model file to write")->required();
-  if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
-  if (synthetic.empty() == input.empty()) {
-    std::fprintf(stderr, "ork_pack: give either MODEL.safetensors with --desc, or --synthetic NAME\n");
-    return 2;
-  }
-  Status s;
-  exec::ModelDesc desc;
-  if (!synthetic.empty()) {
-    auto dt = exec::parse_dtype(dtype_text);
-    if (!dt) return fail(dt.error());
-    auto d = exec::synthetic_desc(synthetic, layers == 0 ? 28 : layers, *dt);
-    if (!d) return fail(d.error());
-    desc = *d;
-    tools::Progress p("packing", static_cast<int64_t>(desc.layers) * 7, true);
-    s = exec::write_synthetic(out, desc, seed, [&](int64_t done, int64_t) { p.update(done); });
-    p.finish();
-  } else {
-    if (desc_path.empty()) {
-      std::fprintf(stderr, "ork_pack: %s needs --desc MODEL.json\n", input.c_str());
-      return 2;
-    }
-    std::ifstream f(desc_path);
-    if (!f) {
-      std::fprintf(stderr, "ork_pack: cannot read %s\n", desc_path.c_str());
-      return 2;
-    }
-    std::stringstream text;
-    text << f.rdbuf();
-    auto d = exec::parse_desc(text.str());
-    if (!d) return fail(Error{-EINVAL, fmt::format("{}: {}", desc_path, d.error().message)});
-    desc = *d;
-    tools::Progress p("packing", static_cast<int64_t>(desc.layers * desc.matmuls.size()), true);
-    s = exec::pack_safetensors(input, desc, out, [&](int64_t done, int64_t) { p.update(done); });
-    p.finish();
-  }
-  if (!s) {
-    std::remove(out.c_str());
-    return fail(s.error());
-  }
-  auto m = exec::read_packed(out);
-  if (!m) return fail(m.error());
-  std::printf("%s: %s %s, %d layers x %zu matmuls, %.2f GiB of weights (%llu bytes in the file)\n", out.c_str(),
-              desc.name.c_str(), exec::dtype_key(desc.dtype), desc.layers, desc.matmuls.size(),
-              static_cast<double>(m->weight_bytes()) / double(1 << 30), static_cast<unsigned long long>(m->file_bytes));
-  return 0;
+  return tools::run_main("ork_pack", [&] {
+    CLI::App app{"Pack a model for streamed execution: ork_pack MODEL.safetensors --desc MODEL.json -o FILE, "
+                 "or ork_pack --synthetic NAME --layers L [--dtype int8|int4|fp16] -o FILE"};
+    tools::add_conventions(app, "ork_pack");
+    Args a;
+    app.add_option("model", a.input, "a safetensors file");
+    app.add_option("--desc", a.desc_path, "the model description JSON (docs/execution.md)");
+    app.add_option("--synthetic", a.synthetic, "a synthetic model: tiny, small, qwen2.5-1.5b or 7b");
+    tools::add_number(app, "--layers", a.layers, "layers of the synthetic model", 1, 1024);
+    app.add_option("--dtype", a.dtype_text, "dtype of the synthetic model: int8, int4 or fp16")->capture_default_str();
+    tools::add_seed(app, a.seed, "seed of the synthetic weights");
+    app.add_option("-o,--out", a.out, "the packed model file to write (never one of the inputs)")->required();
+    tools::add_json(app, a.json);
+    if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+    return run(a);
+  });
 }

@@ -1,8 +1,9 @@
 // ork_run: runs a packed model larger than memory through the NPU (docs/execution.md):
 // the list scheduler of lib/sched orders the loads and matmuls under the budget, the
 // io_uring loader reads each tensor into its slot, the device multiplies, and every output
-// is checked against the CPU reference of the same model. Exit 0 when every output
-// matched, 1 when a check or the device failed, 2 on bad usage or input.
+// is checked against the CPU reference of the same model. Exit codes as docs/tools.md: 0
+// every output matched, 1 a check or the run failed, 2 bad usage or input, 3 the device
+// could not be opened.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -16,32 +17,33 @@
 #include "lib/exec/plan.h"
 #include "lib/exec/reference.h"
 #include "tools/common/cli.h"
+#include "tools/common/limits.h"
 #include "tools/common/ork_handles.h"
 #include "tools/common/progress.h"
+#include "tools/common/spread.h"
 #include "tools/ork_stream/size_arg.h"
 
 namespace {
 
 using namespace ork;
 
-int usage_error(const std::string& msg) {
+int error(const std::string& msg, tools::Exit e = tools::Exit::bad_usage) {
   std::fprintf(stderr, "ork_run: %s\n", msg.c_str());
-  return 2;
-}
-
-int64_t median(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return tools::code(e);
 }
 
 struct Figures {
-  double token_us, io_us, device_us, overlap, wall_us, mean_us;
+  double token_us, token_min_us, token_max_us, io_us, device_us, overlap, wall_us, mean_us;
 };
 
 Figures figures(const exec::RunStats& s, int64_t tokens) {
   Figures f{};
-  f.token_us = static_cast<double>(median(s.token_ns)) / 1e3;
+  std::vector<double> token_us;
+  for (int64_t ns : s.token_ns) token_us.push_back(static_cast<double>(ns) / 1e3);
+  const tools::Spread t = tools::spread(token_us);  // min / median / max, as every benchmark reports
+  f.token_us = t.median;
+  f.token_min_us = t.min;
+  f.token_max_us = t.max;
   f.io_us = static_cast<double>(s.io_ns) / 1e3 / static_cast<double>(tokens);
   f.device_us = static_cast<double>(s.device_ns) / 1e3 / static_cast<double>(tokens);
   f.wall_us = static_cast<double>(s.wall_ns) / 1e3;
@@ -54,80 +56,69 @@ Figures figures(const exec::RunStats& s, int64_t tokens) {
   return f;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"Run a packed model through the NPU under a memory budget, every output checked against the CPU reference"};
+struct Args {
   std::string path, budget_text = "512M", device_name, order_text = "scheduled", trace_path;
   int64_t tokens = 4, m = 1;
   int cores = 3;
   double disk_gbs = 1.2;
   bool json = false;
-  app.add_option("model", path, "a packed model file (ork_pack)")->required();
-  app.add_option("--tokens", tokens, "token steps to run")->capture_default_str();
-  app.add_option("--budget", budget_text, "bytes for weight slots (K/M/G suffixes)")->capture_default_str();
-  app.add_option("--device", device_name, "rknpu, rocket, emu, emu-rocket, cpu or auto (default: $ORK_DEVICE, else auto)");
-  app.add_option("--order", order_text, "scheduled, fifo or sequential")->capture_default_str();
-  app.add_option("--m", m, "rows per token step: 1 decode, 64..512 prefill")->capture_default_str();
-  app.add_option("--cores", cores, "NPU cores per matmul (1..3)")->capture_default_str();
-  app.add_option("--disk-gbs", disk_gbs, "disk rate the plan assumes, GB/s")->capture_default_str();
-  app.add_option("--trace", trace_path, "write a Perfetto / chrome://tracing JSON of the run");
-  app.add_flag("--json", json, "print one JSON object");
-  if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+};
 
-  auto budget = io::tools::parse_size(budget_text);
-  if (!budget) return usage_error(fmt::format("--budget {}: {}", budget_text, budget.error().message));
-  auto order = exec::parse_order(order_text);
-  if (!order) return usage_error(order.error().message);
-  if (cores < 1 || cores > 3) return usage_error(fmt::format("--cores {}: must be 1..3", cores));
-  if (!(disk_gbs > 0)) return usage_error(fmt::format("--disk-gbs {}: must be > 0", disk_gbs));
+int run(const Args& a) {
+  const std::string& path = a.path;
+  const int64_t tokens = a.tokens, m = a.m;
+  const bool json = a.json;
+  const int cores = a.cores == 0 ? 3 : a.cores;  // 0 = all: the RK3588 has 3, the device may have fewer
+  auto budget = io::tools::parse_size(a.budget_text);
+  if (!budget) return error(fmt::format("--budget {}: {}", a.budget_text, budget.error().message));
+  if (auto e = tools::check_memory(fmt::format("--budget {}", a.budget_text), *budget); !e.empty()) return error(e);
+  auto order = exec::parse_order(a.order_text);
+  if (!order) return error(order.error().message);
+  if (!a.trace_path.empty())
+    if (auto e = tools::check_not_an_input({"--trace", a.trace_path}, {{"MODEL", path}}); !e.empty()) return error(e);
   auto model = exec::read_packed(path);
-  if (!model) return usage_error(model.error().message);
+  if (!model) return error(model.error().message);
   exec::PlanOptions po;
   po.m = m;
   po.tokens = tokens;
   po.budget_bytes = *budget;
   po.order = *order;
   po.cores = cores;
-  po.disk_bytes_per_ns = disk_gbs;
+  po.disk_bytes_per_ns = a.disk_gbs;
   auto plan = exec::build_plan(*model, po);
-  if (!plan) return usage_error(plan.error().message);
+  if (!plan) return error(plan.error().message);
 
-  auto opened = api::open_device(device_name.empty() ? nullptr : device_name.c_str());
-  if (!opened) {
-    std::fprintf(stderr, "ork_run: %s\n", opened.error().message.c_str());
-    return opened.error().code == -EINVAL ? 2 : 1;
-  }
+  auto opened = api::open_device(a.device_name.empty() ? nullptr : a.device_name.c_str());
+  if (!opened)  // an unknown name is bad usage; a device that is not there is exit 3
+    return error(fmt::format("--device: {}", opened.error().message),
+                 opened.error().code == -EINVAL ? tools::Exit::bad_usage : tools::Exit::device_unavailable);
   ork_device& dev = **opened;
   exec::DeviceRef ref{dev.kmd.get(), dev.runner.get(), std::min(cores, dev.kmd ? dev.kmd->info().cores : 1)};
 
-  tools::Progress bar("running", static_cast<int64_t>(plan->order.size() / 3), true);
+  tools::Progress bar("running", static_cast<int64_t>(plan->order.size() / 3), !json);
   exec::RunOptions ro;
-  ro.want_trace = !trace_path.empty();
+  ro.want_trace = !a.trace_path.empty();
   ro.progress = [&](int64_t done, int64_t) { bar.update(done); };
   auto run = exec::run_plan(path, *model, *plan, po, ref, ro);
   bar.finish();
-  if (!run) {
-    std::fprintf(stderr, "ork_run: %s\n", run.error().message.c_str());
-    return run.error().code == -EINVAL ? 2 : 1;
-  }
+  if (!run) return error(run.error().message, run.error().code == -EINVAL ? tools::Exit::bad_usage : tools::Exit::check_failed);
   auto want = exec::reference_chain(path, *model, m, tokens);
-  if (!want) {
-    std::fprintf(stderr, "ork_run: the CPU reference failed: %s\n", want.error().message.c_str());
-    return 1;
-  }
+  if (!want) return error(fmt::format("the CPU reference failed: {}", want.error().message), tools::Exit::check_failed);
   const Status check = exec::compare_chains(*model, run->chain, *want);
-  if (!trace_path.empty()) {
-    std::ofstream t(trace_path);
+  bool trace_written = true;
+  if (!a.trace_path.empty()) {
+    std::ofstream t(a.trace_path);
     t << exec::trace_json(run->trace);
-    if (!t) std::fprintf(stderr, "ork_run: cannot write %s\n", trace_path.c_str());
+    trace_written = static_cast<bool>(t);
+    if (!trace_written) std::fprintf(stderr, "ork_run: cannot write --trace %s\n", a.trace_path.c_str());
   }
   const exec::RunStats& s = run->stats;
   const Figures f = figures(s, tokens);
   const auto mm = static_cast<double>(tokens) * model->desc.layers * static_cast<double>(model->desc.matmuls.size());
   if (json) {
     nlohmann::json j = {{"model", path}, {"device", dev.backend}, {"tokens", tokens}, {"m", m},
-                        {"token_us", f.token_us}, {"token_mean_us", f.mean_us}, {"io_us", f.io_us}, {"device_us", f.device_us}, {"overlap", f.overlap},
+                        {"token_us", f.token_us}, {"token_min_us", f.token_min_us}, {"token_max_us", f.token_max_us},
+                        {"token_mean_us", f.mean_us}, {"io_us", f.io_us}, {"device_us", f.device_us}, {"overlap", f.overlap},
                         {"hit_rate", s.hit_rate()}, {"peak_bytes", s.peak_bytes}, {"budget_bytes", s.budget_bytes},
                         {"model_bytes", model->weight_bytes()}, {"order", exec::order_name(*order)},
                         {"policy", plan->policy}, {"predicted_us", static_cast<double>(plan->predicted_ns) / 1e3},
@@ -142,7 +133,8 @@ int main(int argc, char** argv) {
                 model->desc.name.c_str(), exec::dtype_key(model->desc.dtype), model->desc.layers,
                 static_cast<double>(model->weight_bytes()) / mib, dev.backend.c_str(), exec::order_name(*order),
                 plan->policy.c_str(), static_cast<long long>(m));
-    std::printf("token     %.1f ms median, %.1f ms mean over %lld tokens (wall %.1f ms)\n", f.token_us / 1e3, f.mean_us / 1e3,
+    std::printf("token     %.1f / %.1f / %.1f ms min / median / max, %.1f ms mean over %lld tokens (wall %.1f ms)\n",
+                f.token_min_us / 1e3, f.token_us / 1e3, f.token_max_us / 1e3, f.mean_us / 1e3,
                 static_cast<long long>(tokens), f.wall_us / 1e3);
     std::printf("I/O       %.1f ms per token (%s%s%s, %.2f GB/s while reading)\n", f.io_us / 1e3, s.engine.c_str(),
                 s.direct ? ", O_DIRECT" : "", s.registered ? ", registered buffers" : "",
@@ -161,5 +153,27 @@ int main(int argc, char** argv) {
     else
       std::printf("MISMATCH  %s\n", check.error().message.c_str());
   }
-  return check ? 0 : 1;
+  return tools::code(check && trace_written ? tools::Exit::ok : tools::Exit::check_failed);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tools::run_main("ork_run", [&] {
+    CLI::App app{"Run a packed model through the NPU under a memory budget, every output checked against the CPU reference"};
+    tools::add_conventions(app, "ork_run");
+    Args a;
+    app.add_option("model", a.path, "a packed model file (ork_pack)")->required();
+    tools::add_number(app, "--tokens", a.tokens, "token steps to run", int64_t{1}, int64_t{100000});
+    app.add_option("--budget", a.budget_text, "bytes for weight slots (K/M/G suffixes)")->capture_default_str();
+    tools::add_device(app, a.device_name);
+    app.add_option("--order", a.order_text, "scheduled, fifo or sequential")->capture_default_str();
+    tools::add_number(app, "--m", a.m, "rows per token step: 1 decode, 64..512 prefill", int64_t{1}, int64_t{4096});
+    tools::add_cores(app, a.cores, "NPU cores per matmul; 0 = all the device has");
+    tools::add_number(app, "--disk-gbs", a.disk_gbs, "disk rate the plan assumes, GB/s", 0.001, 1000.0);
+    app.add_option("--trace", a.trace_path, "write a Perfetto / chrome://tracing JSON of the run (never the model)");
+    tools::add_json(app, a.json);
+    if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+    return run(a);
+  });
 }
