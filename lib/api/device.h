@@ -32,7 +32,7 @@ struct ork_device {
   ork::api::DeviceStats stats;                  // cumulative counters (stats.h)
   std::atomic<int64_t> host_weight_bytes{0};    // cpu: packed weights' host bytes
   // Lifetime, shared: the caller's handle holds one reference and every object made on the
-  // device (ork_weights, ork_qweights, jobs: ork::api::DeviceRef) one more. ork_device_close
+  // device (ork_weights, ork_qweights, ork_buffer, jobs: ork::api::DeviceRef) one more. ork_device_close
   // drops the handle's; the device (its kernel fd, its BOs' mappings) goes with the last
   // reference, so weights destroyed after their device was closed free their BOs through a
   // device that still exists (this was a use-after-free).

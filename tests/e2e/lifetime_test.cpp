@@ -49,6 +49,41 @@ TEST(Lifetime, WeightsDestroyedAfterTheirDeviceWasClosed) {
   }
 }
 
+// The same for the other objects made on a device: buffers, weights in engine layouts and
+// imported packed weights, each destroyed after ork_device_close.
+TEST(Lifetime, BuffersAndEngineWeightsDestroyedAfterTheirDeviceWasClosed) {
+  for (const char* name : {"emu-rknpu", "emu-rocket", "cpu"}) {
+    SCOPED_TRACE(name);
+    ork_device* dev = nullptr;
+    ASSERT_EQ(ork_device_open(name, &dev), ORK_OK) << ork_last_error();
+    std::vector<int8_t> w(K * N, 3);
+    ork_buffer* buf = nullptr;
+    ASSERT_EQ(ork_buffer_create(dev, 4096, &buf), ORK_OK) << ork_last_error();
+    ork_weights_desc d{};
+    d.struct_size = sizeof(d);
+    d.dtype = ORK_DTYPE_INT8;
+    d.k = K;
+    d.n = N;
+    d.layout = ORK_LAYOUT_K_BY_N;
+    d.data = w.data();
+    ork_weights* ex = nullptr;
+    ASSERT_EQ(ork_weights_create_ex(dev, &d, &ex), ORK_OK) << ork_last_error();
+    size_t size = 0;
+    ASSERT_EQ(ork_weights_export_packed(ex, nullptr, 0, &size), ORK_OK) << ork_last_error();
+    std::vector<uint8_t> blob(size);
+    ASSERT_EQ(ork_weights_export_packed(ex, blob.data(), blob.size(), &size), ORK_OK) << ork_last_error();
+    ork_weights* imported = nullptr;
+    ASSERT_EQ(ork_weights_import_packed(dev, blob.data(), blob.size(), &imported), ORK_OK) << ork_last_error();
+    EXPECT_EQ(dev->refs.load(), 4);  // the handle + the buffer + two weights
+    ork_device_close(dev);
+    EXPECT_EQ(dev->refs.load(), 3);
+    EXPECT_EQ(ork_buffer_destroy(buf), ORK_OK) << ork_last_error();
+    EXPECT_EQ(dev->refs.load(), 2);
+    ork_weights_destroy(ex);
+    ork_weights_destroy(imported);  // the last reference (ASan checks the rest)
+  }
+}
+
 class DeviceErrors : public ::testing::Test {
  protected:
   void SetUp() override {
