@@ -1,7 +1,7 @@
 // The timing model (driver/emu/npu/timing.h, timeline.h): model outputs at seed 004's points,
 // checked as numbers (they are arithmetic, not wall-clock timings), the register-to-demand
 // mapping of a real task, and the cores' shared DRAM.
-#include <thread>
+#include <chrono>
 
 #include "driver/emu/npu/task_config.h"
 #include "driver/emu/npu/timeline.h"
@@ -152,16 +152,42 @@ TEST(Timeline, FastModeEverySubmitStandsAlone) {
   EXPECT_NEAR(tl.schedule({&w, 1}, false).elapsed_ns, alone, 1e-6);
 }
 
+// The submit instants are given (schedule's `submitted`), not read from the host's clock: the
+// modelled timeline is checked exactly, however slow the host (under qemu-user three calls
+// can take longer than the modelled job, and a test on "now" would see an idle core).
 TEST(Timeline, TimedModeQueuesOnABusyCore) {
+  using Clock = NpuTimeline::Clock;
+  const auto at = [](Clock::time_point t0, double ns) {
+    return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::nano>(ns));
+  };
+  const auto ns_between = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::nano>(b - a).count();
+  };
   NpuTimeline tl;
   const CoreWork w{2, {weights_only(1e6)}};
-  const auto first = tl.schedule({&w, 1}, true);
-  const auto second = tl.schedule({&w, 1}, true);  // core 2 is still busy with the first
-  const double gap = std::chrono::duration<double, std::nano>(second.done - first.done).count();
-  EXPECT_NEAR(gap, first.elapsed_ns, 2.0);  // starts when the first ends (ns rounding)
+  const double alone = kSubmitNs + kTaskNs + 1e6 / kCoreDmaBytesPerNs;
+  const Clock::time_point t0 = Clock::time_point{} + std::chrono::seconds(100);  // any fixed instant
+  const auto first = tl.schedule({&w, 1}, true, t0);
+  EXPECT_NEAR(first.elapsed_ns, alone, 1e-6);
+  EXPECT_NEAR(ns_between(t0, first.done), alone, 2.0);  // ns rounding of the clock
+  // Core 2 is still busy half-way through the first job: the second starts when it ends.
+  const auto half = at(t0, alone / 2);
+  const auto second = tl.schedule({&w, 1}, true, half);
+  EXPECT_NEAR(second.elapsed_ns, alone, 1e-6);
+  EXPECT_NEAR(ns_between(first.done, second.done), alone, 2.0);
+  // Core 0 is idle at the same instant: no queueing.
   const CoreWork other{0, {weights_only(1e6)}};
-  const auto third = tl.schedule({&other, 1}, true);  // core 0 is idle: no queueing
+  const auto third = tl.schedule({&other, 1}, true, half);
+  EXPECT_NEAR(ns_between(half, third.done), alone, 2.0);
   EXPECT_LT(third.done, second.done);
+  // Core 2 again, submitted after both its jobs ended: idle, no queueing either.
+  const auto later = at(t0, 5 * alone);
+  const auto fourth = tl.schedule({&w, 1}, true, later);
+  EXPECT_NEAR(ns_between(later, fourth.done), alone, 2.0);
+  // Fast mode never queues and keeps nothing: done is the submit instant itself.
+  const auto fast = tl.schedule({&w, 1}, false, later);
+  EXPECT_EQ(fast.done, later);
+  EXPECT_NEAR(fast.elapsed_ns, alone, 1e-6);
 }
 
 TEST(Timeline, EnvironmentPicksTheMode) {

@@ -92,6 +92,7 @@ class FaultyFileOs : public FileOs {
   int register_error = 0;        // uring_register_buffers returns this
   int direct_open_error = 0;     // open(O_DIRECT) returns this
   int direct_read_error = 0;     // pread on an O_DIRECT fd returns this
+  uint32_t dio_align_bytes = 0;  // statx DIOALIGN reports this (where the kernel gives none)
   int pread_short_every = 0;     // every k-th pread reports a third of the bytes it read
   int pread_eintr_every = 0;     // every k-th pread fails with -EINTR
   int cqe_short_every = 0;       // every k-th io_uring completion is cut to a third
@@ -128,7 +129,11 @@ class FaultyFileOs : public FileOs {
     return n;
   }
   int file_size(int fd, uint64_t* size) override { return real_.file_size(fd, size); }
-  int dio_align(int fd, DioAlign* out) override { return real_.dio_align(fd, out); }
+  int dio_align(int fd, DioAlign* out) override {
+    if (dio_align_bytes == 0) return real_.dio_align(fd, out);
+    *out = DioAlign{dio_align_bytes, dio_align_bytes};
+    return 0;
+  }
   int logical_block_size(int fd, uint32_t* b) override { return real_.logical_block_size(fd, b); }
   int fadvise(int fd, off_t o, off_t l, int a) override { return real_.fadvise(fd, o, l, a); }
   void* mmap_file(int fd, size_t l, int* e) override { return real_.mmap_file(fd, l, e); }
