@@ -15,6 +15,10 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>  // HWCAP_ASIMDDP
+#include <sys/auxv.h>
+#endif
 
 #include "lib/ref/kernels.h"
 #include "lib/ref/workers.h"
@@ -28,6 +32,7 @@ const char* isa_name(Isa isa) {
     case Isa::avx2: return "avx2";
     case Isa::avx512_vnni: return "avx512_vnni";
     case Isa::amx: return "amx";
+    case Isa::sdot: return "sdot";
   }
   return "unknown";
 }
@@ -44,14 +49,20 @@ bool isa_supported(Isa isa) {
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vnni");
     case Isa::amx: return detail::amx_usable();
+    case Isa::sdot: return false;
   }
+#elif defined(__aarch64__)
+  // The kernel's view of the CPU (ID_AA64ISAR0_EL1.DP, arch/arm64/include/uapi/asm/hwcap.h):
+  // set on every core of a big.LITTLE system or on none (the RK3588's A76 and A55 both have it).
+  if (isa == Isa::sdot) return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
 #endif
   return false;
 }
 
+// Ordered from the slowest to the fastest: best_isa() is the last one supported.
 std::vector<Isa> supported_isas() {
   std::vector<Isa> out;
-  for (Isa isa : {Isa::generic, Isa::sse2, Isa::avx2, Isa::avx512_vnni, Isa::amx}) {
+  for (Isa isa : {Isa::generic, Isa::sse2, Isa::avx2, Isa::avx512_vnni, Isa::amx, Isa::sdot}) {
     if (isa_supported(isa)) out.push_back(isa);
   }
   return out;
@@ -69,7 +80,10 @@ const Kernel& kernel_for(Isa isa) {
     case Isa::avx2: return avx2_kernel();
     case Isa::avx512_vnni: return vnni_kernel();
     case Isa::amx: return amx_kernel();
+    case Isa::sdot: break;
   }
+#elif defined(__aarch64__)
+  if (isa == Isa::sdot) return sdot_kernel();
 #endif
   (void)isa;
   return generic_kernel();

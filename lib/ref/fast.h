@@ -13,12 +13,14 @@
 
 namespace ork::ref {
 
-// Kernel tiers, chosen at run time (CPUID): AMX-INT8 (tdpbssd, s8 x s8 tiles), AVX-512 VNNI
-// (vpdpbusd, u8 x s8 with a column-sum correction), AVX2 (vpmaddwd on sign-extended int16
-// pairs), SSE2 (pmaddwd). All exact: none of these instructions saturates.
-// `generic` is plain C++ (int16 pairs, left to the compiler's vectoriser): any CPU, e.g. the
-// RK3588's own Cortex-A76 when the reference runs on the board.
-enum class Isa { generic, sse2, avx2, avx512_vnni, amx };
+// Kernel tiers, chosen at run time (x86: CPUID; AArch64: the kernel's hwcaps). x86: AMX-INT8
+// (tdpbssd, s8 x s8 tiles), AVX-512 VNNI (vpdpbusd, u8 x s8 with a column-sum correction),
+// AVX2 (vpmaddwd on sign-extended int16 pairs), SSE2 (pmaddwd). AArch64: SDOT (Armv8.2-A dot
+// product, s8 x s8; getauxval(AT_HWCAP) & HWCAP_ASIMDDP), e.g. the RK3588's Cortex-A76 and
+// A55. All exact: none of these instructions saturates.
+// `generic` is plain C++ (int16 pairs, left to the compiler's vectoriser): any CPU. Every
+// supported tier can be forced with FastOptions::isa / pack_b_int8's isa (tests, ork_bench).
+enum class Isa { generic, sse2, avx2, avx512_vnni, amx, sdot };
 
 const char* isa_name(Isa isa);
 bool isa_supported(Isa isa);

@@ -13,7 +13,7 @@ namespace ork::ref::detail {
 enum class AFormat {
   int16_pairs,  // two sign-extended int16 per group (pmaddwd)
   u8_biased,    // four uint8 a + 128 per group; the caller subtracts 128 * column sums
-  s8,           // four int8 per group (AMX tdpbssd: signed x signed)
+  s8,           // four int8 per group (AMX tdpbssd, AArch64 SDOT: signed x signed)
 };
 
 struct Kernel {
@@ -48,6 +48,9 @@ const Kernel& sse2_kernel();        // kernels_x86.cpp
 const Kernel& avx2_kernel();
 const Kernel& vnni_kernel();
 const Kernel& amx_kernel();         // kernel_amx.cpp
+#endif
+#if defined(__aarch64__)
+const Kernel& sdot_kernel();        // kernel_sdot.cpp (compiled with +dotprod)
 #endif
 
 }  // namespace ork::ref::detail

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -10,6 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 #include "lib/ref/fast.h"
 #include "driver/common/fp16.h"
@@ -210,6 +216,44 @@ TEST(PackedInt8, ErrorsAreNamed) {
   if (isa_supported(Isa::sse2)) {
     EXPECT_EQ(matmul_int8_packed(a, 2, *packed, c6, {.isa = Isa::sse2}).error().message,
               "matmul_int8_packed: B was packed for isa generic, not sse2");
+  }
+}
+
+// Every test here runs each tier this CPU has (supported_isas()), so which tiers those are
+// decides what is tested: on AArch64 the SDOT tier is there exactly when the kernel's hwcaps
+// say the CPU has dot product, and it is then the default; generic is always there and can
+// be forced. ORK_TEST_REQUIRE_ISA=<name> (.ci/arm64 sets sdot; qemu-aarch64 emulates it)
+// fails the run when that tier is missing, so CI cannot lose a tier without noticing.
+TEST(FastInt8, TiersFollowTheCpu) {
+  const auto isas = supported_isas();
+  ASSERT_FALSE(isas.empty());
+  EXPECT_EQ(isas.front(), Isa::generic);
+  EXPECT_EQ(best_isa(), isas.back());
+  std::string names;
+  for (Isa isa : isas) names += std::string(names.empty() ? "" : ", ") + isa_name(isa);
+  std::printf("fast int8 tiers tested on this CPU: %s\n", names.c_str());
+#if defined(__aarch64__)
+  const bool dotprod = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  EXPECT_EQ(isa_supported(Isa::sdot), dotprod);
+  if (dotprod) {
+    EXPECT_EQ(best_isa(), Isa::sdot);
+  } else {
+    std::printf("no dot product (HWCAP_ASIMDDP) on this CPU: the sdot tier is not tested here\n");
+  }
+#else
+  EXPECT_FALSE(isa_supported(Isa::sdot));
+#endif
+  if (const char* want = std::getenv("ORK_TEST_REQUIRE_ISA"); want != nullptr && *want != 0) {
+    bool found = false;
+    for (Isa isa : isas) found |= std::string(isa_name(isa)) == want;
+    EXPECT_TRUE(found) << "ORK_TEST_REQUIRE_ISA=" << want << " but this CPU has " << names;
+  }
+  for (Isa isa : {Isa::sse2, Isa::avx2, Isa::avx512_vnni, Isa::amx, Isa::sdot}) {
+    if (isa_supported(isa)) continue;  // a tier this CPU lacks is refused by name
+    std::vector<int8_t> a(4, 1), b(4, 1);
+    std::vector<int32_t> c(4);
+    EXPECT_EQ(matmul_int8_fast(a, b, c, {2, 2, 2}, {.isa = isa}).error().message,
+              std::string("isa ") + isa_name(isa) + ": not supported by this CPU");
   }
 }
 

@@ -184,7 +184,7 @@ int main_impl(int argc, char** argv) {
   app.add_flag("--no-onednn", args.skip_onednn, "leave oneDNN out (its OpenMP threads keep spinning between calls)");
   app.add_flag("--no-emu", args.skip_emu, "leave the emulated NPU candidates out");
   app.add_flag("--emu-all", args.emu_all, "also emu-rocket (3 cores) and emu-rknpu without the weight cache");
-  app.add_option("--isa", args.isa, "time only this tier of the fast path (generic, sse2, avx2, avx512_vnni, amx, "
+  app.add_option("--isa", args.isa, "time only this tier of the fast path (generic, sse2, avx2, avx512_vnni, amx, sdot, "
                  "or best = the fastest this CPU has): slow tiers run between the calls evict what the others keep "
                  "in cache, and AVX-512 code slows AMX on some hosts");
   tools::add_json(app, args.json);
