@@ -31,19 +31,31 @@ Result<Order> parse_order(const std::string& name) {
 }
 
 int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores) {
-  auto plan = matmul::make_plan(matmul::Shape{m, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = cores});
-  if (!plan) return 0;
+  const std::pair<int64_t, int64_t> one[] = {{k, n}};
+  return modelled_group_ns(dtype, m, one, cores);
+}
+
+int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
+                          int cores) {
   const double eb = static_cast<double>(matmul::element_bits(dtype)) / 8.0;
-  std::vector<emu::CoreWork> work(static_cast<size_t>(plan->cores_used));
-  for (int c = 0; c < plan->cores_used; ++c) work[static_cast<size_t>(c)].core = c;
-  for (const auto& t : plan->tasks) {
-    emu::TaskDemand d;
-    d.weight_bytes = static_cast<double>(t.kt * t.nt) * eb;
-    d.feature_bytes = static_cast<double>(t.mc * t.kt) * eb;
-    d.output_bytes = static_cast<double>(t.mc * t.nt * plan->out_bytes());
-    d.macs = static_cast<double>(t.mc * t.kt * t.nt);
-    d.macs_per_cycle = dtype == matmul::DType::fp16 ? emu::kFp16MacsPerCycle : emu::kInt8MacsPerCycle;
-    work[static_cast<size_t>(t.core)].tasks.push_back(d);
+  std::vector<emu::CoreWork> work;
+  for (const auto& [k, n] : shapes) {
+    auto plan = matmul::make_plan(matmul::Shape{m, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = cores});
+    if (!plan) return 0;
+    if (work.size() < static_cast<size_t>(plan->cores_used)) {
+      const size_t old = work.size();
+      work.resize(static_cast<size_t>(plan->cores_used));
+      for (size_t c = old; c < work.size(); ++c) work[c].core = static_cast<int>(c);
+    }
+    for (const auto& t : plan->tasks) {
+      emu::TaskDemand d;
+      d.weight_bytes = static_cast<double>(t.kt * t.nt) * eb;
+      d.feature_bytes = static_cast<double>(t.mc * t.kt) * eb;
+      d.output_bytes = static_cast<double>(t.mc * t.nt * plan->out_bytes());
+      d.macs = static_cast<double>(t.mc * t.kt * t.nt);
+      d.macs_per_cycle = dtype == matmul::DType::fp16 ? emu::kFp16MacsPerCycle : emu::kInt8MacsPerCycle;
+      work[static_cast<size_t>(t.core)].tasks.push_back(d);
+    }
   }
   const std::vector<double> start(work.size(), 0.0);
   const auto end = emu::simulate_cores(work, start);

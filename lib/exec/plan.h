@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,10 @@ struct ExecPlan {
 // The modelled device time of one matmul (the emulator's timing model, driver/emu/npu
 // timing.h: per-core task demands on shared DRAM, plus one submit), ns.
 int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores);
+// The same for several matmuls (K, N each) in one submit: their tasks one after another on
+// each core, one submit cost per core (a chained batch job, docs/execution.md "Projection").
+int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
+                          int cores);
 
 // Checks the budget (>= the largest layer), builds the stream, schedules and assigns slots.
 Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& options);

@@ -78,6 +78,41 @@ open(desc, "w").write('{"dtype": "int8", "hidden": 64, "layers": 1, "matmuls": [
 run([ork_pack, os.path.join(tmp, "none.safetensors"), "--desc", desc, "-o", os.path.join(tmp, "x.ork")], 2, "no matmuls")
 run([ork_pack, "--synthetic", "huge", "-o", os.path.join(tmp, "x.ork")], 2, "unknown synthetic model")
 
+# --project: the board projection, from a packed file and from a synthetic shape.
+for args in ([ork_run, model, "--project", "--json"],
+             [ork_run, "--project", "--synthetic", "tiny", "--layers", "3", "--json", "--host-us", "5"]):
+    p = run(args, 0)
+    if p.returncode == 0:
+        j = json.loads(p.stdout)
+        for key in ["weight_bytes", "resident", "streamed_bytes", "budget_bytes", "window_bytes", "disk_rate",
+                    "residency_rule", "host_source", "device_source"]:
+            if key not in j:
+                failures.append(f"--project --json lacks {key}")
+        for step in ["decode", "prefill_m128"]:
+            s = j.get("project", {}).get(step, {})
+            for key in ["tokens_per_s", "step_us", "device_us", "host_us", "io_us", "compute_us", "sequential_us",
+                        "submits", "tasks", "plan", "per_matmul", "batched", "m"]:
+                if key not in s:
+                    failures.append(f"--project {step} lacks {key}")
+            if s and abs(s["step_us"] - max(s["io_us"], s["device_us"] + s["host_us"])) > 1e-6 * s["step_us"]:
+                failures.append(f"--project {step}: step_us is not max(io, device + host): {s}")
+            if s and abs(s["tokens_per_s"] - s["m"] * 1e6 / s["step_us"]) > 1e-6 * s["tokens_per_s"]:
+                failures.append(f"--project {step}: tokens_per_s is not m / step: {s}")
+        if "--host-us" in args and j.get("project", {}).get("decode", {}).get("host_us") != 5 * 3 * 7:
+            failures.append(f"--host-us 5 over 3 layers x 7 matmuls: {j.get('project', {}).get('decode')}")
+run([ork_run, "--project"], 2, "--synthetic NAME")
+run([ork_run, model, "--project", "--synthetic", "tiny"], 2, "one of them")
+run([ork_run, "--synthetic", "tiny"], 2, "needs --project")
+run([ork_run, "--project", "--synthetic", "huge"], 2, "--synthetic huge")
+run([ork_run, "--project", "--synthetic", "tiny", "--dtype", "fp8"], 2, "--dtype fp8")
+run([ork_run, "--project", "--synthetic", "tiny", "--disk-rate", "0"], 2, "--disk-rate")
+run([ork_run, "--project", "--synthetic", "tiny", "--disk-rate", "fast"], 2, "--disk-rate")
+run([ork_run, "--project", "--synthetic", "tiny", "--layers", "0"], 2, "--layers")
+run([ork_run, "--project", "--synthetic", "tiny", "--host-us", "-1"], 2, "--host-us")
+run([ork_run, "--project", "--synthetic", "tiny", "--budget", "12Q"], 2, "--budget 12Q")
+run([ork_run, trunc, "--project"], 2, "truncated")
+run([ork_run], 2, "MODEL")
+
 for f in failures:
     print("FAIL:", f)
 sys.exit(1 if failures else 0)

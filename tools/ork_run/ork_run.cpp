@@ -21,6 +21,7 @@
 #include "tools/common/ork_handles.h"
 #include "tools/common/progress.h"
 #include "tools/common/spread.h"
+#include "tools/ork_run/project.h"
 #include "tools/ork_stream/size_arg.h"
 
 namespace {
@@ -163,7 +164,7 @@ int main(int argc, char** argv) {
     CLI::App app{"Run a packed model through the NPU under a memory budget, every output checked against the CPU reference"};
     tools::add_conventions(app, "ork_run");
     Args a;
-    app.add_option("model", a.path, "a packed model file (ork_pack)")->required();
+    app.add_option("model", a.path, "a packed model file (ork_pack); required except with --project --synthetic");
     tools::add_number(app, "--tokens", a.tokens, "token steps to run", int64_t{1}, int64_t{100000});
     app.add_option("--budget", a.budget_text, "bytes for weight slots (K/M/G suffixes)")->capture_default_str();
     tools::add_device(app, a.device_name);
@@ -173,7 +174,35 @@ int main(int argc, char** argv) {
     tools::add_number(app, "--disk-gbs", a.disk_gbs, "disk rate the plan assumes, GB/s", 0.001, 1000.0);
     app.add_option("--trace", a.trace_path, "write a Perfetto / chrome://tracing JSON of the run (never the model)");
     tools::add_json(app, a.json);
+    // --project: the modelled board time of the matmuls instead of a run (project.h).
+    bool project = false;
+    tools::ProjectArgs pa;
+    app.add_flag("--project", project,
+                 "print the board projection (decode and prefill M=128 tokens/s: timing model + measured host + I/O)");
+    auto* synth = app.add_option("--synthetic", pa.synthetic, "--project: a synthetic model's shapes (tiny, small, "
+                                 "qwen2.5-1.5b, 7b) instead of a file; nothing is written");
+    tools::add_number(app, "--layers", pa.layers, "--project --synthetic: layers", 1, 1024)->needs(synth);
+    app.add_option("--dtype", pa.dtype, "--project --synthetic: int8, int4 or fp16")->capture_default_str()->needs(synth);
+    tools::add_number(app, "--disk-rate", pa.disk_bytes_per_s, "--project: disk rate, bytes/s (docs/io.md: 1.2e9 measured)",
+                      1e6, 1e12);
+    tools::add_number(app, "--host-us", pa.host_us, "--project: host time per matmul call, us (default: measured "
+                      "on the zero-work emulator)", 0.0, 1e6);
+    tools::add_number(app, "--prefill-m", pa.prefill_m, "--project: rows of the prefill step", int64_t{2}, int64_t{4096});
+    auto* budget_opt = app.get_option("--budget");
     if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+    if (!pa.synthetic.empty() && !project) return error("--synthetic needs --project (ork_pack --synthetic writes a model file)");
+    if (project) {
+      pa.path = a.path;
+      pa.cores = a.cores == 0 ? 3 : a.cores;
+      pa.json = a.json;
+      if (budget_opt->count() > 0) {
+        auto b = io::tools::parse_size(a.budget_text);
+        if (!b) return error(fmt::format("--budget {}: {}", a.budget_text, b.error().message));
+        pa.budget_bytes = *b;
+      }
+      return tools::run_project(pa);
+    }
+    if (a.path.empty()) return error("MODEL: a packed model file is required (ork_pack writes one)");
     return run(a);
   });
 }

@@ -1,0 +1,92 @@
+// The board projection (docs/execution.md "Board projection"): the modelled time of one
+// step (a decode token at M = 1, or M prefill rows) of a model's matmuls on the RK3588,
+// from three parts, each stated:
+//   device  the timing model's time of every matmul (modelled_matmul_ns: per-core task
+//           demands on shared DRAM plus one submit; driver/emu/npu/timing.h), on `cores`;
+//   host    the host's own time per matmul call (plan lookup, packing A, the submit and
+//           wait ioctls, unpacking C), measured on the emulator with a PC that does no work
+//           (measure_host_ns) or given;
+//   I/O     the weight bytes that do not stay resident, at the disk rate.
+// Calls are synchronous (one submit per matmul, host then device), so compute = device +
+// host; the scheduled order overlaps I/O with compute, so a step takes max(I/O, compute)
+// (the sequential order: their sum). The residency rule: the whole model stays resident
+// when its weights fit both the budget (host RAM for weights) and the NPU's address window;
+// otherwise two of its largest layers are kept as streaming slots, the rest of what fits
+// is pinned, and everything else is read from disk every step.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "driver/common/result.h"
+#include "lib/exec/executor.h"
+#include "lib/exec/model.h"
+
+namespace ork::exec {
+
+struct ProjectOptions {
+  int64_t m = 1;                    // rows per step: 1 decode, 128 prefill
+  int cores = 3;
+  double disk_bytes_per_s = 1.2e9;  // docs/io.md's measured rate on this machine
+  uint64_t budget_bytes = 0;        // host RAM the weights may take
+  uint64_t window_bytes = 0;        // the NPU's address window (KmdInfo::window_bytes)
+  std::vector<double> host_ns;      // per matmul of a layer (desc order): host time per call
+};
+
+struct MatmulProjection {
+  std::string name;
+  int64_t k = 0, n = 0;
+  uint64_t bytes = 0;     // packed weight bytes of one layer's tensor
+  int64_t device_ns = 0;  // modelled, one submit
+  double host_ns = 0;
+  int64_t tasks = 0;      // NPU tasks of its plan (each pays the model's fixed task cost)
+};
+
+// A group of a layer's matmuls that read the same input and do not depend on each other
+// (q/k/v; gate/up): one chained batch job, one submit per core.
+struct BatchGroup {
+  std::vector<int> matmuls;
+  int64_t device_ns = 0;  // modelled_group_ns of the group
+};
+
+struct Projection {
+  int64_t m = 1;
+  int layers = 0, cores = 3;
+  std::vector<MatmulProjection> per_matmul;  // one layer
+  // Per step (all layers):
+  double device_ns = 0, host_ns = 0, io_ns = 0;
+  double compute_ns = 0;     // device + host
+  double step_ns = 0;        // max(io, compute): the scheduled order
+  double sequential_ns = 0;  // io + compute: load, then compute, no overlap
+  double tokens_per_s = 0;   // m per step
+  int64_t submits = 0;       // per step: one per matmul
+  int64_t tasks = 0;         // per step, all cores
+  // The weight bytes once through the shared DRAM limit (timing.h kSharedDramBytesPerNs):
+  // no plan of these matmuls is faster on the model.
+  double dram_floor_ns = 0;
+  uint64_t weight_bytes = 0, resident_bytes = 0, streamed_bytes = 0, budget_bytes = 0, window_bytes = 0;
+  bool resident = false;     // the whole model stays resident
+  double disk_bytes_per_s = 0;
+  // The same step with each BatchGroup as one submit (ork_batch, API 3); host time as above.
+  std::vector<BatchGroup> groups;
+  double batched_device_ns = 0, batched_step_ns = 0, batched_tokens_per_s = 0;
+  int64_t batched_submits = 0;
+};
+
+// The groups of `desc`'s layer: consecutive matmuls with the same inputs, none in another's
+// `after` or inputs.
+std::vector<BatchGroup> batch_groups(const ModelDesc& desc);
+
+// Checks the options (m, cores, rate, host_ns size) and computes the projection.
+Result<Projection> project(const ModelDesc& desc, const ProjectOptions& options);
+
+// Host time per call of each of the layer's matmuls at m rows, on `device` (meant to be the
+// emulator with a PC that does no work, so the device's part is ~0): weights are views of
+// zero BOs of the packed size, one warm-up call (builds the context), then `repeats` calls;
+// the median of the runner's plan + pack + submit + unpack time. *submits_per_call: the
+// submits one call made (the largest over the matmuls).
+Result<std::vector<double>> measure_host_ns(DeviceRef device, const ModelDesc& desc, int64_t m, int repeats,
+                                            int* submits_per_call = nullptr);
+
+}  // namespace ork::exec

@@ -1,0 +1,166 @@
+// The board projection (lib/exec/project.h): its parts add up to the plan (device = the
+// timing model's time of every matmul, host = the given time per call, I/O = the streamed
+// bytes at the disk rate, step = max(I/O, device + host)), the residency rule, the batch
+// groups, bad options named, and the host time measured on the zero-work emulator.
+#include <gtest/gtest.h>
+
+#include "driver/emu/kernel/fake_kernel.h"
+#include "lib/api/device.h"
+#include "lib/exec/pack_file.h"
+#include "lib/exec/plan.h"
+#include "lib/exec/project.h"
+
+namespace ork::exec {
+namespace {
+
+ModelDesc desc(const char* name, int layers, matmul::DType dtype = matmul::DType::int8) {
+  auto d = synthetic_desc(name, layers, dtype);
+  EXPECT_TRUE(d);
+  return *d;
+}
+
+ProjectOptions options(const ModelDesc& d, int64_t m, uint64_t budget) {
+  ProjectOptions o;
+  o.m = m;
+  o.budget_bytes = budget;
+  o.window_bytes = uint64_t{1} << 32;
+  o.disk_bytes_per_s = 1.2e9;
+  for (size_t j = 0; j < d.matmuls.size(); ++j) o.host_ns.push_back(1000.0 * static_cast<double>(j + 1));
+  return o;
+}
+
+TEST(Project, PartsAddUpToThePlan) {
+  for (const char* name : {"tiny", "qwen2.5-1.5b"}) {
+    for (int64_t m : {int64_t{1}, int64_t{128}}) {
+      const ModelDesc d = desc(name, 5);
+      const ProjectOptions o = options(d, m, uint64_t{1} << 40);
+      auto p = project(d, o);
+      ASSERT_TRUE(p) << p.error().message;
+      double device = 0, host = 0;
+      uint64_t bytes = 0;
+      for (size_t j = 0; j < d.matmuls.size(); ++j) {
+        const MatmulDesc& md = d.matmuls[j];
+        device += static_cast<double>(modelled_matmul_ns(d.dtype, m, md.k, md.n, 3));
+        host += o.host_ns[j];
+        bytes += align_up(*packed_bytes(d.dtype, md.k, md.n), kPackAlign);
+        EXPECT_EQ(p->per_matmul[j].device_ns, modelled_matmul_ns(d.dtype, m, md.k, md.n, 3));
+      }
+      EXPECT_DOUBLE_EQ(p->device_ns, device * 5);
+      EXPECT_DOUBLE_EQ(p->host_ns, host * 5);
+      EXPECT_EQ(p->weight_bytes, bytes * 5);
+      EXPECT_TRUE(p->resident);
+      EXPECT_EQ(p->streamed_bytes, 0u);
+      EXPECT_DOUBLE_EQ(p->io_ns, 0);
+      EXPECT_DOUBLE_EQ(p->compute_ns, p->device_ns + p->host_ns);
+      EXPECT_DOUBLE_EQ(p->step_ns, p->compute_ns);
+      EXPECT_DOUBLE_EQ(p->tokens_per_s, static_cast<double>(m) * 1e9 / p->step_ns);
+      EXPECT_EQ(p->submits, 7 * 5);
+      EXPECT_EQ(p->batched_submits, 4 * 5);
+      EXPECT_GT(p->device_ns, p->dram_floor_ns);  // no plan beats the shared DRAM limit
+    }
+  }
+}
+
+TEST(Project, StreamedWhenOverTheBudgetOrTheWindow) {
+  const ModelDesc d = desc("qwen2.5-1.5b", 8);
+  auto whole = project(d, options(d, 1, uint64_t{1} << 40));
+  ASSERT_TRUE(whole);
+  const uint64_t layer = whole->weight_bytes / 8;
+  const uint64_t budget = 5 * layer;  // room for 5 layers: 2 are slots, 3 stay pinned
+  auto p = project(d, options(d, 1, budget));
+  ASSERT_TRUE(p);
+  EXPECT_FALSE(p->resident);
+  EXPECT_EQ(p->resident_bytes, 3 * layer);
+  EXPECT_EQ(p->streamed_bytes, 5 * layer);
+  EXPECT_DOUBLE_EQ(p->io_ns, static_cast<double>(5 * layer) / 1.2e9 * 1e9);
+  EXPECT_DOUBLE_EQ(p->step_ns, std::max(p->io_ns, p->compute_ns));
+  EXPECT_DOUBLE_EQ(p->sequential_ns, p->io_ns + p->compute_ns);
+  // The window bounds it the same way as the budget.
+  ProjectOptions o = options(d, 1, uint64_t{1} << 40);
+  o.window_bytes = budget;
+  auto w = project(d, o);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->streamed_bytes, p->streamed_bytes);
+  // Less room than two layers: everything streams.
+  auto none = project(d, options(d, 1, layer));
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->resident_bytes, 0u);
+  EXPECT_EQ(none->streamed_bytes, whole->weight_bytes);
+}
+
+TEST(Project, SevenBIsLargerThanTheWindowAtInt8) {
+  auto p = project(desc("7b", 28), options(desc("7b", 28), 1, uint64_t{1} << 40));
+  ASSERT_TRUE(p);
+  EXPECT_GT(p->weight_bytes, uint64_t{1} << 32);
+  EXPECT_FALSE(p->resident);
+  EXPECT_GT(p->io_ns, 0);
+}
+
+TEST(Project, BatchGroupsShareAnInput) {
+  const ModelDesc d = desc("tiny", 1);
+  const auto g = batch_groups(d);
+  ASSERT_EQ(g.size(), 4u);  // q k v | o | gate up | down
+  EXPECT_EQ(g[0].matmuls, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(g[1].matmuls, (std::vector<int>{3}));
+  EXPECT_EQ(g[2].matmuls, (std::vector<int>{4, 5}));
+  EXPECT_EQ(g[3].matmuls, (std::vector<int>{6}));
+  auto p = project(d, options(d, 1, uint64_t{1} << 40));
+  ASSERT_TRUE(p);
+  // One submit per core per group instead of per matmul: never slower on the model.
+  EXPECT_LE(p->batched_device_ns, p->device_ns);
+  const std::pair<int64_t, int64_t> qkv[] = {{d.matmuls[0].k, d.matmuls[0].n}, {d.matmuls[1].k, d.matmuls[1].n},
+                                             {d.matmuls[2].k, d.matmuls[2].n}};
+  EXPECT_EQ(p->groups[0].device_ns, modelled_group_ns(d.dtype, 1, qkv, 3));
+}
+
+TEST(Project, BadOptionsAreNamed) {
+  const ModelDesc d = desc("tiny", 2);
+  auto expect_error = [&](ProjectOptions o, const char* text) {
+    auto p = project(d, o);
+    ASSERT_FALSE(p);
+    EXPECT_NE(p.error().message.find(text), std::string::npos) << p.error().message;
+  };
+  ProjectOptions o = options(d, 1, 1 << 20);
+  o.m = 0;
+  expect_error(o, "m = 0");
+  o = options(d, 1, 1 << 20);
+  o.cores = 4;
+  expect_error(o, "cores = 4");
+  o = options(d, 1, 1 << 20);
+  o.disk_bytes_per_s = 0;
+  expect_error(o, "disk rate");
+  o.disk_bytes_per_s = std::numeric_limits<double>::quiet_NaN();
+  expect_error(o, "disk rate");
+  o = options(d, 1, 1 << 20);
+  o.host_ns.pop_back();
+  expect_error(o, "6 given for 7 matmuls");
+  o = options(d, 1, 1 << 20);
+  o.host_ns[0] = -1;
+  expect_error(o, "host time -1");
+}
+
+TEST(Project, HostTimeOnTheZeroWorkEmulator) {
+  emu::FakeKernelConfig cfg;
+  cfg.executor = [](const emu::DeviceMemory&, int, uint64_t, uint32_t, uint32_t max_tasks) {
+    emu::ChainResult r;
+    r.tasks_done = max_tasks;
+    return r;
+  };
+  auto dev = api::open_emulator(driver::KmdKind::rknpu, cfg);
+  ASSERT_TRUE(dev);
+  const ModelDesc d = desc("tiny", 1);
+  int submits = 0;
+  auto h = measure_host_ns(DeviceRef{(*dev)->kmd.get(), (*dev)->runner.get(), 3}, d, 4, 3, &submits);
+  ASSERT_TRUE(h) << h.error().message;
+  ASSERT_EQ(h->size(), d.matmuls.size());
+  for (double v : *h) EXPECT_GT(v, 0);
+  EXPECT_GE(submits, 1);
+  auto none = measure_host_ns(DeviceRef{}, d, 1, 3);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("needs an NPU device"), std::string::npos);
+  auto zero = measure_host_ns(DeviceRef{(*dev)->kmd.get(), (*dev)->runner.get(), 3}, d, 1, 0);
+  ASSERT_FALSE(zero);
+}
+
+}  // namespace
+}  // namespace ork::exec

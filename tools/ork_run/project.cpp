@@ -1,0 +1,155 @@
+// ork_run --project (project.h): the modelled board time per step of a model's matmuls.
+#include "tools/ork_run/project.h"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/exec/pack_file.h"
+#include "lib/exec/project.h"
+#include "tools/common/cli.h"
+#include "tools/ork_run/zero_work.h"
+
+namespace ork::tools {
+namespace {
+
+int fail(const std::string& msg, Exit e = Exit::bad_usage) {
+  std::fprintf(stderr, "ork_run: %s\n", msg.c_str());
+  return code(e);
+}
+
+const char* kPlanText =
+    "one synchronous submit per matmul (q, k, v, o, gate, up, down), each on all cores; the scheduled order "
+    "overlaps the loads of streamed tensors with compute";
+const char* kBatchedText =
+    "each group of matmuls with one input (q/k/v; gate/up) as one chained batch job: one submit per core per group";
+const char* kRuleText =
+    "resident when the weights fit min(budget, NPU window); else two largest layers' slots stream and the rest of "
+    "that room is pinned; the remainder is read from disk every step";
+
+nlohmann::json step_json(const exec::Projection& p) {
+  nlohmann::json per;
+  for (const auto& mp : p.per_matmul)
+    per.push_back({{"name", mp.name}, {"k", mp.k}, {"n", mp.n}, {"bytes", mp.bytes},
+                   {"device_us", static_cast<double>(mp.device_ns) / 1e3}, {"host_us", mp.host_ns / 1e3},
+                   {"tasks", mp.tasks}});
+  nlohmann::json groups;
+  for (const auto& g : p.groups) {
+    nlohmann::json names;
+    for (int j : g.matmuls) names.push_back(p.per_matmul[static_cast<size_t>(j)].name);
+    groups.push_back({{"matmuls", names}, {"device_us", static_cast<double>(g.device_ns) / 1e3}});
+  }
+  return {{"m", p.m},
+          {"tokens_per_s", p.tokens_per_s},
+          {"step_us", p.step_ns / 1e3},
+          {"device_us", p.device_ns / 1e3},
+          {"host_us", p.host_ns / 1e3},
+          {"compute_us", p.compute_ns / 1e3},
+          {"io_us", p.io_ns / 1e3},
+          {"sequential_us", p.sequential_ns / 1e3},
+          {"submits", p.submits},
+          {"tasks", p.tasks},
+          {"dram_floor_us", p.dram_floor_ns / 1e3},
+          {"plan", kPlanText},
+          {"per_matmul", per},
+          {"batched",
+           {{"tokens_per_s", p.batched_tokens_per_s},
+            {"step_us", p.batched_step_ns / 1e3},
+            {"device_us", p.batched_device_ns / 1e3},
+            {"submits", p.batched_submits},
+            {"plan", kBatchedText},
+            {"groups", groups}}}};
+}
+
+void print_step(const char* label, const exec::Projection& p) {
+  std::printf("%-13s %7.1f tok/s  step %8.2f ms = max(I/O %8.2f, device %7.2f + host %6.2f); sequential %.2f ms; %lld submits\n",
+              label, p.tokens_per_s, p.step_ns / 1e6, p.io_ns / 1e6, p.device_ns / 1e6, p.host_ns / 1e6,
+              p.sequential_ns / 1e6, static_cast<long long>(p.submits));
+  std::printf("%-13s %7s        %lld NPU tasks; the weights once through shared DRAM take %.2f ms (the model's floor)\n", "", "",
+              static_cast<long long>(p.tasks), p.dram_floor_ns / 1e6);
+  std::printf("%-13s %7.1f tok/s  batched: device %7.2f ms, %lld submits (%s)\n", "", p.batched_tokens_per_s,
+              p.batched_device_ns / 1e6, static_cast<long long>(p.batched_submits), kBatchedText);
+}
+
+}  // namespace
+
+int run_project(const ProjectArgs& a) {
+  if (a.path.empty() == a.synthetic.empty())
+    return fail("--project needs a packed model file or --synthetic NAME (one of them)");
+  exec::ModelDesc desc;
+  if (!a.synthetic.empty()) {
+    auto dt = exec::parse_dtype(a.dtype);
+    if (!dt) return fail(fmt::format("--dtype {}: {}", a.dtype, dt.error().message));
+    auto d = exec::synthetic_desc(a.synthetic, a.layers, *dt);
+    if (!d) return fail(fmt::format("--synthetic {}: {}", a.synthetic, d.error().message));
+    desc = std::move(*d);
+  } else {
+    auto m = exec::read_packed(a.path);
+    if (!m) return fail(m.error().message);
+    desc = m->desc;
+  }
+  auto dev = open_zero_work_emulator();
+  if (!dev) return fail(fmt::format("the zero-work emulator: {}", dev.error().message), Exit::device_unavailable);
+  ork_device& d = **dev;
+  const exec::DeviceRef ref{d.kmd.get(), d.runner.get(), a.cores};
+  const uint64_t window = d.kmd->estimate_window().window_bytes;  // 4 GiB: 32-bit NPU addresses
+  nlohmann::json out = {{"model", a.path.empty() ? a.synthetic : a.path}, {"name", desc.name},
+                        {"dtype", exec::dtype_key(desc.dtype)}, {"layers", desc.layers}, {"cores", a.cores},
+                        {"disk_rate", a.disk_bytes_per_s}, {"window_bytes", window},
+                        {"residency_rule", kRuleText},
+                        {"host_source", a.host_us >= 0 ? "given (--host-us)" : "measured: zero-work emulator, median of the runner's plan+pack+submit+unpack"},
+                        {"device_source", "timing model (docs/timing-model.md), modelled_matmul_ns"}};
+  struct Step {
+    const char* key;
+    const char* label;
+    int64_t m;
+  };
+  const Step steps[] = {{"decode", "decode M=1", 1}, {"prefill_m128", "prefill M=128", a.prefill_m}};
+  bool first = true;
+  for (const Step& s : steps) {
+    exec::ProjectOptions po;
+    po.m = s.m;
+    po.cores = a.cores;
+    po.disk_bytes_per_s = a.disk_bytes_per_s;
+    po.window_bytes = window;
+    po.budget_bytes = a.budget_bytes == 0 ? window : a.budget_bytes;
+    int submits = 0;
+    if (a.host_us >= 0) {
+      po.host_ns.assign(desc.matmuls.size(), a.host_us * 1e3);
+    } else {
+      auto h = exec::measure_host_ns(ref, desc, s.m, a.repeats, &submits);
+      if (!h) return fail(fmt::format("measuring host time at M = {}: {}", s.m, h.error().message), Exit::check_failed);
+      po.host_ns = std::move(*h);
+    }
+    auto p = exec::project(desc, po);
+    if (!p) return fail(p.error().message);
+    if (first) {
+      out["weight_bytes"] = p->weight_bytes;
+      out["budget_bytes"] = p->budget_bytes;
+      out["resident"] = p->resident;
+      out["resident_bytes"] = p->resident_bytes;
+      out["streamed_bytes"] = p->streamed_bytes;
+      if (!a.json) {
+        const double mib = 1024.0 * 1024.0;
+        std::printf("model     %s: %s %s, %d layers, %.0f MiB of weights; %d cores; disk %.2f GB/s\n",
+                    a.path.empty() ? a.synthetic.c_str() : a.path.c_str(), desc.name.c_str(), exec::dtype_key(desc.dtype),
+                    desc.layers, static_cast<double>(p->weight_bytes) / mib, a.cores, a.disk_bytes_per_s / 1e9);
+        std::printf("memory    %s: %.0f MiB resident, %.0f MiB streamed per step (budget %.0f MiB, window %.0f MiB)\n",
+                    p->resident ? "resident" : "streamed", static_cast<double>(p->resident_bytes) / mib,
+                    static_cast<double>(p->streamed_bytes) / mib, static_cast<double>(p->budget_bytes) / mib,
+                    static_cast<double>(window) / mib);
+        std::printf("host      %s\n", out["host_source"].get<std::string>().c_str());
+      }
+      first = false;
+    }
+    nlohmann::json j = step_json(*p);
+    if (a.host_us < 0) j["measured_submits_per_call"] = submits;
+    out["project"][s.key] = j;
+    if (!a.json) print_step(s.label, *p);
+  }
+  if (a.json) std::printf("%s\n", out.dump().c_str());
+  return code(Exit::ok);
+}
+
+}  // namespace ork::tools

@@ -1,0 +1,27 @@
+// ork_run --project: the board projection of a model's matmuls (docs/execution.md "Board
+// projection", lib/exec/project.h), for decode (M = 1) and prefill at M = 128.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ork::tools {
+
+struct ProjectArgs {
+  std::string path;            // a packed model file, or "" with synthetic
+  std::string synthetic;       // a synthetic model's name (no file written)
+  int layers = 28;
+  std::string dtype = "int8";
+  int cores = 3;
+  uint64_t budget_bytes = 0;   // 0: the NPU's window (the board's RAM assumed to hold it)
+  double disk_bytes_per_s = 1.2e9;
+  double host_us = -1;         // < 0: measured on the zero-work emulator
+  int repeats = 5;             // host-time calls per matmul (median)
+  int64_t prefill_m = 128;
+  bool json = false;
+};
+
+// Prints the projection (text or one JSON object); returns the exit code.
+int run_project(const ProjectArgs& args);
+
+}  // namespace ork::tools
