@@ -86,7 +86,7 @@ ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64
     if (data == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_weights_create: data is NULL");
     if (auto s = check_dim("K", k); s != ORK_OK) return s;
     if (auto s = check_dim("N", n); s != ORK_OK) return s;
-    if (auto s = ork::api::check_weights_dtype(dtype); s != ORK_OK) return s;
+    if (auto s = ork::api::check_weights_dtype(ork::api::enum_value(dtype)); s != ORK_OK) return s;
     auto w = std::make_unique<ork_weights>();
     w->keep_device = ork::api::DeviceRef(device);
     w->device = device;

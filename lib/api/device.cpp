@@ -112,6 +112,11 @@ Result<std::unique_ptr<ork_device>> open_emulator(driver::KmdKind kind, const em
   auto d = std::make_unique<ork_device>();
   d->backend = "emu";
   d->fake = std::make_unique<emu::FakeKernel>(config);
+  // ORK_EMU_FAULTS (docs/emulator.md "Injected faults"): set before discovery, so that a
+  // rule can hit the device's first ioctls too.
+  auto rules = emu::faults_from_env();
+  if (!rules) return rules.error();
+  d->fake->faults().rules = std::move(*rules);
   auto kmd = driver::discover(*d->fake, kind);
   if (!kmd) return kmd.error();
   d->kmd = std::move(*kmd);

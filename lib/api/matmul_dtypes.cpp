@@ -103,14 +103,14 @@ ork_status call_dtypes(const ork_weights& w, const ork_matmul_options& o, int32_
   return ORK_OK;
 }
 
-ork_status check_weights_dtype(ork_dtype dtype) {
+ork_status check_weights_dtype(int dtype) {
   if (dtype == ORK_DTYPE_INT8 || dtype == ORK_DTYPE_FP16 || dtype == ORK_DTYPE_INT4) return ORK_OK;
   if (dtype == ORK_DTYPE_INT32 || dtype == ORK_DTYPE_FP32)
     return fail(ORK_E_INVALID_ARGUMENT,
                 fmt::format("ork_weights_create: dtype {} is an output dtype; weights are int8, fp16 or int4",
-                            dtype_text(dtype)));
+                            dtype_text(static_cast<ork_dtype>(dtype))));
   return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_weights_create: dtype {} is not a dtype (int8 1, fp16 2, int4 3)",
-                                                  static_cast<int>(dtype)));
+                                                  dtype));
 }
 
 ork_status fill_weights(ork_device& device, ork_weights& w, const void* data) {

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "lib/api/device.h"
@@ -34,7 +36,19 @@ struct ork_weights {
 namespace ork::api {
 
 // Refuses a dtype ork_weights_create cannot take, naming it.
-ork_status check_weights_dtype(ork_dtype dtype);
+// `dtype` as the integer the caller passed (enum_value): any int, checked.
+ork_status check_weights_dtype(int dtype);
+
+// The integer inside an enum a caller passed. C lets a caller pass any int as an enum; a C++
+// load of an out-of-range value is undefined (UBSan: "load of value 99, which is not a valid
+// value for type 'ork_dtype'"), so the bytes are copied out as the underlying integer and
+// checked before the enum is used.
+template <typename Enum>
+int enum_value(const Enum& e) {
+  std::underlying_type_t<Enum> v;
+  std::memcpy(&v, &e, sizeof v);
+  return static_cast<int>(v);
+}
 // Fills w.resident / w.packed / w.host* from the caller's data (w.dtype, k, n set).
 ork_status fill_weights(ork_device& device, ork_weights& w, const void* data);
 // The dtypes of A and C of one call after defaults; a bad pair is ORK_E_INVALID_ARGUMENT

@@ -141,9 +141,10 @@ ork_status check_desc(const ork_weights_desc& d) {
   for (auto [what, v] : {std::pair{"k", d.k}, std::pair{"n", d.n}})
     if (v < 1 || v > kMaxDim)
       return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: desc.{} = {}: must be in 1..{}", kFn, what, v, kMaxDim));
-  if (d.dtype != ORK_DTYPE_INT8 && d.dtype != ORK_DTYPE_FP16 && d.dtype != ORK_DTYPE_INT4)
+  const int dtype = ork::api::enum_value(d.dtype);  // any int a C caller stored: read as one (weights.h)
+  if (dtype != ORK_DTYPE_INT8 && dtype != ORK_DTYPE_FP16 && dtype != ORK_DTYPE_INT4)
     return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: desc.dtype = {}: weights are int8 (1), fp16 (2) or int4 (3)", kFn,
-                                                    static_cast<int>(d.dtype)));
+                                                    dtype));
   if (d.layout != ORK_LAYOUT_K_BY_N && d.layout != ORK_LAYOUT_N_BY_K)
     return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: desc.layout = {}: expected ORK_LAYOUT_K_BY_N (0) or "
                                                     "ORK_LAYOUT_N_BY_K (1)", kFn, d.layout));
