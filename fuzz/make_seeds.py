@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora under fuzz/corpus/ (run from anywhere; rerun after a format change).
+Small valid inputs of each format, so that the fuzzer starts from the parsers' deep paths."""
+import json, os, shutil, struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def put(name, fname, data):
+    d = os.path.join(HERE, 'corpus', name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, fname), 'wb') as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
+def safetensors(tensors, metadata=None):
+    """tensors: [(name, dtype, shape, nbytes)] laid out back to back."""
+    header, off = {}, 0
+    for name, dtype, shape, nbytes in tensors:
+        header[name] = {'dtype': dtype, 'shape': shape, 'data_offsets': [off, off + nbytes]}
+        off += nbytes
+    if metadata:
+        header['__metadata__'] = metadata
+    h = json.dumps(header).encode()
+    h += b' ' * (-len(h) % 8)
+    return struct.pack('<Q', len(h)) + h + bytes(i % 251 for i in range(off))
+
+
+put('safetensors', 'llama_2_layers', safetensors(
+    [('model.embed_tokens.weight', 'F16', [4, 8], 64)] +
+    [(f'model.layers.{i}.{p}.weight', 'I8', [8, 8], 64) for i in range(2) for p in ('q', 'k')] +
+    [('model.norm.weight', 'F32', [8], 32)], {'format': 'pt'}))
+put('safetensors', 'gpt2_style', safetensors(
+    [(f'transformer.h.{i}.attn.c_attn.weight', 'BF16', [2, 6], 24) for i in range(3)]))
+put('safetensors', 'empty', safetensors([]))
+put('safetensors', 'scalar_and_zero', safetensors([('a', 'F64', [], 8), ('b', 'U8', [0, 3], 0)]))
+
+os.makedirs(os.path.join(HERE, 'corpus', 'stream'), exist_ok=True)
+for f in ('seed_example1.stream', 'seed_example2.stream'):
+    shutil.copy(os.path.join(ROOT, 'tools', 'ork_sched', 'examples', f),
+                os.path.join(HERE, 'corpus', 'stream', f))
+put('stream', 'sizes_and_ranges', 'memory 1M\ncores 3\nbuffer a 2K\nbuffer b 1KiB xram\n'
+    'load L1 writes=a[0:512] cycles=10\nstart P1 reads=a[0:512] writes=a[512:256] cycles=5\n'
+    'wait P1\nstore S1 reads=a[512:256] writes=b cycles=3 # done\n')
+
+
+def npy(descr, shape, data, major=1, fortran=False):
+    dims = ', '.join(str(s) for s in shape) + (',' if len(shape) == 1 else '')
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (
+        descr, 'True' if fortran else 'False', dims)
+    lenbytes = 2 if major == 1 else 4
+    pad = -(6 + 2 + lenbytes + len(d) + 1) % 64
+    h = (d + ' ' * pad + '\n').encode()
+    return (b'\x93NUMPY' + bytes([major, 0]) +
+            (struct.pack('<H', len(h)) if major == 1 else struct.pack('<I', len(h))) + h + data)
+
+
+put('npy', 'int8_2x3_v1', npy('|i1', (2, 3), bytes(range(6))))
+put('npy', 'int32_2x2_v2', npy('<i4', (2, 2), struct.pack('<4i', 1, -2, 3, -4), major=2))
+put('npy', 'fp16_1x4_v3', npy('<f2', (1, 4), struct.pack('<4e', 1, -2, 0.5, 65504), major=3))
+put('npy', 'fp32_fortran', npy('<f4', (2, 1), struct.pack('<2f', 1, 2), fortran=True))
+put('npy', 'int8_1d', npy('|i1', (3,), b'abc'))
+
+
+def entry(target, value, reg):
+    return struct.pack('<Q', (target << 48) | (value << 16) | reg)
+
+
+# CNA_DATA_SIZE0-like writes, a CORE and a DPU write, padding, the 4-entry trailer, unknowns.
+put('regcmd', 'task', b''.join([
+    entry(0x0201, 0x00010040, 0x1020), entry(0x0201, 0x12345678, 0x1024),
+    entry(0x0801, 0x00000007, 0x3010), entry(0x1001, 0x000000ff, 0x4004),
+    entry(0x0000, 0, 0),                                   # padding
+    entry(0x0041, 0, 0), entry(0x0101, 0x40001000, 0x0010),  # trailer marker, chain base
+    entry(0x0101, 0x00000020, 0x0014), entry(0x0081, 0x0000000d, 0x0008)]))
+put('regcmd', 'unknown_targets', entry(0xffff, 0xdeadbeef, 0xffff) + entry(0x0201, 1, 0x0ffe))
