@@ -99,6 +99,9 @@ class RknpuKmd final : public Kmd {
   // current one until the next NONBLOCK submit to that core reaps it (rknpu_job_timeout_clean);
   // a blocking SUBMIT would queue behind it and time out too. So the next job goes NONBLOCK.
   uint32_t stuck_cores_ = 0;
+  // The last submit timed out (so the kernel soft-reset the NPU): a second timeout in a row
+  // means the reset did not bring the core back, and the message says so.
+  bool timed_out_before_ = false;
 };
 
 Result<uint32_t> RknpuKmd::action(uint32_t action, uint32_t value) {
@@ -248,11 +251,16 @@ Status RknpuKmd::submit_ranges(const Bo& task_bo, const Kick& ranges, uint32_t t
   const bool reported = args.task_counter != kNoReport;
   if (!reported) args.task_counter = 0;
   out->tasks_completed += rc ? args.task_counter : args.task_number;
+  const bool again = timed_out_before_;
+  timed_out_before_ = rc == -ETIMEDOUT;
   if (rc == -ETIMEDOUT) {
     return make_error(rc,
                       fmt::format("RKNPU_SUBMIT (core_mask 0x{:x}) timed out after {} ms: {} of "
-                                  "{} tasks completed; the kernel soft-reset the NPU",
-                                  args.core_mask, timeout_ms, args.task_counter, args.task_number));
+                                  "{} tasks completed; the kernel soft-reset the NPU{}",
+                                  args.core_mask, timeout_ms, args.task_counter, args.task_number,
+                                  again ? "; the previous submit timed out too: a core is still "
+                                          "wedged after its reset"
+                                        : ""));
   }
   if (rc == -EIO && reported) {
     return make_error(rc, fmt::format("RKNPU_SUBMIT (core_mask 0x{:x}): the job faulted (DMA or "

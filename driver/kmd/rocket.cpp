@@ -68,6 +68,9 @@ class RocketKmd final : public Kmd {
   Os& os_;
   UniqueFd fd_;
   DeviceInfo info_;
+  // The last job timed out (so the kernel reset its core): a second timeout in a row means
+  // the reset did not bring the core back, and the message says so.
+  bool timed_out_before_ = false;
 };
 
 void RocketKmd::close_handle(uint32_t handle) noexcept {
@@ -214,17 +217,24 @@ Result<SubmitResult> RocketKmd::wait(PendingJob& pending, int64_t timeout_ms) {
                                             handle, timeout_ms));
     if (rc == 0) continue;
     job.finished = true;
+    // The job failed: a second timeout in a row means the reset did not bring the core back.
+    const bool again = timed_out_before_;
+    timed_out_before_ = rc == -ETIMEDOUT || rc == -EBUSY;
     if (rc == -ETIMEDOUT || rc == -EBUSY) {
       return make_error(-ETIMEDOUT,
                         fmt::format("rocket job writing BO {} timed out: not finished within {} ms "
-                                    "(the kernel resets a core after 500 ms)",
-                                    handle, job.timeout_ms));
+                                    "(the kernel resets a core after 500 ms){}",
+                                    handle, job.timeout_ms,
+                                    again ? "; the previous job timed out too: a core is still "
+                                            "wedged after its reset"
+                                          : ""));
     }
     if (rc == -EIO)
       return make_error(rc, fmt::format("rocket job writing BO {} faulted (DMA error)", handle));
     return make_error(rc, fmt::format("ROCKET_PREP_BO of BO {} failed: {}", handle, errno_text(rc)));
   }
   job.finished = true;
+  timed_out_before_ = false;
   SubmitResult result;
   result.tasks_completed = job.tasks;
   result.wall_ns = elapsed_ns(job.start);

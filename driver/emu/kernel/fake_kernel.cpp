@@ -73,8 +73,35 @@ int fail(int err) {
   return -1;
 }
 
+// The rule point of an ioctl: the call both uAPIs make for the same purpose.
+FaultPoint point_of(NodeKind kind, unsigned nr) {
+  const unsigned n = nr - DRM_COMMAND_BASE;
+  if (nr == _IOC_NR(DRM_IOCTL_GEM_CLOSE)) return FaultPoint::destroy;
+  if (nr < DRM_COMMAND_BASE) return FaultPoint::ioctl;
+  if (kind == NodeKind::rocket) {
+    switch (n) {
+      case DRM_ROCKET_CREATE_BO: return FaultPoint::create;
+      case DRM_ROCKET_SUBMIT: return FaultPoint::submit;
+      case DRM_ROCKET_PREP_BO:
+      case DRM_ROCKET_FINI_BO: return FaultPoint::sync;
+      default: return FaultPoint::ioctl;
+    }
+  }
+  switch (n) {
+    case DRM_RKNPU_ACTION: return FaultPoint::action;
+    case DRM_RKNPU_SUBMIT: return FaultPoint::submit;
+    case DRM_RKNPU_MEM_CREATE: return FaultPoint::create;
+    case DRM_RKNPU_MEM_MAP: return FaultPoint::map;
+    case DRM_RKNPU_MEM_DESTROY: return FaultPoint::destroy;
+    case DRM_RKNPU_MEM_SYNC: return FaultPoint::sync;
+    default: return FaultPoint::ioctl;
+  }
+}
+
 // Consumes one injected fault, if any applies to this ioctl: the errno, else 0.
-int injected_fault(Faults& faults, unsigned nr) {
+int injected_fault(Faults& faults, NodeKind kind, unsigned nr) {
+  if (faults.gone) return ENODEV;
+  if (int err = fire_call_rules(faults, point_of(kind, nr))) return err;
   if (faults.transient_ioctls > 0) {
     --faults.transient_ioctls;
     return faults.transient_errno;
@@ -115,6 +142,10 @@ bool FakeKernel::emulates(const char* path) const {
 
 int FakeKernel::open(const char* path, int flags) {
   if (!emulates(path)) return fail(ENOENT);
+  {
+    std::lock_guard lock(state_->mutex);
+    if (state_->faults.gone) return fail(ENOENT);  // the node has vanished
+  }
   if ((flags & O_ACCMODE) != O_RDWR) return fail(EACCES);  // DRM nodes are opened O_RDWR
   // A real descriptor number, so that the fd never collides with the process's own. A raw
   // syscall: under the shim ::open is the interposer.
@@ -168,7 +199,7 @@ int FakeKernel::ioctl(int fd, unsigned long request, void* arg) {
     const int ret = dmabuf_ioctl(*state_, request, arg);
     return ret < 0 ? fail(-ret) : 0;
   }
-  if (int err = injected_fault(state_->faults, _IOC_NR(request))) return fail(err);
+  if (int err = injected_fault(state_->faults, it->second.kind, _IOC_NR(request))) return fail(err);
   if (_IOC_TYPE(request) != DRM_IOCTL_BASE) return fail(ENOTTY);
   const IoctlDesc* desc = find_ioctl(it->second.kind, _IOC_NR(request));
   if (!desc) return fail(EINVAL);
@@ -196,6 +227,8 @@ void* FakeKernel::mmap(void* addr, size_t length, int prot, int flags, int fd, o
   std::lock_guard lock(state_->mutex);
   auto it = state_->files.find(fd);
   if (it == state_->files.end()) return map_dmabuf(length, prot, flags, fd, offset);
+  if (state_->faults.gone) return (errno = ENODEV, MAP_FAILED);
+  if (int err = fire_call_rules(state_->faults, FaultPoint::mmap)) return (errno = err, MAP_FAILED);
   (void)addr;  // a hint only; MAP_FIXED is refused below
   if (length == 0 || (flags & MAP_FIXED) || !(flags & MAP_SHARED))
     return (errno = EINVAL, MAP_FAILED);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/emu/kernel/fault_spec.h"
 #include "driver/emu/npu/memory.h"
 #include "driver/emu/npu/pc.h"
 #include "driver/emu/npu/prior_state.h"
@@ -78,6 +79,12 @@ struct Faults {
   int wedge_jobs = 0;             // the next N jobs never complete (timeout, core reset)
   int dma_error_jobs = 0;         // the next N jobs raise DMA_READ_ERROR (bit 12)
   bool refuse_bo_create = false;  // MEM_CREATE / CREATE_BO fail with ENOMEM
+  // Rules of ORK_EMU_FAULTS (read when an emu device opens) or set by tests: each counts the
+  // events at its point and fires on the chosen ones (fault_spec.h, docs/emulator.md).
+  std::vector<FaultRule> rules;
+  // The node has vanished (a device:gone rule fired, or set directly): every ioctl and mmap
+  // fails with ENODEV and open with ENOENT; close still works.
+  bool gone = false;
 };
 
 // What the kernel did, for tests.

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "driver/regcmd/regcmd.h"
+
 namespace ork::emu {
 namespace {
 
@@ -32,7 +34,65 @@ uint8_t* alloc_host_pages(uint64_t bytes) {
   return reinterpret_cast<uint8_t*>(addr);
 }
 
+// Whether rule `r` sees an event at `point`, and whether it fires on it (counting it down).
+bool fires(FaultRule& r, FaultPoint point) {
+  const bool call = point != FaultPoint::mmap && point != FaultPoint::job;
+  const bool match = r.point == point ||
+                     (call && (r.point == FaultPoint::ioctl || r.point == FaultPoint::device));
+  if (!match || r.count == 0) return false;
+  if (r.skip > 0) {
+    --r.skip;
+    return false;
+  }
+  if (r.count > 0) --r.count;
+  return true;
+}
+
+// A job whose first task's DPU output address (DST_BASE_ADDR) points at IOVA 0, a page
+// neither address space ever hands out (both allocators start at kPageBytes): the DPU's
+// write is then a DMA outside every BO, faulted by DeviceMemory's bounds check as the
+// IOMMU would. The entry is put back afterwards, so the caller's regcmd BO is unchanged.
+template <class Run>
+ChainResult run_with_stray_output(const DeviceMemory& mem, uint64_t iova, uint32_t entries, Run run) {
+  uint8_t* bytes = mem.span(iova, uint64_t{entries} * 8);
+  uint64_t* slot = nullptr;
+  uint64_t saved = 0;
+  for (uint32_t i = 0; bytes && i < entries; ++i) {
+    uint64_t raw;
+    std::memcpy(&raw, bytes + 8ull * i, 8);
+    const regcmd::Entry e = regcmd::decode(raw);
+    if (e.target == regs::target_of(regs::Block::dpu) && e.reg == regs::DPU_DST_BASE_ADDR) {
+      slot = reinterpret_cast<uint64_t*>(bytes + 8ull * i);
+      saved = raw;
+      const uint64_t stray = regcmd::encode(e.target, 0, e.reg);
+      std::memcpy(slot, &stray, 8);
+      break;
+    }
+  }
+  ChainResult result = run();
+  if (slot) std::memcpy(slot, &saved, 8);
+  return result;
+}
+
 }  // namespace
+
+int fire_call_rules(Faults& faults, FaultPoint point) {
+  int err = 0;
+  for (FaultRule& r : faults.rules) {
+    if (r.point == FaultPoint::job || !fires(r, point) || err) continue;
+    err = r.gone ? ENODEV : r.err;
+    if (r.gone) faults.gone = true;
+  }
+  return err;
+}
+
+JobFault fire_job_rules(Faults& faults) {
+  JobFault out = JobFault::none;
+  for (FaultRule& r : faults.rules) {
+    if (r.point == FaultPoint::job && fires(r, FaultPoint::job) && out == JobFault::none) out = r.job;
+  }
+  return out;
+}
 
 BoObject::BoObject(KernelState& k, std::shared_ptr<AddressSpace> s, uint64_t i, uint64_t b,
                    uint8_t* h, uint8_t* d, uint64_t va, uint32_t f, bool imp)
@@ -138,19 +198,24 @@ ChainResult KernelState::run_chain(const DeviceMemory& mem, int core, uint64_t i
                                    uint32_t entries, uint32_t max_tasks) {
   ++stats.pc_kicks[static_cast<size_t>(core)];
   ChainResult result;
-  if (faults.wedge_jobs > 0) {
-    --faults.wedge_jobs;
+  const JobFault rule = fire_job_rules(faults);
+  auto execute = [&] {
+    return config.executor ? config.executor(mem, core, iova, entries, max_tasks)
+                           : ork::emu::run_chain(mem, *core_regs[static_cast<size_t>(core)], core, iova, entries, max_tasks);
+  };
+  if (rule == JobFault::wedge || faults.wedge_jobs > 0) {
+    if (rule != JobFault::wedge) --faults.wedge_jobs;
     result.status = CoreStatus::wedged;
     result.message = "fault injection: wedged job";
-  } else if (faults.dma_error_jobs > 0) {
-    --faults.dma_error_jobs;
+  } else if (rule == JobFault::dma || faults.dma_error_jobs > 0) {
+    if (rule != JobFault::dma) --faults.dma_error_jobs;
     result.status = CoreStatus::dma_read_error;
     result.int_status = 1u << 12;  // DMA_READ_ERROR (rk3588-npu.md section 3)
     result.message = "fault injection: DMA read error";
-  } else if (config.executor) {
-    result = config.executor(mem, core, iova, entries, max_tasks);
+  } else if (rule == JobFault::stray) {
+    result = run_with_stray_output(mem, iova, entries, execute);
   } else {
-    result = ork::emu::run_chain(mem, *core_regs[static_cast<size_t>(core)], core, iova, entries, max_tasks);
+    result = execute();
   }
   stats.tasks_done[static_cast<size_t>(core)] += result.tasks_done;
   return result;

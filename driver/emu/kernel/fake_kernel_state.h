@@ -136,6 +136,13 @@ struct KernelState {
   }
 };
 
+// The fault rules (fault_spec.h) at one event: every rule at `point` counts it (call points
+// also count for "ioctl" and "device" rules, mmap only for "mmap"); the first that fires
+// gives the errno (ENODEV for device:gone, which also sets faults.gone), else 0.
+int fire_call_rules(Faults& faults, FaultPoint point);
+// The same for a core's chain: the job fault of the first job rule that fires, else none.
+JobFault fire_job_rules(Faults& faults);
+
 // Per-driver ioctl handlers: 0 or -errno, called with the mutex held on a zero-extended
 // kernel copy of the argument (like the DRM core). `sleep_until` is set by handlers whose
 // completion must really wait in timed mode (slept after the mutex is released).

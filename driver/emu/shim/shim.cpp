@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -45,7 +46,24 @@ bool emulated_path(const char* path) {
   return path && path[0] == '/' && shared_fake_kernel().emulates(path);
 }
 
+// ORK_EMU_FAULTS, read once for the process's kernel. A bad spec fails every open of an
+// emulated node with EINVAL and says why on stderr: the program's own error then follows.
+const std::string& fault_spec_error() {
+  static const std::string error = [] {
+    auto rules = ork::emu::faults_from_env();
+    if (!rules) return rules.error().message;
+    shared_fake_kernel().faults().rules = std::move(*rules);
+    return std::string();
+  }();
+  return error;
+}
+
 int open_emulated(const char* path, int flags) {
+  if (const std::string& bad = fault_spec_error(); !bad.empty()) {
+    std::fprintf(stderr, "libork_emu_shim: %s\n", bad.c_str());
+    errno = EINVAL;
+    return -1;
+  }
   int fd = shared_fake_kernel().open(path, flags);
   ork::driver::debug_log("shim", "open {} -> {}", path, fd);
   return fd;

@@ -1,0 +1,102 @@
+// ORK_EMU_FAULTS's grammar (driver/emu/kernel/fault_spec.h): what each rule parses to, the
+// strict errors, and the rules firing on the fake kernel's events.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "driver/emu/kernel/fake_kernel.h"
+#include "driver/emu/kernel/fault_spec.h"
+#include "uapi/rocket_accel.h"
+
+namespace ork::emu {
+namespace {
+
+TEST(FaultSpec, RulesParseToPointWhatSkipAndCount) {
+  auto r = parse_fault_spec(" submit:eio@3 , ioctl:eintr x40,job:wedge x*,device:gone@7,mmap:enomem@2x3");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->size(), 5u);
+  const auto& v = *r;
+  EXPECT_EQ(v[0].point, FaultPoint::submit);
+  EXPECT_EQ(v[0].err, EIO);
+  EXPECT_EQ(v[0].skip, 2);
+  EXPECT_EQ(v[0].count, 1);
+  EXPECT_EQ(v[0].text, "submit:eio@3");
+  EXPECT_EQ(v[1].point, FaultPoint::ioctl);
+  EXPECT_EQ(v[1].err, EINTR);
+  EXPECT_EQ(v[1].skip, 0);
+  EXPECT_EQ(v[1].count, 40);
+  EXPECT_EQ(v[2].point, FaultPoint::job);
+  EXPECT_EQ(v[2].job, JobFault::wedge);
+  EXPECT_EQ(v[2].count, -1);
+  EXPECT_EQ(v[3].point, FaultPoint::device);
+  EXPECT_TRUE(v[3].gone);
+  EXPECT_EQ(v[3].skip, 6);
+  EXPECT_EQ(v[4].point, FaultPoint::mmap);
+  EXPECT_EQ(v[4].err, ENOMEM);
+  EXPECT_EQ(v[4].skip, 1);
+  EXPECT_EQ(v[4].count, 3);
+  EXPECT_TRUE(parse_fault_spec("").ok());
+  EXPECT_TRUE(parse_fault_spec("").value().empty());
+}
+
+TEST(FaultSpec, BadRulesNameTheRuleAndWhatIsAccepted) {
+  struct Case {
+    const char* spec;
+    const char* says;
+  };
+  for (const Case& c : {Case{"submit", "expected POINT:WHAT"},
+                        Case{"sbumit:eio", "unknown point 'sbumit' (points: ioctl submit"},
+                        Case{"submit:eoops", "unknown errno 'eoops' (errnos: eintr"},
+                        Case{"job:melt", "unknown job fault 'melt' (job faults: wedge dma stray)"},
+                        Case{"device:lost", "unknown device fault 'lost'"},
+                        Case{"device:gone x2", "takes no count"},
+                        Case{"submit:eio@0", "'@0': expected a whole number from 1"},
+                        Case{"submit:eio@-2", "'@-2': expected a whole number"},
+                        Case{"submit:eio@3x0", "'x0': expected a whole number"},
+                        Case{"submit:eio@99999999999", "expected a whole number"},
+                        Case{"submit:eio,", "fault rule '': expected POINT:WHAT"}}) {
+    auto r = parse_fault_spec(c.spec);
+    ASSERT_FALSE(r.ok()) << c.spec;
+    EXPECT_EQ(r.error().code, -EINVAL);
+    EXPECT_NE(r.error().message.find(c.says), std::string::npos) << c.spec << ": " << r.error().message;
+  }
+}
+
+TEST(FaultSpec, EnvironmentErrorNamesTheVariable) {
+  ::setenv("ORK_EMU_FAULTS", "submit:eio@x", 1);
+  auto r = faults_from_env();
+  ::unsetenv("ORK_EMU_FAULTS");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind("ORK_EMU_FAULTS: fault rule 'submit:eio@x'", 0), 0u) << r.error().message;
+  EXPECT_TRUE(faults_from_env().ok());
+  EXPECT_TRUE(faults_from_env()->empty());
+}
+
+TEST(FaultSpec, RulesFireOnTheChosenEventsOnly) {
+  FakeKernel k;
+  k.faults().rules = *parse_fault_spec("ioctl:eio@2x2");
+  int fd = k.open("/dev/accel/accel0", O_RDWR);
+  ASSERT_GE(fd, 0);
+  drm_version v{};
+  EXPECT_EQ(k.ioctl(fd, DRM_IOCTL_VERSION, &v), 0);   // 1st: let through
+  EXPECT_EQ(k.ioctl(fd, DRM_IOCTL_VERSION, &v), -1);  // 2nd and 3rd fail
+  EXPECT_EQ(errno, EIO);
+  EXPECT_EQ(k.ioctl(fd, DRM_IOCTL_VERSION, &v), -1);
+  EXPECT_EQ(k.ioctl(fd, DRM_IOCTL_VERSION, &v), 0);   // spent
+  EXPECT_EQ(k.faults().rules[0].count, 0);
+  k.faults().rules = *parse_fault_spec("device:gone");
+  EXPECT_EQ(k.ioctl(fd, DRM_IOCTL_VERSION, &v), -1);
+  EXPECT_EQ(errno, ENODEV);
+  EXPECT_TRUE(k.faults().gone);
+  EXPECT_EQ(k.ioctl(fd, DRM_IOCTL_VERSION, &v), -1);
+  EXPECT_EQ(errno, ENODEV);
+  EXPECT_EQ(k.open("/dev/accel/accel0", O_RDWR), -1);
+  EXPECT_EQ(errno, ENOENT);
+  EXPECT_EQ(k.close(fd), 0);  // close still works
+}
+
+}  // namespace
+}  // namespace ork::emu
