@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -77,21 +78,33 @@ TEST(FaultSpec, EnvironmentErrorNamesTheVariable) {
 
 TEST(FaultSpec, RulesFireOnTheChosenEventsOnly) {
   FakeKernel k;
-  k.faults().rules = *parse_fault_spec("ioctl:eio@2x2");
+  k.faults().rules = *parse_fault_spec("ioctl:eio@2x2,mmap:enomem");
   int fd = k.open("/dev/accel/accel0", O_RDWR);
   ASSERT_GE(fd, 0);
-  drm_version v{};
-  EXPECT_EQ(k.ioctl(fd, DRM_IOCTL_VERSION, &v), 0);   // 1st: let through
-  EXPECT_EQ(k.ioctl(fd, DRM_IOCTL_VERSION, &v), -1);  // 2nd and 3rd fail
+  auto create = [&] {
+    drm_rocket_create_bo bo{.size = 4096};
+    return k.ioctl(fd, DRM_IOCTL_ROCKET_CREATE_BO, &bo) == 0 ? bo : drm_rocket_create_bo{};
+  };
+  EXPECT_NE(create().handle, 0u);  // 1st: let through
+  EXPECT_EQ(create().handle, 0u);  // 2nd and 3rd fail
   EXPECT_EQ(errno, EIO);
-  EXPECT_EQ(k.ioctl(fd, DRM_IOCTL_VERSION, &v), -1);
-  EXPECT_EQ(k.ioctl(fd, DRM_IOCTL_VERSION, &v), 0);   // spent
+  EXPECT_EQ(create().handle, 0u);
+  const drm_rocket_create_bo bo = create();  // spent
+  EXPECT_NE(bo.handle, 0u);
   EXPECT_EQ(k.faults().rules[0].count, 0);
+  // mmap has its own rule: the first mmap fails, the second maps.
+  EXPECT_EQ(k.mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset)), MAP_FAILED);
+  EXPECT_EQ(errno, ENOMEM);
+  void* p = k.mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset));
+  ASSERT_NE(p, MAP_FAILED);
+  EXPECT_EQ(k.munmap(p, 4096), 0);
   k.faults().rules = *parse_fault_spec("device:gone");
-  EXPECT_EQ(k.ioctl(fd, DRM_IOCTL_VERSION, &v), -1);
+  EXPECT_EQ(create().handle, 0u);
   EXPECT_EQ(errno, ENODEV);
   EXPECT_TRUE(k.faults().gone);
-  EXPECT_EQ(k.ioctl(fd, DRM_IOCTL_VERSION, &v), -1);
+  EXPECT_EQ(create().handle, 0u);
+  EXPECT_EQ(errno, ENODEV);
+  EXPECT_EQ(k.mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset)), MAP_FAILED);
   EXPECT_EQ(errno, ENODEV);
   EXPECT_EQ(k.open("/dev/accel/accel0", O_RDWR), -1);
   EXPECT_EQ(errno, ENOENT);
