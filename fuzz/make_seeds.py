@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpora under fuzz/corpus/ (run from anywhere; rerun after a format change).
 Small valid inputs of each format, so that the fuzzer starts from the parsers' deep paths."""
-import json, os, shutil, struct
+import json, os, shutil, struct, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -75,3 +75,49 @@ put('regcmd', 'task', b''.join([
     entry(0x0041, 0, 0), entry(0x0101, 0x40001000, 0x0010),  # trailer marker, chain base
     entry(0x0101, 0x00000020, 0x0014), entry(0x0081, 0x0000000d, 0x0008)]))
 put('regcmd', 'unknown_targets', entry(0xffff, 0xdeadbeef, 0xffff) + entry(0x0201, 1, 0x0ffe))
+
+
+def packed_weights_seeds(libork):
+    """Blobs exported by libork itself (ctypes): int8, fp16 and int4 weights of a few shapes."""
+    import ctypes
+    lib = ctypes.CDLL(libork)
+    dev = ctypes.c_void_p()
+    if lib.ork_device_open(b'cpu', ctypes.byref(dev)) != 0:
+        raise SystemExit('ork_device_open(cpu) failed')
+    for name, dtype, k, n in [('int8_4x8', 1, 4, 8), ('fp16_3x5', 2, 3, 5), ('int4_8x16', 3, 8, 16),
+                              ('int8_33x70', 1, 33, 70)]:
+        nbytes = {1: k * n, 2: 2 * k * n, 3: (k * n + 1) // 2}[dtype]
+        data = (ctypes.c_uint8 * nbytes)(*[(i * 37 + 11) % 251 for i in range(nbytes)])
+        if dtype == 2:  # binary16 patterns of small finite values
+            data = (ctypes.c_uint16 * (k * n))(*[0x3c00 ^ (i % 1024) for i in range(k * n)])
+        w = ctypes.c_void_p()
+        if lib.ork_weights_create(dev, dtype, ctypes.c_int64(k), ctypes.c_int64(n), data, ctypes.byref(w)) != 0:
+            raise SystemExit('ork_weights_create failed for ' + name)
+        size = ctypes.c_size_t()
+        lib.ork_weights_export_packed(w, None, ctypes.c_size_t(0), ctypes.byref(size))
+        buf = (ctypes.c_uint8 * size.value)()
+        if lib.ork_weights_export_packed(w, buf, size, ctypes.byref(size)) != 0:
+            raise SystemExit('ork_weights_export_packed failed for ' + name)
+        put('packed_weights', name, bytes(buf))
+        lib.ork_weights_destroy(w)
+    lib.ork_device_close(dev)
+
+
+def pack_file_seeds(ork_pack):
+    """The heads (header + description, up to the data offset) of packed files ork_pack wrote."""
+    import subprocess, tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, args in [('tiny_int8_2_layers', ['--synthetic', 'tiny', '--layers', '2']),
+                           ('tiny_int4_1_layer', ['--synthetic', 'tiny', '--layers', '1', '--dtype', 'int4']),
+                           ('tiny_fp16_1_layer', ['--synthetic', 'tiny', '--layers', '1', '--dtype', 'fp16'])]:
+            path = os.path.join(tmp, name + '.ork')
+            subprocess.run([ork_pack] + args + ['-o', path], check=True, capture_output=True)
+            data = open(path, 'rb').read()
+            put('pack_file', name, data[:struct.unpack_from('<Q', data, 32)[0]])
+
+
+# The two seed sets made by the library and its tools (after a build):
+#   fuzz/make_seeds.py build/lib/api/libork.so build/tools/ork_pack/ork_pack
+if len(sys.argv) == 3:
+    packed_weights_seeds(sys.argv[1])
+    pack_file_seeds(sys.argv[2])
