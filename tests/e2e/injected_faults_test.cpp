@@ -8,9 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "driver/emu/kernel/fake_kernel.h"
@@ -222,6 +224,45 @@ TEST_P(Injected, FaultInTheMiddleOfAMultiJobSubmit) {
     expect_rules_spent();
     expect_exact();
   }
+}
+
+// Under concurrency: four threads share the device (its queue, docs/library.md) through an
+// EINTR storm on every ioctl and three submits failing with EIO. Each call is either exact
+// or fails with ORK_E_DEVICE; exactly the three injected submits fail (so no error leaks to
+// another thread's call), every rule fires, and each thread's next call is exact.
+TEST_P(Injected, FaultsWhileFourThreadsShareTheDevice) {
+  open("submit:eio@7x3,ioctl:eintr@5x200");  // EIO first: where both fire, it wins
+  ASSERT_EQ(make_weights(), ORK_OK) << ork_last_error();
+  constexpr int kThreads = 4, kCalls = 12;
+  std::atomic<int> exact{0}, failed{0}, wrong{0};
+  auto drive = [&](int t) {
+    std::vector<int32_t> got;
+    for (int i = 0; i < kCalls; ++i) {
+      got.assign(M * N, kSentinel);
+      ork_matmul_options opt{.struct_size = sizeof(opt), .cores = 1 + (t + i) % 3, .mc_cap = 0};
+      const ork_status s = ork_matmul(dev_, w_handle_, a_.data(), M, got.data(), &opt);
+      if (s == ORK_OK && got == want_) ++exact;
+      else if (s == ORK_E_DEVICE) ++failed;
+      else ++wrong;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) pool.emplace_back(drive, t);
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(wrong.load(), 0) << "a call returned a wrong C or an unexpected status";
+  EXPECT_EQ(failed.load(), 3);
+  EXPECT_EQ(exact.load(), kThreads * kCalls - 3);
+  expect_rules_spent();
+  pool.clear();
+  exact = 0;
+  for (int t = 0; t < kThreads; ++t)
+    pool.emplace_back([&] {
+      std::vector<int32_t> got(M * N, kSentinel);
+      ork_matmul_options opt{.struct_size = sizeof(opt), .cores = 3, .mc_cap = 0};
+      if (ork_matmul(dev_, w_handle_, a_.data(), M, got.data(), &opt) == ORK_OK && got == want_) ++exact;
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(exact.load(), kThreads);
 }
 
 // fd exhaustion: in a child whose RLIMIT_NOFILE leaves no descriptor free, opening a
