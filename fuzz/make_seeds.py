@@ -116,8 +116,42 @@ def pack_file_seeds(ork_pack):
             put('pack_file', name, data[:struct.unpack_from('<Q', data, 32)[0]])
 
 
+def fnv1a(data):
+    h = 1469598103934665603
+    for c in data:
+        h = ((h ^ c) * 1099511628211) & (2**64 - 1)
+    return h
+
+
+def pack_file_crashes():
+    """Reproducers of the two parse_packed bugs found while writing fuzz_pack_file (both fixed;
+    the replay test keeps them fixed), with real checksums, so read_packed would meet them too:
+    a data offset of 0 that let a description of 2^64 - 4096 bytes through the unsigned
+    difference check (then read past the buffer), and a scale range whose end wraps past 2^64."""
+    d = os.path.join(HERE, 'crashes', 'pack_file')
+    os.makedirs(d, exist_ok=True)
+    h = bytearray(4096)
+    h[0:8] = b'ORKPACK\0'
+    struct.pack_into('<IIQQQQ', h, 8, 1, 4096, 4096, 2**64 - 4096, 0, 0)
+    struct.pack_into('<Q', h, 56, fnv1a(bytes(h[:56])))
+    open(os.path.join(d, 'description_past_the_buffer'), 'wb').write(bytes(h))
+    seed = bytearray(open(os.path.join(HERE, 'corpus', 'pack_file', 'tiny_int8_2_layers'), 'rb').read())
+    n = struct.unpack_from('<Q', seed, 24)[0]
+    j = json.loads(bytes(seed[4096:4096 + n]))
+    j['tensors'][0][4:6] = [2**64 - 4096, 8192]
+    text = json.dumps(j, separators=(',', ':')).encode()
+    data_offset = struct.unpack_from('<Q', seed, 32)[0]
+    assert 4096 + len(text) <= data_offset
+    seed[4096:data_offset] = text + bytes(data_offset - 4096 - len(text))
+    struct.pack_into('<Q', seed, 24, len(text))
+    struct.pack_into('<Q', seed, 48, fnv1a(text))
+    struct.pack_into('<Q', seed, 56, fnv1a(bytes(seed[:56])))
+    open(os.path.join(d, 'scale_range_wrapping_past_2_64'), 'wb').write(bytes(seed))
+
+
 # The two seed sets made by the library and its tools (after a build):
 #   fuzz/make_seeds.py build/lib/api/libork.so build/tools/ork_pack/ork_pack
 if len(sys.argv) == 3:
     packed_weights_seeds(sys.argv[1])
     pack_file_seeds(sys.argv[2])
+    pack_file_crashes()

@@ -168,8 +168,10 @@ Result<PackedModel> parse_packed(std::span<const uint8_t> head, uint64_t file_by
   PackedModel m;
   m.data_offset = get<uint64_t>(p, 32);
   m.file_bytes = get<uint64_t>(p, 40);
-  if (get<uint32_t>(p, 12) != kPackHeaderBytes || json_off != kPackHeaderBytes || json_bytes > m.data_offset - json_off ||
-      m.data_offset % kPackAlign != 0 || m.data_offset > m.file_bytes)
+  // data_offset >= json_off first: the difference is unsigned (a data offset of 0 once let a
+  // description of 2^64 - 4096 bytes through, read far past the buffer: fuzz/crashes/pack_file).
+  if (get<uint32_t>(p, 12) != kPackHeaderBytes || json_off != kPackHeaderBytes || m.data_offset < json_off ||
+      json_bytes > m.data_offset - json_off || m.data_offset % kPackAlign != 0 || m.data_offset > m.file_bytes)
     return make_error(-EINVAL, "packed model header is corrupted (offsets out of order)");
   if (file_bytes < m.file_bytes)
     return make_error(-EINVAL, fmt::format("model file truncated: {} bytes, the header says {}", file_bytes, m.file_bytes));
@@ -206,8 +208,11 @@ Result<PackedModel> parse_packed(std::span<const uint8_t> head, uint64_t file_by
     if (t.bytes != *want)
       return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: {} bytes, {} x {} {} packs to {}", md.name, layer,
                                              t.bytes, md.k, md.n, dtype_key(m.desc.dtype), *want));
-    if (t.offset % kPackAlign != 0 || t.offset < m.data_offset || t.offset + t.bytes > m.file_bytes ||
-        (t.scale_bytes != 0 && (t.scale_offset % kPackAlign != 0 || t.scale_offset + t.scale_bytes > m.file_bytes)))
+    // Ranges checked without a sum that can wrap (offset + bytes past 2^64 once passed).
+    auto inside = [&](uint64_t off, uint64_t bytes) {
+      return off % kPackAlign == 0 && off >= m.data_offset && off <= m.file_bytes && bytes <= m.file_bytes - off;
+    };
+    if (!inside(t.offset, t.bytes) || (t.scale_bytes != 0 && !inside(t.scale_offset, t.scale_bytes)))
       return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: offset {} is not 4 KiB aligned inside the file",
                                              md.name, layer, t.offset));
   }

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "lib/matmul/plan.h"
-#include "lib/ref/fp16.h"
+#include "driver/common/fp16.h"
 #include "lib/ref/oracle.h"
 #include "ork/ork.h"
 
@@ -73,7 +73,7 @@ std::vector<uint8_t> random_bytes(size_t n, std::mt19937_64& rng) {
 std::vector<uint16_t> random_halves(size_t n, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> d(-4.0f, 4.0f);
   std::vector<uint16_t> v(n);
-  for (auto& x : v) x = ork::ref::float_to_half(d(rng));
+  for (auto& x : v) x = ork::float_to_half(d(rng));
   return v;
 }
 

@@ -113,6 +113,24 @@ run([ork_run, "--project", "--synthetic", "tiny", "--budget", "12Q"], 2, "--budg
 run([ork_run, trunc, "--project"], 2, "truncated")
 run([ork_run], 2, "MODEL")
 
+# A header whose data offset (0) is before its description: the description's length then
+# passed an unsigned difference and was read far past the buffer (a segfault; found while
+# writing fuzz/fuzz_pack_file.cpp, reproducer in fuzz/crashes/pack_file/).
+def fnv1a(x):
+    h = 1469598103934665603
+    for c in x:
+        h = ((h ^ c) * 1099511628211) & (2**64 - 1)
+    return h
+
+
+bad = bytearray(4096)
+bad[0:8] = b"ORKPACK\0"
+struct.pack_into("<IIQQQQ", bad, 8, 1, 4096, 4096, 2**64 - 4096, 0, 0)
+struct.pack_into("<Q", bad, 56, fnv1a(bytes(bad[:56])))
+past = os.path.join(tmp, "past.ork")
+open(past, "wb").write(bad)
+run([ork_run, past, "--budget", "96K"], 2, "offsets out of order")
+
 for f in failures:
     print("FAIL:", f)
 sys.exit(1 if failures else 0)
