@@ -169,6 +169,8 @@ class Walk {
     if (auto s = matmul(step, md, a, c); !s)
       return make_error(s.error().code, fmt::format("token {} layer {} matmul \"{}\": {}", step.token, step.layer, md.name,
                                                     s.error().message));
+    if (dev_.timing_only)  // the device's part at its modelled board time (the start op's cycles = ns)
+      std::this_thread::sleep_for(std::chrono::nanoseconds(plan_.stream.ops[static_cast<size_t>(load_op) + 1].cycles));
     const int64_t c1 = now_ns();
     out_.stats.device_ns += c1 - c0;
     if (want_trace_) out_.trace.push_back({fmt::format("{}.{}.{}", step.token, step.layer, md.name), 0, c0, c1});
@@ -257,7 +259,8 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
   if ((dev.kmd == nullptr) != (dev.runner == nullptr)) return make_error(-EINVAL, "a device needs both its kmd and runner");
   auto slots = allocate_slots(plan, dev);
   if (!slots) return slots.error();
-  auto reader = TensorReader::open(path, slots->spans);
+  if (dev.timing_only && dev.kmd == nullptr) return make_error(-EINVAL, "a timing-only run needs the emulated NPU");
+  auto reader = TensorReader::open(path, slots->spans, options.io_rate_cap_bytes_per_ns);
   if (!reader) return reader.error();
   RunOutput out;
   out.stats.budget_bytes = po.budget_bytes;

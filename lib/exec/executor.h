@@ -30,6 +30,11 @@ struct DeviceRef {
   driver::Kmd* kmd = nullptr;
   matmul::MatmulRunner* runner = nullptr;
   int cores = 3;
+  // Timing only (docs/execution.md "Measurements"): `kmd` is an emulator whose PC does no
+  // work, and each matmul call is followed by a sleep of its modelled board time (the
+  // plan's cycles), so the call lasts the host's real work plus the modelled device time.
+  // Outputs are not computed: a timing run is never checked.
+  bool timing_only = false;
 };
 
 struct RunStats {
@@ -66,6 +71,7 @@ struct RunOptions {
   // the previous token's output to their synthetic input (synthetic.h).
   const Activation* first_input = nullptr;
   std::function<void(int64_t done, int64_t total)> progress;  // after each matmul
+  double io_rate_cap_bytes_per_ns = 0;  // > 0: the reader no faster than this (reader.h)
 };
 
 // Runs the plan's tokens through the model in `path` on `device`.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -26,8 +27,11 @@ constexpr uint64_t kChunkBytes = uint64_t{2} << 20;  // 1-4 MiB per read (docs/i
 
 }  // namespace
 
-Result<std::unique_ptr<TensorReader>> TensorReader::open(const std::string& path, std::vector<std::span<std::byte>> slots) {
+Result<std::unique_ptr<TensorReader>> TensorReader::open(const std::string& path, std::vector<std::span<std::byte>> slots,
+                                                         double rate_cap_bytes_per_ns) {
+  if (!(rate_cap_bytes_per_ns >= 0)) return make_error(-EINVAL, fmt::format("read rate cap {}: must be >= 0", rate_cap_bytes_per_ns));
   std::unique_ptr<TensorReader> r(new TensorReader());
+  r->rate_cap_ = rate_cap_bytes_per_ns;
   r->slots_ = std::move(slots);
   auto file = io::StreamFile::open(io::real_file_os(), path, !env_set("ORK_IO_NO_DIRECT"), &r->info_.fallbacks);
   if (!file) return file.error();
@@ -116,6 +120,9 @@ void TensorReader::loop() {
     } else {
       st = engine_->read(*plan, static_cast<size_t>(job.slot), slot);
     }
+    if (st && rate_cap_ > 0)  // the capped disk: this read takes at least bytes / rate
+      std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(
+          t0 + static_cast<int64_t>(static_cast<double>(job.bytes) / rate_cap_))));
     const int64_t t1 = now_ns();
     {
       std::lock_guard lk(mu_);

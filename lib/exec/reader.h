@@ -29,7 +29,10 @@ struct ReaderInfo {
 
 class TensorReader {
  public:
-  static Result<std::unique_ptr<TensorReader>> open(const std::string& path, std::vector<std::span<std::byte>> slots);
+  // `rate_cap_bytes_per_ns` > 0: no read finishes sooner than its bytes at that rate (the
+  // thread sleeps out the rest): a disk of at most that speed, for balanced benchmarks.
+  static Result<std::unique_ptr<TensorReader>> open(const std::string& path, std::vector<std::span<std::byte>> slots,
+                                                    double rate_cap_bytes_per_ns = 0);
   ~TensorReader();  // cancels what is queued, joins the thread
   TensorReader(const TensorReader&) = delete;
   TensorReader& operator=(const TensorReader&) = delete;
@@ -66,6 +69,7 @@ class TensorReader {
   std::vector<Timing> timings_;
   Error error_;
   uint64_t bytes_ = 0;
+  double rate_cap_ = 0;  // bytes per ns; 0 = none
   bool stop_ = false;
   std::thread thread_;
 };

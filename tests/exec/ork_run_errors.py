@@ -131,6 +131,35 @@ past = os.path.join(tmp, "past.ork")
 open(past, "wb").write(bad)
 run([ork_run, past, "--budget", "96K"], 2, "offsets out of order")
 
+# --bench-orders: timing runs never checked, correctness runs checked; the targets may be
+# met or missed on a tiny model (exit 0 or 1), the JSON has its keys either way.
+p = subprocess.run([ork_run, model, "--bench-orders", "--tokens", "2", "--budget", "96K", "--repeat", "2", "--json"],
+                   capture_output=True, text=True, env=dict(os.environ, ORK_DEVICE="emu"))
+if p.returncode not in (0, 1):
+    failures.append(f"--bench-orders: rc {p.returncode}: {p.stderr.strip()}")
+else:
+    j = json.loads(p.stdout)
+    for key in ["orders", "ratios", "targets", "targets_met", "correctness", "checked", "balance_io_over_device"]:
+        if key not in j:
+            failures.append(f"--bench-orders lacks {key}")
+    for o in ["scheduled", "fifo", "sequential"]:
+        t = j.get("orders", {}).get(o, {})
+        if t.get("checked") is not False or not t.get("check_skipped"):
+            failures.append(f"--bench-orders {o}: a timing run must say checked false and why: {t}")
+        if t.get("peak_bytes", 1 << 40) > 96 * 1024 or t.get("token_us", {}).get("n") != 2:
+            failures.append(f"--bench-orders {o}: {t}")
+        if j.get("correctness", {}).get(o, {}).get("checked") is not True:
+            failures.append(f"--bench-orders correctness {o}: {j.get('correctness')}")
+    for r in ["fifo_over_scheduled", "sequential_over_scheduled"]:
+        if set(j.get("ratios", {}).get(r, {})) != {"min", "median", "max", "n"}:
+            failures.append(f"--bench-orders ratio {r}: {j.get('ratios')}")
+    if j.get("checked") is not True or (p.returncode == 0) != j.get("targets_met"):
+        failures.append(f"--bench-orders: rc {p.returncode} against {j.get('targets')}, checked {j.get('checked')}")
+run([ork_run, model, "--bench-orders", "--io-rate", "5"], 2, "--io-rate 5")
+run([ork_run, model, "--bench-orders", "--io-rate", "-1"], 2, "--io-rate")
+run([ork_run, model, "--bench-orders", "--budget", "16K"], 2, "smaller than the largest layer")
+run([ork_run, model, "--bench-orders", "--repeat", "0"], 2, "--repeat")
+
 for f in failures:
     print("FAIL:", f)
 sys.exit(1 if failures else 0)

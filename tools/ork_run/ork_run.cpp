@@ -21,6 +21,7 @@
 #include "tools/common/ork_handles.h"
 #include "tools/common/progress.h"
 #include "tools/common/spread.h"
+#include "tools/ork_run/bench.h"
 #include "tools/ork_run/project.h"
 #include "tools/ork_stream/size_arg.h"
 
@@ -188,6 +189,14 @@ int main(int argc, char** argv) {
     tools::add_number(app, "--host-us", pa.host_us, "--project: host time per matmul call, us (default: measured "
                       "on the zero-work emulator)", 0.0, 1e6);
     tools::add_number(app, "--prefill-m", pa.prefill_m, "--project: rows of the prefill step", int64_t{2}, int64_t{4096});
+    // --bench-orders: the three orders at board speed, side by side (bench.h).
+    bool bench = false;
+    tools::BenchArgs ba;
+    app.add_flag("--bench-orders", bench, "time scheduled, fifo and sequential interleaved on the zero-work emulator at "
+                 "the modelled board time (not checked), then check each once on --device");
+    tools::add_repeat(app, ba.repeats, 1000, "--bench-orders: rounds of the three orders (min / median / max)");
+    tools::add_number(app, "--io-rate", ba.io_rate, "--bench-orders: cap the reader at this many bytes/s (0 = the disk "
+                      "as it is); the plans assume it", 0.0, 1e12);
     auto* budget_opt = app.get_option("--budget");
     if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
     if (!pa.synthetic.empty() && !project) return error("--synthetic needs --project (ork_pack --synthetic writes a model file)");
@@ -203,6 +212,21 @@ int main(int argc, char** argv) {
       return tools::run_project(pa);
     }
     if (a.path.empty()) return error("MODEL: a packed model file is required (ork_pack writes one)");
+    if (bench) {
+      if (ba.io_rate > 0 && ba.io_rate < 1e6) return error(fmt::format("--io-rate {}: below 1e6 bytes/s", ba.io_rate));
+      auto b = io::tools::parse_size(a.budget_text);
+      if (!b) return error(fmt::format("--budget {}: {}", a.budget_text, b.error().message));
+      if (auto e = tools::check_memory(fmt::format("--budget {}", a.budget_text), *b); !e.empty()) return error(e);
+      ba.path = a.path;
+      ba.device_name = a.device_name;
+      ba.tokens = a.tokens;
+      ba.m = a.m;
+      ba.budget_bytes = *b;
+      ba.cores = a.cores == 0 ? 3 : a.cores;
+      ba.disk_bytes_per_ns = a.disk_gbs;
+      ba.json = a.json;
+      return tools::run_bench_orders(ba);
+    }
     return run(a);
   });
 }

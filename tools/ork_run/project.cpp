@@ -105,7 +105,8 @@ int run_project(const ProjectArgs& a) {
     const char* label;
     int64_t m;
   };
-  const Step steps[] = {{"decode", "decode M=1", 1}, {"prefill_m128", "prefill M=128", a.prefill_m}};
+  const std::string pkey = fmt::format("prefill_m{}", a.prefill_m), plabel = fmt::format("prefill M={}", a.prefill_m);
+  const Step steps[] = {{"decode", "decode M=1", 1}, {pkey.c_str(), plabel.c_str(), a.prefill_m}};
   bool first = true;
   for (const Step& s : steps) {
     exec::ProjectOptions po;
