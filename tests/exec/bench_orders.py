@@ -18,7 +18,7 @@ with open(model, "rb") as f:  # into the page cache
     while f.read(1 << 24):
         pass
 args = [ork_run, model, "--bench-orders", "--tokens", "3", "--m", "1", "--budget", "8M", "--io-rate", "1.6e9",
-        "--repeat", os.environ.get("ORK_BENCH_REPEAT", "7"), "--device", "emu"]
+        "--repeat", os.environ.get("ORK_BENCH_REPEAT", "21"), "--device", "emu"]
 if "--json" in sys.argv[3:]:
     args.append("--json")
 print("ORK_IO_NO_DIRECT=1 " + " ".join(args), flush=True)
