@@ -21,6 +21,10 @@ constexpr int kArchReqXcompPerm = 0x1023;  // arch/x86/include/uapi/asm/prctl.h
 constexpr int kXfeatureXtiledata = 18;     // XTILEDATA state component number
 constexpr int kTileRows = 16;
 constexpr int kTileBytes = 64;             // bytes per tile row: 16 int32 or 64 int8
+// CPUID.(EAX=7, ECX=0):EDX bits 24 (AMX-TILE) and 25 (AMX-INT8), Intel SDM vol. 2A "CPUID".
+// Spelled here because gcc's <cpuid.h> names them bit_AMX_TILE and clang's bit_AMXTILE.
+constexpr unsigned kCpuidAmxTile = 1u << 24;
+constexpr unsigned kCpuidAmxInt8 = 1u << 25;
 
 // LDTILECFG's 64-byte memory operand: palette, start_row, 14 reserved bytes,
 // 16 x colsb (u16, bytes per row), 16 x rows (u8).
@@ -36,7 +40,7 @@ static_assert(sizeof(TileConfig) == 64);
 bool cpu_has_amx_int8() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  return (edx & bit_AMX_TILE) && (edx & bit_AMX_INT8);
+  return (edx & kCpuidAmxTile) && (edx & kCpuidAmxInt8);
 }
 
 // Tiles 0-3: C (rows 0-15 / 16-31 x columns 0-15 / 16-31); 4-5: A (two 16-row blocks, 64 K
