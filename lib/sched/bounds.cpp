@@ -46,7 +46,7 @@ int64_t head_body_tail(std::vector<Job> jobs, int k) {
   return best;
 }
 
-int64_t shared_bytes(const Stream& s, const std::vector<int>& a, const std::vector<int>& b) {
+int64_t shared_bytes(const Stream& s, std::span<const int> a, std::span<const int> b) {
   std::vector<int> both;
   std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
   int64_t bytes = 0;

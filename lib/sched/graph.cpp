@@ -91,45 +91,76 @@ void barrier_edges(const Stream& s, Edges& edges) {
   }
 }
 
-std::vector<int> memory_buffers(const Stream& s, const Op& op) {
-  std::vector<int> ids;
+// The in-memory buffers an op touches, sorted and unique, into `ids` (reused).
+void memory_buffers(const Stream& s, const Op& op, std::vector<int>& ids) {
+  ids.clear();
   for (const auto* list : {&op.reads, &op.writes})
     for (const Access& a : *list)
       if (s.buffers[a.buffer].in_memory) ids.push_back(a.buffer);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
+}
+
+// Groups (key, value) pairs by key into flat lists, values in the pairs' order (a counting
+// sort: linear, one pass to count and one to fill).
+FlatLists group_by(int keys, const std::vector<std::pair<int, int>>& pairs) {
+  FlatLists out;
+  out.offsets.assign(static_cast<size_t>(keys) + 1, 0);
+  for (const auto& [key, value] : pairs) ++out.offsets[static_cast<size_t>(key) + 1];
+  for (int k = 0; k < keys; ++k) out.offsets[k + 1] += out.offsets[k];
+  out.items.resize(pairs.size());
+  std::vector<int> fill(out.offsets.begin(), out.offsets.end() - 1);
+  for (const auto& [key, value] : pairs) out.items[static_cast<size_t>(fill[key]++)] = value;
+  return out;
 }
 
 void memory_model(const Stream& s, Graph& g) {
   const int n = g.op_count;
-  g.born_by.assign(n, {});
-  g.released_by.assign(n, {});
+  const int buffers = static_cast<int>(s.buffers.size());
   g.release_count.assign(s.buffers.size(), 0);
-  g.program_users.assign(s.buffers.size(), {});
   g.working_set.assign(n, 0);
-  std::vector<std::vector<int>> readers(s.buffers.size());  // starts reading each buffer
+  g.born_by.offsets.assign(1, 0);
+  g.born_by.offsets.reserve(static_cast<size_t>(n) + 1);
+  g.born_by.items.clear();
+  std::vector<std::pair<int, int>> users, readers;  // (buffer, start op), input order
+  std::vector<int> ids;
   for (int i = 0; i < n; ++i) {
     const Op& op = s.ops[i];
-    if (op.kind == OpKind::wait) continue;
-    g.born_by[i] = memory_buffers(s, op);
-    const int releaser = op.kind == OpKind::start ? op.partner : i;
-    g.released_by[releaser] = g.born_by[i];
-    for (int b : g.born_by[i]) {
+    if (op.kind != OpKind::wait) memory_buffers(s, op, ids);
+    else ids.clear();
+    g.born_by.items.insert(g.born_by.items.end(), ids.begin(), ids.end());
+    g.born_by.offsets.push_back(static_cast<int>(g.born_by.items.size()));
+    for (int b : ids) {
       g.working_set[i] += s.buffers[b].bytes;
       ++g.release_count[b];
-      if (op.kind == OpKind::start) g.program_users[b].push_back(i);
+      if (op.kind == OpKind::start) users.emplace_back(b, i);
     }
     if (op.kind == OpKind::start) {
       g.starts.push_back(i);
-      for (const Access& a : op.reads) readers[a.buffer].push_back(i);
+      for (const Access& a : op.reads) readers.emplace_back(a.buffer, i);
     }
   }
+  // A program releases its buffers at its wait; other ops release what they bring to life.
+  g.released_by.offsets.assign(1, 0);
+  g.released_by.offsets.reserve(static_cast<size_t>(n) + 1);
+  g.released_by.items.clear();
+  g.released_by.items.reserve(g.born_by.items.size());
+  for (int i = 0; i < n; ++i) {
+    const Op& op = s.ops[i];
+    const int from = op.kind == OpKind::wait ? op.partner : op.kind == OpKind::start ? -1 : i;
+    if (from >= 0) {
+      const auto list = g.born_by[from];
+      g.released_by.items.insert(g.released_by.items.end(), list.begin(), list.end());
+    }
+    g.released_by.offsets.push_back(static_cast<int>(g.released_by.items.size()));
+  }
+  g.program_users = group_by(buffers, users);
+  const FlatLists read_by = group_by(buffers, readers);  // per buffer: starts reading it
   g.first_consumer.assign(n, -1);
   for (int i = 0; i < n; ++i) {
     if (s.ops[i].kind != OpKind::load) continue;
     for (const Access& a : s.ops[i].writes) {
-      const auto& r = readers[a.buffer];
+      const auto r = read_by[a.buffer];
       auto it = std::upper_bound(r.begin(), r.end(), i);
       if (it != r.end() && (g.first_consumer[i] < 0 || *it < g.first_consumer[i]))
         g.first_consumer[i] = *it;
@@ -154,17 +185,22 @@ Result<Graph> build_graph(const Stream& s) {
       if (Status st = memory.add(i, a, true); !st) return st.error();
   }
   barrier_edges(s, edges);
-  std::sort(edges.begin(), edges.end());
-  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  // Successor lists by a counting sort on the source, then each short list sorted and
+  // made unique: linear in the edges, where one sort of all pairs was n log n.
+  FlatLists out = group_by(g.op_count, edges);
   g.succ_offsets.assign(g.op_count + 1, 0);
-  g.pred_counts.assign(g.op_count, 0);
-  for (const auto& [from, to] : edges) {
-    ++g.succ_offsets[from + 1];
-    ++g.pred_counts[to];
+  g.succs.clear();
+  g.succs.reserve(out.items.size());
+  for (int i = 0; i < g.op_count; ++i) {
+    auto* begin = out.items.data() + out.offsets[i];
+    auto* end = out.items.data() + out.offsets[i + 1];
+    std::sort(begin, end);
+    for (auto* it = begin; it != end; ++it)
+      if (it == begin || *it != *(it - 1)) g.succs.push_back(*it);
+    g.succ_offsets[i + 1] = static_cast<int>(g.succs.size());
   }
-  for (int i = 0; i < g.op_count; ++i) g.succ_offsets[i + 1] += g.succ_offsets[i];
-  g.succs.reserve(edges.size());
-  for (const auto& e : edges) g.succs.push_back(e.second);  // sorted by source already
+  g.pred_counts.assign(g.op_count, 0);
+  for (int to : g.succs) ++g.pred_counts[to];
   memory_model(s, g);
   return g;
 }

@@ -19,6 +19,18 @@
 
 namespace ork::sched {
 
+// Lists per index in one flat array (CSR): list i is items[offsets[i] .. offsets[i+1]).
+// One allocation for all of them instead of a vector per op (docs/sched.md "Speed").
+struct FlatLists {
+  std::vector<int> offsets{0};
+  std::vector<int> items;
+
+  std::span<const int> operator[](int i) const {
+    return {items.data() + offsets[static_cast<size_t>(i)], items.data() + offsets[static_cast<size_t>(i) + 1]};
+  }
+  int size() const { return static_cast<int>(offsets.size()) - 1; }
+};
+
 struct Graph {
   int op_count = 0;
   std::vector<int> succ_offsets;  // CSR: successors of op i are succs[offsets[i] .. offsets[i+1])
@@ -28,10 +40,10 @@ struct Graph {
   // Memory model, over buffers with in_memory only. A buffer is born when the first op of
   // born_by that touches it is emitted (a program's buffers at its start) and dies when its
   // last releasing op is emitted (a program releases at its wait).
-  std::vector<std::vector<int>> born_by;      // per op, sorted buffer ids
-  std::vector<std::vector<int>> released_by;  // per op, sorted buffer ids
-  std::vector<int> release_count;             // per buffer: ops that release it
-  std::vector<std::vector<int>> program_users;  // per buffer: start ops touching it, input order
+  FlatLists born_by;      // per op, sorted buffer ids
+  FlatLists released_by;  // per op, sorted buffer ids
+  std::vector<int> release_count;  // per buffer: ops that release it
+  FlatLists program_users;  // per buffer: start ops touching it, input order
   std::vector<int> first_consumer;  // per load: first start reading what it writes, or -1
   std::vector<int64_t> working_set;  // per op: bytes of born_by (a start's pinned set)
   std::vector<int> starts;           // start ops, input order

@@ -34,10 +34,11 @@ int64_t MaxTree::max_below(int end) const {
 }
 
 ListState::ListState(const Stream& s, const Graph& g, const Priority& p, const ListParams& params)
-    : s_(s), g_(g), prio_(p), params_(params), space_(make_space(params)),
+    : ready_starts(g.op_count), ready_dmas(g.op_count), ready_waits(g.op_count), ready_barriers(g.op_count),
+      s_(s), g_(g), prio_(p), params_(params), space_(make_space(params)),
       indegree_(g.pred_counts), offset_(s.buffers.size(), kNone), born_(s.buffers.size(), 0),
       left_(g.release_count), core_open_(s.cores, 0), core_end_(s.cores, 0),
-      core_busy_(s.cores, 0), program_end_(s.ops.size(), 0), program_rank_(s.ops.size(), -1),
+      core_busy_(s.cores, 0), program_end_(s.ops.size(), 0), unstarted_(g.op_count), program_rank_(s.ops.size(), -1),
       pending_(s.ops.size(), 0), reserve_tree_(static_cast<int>(g.starts.size())),
       core_of_(s.ops.size(), -1) {
   order_.reserve(s.ops.size());
@@ -93,7 +94,8 @@ int64_t ListState::new_bytes(int op) const {
 }
 
 bool ListState::try_place(int op) {
-  std::vector<int> placed;
+  std::vector<int>& placed = placed_scratch_;  // reused: no allocation per attempt
+  placed.clear();
   for (int b : g_.born_by[op]) {
     if (born_[b] || offset_[b] != kNone) continue;
     Result<int64_t> at = space_.allocate(s_.buffers[b].bytes);
@@ -148,7 +150,7 @@ void ListState::birth(int op) {
     born_[b] = 1;
     live_ += s_.buffers[b].bytes;
     for (int user : g_.program_users[b]) {  // programs still to start need fewer bytes now
-      if (!unstarted_.count(prio_.position[user])) continue;
+      if (!unstarted_.contains(prio_.position[user])) continue;
       pending_[user] -= s_.buffers[b].bytes;
       reserve_tree_.set(program_rank_[user], pending_[user]);
     }

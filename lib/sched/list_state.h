@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lib/sched/list_schedule.h"
+#include "lib/sched/ready_set.h"
 
 namespace ork::sched::detail {
 
@@ -31,7 +32,7 @@ class ListState {
 
   // Queues hold priority positions; op_at() maps back.
   int op_at(int position) const { return prio_.op_at[position]; }
-  std::set<int> ready_starts, ready_dmas, ready_waits, ready_barriers;
+  ReadySet ready_starts, ready_dmas, ready_waits, ready_barriers;
 
   bool done() const { return order_.size() == s_.ops.size(); }
   int free_core() const;            // per core_choice; -1 when none is free
@@ -74,11 +75,12 @@ class ListState {
   std::vector<int64_t> core_end_, core_busy_;
   std::set<std::pair<int64_t, int>> running_;  // (end, start op)
   std::vector<int64_t> program_end_;
-  std::set<int> unstarted_;                    // priority positions of starts
+  ReadySet unstarted_;                         // priority positions of starts
   std::vector<int> program_rank_;              // per start op: index among starts by priority
   std::vector<int64_t> pending_;               // per start op: bytes still unborn
   MaxTree reserve_tree_;
   std::vector<int> order_, core_of_;
+  std::vector<int> placed_scratch_;            // try_place's buffers, for its undo
 };
 
 }  // namespace ork::sched::detail

@@ -1,10 +1,12 @@
 #include "lib/sched/parse.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <sstream>
-#include <unordered_map>
 #include <vector>
+
+#include "lib/sched/names.h"
 
 namespace ork::sched {
 
@@ -29,9 +31,11 @@ Result<int64_t> parse_size(std::string_view text) {
 
 namespace {
 
+// Words are views into the text (no string per word); buffer names are interned to their
+// index at declaration, so an access is one flat-table lookup.
 struct LineParser {
   Stream& stream;
-  std::unordered_map<std::string, int> buffers;
+  NameTable buffers;
   int line = 0;
 
   Error fail(const std::string& what) const {
@@ -41,10 +45,10 @@ struct LineParser {
   // "w1" or "w1[4K:8K]" -> Access (whole buffer without a range).
   Result<Access> access(std::string_view item) const {
     size_t bracket = item.find('[');
-    std::string name(item.substr(0, bracket));
-    auto it = buffers.find(name);
-    if (it == buffers.end()) return fail("buffer " + name + " is not declared");
-    Access a{it->second, 0, stream.buffers[it->second].bytes};
+    const std::string_view name = item.substr(0, bracket);
+    const int id = buffers.find(name);
+    if (id < 0) return fail("buffer " + std::string(name) + " is not declared");
+    Access a{id, 0, stream.buffers[id].bytes};
     if (bracket == std::string_view::npos) return a;
     size_t colon = item.find(':', bracket);
     if (colon == std::string_view::npos || item.back() != ']')
@@ -57,7 +61,7 @@ struct LineParser {
     a.length = *len;
     const int64_t bytes = stream.buffers[a.buffer].bytes;
     if (a.length == 0 || a.offset > bytes || a.length > bytes - a.offset)  // no offset + length: it can overflow
-      return fail("range " + std::string(item) + " lies outside buffer " + name + " of " +
+      return fail("range " + std::string(item) + " lies outside buffer " + std::string(name) + " of " +
                   std::to_string(stream.buffers[a.buffer].bytes) + " bytes");
     return a;
   }
@@ -73,11 +77,11 @@ struct LineParser {
     return {};
   }
 
-  Status key_value(Op& op, const std::string& word) const {
+  Status key_value(Op& op, std::string_view word) const {
     size_t eq = word.find('=');
-    if (eq == std::string::npos) return fail("expected key=value, got '" + word + "'");
-    std::string key = word.substr(0, eq);
-    std::string_view value = std::string_view(word).substr(eq + 1);
+    if (eq == std::string_view::npos) return fail("expected key=value, got '" + std::string(word) + "'");
+    const std::string_view key = word.substr(0, eq);
+    std::string_view value = word.substr(eq + 1);
     if (key == "reads") return accesses(value, op.reads);
     if (key == "writes") return accesses(value, op.writes);
     if (key == "cycles") {
@@ -87,7 +91,7 @@ struct LineParser {
                     " (2^40)");
       return {};
     }
-    return fail("unknown key '" + key + "' (reads, writes, cycles)");
+    return fail("unknown key '" + std::string(key) + "' (reads, writes, cycles)");
   }
 
   Status header(const std::vector<std::string>& w) {
@@ -106,40 +110,54 @@ struct LineParser {
     return {};
   }
 
-  Status buffer(const std::vector<std::string>& w) {
+  Status buffer(const std::vector<std::string_view>& w) {
     if (w.size() < 3 || w.size() > 4 || (w.size() == 4 && w[3] != "xram"))
       return fail("expected: buffer NAME SIZE [xram]");
     auto bytes = parse_size(w[2]);
     if (!bytes) return fail(bytes.error().message);
-    if (*bytes == 0) return fail("buffer " + w[1] + " has size 0");
-    if (!buffers.emplace(w[1], static_cast<int>(stream.buffers.size())).second)
-      return fail("duplicate buffer name " + w[1]);
-    stream.buffers.push_back(Buffer{w[1], *bytes, w.size() == 3, line});
+    if (*bytes == 0) return fail("buffer " + std::string(w[1]) + " has size 0");
+    const int id = static_cast<int>(stream.buffers.size());
+    if (buffers.insert(w[1], id) != id) return fail("duplicate buffer name " + std::string(w[1]));
+    stream.buffers.push_back(Buffer{std::string(w[1]), *bytes, w.size() == 3, line});
     return {};
   }
 
-  Status op(const std::vector<std::string>& w) {
-    static const std::unordered_map<std::string, OpKind> kinds = {
-        {"load", OpKind::load},   {"store", OpKind::store},     {"start", OpKind::start},
-        {"wait", OpKind::wait},   {"barrier", OpKind::barrier}};
-    auto kind = kinds.find(w[0]);
-    if (kind == kinds.end())
-      return fail("unknown op '" + w[0] + "' (memory, cores, buffer, load, store, start, wait, barrier)");
-    if (w.size() < 2) return fail(w[0] + " needs a name");
-    Op op{kind->second, w[1], {}, {}, 0, -1, false, line};
+  static bool op_kind(std::string_view word, OpKind& kind) {
+    static constexpr std::pair<std::string_view, OpKind> kinds[] = {
+        {"load", OpKind::load}, {"store", OpKind::store}, {"start", OpKind::start},
+        {"wait", OpKind::wait}, {"barrier", OpKind::barrier}};
+    for (const auto& [name, k] : kinds)
+      if (word == name) return kind = k, true;
+    return false;
+  }
+
+  Status op(const std::vector<std::string_view>& w) {
+    OpKind kind = OpKind::barrier;
+    if (!op_kind(w[0], kind))
+      return fail("unknown op '" + std::string(w[0]) + "' (memory, cores, buffer, load, store, start, wait, barrier)");
+    if (w.size() < 2) return fail(std::string(w[0]) + " needs a name");
+    Op& op = stream.ops.emplace_back(Op{kind, std::string(w[1]), {}, {}, 0, -1, false, line});
     for (size_t i = 2; i < w.size(); ++i)
       if (Status st = key_value(op, w[i]); !st) return st;
-    stream.ops.push_back(std::move(op));
     return {};
   }
+
+  // Splits on blanks into `words` (reused from line to line: no allocation per line).
+  std::vector<std::string_view> words;
 
   Status parse_line(std::string_view text) {
     if (size_t hash = text.find('#'); hash != std::string_view::npos) text = text.substr(0, hash);
-    std::istringstream in{std::string(text)};
-    std::vector<std::string> w;
-    for (std::string word; in >> word;) w.push_back(word);
+    words.clear();
+    auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; };
+    for (size_t i = 0; i < text.size();) {
+      while (i < text.size() && blank(text[i])) ++i;
+      const size_t begin = i;
+      while (i < text.size() && !blank(text[i])) ++i;
+      if (i > begin) words.push_back(text.substr(begin, i - begin));
+    }
+    const std::vector<std::string_view>& w = words;
     if (w.empty()) return {};
-    if (w[0] == "memory" || w[0] == "cores") return header(w);
+    if (w[0] == "memory" || w[0] == "cores") return header(std::vector<std::string>(w.begin(), w.end()));
     if (w[0] == "buffer") return buffer(w);
     return op(w);
   }
@@ -149,7 +167,9 @@ struct LineParser {
 
 Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
   Stream stream;
-  LineParser parser{stream, {}, 0};
+  const auto lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+  stream.ops.reserve(lines);  // an upper bound; untouched capacity costs no page
+  LineParser parser{stream, NameTable(lines / 2), 0, {}};
   while (!text.empty()) {
     ++parser.line;
     size_t nl = text.find('\n');

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <string>
 
 namespace ork::sched {
@@ -25,10 +24,17 @@ class Placer {
   Placer(const Stream& s, const Graph& g, std::span<const int> order, Pool pool, double bpc)
       : s_(s), g_(g), order_(order), pool_(std::move(pool)), bpc_(bpc),
         offset_(s.buffers.size(), -1), evicted_(s.buffers.size(), 0), dirty_(s.buffers.size(), 0),
-        pins_(s.buffers.size(), 0), left_(g.release_count), uses_(s.buffers.size()) {
+        pins_(s.buffers.size(), 0), left_(g.release_count), resident_at_(s.buffers.size(), -1) {
     result_.offset.assign(s.buffers.size(), -1);
+    // Positions of the order that touch each buffer, as flat lists (a counting sort).
+    uses_.offsets.assign(s.buffers.size() + 1, 0);
+    for (int op : order)
+      for (int b : g.born_by[op]) ++uses_.offsets[static_cast<size_t>(b) + 1];
+    for (size_t b = 0; b < s.buffers.size(); ++b) uses_.offsets[b + 1] += uses_.offsets[b];
+    uses_.items.resize(static_cast<size_t>(uses_.offsets.back()));
+    std::vector<int> fill(uses_.offsets.begin(), uses_.offsets.end() - 1);
     for (size_t p = 0; p < order.size(); ++p)
-      for (int b : g.born_by[order[p]]) uses_[b].push_back(static_cast<int>(p));
+      for (int b : g.born_by[order[p]]) uses_.items[static_cast<size_t>(fill[b]++)] = static_cast<int>(p);
   }
 
   Result<Placement> run(bool allow_swaps) {
@@ -53,7 +59,8 @@ class Placer {
  private:
   void place(int b, int64_t at) {
     offset_[b] = at;
-    resident_.insert(b);
+    resident_at_[b] = static_cast<int>(resident_.size());
+    resident_.push_back(b);
     if (result_.offset[b] < 0) result_.offset[b] = at;
     if (evicted_[b]) swap(false, b);
     evicted_[b] = 0;
@@ -79,7 +86,11 @@ class Placer {
   void drop(int b) {
     (void)pool_.release(offset_[b]);
     offset_[b] = -1;
-    resident_.erase(b);
+    const int at = resident_at_[b];  // swap-remove from the flat list
+    resident_[static_cast<size_t>(at)] = resident_.back();
+    resident_at_[resident_.back()] = at;
+    resident_.pop_back();
+    resident_at_[b] = -1;
   }
 
   void swap(bool spill, int b) {
@@ -93,18 +104,23 @@ class Placer {
   }
 
   int next_use(int b) const {
-    const auto& u = uses_[b];
+    const auto u = uses_[b];
     auto it = std::upper_bound(u.begin(), u.end(), pos_);
     return it == u.end() ? static_cast<int>(order_.size()) : *it;
   }
 
+  // Furthest next use, then the larger, then the lower id (the resident list is unordered).
   int victim() const {
-    int best = -1;
+    int best = -1, best_use = 0;
     for (int b : resident_) {
       if (pins_[b] > 0) continue;
-      if (best < 0 || next_use(b) > next_use(best) ||
-          (next_use(b) == next_use(best) && s_.buffers[b].bytes > s_.buffers[best].bytes))
+      const int use = next_use(b);
+      if (best < 0 || use > best_use ||
+          (use == best_use && (s_.buffers[b].bytes > s_.buffers[best].bytes ||
+                               (s_.buffers[b].bytes == s_.buffers[best].bytes && b < best)))) {
         best = b;
+        best_use = use;
+      }
     }
     return best;
   }
@@ -137,8 +153,9 @@ class Placer {
   std::vector<int64_t> offset_;
   std::vector<char> evicted_, dirty_;
   std::vector<int> pins_, left_;
-  std::vector<std::vector<int>> uses_;
-  std::set<int> resident_;
+  FlatLists uses_;             // per buffer: positions in the order that touch it
+  std::vector<int> resident_;  // buffers with an offset, unordered
+  std::vector<int> resident_at_;  // per buffer: index in resident_, or -1
 };
 
 }  // namespace

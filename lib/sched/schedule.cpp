@@ -75,8 +75,17 @@ void choose(const Context& c, Policy policy, int64_t bar, Schedule& s) {
     const ListResult& l = lists.back();
     Attempt a{Pass::zero, policy, cap, l.makespan, false, 0, 0};
     if (l.makespan < bar) {
-      Result<Placement> p = place_order(c.s, c.g, l.order, c.memory, false, c.bpc);
-      a.placed = p && p->placed;
+      // At cap = memory the list's own pool is the real one (same configuration, buffers
+      // allocated at birth and freed at death in emission order, an undone attempt restores
+      // the holes exactly): with no forced buffer it has placed the order, and a second walk
+      // would only repeat it. At a lower cap the real pool is larger, so it is walked.
+      if (params.cap_bytes == c.memory.capacity_bytes && l.forced == 0 &&
+          c.memory.capacity_bytes >= c.memory.reserve_bytes + c.memory.alignment_bytes) {
+        a.placed = true;
+      } else {
+        Result<Placement> p = place_order(c.s, c.g, l.order, c.memory, false, c.bpc);
+        a.placed = p && p->placed;
+      }
     }
     s.attempts.push_back(a);
     if (a.placed) {

@@ -1,6 +1,6 @@
 #include "lib/sched/stream.h"
 
-#include <unordered_map>
+#include "lib/sched/names.h"
 
 namespace ork::sched {
 
@@ -53,28 +53,27 @@ Status check_op_shape(const Op& op, size_t i) {
   return {};
 }
 
-// Pairs every wait with the start of the same name that precedes it.
+// Pairs every wait with the start of the same name that precedes it. One table of the
+// names of the ops before (waits excluded): a wait's name must be an earlier start's.
 Status link_programs(Stream& s) {
-  std::unordered_map<std::string, int> start_of;
-  std::unordered_map<std::string, int> named;
+  NameTable named(s.ops.size());
   for (size_t i = 0; i < s.ops.size(); ++i) {
     Op& op = s.ops[i];
     op.partner = -1;
     if (op.kind == OpKind::wait) {
-      auto it = start_of.find(op.name);
-      if (it == start_of.end())
+      const int at = named.find(op.name);
+      if (at < 0 || s.ops[at].kind != OpKind::start)
         return make_error(-EINVAL, where(op, i) + "wait " + op.name + " without a start before it");
-      Op& start = s.ops[it->second];
+      Op& start = s.ops[at];
       if (start.partner >= 0)
         return make_error(-EINVAL, where(op, i) + "second wait for program " + op.name);
       start.partner = static_cast<int>(i);
-      op.partner = it->second;
+      op.partner = at;
       continue;
     }
     if (op.name.empty()) return make_error(-EINVAL, where(op, i) + "op has no name");
-    if (!named.emplace(op.name, static_cast<int>(i)).second)
+    if (named.insert(op.name, static_cast<int>(i)) != static_cast<int>(i))
       return make_error(-EINVAL, where(op, i) + "duplicate op name " + op.name);
-    if (op.kind == OpKind::start) start_of[op.name] = static_cast<int>(i);
   }
   return {};
 }
@@ -90,12 +89,13 @@ Status finalize_stream(Stream& s) {
   if (static_cast<int64_t>(s.ops.size()) > kMaxOps)
     return make_error(-EINVAL, "the stream has " + std::to_string(s.ops.size()) + " ops; at most " +
                                    std::to_string(kMaxOps) + " are allowed");
-  std::unordered_map<std::string, int> buffer_names;
-  for (const Buffer& b : s.buffers) {
+  NameTable buffer_names(s.buffers.size());
+  for (size_t id = 0; id < s.buffers.size(); ++id) {
+    const Buffer& b = s.buffers[id];
     if (b.bytes <= 0 || b.bytes > kMaxBytes)
       return make_error(-EINVAL, "buffer " + b.name + ": size " + std::to_string(b.bytes) + " must be from 1 byte to " +
                                      std::to_string(kMaxBytes) + " bytes (256 TiB)");
-    if (!buffer_names.emplace(b.name, 0).second)
+    if (buffer_names.insert(b.name, static_cast<int>(id)) != static_cast<int>(id))
       return make_error(-EINVAL, "duplicate buffer name " + b.name);
   }
   for (Op& op : s.ops) {  // finalize may run twice: undo a previous demotion first

@@ -38,15 +38,17 @@ TEST(Graph, EdgesFollowProgramBarrierAndByteRangeRules) {
   EXPECT_EQ(g.pred_counts[6], 6);
 }
 
+std::vector<int> list(std::span<const int> items) { return {items.begin(), items.end()}; }
+
 TEST(Graph, MemoryModelOfBirthAndDeath) {
   Stream s = parse_stream(kStream).value();
   Graph g = build_graph(s).value();
-  EXPECT_EQ(g.born_by[2], (std::vector<int>{0, 1}));  // a program's buffers are born at its start
+  EXPECT_EQ(list(g.born_by[2]), (std::vector<int>{0, 1}));  // a program's buffers are born at its start
   EXPECT_TRUE(g.released_by[2].empty());
-  EXPECT_EQ(g.released_by[3], (std::vector<int>{0, 1}));  // ... and released at its wait
+  EXPECT_EQ(list(g.released_by[3]), (std::vector<int>{0, 1}));  // ... and released at its wait
   EXPECT_EQ(g.release_count[0], 4);  // L1, L2, P1, L3
   EXPECT_EQ(g.release_count[1], 3);  // P1, S1, L4
-  EXPECT_EQ(g.program_users[0], (std::vector<int>{2}));
+  EXPECT_EQ(list(g.program_users[0]), (std::vector<int>{2}));
   EXPECT_EQ(g.first_consumer[0], 2);
   EXPECT_EQ(g.first_consumer[4], -1);  // nobody reads L3's bytes later
   EXPECT_EQ(g.working_set[2], 2048);
