@@ -43,12 +43,16 @@ Pick pick_start(ListState& st, int window) {
 
 // Rule 3: the DMA engine takes the first ready transfer that fits, if it can begin
 // before the first running program ends (else a core would sit idle behind it).
-Pick pick_dma(ListState& st, int window, std::vector<Held>* held) {
+Pick pick_dma(ListState& st, const ListParams& params, std::vector<Held>* held) {
   if (st.ready_dmas.empty()) return {};
   if (st.program_running() && st.dma_begin() > st.earliest_end()) return {};
+  // Lookahead: a start is ready and only a core is missing, so a transfer that outlasts
+  // the first running program would hold that start (and the core) behind it.
+  const bool gap_only = params.dma_lookahead && st.program_running() && !st.ready_starts.empty();
   int seen = 0;
-  for (auto it = st.ready_dmas.begin(); it != st.ready_dmas.end() && seen < window; ++it, ++seen) {
+  for (auto it = st.ready_dmas.begin(); it != st.ready_dmas.end() && seen < params.window; ++it, ++seen) {
     const int op = st.op_at(*it);
+    if (gap_only && st.dma_begin() + st.op_cycles(op) > st.earliest_end()) continue;
     Held h;
     // A store frees memory, so it fits unless it writes into a buffer with no address.
     if (st.op_kind(op) == OpKind::load && !st.load_within_limits(op, h, held != nullptr)) {
@@ -82,7 +86,7 @@ Pick pick_fallback(ListState& st) {
 Pick decide(ListState& st, const ListParams& params, std::vector<Held>* held) {
   if (!st.ready_barriers.empty()) return {st.op_at(*st.ready_barriers.begin()), -1, Rule::barrier};
   if (Pick p = pick_start(st, params.window); p.op >= 0) return p;
-  if (Pick p = pick_dma(st, params.window, held); p.op >= 0) return p;
+  if (Pick p = pick_dma(st, params, held); p.op >= 0) return p;
   if (int wait = st.first_ready_wait(); wait >= 0) return {wait, -1, Rule::wait};
   return pick_fallback(st);
 }

@@ -35,6 +35,10 @@ struct ListParams {
   int window = 32;             // candidates looked at per queue and step
   CoreChoice core_choice = CoreChoice::first_free;
   PoolConfig pool;             // alignment and small/large split; capacity = cap_bytes
+  // Lookahead on DMA issue (ours): a transfer blocks the stream, so while a ready start
+  // waits for a core, rule 3 takes only a transfer that ends by the time the first running
+  // program ends (it fills the gap instead of making the freed core wait behind it).
+  bool dma_lookahead = false;
 };
 
 enum class Rule { barrier, start, forced_start, dma, wait, fallback };

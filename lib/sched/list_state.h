@@ -43,6 +43,7 @@ class ListState {
   int64_t dma_begin() const { return std::max(t_, dma_free_); }
   int64_t now() const { return t_; }
   OpKind op_kind(int op) const { return s_.ops[op].kind; }
+  int64_t op_cycles(int op) const { return s_.ops[op].cycles; }
 
   // Places the op's new buffers under cap; on success they stay placed for emit().
   bool try_place(int op);

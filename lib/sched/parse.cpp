@@ -180,7 +180,7 @@ Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
   if (overrides.cores > 0) stream.cores = overrides.cores;
   if (stream.memory_bytes <= 0)
     return make_error(-EINVAL, "no 'memory SIZE' line (or --memory) gives the memory size");
-  if (Status st = finalize_stream(stream); !st) return st.error();
+  if (Status st = finalize_stream(stream, false); !st) return st.error();
   return stream;
 }
 

@@ -7,7 +7,12 @@
 namespace ork::sched {
 
 const char* policy_name(Policy policy) {
-  return policy == Policy::fifo ? "fifo" : "critical-path";
+  switch (policy) {
+    case Policy::fifo: return "fifo";
+    case Policy::critical_path: return "critical-path";
+    case Policy::best: return "best";
+  }
+  return "?";
 }
 
 std::vector<int64_t> upward_rank(const Stream& s, const Graph& g) {

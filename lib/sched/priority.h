@@ -17,7 +17,9 @@
 
 namespace ork::sched {
 
-enum class Policy { fifo, critical_path };
+// best (ours, schedule() only): the fastest of a few rules, fifo and critical-path each with
+// and without DMA lookahead and at two prefetch caps (schedule.h); as a queue order it is fifo.
+enum class Policy { fifo, critical_path, best };
 
 struct Priority {
   std::vector<int> position;  // per op: 0 = served first

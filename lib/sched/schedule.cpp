@@ -1,5 +1,6 @@
 #include "lib/sched/schedule.h"
 
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -34,6 +35,17 @@ namespace {
 
 constexpr int64_t kInfeasible = INT64_MAX;
 
+// Policy::best's rules: the seed's (fifo, prefetch 40 %) first, then critical-path, each with
+// and without DMA lookahead, at prefetch 40 % and 100 % (docs/sched.md "Choosing a rule").
+constexpr std::array<Heuristic, 8> kBestRules{{{Policy::fifo, false, 40},
+                                          {Policy::critical_path, false, 40},
+                                          {Policy::fifo, true, 40},
+                                          {Policy::critical_path, true, 40},
+                                          {Policy::fifo, false, 100},
+                                          {Policy::critical_path, false, 100},
+                                          {Policy::fifo, true, 100},
+                                          {Policy::critical_path, true, 100}}};
+
 struct Context {
   const Stream& s;
   const Graph& g;
@@ -53,9 +65,11 @@ int64_t priced(const Context& c, const std::vector<int>& order, const std::vecto
   return makespan;
 }
 
-void commit(Schedule& s, Pass pass, Policy policy, int cap, const ListResult& list) {
+void commit(Schedule& s, Pass pass, const Heuristic& rule, int cap, const ListResult& list) {
   s.pass = pass;
-  s.policy = policy;
+  s.policy = rule.policy;
+  s.dma_lookahead = rule.dma_lookahead;
+  s.prefetch_percent = rule.prefetch_percent;
   s.cap_percent = cap;
   s.order = list.order;
   s.core_of = list.core_of;
@@ -64,16 +78,17 @@ void commit(Schedule& s, Pass pass, Policy policy, int cap, const ListResult& li
 }
 
 // Section 8 for one priority policy; `s` arrives holding the input order.
-void choose(const Context& c, Policy policy, int64_t bar, Schedule& s) {
+void choose(const Context& c, const Heuristic& rule, int64_t bar, Schedule& s) {
+  const Policy policy = rule.policy;
   const Priority prio = make_priority(c.s, c.g, policy);
   const int caps[3] = {c.o.cap_percent, c.o.cap_percent * 85 / 100, c.o.cap_percent * 70 / 100};
   std::vector<ListResult> lists;
   for (int cap : caps) {
-    ListParams params{std::max<int64_t>(1, c.s.memory_bytes * cap / 100), c.o.prefetch_percent,
-                      c.o.urgent_starts, c.o.window, c.o.core_choice, c.o.pool};
+    ListParams params{std::max<int64_t>(1, c.s.memory_bytes * cap / 100), rule.prefetch_percent,
+                      c.o.urgent_starts, c.o.window, c.o.core_choice, c.o.pool, rule.dma_lookahead};
     lists.push_back(list_schedule(c.s, c.g, prio, params));
     const ListResult& l = lists.back();
-    Attempt a{Pass::zero, policy, cap, l.makespan, false, 0, 0};
+    Attempt a{Pass::zero, policy, rule.dma_lookahead, rule.prefetch_percent, cap, l.makespan, false, 0, 0};
     if (l.makespan < bar) {
       // At cap = memory the list's own pool is the real one (same configuration, buffers
       // allocated at birth and freed at death in emission order, an undone attempt restores
@@ -89,7 +104,7 @@ void choose(const Context& c, Policy policy, int64_t bar, Schedule& s) {
     }
     s.attempts.push_back(a);
     if (a.placed) {
-      commit(s, Pass::zero, policy, cap, l);
+      commit(s, Pass::zero, rule, cap, l);
       s.makespan = l.makespan;
       return;
     }
@@ -100,8 +115,8 @@ void choose(const Context& c, Policy policy, int64_t bar, Schedule& s) {
   for (size_t i = 0; i < lists.size(); ++i) {
     Placement p;
     const int64_t cost = priced(c, lists[i].order, lists[i].core_of, &p);
-    s.attempts.push_back({Pass::one, policy, caps[i], lists[i].makespan, false, cost,
-                          static_cast<int>(p.swaps.size())});
+    s.attempts.push_back({Pass::one, policy, rule.dma_lookahead, rule.prefetch_percent, caps[i], lists[i].makespan,
+                          false, cost, static_cast<int>(p.swaps.size())});
     if (cost < best_cost) {
       best = static_cast<int>(i);
       best_cost = cost;
@@ -109,7 +124,7 @@ void choose(const Context& c, Policy policy, int64_t bar, Schedule& s) {
     }
   }
   if (best < 0) return;  // the input order stays
-  commit(s, Pass::one, policy, caps[best], lists[best]);
+  commit(s, Pass::one, rule, caps[best], lists[best]);
   s.makespan = best_cost;
   s.swaps = std::move(best_placement.swaps);
   s.swap_bytes = best_placement.swap_bytes;
@@ -147,15 +162,23 @@ Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Option
   // The bar (section 8): the prediction when the input places with no swap, else its real cost.
   const int64_t bar = input.makespan_input_priced;
 
-  Schedule best = input;
-  choose(c, Policy::fifo, bar, best);
-  if (options.policy == Policy::critical_path) {
-    Schedule cp = input;
-    choose(c, Policy::critical_path, bar, cp);
-    cp.attempts.insert(cp.attempts.begin(), best.attempts.begin(), best.attempts.end());
-    if (cp.makespan < best.makespan) best = std::move(cp);
-    else best.attempts = std::move(cp.attempts);
+  // The rules tried, fifo first; a later one is kept only when strictly faster.
+  std::vector<Heuristic> rules{{Policy::fifo, false, options.prefetch_percent}};
+  if (options.policy == Policy::critical_path) rules.push_back({Policy::critical_path, false, options.prefetch_percent});
+  if (options.policy == Policy::best) {
+    rules.assign(kBestRules.begin(), kBestRules.end());
+    for (Heuristic& r : rules)  // the first prefetch cap is the caller's
+      if (r.prefetch_percent == 40) r.prefetch_percent = options.prefetch_percent;
   }
+  Schedule best = input;
+  std::vector<Attempt> attempts;
+  for (size_t r = 0; r < rules.size(); ++r) {
+    Schedule cand = input;
+    choose(c, rules[r], bar, cand);
+    attempts.insert(attempts.end(), cand.attempts.begin(), cand.attempts.end());
+    if (r == 0 || cand.makespan < best.makespan) best = std::move(cand);
+  }
+  best.attempts = std::move(attempts);
   best.peak_bytes = peak_live_bytes(stream, graph, best.order);
   best.bounds = lower_bound(stream, graph);
   return best;

@@ -7,7 +7,9 @@
 //           the input order priced the same way;
 //   input:  else the input order. Never slower than the input order by its own measure.
 // With Policy::critical_path the FIFO choice is made too and the critical-path one is kept
-// only when it is strictly faster, so the new policy never loses to FIFO.
+// only when it is strictly faster, so the new policy never loses to FIFO. Policy::best makes
+// the choice for each of kBestRules (fifo first) and keeps the fastest: the scheduler is a
+// pure function, so trying rules costs time only, and never loses to fifo or critical-path.
 #pragma once
 
 #include <cstdint>
@@ -40,9 +42,18 @@ struct Options {
 enum class Pass { zero, one, input };
 const char* pass_name(Pass pass);  // "0", "1", "input"
 
+// One heuristic the list scheduler is run with: the queue order, DMA lookahead, prefetch cap.
+struct Heuristic {
+  Policy policy = Policy::fifo;
+  bool dma_lookahead = false;
+  int prefetch_percent = 40;
+};
+
 struct Attempt {
   Pass pass = Pass::zero;
   Policy policy = Policy::fifo;
+  bool dma_lookahead = false;
+  int prefetch_percent = 0;
   int cap_percent = 0;
   int64_t predicted = 0;  // listSchedule's own prediction
   bool placed = false;    // pass 0: the pool placed it with no swap
@@ -55,6 +66,8 @@ struct Schedule {
   std::vector<int> core_of;  // per op: the core of a start, else -1
   Pass pass = Pass::input;
   Policy policy = Policy::fifo;  // whose candidate was committed
+  bool dma_lookahead = false;    // ... with DMA lookahead
+  int prefetch_percent = 0;      // ... at this prefetch cap
   int cap_percent = 0;           // the cap it was made at (0 for the input order)
   int64_t makespan_input = 0;         // simulateOrder of the input order (no swaps)
   int64_t makespan_input_priced = 0;  // the input order after allocation (swaps included)

@@ -80,7 +80,7 @@ Status link_programs(Stream& s) {
 
 }  // namespace
 
-Status finalize_stream(Stream& s) {
+Status finalize_stream(Stream& s, bool check_buffer_names) {
   if (s.memory_bytes <= 0 || s.memory_bytes > kMaxBytes)
     return make_error(-EINVAL, "memory " + std::to_string(s.memory_bytes) + " must be from 1 byte to " +
                                    std::to_string(kMaxBytes) + " bytes (256 TiB)");
@@ -89,13 +89,13 @@ Status finalize_stream(Stream& s) {
   if (static_cast<int64_t>(s.ops.size()) > kMaxOps)
     return make_error(-EINVAL, "the stream has " + std::to_string(s.ops.size()) + " ops; at most " +
                                    std::to_string(kMaxOps) + " are allowed");
-  NameTable buffer_names(s.buffers.size());
+  NameTable buffer_names(check_buffer_names ? s.buffers.size() : 0);
   for (size_t id = 0; id < s.buffers.size(); ++id) {
     const Buffer& b = s.buffers[id];
     if (b.bytes <= 0 || b.bytes > kMaxBytes)
       return make_error(-EINVAL, "buffer " + b.name + ": size " + std::to_string(b.bytes) + " must be from 1 byte to " +
                                      std::to_string(kMaxBytes) + " bytes (256 TiB)");
-    if (buffer_names.insert(b.name, static_cast<int>(id)) != static_cast<int>(id))
+    if (check_buffer_names && buffer_names.insert(b.name, static_cast<int>(id)) != static_cast<int>(id))
       return make_error(-EINVAL, "duplicate buffer name " + b.name);
   }
   for (Op& op : s.ops) {  // finalize may run twice: undo a previous demotion first

@@ -66,7 +66,8 @@ const char* kind_name(OpKind kind);
 // that the text format states: unknown buffers, duplicate names, a wait without a start,
 // ranges outside their buffer, missing reads/writes on DMA ops, memory/cores >= 1, and
 // the bounds above.
-// Builders that make streams in code call it too.
-Status finalize_stream(Stream& stream);
+// Builders that make streams in code call it too. The parser, which has already refused
+// duplicate buffer names as it read them, passes check_buffer_names = false.
+Status finalize_stream(Stream& stream, bool check_buffer_names = true);
 
 }  // namespace ork::sched

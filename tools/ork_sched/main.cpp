@@ -43,8 +43,9 @@ void add_flags(CLI::App& app, Args& a) {
   ork::tools::add_json(app, a.json);
   app.add_option("--trace", a.trace, "write a Perfetto/Chrome trace JSON of input and new order");
   app.add_option("--svg", a.svg, "write an SVG Gantt chart of input and new order");
-  std::map<std::string, Policy> policies{{"fifo", Policy::fifo}, {"critical-path", Policy::critical_path}};
-  app.add_option("--policy", a.options.policy, "ready-queue order: fifo (the seed) or critical-path")
+  std::map<std::string, Policy> policies{
+      {"fifo", Policy::fifo}, {"critical-path", Policy::critical_path}, {"best", Policy::best}};
+  app.add_option("--policy", a.options.policy, "ready-queue order: fifo (the seed), critical-path, or best (the fastest of eight rules)")
       ->transform(CLI::CheckedTransformer(policies));
   std::map<std::string, CoreChoice> choices{{"first-free", CoreChoice::first_free},
                                             {"least-loaded", CoreChoice::least_loaded}};

@@ -50,11 +50,14 @@ nlohmann::json render_json(const Stream& s, const Schedule& r) {
   else j["pass"] = r.pass == Pass::zero ? 0 : 1;
   j["cap_percent"] = r.cap_percent;
   j["policy"] = policy_name(r.policy);
+  j["dma_lookahead"] = r.dma_lookahead;
+  j["prefetch_percent"] = r.prefetch_percent;
   j["swaps"] = r.swaps.size();
   j["swap_bytes"] = r.swap_bytes;
   j["attempts"] = nlohmann::json::array();
   for (const Attempt& a : r.attempts)
     j["attempts"].push_back({{"pass", pass_name(a.pass)}, {"policy", policy_name(a.policy)},
+                             {"dma_lookahead", a.dma_lookahead}, {"prefetch_percent", a.prefetch_percent},
                              {"cap_percent", a.cap_percent}, {"predicted", a.predicted},
                              {"placed", a.placed}, {"priced", a.priced}, {"swaps", a.swaps}});
   return j;
@@ -70,7 +73,9 @@ std::string render_text(const Stream& s, const Schedule& r) {
     out += fmt::format(" ({} after allocation, with swaps)", r.makespan_input_priced);
   out += fmt::format("\nnew order    {:>10} cycles ({:+.1f} %), pass {}", r.makespan,
                      percent(r.makespan, r.makespan_input_priced), pass_name(r.pass));
-  if (r.pass != Pass::input) out += fmt::format(" at cap {} %, policy {}", r.cap_percent, policy_name(r.policy));
+  if (r.pass != Pass::input)
+    out += fmt::format(" at cap {} %, policy {}{}", r.cap_percent, policy_name(r.policy),
+                       r.dma_lookahead ? " with DMA lookahead" : "");
   if (!r.swaps.empty()) out += fmt::format(", {} swaps ({} bytes)", r.swaps.size(), r.swap_bytes);
   out += fmt::format("\nlower bound  {:>10} cycles (critical path {}, stream {}, cores {}, pipeline {}, memory {}); "
                      "makespan / bound {:.3f}\n",
