@@ -2,23 +2,34 @@
 //  1. Quality: for every stream of the suite (seed examples, transformer decode, random
 //     DAGs) the input order, the FIFO schedule (the seed) and the critical-path schedule,
 //     each as a ratio to the lower bound and to each other, with geometric means.
-//  2. Speed: scheduling time for streams of 1k, 10k and 100k ops, next to a baseline
+//  2. Held-out: the makespan / lower-bound geometric mean of fifo, critical-path and best on
+//     a mix generated from another seed than the tuning suite (--heldout, --heldout-seed),
+//     overall, per group, and on the streams with byte-range accesses.
+//  3. Speed: scheduling time for streams of 1k, 10k, 100k and 1M ops, next to a baseline
 //     measured in the same run (one simulateOrder pass over the same stream), and the
 //     time per op relative to the smallest size (1.0 = linear growth); min / median / max
-//     over --repeat runs, ratios from the medians.
+//     over --repeat runs, ratios from the medians; decode, random DAGs and a 7B model's plan
+//     stream; with --process ORK_SCHED, also the ork_sched process on each stream written
+//     to a file (parse, schedule and report: what a user waits for).
 // Exit 0; 1 when a check fails (a schedule slower than its input, critical path slower
 // than FIFO, a makespan under the lower bound); 2 on bad usage.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "tools/common/cli.h"
 #include "tools/common/spread.h"
+#include "lib/sched/parse.h"
 #include "tools/ork_sched/bench_suite.h"
 
 #ifndef ORK_SCHED_EXAMPLES_DIR
@@ -91,6 +102,42 @@ int quality(const std::vector<BenchCase>& suite, bool json_out, nlohmann::json& 
   return failures;
 }
 
+int heldout(uint64_t seed, int count, bool json_out, nlohmann::json& report) {
+  const std::vector<BenchCase> suite = heldout_suite(seed, count);
+  std::map<std::string, std::map<std::string, Geo>> geo;  // group -> policy -> mean
+  int failures = 0;
+  for (const BenchCase& c : suite) {
+    int64_t fifo = 0;
+    for (Policy policy : {Policy::fifo, Policy::critical_path, Policy::best}) {
+      Options o = c.options;
+      o.policy = policy;
+      Result<Schedule> r = schedule(c.stream, o);
+      if (!r) {
+        fmt::print(stderr, "{}: {}\n", c.name, r.error().message);
+        ++failures;
+        continue;
+      }
+      if (policy == Policy::fifo) fifo = r->makespan;
+      if (r->makespan < r->bounds.value || r->makespan > fifo) ++failures;  // best never loses to fifo
+      const double x = ratio(r->makespan, r->bounds.value);
+      for (const std::string& g : {c.group, std::string("all"), std::string(has_ranges(c.stream) ? "ranges" : "whole")})
+        geo[g][policy_name(policy)].add(x);
+    }
+  }
+  if (!json_out)
+    fmt::print("\nheld-out mix, seed {} ({} streams): makespan / lower bound, geometric mean\n{:<8} {:>8} {:>8} {:>14} {:>8}\n",
+               seed, suite.size(), "group", "streams", "fifo", "critical-path", "best");
+  for (const auto& [group, policies] : geo) {
+    report["heldout"]["seed"] = seed;
+    for (const auto& [policy, g] : policies) report["heldout"]["geomean"][group][policy] = g.mean();
+    report["heldout"]["streams"][group] = policies.at("fifo").n;
+    if (!json_out)
+      fmt::print("{:<8} {:>8} {:>8.3f} {:>14.3f} {:>8.3f}\n", group, policies.at("fifo").n, policies.at("fifo").mean(),
+                 policies.at("critical-path").mean(), policies.at("best").mean());
+  }
+  return failures;
+}
+
 // Min / median / max of `repeat` timed runs, in ms.
 template <class F>
 ork::tools::Spread time_ms(int repeat, F&& f) {
@@ -107,12 +154,31 @@ nlohmann::json spread_json(const ork::tools::Spread& s) {
   return {{"min", s.min}, {"median", s.median}, {"max", s.max}};
 }
 
-int speed(const std::vector<int>& sizes, int repeat, bool json_out, nlohmann::json& report) {
+// Process CPU time (user + system of all threads), ms: on a shared machine it is the part of
+// the wall time that is this process's own work.
+double cpu_ms() { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+// The ork_sched process on `s` written to a file, `repeat` times: wall ms.
+ork::tools::Spread process_ms(const std::string& ork_sched, const Stream& s, int repeat, Policy policy) {
+  char path[] = "/tmp/ork_sched_bench_XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return {};
+  close(fd);
+  { std::ofstream(path) << format_stream(s); }
+  const std::string command = fmt::format("'{}' '{}' --json --policy {} > /dev/null", ork_sched, path, policy_name(policy));
+  bool ok = true;
+  ork::tools::Spread t = time_ms(repeat, [&] { ok = std::system(command.c_str()) == 0 && ok; });
+  std::remove(path);
+  return ok ? t : ork::tools::Spread{};
+}
+
+int speed(const std::vector<int>& sizes, int repeat, Policy policy, const std::string& ork_sched, bool json_out,
+          nlohmann::json& report) {
   int failures = 0;
   if (!json_out)
     fmt::print("\n{:<7} {:>7} {:>9} {:>9} {:>10} {:>10} {:>26} {:>12} {:>12} {:>9}\n", "stream", "ops", "sim ms",
                "graph ms", "list ms", "sched ms", "sched min / median / max", "sched/sim", "us/op sched", "growth");
-  for (const std::string kind : {"decode", "random"}) {
+  for (const std::string kind : {"decode", "random", "7b"}) {
     double first_per_op = 0;
     for (int size : sizes) {
       const Stream s = scaling_stream(kind, size);
@@ -131,12 +197,18 @@ int speed(const std::vector<int>& sizes, int repeat, bool json_out, nlohmann::js
       const ork::tools::Spread sim = time_ms(repeat, [&] { (void)simulate_order(s, g, input); });
       const ork::tools::Spread graph = time_ms(repeat, [&] { (void)build_graph(s); });
       const ork::tools::Spread list = time_ms(repeat, [&] { (void)list_schedule(s, g, prio, lp); });
-      if (Result<Schedule> probe = schedule(s, Options{}); !probe) {  // time only a real schedule
+      Options options;
+      options.policy = policy;
+      if (Result<Schedule> probe = schedule(s, options); !probe) {  // time only a real schedule
         fmt::print(stderr, "{} {}: {}\n", kind, ops, probe.error().message);
         ++failures;
         continue;
       }
-      const ork::tools::Spread sched = time_ms(repeat, [&] { (void)schedule(s, Options{}); });  // graph included
+      const double cpu0 = cpu_ms();
+      const ork::tools::Spread sched = time_ms(repeat, [&] { (void)schedule(s, options); });  // graph included
+      const double sched_cpu = (cpu_ms() - cpu0) / repeat;
+      const ork::tools::Spread process =
+          ork_sched.empty() || kind == "7b" ? ork::tools::Spread{} : process_ms(ork_sched, s, repeat, policy);
       // Ratios and growth from the medians (the min / median / max of each are reported).
       const double sim_ms = sim.median, graph_ms = graph.median, list_ms = list.median, sched_ms = sched.median;
       const double per_op = sched_ms * 1000.0 / ops;
@@ -146,12 +218,19 @@ int speed(const std::vector<int>& sizes, int repeat, bool json_out, nlohmann::js
                                  {"simulate_ms_spread", spread_json(sim)}, {"graph_ms_spread", spread_json(graph)},
                                  {"list_ms_spread", spread_json(list)}, {"schedule_ms_spread", spread_json(sched)},
                                  {"schedule_over_simulate", sched_ms / sim_ms}, {"us_per_op", per_op},
-                                 {"growth_per_op", per_op / first_per_op}});
+                                 {"growth_per_op", per_op / first_per_op}, {"policy", policy_name(policy)},
+                                 {"schedule_cpu_ms_mean", sched_cpu}});
+      if (process.n > 0) report["speed"].back()["process_ms_spread"] = spread_json(process);
       if (!json_out)
         fmt::print("{:<7} {:>7} {:>9.3f} {:>9.3f} {:>10.3f} {:>10.3f} {:>26} {:>12.1f} {:>12.3f} {:>9.2f}\n", kind, ops,
                    sim_ms, graph_ms, list_ms, sched_ms,
                    fmt::format("{:.3f} / {:.3f} / {:.3f}", sched.min, sched.median, sched.max), sched_ms / sim_ms,
                    per_op, per_op / first_per_op);
+      if (!json_out)
+        fmt::print("{:<7} {:>7} schedule cpu {:.1f} ms (mean){}\n", "", "", sched_cpu,
+                   process.n ? fmt::format("; ork_sched process {:.1f} / {:.1f} / {:.1f} ms", process.min,
+                                           process.median, process.max)
+                             : "");
     }
   }
   return failures;
@@ -170,13 +249,24 @@ int main(int argc, char** argv) {
   ork::tools::add_conventions(app, "ork_sched_bench");
   std::string examples = ORK_SCHED_EXAMPLES_DIR;
   int random_count = 40, repeat = 3;
-  std::vector<int> sizes{1000, 10000, 100000};
+  std::vector<int> sizes{1000, 10000, 100000, 1000000};
+  int heldout_count = 60;
+  uint64_t heldout_seed = 777;
+  Policy speed_policy = Policy::fifo;
+  std::string ork_sched;
   bool json_out = false, no_speed = false, no_quality = false;
   app.add_option("--examples", examples, "folder with the seed example streams");
   ork::tools::add_number(app, "--random", random_count, "random DAGs in the quality suite", 0, kMaxRandom);
   app.add_option("--sizes", sizes, "op counts for the speed runs (comma separated)")
       ->delimiter(',')
-      ->transform(ork::tools::whole_number(1, ork::sched::kMaxOps / 2));  // generators overshoot a little
+      ->transform(ork::tools::whole_number(1, 1000000));  // generators overshoot by < 1 %: within kMaxOps
+  ork::tools::add_number(app, "--heldout", heldout_count, "streams in the held-out mix (0 = none)", 0, 10000);
+  app.add_option("--heldout-seed", heldout_seed, "seed of the held-out mix (the tuning suite uses 1000..)");
+  std::map<std::string, Policy> policies{
+      {"fifo", Policy::fifo}, {"critical-path", Policy::critical_path}, {"best", Policy::best}};
+  app.add_option("--speed-policy", speed_policy, "policy of the speed runs: fifo (default), critical-path, best")
+      ->transform(CLI::CheckedTransformer(policies));
+  app.add_option("--process", ork_sched, "also time this ork_sched binary as a process on each speed stream");
   ork::tools::add_repeat(app, repeat, 1000, "timing repeats (min / median / max reported)");
   app.add_flag("--no-speed", no_speed, "skip the speed runs");
   app.add_flag("--no-quality", no_quality, "skip the quality suite");
@@ -186,7 +276,8 @@ int main(int argc, char** argv) {
     nlohmann::json report;
     int failures = 0;
     if (!no_quality) failures = quality(bench_suite(examples, random_count), json_out, report);
-    if (!no_speed) failures += speed(sizes, repeat, json_out, report);
+    if (!no_quality && heldout_count > 0) failures += heldout(heldout_seed, heldout_count, json_out, report);
+    if (!no_speed) failures += speed(sizes, repeat, speed_policy, ork_sched, json_out, report);
     report["failed_checks"] = failures;
     if (json_out) fmt::print("{}\n", report.dump(2));
     else if (failures) fmt::print("{} failed checks\n", failures);

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <random>
 #include <sstream>
+
+#include "lib/exec/model.h"
+#include "lib/exec/plan.h"
 
 #include "lib/sched/generate.h"
 #include "lib/sched/parse.h"
@@ -55,7 +59,80 @@ std::vector<BenchCase> bench_suite(const std::string& dir, int random_count) {
   return out;
 }
 
+namespace {
+
+// A packed 7B model's tensor table without a file: offsets and packed sizes only, which is
+// all the plan reads.
+exec::PackedModel seven_b_model() {
+  exec::PackedModel m;
+  m.desc = exec::synthetic_desc("7b", 28, matmul::DType::int8).value();
+  uint64_t at = exec::kPackHeaderBytes;
+  for (int l = 0; l < m.desc.layers; ++l)
+    for (size_t j = 0; j < m.desc.matmuls.size(); ++j) {
+      const exec::MatmulDesc& md = m.desc.matmuls[j];
+      const uint64_t bytes = exec::packed_bytes(m.desc.dtype, md.k, md.n).value();
+      m.tensors.push_back({l, static_cast<int>(j), at, bytes, 0, 0});
+      at = exec::align_up(at + bytes, exec::kPackAlign);
+    }
+  m.file_bytes = at;
+  return m;
+}
+
+Stream seven_b_stream(int ops) {
+  const exec::PackedModel model = seven_b_model();
+  exec::PlanOptions o;
+  o.tokens = std::max(1, ops / (3 * 28 * 7));
+  o.budget_bytes = uint64_t{1} << 30;
+  o.order = exec::Order::sequential;  // the stream only: the bench schedules it itself
+  return exec::build_plan(model, o).value().stream;
+}
+
+}  // namespace
+
+bool has_ranges(const Stream& s) {
+  for (const Op& op : s.ops)
+    for (const auto* list : {&op.reads, &op.writes})
+      for (const Access& a : *list)
+        if (a.offset != 0 || a.length != s.buffers[a.buffer].bytes) return true;
+  return false;
+}
+
+std::vector<BenchCase> heldout_suite(uint64_t seed, int count) {
+  std::mt19937_64 rng(seed);
+  auto draw = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  std::vector<BenchCase> out;
+  for (int i = 0; i < count; ++i) {
+    Stream s;
+    std::string name;
+    if (i % 4 == 3) {
+      DecodeParams p;
+      p.layers = static_cast<int>(draw(2, 4));
+      p.tiles = static_cast<int>(draw(2, 8));
+      p.memory_bytes = draw(6, 16) * (64 << 10);
+      p.cores = static_cast<int>(draw(1, 3));
+      p.compute_percent = static_cast<int>(draw(30, 220));
+      s = make_transformer_decode(p);
+      name = fmt::format("decode l{} t{} m{}K c{} x{}%", p.layers, p.tiles, p.memory_bytes >> 10, p.cores,
+                         p.compute_percent);
+    } else {
+      RandomParams p;
+      p.programs = static_cast<int>(draw(20, 60));
+      p.cores = static_cast<int>(draw(1, 3));
+      p.memory_bytes = draw(1, 8) * (64 << 10);
+      p.max_outstanding = static_cast<int>(draw(1, 3));
+      p.max_buffer_percent = static_cast<int>(draw(8, 35));
+      const uint64_t stream_seed = rng();
+      s = make_random_stream(stream_seed, p);
+      name = fmt::format("random {:x}", stream_seed & 0xffffff);
+    }
+    if (!schedule(s, Options{})) continue;  // its input order cannot run
+    out.push_back({i % 4 == 3 ? "decode" : "random", name, std::move(s), {}});
+  }
+  return out;
+}
+
 Stream scaling_stream(const std::string& kind, int ops) {
+  if (kind == "7b") return seven_b_stream(ops);
   if (kind == "decode") {
     DecodeParams p;  // 3 ops per tile, 28 tiles and a store per layer
     p.layers = std::max(1, ops / (3 * p.matmuls * p.tiles + 1));

@@ -19,7 +19,20 @@ struct BenchCase {
 // and `random_count` random DAGs.
 std::vector<BenchCase> bench_suite(const std::string& examples_dir, int random_count);
 
-// A stream of about `ops` ops for the timing runs: decode layers, or a random DAG.
+// A stream of about `ops` ops for the timing runs: "decode" layers, a "random" DAG, or "7b":
+// the stream lib/exec's plan builds for decode tokens of a 7B model (ork_pack --synthetic 7b's
+// shapes: 28 layers, hidden 3584, intermediate 18944, k/v 512; int8; a 1 GiB budget), as many
+// tokens as make `ops` (588 ops a token).
 Stream scaling_stream(const std::string& kind, int ops);
+
+// The held-out mix: streams the heuristics were not tuned on, from `seed` (the tuning suite
+// above uses seeds 1000..1000+random_count). Three in four are random DAGs with parameters
+// drawn from the seed (programs, cores, memory, outstanding programs, buffer sizes), one in
+// four transformer decode streams with drawn tiles, memory, cores and compute share. Streams
+// whose input order cannot run are left out (the schedule is an error for them).
+std::vector<BenchCase> heldout_suite(uint64_t seed, int count);
+
+// True when some access of the stream covers only part of its buffer (a byte range).
+bool has_ranges(const Stream& stream);
 
 }  // namespace ork::sched
