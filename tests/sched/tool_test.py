@@ -86,6 +86,15 @@ if code == 0:
     b = json.loads(out)
     expect(b["failed_checks"] == 0 and b["geomean"]["all"]["cp/fifo"] <= 1.0, "bench geomeans")
     expect(any(c["name"] == "seed_example1.stream" and c["fifo"] == 250 for c in b["cases"]), "bench runs example 1")
+    h = b["heldout"]["geomean"]["all"]
+    expect(b["heldout"]["streams"]["all"] > 10 and h["best"] <= h["critical-path"] <= h["fifo"] and h["best"] >= 1.0,
+           "held-out geomeans: best <= critical-path <= fifo, none under the bound")
+
+# --policy best: example 1 is at its bound already (250), and the committed rule is named.
+code, out, _ = run(tool, ex1, "--json", "--policy", "best")
+report = json.loads(out) if code == 0 else {}
+expect(code == 0 and report.get("makespan") == 250 and report.get("lower_bound") == 250, "best reaches the bound")
+expect(len(report.get("attempts", [])) >= 8 and "dma_lookahead" in report, "best tries eight rules and reports the one kept")
 
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)
