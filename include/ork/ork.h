@@ -33,7 +33,7 @@ extern "C" {
 #define ORK_API
 #endif
 
-#define ORK_API_VERSION 2
+#define ORK_API_VERSION 3
 
 typedef enum ork_status {
   ORK_OK = 0,
@@ -72,7 +72,7 @@ typedef struct ork_matmul_options {
   uint32_t struct_size; /* sizeof(ork_matmul_options), or 0 for the defaults */
   int32_t cores;        /* 1..3 NPU cores; 0 = all the device has */
   int32_t mc_cap;       /* cap on rows per M-tile (experiments); 0 = the bank limit */
-  /* Since issue 7 (older callers pass a smaller struct_size and get the defaults): */
+  /* Since API version 1.1 (older callers pass a smaller struct_size and get the defaults): */
   int32_t a_dtype;      /* dtype of A; 0 = the weights' dtype. ORK_DTYPE_INT8 with INT4
                            weights = w4a8 (weights widened to int8 on the device) */
   int32_t c_dtype;      /* dtype of C; 0 = int32 (int8/int4 weights) or fp32 (fp16).
@@ -315,6 +315,108 @@ ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* blo
 #define ORK_GGML_Q8_1 9
 ORK_API ork_status ork_qweights_import_ggml(ork_device* device, int32_t ggml_type, const void* blocks, size_t bytes,
                                             int64_t k, int64_t n, ork_qweights** out);
+
+/* ---- Asynchronous jobs and batches (API 3; docs/library.md "Asynchronous jobs and batches")
+ * ork_matmul_submit checks a matmul as ork_matmul_t does, packs A, hands the work to the
+ * device and returns a job at once; ork_job_wait completes it, ork_job_release frees it.
+ * Several jobs may be in flight on a device; they complete in submission order (waiting on a
+ * job completes the ones submitted before it). A is read during the submit: its memory may
+ * be reused as soon as the submit returns. C (and options.stats) is written at completion,
+ * so it must stay valid until the job was waited or released. The next call's host work
+ * (packing its A) overlaps the device's work on the previous ones. A new call on the same
+ * (weights, M, options) as a job in flight first completes that job (they share device
+ * buffers). On "cpu" the work is done inside the submit: the job is born complete.
+ * Errors name the entry point. */
+typedef struct ork_job ork_job;
+
+ORK_API ork_status ork_matmul_submit(ork_device* device, const ork_weights* weights, const ork_tensor* a,
+                                     int64_t m, const ork_tensor* c, const ork_matmul_options* options,
+                                     ork_job** out);
+/* Completes `job` within `timeout_ms` (-1: until it ends). Returns the job's outcome: ORK_OK
+ * (C written), or its failure (ORK_E_TIMEOUT naming "failed on the device": the job overran
+ * the device's job timeout, its cores were reset, the device stays usable; ORK_E_DEVICE: a
+ * fault). ORK_E_TIMEOUT naming "still in flight": timeout_ms ran out first; the job goes on
+ * and may be waited again. A job is waited once: a second wait is ORK_E_INVALID_ARGUMENT,
+ * as is a job whose device was closed before its wait (the close waited for it on the
+ * device and discarded its result). */
+ORK_API ork_status ork_job_wait(ork_job* job, int64_t timeout_ms);
+/* Frees `job`; one still in flight is first completed on the device, its C left unwritten.
+ * Valid after the device was closed. NULL is a no-op. */
+ORK_API void ork_job_release(ork_job* job);
+
+/* A batch: matmuls submitted together as one kernel job, their tasks chained per NPU core
+ * (a layer's q/k/v, gate/up, or a whole layer's independent matmuls). The first
+ * ork_batch_submit after an add records the plans and command lists; later submits replay
+ * them: only A's contents (read at each submit) change, nothing is planned or emitted again.
+ * The tensors are fixed at ork_batch_add_matmul and held by the batch (their buffers cannot
+ * be destroyed while it lives). The matmuls of one batch must not depend on each other (all
+ * A are read before any C is written). A submit while the batch's previous job is in flight
+ * first completes that job. A matmul whose wide K needs several kernel submits is refused at
+ * the first submit (ORK_E_UNSUPPORTED): run it with ork_matmul_submit. options.stats must be
+ * NULL in a batch (its job is counted in the device's statistics). Destroying weights a
+ * batch uses makes it refuse later submits. */
+typedef struct ork_batch ork_batch;
+
+ORK_API ork_status ork_batch_create(ork_device* device, ork_batch** out);
+ORK_API ork_status ork_batch_add_matmul(ork_batch* batch, const ork_weights* weights, const ork_tensor* a,
+                                        int64_t m, const ork_tensor* c, const ork_matmul_options* options);
+ORK_API ork_status ork_batch_submit(ork_batch* batch, ork_job** out);
+/* Completes the batch's job in flight, if any, then frees the batch. NULL is a no-op. */
+ORK_API void ork_batch_destroy(ork_batch* batch);
+
+/* ---- Streamed models (API 3; docs/execution.md, docs/library.md "Streamed models") --------
+ * A packed model file (written by ork_pack) whose weights need not fit in memory: a session
+ * streams each tensor from the file into device buffers under a byte budget, in the order
+ * the stream reorderer chose, and runs the chain of matmuls of one token step at a time.
+ * Activations between matmuls follow docs/execution.md "Activations" (int8 / int4 codes one
+ * per byte for integer models, binary16 for fp16 ones). A session is used from one thread
+ * at a time; it holds its device's queue while a token runs. */
+typedef struct ork_model ork_model;
+typedef struct ork_session ork_session;
+
+typedef enum ork_order {
+  ORK_ORDER_SCHEDULED = 0,  /* the list scheduler's order (prefetch under the budget) */
+  ORK_ORDER_FIFO = 1,       /* the list scheduler with input-order priority */
+  ORK_ORDER_SEQUENTIAL = 2, /* load a tensor, multiply, then the next: no overlap */
+} ork_order;
+
+typedef struct ork_model_info {
+  uint32_t struct_size;         /* sizeof(ork_model_info) */
+  int32_t dtype;                /* ORK_DTYPE_INT8, ORK_DTYPE_INT4 or ORK_DTYPE_FP16 */
+  int64_t hidden;               /* width of a token's input and output */
+  int32_t layers;
+  int32_t matmuls_per_layer;
+  uint64_t weight_bytes;        /* all packed tensors */
+  uint64_t largest_layer_bytes; /* the smallest budget a session accepts (4 KiB-rounded) */
+} ork_model_info;
+
+typedef struct ork_session_options {
+  uint32_t struct_size;  /* sizeof(ork_session_options), or 0 for the defaults */
+  uint64_t budget_bytes; /* weight buffers at most; 0 = 512 MiB */
+  int64_t m;             /* rows per token step: 1 decode (default), up to 4096 prefill */
+  int32_t order;         /* an ork_order; default ORK_ORDER_SCHEDULED */
+  int32_t cores;         /* NPU cores per matmul, 1..3; 0 = all the device has */
+} ork_session_options;
+
+/* Opens and checks a packed model (header, version, checksums, every tensor present and
+ * 4 KiB aligned, shapes that chain); the errors name the problem. */
+ORK_API ork_status ork_model_open(const char* path, ork_model** out);
+ORK_API ork_status ork_model_get_info(const ork_model* model, ork_model_info* info);
+ORK_API void ork_model_close(ork_model* model);
+
+/* Plans the session: a budget below the largest layer is ORK_E_INVALID_ARGUMENT. The model
+ * and the device must outlive the session. */
+ORK_API ork_status ork_session_create(ork_device* device, const ork_model* model,
+                                      const ork_session_options* options, ork_session** out);
+/* Runs one token step. `input`: m x hidden activations (int8_t per element for integer
+ * models, binary16 for fp16), `input_bytes` their size; NULL = the model's synthetic input
+ * of token 0 (docs/execution.md "Synthetic models"). */
+ORK_API ork_status ork_session_run_token(ork_session* session, const void* input, size_t input_bytes);
+/* The last token step's output (m x hidden, the input's format) into `out`; `*size` gets
+ * its bytes (also when `capacity` is too small, which is ORK_E_INVALID_ARGUMENT). */
+ORK_API ork_status ork_session_read_output(const ork_session* session, void* out, size_t capacity,
+                                           size_t* size);
+ORK_API void ork_session_destroy(ork_session* session);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 
 #include "lib/api/device.h"
 #include "lib/api/error.h"
+#include "lib/api/job.h"
 #include "lib/api/stats.h"
 #include "lib/api/matmul_t.h"
 #include "lib/api/tensor.h"
@@ -66,6 +67,12 @@ ORK_API ork_status ork_device_open(const char* name, ork_device** out) {
 // Drops the handle's reference: the device itself goes when its last weights do (device.h).
 ORK_API void ork_device_close(ork_device* device) {
   if (device == nullptr) return;
+  {
+    // Jobs in flight end on the device now, their results discarded; jobs and batches lose
+    // the device (a later wait or submit is refused, release and destroy still work).
+    std::lock_guard lock(device->mutex);
+    if (device->jobs) device->jobs->close();
+  }
   device->closed = true;
   ork::api::release(device);
 }
@@ -107,6 +114,9 @@ ORK_API void ork_weights_destroy(ork_weights* weights) {
     return;
   }
   std::lock_guard lock(weights->device->mutex);
+  // In-flight jobs on the device complete first (they may read these weights' BO), and
+  // batches using them refuse from now on (job.h).
+  if (weights->device->jobs) weights->device->jobs->drop_weights(weights);
   if (weights->host_bytes) ork::api::add_host_weight_bytes(*weights->device, -weights->host_bytes);
   if (weights->device->runner) {
     if (weights->resident) weights->device->runner->forget(*weights->resident);

@@ -1,5 +1,6 @@
 // Opening a device by backend name (architecture.md section 2).
 #include "lib/api/device.h"
+#include "lib/api/job.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -16,12 +17,20 @@
 #include "lib/ref/fast.h"
 
 ork_device::~ork_device() {
+  if (jobs) jobs->close();  // in-flight jobs end on the device before its BOs go
+  jobs.reset();
   runner.reset();  // contexts hold BOs: release them before the kernel interface
   kmd.reset();
   fake.reset();
 }
 
 namespace ork::api {
+
+JobQueue& jobs_of(ork_device& device) {
+  if (!device.jobs) device.jobs.reset(new JobQueue(device));
+  return *device.jobs;
+}
+
 namespace {
 
 template <size_t N>

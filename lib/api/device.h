@@ -13,6 +13,14 @@
 #include "lib/matmul/run.h"
 #include "ork/ork.h"
 
+namespace ork::api {
+class JobQueue;
+// Out of line (job.cpp): code that makes an ork_device need not see the queue's definition.
+struct JobQueueDeleter {
+  void operator()(JobQueue* q) const;
+};
+}
+
 namespace ork::emu {
 class FakeKernel;
 struct FakeKernelConfig;
@@ -38,6 +46,7 @@ struct ork_device {
   // device that still exists (this was a use-after-free).
   std::atomic<int> refs{1};
   std::atomic<bool> closed{false};  // ork_device_close was called (the handle is gone)
+  std::unique_ptr<ork::api::JobQueue, ork::api::JobQueueDeleter> jobs;     // asynchronous jobs and batches (job.h)
   ~ork_device();
 };
 
@@ -70,6 +79,8 @@ class DeviceRef {
  private:
   ork_device* device_ = nullptr;
 };
+// The device's job queue (made on first use; the caller holds the device's mutex).
+JobQueue& jobs_of(ork_device& device);
 
 // Opens a device by name: rknpu[:NODE], rocket[:NODE], emu, emu-rknpu, emu-rocket, cpu,
 // auto; nullptr / "default" -> $ORK_DEVICE, else auto.

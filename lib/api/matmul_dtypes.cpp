@@ -148,18 +148,10 @@ ork_status fill_weights(ork_device& device, ork_weights& w, const void* data) {
   return ok();
 }
 
-ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, int64_t m, void* c,
-                      const ork_matmul_options& o, const matmul::RunOptions& run, CallMeter& meter) {
-  std::lock_guard lock(device.mutex);  // the device's queue (device.h): one call at a time
+ork_status npu_call(ork_device& device, const ork_weights& w, const ork_matmul_options& o, const matmul::RunOptions& run,
+                    const matmul::ResidentWeights** rw_out, matmul::RunOptions* ro_out) {
   CallTypes t;
   if (auto st = resolve_types(w, o, &t); st != ORK_OK) return st;
-  if (!device.kmd) {
-    const auto t0 = std::chrono::steady_clock::now();
-    // A core_mask's bit count or `cores` as host threads; 0: as many as the shape needs.
-    const ork_status st = run_cpu(w, t, a, m, c, o.core_mask != 0 ? std::popcount(o.core_mask) : o.cores);
-    meter.host_device_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    return st;
-  }
   const matmul::ResidentWeights* rw = w.resident.get();
   if (w.dtype == ORK_DTYPE_INT4 && t.a == ORK_DTYPE_INT8) {  // w4a8: the int8-wide copy
     if (!w.resident_w4a8) {
@@ -169,9 +161,31 @@ ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, i
     }
     rw = w.resident_w4a8.get();
   }
-  matmul::RunOptions ro = run;
-  ro.mc_cap = o.mc_cap;
-  ro.fp16_out = t.c == ORK_DTYPE_FP16;
+  *ro_out = run;
+  ro_out->mc_cap = o.mc_cap;
+  ro_out->fp16_out = t.c == ORK_DTYPE_FP16;
+  *rw_out = rw;
+  return ORK_OK;
+}
+
+ork_status run_cpu_call(const ork_weights& w, const void* a, int64_t m, void* c, const ork_matmul_options& o,
+                        CallMeter& meter) {
+  CallTypes t;
+  if (auto st = resolve_types(w, o, &t); st != ORK_OK) return st;
+  const auto t0 = std::chrono::steady_clock::now();
+  // A core_mask's bit count or `cores` as host threads; 0: as many as the shape needs.
+  const ork_status st = run_cpu(w, t, a, m, c, o.core_mask != 0 ? std::popcount(o.core_mask) : o.cores);
+  meter.host_device_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  return st;
+}
+
+ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, int64_t m, void* c,
+                      const ork_matmul_options& o, const matmul::RunOptions& run, CallMeter& meter) {
+  std::lock_guard lock(device.mutex);  // the device's queue (device.h): one call at a time
+  if (!device.kmd) return run_cpu_call(w, a, m, c, o, meter);
+  const matmul::ResidentWeights* rw = nullptr;
+  matmul::RunOptions ro;
+  if (auto st = npu_call(device, w, o, run, &rw, &ro); st != ORK_OK) return st;
   auto s = device.runner->run(*rw, a, m, c, ro, &meter.run);
   if (!s) return fail(s.error());
   return ok();

@@ -68,7 +68,7 @@ CallMeter::CallMeter(ork_device& device) : device_(device), t0_ns_(now_ns()) {
 ork_status CallMeter::finish(ork_stats* out) {
   ork_stats s{};
   s.struct_size = sizeof(ork_stats);
-  s.calls = 1;
+  s.calls = calls;
   s.wall_ns = nonneg(now_ns() - t0_ns_);
   if (device_.kmd) {
     s.plan_ns = nonneg(run.plan_ns);
@@ -81,8 +81,8 @@ ork_status CallMeter::finish(ork_stats* out) {
     s.bytes_to_device = nonneg(run.bytes_to_device);
     s.bytes_from_device = nonneg(run.bytes_from_device);
     s.submits = static_cast<uint64_t>(run.submits);
-    s.context_builds = run.built ? 1 : 0;
-    s.context_hits = run.built ? 0 : 1;
+    s.context_builds = run.built ? calls : 0;
+    s.context_hits = run.built ? 0 : calls;
     s.context_evictions = device_.runner->cache_stats().evictions - evictions0_;
   } else {
     s.device_ns = nonneg(host_device_ns);  // the cpu is the device: its multiply

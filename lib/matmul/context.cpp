@@ -1,27 +1,18 @@
-// Building a context (BOs, command lists, submit descriptors: once) and running it (per
-// call: pack A, submit, wait, accumulate K-slices, unpack C). Every address is fixed per
-// context, so nothing in the command lists is patched per call.
+// Building a context (BOs, command lists, submit descriptors: once). Running it per call
+// (pack A, submit, wait, accumulate K-slices, unpack C) is execute.cpp. Every address is
+// fixed per context, so nothing in the command lists is patched per call.
 #include "lib/matmul/context.h"
 
-#include <atomic>
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include "lib/matmul/layout.h"
-#include "driver/common/fp16.h"
-#include "lib/ref/workers.h"
 
 namespace ork::matmul {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-int64_t ns_since(Clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-}
 
 // Bytes of K-slice partial outputs one submit may keep live; wider K runs in several
 // submits (slice groups). Keeps the worst case of the sweep (M=4100, N=16384, 10 slices)
@@ -149,112 +140,8 @@ Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan, cons
 }
 
 namespace {
-
 size_t elems(int64_t v) { return static_cast<size_t>(v); }
-
-// A big A or C is packed / unpacked by two threads, a half of the rows each (lib/ref's kept
-// workers): it is pure memory traffic (C: 4 MiB at M = 512, N = 2048) and the NPU is idle
-// meanwhile. Below 1 Mi elements one thread is quicker than the hand-off.
-template <class Fn>
-Status on_row_halves(int64_t m, int64_t n, Fn fn) {
-  constexpr int64_t kMinElements = int64_t{1} << 20;
-  if (m * n < kMinElements || m < 16) return fn(RowRange{});
-  const int64_t half = m / 2 / 8 * 8;  // whole 8-row blocks (layout.cpp) for the first half
-  Status results[2];
-  std::atomic<int> next{0};
-  ref::detail::run_on_threads(2, [&] {
-    for (int i; (i = next.fetch_add(1)) < 2;) results[i] = fn(i == 0 ? RowRange{0, half} : RowRange{half, m});
-  });
-  return results[0] ? results[1] : results[0];
-}
-
-// A of the call into the feature BO, in the plan's native layout.
-Status pack_a_any(const Plan& p, const void* a, const driver::Bo& bo) {
-  const size_t count = elems(p.shape.m * p.shape.k);
-  switch (p.dtype) {
-    case DType::int8:
-      return on_row_halves(p.shape.m, p.shape.k, [&](RowRange r) {
-        return pack_a_int8({static_cast<const int8_t*>(a), count}, p, {reinterpret_cast<int8_t*>(bo.map()), elems(p.a_bytes())}, r);
-      });
-    case DType::fp16:
-      return pack_a_fp16({static_cast<const uint16_t*>(a), count}, p,
-                         {reinterpret_cast<uint16_t*>(bo.map()), elems(p.a_bytes() / 2)});
-    case DType::int4:
-      return pack_a_int4({static_cast<const uint8_t*>(a), elems(int4_packed_bytes(p.shape.m * p.shape.k))}, p,
-                         {bo.map(), elems(p.a_bytes())});
-  }
-  return make_error(-EINVAL, "unknown dtype");
-}
-
-// Slice `slice`'s NPU output into C (fp16 with several slices: into the fp32 scratch `acc`).
-Status unpack_any(const Plan& p, const driver::Bo& bo, int64_t slice, void* c, std::vector<float>& acc) {
-  const size_t n = elems(c_elements_per_slice(p)), mn = elems(p.shape.m * p.shape.n);
-  const bool first = slice == 0;
-  switch (p.dtype) {
-    case DType::int8: {
-      std::span<const int32_t> nat{reinterpret_cast<const int32_t*>(bo.map()), n};
-      std::span<int32_t> out{static_cast<int32_t*>(c), mn};
-      const auto rows = [&](RowRange r) { return first ? unpack_c_int32(nat, p, out, r) : accumulate_c_int32(nat, p, out, r); };
-      return on_row_halves(p.shape.m, p.shape.n, rows);
-    }
-    case DType::int4:
-      return unpack_c_int16({reinterpret_cast<const int16_t*>(bo.map()), n}, p, {static_cast<int32_t*>(c), mn}, first);
-    case DType::fp16:
-      if (p.npu_fp16_out())
-        return unpack_c_fp16({reinterpret_cast<const uint16_t*>(bo.map()), n}, p, {static_cast<uint16_t*>(c), mn});
-      std::span<float> out = p.fp16_out ? std::span<float>(acc) : std::span<float>(static_cast<float*>(c), mn);
-      return unpack_c_fp32({reinterpret_cast<const float*>(bo.map()), n}, p, out, first);
-  }
-  return make_error(-EINVAL, "unknown dtype");
-}
-
 }  // namespace
-
-Status execute_any(driver::Kmd& kmd, const Context& x, const void* a, void* c, RunStats& st) {
-  const Plan& p = x.plan;
-  auto t0 = Clock::now();
-  if (auto s = pack_a_any(p, a, *x.a); !s) return s;
-  if (auto s = kmd.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s;
-  st.pack_ns = ns_since(t0);
-  st.bytes_to_device += static_cast<int64_t>(x.a->size());
-
-  // fp16 C from several slices: fp32 partials summed here, rounded once at the end.
-  std::vector<float> acc(p.fp16_out && !p.npu_fp16_out() ? elems(p.shape.m * p.shape.n) : 0);
-  st.device_ns = 0;
-  for (const SliceGroup& g : x.groups) {
-    t0 = Clock::now();
-    auto r = kmd.submit(g.desc);
-    st.submit_ns += ns_since(t0);
-    ++st.submits;
-    if (!r) return r.error();
-    st.wait_ns += r->wait_ns;
-    if (r->hw_elapse_ns < 0) st.device_ns = -1;
-    else if (st.device_ns >= 0) st.device_ns += r->hw_elapse_ns;
-
-    t0 = Clock::now();
-    for (int64_t i = 0; i < g.count; ++i) {
-      const driver::Bo& cb = *x.c[static_cast<size_t>(i)];
-      if (auto s = kmd.bo_sync(cb, driver::SyncDir::from_device); !s) return s;
-      st.bytes_from_device += static_cast<int64_t>(cb.size());
-      if (auto s = unpack_any(p, cb, g.first_slice + i, c, acc); !s) return s;
-    }
-    st.unpack_ns += ns_since(t0);
-  }
-  if (!acc.empty()) {
-    auto* out = static_cast<uint16_t*>(c);
-    for (size_t i = 0; i < acc.size(); ++i) out[i] = ork::float_to_half(acc[i]);  // RNE, once
-  }
-  return Status::success();
-}
-
-Status execute(driver::Kmd& kmd, const Context& x, std::span<const int8_t> a, std::span<int32_t> c, RunStats& st) {
-  const Plan& p = x.plan;
-  if (p.dtype != DType::int8) return make_error(-EINVAL, "execute: int8 spans given for a non-int8 plan");
-  if (static_cast<int64_t>(a.size()) != p.shape.m * p.shape.k || static_cast<int64_t>(c.size()) != p.shape.m * p.shape.n)
-    return make_error(-EINVAL, fmt::format("execute: A has {} and C {} elements, the plan needs {} and {}", a.size(),
-                                           c.size(), p.shape.m * p.shape.k, p.shape.m * p.shape.n));
-  return execute_any(kmd, x, a.data(), c.data(), st);
-}
 
 Status pack_weights(const Plan& plan, const void* w, std::span<uint8_t> out) {
   const size_t count = elems(plan.shape.k * plan.shape.n);

@@ -90,6 +90,16 @@ uint32_t effective_core_mask(const RunOptions& options) {
   return options.cores >= 32 ? ~0u : (1u << std::max(options.cores, 1)) - 1;
 }
 
+Result<std::unique_ptr<Context>> build_call_context(driver::Kmd& kmd, const ResidentWeights& w, int64_t m,
+                                                    const RunOptions& options) {
+  const uint32_t mask = effective_core_mask(options);
+  auto plan = make_plan(Shape{m, w.k(), w.n()},
+                        PlanOptions{.dtype = w.dtype(), .cores = std::popcount(mask), .mc_cap = options.mc_cap,
+                                    .fp16_out = options.fp16_out});
+  if (!plan) return plan.error();
+  return build_context(kmd, std::move(*plan), w.bo(), {}, mask);
+}
+
 size_t MatmulRunner::default_context_bytes() {
   const uint64_t quarter_window = static_cast<uint64_t>(kNpuWindowBytes) / 4;
   const uint64_t phys = physical_memory_bytes();
@@ -109,21 +119,25 @@ MatmulRunner::~MatmulRunner() = default;
 
 void MatmulRunner::forget(const ResidentWeights& w) { contexts_.erase_group(w.id()); }
 
-Result<Context*> MatmulRunner::context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
+Result<std::shared_ptr<Context>> MatmulRunner::context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
                                            bool* built) {
   const uint32_t mask = effective_core_mask(options);
   const Key key{w.id(), m, mask, options.mc_cap, options.fp16_out};
   *built = false;
-  if (auto* hit = contexts_.find(key)) return hit->get();
-  auto plan = make_plan(Shape{m, w.k(), w.n()},
-                        PlanOptions{.dtype = w.dtype(), .cores = std::popcount(mask), .mc_cap = options.mc_cap,
-                                    .fp16_out = options.fp16_out});
-  if (!plan) return plan.error();
-  auto ctx = build_context(kmd_, std::move(*plan), w.bo(), {}, mask);
+  if (auto* hit = contexts_.find(key)) return *hit;
+  auto ctx = build_call_context(kmd_, w, m, options);
   if (!ctx) return ctx.error();
   *built = true;
   const size_t bytes = (*ctx)->device_bytes();
-  return contexts_.insert(key, w.id(), std::move(*ctx), bytes, /*keep_new=*/true)->get();
+  return *contexts_.insert(key, w.id(), std::shared_ptr<Context>(std::move(*ctx)), bytes, /*keep_new=*/true);
+}
+
+Result<std::shared_ptr<Context>> MatmulRunner::acquire(const ResidentWeights& w, int64_t m, const RunOptions& options,
+                                                       RunStats& st) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto ctx = context_for(w, m, options, &st.built);
+  st.plan_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  return ctx;
 }
 
 Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, void* c, const RunOptions& options,

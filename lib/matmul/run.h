@@ -74,6 +74,11 @@ struct RunOptions {
 // The core mask a call runs on: `options.core_mask`, or cores 0..cores-1 when it is 0.
 uint32_t effective_core_mask(const RunOptions& options);
 
+// Plans (weights, M, options) and builds its context: what the runner caches per key, and
+// what a batch (lib/api/batch.*) owns for each of its matmuls.
+Result<std::unique_ptr<Context>> build_call_context(driver::Kmd& kmd, const ResidentWeights& w, int64_t m,
+                                                    const RunOptions& options);
+
 class MatmulRunner {
  public:
   // Default bound of the context cache: a quarter of the NPU's 4 GiB window, and at most
@@ -89,6 +94,10 @@ class MatmulRunner {
   // (execute_any in context.h): int8 -> int32, int4 (packed A) -> int32, fp16 -> fp32/fp16.
   Status run(const ResidentWeights& w, const void* a, int64_t m, void* c,
              const RunOptions& options, RunStats* stats = nullptr);
+  // The cached context of a call (built on a miss), shared: an asynchronous job holds it
+  // until it completes, so an eviction meanwhile only drops the cache's reference.
+  Result<std::shared_ptr<Context>> acquire(const ResidentWeights& w, int64_t m, const RunOptions& options,
+                                           RunStats& stats);
   // Drops the cached contexts that reference `w` (call before destroying it).
   void forget(const ResidentWeights& w);
 
@@ -108,11 +117,11 @@ class MatmulRunner {
   struct KeyHash {
     size_t operator()(const Key& k) const noexcept;
   };
-  Result<Context*> context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
+  Result<std::shared_ptr<Context>> context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
                                bool* built);
 
   driver::Kmd& kmd_;
-  ByteLru<Key, std::unique_ptr<Context>, KeyHash> contexts_;  // grouped by weights id
+  ByteLru<Key, std::shared_ptr<Context>, KeyHash> contexts_;  // grouped by weights id
 };
 
 }  // namespace ork::matmul

@@ -4,7 +4,8 @@
 // ork_matmul call (tools/ork_bench/emulator.h). Also the host-side layout
 // work of one matmul (pack A, unpack C) against a per-element index-function loop.
 // Every result is checked against the oracle: exit 1 when the fast path differs.
-// `ork_bench --decode` is another mode: a whole model's decode loop (decode.h).
+// `ork_bench --decode` is another mode: a whole model's decode loop (decode.h); `--async`:
+// asynchronous jobs and batch replay against blocking calls (async.h).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -24,6 +25,7 @@
 #include "tools/common/limits.h"
 #include "tools/common/spread.h"
 #include "tools/ork_bench/baselines.h"
+#include "tools/ork_bench/async.h"
 #include "tools/ork_bench/decode.h"
 #include "tools/ork_bench/emulator.h"
 #include "tools/ork_bench/layout_bench.h"
@@ -275,8 +277,10 @@ int main_impl(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   return ork::tools::run_main("ork_bench", [&] {
-    for (int i = 1; i < argc; ++i)
+    for (int i = 1; i < argc; ++i) {
       if (std::string_view(argv[i]) == "--decode") return ork::bench::run_decode(argc, argv);  // decode.h
+      if (std::string_view(argv[i]) == "--async") return ork::bench::run_async(argc, argv);    // async.h
+    }
     return ork::bench::main_impl(argc, argv);
   });
 }

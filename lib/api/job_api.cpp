@@ -1,0 +1,137 @@
+// ork_matmul_submit, ork_job_wait, ork_job_release (ork.h "Asynchronous jobs and
+// batches"): the checks of the sync call, then the call split at the kernel wait.
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "lib/api/device.h"
+#include "lib/api/error.h"
+#include "lib/api/job.h"
+#include "lib/api/matmul_t.h"
+#include "lib/api/weights.h"
+
+namespace ork::api {
+namespace {
+
+// A's CPU access ends as soon as it is packed: the caller may reuse A once submit returns.
+void end_input(TensorCall& t) {
+  if (t.a_started) buffer_end_cpu(*t.a_ref.buffer, false, t.call);
+  t.a_started = false;
+  t.a_use.reset();
+  t.a_scratch = {};
+}
+
+// The step writing the call's C, taking over C's hold, scratch and CPU access from `t`.
+JobStep output_step(TensorCall& t, std::shared_ptr<matmul::Context> ctx) {
+  JobStep s;
+  s.out = matmul::make_output_state(*ctx);
+  s.ctx = std::move(ctx);
+  s.c_op = t.c_op;
+  s.c_ref = t.c_ref;
+  s.c_use = std::move(t.c_use);
+  s.c_scratch = std::move(t.c_scratch);  // the vector's storage moves with it: t.c stays valid
+  s.c = t.c;
+  s.c_started = t.c_started;
+  t.c_started = false;
+  return s;
+}
+
+// NPU backends: context, pack A, hand the first slice group to the kernel.
+ork_status submit_npu(ork_device& dev, const ork_weights& w, TensorCall& t, ork_job& job) {
+  const matmul::ResidentWeights* rw = nullptr;
+  matmul::RunOptions ro;
+  if (auto s = npu_call(dev, w, t.opt, t.run, &rw, &ro); s != ORK_OK) return s;
+  auto ctx = dev.runner->acquire(*rw, t.m, ro, job.meter->run);
+  if (!ctx) return fail(ctx.error());
+  jobs_of(dev).complete_using(ctx->get());  // its A and output BOs are reused by this call
+  if (auto s = matmul::pack_input(*dev.kmd, **ctx, t.a, job.meter->run); !s) return fail(s.error());
+  end_input(t);
+  job.meter->run.device_ns = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto pending = dev.kmd->submit_async((*ctx)->groups[0].desc);
+  job.submit_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  if (!pending) return fail(pending.error());
+  job.pending = std::move(*pending);
+  job.steps.push_back(output_step(t, std::move(*ctx)));
+  return ORK_OK;
+}
+
+ork_status matmul_submit(ork_device* device, const ork_weights* weights, const ork_tensor* a, int64_t m,
+                         const ork_tensor* c, const ork_matmul_options* options, ork_job** out) {
+  constexpr const char* fn = "ork_matmul_submit";
+  if (out == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: out is NULL", fn));
+  *out = nullptr;
+  if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: device is NULL", fn));
+  std::lock_guard lock(device->mutex);
+  TensorCall t;
+  if (auto s = begin_tensor_call(fn, device, weights, a, m, c, options, &t); s != ORK_OK) return s;
+  auto job = std::make_unique<ork_job>();
+  job->device = device;
+  job->meter = std::make_unique<CallMeter>(*device);
+  job->stats_out = t.opt.stats;
+  if (!device->kmd) {  // cpu: the work is done here; the job is born complete
+    const ork_status run = run_cpu_call(*weights, t.a, m, t.c, t.opt, *job->meter);
+    if (auto s = finish_tensor_call(t, run); s != ORK_OK) return s;
+    job->meter->finish(job->stats_out);
+    job->meter.reset();
+    job->state = JobState::done;
+  } else if (auto s = submit_npu(*device, *weights, t, *job); s != ORK_OK) {
+    const std::string why = ork_last_error();
+    for (JobStep& st : job->steps)
+      if (st.c_started) buffer_end_cpu(*st.c_ref.buffer, true, fn);
+    finish_tensor_call(t, s);
+    return fail(s, why);
+  }
+  jobs_of(*device).add(job.get());
+  *out = job.release();
+  return ok();
+}
+
+ork_status job_wait(ork_job* job, int64_t timeout_ms) {
+  constexpr const char* fn = "ork_job_wait";
+  if (job == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: job is NULL", fn));
+  if (job->state == JobState::closed || job->device == nullptr)
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the job's device was closed before the job was waited "
+                                                    "(the close waited for it and discarded its result)", fn));
+  if (job->waited) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the job was already waited", fn));
+  if (timeout_ms < -1)
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: timeout_ms = {}: give -1 (no limit) or >= 0", fn, timeout_ms));
+  std::lock_guard lock(job->device->mutex);
+  if (auto s = jobs_of(*job->device).complete_through(job, timeout_ms); s != ORK_OK) return s;
+  job->waited = true;
+  return job->status == ORK_OK ? ok() : fail(job->status, job->error);
+}
+
+void job_release(ork_job* job) {
+  if (job == nullptr) return;
+  if (job->device != nullptr) {
+    std::lock_guard lock(job->device->mutex);
+    jobs_of(*job->device).release(job);
+  }
+  delete job;
+}
+
+}  // namespace
+}  // namespace ork::api
+
+extern "C" {
+
+ORK_API ork_status ork_matmul_submit(ork_device* device, const ork_weights* weights, const ork_tensor* a, int64_t m,
+                                     const ork_tensor* c, const ork_matmul_options* options, ork_job** out) {
+  return ork::api::guarded([&] { return ork::api::matmul_submit(device, weights, a, m, c, options, out); });
+}
+
+ORK_API ork_status ork_job_wait(ork_job* job, int64_t timeout_ms) {
+  return ork::api::guarded([&] { return ork::api::job_wait(job, timeout_ms); });
+}
+
+ORK_API void ork_job_release(ork_job* job) {
+  try {
+    ork::api::job_release(job);
+  } catch (...) {  // nothing crosses the C API; the job's memory is freed regardless
+  }
+}
+
+}  // extern "C"

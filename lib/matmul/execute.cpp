@@ -1,0 +1,199 @@
+// Running a context (execute.h): the per-call path of every matmul, sync or async.
+#include "lib/matmul/execute.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "driver/common/fp16.h"
+#include "driver/regcmd/regcmd.h"
+#include "lib/matmul/layout.h"
+#include "lib/ref/workers.h"
+
+namespace ork::matmul {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+int64_t ns_since(Clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+}
+
+size_t elems(int64_t v) { return static_cast<size_t>(v); }
+
+// A big A or C is packed / unpacked by two threads, a half of the rows each (lib/ref's kept
+// workers): it is pure memory traffic (C: 4 MiB at M = 512, N = 2048) and the NPU is idle
+// meanwhile. Below 1 Mi elements one thread is quicker than the hand-off.
+template <class Fn>
+Status on_row_halves(int64_t m, int64_t n, Fn fn) {
+  constexpr int64_t kMinElements = int64_t{1} << 20;
+  if (m * n < kMinElements || m < 16) return fn(RowRange{});
+  const int64_t half = m / 2 / 8 * 8;  // whole 8-row blocks (layout.cpp) for the first half
+  Status results[2];
+  std::atomic<int> next{0};
+  ref::detail::run_on_threads(2, [&] {
+    for (int i; (i = next.fetch_add(1)) < 2;) results[i] = fn(i == 0 ? RowRange{0, half} : RowRange{half, m});
+  });
+  return results[0] ? results[1] : results[0];
+}
+
+// A of the call into the feature BO, in the plan's native layout.
+Status pack_a_any(const Plan& p, const void* a, const driver::Bo& bo) {
+  const size_t count = elems(p.shape.m * p.shape.k);
+  switch (p.dtype) {
+    case DType::int8:
+      return on_row_halves(p.shape.m, p.shape.k, [&](RowRange r) {
+        return pack_a_int8({static_cast<const int8_t*>(a), count}, p, {reinterpret_cast<int8_t*>(bo.map()), elems(p.a_bytes())}, r);
+      });
+    case DType::fp16:
+      return pack_a_fp16({static_cast<const uint16_t*>(a), count}, p,
+                         {reinterpret_cast<uint16_t*>(bo.map()), elems(p.a_bytes() / 2)});
+    case DType::int4:
+      return pack_a_int4({static_cast<const uint8_t*>(a), elems(int4_packed_bytes(p.shape.m * p.shape.k))}, p,
+                         {bo.map(), elems(p.a_bytes())});
+  }
+  return make_error(-EINVAL, "unknown dtype");
+}
+
+// Slice `slice`'s NPU output into C (fp16 with several slices: into the fp32 scratch `acc`).
+Status unpack_any(const Plan& p, const driver::Bo& bo, int64_t slice, void* c, std::vector<float>& acc) {
+  const size_t n = elems(c_elements_per_slice(p)), mn = elems(p.shape.m * p.shape.n);
+  const bool first = slice == 0;
+  switch (p.dtype) {
+    case DType::int8: {
+      std::span<const int32_t> nat{reinterpret_cast<const int32_t*>(bo.map()), n};
+      std::span<int32_t> out{static_cast<int32_t*>(c), mn};
+      const auto rows = [&](RowRange r) { return first ? unpack_c_int32(nat, p, out, r) : accumulate_c_int32(nat, p, out, r); };
+      return on_row_halves(p.shape.m, p.shape.n, rows);
+    }
+    case DType::int4:
+      return unpack_c_int16({reinterpret_cast<const int16_t*>(bo.map()), n}, p, {static_cast<int32_t*>(c), mn}, first);
+    case DType::fp16:
+      if (p.npu_fp16_out())
+        return unpack_c_fp16({reinterpret_cast<const uint16_t*>(bo.map()), n}, p, {static_cast<uint16_t*>(c), mn});
+      std::span<float> out = p.fp16_out ? std::span<float>(acc) : std::span<float>(static_cast<float*>(c), mn);
+      return unpack_c_fp32({reinterpret_cast<const float*>(bo.map()), n}, p, out, first);
+  }
+  return make_error(-EINVAL, "unknown dtype");
+}
+
+}  // namespace
+
+Status pack_input(driver::Kmd& kmd, const Context& x, const void* a, RunStats& st) {
+  const auto t0 = Clock::now();
+  if (auto s = pack_a_any(x.plan, a, *x.a); !s) return s;
+  if (auto s = kmd.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s;
+  st.pack_ns += ns_since(t0);
+  st.bytes_to_device += static_cast<int64_t>(x.a->size());
+  return Status::success();
+}
+
+OutputState make_output_state(const Context& x) {
+  const Plan& p = x.plan;
+  OutputState out;
+  if (p.fp16_out && !p.npu_fp16_out()) out.acc.resize(elems(p.shape.m * p.shape.n));
+  return out;
+}
+
+void account_submit(RunStats& st, const driver::SubmitResult& r, int64_t submit_ns) {
+  st.submit_ns += submit_ns;
+  ++st.submits;
+  st.wait_ns += r.wait_ns;
+  if (r.hw_elapse_ns < 0) st.device_ns = -1;
+  else if (st.device_ns >= 0) st.device_ns += r.hw_elapse_ns;
+}
+
+Status unpack_group(driver::Kmd& kmd, const Context& x, size_t group, void* c, OutputState& out, RunStats& st) {
+  const auto t0 = Clock::now();
+  const SliceGroup& g = x.groups[group];
+  for (int64_t i = 0; i < g.count; ++i) {
+    const driver::Bo& cb = *x.c[static_cast<size_t>(i)];
+    if (auto s = kmd.bo_sync(cb, driver::SyncDir::from_device); !s) return s;
+    st.bytes_from_device += static_cast<int64_t>(cb.size());
+    if (auto s = unpack_any(x.plan, cb, g.first_slice + i, c, out.acc); !s) return s;
+  }
+  st.unpack_ns += ns_since(t0);
+  return Status::success();
+}
+
+Status run_groups(driver::Kmd& kmd, const Context& x, size_t first, void* c, OutputState& out, RunStats& st) {
+  for (size_t g = first; g < x.groups.size(); ++g) {
+    const auto t0 = Clock::now();
+    auto r = kmd.submit(x.groups[g].desc);
+    const int64_t ns = ns_since(t0);
+    if (!r) return r.error();
+    account_submit(st, *r, ns);
+    if (auto s = unpack_group(kmd, x, g, c, out, st); !s) return s;
+  }
+  if (!out.acc.empty()) {
+    auto* c16 = static_cast<uint16_t*>(c);
+    for (size_t i = 0; i < out.acc.size(); ++i) c16[i] = ork::float_to_half(out.acc[i]);  // RNE, once
+  }
+  return Status::success();
+}
+
+Status execute_any(driver::Kmd& kmd, const Context& x, const void* a, void* c, RunStats& st) {
+  if (auto s = pack_input(kmd, x, a, st); !s) return s;
+  OutputState out = make_output_state(x);
+  st.device_ns = 0;
+  return run_groups(kmd, x, 0, c, out, st);
+}
+
+Result<driver::SubmitDesc> chain_contexts(driver::Kmd& kmd, std::span<Context* const> ctxs) {
+  driver::SubmitDesc desc;
+  // Per physical core: the tasks of every context in order, and where the previous one's
+  // list ended (its context, to patch that task's trailer).
+  struct Tail {
+    Context* ctx = nullptr;
+    driver::TaskRef task;
+  };
+  std::vector<Tail> tails;
+  std::vector<Context*> patched;
+  for (Context* x : ctxs) {
+    if (x->groups.size() != 1)
+      return make_error(-ENOTSUP, fmt::format("a {} x {} x {} matmul needs {} kernel submits (its K-slice outputs "
+                                              "exceed one submit's budget): it cannot be chained into one job",
+                                              x->plan.shape.m, x->plan.shape.k, x->plan.shape.n, x->groups.size()));
+    const driver::SubmitDesc& d = x->groups[0].desc;
+    for (const driver::CoreJob& job : d.jobs) {
+      if (job.tasks.empty()) continue;
+      auto it = std::find_if(desc.jobs.begin(), desc.jobs.end(), [&](const driver::CoreJob& j) { return j.core == job.core; });
+      if (it == desc.jobs.end()) {
+        desc.jobs.push_back(driver::CoreJob{.core = job.core, .tasks = {}});
+        tails.push_back({});
+        it = desc.jobs.end() - 1;
+      }
+      Tail& tail = tails[static_cast<size_t>(it - desc.jobs.begin())];
+      if (tail.ctx != nullptr) {  // re-chain the previous list's last task to this list
+        const uint64_t offset = tail.task.regcmd_iova - tail.ctx->regcmd->iova();
+        auto* entries = reinterpret_cast<uint64_t*>(tail.ctx->regcmd->map() + offset);
+        regcmd::patch_next({entries, tail.task.regcmd_entries}, job.tasks.front().regcmd_iova,
+                           job.tasks.front().regcmd_entries);
+        if (std::find(patched.begin(), patched.end(), tail.ctx) == patched.end()) patched.push_back(tail.ctx);
+      }
+      it->tasks.insert(it->tasks.end(), job.tasks.begin(), job.tasks.end());
+      tail = Tail{x, job.tasks.back()};
+    }
+    for (const driver::Bo* b : d.in_bos)
+      if (std::find(desc.in_bos.begin(), desc.in_bos.end(), b) == desc.in_bos.end()) desc.in_bos.push_back(b);
+    desc.out_bos.insert(desc.out_bos.end(), d.out_bos.begin(), d.out_bos.end());
+    desc.timeout_ms = std::max(desc.timeout_ms, d.timeout_ms);
+  }
+  for (Context* x : patched)
+    if (auto s = kmd.bo_sync(*x->regcmd, driver::SyncDir::to_device); !s) return s.error();
+  return desc;
+}
+
+Status execute(driver::Kmd& kmd, const Context& x, std::span<const int8_t> a, std::span<int32_t> c, RunStats& st) {
+  const Plan& p = x.plan;
+  if (p.dtype != DType::int8) return make_error(-EINVAL, "execute: int8 spans given for a non-int8 plan");
+  if (static_cast<int64_t>(a.size()) != p.shape.m * p.shape.k || static_cast<int64_t>(c.size()) != p.shape.m * p.shape.n)
+    return make_error(-EINVAL, fmt::format("execute: A has {} and C {} elements, the plan needs {} and {}", a.size(),
+                                           c.size(), p.shape.m * p.shape.k, p.shape.m * p.shape.n));
+  return execute_any(kmd, x, a.data(), c.data(), st);
+}
+
+
+}  // namespace ork::matmul
