@@ -195,6 +195,10 @@ class Kmd {
   void note_handle(uint32_t handle);
   void drop_handle(uint32_t handle);
   bool has_handle(uint32_t handle) const;
+  // bo_import for either uAPI (both answer the DRM core's PRIME ioctls on `drm_fd`):
+  // PRIME_FD_TO_HANDLE, the refusal of a handle this file already holds, then a BO over the
+  // handle mapped through the dma-buf (kmd_common.cpp).
+  Result<std::unique_ptr<Bo>> import_dmabuf(Os& os, int drm_fd, int fd, size_t bytes);
 
  private:
   std::atomic<uint64_t> resident_bytes_{0};

@@ -170,17 +170,7 @@ Result<int> handle_to_fd(Os& os, int drm_fd, uint32_t handle) {
   return args.fd;
 }
 
-}  // namespace
-
-Result<int> export_bo(Os& os, int drm_fd, Bo& bo) {
-  if (bo.dmabuf_fd() < 0) {
-    auto own = handle_to_fd(os, drm_fd, bo.handle());
-    if (!own) return own.error();
-    bo.set_dmabuf(*own, false);
-  }
-  return handle_to_fd(os, drm_fd, bo.handle());
-}
-
+// PRIME_FD_TO_HANDLE; the errors name the fd.
 Result<uint32_t> prime_fd_to_handle(Os& os, int drm_fd, int fd) {
   if (fd < 0) return make_error(-EBADF, fmt::format("dma-buf fd {}: not a file descriptor", fd));
   drm_prime_handle args{.handle = 0, .flags = 0, .fd = fd};
@@ -191,12 +181,15 @@ Result<uint32_t> prime_fd_to_handle(Os& os, int drm_fd, int fd) {
   return args.handle;
 }
 
+// The refusal of a dma-buf whose handle this file already holds.
 Error already_held(int fd, uint32_t handle) {
   return make_error(-EEXIST, fmt::format("dma-buf fd {} is already buffer object {} of this device (exported by it "
                                          "or imported before): use that buffer",
                                          fd, handle));
 }
 
+// A BO over `handle`: a dma-buf fd of its own and the CPU mapping of `bytes` (page-rounded)
+// through the dma-buf; on failure the handle is closed.
 Result<std::unique_ptr<Bo>> map_import(Os& os, int drm_fd, Kmd& kmd, uint32_t handle, size_t bytes) {
   auto own = handle_to_fd(os, drm_fd, handle);
   if (!own) {
@@ -217,6 +210,27 @@ Result<std::unique_ptr<Bo>> map_import(Os& os, int drm_fd, Kmd& kmd, uint32_t ha
   auto bo = std::make_unique<Bo>(kmd, handle, 0, size, static_cast<uint8_t*>(cpu), 0);
   bo->set_dmabuf(*own, true);
   return bo;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Bo>> Kmd::import_dmabuf(Os& os, int drm_fd, int fd, size_t bytes) {
+  if (bytes == 0) return make_error(-EINVAL, "bo_import: bytes = 0");
+  auto handle = prime_fd_to_handle(os, drm_fd, fd);
+  if (!handle) return handle.error();
+  if (has_handle(*handle)) return already_held(fd, *handle);
+  auto bo = map_import(os, drm_fd, *this, *handle, bytes);
+  if (bo) note_handle(*handle);
+  return bo;
+}
+
+Result<int> export_bo(Os& os, int drm_fd, Bo& bo) {
+  if (bo.dmabuf_fd() < 0) {
+    auto own = handle_to_fd(os, drm_fd, bo.handle());
+    if (!own) return own.error();
+    bo.set_dmabuf(*own, false);
+  }
+  return handle_to_fd(os, drm_fd, bo.handle());
 }
 
 Status dmabuf_sync(Os& os, const Bo& bo, bool start, bool write) {

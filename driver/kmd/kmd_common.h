@@ -61,13 +61,6 @@ void gem_close(Os& os, int drm_fd, uint32_t handle) noexcept;
 // bo_export: the BO keeps a dma-buf fd of its own (made on the first export), the caller
 // gets another.
 Result<int> export_bo(Os& os, int drm_fd, Bo& bo);
-// bo_import in two halves: PRIME_FD_TO_HANDLE (errors name the fd), then a BO over the
-// handle: a dma-buf fd of its own and the CPU mapping of `bytes` (page-rounded) through the
-// dma-buf; on failure the handle is closed. The backend checks the handle in between.
-Result<uint32_t> prime_fd_to_handle(Os& os, int drm_fd, int fd);
-Result<std::unique_ptr<Bo>> map_import(Os& os, int drm_fd, Kmd& kmd, uint32_t handle, size_t bytes);
-// The refusal of a dma-buf whose handle this file already holds.
-Error already_held(int fd, uint32_t handle);
 // DMA_BUF_IOCTL_SYNC around CPU access to a shared BO; no-op for one that is not shared.
 Status dmabuf_sync(Os& os, const Bo& bo, bool start, bool write);
 // The common part of bo_release for a shared BO: its own dma-buf fd.

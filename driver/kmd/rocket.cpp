@@ -47,7 +47,9 @@ class RocketKmd final : public Kmd {
   Status bo_sync(const Bo& bo, SyncDir dir) override;
   Result<SubmitResult> submit(const SubmitDesc& desc) override;
   Result<int> bo_export(Bo& bo) override { return export_bo(os_, fd_.get(), bo); }
-  Result<std::unique_ptr<Bo>> bo_import(int fd, size_t bytes) override;
+  Result<std::unique_ptr<Bo>> bo_import(int fd, size_t bytes) override {
+    return import_dmabuf(os_, fd_.get(), fd, bytes);
+  }
   Status dmabuf_sync(const Bo& bo, bool start, bool write) override {
     return driver::dmabuf_sync(os_, bo, start, write);
   }
@@ -120,17 +122,6 @@ void RocketKmd::bo_release(Bo& bo) noexcept {
   drop_handle(bo.handle());
   close_handle(bo.handle());
 }
-
-Result<std::unique_ptr<Bo>> RocketKmd::bo_import(int fd, size_t bytes) {
-  if (bytes == 0) return make_error(-EINVAL, "bo_import: bytes = 0");
-  auto handle = prime_fd_to_handle(os_, fd_.get(), fd);
-  if (!handle) return handle.error();
-  if (has_handle(*handle)) return already_held(fd, *handle);
-  auto bo = map_import(os_, fd_.get(), *this, *handle, bytes);
-  if (bo) note_handle(*handle);
-  return bo;
-}
-
 
 int RocketKmd::prep_bo(uint32_t handle, int64_t deadline_ns) {
   drm_rocket_prep_bo args{.handle = handle, .reserved = 0, .timeout_ns = deadline_ns};
