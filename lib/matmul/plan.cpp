@@ -165,7 +165,7 @@ int64_t integer_rows(Plan& p) {
   return resident_rows(p.slice_k);  // 32 at 2048 (int8), 128 at 480 (int4)
 }
 
-// fp16: the schedule with more rows per weight pass, under seed 004's two fp16 rules
+// fp16: the schedule with more rows per weight pass, under the published M-tile experiment's two fp16 rules
 // (docs/dtypes.md "fp16"): rule 1 caps K-reduction tasks at 8 rows from kt = 2048
 // (fp16_kreduction_rows); rule 2, the single-core guard, is that this choice depends on
 // kt alone, never on the core count, so one core gets the same guarded schedule as three.

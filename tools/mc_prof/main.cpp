@@ -1,5 +1,5 @@
 // mc_prof: µs per matmul and per submit for a shape, 1 core against N cores, the host/device
-// breakdown, and sweeps (mc cap, K, N, cores) — seed 004's experiment is `--seed004`.
+// breakdown, and sweeps (mc cap, K, N, cores) — the published M-tile experiment is `--seed004`.
 // Runs unchanged on a board (device time from the kernel) and on the emulated NPU.
 #include <unistd.h>
 
@@ -261,7 +261,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->allow_extra_args(false)
       ->transform(whole_number(0, kMaxDim));
-  app.add_flag("--seed004", a.seed004, "seed 004's experiment: M-tile cap 31 vs mg_max*64 at K=2048/3584, 1 and 3 cores");
+  app.add_flag("--seed004", a.seed004, "the published M-tile experiment: M-tile cap 31 vs mg_max*64 at K=2048/3584, 1 and 3 cores");
   CLI::Option* json_opt = add_json(app, a.json);
   add_csv(app, a.csv, json_opt);
   app.add_option("--svg", a.svg, "write an SVG plot of the sweep to this file");

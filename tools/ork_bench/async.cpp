@@ -26,6 +26,7 @@
 #include "tools/common/cli.h"
 #include "tools/common/limits.h"
 #include "tools/common/ork_handles.h"
+#include "tools/common/spread.h"
 
 namespace ork::bench {
 namespace {
@@ -39,13 +40,8 @@ struct AsyncArgs {
 using Clock = std::chrono::steady_clock;
 double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
 
-struct Figures {
-  double min = 0, median = 0, max = 0;
-};
-Figures summarize(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v.front(), v[v.size() / 2], v.back()};
-}
+using Figures = tools::Spread;
+Figures summarize(std::vector<double> v) { return tools::spread(std::move(v)); }
 nlohmann::json to_json(const Figures& f) { return {{"min", f.min}, {"median", f.median}, {"max", f.max}}; }
 
 uint64_t device_ns(ork_device* d) {

@@ -118,7 +118,7 @@ int run(const Args& a) {
 
 int main(int argc, char** argv) {
   CLI::App app{"ork_sched: reorder a load/start/wait/store stream so DMA and compute overlap "
-               "(seed 000's list scheduler). Exit 0 done, 1 the stream cannot run (or a picture "
+               "(the list scheduler of docs/sched.md). Exit 0 done, 1 the stream cannot run (or a picture "
                "cannot be written), 2 bad usage or an invalid stream."};
   Args args;
   add_flags(app, args);

@@ -1,5 +1,5 @@
 // sparse_check M K N [cores]: fast sampled correctness of libork's matmul at shapes
-// whose full reference takes minutes (seed 004's tool, ours). Random seeded A (M x K) and W
+// whose full reference takes minutes (the published M-tile experiment's tool, ours). Random seeded A (M x K) and W
 // (K x N) go through the C API on the device; cells chosen from the plan the library runs
 // (every M-tile, N-task, core and K-slice edge, plus random cells; --full: all) are compared
 // with full-K int64 dot products on the host. --dtype int4 (W4A4) / w4a8 draw int4 values
