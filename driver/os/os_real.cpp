@@ -1,8 +1,7 @@
 // The process's real OS: thin forwards to libc, plus device-node discovery.
-#include <dlfcn.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <glob.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,26 +15,6 @@
 
 namespace ork::driver {
 namespace {
-
-// Under the emulator's LD_PRELOAD shim (driver/emu/shim) the emulated nodes are not in
-// /dev or sysfs, so discovery asks the shim. It exports this symbol; a normal process has no
-// such symbol and dlsym returns null. Returns the node count written into `buffer` as
-// newline-separated paths (or the size it needs, if larger than `size`).
-using ShimListNodes = int (*)(const char* pattern, char* buffer, size_t size);
-
-std::vector<std::string> shim_list_nodes(ShimListNodes list, const char* pattern) {
-  std::string buffer(4096, '\0');
-  list(pattern, buffer.data(), buffer.size());
-  std::vector<std::string> nodes;
-  std::string_view rest(buffer.c_str());
-  while (!rest.empty()) {
-    size_t end = rest.find('\n');
-    nodes.emplace_back(rest.substr(0, end));
-    if (end == std::string_view::npos) break;
-    rest.remove_prefix(end + 1);
-  }
-  return nodes;
-}
 
 // /dev/dri nodes through libdrm (drmGetDevices2 reads sysfs, so it sees what the DRM core
 // registered, card and render nodes alike), filtered by the glob pattern.
@@ -56,13 +35,23 @@ std::vector<std::string> drm_list_nodes(const char* pattern) {
   return nodes;
 }
 
-std::vector<std::string> glob_list_nodes(const char* pattern) {
+// Other nodes (/dev/accel/accel*) by scanning their directory: the pattern's directory part
+// is literal, its last component a glob. opendir/readdir rather than glob(3): glibc's glob
+// reads directories through internal calls, which an LD_PRELOAD library (the emulator's
+// shim, serving /dev/accel off the board) cannot see; with readdir both see the same scan.
+std::vector<std::string> dir_list_nodes(const char* pattern) {
   std::vector<std::string> nodes;
-  glob_t found{};
-  if (glob(pattern, 0, nullptr, &found) == 0) {
-    for (size_t i = 0; i < found.gl_pathc; ++i) nodes.emplace_back(found.gl_pathv[i]);
+  std::string_view p(pattern);
+  const size_t slash = p.rfind('/');
+  if (slash == std::string_view::npos) return nodes;
+  const std::string dir(p.substr(0, slash));
+  const std::string name(p.substr(slash + 1));
+  DIR* d = opendir(dir.empty() ? "/" : dir.c_str());
+  if (!d) return nodes;
+  while (const dirent* e = readdir(d)) {
+    if (e->d_name[0] != '.' && fnmatch(name.c_str(), e->d_name, 0) == 0) nodes.push_back(dir + "/" + e->d_name);
   }
-  globfree(&found);
+  closedir(d);
   return nodes;
 }
 
@@ -79,15 +68,8 @@ class RealOs final : public Os {
   int munmap(void* addr, size_t length) override { return ::munmap(addr, length); }
 
   std::vector<std::string> list_nodes(const char* glob_pattern) override {
-    std::vector<std::string> nodes;
-    auto shim = reinterpret_cast<ShimListNodes>(dlsym(RTLD_DEFAULT, "ork_emu_shim_list_nodes"));
-    if (shim) {
-      nodes = shim_list_nodes(shim, glob_pattern);
-    } else if (std::strncmp(glob_pattern, "/dev/dri/", 9) == 0) {
-      nodes = drm_list_nodes(glob_pattern);
-    } else {
-      nodes = glob_list_nodes(glob_pattern);
-    }
+    std::vector<std::string> nodes = std::strncmp(glob_pattern, "/dev/dri/", 9) == 0 ? drm_list_nodes(glob_pattern)
+                                                                                      : dir_list_nodes(glob_pattern);
     std::sort(nodes.begin(), nodes.end(), natural_less);
     return nodes;
   }

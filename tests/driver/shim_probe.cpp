@@ -1,13 +1,19 @@
 // Run under LD_PRELOAD=libork_emu_shim.so (meson test 'shim_probe'): an unmodified program's
-// plain libc calls reach the emulated NPU, and libork's real Os discovers it. Without the
+// plain libc calls reach the emulated NPU, libdrm's own discovery (drmGetDevices2 over
+// /dev/dri and sysfs) finds its nodes, and libork's real Os discovers it. Without the
 // shim every check fails (there is no /dev/dri/card1 here). Exit 0 = all checks passed.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <xf86drm.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "driver/kmd/kmd.h"
 #include "uapi/rknpu_ioctl.h"
@@ -48,6 +54,45 @@ void raw_rknpu() {
   check(::close(fd) == 0, "close");
 }
 
+// What a board's discovery reads: libdrm folds card1 and renderD129 into one platform
+// device (bus info from the uevent's OF_FULLNAME), the nodes stat as DRM character devices,
+// /dev/accel lists accel0 (ACCEL_MAJOR 261), and nothing else is in the emulated /dev/dri.
+void board_view() {
+  drmDevicePtr devices[8];
+  int n = drmGetDevices2(0, devices, 8);
+  check(n == 1, "drmGetDevices2 finds one device");
+  if (n == 1) {
+    drmDevicePtr d = devices[0];
+    check(d->bustype == DRM_BUS_PLATFORM, "bus type platform");
+    check(d->available_nodes == ((1 << DRM_NODE_PRIMARY) | (1 << DRM_NODE_RENDER)), "card and render node");
+    check(std::strcmp(d->nodes[DRM_NODE_PRIMARY], "/dev/dri/card1") == 0, "primary node /dev/dri/card1");
+    check(std::strcmp(d->nodes[DRM_NODE_RENDER], "/dev/dri/renderD129") == 0, "render node /dev/dri/renderD129");
+    check(std::strcmp(d->businfo.platform->fullname, "/npu@fdab0000") == 0, "OF_FULLNAME /npu@fdab0000");
+    check(d->deviceinfo.platform->compatible[0] &&
+              std::strcmp(d->deviceinfo.platform->compatible[0], "rockchip,rk3588-rknpu") == 0,
+          "OF compatible rockchip,rk3588-rknpu");
+  }
+  if (n > 0) drmFreeDevices(devices, n);
+  struct stat st {};
+  check(::stat("/dev/dri/renderD129", &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 226 &&
+            minor(st.st_rdev) == 129,
+        "stat /dev/dri/renderD129: char 226:129");
+  check(::stat("/dev/accel/accel0", &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 261 &&
+            minor(st.st_rdev) == 0,
+        "stat /dev/accel/accel0: char 261:0");
+  check(::stat("/dev/dri/card0", &st) != 0 && errno == ENOENT, "/dev/dri/card0 is not there");
+  std::string listed;
+  if (DIR* d = ::opendir("/dev/accel")) {
+    while (const dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') listed += std::string(listed.empty() ? "" : " ") + e->d_name;
+    ::closedir(d);
+  }
+  check(listed == "accel0", "readdir /dev/accel lists accel0 alone");
+  char real[PATH_MAX];
+  check(::realpath("/sys/dev/char/261:0/device", real) && std::strcmp(real, "/sys/devices/platform/rknn") == 0,
+        "realpath /sys/dev/char/261:0/device");
+}
+
 // libork's discovery over the real Os finds both emulated interfaces.
 void libork_discovery() {
   for (auto kind : {ork::driver::KmdKind::rknpu, ork::driver::KmdKind::rocket}) {
@@ -64,6 +109,7 @@ void libork_discovery() {
 }  // namespace
 
 int main() {
+  board_view();
   raw_rknpu();
   libork_discovery();
   // A file that is not emulated still opens normally.

@@ -5,8 +5,10 @@
 //
 // Interposed: open/open64/openat/openat64 (and the _FORTIFY_SOURCE __open*_2 forms), close,
 // ioctl, mmap/mmap64, munmap, poll (rknpu fences). A call that is not for an emulated node, fd or mapping goes to
-// the next definition (libc). Discovery: libork's real Os asks ork_emu_shim_list_nodes()
-// (driver/os/os_real.cpp), since the emulated nodes are not in /dev or sysfs.
+// the next definition (libc). Discovery needs nothing of the shim's own: shim_fs.cpp serves
+// the emulated machine's /dev/dri, /dev/accel and sysfs entries (fake_tree.h), so libork's
+// real Os finds the nodes with the code a board runs (libdrm's drmGetDevices2, a /dev/accel
+// scan, the DRM driver-name check); opens of those tree paths are redirected here.
 // Only the symbols in shim.map are exported; the fake kernel inside stays private.
 // The shim defines open *and* open64 (mmap and mmap64) itself: without this, glibc's headers
 // would rename open to open64 under _FILE_OFFSET_BITS=64 (which meson sets) and the two
@@ -24,6 +26,7 @@
 #include <string>
 
 #include "driver/emu/kernel/fake_kernel.h"
+#include "driver/emu/shim/fake_tree.h"
 #include "driver/os/debug.h"
 
 namespace {
@@ -69,6 +72,15 @@ int open_emulated(const char* path, int flags) {
   return fd;
 }
 
+// A path of the emulated machine's /dev or /sys that is not a node: the file inside the tree
+// (`keep` holds it); any other path unchanged.
+const char* tree_path(const char* path, std::string& keep) {
+  auto r = ork::emu::shim::resolve(path);
+  if (r.kind != ork::emu::shim::PathKind::tree) return path;
+  keep = std::move(r.real);
+  return keep.c_str();
+}
+
 }  // namespace
 
 extern "C" {
@@ -80,7 +92,8 @@ int open(const char* path, int flags, ...) {
   va_end(args);
   if (emulated_path(path)) return open_emulated(path, flags);
   static auto real = next_symbol<int (*)(const char*, int, ...)>("open");
-  return real(path, flags, mode);
+  std::string keep;
+  return real(tree_path(path, keep), flags, mode);
 }
 
 int open64(const char* path, int flags, ...) {
@@ -90,7 +103,8 @@ int open64(const char* path, int flags, ...) {
   va_end(args);
   if (emulated_path(path)) return open_emulated(path, flags);
   static auto real = next_symbol<int (*)(const char*, int, ...)>("open64");
-  return real(path, flags, mode);
+  std::string keep;
+  return real(tree_path(path, keep), flags, mode);
 }
 
 int openat(int dirfd, const char* path, int flags, ...) {
@@ -100,7 +114,8 @@ int openat(int dirfd, const char* path, int flags, ...) {
   va_end(args);
   if (emulated_path(path)) return open_emulated(path, flags);
   static auto real = next_symbol<int (*)(int, const char*, int, ...)>("openat");
-  return real(dirfd, path, flags, mode);
+  std::string keep;
+  return real(dirfd, tree_path(path, keep), flags, mode);
 }
 
 int openat64(int dirfd, const char* path, int flags, ...) {
@@ -110,19 +125,22 @@ int openat64(int dirfd, const char* path, int flags, ...) {
   va_end(args);
   if (emulated_path(path)) return open_emulated(path, flags);
   static auto real = next_symbol<int (*)(int, const char*, int, ...)>("openat64");
-  return real(dirfd, path, flags, mode);
+  std::string keep;
+  return real(dirfd, tree_path(path, keep), flags, mode);
 }
 
 int __open_2(const char* path, int flags) {
   if (emulated_path(path)) return open_emulated(path, flags);
   static auto real = next_symbol<int (*)(const char*, int)>("__open_2");
-  return real(path, flags);
+  std::string keep;
+  return real(tree_path(path, keep), flags);
 }
 
 int __open64_2(const char* path, int flags) {
   if (emulated_path(path)) return open_emulated(path, flags);
   static auto real = next_symbol<int (*)(const char*, int)>("__open64_2");
-  return real(path, flags);
+  std::string keep;
+  return real(tree_path(path, keep), flags);
 }
 
 int close(int fd) {
@@ -169,20 +187,6 @@ int munmap(void* addr, size_t length) {
   if (shared_fake_kernel().owns_mapping(addr)) return shared_fake_kernel().munmap(addr, length);
   static auto real = next_symbol<int (*)(void*, size_t)>("munmap");
   return real(addr, length);
-}
-
-// The emulated nodes matching a glob pattern, newline-separated into `buffer` (always
-// NUL-terminated when size > 0). Returns the node count.
-int ork_emu_shim_list_nodes(const char* pattern, char* buffer, size_t size) {
-  std::string joined;
-  auto nodes = shared_fake_kernel().list_nodes(pattern);
-  for (const std::string& node : nodes) joined += (joined.empty() ? "" : "\n") + node;
-  if (size > 0) {
-    size_t n = std::min(joined.size(), size - 1);
-    std::memcpy(buffer, joined.data(), n);
-    buffer[n] = '\0';
-  }
-  return static_cast<int>(nodes.size());
 }
 
 }  // extern "C"
