@@ -1,9 +1,12 @@
 /* tests-hw: the on-board regression suite. Each test is a small C program over the public
  * API only (it builds against an installed libork too). It opens the default device
- * ($ORK_DEVICE, else auto); where that is not an NPU kernel interface (no board, no shim)
- * it exits 77, which meson and automake report as SKIP. Off the board, meson runs these
- * programs under LD_PRELOAD=libork_emu_shim.so, so the real-OS code path meets the
- * emulated NPU's device nodes. Exit codes: 0 pass, 1 fail, 77 skip. */
+ * ($ORK_DEVICE, else auto) and says in its first line whether that is the REAL DEVICE or
+ * the EMULATOR. Under meson every program runs through hw_run (hw_run.c), once per kernel
+ * interface: on a board against the real node with no shim, off the board under the
+ * emulator's LD_PRELOAD shim, whose fake /dev and sysfs the library's real discovery finds.
+ * hw_run sets ORK_HW_EXPECT=real|emulator; a program that then opens something else fails.
+ * Run by hand with no NPU kernel interface it exits 77 (SKIP).
+ * Exit codes: 0 pass, 1 fail, 77 skip. */
 #ifndef ORK_TESTS_HW_COMMON_H
 #define ORK_TESTS_HW_COMMON_H
 
@@ -15,22 +18,37 @@
 
 #define HW_SKIP 77
 
-/* Opens the default device; skips unless it is an NPU kernel interface. */
+/* Opens the default device. With ORK_HW_EXPECT set (by hw_run) the device must open and be
+ * what hw_run announced (real or emulated, of the interface ORK_DEVICE names); without it a
+ * device that is not an NPU kernel interface skips. */
 static ork_device* hw_open(const char* test) {
   ork_device* dev = NULL;
   ork_device_info info;
+  const char* expect = getenv("ORK_HW_EXPECT");
+  const char* wanted = getenv("ORK_DEVICE");
+  const int strict = expect && *expect;
   if (ork_device_open(NULL, &dev) != ORK_OK) {
-    printf("%s: SKIP: no device: %s\n", test, ork_last_error());
-    exit(HW_SKIP);
+    printf("%s: %s: no device: %s\n", test, strict ? "FAIL" : "SKIP", ork_last_error());
+    exit(strict ? 1 : HW_SKIP);
   }
   ork_device_get_info(dev, &info);
   if (strcmp(info.backend, "rknpu") != 0 && strcmp(info.backend, "rocket") != 0) {
-    printf("%s: SKIP: default device is '%s', not an NPU (set ORK_DEVICE=rknpu or rocket)\n", test, info.backend);
+    printf("%s: %s: default device is '%s', not an NPU (set ORK_DEVICE=rknpu or rocket)\n", test,
+           strict ? "FAIL" : "SKIP", info.backend);
     ork_device_close(dev);
-    exit(HW_SKIP);
+    exit(strict ? 1 : HW_SKIP);
   }
-  printf("%s: %s on %s (driver %s, %d cores%s)\n", test, info.backend, info.node, info.driver_version,
-         info.cores, info.emulated ? ", emulated" : "");
+  printf("%s: %s: %s on %s (driver %s, hw version 0x%08x, %d cores)\n", test,
+         info.emulated ? "EMULATOR" : "REAL DEVICE", info.backend, info.node, info.driver_version, info.hw_version,
+         info.cores);
+  if (strict) {
+    const int want_emulated = strcmp(expect, "emulator") == 0;
+    if (info.emulated != want_emulated || (wanted && strncmp(wanted, info.backend, strlen(info.backend)) != 0)) {
+      printf("%s: FAIL: expected the %s of '%s', opened %s%s\n", test, want_emulated ? "emulator" : "real device",
+             wanted ? wanted : "", info.emulated ? "the emulated " : "the real ", info.backend);
+      exit(1);
+    }
+  }
   return dev;
 }
 

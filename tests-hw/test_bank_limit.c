@@ -1,6 +1,7 @@
-/* Seed 004's bank limit on the board: full-K M-tiles of mg_max*64 rows are exact (the
- * planner's default) at K = 512, 1024, 2048, 3584, 4096, with tiles that end exactly at the
- * limit and one row past it (which the planner splits). */
+/* The bank limit of the published M-tile experiment on the board (docs/matmul-schedule.md):
+ * full-K M-tiles of mg_max*64 rows are exact (the planner's default) at K = 512, 1024, 2048,
+ * 3584, 4096, with tiles that end exactly at the limit and one row past it (which the
+ * planner splits). */
 #include "hw_common.h"
 
 int main(void) {

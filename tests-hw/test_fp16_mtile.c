@@ -1,8 +1,9 @@
-/* fp16 M-tiles on the board (seed 004: sched=1 exact for mc <= 8, wrong from 9 at K = 2048;
- * the follow-up's single-core guard). The planner avoids the bad configuration; this checks
- * that what it runs instead (resident-row tiles of R rows from K = 2048, K-reduction below)
- * is exact on 1 and 3 cores. Inputs 0..9 (as MTX's tests): every sum is exact in fp32 in
- * any order, so a wrong row is a schedule problem, not rounding. */
+/* fp16 M-tiles on the board (the published M-tile experiment, docs/dtypes.md "fp16": sched=1
+ * exact for mc <= 8, wrong from 9 at K = 2048; the follow-up's single-core guard). The
+ * planner avoids the bad configuration; this checks that what it runs instead (resident-row
+ * tiles of R rows from K = 2048, K-reduction below) is exact on 1 and 3 cores. Inputs 0..9
+ * (as MTX's tests): every sum is exact in fp32 in any order, so a wrong row is a schedule
+ * problem, not rounding. */
 #include "hw_common.h"
 
 static uint16_t half_of_int(int v) {
