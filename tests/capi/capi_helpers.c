@@ -1,10 +1,14 @@
+#define _POSIX_C_SOURCE 200809L /* O_CLOEXEC, opendir */
 #include "tests/capi/capi_helpers.h"
 
 #include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xf86drm.h>
 
 static int is_word_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
@@ -31,9 +35,57 @@ void expect_error(ork_status status, ork_status expected, const char* word) {
   assert_true(names_word(msg, word));
 }
 
-int real_npu_nodes_present(void) {
-  return access("/dev/accel", F_OK) == 0 || access("/dev/dri", F_OK) == 0 ||
-         access("/dev/rknpu", F_OK) == 0;
+/* The node number at the end of a name, for card2 before card10. */
+static long node_number(const char* name) {
+  const char* p = name + strlen(name);
+  while (p > name && isdigit((unsigned char)p[-1])) --p;
+  return *p ? strtol(p, NULL, 10) : -1;
+}
+
+/* The DRM driver behind `path` (drmGetVersion on the opened node), or 0 if it does not open. */
+static int probe(const char* path, char* name, size_t name_size, int* emulated) {
+  const int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return 0;
+  drmVersionPtr v = drmGetVersion(fd);
+  close(fd);
+  if (!v) return 0;
+  snprintf(name, name_size, "%s", v->name ? v->name : "");
+  *emulated = v->desc && strstr(v->desc, "[ork-emu]") != NULL; /* the fake kernel's mark */
+  drmFreeVersion(v);
+  return 1;
+}
+
+int npu_node(const char* driver, char* node, size_t size, int* emulated) {
+  const int rknpu = strcmp(driver, "rknpu") == 0;
+  const char* dir = rknpu ? "/dev/dri" : "/dev/accel";
+  const char* kinds[2] = {rknpu ? "card" : "accel", rknpu ? "renderD" : NULL};
+  for (int k = 0; k < 2 && kinds[k]; ++k) {
+    DIR* d = opendir(dir);
+    if (!d) return 0;
+    long best = -1;
+    char best_path[300] = "";
+    int best_emulated = 0;
+    struct dirent* e;
+    while ((e = readdir(d)) != NULL) {
+      if (strncmp(e->d_name, kinds[k], strlen(kinds[k])) != 0) continue;
+      const long number = node_number(e->d_name);
+      char path[300], name[64];
+      int emu = 0;
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      if (number < 0 || (best >= 0 && number >= best) || !probe(path, name, sizeof name, &emu)) continue;
+      if (strcmp(name, driver) != 0) continue;
+      best = number;
+      best_emulated = emu;
+      snprintf(best_path, sizeof best_path, "%s", path);
+    }
+    closedir(d);
+    if (best >= 0) {
+      snprintf(node, size, "%s", best_path);
+      *emulated = best_emulated;
+      return 1;
+    }
+  }
+  return 0;
 }
 
 ork_device* open_or_fail(const char* name) {

@@ -14,9 +14,12 @@
  * whole word (so "A" matches "A is NULL" but not "ARGUMENT"). */
 void expect_error(ork_status status, ork_status expected, const char* word);
 
-/* True when a real NPU node may exist here (then the "no device off the board" tests skip,
- * as hardware tests do the other way round). */
-int real_npu_nodes_present(void);
+/* The node libork's discovery must pick for `driver` ("rknpu" or "rocket"), found here
+ * independently of the library: the lowest-numbered /dev/dri card node whose DRM driver
+ * (drmGetVersion) is rknpu, else the lowest render node; for rocket the lowest
+ * /dev/accel/accel* node. Returns 1 with the path in `node` and whether the node is the
+ * emulator's (under its LD_PRELOAD shim), 0 when there is none. */
+int npu_node(const char* driver, char* node, size_t size, int* emulated);
 
 /* Opens `name` and fails the test when it does not open. */
 ork_device* open_or_fail(const char* name);

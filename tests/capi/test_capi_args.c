@@ -64,23 +64,51 @@ static void test_off_board_backends_open_with_their_info(void** state) {
   check_info("emu-rknpu", "emu", "rknpu", 3, 1);
   check_info("emu-rocket", "emu", "rocket", 3, 1);
   check_info("cpu", "cpu", "", 3, 0); /* cores 1..3 as host threads */
-  if (!real_npu_nodes_present()) {
-    check_info("auto", "emu", "rknpu", 3, 1);
-    check_info(NULL, "emu", "rknpu", 3, 1);
-    check_info("default", "emu", "rknpu", 3, 1);
+}
+
+/* "auto" (and NULL, "default") is the first real NPU interface whose node exists here
+ * (rknpu before rocket), else the emulator. Off the board that is emu; under the shim
+ * (test_capi_args_shim) the shim's rknpu card node; on a board the board's. */
+static void test_auto_is_the_first_npu_here(void** state) {
+  (void)state;
+  unsetenv("ORK_DEVICE");
+  char node[300];
+  int emulated = 0;
+  const char* names[] = {"auto", NULL, "default"};
+  for (int i = 0; i < 3; ++i) {
+    if (npu_node("rknpu", node, sizeof node, &emulated)) {
+      check_info(names[i], "rknpu", "rknpu", 3, emulated);
+    } else if (npu_node("rocket", node, sizeof node, &emulated)) {
+      check_info(names[i], "rocket", "rocket", 3, emulated);
+    } else {
+      check_info(names[i], "emu", "rknpu", 3, 1);
+    }
   }
 }
 
-static void test_real_drivers_report_no_device_here(void** state) {
+/* rknpu and rocket open exactly the node the independent scan finds (npu_node), or report
+ * ORK_E_NO_DEVICE naming the interface when there is none. */
+static void test_real_drivers_open_the_node_here(void** state) {
   (void)state;
-  if (real_npu_nodes_present()) skip(); /* on a board, tests-hw covers these */
   const char* names[] = {"rknpu", "rocket"};
   for (int i = 0; i < 2; ++i) {
+    char node[300];
+    int emulated = 0;
     ork_device* device = (ork_device*)&device;
     const ork_status st = ork_device_open(names[i], &device);
-    assert_int_equal(st, ORK_E_NO_DEVICE);
-    assert_null(device);
-    assert_true(strlen(ork_last_error()) > 0);
+    if (!npu_node(names[i], node, sizeof node, &emulated)) {
+      expect_error(st, ORK_E_NO_DEVICE, names[i]);
+      assert_null(device);
+      continue;
+    }
+    if (st != ORK_OK) print_error("open %s: %s\n", names[i], ork_last_error());
+    assert_int_equal(st, ORK_OK);
+    ork_device_info info;
+    assert_int_equal(ork_device_get_info(device, &info), ORK_OK);
+    assert_string_equal(info.backend, names[i]);
+    assert_string_equal(info.node, node);
+    assert_int_equal(info.emulated, emulated);
+    ork_device_close(device);
   }
 }
 
@@ -209,7 +237,8 @@ int main(void) {
       cmocka_unit_test(test_version_and_status_strings),
       cmocka_unit_test(test_open_rejects_null_out_and_unknown_names),
       cmocka_unit_test(test_off_board_backends_open_with_their_info),
-      cmocka_unit_test(test_real_drivers_report_no_device_here),
+      cmocka_unit_test(test_auto_is_the_first_npu_here),
+      cmocka_unit_test(test_real_drivers_open_the_node_here),
       cmocka_unit_test(test_ork_device_overrides_the_default),
       cmocka_unit_test(test_get_info_rejects_null),
       cmocka_unit_test(test_weights_create_rejects_bad_arguments),
