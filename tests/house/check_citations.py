@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""The repository stands alone: every source a file cites is either in the repository or
+public (a repository, file and commit; a kernel header; a paper; a URL). Fails, listing
+file:line, on
+
+- a path that leaves the repository (`../` beyond the root, `shared/docs`, `shared/seeds`);
+- a source document by number ("seed 004", "Seed004", `004_acdeed35628f1519.txt`); the
+  lowercase name `seed004` stays allowed because it is the name of `mc_prof --seed004` (the
+  published M-tile experiment, docs/hardware.md section 10) and its outputs;
+- a work item by number ("issue 7", "Issue3Shapes", "task #2"), or a numbered habit of a
+  style guide kept outside ("habit 5"): the public header speaks of ORK_API_VERSION;
+- a document the file names that is not in the repository: every `name.md` / `dir/name.md`
+  token and every relative Markdown link target `[x](path)` must resolve, relative to the
+  file, to the repository root or to docs/. Paths in another repository are written
+  `owner/repo:path` (skipped) or as a URL.
+
+Scans git's tracked text files (binary files and fuzz corpora skipped). Usage:
+check_citations.py SOURCE_ROOT. Without git (a release tarball) every file is scanned."""
+import os
+import re
+import subprocess
+import sys
+
+SKIP_PREFIXES = ("fuzz/corpus/",)
+SELF = "tests/house/check_citations.py"
+
+RULES = [
+    ("a path outside the repository", re.compile(r"(?<![\w-])shared/(?:docs|seeds)\b|\.\./shared\b")),
+    ("a source document by number", re.compile(
+        r"(?i:\bseeds?[ _#-]*0\d\d(?!\d))|Seed0\d\d|\b0\d\d_[0-9a-f]{16}\b")),
+    ("a work item by number", re.compile(
+        r"(?i:\bissue ?#?\d+|\bissues #?\d+,? (?:and|or) #?\d+|\btask ?#\d+|\bwork item ?#?\d+)|Issue\d+")),
+    ("a numbered habit of an outside style guide", re.compile(r"(?i)\bhabits? \d+")),
+]
+# `seed004` in lowercase, as one word, is the name of the flag; "seed 004" in words is not.
+ALLOWED = re.compile(r"(?<![A-Za-z])seed004(?![\w-])")
+# owner/repo#N: a public issue, cited as such.
+PUBLIC_ISSUE = re.compile(r"[\w.-]+/[\w.-]+#\d+")
+# Lines without any of these cannot break a rule: skipped unread (keeps the check fast).
+PREFILTER = re.compile(r"(?i)seed|shared|issue|task ?#|work item|habit|\.md|\]\(|\.\./|_[0-9a-f]{16}")
+MD_TOKEN = re.compile(r"(?<![\w/:.@-])((?:\.{1,2}/)*(?:[\w.-]+/)*[\w.-]+\.md)\b")
+MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
+PARENT_PATH = re.compile(r"(?<![\w.])((?:\.\./)+[\w.-][\w./-]*)")
+
+
+def tracked_files(root):
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "-z"], check=True,
+                             capture_output=True).stdout.decode()
+        return sorted(n for n in out.split("\0") if n)
+    except (OSError, subprocess.CalledProcessError):
+        names = []
+        for dirpath, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".git") and d != "build"]
+            names += [os.path.relpath(os.path.join(dirpath, f), root) for f in files]
+        return sorted(names)
+
+
+def read_text(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def inside(root, path):
+    real = os.path.normpath(path)
+    return real == root or real.startswith(root + os.sep)
+
+
+def resolves(root, name, target):
+    """True when `target` (a path a file named `name` cites) exists in the repository."""
+    target = target.split("#")[0]
+    if not target:
+        return True
+    here = os.path.dirname(os.path.join(root, name))
+    for base in (here, root, os.path.join(root, "docs")):
+        candidate = os.path.normpath(os.path.join(base, target))
+        if inside(root, candidate) and os.path.exists(candidate):
+            return True
+    return False
+
+
+def line_problems(root, name, line):
+    problems = []
+    scrubbed = ALLOWED.sub("", PUBLIC_ISSUE.sub("", line))
+    for what, rule in RULES:
+        m = rule.search(scrubbed)
+        if m:
+            problems.append(f"{what}: '{m.group(0)}'")
+    here = os.path.dirname(os.path.join(root, name))
+    for m in PARENT_PATH.finditer(line):
+        if not inside(root, os.path.normpath(os.path.join(here, m.group(1)))):
+            problems.append(f"a path that leaves the repository: '{m.group(1)}'")
+    if "://" in line:
+        line = re.sub(r"\w+://\S+", "", line)
+    for m in MD_TOKEN.finditer(line):
+        if not resolves(root, name, m.group(1)):
+            problems.append(f"a document not in the repository: '{m.group(1)}'")
+    for m in MD_LINK.finditer(line):
+        target = m.group(1)
+        if re.match(r"^(?:[a-z]+:|#|<)", target):
+            continue
+        if not resolves(root, name, target):
+            problems.append(f"a link to a file not in the repository: '{target}'")
+    return problems
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__)
+        return 2
+    root = os.path.abspath(argv[1])
+    names = tracked_files(root)
+    if not names:
+        print(f"no files under {root}: wrong source root?")
+        return 1
+    failures, scanned = [], 0
+    for name in names:
+        if name == SELF or name.startswith(SKIP_PREFIXES):
+            continue
+        text = read_text(os.path.join(root, name))
+        if text is None:
+            continue
+        scanned += 1
+        for number, line in enumerate(text.split("\n"), 1):
+            if not PREFILTER.search(line):
+                continue
+            for problem in line_problems(root, name, line):
+                failures.append(f"FAIL: {name}:{number}: {problem}")
+    for failure in failures:
+        print(failure)
+    print(f"{scanned} text files checked, {len(failures)} citations of sources outside the repository"
+          + ("" if not failures else ": cite docs/ (docs/hardware.md lists the public sources) "
+             "or the public source itself"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
