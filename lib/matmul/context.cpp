@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/matmul/dump.h"
 #include "lib/matmul/layout.h"
 
 namespace ork::matmul {
@@ -86,6 +87,7 @@ int physical_core(uint32_t mask, int core) {
 void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
   uint64_t offset = 0;
   size_t next = 0;
+  int64_t group = 0;
   for (SliceGroup& g : ctx.groups) {
     g.desc.in_bos = {ctx.a.get(), ctx.weights, ctx.regcmd.get()};
     for (int64_t i = 0; i < g.count; ++i) g.desc.out_bos.push_back(ctx.c[static_cast<size_t>(i)].get());
@@ -93,6 +95,7 @@ void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
       if (core_tasks(ctx.plan, core, g).empty()) continue;
       const CoreCommands& cc = cmds[next++];
       std::memcpy(ctx.regcmd->map() + offset, cc.entries.data(), cc.entries.size() * 8);
+      dump_commands(ctx.plan, group, core, cc.entries);
       driver::CoreJob job{.core = physical_core(ctx.core_mask, core), .tasks = {}};
       for (size_t t = 0; t < cc.task_offsets.size(); ++t)
         job.tasks.push_back({.regcmd_iova = ctx.regcmd->iova() + offset + cc.task_offsets[t] * 8,
@@ -100,6 +103,7 @@ void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
       g.desc.jobs.push_back(std::move(job));
       offset += aligned64(cc.entries.size() * 8);
     }
+    ++group;
   }
 }
 

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Runs tests-hw/run-on-board --emulator and checks the report it writes (meson test
+run_on_board_emulator): the devices it found, every test's status and first line, and the
+figures against mc_prof's own rows, for both kernel interfaces. With --faults the emulator
+fails every submit: then the failing tests must be reported as failures, each with its
+register dumps from the device run and the emulator run, and the script must exit 1."""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TESTS = ["test_nodes", "test_feature_layout"]
+
+
+def fail(why):
+    print("check_report: FAIL:", why)
+    sys.exit(1)
+
+
+def run(script, env, out, tests=TESTS):
+    cmd = [script, "--emulator", "--quick", "--tests", ",".join(tests), "-o", out]
+    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    print(r.stdout)
+    reports = glob.glob(os.path.join(out, "ork-board-report-*.json"))
+    if len(reports) != 1:
+        fail(f"expected one report in {out}, found {reports}")
+    if not os.path.exists(reports[0][:-5] + ".txt"):
+        fail("the text summary is missing")
+    with open(reports[0]) as f:
+        return r.returncode, json.load(f)
+
+
+def check_passing(script, env):
+    with tempfile.TemporaryDirectory() as out:
+        rc, rep = run(script, env, out)
+    if rc != 0:
+        fail(f"exit status {rc}, expected 0")
+    if rep["mode"] != "emulator":
+        fail(f"mode {rep['mode']!r}")
+    devices = {d["interface"]: d for d in rep["devices"]}
+    if set(devices) != {"rknpu", "rocket"}:
+        fail(f"devices {sorted(devices)}")
+    want_node = {"rknpu": "/dev/dri/card1", "rocket": "/dev/accel/accel0"}
+    for iface, d in devices.items():
+        if d["mode"] != "emulator" or d["node"] != want_node[iface] or not d["driver_version"] or d["cores"] != 3:
+            fail(f"device {d}")
+    if devices["rknpu"]["hw_version"] != "0x46495245":
+        fail(f"rknpu hw_version {devices['rknpu']['hw_version']}")
+    tests = {(t["name"], t["interface"]): t for t in rep["tests"]}
+    if set(tests) != {(n, i) for n in TESTS for i in ("rknpu", "rocket")}:
+        fail(f"tests {sorted(tests)}")
+    for t in tests.values():
+        if t["status"] != "pass" or "EMULATOR" not in t["first_line"]:
+            fail(f"test {t}")
+    if rep["summary"] != {"passed": 4, "failed": 0, "skipped": 0, "mc_prof_failed": 0}:
+        fail(f"summary {rep['summary']}")
+    figures = rep["figures"]
+    if len(figures) != 16:
+        fail(f"{len(figures)} figures, expected 8 per interface")
+    for iface in ("rknpu", "rocket"):
+        rows = rep["mc_prof"][iface]["rows"]
+        mine = [f for f in figures if f["interface"] == iface]
+        if len(rows) != 8 or len(mine) != 8:
+            fail(f"{iface}: {len(rows)} mc_prof rows, {len(mine)} figures")
+        for row, fig in zip(rows, mine):
+            for key, src in (("name", "label"), ("measured_us", "device_us"), ("m", "m"), ("k", "k"), ("n", "n"),
+                             ("cores", "cores"), ("mc_cap", "mc_cap"), ("mc", "mc"), ("us_median", "us_median")):
+                if fig[key] != row[src]:
+                    fail(f"{iface} {row['label']}: figure {key} = {fig[key]!r}, mc_prof {src} = {row[src]!r}")
+            if not (isinstance(fig["measured_us"], (int, float)) and fig["measured_us"] > 0):
+                fail(f"measured_us {fig['measured_us']!r}")
+            if fig["layout"] != "chained" or fig["m"] != 512 or fig["k"] not in (2048, 3584) or fig["cores"] not in (1, 3):
+                fail(f"figure {fig}")
+        if sorted({f["mc_cap"] for f in mine}) != [0, 31]:
+            fail(f"{iface}: mc_cap values {sorted({f['mc_cap'] for f in mine})}")
+
+
+def check_failing(script, env):
+    env = dict(env, ORK_EMU_FAULTS="submit:eio x*")
+    with tempfile.TemporaryDirectory() as out:
+        rc, rep = run(script, env, out, ["test_feature_layout"])
+        if rc != 1:
+            fail(f"with every submit failing: exit status {rc}, expected 1")
+        for t in rep["tests"]:
+            if t["status"] != "fail" or "log" not in t:
+                fail(f"with every submit failing: test {t['name']}/{t['interface']} is {t['status']}")
+            if t["regcmd_files"] < 1 or t["regcmd_files_differing"] != 0:
+                fail(f"register dumps of {t['name']}/{t['interface']}: {t['regcmd_files']} files, "
+                     f"{t['regcmd_files_differing']} differ (the same library on the same emulator)")
+            emu = glob.glob(os.path.join(t["regcmd_dir"], "emulator", "*.regcmd"))
+            if len(emu) != t["regcmd_files"]:
+                fail(f"{t['name']}/{t['interface']}: {len(emu)} emulator dumps for {t['regcmd_files']} device dumps")
+        if rep["summary"]["failed"] != 2 or rep["summary"]["mc_prof_failed"] != 1:
+            fail(f"summary {rep['summary']}")
+
+
+def main():
+    script = sys.argv[1]
+    env = dict(os.environ)
+    for key in ("LD_PRELOAD", "ORK_DEVICE", "ORK_EMU_FAULTS", "ORK_DUMP_REGCMD"):
+        env.pop(key, None)
+    check_passing(script, env)
+    check_failing(script, env)
+    print("check_report: ok")
+
+
+if __name__ == "__main__":
+    main()
