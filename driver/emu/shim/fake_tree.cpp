@@ -1,5 +1,5 @@
-// The emulated machine's /dev and /sys (fake_tree.h): built once per process, removed at
-// exit by the process that built it (a forked child shares it and leaves it alone).
+// The emulated machine's /dev and /sys (fake_tree.h): built once per user and contents,
+// shared by every process under the shim (class Tree below says how).
 #include "driver/emu/shim/fake_tree.h"
 
 #include <fcntl.h>
@@ -72,86 +72,137 @@ const std::vector<Node>& nodes() {
   return list;
 }
 
-// Builds the tree with raw syscalls (the shim's own open must not see its construction).
+// One entry of the tree: a directory, a file with its text, or a symlink to `text`.
+struct Entry {
+  enum Kind { dir, file, link } kind;
+  std::string rel;  // relative to the root
+  std::string text;
+};
+
+std::vector<Entry> spec() {
+  std::vector<Entry> e;
+  for (const char* d : {"dev", "dev/dri", "dev/accel", "sys", "sys/dev", "sys/dev/char", "sys/class", "sys/class/drm",
+                        "sys/class/accel", "sys/bus", "sys/bus/platform", "sys/devices", "sys/devices/platform"})
+    e.push_back({Entry::dir, d, ""});
+  std::string devices_made;
+  for (const Node& n : nodes()) {
+    std::string dev = fmt::format("sys/devices/platform/{}", n.device);
+    if (devices_made.find("|" + dev + "|") == std::string::npos) {
+      devices_made += "|" + dev + "|";
+      e.push_back({Entry::dir, dev, ""});
+      e.push_back({Entry::link, dev + "/subsystem", "../../../bus/platform"});
+      e.push_back({Entry::file, dev + "/uevent", n.device == std::string_view(kRknpuDevice) ? kRknpuUevent : kRocketUevent});
+      e.push_back({Entry::dir, fmt::format("{}/{}", dev, n.cls), ""});
+    }
+    const std::string node_dir = fmt::format("{}/{}/{}", dev, n.cls, n.name);
+    const std::string numbers = fmt::format("{}:{}", major(n.rdev), minor(n.rdev));
+    e.push_back({Entry::file, n.path.substr(1), ""});
+    e.push_back({Entry::dir, node_dir, ""});
+    e.push_back({Entry::file, node_dir + "/dev", numbers + "\n"});
+    e.push_back({Entry::file, node_dir + "/uevent",
+                 fmt::format("MAJOR={}\nMINOR={}\nDEVNAME={}\n", major(n.rdev), minor(n.rdev), n.devname)});
+    e.push_back({Entry::link, node_dir + "/device", fmt::format("../../../{}", n.device)});
+    e.push_back({Entry::link, node_dir + "/subsystem", fmt::format("../../../../../class/{}", n.cls)});
+    e.push_back({Entry::link, fmt::format("sys/class/{}/{}", n.cls, n.name), "../../" + node_dir.substr(4)});
+    e.push_back({Entry::link, "sys/dev/char/" + numbers, "../../" + node_dir.substr(4)});
+  }
+  return e;
+}
+
+// FNV-1a over the entries: the shared tree's name changes whenever its contents would.
+uint64_t digest(const std::vector<Entry>& entries) {
+  uint64_t h = 14695981039346656037ull;
+  auto mix = [&h](std::string_view s) {
+    for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+  };
+  for (const Entry& e : entries) {
+    mix(std::string(1, static_cast<char>('0' + e.kind)));
+    mix(e.rel);
+    mix(e.text);
+  }
+  return h;
+}
+
+// Raw syscalls and libc calls the shim does not interpose: its own open must not see the
+// construction.
+bool make(const std::string& root, const Entry& e) {
+  const std::string p = root + "/" + e.rel;
+  if (e.kind == Entry::dir) return ::mkdir(p.c_str(), 0755) == 0;
+  if (e.kind == Entry::link) return ::symlink(e.text.c_str(), p.c_str()) == 0;
+  int fd = static_cast<int>(::syscall(SYS_openat, AT_FDCWD, p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (fd < 0) return false;
+  bool ok = ::write(fd, e.text.data(), e.text.size()) == static_cast<ssize_t>(e.text.size());
+  ::syscall(SYS_close, fd);
+  return ok;
+}
+
+void remove_tree(const std::string& root, const std::vector<Entry>& entries) {
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    const std::string p = root + "/" + it->rel;
+    if (it->kind == Entry::dir) ::rmdir(p.c_str());
+    else ::unlink(p.c_str());
+  }
+  ::rmdir(root.c_str());
+}
+
+// `root` is a complete tree this user made: a directory of ours that no one else may write,
+// with every entry present (a /tmp cleaner may have removed some).
+bool usable(const std::string& root, const std::vector<Entry>& entries) {
+  struct stat st {};
+  // (lstat of a $TMPDIR path passes through the shim's lstat untouched.)
+  if (::lstat(root.c_str(), &st) != 0) return false;
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) return false;
+  for (const Entry& e : entries) {
+    if (::lstat((root + "/" + e.rel).c_str(), &st) != 0) return false;
+  }
+  return true;
+}
+
+// The tree is the same for every process of a user (its contents depend only on the fake
+// kernel's default nodes), so it is built once, under a name that carries the user and a
+// digest of the contents, and kept: processes that end without exit handlers (a forked
+// child's _exit, a kill) leave nothing behind. It is built in a private directory and
+// renamed into place, so a process never sees half a tree; when the shared name is taken
+// by something that is not a complete tree of ours, the process keeps its private tree and
+// removes it at exit.
 class Tree {
  public:
   Tree() : owner_(getpid()) {
+    const std::vector<Entry> entries = spec();
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = fmt::format("{}/ork-emu-shim.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(pattern.data())) {
-      std::fprintf(stderr, "libork_emu_shim: cannot create the emulated /dev and /sys under %s: %s\n",
-                   pattern.c_str(), std::strerror(errno));
+    const std::string dir = tmp && *tmp ? tmp : "/tmp";
+    const std::string shared = fmt::format("{}/ork-emu-shim-{}-{:016x}", dir, ::geteuid(), digest(entries));
+    root_ = shared;
+    if (usable(shared, entries)) return;
+    std::string staging = dir + "/ork-emu-shim.XXXXXX";
+    bool ok = mkdtemp(staging.data()) != nullptr;
+    for (size_t i = 0; ok && i < entries.size(); ++i) ok = make(staging, entries[i]);
+    if (!ok) {
+      std::fprintf(stderr, "libork_emu_shim: cannot build the emulated /dev and /sys in %s: %s\n", staging.c_str(),
+                   std::strerror(errno));
+      remove_tree(staging, entries);
       root_ = "/nonexistent/ork-emu-shim";
       return;
     }
-    root_ = pattern;
-    if (!build()) {
-      std::fprintf(stderr, "libork_emu_shim: cannot build the emulated /dev and /sys in %s: %s\n", root_.c_str(),
-                   std::strerror(errno));
+    if (::rename(staging.c_str(), shared.c_str()) == 0) return;
+    if (usable(shared, entries)) {  // another process renamed its copy first
+      remove_tree(staging, entries);
+      return;
     }
+    root_ = staging;
+    private_ = entries;
   }
   ~Tree() {
-    if (getpid() != owner_) return;
-    for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
-      if (::unlink(it->c_str()) != 0) ::rmdir(it->c_str());
-    }
-    ::rmdir(root_.c_str());
+    if (!private_.empty() && getpid() == owner_) remove_tree(root_, private_);
   }
 
   const std::string& root() const { return root_; }
 
  private:
-  bool dir(const std::string& rel) {
-    std::string p = root_ + "/" + rel;
-    if (::mkdir(p.c_str(), 0755) != 0) return errno == EEXIST;
-    made_.push_back(p);
-    return true;
-  }
-  bool file(const std::string& rel, std::string_view text) {
-    std::string p = root_ + "/" + rel;
-    int fd = static_cast<int>(::syscall(SYS_openat, AT_FDCWD, p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-    if (fd < 0) return false;
-    made_.push_back(p);
-    bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    ::syscall(SYS_close, fd);
-    return ok;
-  }
-  bool link(const std::string& rel, const std::string& target) {
-    std::string p = root_ + "/" + rel;
-    if (::symlink(target.c_str(), p.c_str()) != 0) return false;
-    made_.push_back(p);
-    return true;
-  }
-
-  bool build() {
-    bool ok = true;
-    for (const char* d : {"dev", "dev/dri", "dev/accel", "sys", "sys/dev", "sys/dev/char", "sys/class",
-                          "sys/class/drm", "sys/class/accel", "sys/bus", "sys/bus/platform", "sys/devices",
-                          "sys/devices/platform"})
-      ok = ok && dir(d);
-    for (const Node& n : nodes()) {
-      std::string dev = fmt::format("sys/devices/platform/{}", n.device);
-      if (::access((root_ + "/" + dev).c_str(), F_OK) != 0) {
-        ok = ok && dir(dev) && link(dev + "/subsystem", "../../../bus/platform") &&
-             file(dev + "/uevent", n.device == std::string_view(kRknpuDevice) ? kRknpuUevent : kRocketUevent);
-      }
-      std::string cls = fmt::format("{}/{}", dev, n.cls);
-      std::string node_dir = fmt::format("{}/{}", cls, n.name);
-      std::string numbers = fmt::format("{}:{}", major(n.rdev), ::minor(n.rdev));
-      ok = ok && file(n.path.substr(1), "") && dir(cls) && dir(node_dir) && file(node_dir + "/dev", numbers + "\n") &&
-           file(node_dir + "/uevent", fmt::format("MAJOR={}\nMINOR={}\nDEVNAME={}\n", major(n.rdev),
-                                               ::minor(n.rdev), n.devname)) &&
-           link(node_dir + "/device", fmt::format("../../../{}", n.device)) &&
-           link(node_dir + "/subsystem", fmt::format("../../../../../class/{}", n.cls)) &&
-           link(fmt::format("sys/class/{}/{}", n.cls, n.name), "../../" + node_dir.substr(4)) &&
-           link("sys/dev/char/" + numbers, "../../" + node_dir.substr(4));
-    }
-    return ok;
-  }
-
   pid_t owner_;
   std::string root_;
-  std::vector<std::string> made_;
+  std::vector<Entry> private_;  // set when the tree is this process's own
 };
 
 Tree& tree() {

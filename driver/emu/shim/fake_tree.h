@@ -1,9 +1,9 @@
 // The emulated machine's /dev and /sys as the shim shows them. libork's real discovery
 // (driver/os/os_real.cpp: libdrm's drmGetDevices2 for /dev/dri, a directory scan for
 // /dev/accel) reads directories, device numbers, sysfs links and uevent files; the shim
-// answers those reads from a small real directory tree it builds once per process under
-// $TMPDIR (else /tmp), and answers stat of the node paths with character devices of the
-// right major:minor. Paths outside the emulated machine's are never touched.
+// answers those reads from a small real directory tree under $TMPDIR (else /tmp), built
+// once per user (ork-emu-shim-UID-DIGEST, kept), and answers stat of the node paths with
+// character devices of the right major:minor. Paths outside the emulated machine's are never touched.
 //
 // The layout follows Linux's (Documentation/ABI/testing/sysfs-dev; libdrm xf86drm.c reads
 // /sys/dev/char/MAJ:MIN/device/{drm,subsystem,uevent}):
@@ -34,8 +34,8 @@ struct Resolved {
   dev_t rdev = 0;    // node: its device number
 };
 
-// Classifies an absolute path (a relative path or null is `other`). Builds the tree on the
-// first path that needs it; if the tree cannot be built, tree paths resolve to a path that
+// Classifies an absolute path (a relative path or null is `other`). Finds or builds the tree
+// on the first path that needs it; if the tree cannot be built, tree paths resolve to a path that
 // does not exist (the caller then sees ENOENT, and the reason is on stderr once).
 Resolved resolve(const char* path);
 
