@@ -4,9 +4,9 @@
 // runs. Every figure, its source and what remains a guess: docs/emulator.md "CBUF limits".
 //
 // Sources: MTX = mtx512/rk3588-npu (src/npu_matmul.c, meson.build test list, commit
-// 4723947); ORK = oRKLLM/ork-driver's published experiments (AGENTS.md "Weight-DMA
-// amortization" and its follow-up: the M-tile table and the wide-K wedges); RKT-M = Mesa
-// src/gallium/drivers/rocket/rkt_ml.h.
+// 4723947); ORK = oRKLLM/ork-driver's published experiments (oRKLLM/ork-driver:AGENTS.md
+// "Weight-DMA amortization" and its follow-up: the M-tile table and the wide-K wedges); RKT-M =
+// Mesa src/gallium/drivers/rocket/rkt_ml.h.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +45,7 @@ constexpr int64_t kreduction_rows_max(int64_t row_bytes) {
 // The resident-row budget R = pow2_floor(2 * cbuf / K), K in elements, with cbuf = 49152
 // (ORK's constant): the only value of the form that gives every published R, 32 at K = 2048
 // (the K-slice tile) and 16 / 8 / 4 at K = 6144 / 8192 / 18944 (ORK's wide-K follow-up).
-// (2 * 32768, which the notes once read, gives 8 / 8 / 2 there.) 2 * cbuf anywhere in
+// (2 * 32768, an earlier reading of the sources, gives 8 / 8 / 2 there.) 2 * cbuf anywhere in
 // [96 KiB, 128 KiB) fits the figures; the smallest is taken (never kinder than the silicon).
 inline constexpr int64_t kResidentBudget = 2 * 49152;
 

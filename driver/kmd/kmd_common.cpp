@@ -75,7 +75,7 @@ Status validate_task(const TaskRef& t, int core, size_t index) {
     return bad(fmt::format("regcmd IOVA 0x{:x} is not below 4 GiB (NPU addresses are 32-bit)",
                            t.regcmd_iova));
   }
-  // PC BASE_ADDRESS keeps bits 31:4 only (rk3588-npu.md section 3).
+  // PC BASE_ADDRESS keeps bits 31:4 only (docs/hardware.md section 3).
   if (t.regcmd_iova % 16)
     return bad(fmt::format("regcmd IOVA 0x{:x} is not 16-byte aligned", t.regcmd_iova));
   if (t.regcmd_entries <= RKNPU_PC_DATA_EXTRA_AMOUNT) {

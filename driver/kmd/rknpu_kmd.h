@@ -1,5 +1,5 @@
 // The vendor rknpu backend's Kmd (internal to driver/kmd): buffers and device queries in
-// rknpu.cpp, the submit path in rknpu_submit.cpp (facts: rk3588-npu.md sections 1 and 8).
+// rknpu.cpp, the submit path in rknpu_submit.cpp (facts: docs/hardware.md sections 1 and 8).
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,6 @@
 // The vendor rknpu backend's submit path: a task BO of rknpu_task entries, SUBMIT in PC mode
 // with per-core task ranges, blocking or NONBLOCK with a fence out, and the wait on fences
-// (facts: rk3588-npu.md sections 1 and 8).
+// (facts: docs/hardware.md sections 1 and 8).
 #include <fmt/format.h>
 #include <poll.h>
 
@@ -21,7 +21,7 @@ namespace {
 constexpr uint32_t kSubmitFlags = RKNPU_JOB_PC | RKNPU_JOB_BLOCK | RKNPU_JOB_PINGPONG;
 constexpr uint32_t kAsyncFlags = kSubmitFlags | RKNPU_JOB_NONBLOCK | RKNPU_JOB_FENCE_OUT;
 constexpr uint32_t kEnableMask = 0xd;    // CNA|CORE|DPU (MTX); not written to HW
-constexpr uint32_t kIntClear = 0x1ffff;  // clear all (rk3588-npu.md section 3)
+constexpr uint32_t kIntClear = 0x1ffff;  // clear all (docs/hardware.md section 3)
 constexpr uint32_t kMaxTasksPerKick = RKNPU_RK3588_MAX_SUBMIT_NUMBER;
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The mainline rocket backend: CREATE_BO + mmap, one drm_rocket_job per CoreJob, PREP_BO on
-// the out BOs to wait, FINI_BO/PREP_BO for cache sync, GEM_CLOSE to free (rk3588-npu.md
+// the out BOs to wait, FINI_BO/PREP_BO for cache sync, GEM_CLOSE to free (docs/hardware.md
 // section 2).
 #include <fmt/format.h>
 #include <sys/mman.h>

@@ -1,5 +1,6 @@
-// Quiet-by-default logging (style.md habit 14): ORK_DEBUG=ioctl,submit,... (or "all")
-// selects subsystems; lines go to stderr prefixed "ork[<subsystem>] ".
+// Quiet-by-default logging, compiled in so a failing run can be repeated with it on:
+// ORK_DEBUG=ioctl,submit,... (or "all") selects subsystems; lines go to stderr prefixed
+// "ork[<subsystem>] ".
 #pragma once
 
 #include <fmt/format.h>

@@ -1,4 +1,5 @@
-// The one path into the kernel (style.md habit 1) and the ioctl -> name table for logs.
+// The one path into the kernel (one place retries EINTR/EAGAIN and returns -errno) and the ioctl ->
+// name table for logs.
 #include "driver/os/ioctl.h"
 
 #include <fmt/format.h>

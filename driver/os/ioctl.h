@@ -1,4 +1,4 @@
-// The one path into the kernel (style.md habit 1).
+// The one path into the kernel: nothing else calls ::ioctl, so retries and logs are in one place.
 #pragma once
 
 #include <string>

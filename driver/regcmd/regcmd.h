@@ -1,5 +1,5 @@
 // Register command buffers (regcmd): the 64-bit entries the NPU's PC fetches, the Builder
-// that writes them (reserve / emit, one flush: style.md habit 6), the 4-entry PC trailer
+// that writes them (reserve / emit, one flush; no device needed), the 4-entry PC trailer
 // that chains tasks, and the decoder back to named register writes (dumps, tests, the
 // emulator). Semantics: docs/regcmd-contract.md section 5; docs/registers.md.
 #pragma once
@@ -14,7 +14,7 @@
 
 namespace ork::regcmd {
 
-// One entry: target 63..48 | value 47..16 | register 15..0 (rk3588-npu.md section 3:
+// One entry: target 63..48 | value 47..16 | register 15..0 (docs/hardware.md section 3:
 // RKT-M rkt_regcmd.c emit_raw, MTX npu_hw.h NPUOP).
 struct Entry {
   uint16_t target = 0;

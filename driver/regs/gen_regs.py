@@ -176,7 +176,7 @@ def generate(blocks, regs):
     out.append("enum class Block : uint8_t { " + ", ".join(b["id"] for b in blocks) + " };")
     out.append("inline constexpr size_t kBlockCount = %d;" % len(blocks))
     out.append("")
-    out.append("// Entry target of each block: block id + 1 (rk3588-npu.md section 3).")
+    out.append("// Entry target of each block: block id + 1 (docs/hardware.md section 3).")
     out.append("constexpr uint16_t target_of(Block b) {")
     out.append("  switch (b) {")
     for b in blocks:

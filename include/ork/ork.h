@@ -154,7 +154,7 @@ typedef struct ork_tensor {
 ORK_API ork_status ork_matmul_t(ork_device* device, const ork_weights* weights, const ork_tensor* a,
                                 int64_t m, const ork_tensor* c, const ork_matmul_options* options);
 
-/* ---- Quantised matmul (issue 7; docs/quantisation.md) -------------------------------------
+/* ---- Quantised matmul (API 1; docs/quantisation.md) ----------------------------------------
  * fp32 in, fp32 out. Weights are quantised once (symmetric, one scale per output column,
  * per-channel or per group of 32/64/128 along K) to int8 or int4 codes; each call quantises A
  * (symmetric, one scale per tensor or per row), runs one int32 matmul per K-group on the

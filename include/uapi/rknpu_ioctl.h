@@ -3,7 +3,7 @@
  * Written for libork from the published layouts: every struct, field, flag and number below
  * is a fact taken from the vendor driver's include/rknpu_ioctl.h (rockchip-linux/kernel,
  * orangepi-xunlong/linux-orangepi, drivers/rknpu/) as recorded, with sources, in
- * ../shared/docs/notes/rk3588-npu.md section 1. The code is ours; sizes and ioctl numbers
+ * docs/hardware.md section 1. The code is ours; sizes and ioctl numbers
  * are checked at compile time below (C11 _Static_assert / C++ static_assert).
  *
  * The DMA-heap build of the same driver (misc device /dev/rknpu, ioctl type 'r') shares the
@@ -187,7 +187,7 @@ struct rknpu_submit {
 #define DRM_IOCTL_RKNPU_MEM_SYNC \
   DRM_IOWR(DRM_COMMAND_BASE + DRM_RKNPU_MEM_SYNC, struct rknpu_mem_sync)
 
-/* Sizes and numbers as published (rk3588-npu.md section 1 table). */
+/* Sizes and numbers as published (docs/hardware.md section 1). */
 ORK_UAPI_STATIC_ASSERT(sizeof(struct rknpu_action) == 8, "rknpu_action is 8 bytes");
 ORK_UAPI_STATIC_ASSERT(sizeof(struct rknpu_mem_create) == 48, "rknpu_mem_create is 48 bytes");
 ORK_UAPI_STATIC_ASSERT(sizeof(struct rknpu_mem_create_v0) == 40, "legacy mem_create is 40 bytes");

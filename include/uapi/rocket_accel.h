@@ -1,9 +1,9 @@
 /* The mainline "rocket" accel driver's uAPI (Linux 6.18+, drivers/accel/rocket).
  *
  * Written for libork from the published layout of include/uapi/drm/rocket_accel.h
- * (torvalds/linux, uapi at f088104d) as recorded in ../shared/docs/notes/rk3588-npu.md
- * section 2. The code is ours; sizes and ioctl numbers are checked at compile time.
- * Device node: /dev/accel/accelN. BOs are freed with the generic DRM_IOCTL_GEM_CLOSE.
+ * (torvalds/linux, uapi at f088104d) as recorded in docs/hardware.md section 2. The code is ours;
+ * sizes and ioctl numbers are checked at compile time. Device node: /dev/accel/accelN. BOs are
+ * freed with the generic DRM_IOCTL_GEM_CLOSE.
  */
 #ifndef ORK_UAPI_ROCKET_ACCEL_H
 #define ORK_UAPI_ROCKET_ACCEL_H

@@ -1,4 +1,4 @@
-// Opening a device by backend name (architecture.md section 2).
+// Opening a device by backend name (README.md "Devices"; docs/kernel-interfaces.md).
 #include "lib/api/device.h"
 #include "lib/api/job.h"
 

@@ -1,6 +1,6 @@
 // The file-system boundary of lib/io: every syscall the weight sources make (open, pread,
 // statx, fadvise, mmap, io_uring setup and registration) goes through a FileOs passed by
-// reference (style.md habit 2), so tests can refuse io_uring, O_DIRECT or buffer
+// reference, not a global, so tests can refuse io_uring, O_DIRECT or buffer
 // registration, inject short reads and EINTR, and still compare bytes.
 //
 // Convention (like liburing, unlike driver::Os): every call returns >= 0 on success and a

@@ -1,6 +1,6 @@
 // LayerLoader at run time: load() / prefetch() on the compute thread, fills on the worker
-// (seed 002: worker_loop, enqueue with de-dup, a miss jumps the queue, L+1 prefetched
-// after each load so it materialises during the compute of L).
+// (the predictive-prefetch design, docs/io.md: worker_loop, enqueue with de-dup, a miss jumps the
+// queue, L+1 prefetched after each load so it materialises during the compute of L).
 #include <chrono>
 
 #include <fmt/format.h>

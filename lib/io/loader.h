@@ -1,13 +1,13 @@
-// The layer loader (seed 002_83b69fda6c7a8bde, "Predictive prefetch") with io_uring as its
+// The predictive-prefetch layer loader (docs/io.md, "Facts and sources") with io_uring as its
 // engine. A ring of slots holds layers; load(L) returns layer L's bytes and waits only when
 // L is not ready yet (a miss); prefetch(L) fills a free slot in the background. Four
 // sources, one interface, chosen at run time, all returning identical bytes:
 //
 //   source   slots  engine                        thread
 //   kSync    1      pread                         the caller's (strict minimum memory)
-//   kWorker  N      pread                         one worker (the seed's default design)
+//   kWorker  N      pread                         one worker (the design's default)
 //   kUring   N      io_uring, chunks in flight    one I/O thread owning the ring
-//   kMmap    1      memcpy out of a mapping       the caller's (the seed's third backend)
+//   kMmap    1      memcpy out of a mapping       the caller's (the design's third backend)
 //
 // Fallbacks (each logged and listed in stats().fallbacks): io_uring refused (EPERM,
 // ENOSYS) -> pread worker; O_DIRECT refused (EINVAL) -> buffered; buffer registration
@@ -49,7 +49,7 @@ struct LoaderOptions {
   size_t prefetch_depth = 1;    // layers loaded ahead after each load(); <= n_slots - 1
   bool auto_prefetch = true;    // load(L) prefetches L+1 .. L+prefetch_depth
   bool wrap = true;             // after the last layer comes the first (the next token)
-  uint64_t chunk_bytes = uint64_t{2} << 20;  // 1-4 MiB per read (io-streaming.md §1)
+  uint64_t chunk_bytes = uint64_t{2} << 20;  // 1-4 MiB per read (docs/io.md facts)
   unsigned queue_depth = 8;     // io_uring reads in flight
   DirectMode direct = DirectMode::kAuto;
   bool register_buffers = true;

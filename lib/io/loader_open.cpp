@@ -125,7 +125,7 @@ Status LayerLoader::setup(const std::string& path) {
   if (!st) return st;
   s.engine = engine_->kind();
   s.n_slots = o.n_slots;
-  s.async = o.n_slots > 1 && !single;  // the seed's spawn guard: a worker only when it helps
+  s.async = o.n_slots > 1 && !single;  // the design's spawn guard: a worker only when it helps
   o.prefetch_depth = std::min(o.prefetch_depth, o.n_slots - 1);
   s.prefetch_depth = o.prefetch_depth;
   for (const std::string& f : s.fallbacks) io_log(f);

@@ -1,5 +1,5 @@
 // lib/io's logging: compiled in, quiet unless ORK_DEBUG names `io` (or `all`), e.g.
-// ORK_DEBUG=io,submit (style.md habit 14). Fallbacks are logged here and also kept in the
+// ORK_DEBUG=io,submit. Fallbacks are logged here and also kept in the
 // loader's stats, which is where tools and tests look.
 #pragma once
 

@@ -1,6 +1,6 @@
-// The mmap engine (the seed's third backend): the file is mapped once; a read copies the
-// layer out of the mapping into the slot. Not zero-copy: the win is the page cache doing
-// the buffering, and the slot keeps a hard ceiling on resident weight memory.
+// The mmap engine (the predictive-prefetch design's third backend, docs/io.md): the file is mapped
+// once; a read copies the layer out of the mapping into the slot. Not zero-copy: the win is the
+// page cache doing the buffering, and the slot keeps a hard ceiling on resident weight memory.
 #include <sys/mman.h>
 
 #include <algorithm>

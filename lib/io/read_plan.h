@@ -1,7 +1,7 @@
 // How one layer's file range becomes chunk reads into a slot. Pure arithmetic, no I/O.
 //
 // Under O_DIRECT the buffer address, file offset and length must all be multiples of the
-// file's alignment (statx STATX_DIOALIGN; docs/notes/io-streaming.md §1). So a layer
+// file's alignment (statx STATX_DIOALIGN; docs/io.md "Facts and sources"). So a layer
 // [offset, offset+length) is read as the aligned range [floor(offset), ceil(end)) into the
 // slot, and the layer's bytes start `head_bytes` into the slot. With buffered I/O the
 // alignment is 1 and the aligned range is the layer itself.

@@ -1,7 +1,7 @@
 // A slot: one layer's resident buffer. Allocated once, aligned, touched once, then reused
 // for every layer that passes through it. A fresh buffer per layer would cost a page fault
 // per 4 KiB, and first-touch faults run at 0.27 GB/s on the reference VM against ~1.2 GB/s
-// of disk (docs/notes/io-streaming.md §2), so they would dwarf the I/O.
+// of disk (docs/io.md, measured on the reference VM), so they would dwarf the I/O.
 #pragma once
 
 #include <cstddef>

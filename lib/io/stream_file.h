@@ -43,7 +43,7 @@ class StreamFile {
 };
 
 // The O_DIRECT alignment of an open fd: statx DIOALIGN, else the device's logical block
-// size, else 4096 (the order of docs/notes/io-streaming.md §1). 0 = the file system says
+// size, else 4096 (the order docs/io.md gives, from statx(2)). 0 = the file system says
 // it cannot do direct I/O at all.
 uint32_t direct_align_bytes(FileOs& os, int fd, std::string* source);
 

@@ -233,9 +233,9 @@ Status UringEngine::read(const ReadPlan& plan, size_t slot_index, std::span<std:
   return failure;
 }
 
-// Teardown order (io-streaming.md §1): cancel every read in flight, then reap every CQE,
-// the cancels' own included, before the slot may be reused or freed. A read the device has
-// already started cannot be stopped (-EALREADY); draining waits for it.
+// Teardown order (io_uring_prep_cancel(3); docs/io.md facts): cancel every read in flight, then
+// reap every CQE, the cancels' own included, before the slot may be reused or freed. A read the
+// device has already started cannot be stopped (-EALREADY); draining waits for it.
 void UringEngine::cancel_and_drain() {
   for (size_t i = 0; i < in_flight_.size(); ++i) {
     if (!in_flight_[i]) continue;

@@ -74,7 +74,7 @@ Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, re
     if (auto s = check_addr(addr, what); !s) return s;
 
   // The DPU (and its RDMA) pointer registers: producer/consumer ping-pong as every capture
-  // writes first (rk3588-npu.md section 3); the kernel writes CNA/CORE S_POINTER itself.
+  // writes first (docs/hardware.md section 3); the kernel writes CNA/CORE S_POINTER itself.
   put(rc, opt, R::DpuSPointer{.pointer_pp_en = 1, .executer_pp_en = 1, .pointer_pp_mode = 1});
   const uint32_t prec = precision(plan.dtype);
   put(rc, opt, R::CnaConvCon1{.conv_mode = 0, .in_precision = prec, .proc_precision = prec});
@@ -105,9 +105,9 @@ Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, re
   put(rc, opt, R::DpuDataCubeHeight{.height = u32(t.mc - 1)});
   put(rc, opt, R::DpuDataCubeChannel{.channel = u32(t.nt - 1)});
   // fp16 C: the DPU's fp32 -> fp16 conversion (MTX gen_matmul_fp16); scale 1 = identity as
-  // the CVT registers' matmul setting (rk3588-npu.md 4). Only on one-slice plans: partials
-  // of several slices stay fp32 and the host rounds once (docs/dtypes.md). Written in every
-  // task, enable bit 0 or 1: the register keeps the previous job's FP32TOFP16_EN otherwise.
+  // the CVT registers' matmul setting (docs/hardware.md section 4). Only on one-slice plans:
+  // partials of several slices stay fp32 and the host rounds once (docs/dtypes.md). Written in
+  // every task, enable bit 0 or 1: the register keeps the previous job's FP32TOFP16_EN otherwise.
   put(rc, opt, R::DpuOutCvtScale{.out_cvt_scale = 1, .fp32tofp16_en = plan.npu_fp16_out() ? 1u : 0u});
   emit_shape_followers(plan, t, rc, opt);
   // Every other register a matmul depends on, with the captures' value (matmul_fixed.h):

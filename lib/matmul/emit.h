@@ -1,6 +1,7 @@
-// The emitter: turns a Plan into register command buffers (style.md habit 5: plan, then
-// emit). It only writes registers, by the rules of docs/regcmd-contract.md; every value
-// comes from the plan or the buffer addresses. Buildable and testable with no device.
+// The emitter: turns a Plan into register command buffers (planning is kept apart from
+// emitting, so the plan is tested as arithmetic). It only writes registers, by the rules of
+// docs/regcmd-contract.md; every value comes from the plan or the buffer addresses. Buildable and
+// testable with no device.
 #pragma once
 
 #include <cstdint>

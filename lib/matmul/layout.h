@@ -1,4 +1,4 @@
-// Native NPU layouts (docs/regcmd-contract.md section 2; rk3588-npu.md section 5) and the
+// Native NPU layouts (docs/regcmd-contract.md section 2; docs/hardware.md section 5) and the
 // host-side int8 pack / unpack that the runner calls on every matmul.
 //
 // Index functions return the element index (nibble index for int4) of logical element

@@ -1,4 +1,4 @@
-// The matmul planner: shape -> tasks, pure arithmetic (style.md habit 5).
+// The matmul planner: shape -> tasks, pure arithmetic, tested with no device.
 // Rules and their sources: docs/matmul-schedule.md; register meaning: docs/regcmd-contract.md.
 #include "lib/matmul/plan.h"
 
@@ -42,7 +42,7 @@ int64_t bits_to_bytes(int64_t elements, DType dtype) {
 // Rows of one 64-row feature group: the K-reduction schedule stores the tile in groups of 64
 // (driver/common/cbuf_limits.h).
 constexpr int64_t kRowGroup = hw::kRowGroup;
-// FEATURE_GRAINS is a 10-bit field (CONV_CON2 13:4, rk3588-npu.md section 4).
+// FEATURE_GRAINS is a 10-bit field (CONV_CON2 13:4, docs/hardware.md section 4).
 constexpr int64_t kFeatureGrainsMax = 1023;
 
 }  // namespace
@@ -61,7 +61,7 @@ int64_t mg_max(int64_t kp, DType dtype) {
 
 int64_t fp16_kreduction_rows(int64_t kt) {
   const int64_t rows = std::min(hw::kreduction_rows_max(bits_to_bytes(kt, DType::fp16)), kMaxRowsPerTask);
-  return kt >= kFp16RowLimitFromK ? std::min(rows, kFp16ExactRows) : rows;  // seed 004 rule 1
+  return kt >= kFp16RowLimitFromK ? std::min(rows, kFp16ExactRows) : rows;  // hardware.md 10.4
 }
 
 int64_t slice_width(DType dtype) { return dtype == DType::int4 ? kInt4SliceK : kSliceK; }
@@ -154,8 +154,8 @@ void choose_slices(Plan& p) {
   }
 }
 
-// int8 and int4: full K on the K-reduction schedule (mg_max*64 rows, seed 004); slices on
-// the resident-row schedule (R rows; sched=1 on slices wedges: seed 004 "Category B").
+// int8 and int4: full K on the K-reduction schedule (mg_max*64 rows, hardware.md 10.2); slices on
+// the resident-row schedule (R rows; sched=1 on slices wedges: hardware.md 10.4).
 int64_t integer_rows(Plan& p) {
   if (p.slices == 1) {
     p.schedule = Schedule::k_reduction;

@@ -1,4 +1,4 @@
-// The matmul planner: pure arithmetic from a shape to tasks (style.md habit 5). No device,
+// The matmul planner: pure arithmetic from a shape to tasks, tested as such. No device,
 // no allocation beyond the plan itself. The emitter (emit.h) turns a Plan into regcmd.
 // Rules and their sources: docs/matmul-schedule.md and docs/regcmd-contract.md.
 #pragma once
@@ -31,9 +31,10 @@ inline constexpr int64_t kCbufBankBytes = hw::kCbufBankBytes;
 inline constexpr int64_t kMaxRowsPerTask = 2047;      // DATAIN_HEIGHT is 11 bits
 inline constexpr int64_t kMaxColumnsPerTask = 8192;   // DPU DATA_CUBE_CHANNEL is 13 bits (N-1)
 inline constexpr int64_t kMaxFullK = hw::kMaxFullK;   // full K past 4096 wedges (cbuf_limits.h)
-inline constexpr int64_t kSliceK = 2048;              // K-slice width (seed 004)
+inline constexpr int64_t kSliceK = 2048;              // K-slice width (hardware.md 10.4)
 // fp16 on the K-reduction schedule (sched=1) is exact for mc <= 8 and wrong from 9 at
-// K = 2048 (seed 004 follow-up); the emulator applies it from kt >= 2048 (docs/emulator.md).
+// K = 2048 (docs/hardware.md section 10.4); the emulator applies it from kt >= 2048
+// (docs/emulator.md).
 inline constexpr int64_t kFp16ExactRows = 8;
 inline constexpr int64_t kFp16RowLimitFromK = 2048;
 // int4 x int4 tasks write int16 partials that saturate (docs/emulator.md "CORE"): with
@@ -109,8 +110,8 @@ int64_t data_banks_for(int64_t mc, int64_t kp, DType dtype);
 int64_t resident_rows(int64_t kt);
 
 // fp16 rows per task on the K-reduction schedule at task K `kt`: the bank limit, and at
-// kt >= 2048 at most 8 (seed 004: exact mc <= 8, wrong from 9). 0 = the schedule cannot
-// hold even one 64-row group (fp16 kt > 2816).
+// kt >= 2048 at most 8 (docs/hardware.md 10.4: exact mc <= 8, wrong from 9). 0 = the schedule
+// cannot hold even one 64-row group (fp16 kt > 2816).
 int64_t fp16_kreduction_rows(int64_t kt);
 // K per slice of a dtype when K does not fit one task: 2048 (int8, fp16), 480 (int4).
 int64_t slice_width(DType dtype);

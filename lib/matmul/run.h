@@ -28,7 +28,7 @@ class ResidentWeights {
   static Result<std::unique_ptr<ResidentWeights>> create(driver::Kmd& kmd, DType dtype, int64_t k,
                                                          int64_t n, const void* row_major);
   // w4a8: packed int4 K x N widened to int8 as they are written to the NPU buffer (an int8
-  // resident; the NPU has no int8 x int4 mode, rk3588-npu.md addendum).
+  // resident; the NPU has no int8 x int4 mode, docs/hardware.md section 9).
   static Result<std::unique_ptr<ResidentWeights>> create_w4a8(driver::Kmd& kmd, int64_t k, int64_t n,
                                                               const uint8_t* packed);
   // Weights already in the native layout in `bo` (read there from a packed model file,

@@ -48,7 +48,7 @@ class QuantMatmul {
   Status run(std::span<const float> a, int64_t m, std::span<float> c, const QRunOptions& options);
   // The int32 partial sums of every group for already quantised activations, in increasing
   // group order: per-channel, what the vendor's INT8 -> INT32 mode should return
-  // (ecosystem.md section 1).
+  // (airockchip/rknn-toolkit2#550; docs/hardware.md section 12).
   Status group_sums(const QuantActivations& qa, int cores, const GroupSink& sink);
   // Group g's sums alone (M x N), for tests.
   Status group_sum(const QuantActivations& qa, int64_t g, std::span<int32_t> acc, int cores);

@@ -1,11 +1,12 @@
-// Step 1 of seed 000: the dependency graph of a stream (StreamGraph), plus what the memory
-// model needs: which buffers each op brings to life and which it releases.
+// Step 1 of Torq's PrefetchInputsPass (docs/sched.md): the dependency graph of a stream
+// (StreamGraph), plus what the memory model needs: which buffers each op brings to life and which
+// it releases.
 //
 // Edges (A -> B: A first), every one from an earlier to a later op of the input order:
 //   program: start P -> wait P;
 //   barrier: every op since the previous barrier -> barrier -> every op up to the next;
 //   memory:  two accesses to overlapping bytes of one buffer, at least one a write
-//            (read-after-write = the seed's def/use edge, write-after-read, write-after-
+//            (read-after-write = Torq's def/use edge, write-after-read, write-after-
 //            write), in memory and in xram. A program holds its buffers until its wait,
 //            so an edge out of a program leaves from its wait.
 #pragma once

@@ -1,6 +1,6 @@
-// Step 2 of seed 000: listSchedule. A list scheduler that plays the hardware model out on
-// a simulated clock and, at each step, emits one ready op by the decision order of the
-// seed's section 5:
+// Step 2 of Torq's PrefetchInputsPass (docs/sched.md): listSchedule. A list scheduler that plays
+// the hardware model out on a simulated clock and, at each step, emits one ready op by the decision
+// order of Torq's listSchedule:
 //   1. a ready barrier;
 //   2. a free core: the first ready start (window of 32) whose new buffers all get an
 //      address under cap; none, and no program running: force the first ready start;

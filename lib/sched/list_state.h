@@ -1,4 +1,4 @@
-// The state listSchedule plays out (seed 000, section 5, "State"): the clock, the DMA
+// The state listSchedule plays out (Torq's listSchedule state, docs/sched.md): the clock, the DMA
 // engine, the cores, the ready queues in priority order, and the memory model (live bytes
 // plus an address space that mirrors the pool). Internal to list_schedule.cpp.
 #pragma once

@@ -1,4 +1,4 @@
-// The text format of docs/architecture.md section 4: one op per line, '#' comments,
+// The text format of docs/sched.md section 2: one op per line, '#' comments,
 // sizes with K/M/G suffixes (KiB/MiB/GiB). Errors name the line and the problem.
 #pragma once
 

@@ -1,10 +1,10 @@
-// Runs an order through the real allocator (pool.h) at full memory, as seed 000's section 8
+// Runs an order through the real allocator (pool.h) at full memory, as Torq's runOnOperation
 // does on a clone: buffers are allocated at birth and freed at death, in emission order.
 // Without swaps the answer is "places" or "does not". With swaps, a buffer that finds no
 // hole evicts others (never one the current op or a running program holds): the victim is
-// the buffer used again furthest in the future (Belady's MIN, scheduling-theory.md
-// "Eviction"), the larger one on a tie. A victim a program or store wrote is spilled
-// (store DMA) first; one that only holds loaded data is dropped (its source still holds
+// the buffer used again furthest in the future (Belady's MIN: L. A. Belady,
+// IBM Systems Journal 5(2), 1966), the larger one on a tie. A victim a program or store wrote is
+// spilled (store DMA) first; one that only holds loaded data is dropped (its source still holds
 // it). Touching an evicted buffer reloads it (load DMA).
 #pragma once
 

@@ -1,8 +1,8 @@
-// The buffer pool: places buffers at real offsets in one contiguous memory (LRAM in the
-// seed; in libork, the NPU memory streamed weights land in). Two-ended first fit: buffers
+// The buffer pool: places buffers at real offsets in one contiguous memory (LRAM in
+// Torq; in libork, the NPU memory streamed weights land in). Two-ended first fit: buffers
 // under `small_limit_bytes` (8 KiB) go bottom-up, larger ones top-down, so small buffers
-// do not fragment the space the large ones need (seed 000, section 5). Sizes round up to
-// `alignment_bytes` (8-byte words, scheduling-theory.md "Mirror Pool"); `reserve_bytes` at
+// do not fragment the space the large ones need (Torq's Pool, docs/sched.md). Sizes round up to
+// `alignment_bytes` (8-byte words, as Torq's Pool); `reserve_bytes` at
 // the top are never handed out (Torq keeps 1,280 B; our default is 0, the stream's
 // "memory" line is taken as usable bytes).
 //

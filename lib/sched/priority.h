@@ -1,6 +1,6 @@
-// The order ready queues are kept in. FIFO (the seed): input order, oldest first.
-// Critical path (beyond the seed): HEFT's upward rank with DMA and compute durations as
-// node weights and no communication cost (scheduling-theory.md, "Priority rules"),
+// The order ready queues are kept in. FIFO (Torq's): input order, oldest first.
+// Critical path (beyond Torq's pass): HEFT's upward rank with DMA and compute durations as
+// node weights and no communication cost (Topcuoglu, Hariri, Wu, IEEE TPDS 13(3), 2002),
 //   rank(v) = w(v) + max over successors s of rank(s),
 // w = cycles of a load, store, barrier or program (on its start), 0 for a wait; ties go
 // to the input order. A load takes its first consumer's rank (it is served just before

@@ -35,7 +35,7 @@ namespace {
 
 constexpr int64_t kInfeasible = INT64_MAX;
 
-// Policy::best's rules: the seed's (fifo, prefetch 40 %) first, then critical-path, each with
+// Policy::best's rules: Torq's (fifo, prefetch 40 %) first, then critical-path, each with
 // and without DMA lookahead, at prefetch 40 % and 100 % (docs/sched.md "Choosing a rule").
 constexpr std::array<Heuristic, 8> kBestRules{{{Policy::fifo, false, 40},
                                           {Policy::critical_path, false, 40},
@@ -159,7 +159,8 @@ Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Option
   input.makespan = input.makespan_input_priced;
   input.swaps = fits->swaps;
   input.swap_bytes = fits->swap_bytes;
-  // The bar (section 8): the prediction when the input places with no swap, else its real cost.
+  // The bar (docs/sched.md "Choosing a schedule"): the prediction when the input places with no
+  // swap, else its real cost.
   const int64_t bar = input.makespan_input_priced;
 
   // The rules tried, fifo first; a later one is kept only when strictly faster.

@@ -1,4 +1,4 @@
-// The stream reorderer's entry point (seed 000, section 8, runOnOperation): a pure function
+// The stream reorderer's entry point (Torq's runOnOperation, docs/sched.md): a pure function
 // from a stream and options to a schedule. It prices the input order, runs listSchedule at
 // three caps (cap_percent, x0.85, x0.70 of memory), and commits
 //   pass 0: the first candidate that is faster than the input and that the pool places
@@ -27,7 +27,7 @@
 
 namespace ork::sched {
 
-// The seed's flags (section 11) and ours. Memory and cores come from the stream.
+// Torq's flags (docs/sched.md section 8) and ours. Memory and cores come from the stream.
 struct Options {
   Policy policy = Policy::fifo;                    // --policy
   CoreChoice core_choice = CoreChoice::first_free; // --core-choice

@@ -1,5 +1,5 @@
-// simulateOrder of seed 000 (section 2): prices any order of a stream with the hardware
-// model's rules, one op at a time on the in-order stream:
+// simulateOrder of Torq's PrefetchInputsPass (docs/sched.md section 2): prices any order of a
+// stream with the hardware model's rules, one op at a time on the in-order stream:
 //   load / store   t = max(t, dma_free) + cycles; dma_free = t   (one DMA engine, blocking)
 //   start          the program runs [t, t + cycles) on its core; t += 1 (asynchronous)
 //   wait           t = max(t, end of that program)

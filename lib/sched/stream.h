@@ -1,9 +1,9 @@
-// The stream the reorderer works on: buffers and an in-order list of ops (seed 000,
-// section 4; text format in docs/architecture.md section 4). Pure data, no device.
+// The stream the reorderer works on: buffers and an in-order list of ops (Torq's
+// StreamGraph; text format in docs/sched.md section 2). Pure data, no device.
 //
-// The seed's six node kinds map as follows: its Pure nodes (allocs, views) are the
+// Torq's six node kinds map as follows: its Pure nodes (allocs, views) are the
 // `buffer` declarations, emitted implicitly just before the first op that uses them;
-// the other five are OpKind below. A start without a wait becomes a barrier (seed 4).
+// the other five are OpKind below. A start without a wait becomes a barrier (as in Torq's pass).
 #pragma once
 
 #include <cstdint>

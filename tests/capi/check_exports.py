@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The shared libork exports exactly the functions of include/ork/ork.h (style.md habit 11:
-hidden symbols by default, an exported list, a test that checks it).
+"""The shared libork exports exactly the functions of include/ork/ork.h (a small public API,
+enforced: hidden symbols by default, an exported list, a test that checks it).
 
 Usage: check_exports.py LIBORK_SO ORK_H
 Exit 0 when the dynamic symbol table's defined functions equal the ORK_API declarations of

@@ -1,5 +1,5 @@
-/* Issue 7 dtypes through the C API, as a C program uses them: fp16 weights with fp32 and fp16
- * C, int4 weights as W4A4 (int4 A) and w4a8 (int8 A, options.a_dtype), bad combinations
+/* The dtypes of API 1.1 through the C API, as a C program uses them: fp16 weights with fp32 and
+ * fp16 C, int4 weights as W4A4 (int4 A) and w4a8 (int8 A, options.a_dtype), bad combinations
  * named, and old callers whose options end before a_dtype. Every backend against plain loops. */
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +54,7 @@ static void test_fp16(void** state) {
   (void)state;
   for (int d = 0; d < DEVICE_COUNT; ++d) {
     check_fp16(kDevices[d], 5, 40, 24, 0);    /* K and N padded */
-    check_fp16(kDevices[d], 20, 2048, 32, 0); /* seed 004: M > 8 at K = 2048 */
+    check_fp16(kDevices[d], 20, 2048, 32, 0); /* docs/hardware.md 10.4: M > 8 at K = 2048 */
     check_fp16(kDevices[d], 3, 16, 16, 1);    /* fp16 C: sums < 2048, exact */
     check_fp16(kDevices[d], 3, 4128, 16, 0);  /* three K-slices */
   }

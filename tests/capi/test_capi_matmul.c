@@ -1,5 +1,5 @@
 /* C = A x W through the C API on emu (both kernel interfaces) and on cpu, compared with a
- * plain C loop, at the shapes of issues 2 and 3 that stay fast here. */
+ * plain C loop, at the sweep shapes (tests/e2e/sweep_cases.h) that stay fast here. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +10,7 @@ typedef struct Shape {
 } Shape;
 
 /* 1 x 32 x 32: the decode row; 64 x 512 x 96: several N-tasks over 3 cores; 129 x 2048 x 64:
- * one row past the 128-row M-tile of K = 2048 (seed 004); 5 x 40 x 24: K and N padded. */
+ * one row past the 128-row M-tile of K = 2048 (docs/hardware.md 10.2); 5 x 40 x 24: K, N padded. */
 static const Shape kShapes[] = {{1, 32, 32}, {64, 512, 96}, {129, 2048, 64}, {5, 40, 24}};
 #define SHAPE_COUNT (sizeof(kShapes) / sizeof(kShapes[0]))
 
@@ -44,8 +44,8 @@ static void test_cpu(void** state) {
   run_all_shapes("cpu", 3); /* cores as host threads, the same bytes */
 }
 
-/* The old 31-row cap (seed 004) as an experiment knob: more tiles, same bytes. Options with
- * struct_size 0 mean "all defaults" whatever the other fields say. */
+/* The old 31-row cap (docs/hardware.md 10.2) as an experiment knob: more tiles, same bytes. Options
+ * with struct_size 0 mean "all defaults" whatever the other fields say. */
 static void test_mc_cap_and_default_options(void** state) {
   (void)state;
   ork_device* device = open_or_fail("emu");

@@ -42,8 +42,8 @@ struct DimValues {
   std::vector<int64_t> m, k, n;
 };
 
-// fp16: 8/9 rows (seed 004), K-reduction tiles of 320/128/64 rows, R = 32 / 16; K around
-// 2048 (rule 1), 4096 (full-K limit), 4128 (three slices); N around the 16-wide atom.
+// fp16: 8/9 rows (docs/hardware.md 10.4), K-reduction tiles of 320/128/64 rows, R = 32 / 16; K
+// around 2048 (rule 1), 4096 (full-K limit), 4128 (three slices); N around the 16-wide atom.
 inline DimValues fp16_values() {
   return {{1, 8, 9, 16, 17, 32, 33, 65, 129, 321},
           {32, 96, 512, 1024, 2016, 2048, 2080, 4096, 4128, 6144},

@@ -1,5 +1,5 @@
-// The fp16 and int4 hardware limits (seed 004, docs/emulator.md, docs/dtypes.md): each shown
-// with a hand-built plan that breaks it, run through the real emitter and kernel interface
+// The fp16 and int4 hardware limits (docs/hardware.md 10.4, docs/emulator.md, docs/dtypes.md): each
+// shown with a hand-built plan that breaks it, run through the real emitter and kernel interface
 // (run_plan_once_any), next to the planner's own plan for the shape, which is exact.
 #include <gtest/gtest.h>
 
@@ -82,8 +82,8 @@ class DtypeLimits : public ::testing::TestWithParam<ork::driver::KmdKind> {
   std::unique_ptr<ork::driver::Kmd> kmd_;
 };
 
-// Seed 004 rule 1: fp16 on the K-reduction schedule at K = 2048 is exact for 8 rows and
-// wrong from 9 (the emulator: rows >= 8 read row r mod 8).
+// The M-tile experiment's fp16 rule 1 (docs/hardware.md 10.4): fp16 on the K-reduction schedule at
+// K = 2048 is exact for 8 rows and wrong from 9 (the emulator: rows >= 8 read row r mod 8).
 TEST_P(DtypeLimits, Fp16KReductionExactAt8RowsWrongAt9) {
   const int64_t k = 2048, n = 32;
   for (int64_t m : {8, 9}) {
@@ -95,9 +95,9 @@ TEST_P(DtypeLimits, Fp16KReductionExactAt8RowsWrongAt9) {
   }
 }
 
-// Seed 004 rule 2: the single-core path of the seed's driver used sched=1 with 64-row tiles
-// at Kp >= 2048 (the multi-core path had a guard) and returned garbage for M > 8. That
-// plan, hand-built, is wrong here too; the planner's single-core plan is exact.
+// Rule 2 (docs/hardware.md 10.4): the single-core path of ork-driver before 4815fe6 used sched=1
+// with 64-row tiles at Kp >= 2048 (the multi-core path had a guard) and returned garbage for M > 8.
+// That plan, hand-built, is wrong here too; the planner's single-core plan is exact.
 TEST_P(DtypeLimits, Fp16SingleCoreWithoutTheGuardIsGarbage) {
   const int64_t m = 64, k = 2048, n = 32;
   const Fp16Operands o = fp16_operands(m, k, n, k);

@@ -159,7 +159,7 @@ TEST_P(DtypeSweep, BitExactOnEveryBackend) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Issue7Shapes, DtypeSweep, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(DtypeShapes, DtypeSweep, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name(); });
 
 }  // namespace

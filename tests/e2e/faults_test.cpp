@@ -1,6 +1,6 @@
 // Faults through the whole stack: a wedged job, a DMA error, an EINTR storm, refused
 // allocations and failing ioctls each give a clear status and message, and the device keeps
-// working afterwards (architecture.md section 6). Faults are injected into the emulated
+// working afterwards (docs/reliability.md). Faults are injected into the emulated
 // NPU's kernel (driver/emu/kernel/fake_kernel.h) of the device under test.
 #include <gtest/gtest.h>
 

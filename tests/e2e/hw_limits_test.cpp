@@ -1,4 +1,4 @@
-// The emulated NPU enforces what the silicon does (seed 004, docs/regcmd-contract.md
+// The emulated NPU enforces what the silicon does (docs/hardware.md 10, docs/regcmd-contract.md
 // section 4): each limit is shown with a hand-built plan that breaks it, run through the
 // real emitter and kernel interface, and the planner is shown never to produce one.
 #include <gtest/gtest.h>
@@ -108,7 +108,8 @@ TEST_P(HwLimits, KSliceTaskOverTheResidentRowBudgetWedges) {
   expect_device_usable(m, k, n);
 }
 
-// Seed 004's table: mc = mg_max*64 exact, mg_max*64 + 1 miscomputes, at every K.
+// The M-tile experiment's table (docs/hardware.md 10.2): mc = mg_max*64 exact, mg_max*64 + 1
+// miscomputes, at every K.
 TEST_P(HwLimits, OneRowPastTheBankLimitMiscomputes) {
   for (int64_t k : {512, 1024, 2048, 3584, 4096}) {
     SCOPED_TRACE("K = " + std::to_string(k));
@@ -179,7 +180,7 @@ INSTANTIATE_TEST_SUITE_P(BothInterfaces, HwLimits,
 // and every core count. The limits are the published figures written out here, not the
 // library's constants (a wrong constant in lib/ or driver/common would pass a check against
 // itself): DATAIN_HEIGHT 11 bits (M <= 2047 per task) and DPU channel 13 bits (N <= 8192),
-// rk3588-npu.md section 5; 12 CBUF banks of 32 KiB (Mesa rkt_ml.h); full K <= 4096 per task
+// docs/hardware.md section 5; 12 CBUF banks of 32 KiB (Mesa rkt_ml.h); full K <= 4096 per task
 // and the M-tile table 704 / 320 / 128 / 64 / 64 rows at K = 512 / 1024 / 2048 / 3584 / 4096,
 // feature tiles over 64 rows stored in whole 64-row groups (ORK's published M-tile
 // experiment, docs/matmul-schedule.md); resident rows R = 32 at K = 2048 (the same).

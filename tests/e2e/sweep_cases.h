@@ -21,7 +21,7 @@ struct SweepCase {
   }
 };
 
-// The values of issue 3.
+// The values of the int8 sweep.
 inline const std::vector<int64_t> kSweepM = {1, 2, 63, 64, 65, 127, 128, 129, 704, 705, 2047, 2048, 4100};
 inline const std::vector<int64_t> kSweepK = {32, 96, 512, 1024, 2048, 3584, 4096, 4128, 6144, 8192, 18944};
 inline const std::vector<int64_t> kSweepN = {32, 96, 2048, 8192, 8224, 16384};
@@ -65,7 +65,7 @@ inline std::vector<SweepCase> sample_shapes(const SweepValues& v, uint64_t seed,
   return out;
 }
 
-// The int8 sweep of issue 3's values.
+// The int8 sweep of those values.
 inline std::vector<SweepCase> sample_sweep(uint64_t seed, double max_case_macs, double total_macs) {
   return sample_shapes({kSweepM, kSweepK, kSweepN}, seed, max_case_macs, total_macs);
 }

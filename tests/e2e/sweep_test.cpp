@@ -67,7 +67,7 @@ TEST_P(Sweep, BitExactOnEveryBackend) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Issue3Shapes, Sweep, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(SweepShapes, Sweep, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name(); });
 
 }  // namespace

@@ -69,7 +69,7 @@ Timing run_f16(size_t M, size_t K, size_t N) {
   std::memcpy(A.bytes.data(), pack_a_f16(a, M, K).data(), A.bytes.size());
   std::memcpy(B.bytes.data(), pack_b_f16(b, K, N).data(), B.bytes.size());
   Timing t;
-  t.mc = 8;  // seed 004: fp16 on the K-reduction schedule is exact up to 8 rows
+  t.mc = 8;  // docs/hardware.md 10.4: fp16 on the K-reduction schedule is exact up to 8 rows
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t m0 = 0; m0 < M; m0 += t.mc, ++t.tasks) {
     TaskSpec s{.type = Type::fp16, .mc = uint32_t(std::min(t.mc, M - m0)), .kt = uint32_t(K), .nt = uint32_t(N),

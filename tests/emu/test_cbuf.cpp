@@ -41,7 +41,7 @@ struct Product {
   }
 };
 
-struct Limit { size_t K, rows; };  // seed 004's table: mg_max*64 at each K
+struct Limit { size_t K, rows; };  // docs/hardware.md 10.2: mg_max*64 at each K
 class BankLimit : public ::testing::TestWithParam<Limit> {};
 
 TEST_P(BankLimit, MgMaxRowsAreExact) {
@@ -74,7 +74,7 @@ TEST_P(BankLimit, OneRowMoreMiscomputesDeterministically) {
   EXPECT_EQ(pr.C->bytes, first);
 }
 
-INSTANTIATE_TEST_SUITE_P(Seed004, BankLimit, ::testing::Values(
+INSTANTIATE_TEST_SUITE_P(PublishedMTileTable, BankLimit, ::testing::Values(
     Limit{512, 704}, Limit{1024, 320}, Limit{2048, 128}, Limit{3584, 64}, Limit{4096, 64}));
 
 TEST(Cbuf, TheWrappedGroupLandsOnTheFirstRows) {

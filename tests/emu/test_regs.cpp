@@ -15,7 +15,7 @@ TEST(Regs, PackPutsFieldsAtTheirBits) {
   EXPECT_EQ((R::CnaCbufCon0{.data_bank = 1, .weight_bank = 11}.pack(v)), nullptr);
   EXPECT_EQ(v, 0xb1u);  // ORK's captured 0xb1 = 11 weight banks, 1 data bank
   EXPECT_EQ((R::DpuDataFormat{.proc_precision = 6, .in_precision = 6, .out_precision = 1}.pack(v)), nullptr);
-  EXPECT_EQ(v, 0x38000006u);  // the int4 capture's 0x4010 (rk3588-npu.md addendum)
+  EXPECT_EQ(v, 0x38000006u);  // the int4 capture's 0x4010 (docs/hardware.md section 9)
   EXPECT_EQ((R::CnaConvCon1{.conv_mode = 0, .in_precision = 6, .proc_precision = 6}.pack(v)), nullptr);
   EXPECT_EQ(v, 0x360u);  // the int4 capture's 0x100c
   EXPECT_EQ((R::DpuDstSurfStride{.dst_surf_stride = 3}.pack(v)), nullptr);

@@ -4,7 +4,7 @@ public (a repository, file and commit; a kernel header; a paper; a URL). Fails, 
 file:line, on
 
 - a path that leaves the repository (`../` beyond the root, `shared/docs`, `shared/seeds`);
-- a source document by number ("seed 004", "Seed004", `004_acdeed35628f1519.txt`); the
+- a source document by number ("seed 004", "Seed004", a file named `NNN_<16 hex digits>.txt`); the
   lowercase name `seed004` stays allowed because it is the name of `mc_prof --seed004` (the
   published M-tile experiment, docs/hardware.md section 10) and its outputs;
 - a work item by number ("issue 7", "Issue3Shapes", "task #2"), or a numbered habit of a
@@ -41,6 +41,7 @@ PREFILTER = re.compile(r"(?i)seed|shared|issue|task ?#|work item|habit|\.md|\]\(
 MD_TOKEN = re.compile(r"(?<![\w/:.@-])((?:\.{1,2}/)*(?:[\w.-]+/)*[\w.-]+\.md)\b")
 MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
 PARENT_PATH = re.compile(r"(?<![\w.])((?:\.\./)+[\w.-][\w./-]*)")
+DOCUMENT_PATH = re.compile(r"(?i)\.(?:md|txt|pdf|html?|rst|h|hpp|c|cc|cpp|py|json|xml)$|notes|seeds|shared|docs")
 
 
 def tracked_files(root):
@@ -94,6 +95,10 @@ def line_problems(root, name, line):
             problems.append(f"{what}: '{m.group(0)}'")
     here = os.path.dirname(os.path.join(root, name))
     for m in PARENT_PATH.finditer(line):
+        # A file or folder of notes beside the checkout; a relative symlink target such as
+        # sysfs's `../../devices/...` in an example is not a citation.
+        if not DOCUMENT_PATH.search(m.group(1)):
+            continue
         if not inside(root, os.path.normpath(os.path.join(here, m.group(1)))):
             problems.append(f"a path that leaves the repository: '{m.group(1)}'")
     if "://" in line:

@@ -1,5 +1,6 @@
-// The planner as arithmetic: seed 004's table, the bank rule at every K, coverage of every
-// (m, n, slice) cell, the contract's limits, ordering, knobs and errors.
+// The planner as arithmetic: the M-tile experiment's table (docs/hardware.md 10.2), the bank rule
+// at every K, coverage of every (m, n, slice) cell, the contract's limits, ordering, knobs and
+// errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,8 +32,8 @@ int64_t banks_for_rows(int64_t rows, int64_t kp) {
   return (stored * kp + 32767) / 32768;
 }
 
-TEST(PlanTable, ReproducesSeed004) {
-  // seed 004, "real ceiling mg_max*64" column.
+TEST(PlanTable, ReproducesThePublishedMTileTable) {
+  // docs/hardware.md 10.2, the "mg_max x 64 (exact)" column.
   const std::vector<std::pair<int64_t, int64_t>> table = {
       {512, 704}, {1024, 320}, {2048, 128}, {3584, 64}, {4096, 64}};
   for (auto [k, rows] : table) {
@@ -63,7 +64,7 @@ TEST(PlanTable, BankRuleAtEveryK) {
 }
 
 TEST(PlanTable, EqualsOrkClosedFormAtMultiplesOf512) {
-  // rk3588-npu.md addendum: 0x1040 = max(base - slope*(mg-1), 0x1b), s = K/512,
+  // docs/hardware.md section 9: 0x1040 = max(base - slope*(mg-1), 0x1b), s = K/512,
   // base = 177 - 15*(s-1), slope = 15*s; fields WEIGHT_BANK 7:4, DATA_BANK 3:0.
   for (int64_t k = 512; k <= 4096; k += 512) {
     const int64_t s = k / 512, base = 177 - 15 * (s - 1), slope = 15 * s;

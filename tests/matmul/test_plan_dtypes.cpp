@@ -16,9 +16,9 @@ Plan plan_of(Shape s, PlanOptions o) {
   return p.ok() ? *p : Plan{};
 }
 
-// Seed 004, fp16 rule 1: on the K-reduction schedule (sched=1) fp16 is exact for mc <= 8 and
-// wrong from 9 at K = 2048. Without the cap in fp16_kreduction_rows the planner would pick
-// 64-row K-reduction tiles at K = 2048 (64 > R = 32) and this test fails.
+// docs/hardware.md 10.4, fp16 rule 1: on the K-reduction schedule (sched=1) fp16 is exact for
+// mc <= 8 and wrong from 9 at K = 2048. Without the cap in fp16_kreduction_rows the planner would
+// pick 64-row K-reduction tiles at K = 2048 (64 > R = 32) and this test fails.
 TEST(PlanFp16, Rule1KReductionTasksHaveAtMost8RowsFromK2048) {
   EXPECT_EQ(fp16_kreduction_rows(2016), 64);  // below 2048: the bank limit (1 group of 64)
   EXPECT_EQ(fp16_kreduction_rows(2048), 8);
@@ -41,8 +41,8 @@ TEST(PlanFp16, Rule1KReductionTasksHaveAtMost8RowsFromK2048) {
   }
 }
 
-// Seed 004, fp16 rule 2 (the follow-up's single-core guard): the single-core path chose
-// sched=1 at Kp >= 2048 where the multi-core path had a guard, and returned garbage for
+// docs/hardware.md 10.4, fp16 rule 2 (the follow-up's single-core guard): the single-core path
+// chose sched=1 at Kp >= 2048 where the multi-core path had a guard, and returned garbage for
 // M > 8. Here the choice is a function of kt alone: one core gets exactly the plan rows and
 // schedule of three, and that schedule obeys rule 1.
 TEST(PlanFp16, Rule2SingleCoreGetsTheGuardedScheduleToo) {

@@ -1,4 +1,4 @@
-// The vendor runtime's reported failures (../shared/docs/notes/ecosystem.md section 1,
+// The vendor runtime's reported failures (docs/hardware.md section 12,
 // airockchip/rknn-toolkit2#550): INT8 -> INT32 with per-channel B returns all zeros; FP32
 // output rejects per-channel B; per-group B with FP32 output returns zeros. Ours: the same
 // cases return the right, non-zero results on every backend.

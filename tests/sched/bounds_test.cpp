@@ -36,7 +36,8 @@ TEST(Bounds, MemoryForcesSerialPrograms) {
 }
 
 TEST(Bounds, TwoStagePipeline) {
-  // One core, loads of 10 feeding programs of 50: sum b + min a = 160 (bound 5 of the notes).
+  // One core, loads of 10 feeding programs of 50: sum b + min a = 160 (the two-stage pipeline
+  // bound, docs/sched.md).
   Stream s = make_tiles({10, 10, 10}, {50, 50, 50}, 1, 1 << 20);
   Bounds b = lower_bound(s, build_graph(s).value());
   EXPECT_EQ(b.pipeline, 160);

@@ -1,4 +1,4 @@
-// The seed's two worked examples, step by step.
+// The two worked examples of docs/sched.md section 4, step by step.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,7 +47,7 @@ TEST(SeedExample1, TheTenStepsOfTheSeedTable) {
   EXPECT_EQ(r.makespan, 250);
 }
 
-// Example 2 runs with urgentStarts = 1 as in the seed (cap 100K, prefetchCap 40K).
+// Example 2 runs with urgentStarts = 1 as in the worked example (cap 100K, prefetchCap 40K).
 TEST(SeedExample2, L3HeldByPrefetchCapThenUrgentOnceP2Starts) {
   Stream s = example("seed_example2.stream");
   Graph g = build_graph(s).value();

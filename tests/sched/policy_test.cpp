@@ -1,4 +1,4 @@
-// Beyond the seed: the critical-path policy and the core choice.
+// Beyond Torq's pass: the critical-path policy and the core choice.
 #include <gtest/gtest.h>
 
 #include "lib/sched/generate.h"

@@ -1,4 +1,4 @@
-// simulateOrder: the seed's timing table, exact to the cycle.
+// simulateOrder: Torq's timing table (docs/sched.md section 2), exact to the cycle.
 #include <gtest/gtest.h>
 
 #include "lib/sched/simulate.h"
@@ -15,7 +15,7 @@ TEST(Simulate, SeedExampleOneInputOrderTakes410) {
   std::vector<int> input{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
   SimResult r = simulate_order(s, g, input, {}, {}, true);
   EXPECT_EQ(r.makespan, 410);
-  // The seed's picture: t = 0 30 130 160 260 290 390 410, slice 1 idle the whole time.
+  // Torq's example timeline: t = 0 30 130 160 260 290 390 410, slice 1 idle the whole time.
   // A wait spans from the stream reaching it (after the start's 1 cycle) to the program end.
   const std::vector<std::pair<int64_t, int64_t>> spans = {{0, 30},    {30, 130},  {31, 130},  {130, 160}, {160, 260},
                                                           {161, 260}, {260, 290}, {290, 390}, {291, 390}, {390, 410}};

@@ -27,7 +27,7 @@ matmul::Plan plan_of(int64_t m, int64_t k, int64_t n, int cores, int64_t mc_cap 
 std::set<Cell> as_set(const std::vector<Cell>& v) { return {v.begin(), v.end()}; }
 
 TEST(SparseCells, EveryTileEdgeMeetsEveryTaskEdge) {
-  // K = 2048: mc = 128 (seed 004); N = 96 on 3 cores: columns 0..31 / 32..63 / 64..95.
+  // K = 2048: mc = 128 (docs/hardware.md 10.2); N = 96 on 3 cores: columns 0..31 / 32..63 / 64..95.
   const matmul::Plan plan = plan_of(200, 2048, 96, 3);
   ASSERT_EQ(plan.mc, 128);
   const auto cells = as_set(sample_cells(plan, 0, 0, 1));
@@ -172,7 +172,7 @@ TEST(Verify, CorrectOutputPasses) {
 }
 
 TEST(Verify, AWrongRowAtATileEdgeIsCaughtAndLocated) {
-  // Row 128 is the first row of the second M-tile at K = 2048 (mc = 128): the seed 004
+  // Row 128 is the first row of the second M-tile at K = 2048 (mc = 128): the M-tile experiment's
   // failure mode (mc + 1 rows miscompute). Corrupt the whole row, as a bad tile would.
   Fixture f(130, 2048, 96);
   for (int64_t j = 0; j < f.n; ++j) f.c[128 * f.n + j] += 1;

@@ -1,5 +1,5 @@
 // ork_bench: speed of the CPU reference, printed as ratios against baselines measured in the
-// same run (architecture.md section 6): the plain oracle loop, the fast int8 path per ISA
+// same run (never a timing assert): the plain oracle loop, the fast int8 path per ISA
 // and thread count, oneDNN's int8 GEMM when built with it, and the emulated NPU's whole
 // ork_matmul call (tools/ork_bench/emulator.h). Also the host-side layout
 // work of one matmul (pack A, unpack C) against a per-element index-function loop.

@@ -1,6 +1,6 @@
 // ork_sched_bench: how close to optimal is the stream reorderer, and how fast.
-//  1. Quality: for every stream of the suite (seed examples, transformer decode, random
-//     DAGs) the input order, the FIFO schedule (the seed) and the critical-path schedule,
+//  1. Quality: for every stream of the suite (worked examples, transformer decode, random
+//     DAGs) the input order, the FIFO schedule (Torq's) and the critical-path schedule,
 //     each as a ratio to the lower bound and to each other, with geometric means.
 //  2. Held-out: the makespan / lower-bound geometric mean of fifo, critical-path and best on
 //     a mix generated from another seed than the tuning suite (--heldout, --heldout-seed),
@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
   Policy speed_policy = Policy::fifo;
   std::string ork_sched;
   bool json_out = false, no_speed = false, no_quality = false;
-  app.add_option("--examples", examples, "folder with the seed example streams");
+  app.add_option("--examples", examples, "folder with the worked example streams");
   ork::tools::add_number(app, "--random", random_count, "random DAGs in the quality suite", 0, kMaxRandom);
   app.add_option("--sizes", sizes, "op counts for the speed runs (comma separated)")
       ->delimiter(',')

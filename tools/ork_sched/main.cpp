@@ -1,5 +1,5 @@
 // ork_sched: reorders a stream of loads, stores and programs (the text format of
-// docs/architecture.md section 4) with the list scheduler of lib/sched and reports the new
+// docs/sched.md section 2) with the list scheduler of lib/sched and reports the new
 // order, the core of every program, the makespans and the lower bound.
 // Exit: 0 done, 1 the stream cannot run or a picture cannot be written, 2 bad usage, an
 // unreadable file or an invalid stream (the tools' table, docs/tools.md).
@@ -45,11 +45,11 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--svg", a.svg, "write an SVG Gantt chart of input and new order");
   std::map<std::string, Policy> policies{
       {"fifo", Policy::fifo}, {"critical-path", Policy::critical_path}, {"best", Policy::best}};
-  app.add_option("--policy", a.options.policy, "ready-queue order: fifo (the seed), critical-path, or best (the fastest of eight rules)")
+  app.add_option("--policy", a.options.policy, "ready-queue order: fifo (Torq's), critical-path, or best (the fastest of eight rules)")
       ->transform(CLI::CheckedTransformer(policies));
   std::map<std::string, CoreChoice> choices{{"first-free", CoreChoice::first_free},
                                             {"least-loaded", CoreChoice::least_loaded}};
-  app.add_option("--core-choice", a.options.core_choice, "core for a start: first-free (the seed) or least-loaded")
+  app.add_option("--core-choice", a.options.core_choice, "core for a start: first-free (Torq's) or least-loaded")
       ->transform(CLI::CheckedTransformer(choices));
   add_number(app, "--cap-percent", a.options.cap_percent, "first cap, % of memory (then x0.85, x0.70)", 1, 100);
   add_number(app, "--prefetch-percent", a.options.prefetch_percent, "prefetchCap, % of cap, for far loads", 0, 100);

@@ -1,7 +1,7 @@
 // fio as the baseline of the same run: sequential O_DIRECT io_uring reads of the same file
 // with the same request size and depth as our io_uring source, and like it with registered
 // buffers and files (--fixedbufs --registerfiles: fio's fastest and leanest io_uring mode
-// on the reference VM, io-streaming.md §2), so the ratio compares like with like.
+// on the reference VM, docs/io.md "Facts and sources"), so the ratio compares like with like.
 #include <cstdio>
 #include <memory>
 

@@ -25,8 +25,8 @@
 namespace ork::io::tools {
 namespace {
 
-constexpr double kFioTarget = 0.9;      // io_uring source >= 0.9 x fio (issue 5)
-constexpr double kOverlapTarget = 1.1;  // per-layer / max(I/O, compute) <= 1.1 (issue 5)
+constexpr double kFioTarget = 0.9;      // io_uring source >= 0.9 x fio (docs/io.md)
+constexpr double kOverlapTarget = 1.1;  // per-layer / max(I/O, compute) <= 1.1 (docs/io.md)
 constexpr size_t kMaxSlots = 4096;        // ring slots (each holds a layer; memory checked too)
 constexpr uint64_t kMaxChunk = uint64_t{1} << 30;  // bytes per read
 

@@ -28,7 +28,7 @@ inline constexpr int kMaxCores = 3;  // RK3588 (VND rknpu_drv.c: 3 cores, core_m
 enum class TimingMode {
   fast,   // jobs complete inside the submit ioctl; timeouts are reported, never slept
   timed,  // completion waits for the modelled time (run_chain's modelled_ns) and timeouts
-          // really elapse: the hook for the timing model of issue 6
+          // really elapse: the hook for the timing model (docs/timing-model.md)
 };
 
 // Runs one core's chain; the default is ork::emu::run_chain. Tests of the kernel's own
@@ -49,9 +49,9 @@ struct FakeKernelConfig {
   int cores = kMaxCores;  // 1..3
   TimingMode timing = TimingMode::fast;
   uint32_t hw_version = 0x46495245;  // GET_HW_VERSION in ORK's trace ("FIRE")
-  // ORK (docs/REVERSE-ENGINEERING.md M2.1) saw render-node submits accepted but running 0
-  // tasks on silicon. false reproduces that: a SUBMIT through the render node runs nothing
-  // and times out. Default true: the emulator lets both nodes work.
+  // ORK (docs/hardware.md section 1, M2.1 of its reverse-engineering notes) saw render-node submits
+  // accepted but running 0 tasks on silicon. false reproduces that: a SUBMIT through the render
+  // node runs nothing and times out. Default true: the emulator lets both nodes work.
   bool render_node_submits_run = true;
   // Cache model: cached BOs (rknpu CACHEABLE, every rocket BO) get a device copy apart from
   // the CPU's. The NPU sees CPU writes only after MEM_SYNC TO_DEVICE / FINI_BO, the CPU sees

@@ -210,7 +210,7 @@ ChainResult KernelState::run_chain(const DeviceMemory& mem, int core, uint64_t i
   } else if (rule == JobFault::dma || faults.dma_error_jobs > 0) {
     if (rule != JobFault::dma) --faults.dma_error_jobs;
     result.status = CoreStatus::dma_read_error;
-    result.int_status = 1u << 12;  // DMA_READ_ERROR (rk3588-npu.md section 3)
+    result.int_status = 1u << 12;  // DMA_READ_ERROR (docs/hardware.md section 3)
     result.message = "fault injection: DMA read error";
   } else if (rule == JobFault::stray) {
     result = run_with_stray_output(mem, iova, entries, execute);

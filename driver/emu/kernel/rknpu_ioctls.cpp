@@ -1,4 +1,4 @@
-// The vendor rknpu driver's six ioctls, emulated (facts: rk3588-npu.md sections 1 and 8).
+// The vendor rknpu driver's six ioctls, emulated (facts: docs/hardware.md sections 1 and 8).
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@ namespace ork::emu {
 namespace {
 
 constexpr uint32_t kDriverVersion = 908;       // 0.9.8 = major*10000 + minor*100 + patch
-constexpr uint32_t kCoreClockHz = 1000000000;  // 1 GHz (JAS blog1, from the TRM)
+constexpr uint32_t kCoreClockHz = 1000000000;  // 1 GHz (JAS post 1 from the TRM; hardware.md 5)
 
 // One core's share of a submit: which subcore_task entry it reads (VND rknpu_job.c).
 struct CoreRange {

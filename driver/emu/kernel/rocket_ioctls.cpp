@@ -1,4 +1,4 @@
-// The mainline rocket driver's ioctls, emulated (facts: rk3588-npu.md section 2; the
+// The mainline rocket driver's ioctls, emulated (facts: docs/hardware.md section 2; the
 // behaviour of rocket_job.c / rocket_gem.c as summarised in docs/kernel-interfaces.md).
 #include <chrono>
 #include <cstring>

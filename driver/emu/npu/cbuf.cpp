@@ -62,9 +62,10 @@ uint32_t wrap_ring(const TaskConfig& cfg, std::span<uint8_t> tile) {
   return changed;
 }
 
-// fp16 on the K-reduction schedule, mc >= 9 and K >= 2048: seed 004 measured "exact for
-// mc <= 8, garbage from 9". The model: row r >= 8 computes with the feature of row r % 8
-// (the M-scheduler's 8-row window repeats). Deterministic and wrong unless rows repeat.
+// fp16 on the K-reduction schedule, mc >= 9 and K >= 2048: the M-tile experiment measured "exact
+// for mc <= 8, garbage from 9". The model: row r >= 8 computes with the feature of row r % 8
+// (the M-scheduler's 8-row window repeats; docs/hardware.md section 10.4). Deterministic and wrong
+// unless rows repeat.
 uint32_t fp16_row_window(const TaskConfig& cfg, std::span<uint8_t> tile) {
   if (cfg.type != NpuType::fp16 || cfg.schedule != CbufSchedule::k_reduction) return 0;
   if (cfg.mc <= kFp16ExactRows || cfg.kt < kFp16BadFromK) return 0;

@@ -1,6 +1,6 @@
 // DeviceMemory: the emulated NPU's IOVA space. Every DMA of the model goes through span(),
-// which only answers for an access wholly inside one mapped BO (architecture.md section 3:
-// "an access outside is a DMA error interrupt, never a host access").
+// which only answers for an access wholly inside one mapped BO (docs/emulator.md:
+// an access outside is a DMA error interrupt, never a host access).
 #include "driver/emu/npu/memory.h"
 
 #include <atomic>

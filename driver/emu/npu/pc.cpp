@@ -19,7 +19,7 @@
 namespace ork::emu {
 namespace {
 
-// Special targets of the trailer (rk3588-npu.md section 3, TRM via MTX/RKT-M):
+// Special targets of the trailer (docs/hardware.md section 3, TRM via MTX/RKT-M):
 // 0x0041 "must be set before op_en" (no register meaning known), 0x0081 op_en.
 constexpr uint16_t kTargetPadding = 0x0000;
 constexpr uint16_t kTargetMarker = 0x0041;

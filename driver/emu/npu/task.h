@@ -13,7 +13,7 @@
 
 namespace ork::emu {
 
-// Interrupt status bits (rk3588-npu.md section 3, RKT-M registers.xml).
+// Interrupt status bits (docs/hardware.md section 3, RKT-M registers.xml).
 inline constexpr uint32_t kIntDpuGroup0 = 1u << 8;
 inline constexpr uint32_t kIntDpuGroup1 = 1u << 9;
 inline constexpr uint32_t kIntDmaReadError = 1u << 12;

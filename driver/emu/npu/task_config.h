@@ -12,8 +12,8 @@ namespace ork::emu {
 enum class NpuType { int8, fp16, int4 };
 
 enum class CbufSchedule {
-  k_reduction,    // CBUF_CON0 DATA_BANK >= 1 and WEIGHT_BANK >= 1 (seed 004 sched=1)
-  resident_rows,  // CBUF_CON0 = 0 (seed 004 sched=0)
+  k_reduction,    // CBUF_CON0 DATA_BANK >= 1 and WEIGHT_BANK >= 1 (sched=1 in docs/hardware.md 10)
+  resident_rows,  // CBUF_CON0 = 0 (sched=0 in docs/hardware.md 10)
 };
 
 struct TaskConfig {
