@@ -1,5 +1,5 @@
-/* Settles conflict 1 of the notes (docs/regcmd-contract.md section 2): libork feeds A in
- * the NC1HWC2 layout (MTX, Mesa), where ORK reported a flat row-major feature. Rows that are
+/* Settles docs/hardware.md 11's first conflict (docs/regcmd-contract.md section 2): libork feeds A
+ * in the NC1HWC2 layout (MTX, Mesa), where ORK reported a flat row-major feature. Rows that are
  * not a multiple of 4 and K that is not a multiple of 16 put every row and every atom
  * boundary at a different byte offset under the two layouts: only the right one is exact. */
 #include "hw_common.h"

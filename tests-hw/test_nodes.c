@@ -1,7 +1,7 @@
-/* Which device nodes execute, and whether discovery picks one that does (notes, conflict 3:
- * ORK saw render-node submits on the vendor driver accepted but running 0 tasks). For every
- * node of the interface's directory (/dev/dri card* and renderD* for rknpu, /dev/accel
- * accel* for rocket) it opens INTERFACE:NODE and checks:
+/* Which device nodes execute, and whether discovery picks one that does (docs/hardware.md
+ * section 11, card vs render node: ORK saw render-node submits on the vendor driver accepted
+ * but running 0 tasks). For every node of the interface's directory (/dev/dri card* and
+ * renderD* for rknpu, /dev/accel accel* for rocket) it opens INTERFACE:NODE and checks:
  *  - a node of another driver is refused with an error naming the node;
  *  - a node that opens reports that node and the interface, and the other interface's name
  *    on it is refused (the DRM driver-name check);

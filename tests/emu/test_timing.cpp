@@ -1,4 +1,4 @@
-// The timing model (driver/emu/npu/timing.h, timeline.h): model outputs at seed 004's points,
+// The timing model (driver/emu/npu/timing.h, timeline.h): model outputs at docs/hardware.md 10.1,
 // checked as numbers (they are arithmetic, not wall-clock timings), the register-to-demand
 // mapping of a real task, and the cores' shared DRAM.
 #include <chrono>
@@ -15,7 +15,7 @@ constexpr double kNsPerUs = 1000;
 
 struct SeedPoint {
   uint32_t mc, n;
-  double seed_us;   // seed 004, single core, K = 2048, one task per submit
+  double seed_us;   // the experiment, single core, K = 2048, one task per submit
   double model_ns;  // what the model gives (timing.h; docs/timing-model.md table)
 };
 
@@ -27,7 +27,7 @@ constexpr SeedPoint kSeedSweep[] = {
     {31, 4096, 914, 909619.435},
 };
 
-TEST(TimingModel, ReproducesSeed004SweepWithinTenPercent) {
+TEST(TimingModel, ReproducesThePublishedSweepWithinTenPercent) {
   for (const SeedPoint& p : kSeedSweep) {
     const double ns = seed_submit_ns(p.mc, 2048, p.n);
     EXPECT_NEAR(ns, p.model_ns, 0.001) << "mc=" << p.mc << " N=" << p.n;

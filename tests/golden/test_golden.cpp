@@ -182,7 +182,7 @@ TEST(IndependentDecoder, SplitsByThePublishedLayoutAndRefusesInconsistentWords) 
   EXPECT_EQ(w.reg, 0x1040);
   EXPECT_EQ(decode(0x0201000000b11040ull).key, "CNA.CBUF_CON0");
   EXPECT_EQ(decode(0x0801000000b11040ull).error, "register outside the CORE window");  // CORE target, CNA offset
-  EXPECT_EQ(decode(0x0401000000001040ull).error, "unknown target");  // 0x2xxx block of MTX issue #3
+  EXPECT_EQ(decode(0x0401000000001040ull).error, "unknown target");  // mtx512/rk3588-npu#3's block
   EXPECT_EQ(decode(0x0201000000001ffcull).error, "no CNA register at this offset");
   EXPECT_EQ(decode(0x00810000000d0008ull).key, "OP_ENABLE");
   const std::vector<FieldValue> f = fields_of(*find_reg("DPU.DATA_CUBE_CHANNEL"), 0x001f001f);

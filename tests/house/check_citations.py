@@ -10,7 +10,7 @@ file:line, on
 - a work item by number ("issue 7", "Issue3Shapes", "task #2"), or a numbered habit of a
   style guide kept outside ("habit 5"): the public header speaks of ORK_API_VERSION;
 - a document the file names that is not in the repository: every `name.md` / `dir/name.md`
-  token and every relative Markdown link target `[x](path)` must resolve, relative to the
+  token and every relative link target `[x](path)` of a Markdown file must resolve, relative to the
   file, to the repository root or to docs/. Paths in another repository are written
   `owner/repo:path` (skipped) or as a URL.
 
@@ -106,7 +106,7 @@ def line_problems(root, name, line):
     for m in MD_TOKEN.finditer(line):
         if not resolves(root, name, m.group(1)):
             problems.append(f"a document not in the repository: '{m.group(1)}'")
-    for m in MD_LINK.finditer(line):
+    for m in (MD_LINK.finditer(line) if name.endswith(".md") else ()):
         target = m.group(1)
         if re.match(r"^(?:[a-z]+:|#|<)", target):
             continue

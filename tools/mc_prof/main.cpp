@@ -67,7 +67,7 @@ std::vector<Config> configs(const Args& a, int max_cores, std::vector<std::strin
     out.push_back(c);
     labels.push_back(std::move(label));
   };
-  if (a.seed004) {  // seed 004: N = 2048, K in {2048, 3584}, 1 and 3 cores, cap 31 vs bank limit
+  if (a.seed004) {  // published: N = 2048, K in {2048, 3584}, 1 and 3 cores, cap 31 vs bank limit
     for (int64_t k : {2048, 3584})
       for (int cores : {1, max_cores})
         for (int64_t cap : {31, 0}) {

@@ -1,7 +1,7 @@
 // libork_emu_shim.so: an LD_PRELOAD library that serves the emulated NPU's device nodes
 // (/dev/dri/card1, /dev/dri/renderD129, /dev/accel/accel0) from the fake kernel, so that
 // unmodified programs (tests-hw, tools, anything speaking the rknpu or rocket uAPI) run off
-// the board. Idea from Mesa's drm-shim (rk3588-npu.md section 7); the code is ours.
+// the board. Idea from Mesa's drm-shim (docs/hardware.md section 7); the code is ours.
 //
 // Interposed: open/open64/openat/openat64 (and the _FORTIFY_SOURCE __open*_2 forms), close,
 // ioctl, mmap/mmap64, munmap, poll (rknpu fences). A call that is not for an emulated node, fd or mapping goes to

@@ -4,7 +4,7 @@
 // stat/stat64, lstat/lstat64, access, readlink, realpath (and __realpath_chk), fopen/fopen64;
 // the open family redirects tree paths in shim.cpp. These are the calls libdrm 2.4.114
 // imports for discovery (`nm -D --undefined-only libdrm.so.2`). Paths that are not the
-// emulated machine's go to libc unchanged. Like Mesa's drm-shim (rk3588-npu.md section 7),
+// emulated machine's go to libc unchanged. Like Mesa's drm-shim (docs/hardware.md section 7),
 // the emulated /dev/dri replaces the host's: a host GPU is not seen under the shim.
 #undef _FILE_OFFSET_BITS  // both stat and stat64 are defined here (see shim.cpp)
 #include <dirent.h>
