@@ -27,7 +27,7 @@ SELF = "tests/house/check_citations.py"
 RULES = [
     ("a path outside the repository", re.compile(r"(?<![\w-])shared/(?:docs|seeds)\b|\.\./shared\b")),
     ("a source document by number", re.compile(
-        r"(?i:\bseeds?[ _#-]*0\d\d(?!\d))|Seed0\d\d|\b0\d\d_[0-9a-f]{16}\b")),
+        r"(?i:\bseeds?[ _#/-]*0\d\d(?!\d))|Seed0\d\d|\b0\d\d_[0-9a-f]{16}\b")),
     ("a work item by number", re.compile(
         r"(?i:\bissue ?#?\d+|\bissues #?\d+,? (?:and|or) #?\d+|\btask ?#\d+|\bwork item ?#?\d+)|Issue\d+")),
     ("a numbered habit of an outside style guide", re.compile(r"(?i)\bhabits? \d+")),
@@ -37,7 +37,7 @@ ALLOWED = re.compile(r"(?<![A-Za-z])seed004(?![\w-])")
 # owner/repo#N: a public issue, cited as such.
 PUBLIC_ISSUE = re.compile(r"[\w.-]+/[\w.-]+#\d+")
 # Lines without any of these cannot break a rule: skipped unread (keeps the check fast).
-PREFILTER = re.compile(r"(?i)seed|shared|issue|task ?#|work item|habit|\.md|\]\(|\.\./|_[0-9a-f]{16}")
+PREFILTER = re.compile(r"[Ss]eed|SEED|shared|[Ii]ssue|ISSUE|[Tt]ask ?#|[Ww]ork item|[Hh]abit|\.md|\]\(|\.\./|_[0-9a-f]{16}")
 MD_TOKEN = re.compile(r"(?<![\w/:.@-])((?:\.{1,2}/)*(?:[\w.-]+/)*[\w.-]+\.md)\b")
 MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
 PARENT_PATH = re.compile(r"(?<![\w.])((?:\.\./)+[\w.-][\w./-]*)")
@@ -132,9 +132,12 @@ def main(argv):
         if text is None:
             continue
         scanned += 1
-        for number, line in enumerate(text.split("\n"), 1):
-            if not PREFILTER.search(line):
-                continue
+        # One pass over the whole text finds the few lines worth a closer look.
+        starts = {text.rfind("\n", 0, m.start()) + 1 for m in PREFILTER.finditer(text)}
+        for start in sorted(starts):
+            end = text.find("\n", start)
+            line = text[start:end if end >= 0 else len(text)]
+            number = text.count("\n", 0, start) + 1
             for problem in line_problems(root, name, line):
                 failures.append(f"FAIL: {name}:{number}: {problem}")
     for failure in failures:
