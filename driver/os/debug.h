@@ -1,6 +1,5 @@
-// Quiet-by-default logging, compiled in so a failing run can be repeated with it on:
-// ORK_DEBUG=ioctl,submit,... (or "all") selects subsystems; lines go to stderr prefixed
-// "ork[<subsystem>] ".
+// Quiet-by-default logging, compiled in (a failing run is repeated with it on): ORK_DEBUG=
+// ioctl,submit,... (or "all") selects subsystems; lines go to stderr prefixed "ork[<subsystem>] ".
 #pragma once
 
 #include <fmt/format.h>

@@ -1,7 +1,6 @@
 // The OS boundary: every syscall the driver makes to a device goes through an Os passed by
-// reference, not a global, so the emulator and tests substitute it. Implementations: the real one
-// (os_real.cpp), the emulated NPU's fake kernel (driver/emu/fake_kernel.h), and test fakes with
-// failure knobs.
+// reference, not a global, so the emulator and tests can stand in. Implementations: the real
+// one (os_real.cpp), the emulated NPU's fake kernel (driver/emu/fake_kernel.h), test fakes.
 //
 // Convention (like libc): open/close/ioctl/munmap return -1 and set errno on failure; mmap
 // returns MAP_FAILED and sets errno. Only driver/os/ioctl.cpp calls Os::ioctl; everything

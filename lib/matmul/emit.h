@@ -1,7 +1,6 @@
-// The emitter: turns a Plan into register command buffers (planning is kept apart from
-// emitting, so the plan is tested as arithmetic). It only writes registers, by the rules of
-// docs/regcmd-contract.md; every value comes from the plan or the buffer addresses. Buildable and
-// testable with no device.
+// The emitter: turns a Plan into register command buffers (kept apart from planning, which is
+// tested as arithmetic). It only writes registers, by the rules of docs/regcmd-contract.md;
+// every value comes from the plan or the buffer addresses. Buildable and testable with no device.
 #pragma once
 
 #include <cstdint>

@@ -33,8 +33,7 @@ inline constexpr int64_t kMaxColumnsPerTask = 8192;   // DPU DATA_CUBE_CHANNEL i
 inline constexpr int64_t kMaxFullK = hw::kMaxFullK;   // full K past 4096 wedges (cbuf_limits.h)
 inline constexpr int64_t kSliceK = 2048;              // K-slice width (hardware.md 10.4)
 // fp16 on the K-reduction schedule (sched=1) is exact for mc <= 8 and wrong from 9 at
-// K = 2048 (docs/hardware.md section 10.4); the emulator applies it from kt >= 2048
-// (docs/emulator.md).
+// K = 2048 (docs/hardware.md 10.4); the emulator applies it from kt >= 2048 (docs/emulator.md).
 inline constexpr int64_t kFp16ExactRows = 8;
 inline constexpr int64_t kFp16RowLimitFromK = 2048;
 // int4 x int4 tasks write int16 partials that saturate (docs/emulator.md "CORE"): with

@@ -1,7 +1,6 @@
-// Lower bounds on the makespan of any order of a stream (critical path, resource load,
-// Jackson/Carlier head-body-tail, memory cliques; docs/sched.md "Lower bounds"), adapted to the
-// stream model of simulate.h, where the in-order stream itself is a resource: every load/store
-// blocks it for its transfer, every start for 1 cycle.
+// Lower bounds on the makespan of any order of a stream (docs/sched.md "Lower bounds"),
+// adapted to the stream model of simulate.h, where the in-order stream itself is a resource:
+// every load/store blocks it for its transfer, every start for 1 cycle.
 #pragma once
 
 #include <cstdint>

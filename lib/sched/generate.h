@@ -40,8 +40,7 @@ struct DecodeParams {
 Stream make_transformer_decode(const DecodeParams& params);
 
 // Independent load -> compute tiles: load i (a[i] cycles) feeds program i (b[i] cycles).
-// The two-stage flow shop that Johnson's rule solves (S. M. Johnson, Naval Res. Logist. Q. 1,
-// 1954).
+// The two-stage flow shop that Johnson's rule solves (S. M. Johnson, NRLQ 1(1), 1954).
 Stream make_tiles(const std::vector<int64_t>& load_cycles, const std::vector<int64_t>& compute_cycles,
                   int cores, int64_t memory_bytes);
 

@@ -1,6 +1,5 @@
-// Step 1 of Torq's PrefetchInputsPass (docs/sched.md): the dependency graph of a stream
-// (StreamGraph), plus what the memory model needs: which buffers each op brings to life and which
-// it releases.
+// Step 1 of Torq's PrefetchInputsPass (docs/sched.md): the dependency graph (StreamGraph),
+// plus what the memory model needs: which buffers each op brings to life and which it releases.
 //
 // Edges (A -> B: A first), every one from an earlier to a later op of the input order:
 //   program: start P -> wait P;
