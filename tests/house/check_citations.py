@@ -12,7 +12,9 @@ file:line, on
 - a document the file names that is not in the repository: every `name.md` / `dir/name.md`
   token and every relative link target `[x](path)` of a Markdown file must resolve, relative to the
   file, to the repository root or to docs/. Paths in another repository are written
-  `owner/repo:path` (skipped) or as a URL.
+  `owner/repo:path` (skipped) or as a URL;
+- a short name for a source (MTX, VND, RKT-K, RKT-M, SHIM, ORK, JAS) used anywhere while
+  docs/hardware.md's source list does not define it.
 
 Scans git's tracked text files (binary files and fuzz corpora skipped). Usage:
 check_citations.py SOURCE_ROOT. Without git (a release tarball) every file is scanned."""
@@ -42,6 +44,17 @@ MD_TOKEN = re.compile(r"(?<![\w/:.@-])((?:\.{1,2}/)*(?:[\w.-]+/)*[\w.-]+\.md)\b"
 MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
 PARENT_PATH = re.compile(r"(?<![\w.])((?:\.\./)+[\w.-][\w./-]*)")
 DOCUMENT_PATH = re.compile(r"(?i)\.(?:md|txt|pdf|html?|rst|h|hpp|c|cc|cpp|py|json|xml)$|notes|seeds|shared|docs")
+
+
+SHORTHANDS = ("MTX", "VND", "RKT-K", "RKT-M", "SHIM", "ORK", "JAS")
+SHORTHAND_USE = re.compile(r"(?<![\w-])(" + "|".join(re.escape(n) for n in SHORTHANDS) + r")(?![\w-])")
+
+
+def defined_shorthands(root):
+    """The short names docs/hardware.md's "Sources" table defines (its first column)."""
+    text = read_text(os.path.join(root, "docs", "hardware.md")) or ""
+    section = text.split("## Sources", 1)[1].split("\n## ", 1)[0] if "## Sources" in text else ""
+    return {row.split("|")[1].strip() for row in section.split("\n") if row.startswith("| ")}
 
 
 def tracked_files(root):
@@ -125,6 +138,7 @@ def main(argv):
         print(f"no files under {root}: wrong source root?")
         return 1
     failures, scanned = [], 0
+    defined, used = defined_shorthands(root), {}
     for name in names:
         if name == SELF or name.startswith(SKIP_PREFIXES):
             continue
@@ -132,6 +146,8 @@ def main(argv):
         if text is None:
             continue
         scanned += 1
+        for m in SHORTHAND_USE.finditer(text):
+            used.setdefault(m.group(1), f"{name}:{text.count(chr(10), 0, m.start()) + 1}")
         # One pass over the whole text finds the few lines worth a closer look.
         starts = {text.rfind("\n", 0, m.start()) + 1 for m in PREFILTER.finditer(text)}
         for start in sorted(starts):
@@ -140,6 +156,10 @@ def main(argv):
             number = text.count("\n", 0, start) + 1
             for problem in line_problems(root, name, line):
                 failures.append(f"FAIL: {name}:{number}: {problem}")
+    for short, where in sorted(used.items()):
+        if short not in defined:
+            failures.append(f"FAIL: {where}: the short name {short} is not defined in docs/hardware.md's "
+                            "source list")
     for failure in failures:
         print(failure)
     print(f"{scanned} text files checked, {len(failures)} citations of sources outside the repository"
