@@ -103,7 +103,9 @@ Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, re
   put(rc, opt, R::DpuDstSurfStride{.dst_surf_stride = u32(plan.mp)});
   put(rc, opt, R::DpuDataCubeWidth{.width = 0});
   put(rc, opt, R::DpuDataCubeHeight{.height = u32(t.mc - 1)});
-  put(rc, opt, R::DpuDataCubeChannel{.channel = u32(t.nt - 1)});
+  // ORIG_CHANNEL (the channels before alignment) = CHANNEL: every public writer's value for
+  // a matmul (MTX, the vendor runtime, Mesa; contract section 8).
+  put(rc, opt, R::DpuDataCubeChannel{.channel = u32(t.nt - 1), .orig_channel = u32(t.nt - 1)});
   // fp16 C: the DPU's fp32 -> fp16 conversion (MTX gen_matmul_fp16); scale 1 = identity as
   // the CVT registers' matmul setting (docs/hardware.md section 4). Only on one-slice plans:
   // partials of several slices stay fp32 and the host rounds once (docs/dtypes.md). Written in

@@ -38,7 +38,7 @@ void emit_body(regcmd::Builder& rc, const TaskSpec& t) {
   rc.emit(R::DpuDataCubeWidth{.width = 0});
   rc.emit(R::DpuDataCubeHeight{.height = t.mc - 1});
   // The DPU keeps 13 bits: emitted raw so tests can write what the checked packer refuses.
-  rc.emit_raw(R::Block::dpu, R::DPU_DATA_CUBE_CHANNEL, t.nt - 1);
+  rc.emit_raw(R::Block::dpu, R::DPU_DATA_CUBE_CHANNEL, (t.nt - 1) << 16 | (t.nt - 1));  // ORIG_CHANNEL, CHANNEL
   rc.emit(R::DpuOutCvtScale{.out_cvt_scale = 1, .fp32tofp16_en = t.fp16_out ? 1u : 0u});
   // The shape followers and the fixed matmul registers, as the library writes them
   // (driver/regs/matmul_fixed.h; the emulator refuses a task without them).

@@ -92,6 +92,21 @@ TEST(Faults, WeightSizeTooSmallForTheColumns) {
             std::string::npos) << r.message;
 }
 
+// ORIG_CHANNEL = CHANNEL in every public matmul (docs/regcmd-contract.md section 8); a task
+// that leaves it 0, as libork once did, is refused rather than run with an unmodelled value.
+TEST(Faults, OrigChannelMustEqualChannel) {
+  FaultSetup s;
+  regcmd::Builder rc;
+  emit_body(rc, s.t);
+  rc.emit(regs::DpuDataCubeChannel{.channel = 63, .orig_channel = 0});  // later write wins
+  rc.finish(0, 0);
+  const ChainResult r = run_one(s.dev, {rc.entries().begin(), rc.entries().end()});
+  EXPECT_EQ(r.status, CoreStatus::config_error);
+  EXPECT_NE(r.message.find("DPU_DATA_CUBE_CHANNEL.ORIG_CHANNEL = 0, a matmul needs CHANNEL = 63"),
+            std::string::npos) << r.message;
+  EXPECT_TRUE(s.output_untouched());
+}
+
 TEST(Faults, DeviceMemoryRefusesStraddlingAccesses) {
   Device dev;
   Bo& a = dev.alloc(4096);

@@ -128,7 +128,12 @@ TaskOutcome read_dpu(const RegisterFile& regs, TaskConfig& c) {
     return bad(fmt::format("DPU_DATA_CUBE_WIDTH.WIDTH = {}, expected 0 (W = 1)", w));
   if (auto h = regs.view<R::DpuDataCubeHeight>().height; h != c.mc - 1)
     return bad(fmt::format("DPU_DATA_CUBE_HEIGHT.HEIGHT = {}, expected DATAIN_HEIGHT-1 = {}", h, c.mc - 1));
-  c.cols = regs.view<R::DpuDataCubeChannel>().channel + 1;
+  // ORIG_CHANNEL: N-1 like CHANNEL in every public matmul; another value's effect (fewer
+  // real channels than aligned ones) is not modelled, so it is refused (contract section 3).
+  const auto cube = regs.view<R::DpuDataCubeChannel>();
+  if (cube.orig_channel != cube.channel)
+    return bad(fmt::format("DPU_DATA_CUBE_CHANNEL.ORIG_CHANNEL = {}, a matmul needs CHANNEL = {}", cube.orig_channel, cube.channel));
+  c.cols = cube.channel + 1;
   c.c_iova = regs.view<R::DpuDstBaseAddr>().dst_base_addr;
   c.c_surf_atoms = regs.view<R::DpuDstSurfStride>().dst_surf_stride;
   // The weight DMA must cover every column the DPU writes (whole weight atoms).
