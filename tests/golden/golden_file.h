@@ -26,7 +26,7 @@ struct Difference {
 
 struct GoldenFile {
   std::string path, name, source;
-  std::string dtype, out;  // "int8"/"fp16"; "int32"/"fp32"/"fp16"
+  std::string dtype, out;  // "int8"/"fp16"/"int4"; "int32"/"fp32"/"fp16"/"int16"
   int64_t m = 0, k = 0, n = 0;
   uint32_t feature_iova = 0, weight_iova = 0, output_iova = 0;
   std::vector<Entry> entries;

@@ -15,8 +15,10 @@ OrkStream ork_task_stream(const OrkRequest& r) {
     opt.dtype = M::DType::int8;
   } else if (r.dtype == "fp16") {
     opt.dtype = M::DType::fp16;
+  } else if (r.dtype == "int4") {
+    opt.dtype = M::DType::int4;
   } else {
-    out.error = "dtype " + r.dtype + ": the golden tests know int8 and fp16";
+    out.error = "dtype " + r.dtype + ": the golden tests know int8, fp16 and int4";
     return out;
   }
   opt.cores = 1;

@@ -10,7 +10,7 @@
 namespace golden {
 
 struct OrkRequest {
-  std::string dtype;  // "int8", "fp16"
+  std::string dtype;  // "int8", "fp16", "int4"
   int64_t m = 0, k = 0, n = 0;
   bool fp16_out = false;
   uint32_t feature_iova = 0, weight_iova = 0, output_iova = 0;

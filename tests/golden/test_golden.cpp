@@ -136,8 +136,9 @@ TEST_P(Golden, LiborkWritesWhatThePublicStreamWritesSaveTheDeclaredDifferences) 
   EXPECT_EQ(field(gw, "CNA.FEATURE_DATA_ADDR", "FEATURE_BASE_ADDR"), g.feature_iova);
   EXPECT_EQ(field(gw, "CNA.DCOMP_ADDR0", "DECOMPRESS_ADDR0"), g.weight_iova);
   EXPECT_EQ(field(gw, "DPU.DST_BASE_ADDR", "DST_BASE_ADDR"), g.output_iova);
-  const uint32_t out_code = g.out == "int32" ? 4 : g.out == "fp32" ? 5 : g.out == "fp16" ? 2 : 99;
-  EXPECT_EQ(field(gw, "DPU.DATA_FORMAT", "OUT_PRECISION"), out_code);  // MTX npu_hw.h codes
+  // OUT_PRECISION codes: MTX npu_hw.h (int32 4, fp32 5, fp16 2); int16 1 (the int4 capture).
+  const uint32_t out_code = g.out == "int32" ? 4 : g.out == "fp32" ? 5 : g.out == "fp16" ? 2 : g.out == "int16" ? 1 : 99;
+  EXPECT_EQ(field(gw, "DPU.DATA_FORMAT", "OUT_PRECISION"), out_code);
 
   // 2. libork's stream for the same shape and addresses, decoded the same way.
   const OrkStream os = ork_task_stream({g.dtype, g.m, g.k, g.n, g.out == "fp16", g.feature_iova,
@@ -168,7 +169,7 @@ TEST_P(Golden, LiborkWritesWhatThePublicStreamWritesSaveTheDeclaredDifferences) 
 INSTANTIATE_TEST_SUITE_P(PublicStreams, Golden,
                          ::testing::Values("vendor_int8_4x32x32.golden", "vendor_fp16_4x32x16.golden",
                                            "mtx_int8_1x64x64.golden", "mtx_fp16_4x32x16.golden",
-                                           "mtx_fp16_fp16_1x32x16.golden"),
+                                           "mtx_fp16_fp16_1x32x16.golden", "vendor_int4_task0_1x64x64.golden"),
                          [](const auto& info) {
                            std::string n = info.param;
                            return n.substr(0, n.find('.'));
