@@ -48,12 +48,10 @@ int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::p
       for (size_t c = old; c < work.size(); ++c) work[c].core = static_cast<int>(c);
     }
     for (const auto& t : plan->tasks) {
-      emu::TaskDemand d;
-      d.weight_bytes = static_cast<double>(t.kt * t.nt) * eb;
-      d.feature_bytes = static_cast<double>(t.mc * t.kt) * eb;
-      d.output_bytes = static_cast<double>(t.mc * t.nt * plan->out_bytes());
-      d.macs = static_cast<double>(t.mc * t.kt * t.nt);
-      d.macs_per_cycle = dtype == matmul::DType::fp16 ? emu::kFp16MacsPerCycle : emu::kInt8MacsPerCycle;
+      const emu::TaskDemand d = emu::make_demand(
+          {.mc = t.mc, .kt = t.kt, .cols = t.nt, .weight_bytes = static_cast<double>(t.kt * t.nt) * eb,
+           .row_bytes = static_cast<double>(t.kt) * eb, .out_elem_bytes = static_cast<double>(plan->out_bytes()),
+           .macs_per_cycle = dtype == matmul::DType::fp16 ? emu::kFp16MacsPerCycle : emu::kInt8MacsPerCycle});
       work[static_cast<size_t>(t.core)].tasks.push_back(d);
     }
   }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -17,6 +19,10 @@ namespace ork::tools::test {
 namespace {
 
 using nlohmann::json;
+
+std::string fmt_name(int k, int cap, int cores) {
+  return "K" + std::to_string(k) + "/" + std::to_string(cores) + "c/cap" + std::to_string(cap);
+}
 
 class McProf : public ::testing::Test {
  protected:
@@ -40,11 +46,7 @@ class McProf : public ::testing::Test {
 // The modelled device time of M = 64, K = 256, N = 96 on one core: one task of 64 rows
 // (the bank limit at K = 256 is 1408 rows), one submit. Weight-bound: 24576 B of weights.
 double expected_device_us() {
-  emu::TaskDemand d;
-  d.weight_bytes = 256.0 * 96;
-  d.feature_bytes = 64.0 * 256;
-  d.output_bytes = 64.0 * 96 * 4;
-  d.macs = 64.0 * 256 * 96;
+  const emu::TaskDemand d = emu::int8_tile_demand(64, 256, 96);
   const double ns = emu::kSubmitNs + emu::task_alone_ns(d);
   return std::trunc(ns) / 1000;  // hw_elapse_time is whole ns
 }
@@ -83,11 +85,7 @@ TEST_F(McProf, ThreeCoresReportTheSharedDramTimeline) {
   const json& r = j["rows"][1];
   EXPECT_EQ(r["cores"], 3);
   EXPECT_EQ(r["tasks"], 3);
-  emu::TaskDemand d;
-  d.weight_bytes = 256.0 * 32;
-  d.feature_bytes = 64.0 * 256;
-  d.output_bytes = 64.0 * 32 * 4;
-  d.macs = 64.0 * 256 * 32;
+  const emu::TaskDemand d = emu::int8_tile_demand(64, 256, 32);
   const std::vector<emu::CoreWork> work{{0, {d}}, {1, {d}}, {2, {d}}};
   double last = 0;
   for (double end : emu::simulate_cores(work, {})) last = std::max(last, end);
@@ -175,6 +173,81 @@ TEST_F(McProf, ZeroTimeOnTheDefaultDevicePrintsNoNan) {
   EXPECT_EQ(row["iters"], 3);
   EXPECT_LE(row["us_min"].get<double>(), row["us_median"].get<double>());
   EXPECT_LE(row["us_median"].get<double>(), row["us_max"].get<double>());
+}
+
+// --seed004 --json: the emulator rows, then every published figure against the timing model
+// (docs/timing-model.md): its error under the shipped model and left out of a refit.
+TEST_F(McProf, PublishedExperimentListsEveryFigure) {
+  const json j = run_json({"--seed004", "--device", "emu", "--iters", "1", "--warmup", "0"});
+  EXPECT_EQ(j["sweep"], "seed004");
+  EXPECT_EQ(j["rows"].size(), 8u);
+  ASSERT_EQ(j["figures"].size(), 14u);
+  int fitted = 0;
+  double worst_loo = 0;
+  for (const json& f : j["figures"]) {
+    for (const char* key : {"name", "published_us", "modelled_us", "error_percent", "fitted", "loo_modelled_us",
+                            "loo_error_percent", "source", "setup"})
+      ASSERT_TRUE(f.contains(key)) << key;
+    const double pub = f["published_us"].get<double>(), mod = f["modelled_us"].get<double>();
+    EXPECT_GT(mod, 0);
+    EXPECT_NEAR(f["error_percent"].get<double>(), 100 * (mod - pub) / pub, 1e-9);
+    EXPECT_NEAR(f["loo_error_percent"].get<double>(), 100 * (f["loo_modelled_us"].get<double>() - pub) / pub, 1e-9);
+    EXPECT_EQ(f["source"].get<std::string>().find("../"), std::string::npos);
+    fitted += f["fitted"].get<bool>() ? 1 : 0;
+    worst_loo = std::max(worst_loo, std::abs(f["loo_error_percent"].get<double>()));
+  }
+  EXPECT_EQ(fitted, 10);
+  EXPECT_DOUBLE_EQ(j["leave_one_out"]["max_abs_error_percent"].get<double>(), worst_loo);
+  EXPECT_EQ(j["held_out"]["count"], 4);
+}
+
+std::string write_report(const std::string& name, const json& figures) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << json{{"figures", figures}}.dump();
+  return path;
+}
+
+// --calibrate: the old errors are the shipped model's; figures made 25 % slower than it are
+// fitted better by the new one.
+TEST_F(McProf, CalibrateRefitsFromABoardReport) {
+  json figs = json::array();
+  for (auto [k, cap, cores] : {std::tuple{2048, 0, 1}, std::tuple{2048, 31, 1}, std::tuple{2048, 0, 3},
+                               std::tuple{3584, 0, 1}, std::tuple{3584, 31, 3}, std::tuple{1024, 0, 2}})
+    figs.push_back({{"name", fmt_name(k, cap, cores)}, {"measured_us", 1000.0}, {"m", 512}, {"k", k}, {"n", 2048},
+                    {"cores", cores}, {"mc_cap", cap}});
+  const json first = run_json({"--calibrate", write_report("first.json", figs)});
+  for (size_t i = 0; i < figs.size(); ++i) figs[i]["measured_us"] = first["figures"][i]["old_us"].get<double>() * 1.25;
+  const json j = run_json({"--calibrate", write_report("slower.json", figs)});
+  ASSERT_EQ(j["figures"].size(), figs.size());
+  for (const json& f : j["figures"]) {
+    EXPECT_NEAR(f["old_error_percent"].get<double>(), -20.0, 1e-6) << f["name"];
+    EXPECT_LT(std::abs(f["new_error_percent"].get<double>()), 20.0) << f["name"];
+  }
+  EXPECT_LT(j["new"]["error"]["max_abs_error_percent"].get<double>(), j["old"]["error"]["max_abs_error_percent"].get<double>());
+  EXPECT_TRUE(j["new"].contains("leave_one_out"));
+  const RunResult text = run({"--calibrate", write_report("slower.json", figs)});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("old -> new"), std::string::npos) << text.out;
+}
+
+TEST_F(McProf, CalibrateRefusesBadReports) {
+  RunResult r = run({"--calibrate", "/nonexistent/board.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cannot read the report '/nonexistent/board.json'"), std::string::npos) << r.err;
+  const std::string bad = ::testing::TempDir() + "bad.json";
+  std::ofstream(bad) << "{\"figures\": [";
+  r = run({"--calibrate", bad});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is not JSON"), std::string::npos) << r.err;
+  r = run({"--calibrate", write_report("nokey.json", json::array({{{"name", "x"}, {"m", 1}}}))});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("figures[0] (\"x\"): missing \"measured_us\""), std::string::npos) << r.err;
+  r = run({"--calibrate", write_report("negative.json", json::array({{{"name", "x"}, {"measured_us", -3}, {"m", 1},
+                                                                       {"k", 32}, {"n", 32}, {"cores", 1}, {"mc_cap", 0}}}))});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("\"measured_us\" must be a positive finite time, got -3"), std::string::npos) << r.err;
+  r = run({"--calibrate", bad, "--seed004"});
+  EXPECT_EQ(r.exit_code, 2);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "lib/api/device.h"
 #include "tools/common/cli.h"
 #include "tools/common/limits.h"
+#include "tools/mc_prof/calibrate.h"
 #include "tools/mc_prof/measure.h"
 #include "tools/mc_prof/report.h"
 
@@ -34,6 +35,7 @@ struct Args {
   std::vector<int64_t> values;
   bool json = false, csv = false, zero_time = false, seed004 = false, vs_cpu = false;
   std::string svg;
+  std::string calibrate;  // --calibrate REPORT
 };
 
 // The emulated NPU with its PC executing nothing: every job "completes" at once, so what is
@@ -67,7 +69,7 @@ std::vector<Config> configs(const Args& a, int max_cores, std::vector<std::strin
     out.push_back(c);
     labels.push_back(std::move(label));
   };
-  if (a.seed004) {  // published: N = 2048, K in {2048, 3584}, 1 and 3 cores, cap 31 vs bank limit
+  if (a.seed004) {  // the published M-tile experiment: N = 2048, K in {2048, 3584}, 1 and 3 cores, cap 31 vs bank limit
     for (int64_t k : {2048, 3584})
       for (int cores : {1, max_cores})
         for (int64_t cap : {31, 0}) {
@@ -148,6 +150,7 @@ std::string device_name(const Args& a) {
 }
 
 int run(Args& a) {
+  if (!a.calibrate.empty()) return calibrate(a.calibrate, a.json);  // the model only: no device
   if (!a.shape.empty() && a.shape.size() != 3) {
     fmt::print(stderr, "mc_prof: give M K N together\n");
     return code(Exit::bad_usage);
@@ -201,13 +204,18 @@ int run(Args& a) {
   }
   if (tty) fmt::print(stderr, "\r{:60}\r", "");
   const std::string sweep = a.seed004 ? "seed004" : a.sweep.empty() ? "cores" : a.sweep;
-  if (a.json) fmt::print("{}", json(rows, sweep, dev_name, timing));
+  // --seed004: the published figures against the timing model (docs/timing-model.md).
+  const nlohmann::json published = a.seed004 ? published_report() : nlohmann::json::object();
+  if (a.json) fmt::print("{}", json(rows, sweep, dev_name, timing, published));
   else if (a.csv) fmt::print("{}", csv(rows));
   else {
     fmt::print("mc_prof on {}{}: {} calls per row after {} warm-up; µs per matmul; device = {}\n{}", dev_name,
                timing.empty() ? "" : " (timing " + timing + ")", a.iters, a.warmup,
                rows.empty() || rows[0].m.device_source == "kernel" ? "kernel hw_elapse_time" : "submit+wait wall time",
                table(rows));
+    if (a.seed004)
+      fmt::print("\nThe published figures against the timing model (device time, the experiment's layout: one submit per\n"
+                 "M-tile; docs/timing-model.md):\n{}", published_table(published));
     if (a.vs_cpu) {
       for (const Row& r : rows) {
         auto cpu = cpu_fast_us(r.m.config);
@@ -245,7 +253,7 @@ int main(int argc, char** argv) {
   add_conventions(app, "mc_prof");
   app.footer("Environment: ORK_DEVICE picks the default device; ORK_EMU_TIMING=fast|timed the emulator's timing\n"
              "mode (fast: results at once, modelled device time reported; timed: the submit returns at the\n"
-             "modelled end). Exit 0 ok, 1 a run failed, 2 bad usage, 3 device unavailable.\n"
+             "modelled end). Exit 0 ok, 1 a run failed, 2 bad usage or a bad report, 3 device unavailable.\n"
              "docs/mc_prof.md, docs/timing-model.md.");
   app.add_option("shape", a.shape, "M K N (default 512 2048 2048)")
       ->expected(0, 3)
@@ -261,7 +269,13 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->allow_extra_args(false)
       ->transform(whole_number(0, kMaxDim));
-  app.add_flag("--seed004", a.seed004, "the published M-tile experiment: M-tile cap 31 vs mg_max*64 at K=2048/3584, 1 and 3 cores");
+  CLI::Option* seed = app.add_flag("--seed004", a.seed004,
+      "the published M-tile experiment: M-tile cap 31 vs mg_max*64 at K=2048/3584, 1 and 3 cores, then every "
+      "published figure against the timing model (fitted or left out)");
+  app.add_option("--calibrate", a.calibrate,
+                 "refit the timing model from a board report (JSON, docs/timing-model.md \"Board reports\") and "
+                 "print the old and new errors; no device is opened")
+      ->excludes(seed);
   CLI::Option* json_opt = add_json(app, a.json);
   add_csv(app, a.csv, json_opt);
   app.add_option("--svg", a.svg, "write an SVG plot of the sweep to this file");

@@ -24,8 +24,8 @@ std::string table(const std::vector<Row>& rows) {
 }
 
 std::string json(const std::vector<Row>& rows, const std::string& sweep, const std::string& device,
-                 const std::string& timing) {
-  nlohmann::json j;
+                 const std::string& timing, const nlohmann::json& extra) {
+  nlohmann::json j = extra;
   j["tool"] = "mc_prof";
   j["device"] = device;
   j["timing"] = timing.empty() ? nlohmann::json(nullptr) : nlohmann::json(timing);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tools/mc_prof/measure.h"
 
 namespace ork::tools {
@@ -15,8 +17,9 @@ struct Row {
 
 std::string table(const std::vector<Row>& rows);
 // `timing`: the emulator's mode ("fast", "timed", "zero-time"), "" on a board (JSON null).
+// `extra`: more keys for the object (--seed004: the published figures, calibrate.h).
 std::string json(const std::vector<Row>& rows, const std::string& sweep, const std::string& device,
-                 const std::string& timing);
+                 const std::string& timing, const nlohmann::json& extra = nlohmann::json::object());
 std::string csv(const std::vector<Row>& rows);
 // µs per matmul (and device µs when known) against the swept value.
 // `with_wall` false: device time only (the emulator in fast mode, where wall time is the

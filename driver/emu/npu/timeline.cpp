@@ -1,6 +1,6 @@
 // Cores as timelines with a shared DRAM limit (timeline.h): a small fluid simulation.
-// Each core walks phases: the submit's fixed cost, then per task a fixed cost and a DRAM
-// phase. Between events the rates are constant, so the next event is exact.
+// Each core walks phases: the submit's fixed cost, then per task a fixed cost, a DRAM
+// phase and the MACs that do not hide under it. Between events the rates are constant, so the next event is exact.
 #include "driver/emu/npu/timeline.h"
 
 #include <algorithm>
@@ -19,25 +19,30 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 struct CoreState {
   const CoreWork* work = nullptr;
   double start = 0;
-  size_t phase = 0;      // 0 = submit; 2i+1 = task i's fixed cost; 2i+2 = its DRAM phase
-  double left = 0;       // ns (fixed phases) or bytes (DRAM phases)
+  // 0 = the submit; then per task i three phases: 3i+1 its fixed cost (plus a submit when
+  // each task is its own), 3i+2 its DRAM phase, 3i+3 its MACs past the resident rows.
+  size_t phase = 0;
+  double left = 0;       // ns (fixed and compute phases) or bytes (DRAM phases)
   double cap = 0;        // DRAM phase: the core's own ceiling, bytes per ns
   double end = -1;       // set when done
 
   bool done() const { return end >= 0; }
-  bool dram() const { return phase > 0 && phase % 2 == 0; }
-  size_t phases() const { return work->given_ns >= 0 ? 1 : 1 + 2 * work->tasks.size(); }
+  bool dram() const { return phase > 0 && phase % 3 == 2; }
+  const TaskDemand& task() const { return work->tasks[(phase - 1) / 3]; }
+  size_t phases() const { return work->given_ns >= 0 ? 1 : 1 + 3 * work->tasks.size(); }
 };
 
 // Loads phase `s.phase` (skipping empty ones); marks the core done after the last at `t`.
 void enter_phase(CoreState& s, double t, const TimingParams& p) {
   for (; s.phase < s.phases(); ++s.phase) {
     if (s.phase == 0) {
-      s.left = s.work->given_ns >= 0 ? s.work->given_ns : p.submit_ns;
-    } else if (!s.dram()) {
-      s.left = p.task_ns;
+      s.left = s.work->given_ns >= 0 ? s.work->given_ns : s.work->submit_per_task ? 0 : p.submit_ns;
+    } else if (s.phase % 3 == 1) {
+      s.left = p.task_ns + (s.work->submit_per_task ? p.submit_ns : 0);
+    } else if (s.phase % 3 == 0) {
+      s.left = serial_ns(s.task(), p);
     } else {
-      const TaskDemand& d = s.work->tasks[s.phase / 2 - 1];
+      const TaskDemand& d = s.task();
       const double io = d.feature_bytes + d.output_bytes;
       // No faster than the MACs under the weight stream, then the feature/output bytes.
       const double min_ns = compute_ns(d, p) + io / p.core_dma_bytes_per_ns;
@@ -118,7 +123,7 @@ std::vector<double> simulate_cores(std::span<const CoreWork> work, std::span<con
       if (s.done() || s.start >= t) continue;  // not running during this step
       s.left -= s.dram() ? rate[i] * dt : dt;
       // Relative tolerance: the phase that set dt ends exactly, up to rounding.
-      if (s.left <= 1e-9 * (s.dram() ? s.work->tasks[s.phase / 2 - 1].dram_bytes() : 1.0) + 1e-9) {
+      if (s.left <= 1e-9 * (s.dram() ? s.task().dram_bytes() : 1.0) + 1e-9) {
         ++s.phase;
         enter_phase(s, t, p);
       }

@@ -27,6 +27,9 @@ struct CoreWork {
   // >= 0: a stand-in chain executor's own modelled time (fake kernel tests), taken as the
   // core's whole busy time instead of submit + tasks.
   double given_ns = -1;
+  // true: every task is its own submit (the published experiment's layout: one submit per
+  // M-tile); false: one submit for all of them (libork's chained command lists).
+  bool submit_per_task = false;
 };
 
 // Adds one PC kick (run_chain's result) to a core's work: its completed tasks' demands,
@@ -34,8 +37,9 @@ struct CoreWork {
 void add_chain(CoreWork& work, const ChainResult& chain);
 
 // Runs every work item from its start (ns) to its end, concurrently: each pays
-// p.submit_ns, then per task p.task_ns and its DRAM phase (weight + feature + output bytes,
-// no faster than the MACs and the core's DMA allow: timing.h). Cores in a DRAM phase at the
+// p.submit_ns (once, or per task with submit_per_task), then per task p.task_ns, its DRAM
+// phase (weight + feature + output bytes, no faster than the MACs and the core's DMA allow:
+// timing.h) and its MACs past the resident rows (serial_ns). Cores in a DRAM phase at the
 // same moment split p.shared_dram_bytes_per_ns fairly (water-filling: a core that needs
 // less leaves the rest to the others). Returns each item's end (ns). Pure.
 std::vector<double> simulate_cores(std::span<const CoreWork> work, std::span<const double> start_ns,
