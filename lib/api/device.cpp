@@ -96,8 +96,7 @@ class FastEngine final : public emu::Int8Engine {
 
 // "emu", "emu-rknpu", "emu-rocket": the unchanged kernel-interface code over the fake kernel.
 Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
-  static const FastEngine engine;
-  emu::lend_int8_engine(&engine);
+  static const FastEngine engine;  // stateless: every emulated device may use it
   // The cache model is on: cached BOs get an NPU-side copy that only the sync ioctls
   // update, so a missing sync in libork computes with stale data here, as on silicon.
   auto timed = emu::timed_from_env();  // ORK_EMU_TIMING=fast|timed (docs/timing-model.md)
@@ -106,12 +105,13 @@ Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
   if (!keep) return keep.error();
   auto cache_bytes = emu::weight_cache_bytes_from_env();  // its bound (docs/emulator.md)
   if (!cache_bytes) return cache_bytes.error();
-  emu::weight_cache().set_capacity(static_cast<size_t>(*cache_bytes));
   auto regs = emu::register_mode_from_env();  // ORK_EMU_REGS=keep|adversarial (docs/emulator.md)
   if (!regs) return regs.error();
   return open_emulator(kind, emu::FakeKernelConfig{.timing = *timed ? emu::TimingMode::timed : emu::TimingMode::fast,
                                                    .model_caches = true,
                                                    .keep_prepared_weights = *keep,
+                                                   .weight_cache_bytes = static_cast<size_t>(*cache_bytes),
+                                                   .int8_engine = &engine,
                                                    .registers = *regs});
 }
 

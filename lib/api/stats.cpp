@@ -57,8 +57,8 @@ void DeviceStats::reset() {
 }
 
 CallMeter::CallMeter(ork_device& device) : device_(device), t0_ns_(now_ns()) {
-  if (device_.fake) {  // the emulator's cache is process-wide: a call's share is its delta
-    const auto c = emu::weight_cache().stats();
+  if (device_.fake) {  // the device's cache counts every call: this one's share is its delta
+    const auto c = device_.fake->weight_cache_stats();
     cache_hits0_ = c.hits;
     cache_misses0_ = c.misses;
   }
@@ -88,7 +88,7 @@ ork_status CallMeter::finish(ork_stats* out) {
     s.device_ns = nonneg(host_device_ns);  // the cpu is the device: its multiply
   }
   if (device_.fake) {
-    const auto c = emu::weight_cache().stats();
+    const auto c = device_.fake->weight_cache_stats();
     s.weight_cache_hits = c.hits - cache_hits0_;
     s.weight_cache_misses = c.misses - cache_misses0_;
   }
@@ -140,7 +140,7 @@ ork_memory_info memory_info(const ork_device& d) {
     m.context_capacity_bytes = c.capacity;
   }
   if (d.fake) {
-    const auto c = emu::weight_cache().stats();
+    const auto c = d.fake->weight_cache_stats();
     m.weight_cache_bytes = c.bytes;
     m.weight_cache_capacity_bytes = c.capacity;
   }

@@ -1,14 +1,17 @@
 // The emulator's prepared-weight cache seen from the public API (driver/emu/npu/
-// weight_cache.h): repeated calls on resident weights hit it; weights destroyed and made
-// again (often at the same IOVA) are never answered from it; ORK_EMU_WEIGHT_CACHE=off gives
-// the same bytes; a bad value is a named error. Results are checked against the oracle.
+// weight_cache.h, counted in ork_stats): repeated calls on resident weights hit it; weights
+// destroyed and made again (often at the same IOVA) are never answered from it;
+// ORK_EMU_WEIGHT_CACHE=off gives the same bytes; a bad value is a named error; each device
+// has its own cache, so one device's bound never changes another's. Results are checked
+// against the oracle.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "driver/emu/npu/weight_cache.h"
 #include "lib/ref/oracle.h"
 #include "ork/ork.h"
 #include "lib/ref/random.h"
@@ -18,6 +21,13 @@ namespace {
 using ork::ref::random_int8;
 
 constexpr int64_t M = 300, K = 2048, N = 200;  // 3 M-tiles of 128 rows at K = 2048
+
+ork_stats stats_of(ork_device* dev) {
+  ork_stats s{};
+  s.struct_size = sizeof s;
+  EXPECT_EQ(ork_device_get_stats(dev, &s), ORK_OK) << ork_last_error();
+  return s;
+}
 
 std::vector<int32_t> oracle(const std::vector<int8_t>& a, const std::vector<int8_t>& w, int64_t m) {
   std::vector<int32_t> c(m * N);
@@ -44,12 +54,12 @@ TEST_P(WeightCacheApi, RepeatedCallsHitAndStayExact) {
   const auto w = random_int8(K * N, 1);
   ork_weights* wh = nullptr;
   ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, w.data(), &wh), ORK_OK) << ork_last_error();
-  const auto before = ork::emu::weight_cache().stats();
+  const auto before = stats_of(dev_);
   for (int i = 0; i < 3; ++i) {
     const auto a = random_int8(M * K, 10 + i);
     for (int cores : {1, 3}) EXPECT_EQ(run(wh, a, M, cores), oracle(a, w, M)) << "call " << i << " cores " << cores;
   }
-  EXPECT_GT(ork::emu::weight_cache().stats().hits, before.hits);
+  EXPECT_GT(stats_of(dev_).weight_cache_hits, before.weight_cache_hits);
   ork_weights_destroy(wh);
 }
 
@@ -77,13 +87,13 @@ TEST(WeightCacheEnv, OffGivesTheSameBytesAndBadValuesAreNamed) {
   ork_weights* wh = nullptr;
   ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, K, N, w.data(), &wh), ORK_OK);
   std::vector<int32_t> c(M * N);
-  const auto before = ork::emu::weight_cache().stats();
+  const auto before = stats_of(dev);
   for (int i = 0; i < 2; ++i) {
     ASSERT_EQ(ork_matmul(dev, wh, a.data(), M, c.data(), nullptr), ORK_OK) << ork_last_error();
     EXPECT_EQ(c, oracle(a, w, M));
   }
-  EXPECT_EQ(ork::emu::weight_cache().stats().hits, before.hits);  // nothing kept, nothing hit
-  EXPECT_EQ(ork::emu::weight_cache().stats().misses, before.misses);
+  EXPECT_EQ(stats_of(dev).weight_cache_hits, before.weight_cache_hits);  // nothing kept, nothing hit
+  EXPECT_EQ(stats_of(dev).weight_cache_misses, before.weight_cache_misses);
   ork_weights_destroy(wh);
   ork_device_close(dev);
   ASSERT_EQ(setenv("ORK_EMU_WEIGHT_CACHE", "sometimes", 1), 0);
@@ -91,6 +101,45 @@ TEST(WeightCacheEnv, OffGivesTheSameBytesAndBadValuesAreNamed) {
   EXPECT_NE(std::string(ork_last_error()).find("ORK_EMU_WEIGHT_CACHE='sometimes': expected 'on' or 'off'"),
             std::string::npos) << ork_last_error();
   unsetenv("ORK_EMU_WEIGHT_CACHE");
+}
+
+// Two emulated devices in one process: the first opened with no room for prepared weights
+// (ORK_EMU_WEIGHT_CACHE_BYTES=0), the second with the default bound. A process-wide cache
+// would take the second device's bound and let the first one hit; each device's own
+// cache keeps the first at zero hits, while the second hits, with every result exact.
+TEST(WeightCacheEnv, EachDeviceHasItsOwnCache) {
+  const auto w = random_int8(K * N, 5), a = random_int8(M * K, 6);
+  ASSERT_EQ(setenv("ORK_EMU_WEIGHT_CACHE_BYTES", "0", 1), 0);
+  ork_device* small = nullptr;
+  ASSERT_EQ(ork_device_open("emu-rknpu", &small), ORK_OK) << ork_last_error();
+  unsetenv("ORK_EMU_WEIGHT_CACHE_BYTES");
+  ork_device* big = nullptr;
+  ASSERT_EQ(ork_device_open("emu-rknpu", &big), ORK_OK) << ork_last_error();
+  ork_weights* ws = nullptr;
+  ork_weights* wb = nullptr;
+  ASSERT_EQ(ork_weights_create(small, ORK_DTYPE_INT8, K, N, w.data(), &ws), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_weights_create(big, ORK_DTYPE_INT8, K, N, w.data(), &wb), ORK_OK) << ork_last_error();
+  std::vector<int32_t> c(M * N);
+  for (int i = 0; i < 3; ++i) {
+    for (auto [dev, wh] : {std::pair{small, ws}, std::pair{big, wb}}) {
+      std::fill(c.begin(), c.end(), 0x5a5a5a5a);
+      ASSERT_EQ(ork_matmul(dev, wh, a.data(), M, c.data(), nullptr), ORK_OK) << ork_last_error();
+      EXPECT_EQ(c, oracle(a, w, M)) << "call " << i;
+    }
+  }
+  EXPECT_EQ(stats_of(small).weight_cache_hits, 0u);
+  EXPECT_GT(stats_of(small).weight_cache_misses, 0u);
+  EXPECT_GT(stats_of(big).weight_cache_hits, 0u);
+  ork_memory_info ms{}, mb{};
+  ms.struct_size = mb.struct_size = sizeof(ork_memory_info);
+  ASSERT_EQ(ork_device_memory(small, &ms), ORK_OK);
+  ASSERT_EQ(ork_device_memory(big, &mb), ORK_OK);
+  EXPECT_EQ(ms.weight_cache_capacity_bytes, 0u);
+  EXPECT_GT(mb.weight_cache_capacity_bytes, 0u);
+  ork_weights_destroy(ws);
+  ork_weights_destroy(wb);
+  ork_device_close(small);
+  ork_device_close(big);
 }
 
 }  // namespace

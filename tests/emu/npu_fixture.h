@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "driver/emu/npu/memory.h"
+#include "driver/emu/npu/weight_cache.h"
 #include "driver/emu/npu/pc.h"
 #include "driver/regcmd/regcmd.h"
 #include "driver/regs/npu_regs.h"
@@ -36,7 +37,8 @@ class Device {
     next_ += (size + 0xfff) / 0x1000 * 0x1000 + 0x10000;
     return bo;
   }
-  DeviceMemory mem;
+  WeightCache weights;  // the device's prepared weights (before mem: it outlives it)
+  DeviceMemory mem{&weights};
 
  private:
   std::deque<Bo> bos_;  // deque: BO storage never moves

@@ -134,12 +134,12 @@ void expect_product(const std::vector<uint8_t>& c, const Int8Problem& p, const s
 TEST(PreparedWeights, MTilesShareOneWeightBlockExactly) {
   const Int8Problem p;
   ProblemBos x(p, /*tracked=*/true);
-  const auto before = weight_cache().stats();
+  const auto before = x.dev.weights.stats();
   for (uint32_t m0 : {0u, 48u}) {
     const ChainResult r = run_one(x.dev, one_task(int8_task(x.A, x.B, x.C, p.M, m0, 48, p.K, p.N)));
     ASSERT_EQ(r.status, CoreStatus::ok) << r.message;
   }
-  const auto after = weight_cache().stats();
+  const auto after = x.dev.weights.stats();
   EXPECT_EQ(after.misses - before.misses, 1u);
   EXPECT_EQ(after.hits - before.hits, 1u);
   expect_product(x.C.bytes, p, p.b);

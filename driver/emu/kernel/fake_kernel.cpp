@@ -159,7 +159,8 @@ int FakeKernel::open(const char* path, int flags) {
     // Each rocket file has its own IOMMU domain over the aperture, allocated bottom-up by a
     // drm_mm (rocket_gem.c). Page 0 is kept out so that no BO has IOVA 0.
     file.space =
-        std::make_shared<AddressSpace>(IovaAllocator::Direction::bottom_up, kPageBytes, k4GiB);
+        std::make_shared<AddressSpace>(IovaAllocator::Direction::bottom_up, kPageBytes, k4GiB,
+                                       &state_->weights, c.int8_engine);
   } else {
     file.kind = c.rknpu_card == path ? NodeKind::rknpu_card : NodeKind::rknpu_render;
     file.space = state_->rknpu_space;
@@ -356,6 +357,8 @@ size_t FakeKernel::open_fence_count() const {
   std::lock_guard lock(state_->mutex);
   return state_->fences.size();
 }
+
+WeightCache::Stats FakeKernel::weight_cache_stats() const { return state_->weights.stats(); }  // its own lock
 
 size_t FakeKernel::open_file_count() const {
   std::lock_guard lock(state_->mutex);

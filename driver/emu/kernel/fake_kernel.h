@@ -19,6 +19,7 @@
 #include "driver/emu/npu/memory.h"
 #include "driver/emu/npu/pc.h"
 #include "driver/emu/npu/prior_state.h"
+#include "driver/emu/npu/weight_cache.h"
 #include "driver/os/os.h"
 
 namespace ork::emu {
@@ -62,6 +63,12 @@ struct FakeKernelConfig {
   // until the BO is written (driver/emu/npu/weight_cache.h). false: every task gathers and
   // prepares its weights again - slower, the same results.
   bool keep_prepared_weights = true;
+  // The prepared-weight cache's bound in bytes (nullopt: WeightCache::default_capacity_bytes());
+  // each kernel has its own cache (driver/emu/npu/weight_cache.h).
+  std::optional<size_t> weight_cache_bytes;
+  // The CORE's integer multiply (driver/emu/npu/core.h); nullptr: the built-in engine. Must
+  // outlive the kernel.
+  const Int8Engine* int8_engine = nullptr;
   ChainExecutor executor;  // empty: ork::emu::run_chain
   // What a job finds in a core's registers (driver/emu/npu/prior_state.h): empty = from
   // ORK_EMU_REGS (keep when unset, and when the value is not valid: the library refuses that
@@ -152,14 +159,15 @@ class FakeKernel final : public driver::Os {
   // that rocket file's own (rocket_gem.c: a domain per open file). nullopt: not our fd.
   std::optional<WindowUsage> window_usage(int node_fd) const;
   size_t open_fence_count() const;  // rknpu sync_file fds not yet closed
+  WeightCache::Stats weight_cache_stats() const;  // this kernel's prepared weights
 
  private:
   void* map_dmabuf(size_t length, int prot, int flags, int fd, off_t offset);
   std::unique_ptr<KernelState> state_;
 };
 
-// The process-wide instance (default config) that lib/api opens for the "emu" backend and
-// that the shim serves.
+// The process-wide instance (default config) that the LD_PRELOAD shim serves: the one NPU of
+// the machine it pretends to be. lib/api's "emu" devices each get a kernel of their own.
 FakeKernel& shared_fake_kernel();
 
 }  // namespace ork::emu

@@ -134,11 +134,12 @@ uint64_t BoObject::mmap_offset() const { return id << kOffsetShift; }
 
 KernelState::KernelState(FakeKernelConfig cfg)
     : config(std::move(cfg)),
+      weights(config.weight_cache_bytes.value_or(WeightCache::default_capacity_bytes())),
       // The vendor IOMMU hands out IOVAs top-down below 4 GiB: the first one-page BO lands at
       // 0xffffe000 (ORK trace), i.e. the top of the range is 0xfffff000. The bottom is not
       // public; page 0 is kept out so that no BO has IOVA 0.
       rknpu_space(std::make_shared<AddressSpace>(IovaAllocator::Direction::top_down, kPageBytes,
-                                                 0xfffff000ull)) {
+                                                 0xfffff000ull, &weights, config.int8_engine)) {
   for (auto& regs : core_regs) regs = std::make_unique<RegisterFile>();  // zero: after reset
   if (config.registers) {
     register_mode = *config.registers;

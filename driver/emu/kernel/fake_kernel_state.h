@@ -15,6 +15,7 @@
 #include "driver/emu/npu/prior_state.h"
 #include "driver/emu/npu/regfile.h"
 #include "driver/emu/npu/timeline.h"
+#include "driver/emu/npu/weight_cache.h"
 
 namespace ork::emu {
 
@@ -26,8 +27,10 @@ enum class NodeKind { rknpu_card, rknpu_render, rocket };
 // One IOMMU domain: an IOVA allocator and the device's view of the BOs in it. The vendor
 // driver has one per device; rocket one per open file (rocket_gem.c, per-fd domain).
 struct AddressSpace {
-  explicit AddressSpace(IovaAllocator::Direction dir, uint64_t low, uint64_t high)
-      : iova(low, high, dir) {}
+  // `weights` and `engine`: the device's (KernelState's), for the memory's tasks.
+  AddressSpace(IovaAllocator::Direction dir, uint64_t low, uint64_t high, WeightCache* weights,
+               const Int8Engine* engine)
+      : iova(low, high, dir), memory(weights, engine) {}
   IovaAllocator iova;
   DeviceMemory memory;
 };
@@ -99,6 +102,9 @@ struct KernelState {
   explicit KernelState(FakeKernelConfig cfg);
 
   FakeKernelConfig config;
+  // The device's prepared weights (driver/emu/npu/weight_cache.h): declared before every
+  // address space, so it outlives their DeviceMemory (which forgets BOs into it).
+  WeightCache weights;
   mutable std::mutex mutex;
   Faults faults;
   KernelStats stats;

@@ -10,7 +10,6 @@
 
 #include "driver/emu/npu/core.h"
 
-#include <atomic>
 
 #include <algorithm>
 #include <cstring>
@@ -108,20 +107,11 @@ class BuiltinEngine final : public Int8Engine {
   }
 };
 
-std::atomic<const Int8Engine*> lent_engine{nullptr};
-
 }  // namespace
 
 const Int8Engine& builtin_int8_engine() {
   static const BuiltinEngine engine;
   return engine;
-}
-
-void lend_int8_engine(const Int8Engine* engine) { lent_engine.store(engine); }
-
-const Int8Engine& int8_engine() {
-  const Int8Engine* e = lent_engine.load();
-  return e ? *e : builtin_int8_engine();
 }
 
 }  // namespace ork::emu

@@ -45,12 +45,10 @@ class Int8Engine {
 
 // The built-in engine: matmul_i16 on operands widened to int16 (plain C++, any host).
 const Int8Engine& builtin_int8_engine();
-// A higher layer may lend a faster exact engine: libork lends its CPU reference's fast int8
-// path (lib/api/device.cpp), so everything that runs on the emulated NPU runs near the
-// host's int8 speed. Process-wide; nullptr restores the built-in engine. The engine must
-// outlive every emulated task.
-void lend_int8_engine(const Int8Engine* engine);
-const Int8Engine& int8_engine();  // the lent engine, else the built-in one
+// A higher layer may give a device a faster exact engine (FakeKernelConfig::int8_engine):
+// libork gives its emulated devices the CPU reference's fast int8 path (lib/api/device.cpp),
+// so everything that runs on the emulated NPU runs near the host's int8 speed. Per device,
+// through its DeviceMemory (memory.h); the engine must outlive the device.
 
 // c[m * cols + n]: acc = 0.0f; for k = 0..kt-1 in order: acc = acc + a*b, each product
 // exact in fp32 (two halves' significands are 11 bits), each add rounded to nearest even.

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "driver/emu/npu/core.h"
 #include "driver/emu/npu/weight_cache.h"
 
 namespace ork::emu {
@@ -13,19 +14,27 @@ namespace {
 std::atomic<uint64_t> next_serial{1};  // process-wide: a freed BO's serial never comes back
 }  // namespace
 
+DeviceMemory::DeviceMemory(WeightCache* weights, const Int8Engine* engine) : weights_(weights), engine_(engine) {}
+
 DeviceMemory::~DeviceMemory() {
-  for (const auto& [iova, r] : ranges_) weight_cache().forget(r.serial);
+  for (const auto& [iova, r] : ranges_) forget(r);
+}
+
+const Int8Engine& DeviceMemory::int8_engine() const { return engine_ ? *engine_ : builtin_int8_engine(); }
+
+void DeviceMemory::forget(const Range& r) const {
+  if (weights_) weights_->forget(r.serial);
 }
 
 void DeviceMemory::map(uint64_t iova, uint8_t* data, size_t size, bool tracked) {
-  if (auto it = ranges_.find(iova); it != ranges_.end()) weight_cache().forget(it->second.serial);
+  if (auto it = ranges_.find(iova); it != ranges_.end()) forget(it->second);
   ranges_[iova] = Range{data, size, next_serial.fetch_add(1), tracked, 0};
 }
 
 void DeviceMemory::unmap(uint64_t iova) {
   auto it = ranges_.find(iova);
   if (it == ranges_.end()) return;
-  weight_cache().forget(it->second.serial);
+  forget(it->second);
   ranges_.erase(it);
 }
 

@@ -10,9 +10,16 @@
 
 namespace ork::emu {
 
+class Int8Engine;   // core.h
+class WeightCache;  // weight_cache.h
+
 class DeviceMemory {
  public:
-  DeviceMemory() = default;
+  // `weights`: the device's cache of weights prepared from this memory (nullptr: none, every
+  // task prepares its own); `engine`: the device's integer multiply (nullptr: the built-in
+  // one). Both belong to the device that owns this memory (the fake kernel), never to the
+  // process, so two devices share no hidden state; both must outlive this object.
+  explicit DeviceMemory(WeightCache* weights = nullptr, const Int8Engine* engine = nullptr);
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
   ~DeviceMemory();
@@ -40,6 +47,9 @@ class DeviceMemory {
   };
   std::optional<Origin> origin(uint64_t iova, size_t n) const;
 
+  WeightCache* weight_cache() const { return weights_; }
+  const Int8Engine& int8_engine() const;
+
  private:
   struct Range {
     uint8_t* data;
@@ -49,7 +59,10 @@ class DeviceMemory {
     mutable uint64_t generation;  // bumped by every write, also through a const view
   };
   const Range* find(uint64_t iova, size_t n, uint64_t* offset) const;
+  void forget(const Range& r) const;
   std::map<uint64_t, Range> ranges_;  // keyed by start IOVA
+  WeightCache* weights_;
+  const Int8Engine* engine_;
 };
 
 }  // namespace ork::emu

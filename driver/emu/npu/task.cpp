@@ -40,21 +40,22 @@ TaskOutcome done() { return {CoreStatus::ok, kIntDpuGroup0 | kIntDpuGroup1, {}};
 // written by the host at any time without the emulator knowing.
 std::shared_ptr<const PreparedInt8> prepared_weights(const DeviceMemory& mem, const TaskConfig& cfg,
                                                      const uint8_t* weights, const Int8Engine& engine) {
-  const auto origin = mem.origin(cfg.b_iova, cfg.b_bytes);
+  WeightCache* cache = mem.weight_cache();  // the device's (memory.h); none: prepare every time
+  const auto origin = cache ? mem.origin(cfg.b_iova, cfg.b_bytes) : std::nullopt;
   WeightKey key;
   if (origin) {
     key = {origin->serial, origin->generation, origin->offset, cfg.kt, cfg.cols, cfg.type, &engine};
-    if (auto hit = weight_cache().find(key)) return hit;
+    if (auto hit = cache->find(key)) return hit;
   }
   Scratch& s = scratch();
   gather_weights_int(cfg, weights, s.bt);
   auto prepared = engine.prepare(s.bt.data(), cfg.kt, cfg.cols);
-  if (origin) weight_cache().insert(key, prepared);
+  if (origin) cache->insert(key, prepared);
   return prepared;
 }
 
 TaskOutcome compute_integer(const DeviceMemory& mem, const TaskConfig& cfg, const uint8_t* weights) {
-  const Int8Engine& engine = int8_engine();
+  const Int8Engine& engine = mem.int8_engine();
   const auto prepared = prepared_weights(mem, cfg, weights, engine);
   Scratch& s = scratch();
   const int8_t* a = feature_int8(cfg, s.tile, s.a_int4);

@@ -12,7 +12,7 @@ size_t WeightCache::default_capacity_bytes() {
   return phys ? static_cast<size_t>(phys / 4) : size_t{256} << 20;
 }
 
-WeightCache::WeightCache() : lru_(default_capacity_bytes()) {}
+WeightCache::WeightCache(size_t capacity_bytes) : lru_(capacity_bytes) {}
 
 std::shared_ptr<const PreparedInt8> WeightCache::find(const WeightKey& key) {
   std::lock_guard lock(mutex_);
@@ -52,12 +52,6 @@ Result<bool> weight_cache_from_env() { return env_choice("ORK_EMU_WEIGHT_CACHE",
 
 Result<uint64_t> weight_cache_bytes_from_env() {
   return env_bytes("ORK_EMU_WEIGHT_CACHE_BYTES", WeightCache::default_capacity_bytes());
-}
-
-WeightCache& weight_cache() {
-  // Never destroyed: DeviceMemory destructors at exit may still call forget().
-  static auto* cache = new WeightCache;
-  return *cache;
 }
 
 }  // namespace ork::emu

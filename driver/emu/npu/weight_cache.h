@@ -46,7 +46,7 @@ class WeightCache {
   // weights stay (a 1.5B int8 model prepares ~1.4 GB), and the emulator's host never
   // swaps. 256 MiB when physical memory is unknown. ORK_EMU_WEIGHT_CACHE_BYTES overrides.
   static size_t default_capacity_bytes();
-  WeightCache();
+  explicit WeightCache(size_t capacity_bytes = default_capacity_bytes());
 
   std::shared_ptr<const PreparedInt8> find(const WeightKey& key);
   void insert(const WeightKey& key, std::shared_ptr<const PreparedInt8> prepared);
@@ -65,7 +65,8 @@ class WeightCache {
   uint64_t hits_ = 0, misses_ = 0;
 };
 
-WeightCache& weight_cache();  // process-wide: every fake kernel's DeviceMemory shares it
+// Each emulated device owns one (the fake kernel's KernelState): its DeviceMemory forgets a
+// BO's entries when the BO goes, and lib/api reads its statistics per device.
 
 // ORK_EMU_WEIGHT_CACHE: unset, "" or "on" -> true; "off" -> false (every task gathers and
 // prepares its weights again: the emulator's speed without the cache, same results).
