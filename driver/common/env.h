@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "driver/common/result.h"
 
@@ -61,6 +62,25 @@ inline Result<uint64_t> env_bytes(const char* name, uint64_t unset) {
 inline uint64_t physical_memory_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+// ORK_DEBUG: a comma-separated list of subsystems (ioctl, submit, io, ...) or "all". The one
+// reader of the variable, for the driver's log (driver/os/debug.h) and lib/io's; read once
+// per process, so a log decision never changes mid-run.
+inline bool debug_names(std::string_view subsystem) {
+  static const std::string spec = [] {
+    const char* value = std::getenv("ORK_DEBUG");
+    return std::string(value ? value : "");
+  }();
+  std::string_view rest = spec;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    if (item == subsystem || item == "all") return true;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return false;
 }
 
 }  // namespace ork

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/int4.h"
 #include "lib/api/error.h"
 
 namespace ork::api {
@@ -16,18 +17,12 @@ size_t bytes_of(int64_t elements, int bits) {
   return static_cast<size_t>((elements * bits + 7) / 8);
 }
 
-uint8_t nibble(const uint8_t* p, int64_t i) { return (i % 2 == 0) ? (p[i / 2] & 0x0f) : (p[i / 2] >> 4); }
-
-void set_nibble(uint8_t* p, int64_t i, uint8_t v) {
-  uint8_t& b = p[i / 2];
-  b = (i % 2 == 0) ? static_cast<uint8_t>((b & 0xf0) | v) : static_cast<uint8_t>((b & 0x0f) | (v << 4));
-}
 
 // Copies rows between a strided and a dense matrix of nibbles (int4).
 void copy_nibble_rows(const uint8_t* src, int64_t src_stride, uint8_t* dst, int64_t dst_stride, int64_t rows,
                       int64_t cols) {
   for (int64_t m = 0; m < rows; ++m)
-    for (int64_t k = 0; k < cols; ++k) set_nibble(dst, m * dst_stride + k, nibble(src, m * src_stride + k));
+    for (int64_t k = 0; k < cols; ++k) int4::put(dst, m * dst_stride + k, int4::code_at(src, m * src_stride + k));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/int4.h"
 #include "lib/api/error.h"
 #include "lib/api/stats.h"
 #include "lib/api/weights.h"
@@ -37,19 +38,14 @@ struct Index {
   int64_t operator()(int64_t k, int64_t n) const { return n_by_k ? n * ld + k : k * ld + n; }
 };
 
-int8_t nibble_value(const uint8_t* p, int64_t i) {
-  const int v = (i % 2 == 0) ? (p[i / 2] & 0x0f) : (p[i / 2] >> 4);
-  return static_cast<int8_t>(v >= 8 ? v - 16 : v);
-}
+int8_t nibble_value(const uint8_t* p, int64_t i) { return int4::value_at(p, i); }
 
 // The K x N int4 stream (element k*N + n) of a source: what the w4a8 copy is made from.
 std::vector<uint8_t> int4_k_by_n(const ork_weights& w, const uint8_t* src, Index at) {
   std::vector<uint8_t> out(sz(matmul::int4_packed_bytes(w.k * w.n)), 0);
   for (int64_t k = 0; k < w.k; ++k)
     for (int64_t n = 0; n < w.n; ++n) {
-      const int64_t i = k * w.n + n;
-      const auto v = static_cast<uint8_t>(nibble_value(src, at(k, n)) & 0x0f);
-      out[sz(i / 2)] |= static_cast<uint8_t>(i % 2 == 0 ? v : v << 4);
+      int4::put(out.data(), k * w.n + n, int4::code_at(src, at(k, n)));
     }
   return out;
 }
@@ -126,10 +122,7 @@ ork_status dense_values(const ork_weights& w, std::vector<uint8_t>& out) {
     return ok();
   }
   out.assign(sz(matmul::int4_packed_bytes(kn)), 0);  // int4: the widened values, two per byte again
-  for (int64_t i = 0; i < kn; ++i) {
-    const auto v = static_cast<uint8_t>(values[sz(i)] & 0x0f);
-    out[sz(i / 2)] |= static_cast<uint8_t>(i % 2 == 0 ? v : v << 4);
-  }
+  for (int64_t i = 0; i < kn; ++i) int4::put(out.data(), i, values[sz(i)]);
   return ok();
 }
 

@@ -1,18 +1,13 @@
 #include "lib/io/log.h"
 
 #include <cstdio>
-#include <cstdlib>
-#include <string>
+
+#include "driver/common/env.h"
 
 namespace ork::io {
 
-// Looks for `io` or `all` as a whole comma-separated word of ORK_DEBUG.
-bool io_log_enabled() {
-  const char* env = std::getenv("ORK_DEBUG");
-  if (env == nullptr) return false;
-  const std::string list = std::string(",") + env + ",";
-  return list.find(",io,") != std::string::npos || list.find(",all,") != std::string::npos;
-}
+// `io` or `all` in ORK_DEBUG (read once, by driver/common/env.h).
+bool io_log_enabled() { return debug_names("io"); }
 
 void io_log(std::string_view message) {
   if (!io_log_enabled()) return;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 
+#include "driver/common/int4.h"
 #include "driver/common/result.h"
 #include "lib/matmul/plan.h"
 
@@ -59,7 +60,7 @@ Status pack_b_int4(std::span<const uint8_t> b, const Plan& plan, std::span<uint8
 // w4a8: a packed int4 stream of `count` elements widened to one int8 per element.
 Status widen_int4(std::span<const uint8_t> packed, int64_t count, std::span<int8_t> out);
 // Bytes of a packed int4 stream of `count` elements.
-inline int64_t int4_packed_bytes(int64_t count) { return (count + 1) / 2; }
+inline int64_t int4_packed_bytes(int64_t count) { return int4::packed_bytes(count); }
 
 // One slice's NPU output -> row-major M x N, copied (first = true) or added:
 // int16 partials (int4) widened to int32 and added modulo 2^32; fp32 partials (fp16) added

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "driver/common/int4.h"
 #include "lib/matmul/layout.h"
 
 namespace ork::matmul {
@@ -23,18 +24,9 @@ Status check_dtype(const Plan& plan, DType want, const char* fn) {
                                  dtype_name(want));
 }
 
-// Nibble i of a packed stream: low nibble of byte i/2 when i is even (contract section 2).
-int8_t get_nibble(const uint8_t* bytes, int64_t i) {
-  const uint8_t b = bytes[i / 2];
-  const int v = (i % 2 == 0) ? (b & 0x0f) : (b >> 4);
-  return static_cast<int8_t>(v >= 8 ? v - 16 : v);
-}
-
-void put_nibble(uint8_t* bytes, int64_t i, int8_t v) {
-  uint8_t& b = bytes[i / 2];
-  const uint8_t nib = static_cast<uint8_t>(v) & 0x0f;
-  b = (i % 2 == 0) ? static_cast<uint8_t>((b & 0xf0) | nib) : static_cast<uint8_t>((b & 0x0f) | (nib << 4));
-}
+// Nibble i of a packed stream (driver/common/int4.h).
+int8_t get_nibble(const uint8_t* bytes, int64_t i) { return int4::value_at(bytes, i); }
+void put_nibble(uint8_t* bytes, int64_t i, int8_t v) { int4::put(bytes, i, v); }
 
 // K range [k0, k0 + kt) of slice s.
 int64_t slice_kt(const Plan& p, int64_t s) { return std::min(p.slice_k, p.kp - s * p.slice_k); }

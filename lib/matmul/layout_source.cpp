@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "driver/common/int4.h"
 #include "lib/matmul/layout.h"
 
 namespace ork::matmul {
@@ -18,11 +19,9 @@ constexpr int64_t kRun = 32;  // K values per kernel per native block
 
 int64_t elem_bytes(DType d) { return d == DType::fp16 ? 2 : 1; }  // int4: handled as nibbles
 
-uint8_t nibble(const uint8_t* p, int64_t i) { return (i % 2 == 0) ? (p[i / 2] & 0x0f) : (p[i / 2] >> 4); }
-void put_nibble(uint8_t* p, int64_t i, uint8_t v) {
-  uint8_t& b = p[i / 2];
-  b = (i % 2 == 0) ? static_cast<uint8_t>((b & 0xf0) | (v & 0x0f)) : static_cast<uint8_t>((b & 0x0f) | (v << 4));
-}
+// int4 elements in the order of driver/common/int4.h, as raw codes (nothing to sign-extend).
+uint8_t nibble(const uint8_t* p, int64_t i) { return int4::code_at(p, i); }
+void put_nibble(uint8_t* p, int64_t i, uint8_t v) { int4::put(p, i, v); }
 
 // Copies `len` elements from source element index `from` to native element index `to`.
 void copy_run(DType d, const uint8_t* src, int64_t from, uint8_t* dst, int64_t to, int64_t len) {

@@ -32,10 +32,9 @@ inline constexpr int64_t kMaxRowsPerTask = 2047;      // DATAIN_HEIGHT is 11 bit
 inline constexpr int64_t kMaxColumnsPerTask = 8192;   // DPU DATA_CUBE_CHANNEL is 13 bits (N-1)
 inline constexpr int64_t kMaxFullK = hw::kMaxFullK;   // full K past 4096 wedges (cbuf_limits.h)
 inline constexpr int64_t kSliceK = 2048;              // K-slice width (hardware.md 10.4)
-// fp16 on the K-reduction schedule (sched=1) is exact for mc <= 8 and wrong from 9 at
-// K = 2048 (docs/hardware.md 10.4); the emulator applies it from kt >= 2048 (docs/emulator.md).
-inline constexpr int64_t kFp16ExactRows = 8;
-inline constexpr int64_t kFp16RowLimitFromK = 2048;
+// fp16 on the K-reduction schedule: exact up to 8 rows, from kt >= 2048 (cbuf_limits.h).
+inline constexpr int64_t kFp16ExactRows = hw::kFp16ExactRows;
+inline constexpr int64_t kFp16RowLimitFromK = hw::kFp16RowLimitFromK;
 // int4 x int4 tasks write int16 partials that saturate (docs/emulator.md "CORE"): with
 // |a*b| <= 64 ((-8)*(-8)), a task of kt <= 511 can never reach 32767; 480 = the largest
 // multiple of 32 below. int4 K-slices (and the int4 full-K ceiling) are 480 wide.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "driver/common/fp16.h"
+#include "driver/common/int4.h"
 
 namespace ork::ref {
 
@@ -150,17 +151,8 @@ Status matmul_int4(std::span<const int8_t> a, std::span<const int8_t> b, std::sp
   return {};
 }
 
-int8_t nibble_at(std::span<const uint8_t> bytes, int64_t i) {
-  const uint8_t byte = bytes[static_cast<size_t>(i / 2)];
-  const int v = (i % 2 == 0) ? (byte & 0x0f) : (byte >> 4);
-  return static_cast<int8_t>(v >= 8 ? v - 16 : v);  // sign-extend the 4-bit value
-}
+int8_t nibble_at(std::span<const uint8_t> bytes, int64_t i) { return int4::value_at(bytes.data(), i); }
 
-void set_nibble(std::span<uint8_t> bytes, int64_t i, int8_t value) {
-  uint8_t& byte = bytes[static_cast<size_t>(i / 2)];
-  const uint8_t nib = static_cast<uint8_t>(value) & 0x0f;
-  byte = (i % 2 == 0) ? static_cast<uint8_t>((byte & 0xf0) | nib)
-                      : static_cast<uint8_t>((byte & 0x0f) | (nib << 4));
-}
+void set_nibble(std::span<uint8_t> bytes, int64_t i, int8_t value) { int4::put(bytes.data(), i, value); }
 
 }  // namespace ork::ref

@@ -45,8 +45,8 @@ Status matmul_fp16_sliced_to_fp16(std::span<const uint16_t> a, std::span<const u
 Status matmul_int4(std::span<const int8_t> a, std::span<const int8_t> b, std::span<int32_t> c,
                    Dims d);
 
-// Nibble streams (contract section 2): element i is the low nibble of byte i/2 when i is
-// even, the high nibble when odd; two's complement -8..7.
+// Nibble streams in the order of driver/common/int4.h (element i low nibble of byte i/2
+// first; two's complement -8..7), over spans.
 int8_t nibble_at(std::span<const uint8_t> bytes, int64_t i);
 void set_nibble(std::span<uint8_t> bytes, int64_t i, int8_t value);
 

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "driver/common/fp16.h"
+#include "driver/common/int4.h"
 #include "tools/common/cli.h"
 #include "tools/common/limits.h"
 #include "tools/common/npy.h"
@@ -97,7 +98,7 @@ Result<NpyMatrix> read_fp16(const std::string& path) {
   return out;
 }
 
-// int4 values (-8..7, in int8) packed two per byte, element i low nibble first when even.
+// int4 values (-8..7, in int8) packed two per byte (driver/common/int4.h).
 Result<std::vector<uint8_t>> pack_int4(const std::string& path, const NpyMatrix& m) {
   std::vector<uint8_t> out((m.bytes.size() + 1) / 2, 0);
   for (size_t i = 0; i < m.bytes.size(); ++i) {
@@ -105,7 +106,7 @@ Result<std::vector<uint8_t>> pack_int4(const std::string& path, const NpyMatrix&
     if (v < -8 || v > 7)
       return make_error(-EINVAL, fmt::format("{}: [{}][{}] = {}: int4 values must be in -8..7", path,
                                              static_cast<int64_t>(i) / m.cols, static_cast<int64_t>(i) % m.cols, v));
-    out[i / 2] |= static_cast<uint8_t>((static_cast<uint8_t>(v) & 0x0f) << (i % 2 ? 4 : 0));
+    int4::put(out.data(), static_cast<int64_t>(i), v);
   }
   return out;
 }

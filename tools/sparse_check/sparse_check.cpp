@@ -23,6 +23,7 @@
 #include "tools/sparse_check/verify_fp16.h"
 #include "tools/sparse_check/verify_quant.h"
 #include "driver/common/fp16.h"
+#include "driver/common/int4.h"
 
 namespace ork::tools {
 namespace {
@@ -56,8 +57,7 @@ struct Data {
 
 std::vector<uint8_t> pack_nibbles(const std::vector<int8_t>& v) {
   std::vector<uint8_t> out((v.size() + 1) / 2, 0);
-  for (size_t i = 0; i < v.size(); ++i)
-    out[i / 2] |= static_cast<uint8_t>((static_cast<uint8_t>(v[i]) & 0x0f) << (i % 2 ? 4 : 0));
+  for (size_t i = 0; i < v.size(); ++i) int4::put(out.data(), static_cast<int64_t>(i), v[i]);
   return out;
 }
 

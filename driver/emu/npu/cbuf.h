@@ -5,14 +5,16 @@
 #include <cstdint>
 #include <span>
 
+#include "driver/common/cbuf_limits.h"
 #include "driver/emu/npu/task_config.h"
 
 namespace ork::emu {
 
 // The limits themselves (banks, 64-row groups, R, wide K) are driver/common/cbuf_limits.h:
 // the planner plans with the same description.
-inline constexpr uint32_t kFp16ExactRows = 8;  // fp16 sched=1: exact for mc <= 8 (hardware.md 10.4)
-inline constexpr uint32_t kFp16BadFromK = 2048;      // ... and wrong from 9 at K >= 2048
+// fp16 sched=1: exact for mc <= 8, wrong from 9 at K >= 2048 (cbuf_limits.h).
+inline constexpr uint32_t kFp16ExactRows = static_cast<uint32_t>(hw::kFp16ExactRows);
+inline constexpr uint32_t kFp16BadFromK = static_cast<uint32_t>(hw::kFp16RowLimitFromK);
 
 // R = pow2_floor(2 * 49152 / kt): rows the resident-row schedule holds (cbuf_limits.h).
 uint32_t resident_rows(uint32_t kt);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "driver/common/int4.h"
 #include "driver/emu/npu/memory.h"
 #include "driver/emu/npu/task_config.h"
 
@@ -30,12 +31,8 @@ void gather_weight_block_f16(const TaskConfig& cfg, const uint8_t* weights, size
 const int8_t* feature_int8(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int8_t>& widened);
 void unpack_feature_f16(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<float>& a);
 
-// Nibble i of a byte stream: low nibble of byte i/2 when i is even, high when odd;
-// two's complement -8..7 (contract section 2; order unproven: tests-hw/test_int4_nibble_order).
-inline int8_t nibble_at(const uint8_t* bytes, size_t i) {
-  const uint8_t b = bytes[i / 2];
-  const int v = (i % 2 == 0) ? (b & 0x0f) : (b >> 4);
-  return static_cast<int8_t>(v >= 8 ? v - 16 : v);
-}
+// Nibble i of a byte stream, in the order of driver/common/int4.h (order unproven on
+// silicon: tests-hw/test_int4_nibble_order).
+inline int8_t nibble_at(const uint8_t* bytes, size_t i) { return int4::value_at(bytes, static_cast<int64_t>(i)); }
 
 }  // namespace ork::emu
