@@ -66,7 +66,7 @@ inline constexpr int64_t kMaxFullK = 4096;
 constexpr bool wide_k_wedges(int64_t mc, int64_t kt) { return kt > kMaxFullK && mc >= resident_rows(kt); }
 
 // fp16 on the K-reduction schedule (sched=1) is exact for tiles of at most 8 rows and wrong
-// from 9 rows at K = 2048 (seed 004 follow-up): the planner keeps such tiles at 8 rows from
+// from 9 rows at K = 2048 (docs/hardware.md section 10): the planner keeps such tiles at 8 rows from
 // kt >= 2048, the emulator reproduces the wrong rows there (docs/emulator.md).
 inline constexpr int64_t kFp16ExactRows = 8;
 inline constexpr int64_t kFp16RowLimitFromK = 2048;
