@@ -4,6 +4,7 @@
 
 #include "driver/kmd/kmd.h"
 #include "driver_fixture.h"
+#include "driver/emu/kernel/zero_work.h"
 
 namespace ork::testing {
 namespace {
@@ -38,13 +39,7 @@ SubmitDesc job_on(const Bo& regcmd, const Bo& out, int core, uint32_t tasks, uin
 emu::FakeKernelConfig slow_kernel(double ns) {
   emu::FakeKernelConfig cfg;
   cfg.timing = emu::TimingMode::timed;
-  cfg.executor = [ns](const emu::DeviceMemory&, int, uint64_t, uint32_t, uint32_t max_tasks) {
-    emu::ChainResult r;
-    r.tasks_done = max_tasks;
-    r.int_status = 0x300;
-    r.modelled_ns = ns;
-    return r;
-  };
+  cfg.executor = emu::zero_work_executor(0x300, ns);
   return cfg;
 }
 

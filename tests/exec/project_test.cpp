@@ -9,6 +9,7 @@
 #include "lib/exec/pack_file.h"
 #include "lib/exec/plan.h"
 #include "lib/exec/project.h"
+#include "driver/emu/kernel/zero_work.h"
 
 namespace ork::exec {
 namespace {
@@ -141,11 +142,7 @@ TEST(Project, BadOptionsAreNamed) {
 
 TEST(Project, HostTimeOnTheZeroWorkEmulator) {
   emu::FakeKernelConfig cfg;
-  cfg.executor = [](const emu::DeviceMemory&, int, uint64_t, uint32_t, uint32_t max_tasks) {
-    emu::ChainResult r;
-    r.tasks_done = max_tasks;
-    return r;
-  };
+  cfg.executor = emu::zero_work_executor();
   auto dev = api::open_emulator(driver::KmdKind::rknpu, cfg);
   ASSERT_TRUE(dev);
   const ModelDesc d = desc("tiny", 1);

@@ -10,17 +10,14 @@
 #include "lib/exec/executor.h"
 #include "lib/exec/synthetic.h"
 #include "tests/exec/exec_util.h"
+#include "driver/emu/kernel/zero_work.h"
 
 namespace ork::exec {
 namespace {
 
 std::unique_ptr<ork_device> zero_work() {
   emu::FakeKernelConfig cfg;
-  cfg.executor = [](const emu::DeviceMemory&, int, uint64_t, uint32_t, uint32_t max_tasks) {
-    emu::ChainResult r;
-    r.tasks_done = max_tasks;
-    return r;
-  };
+  cfg.executor = emu::zero_work_executor();
   auto d = api::open_emulator(driver::KmdKind::rknpu, cfg);
   EXPECT_TRUE(d);
   return d ? std::move(*d) : nullptr;

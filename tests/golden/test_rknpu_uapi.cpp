@@ -16,6 +16,7 @@
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/kmd/kmd.h"
 #include "uapi/rknpu_ioctl.h"
+#include "driver/emu/kernel/zero_work.h"
 
 namespace {
 
@@ -109,12 +110,7 @@ class RecordingOs final : public ork::driver::Os {
 
 TEST(RknpuUapi, TheTasksLiborkSubmitsHaveThePublishedLayout) {
   ork::emu::FakeKernelConfig cfg;  // the PC stands in: this test is about the bytes
-  cfg.executor = [](const ork::emu::DeviceMemory&, int, uint64_t, uint32_t, uint32_t max_tasks) {
-    ork::emu::ChainResult r;
-    r.tasks_done = max_tasks;
-    r.int_status = 0x300;
-    return r;
-  };
+  cfg.executor = ork::emu::zero_work_executor(0x300);
   ork::emu::FakeKernel kernel(cfg);
   RecordingOs os(kernel);
   auto kmd = ork::driver::open_rknpu(os, "/dev/dri/card1");

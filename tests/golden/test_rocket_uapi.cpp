@@ -15,6 +15,7 @@
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/kmd/kmd.h"
 #include "uapi/rocket_accel.h"
+#include "driver/emu/kernel/zero_work.h"
 
 namespace {
 
@@ -140,12 +141,7 @@ class RecordingOs final : public ork::driver::Os {
 TEST(RocketUapi, TheSubmitLiborkSendsHasTheMainlineJobLayout) {
   // The PC stands in: every task completes (this test is about the bytes of the submit).
   ork::emu::FakeKernelConfig cfg;
-  cfg.executor = [](const ork::emu::DeviceMemory&, int, uint64_t, uint32_t, uint32_t max_tasks) {
-    ork::emu::ChainResult r;
-    r.tasks_done = max_tasks;
-    r.int_status = 0x300;
-    return r;
-  };
+  cfg.executor = ork::emu::zero_work_executor(0x300);
   ork::emu::FakeKernel kernel(cfg);
   RecordingOs os(kernel);
   auto kmd = ork::driver::open_rocket(os, "/dev/accel/accel0");

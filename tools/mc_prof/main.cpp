@@ -19,6 +19,7 @@
 #include "tools/mc_prof/calibrate.h"
 #include "tools/mc_prof/measure.h"
 #include "tools/mc_prof/report.h"
+#include "driver/emu/kernel/zero_work.h"
 
 namespace {
 
@@ -43,11 +44,7 @@ struct Args {
 std::unique_ptr<ork_device> open_zero_time(const std::string& name) {
   auto d = std::make_unique<ork_device>();
   ork::emu::FakeKernelConfig cfg;
-  cfg.executor = [](const ork::emu::DeviceMemory&, int, uint64_t, uint32_t, uint32_t max_tasks) {
-    ork::emu::ChainResult r;
-    r.tasks_done = max_tasks;
-    return r;
-  };
+  cfg.executor = ork::emu::zero_work_executor();
   d->backend = "emu";
   d->fake = std::make_unique<ork::emu::FakeKernel>(cfg);
   const auto kind = name == "emu-rocket" ? ork::driver::KmdKind::rocket : ork::driver::KmdKind::rknpu;

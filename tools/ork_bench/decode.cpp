@@ -28,6 +28,7 @@
 #include "tools/common/limits.h"
 #include "tools/common/ork_handles.h"
 #include "tools/common/stats_json.h"
+#include "driver/emu/kernel/zero_work.h"
 
 namespace ork::bench {
 namespace {
@@ -81,11 +82,7 @@ struct DeviceRun {
 tools::DevicePtr open_device(const std::string& name, std::string& error) {
   if (name == "emu-zero-time") {
     emu::FakeKernelConfig cfg;
-    cfg.executor = [](const emu::DeviceMemory&, int, uint64_t, uint32_t, uint32_t max_tasks) {
-      emu::ChainResult r;
-      r.tasks_done = max_tasks;
-      return r;
-    };
+    cfg.executor = emu::zero_work_executor();
     auto d = api::open_emulator(driver::KmdKind::rknpu, cfg);
     if (!d) {
       error = d.error().message;
