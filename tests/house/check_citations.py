@@ -3,12 +3,15 @@
 public (a repository, file and commit; a kernel header; a paper; a URL). Fails, listing
 file:line, on
 
-- a path that leaves the repository (`../` beyond the root, `shared/docs`, `shared/seeds`);
-- a source document by number ("seed 004", "Seed004", a file named `NNN_<16 hex digits>.txt`); the
-  lowercase name `seed004` stays allowed because it is the name of `mc_prof --seed004` (the
-  published M-tile experiment, docs/hardware.md section 10) and its outputs;
-- a work item by number ("issue 7", "Issue3Shapes", "task #2"), or a numbered habit of a
-  style guide kept outside ("habit 5"): the public header speaks of ORK_API_VERSION;
+- a path that leaves the repository (`../` beyond the root, or the notes directory kept
+  beside it);
+- a source document by its number (the word "seed" and a three-digit number, in any case,
+  or a file named `NNN_<16 hex digits>.txt`); the lowercase one-word flag name of
+  `mc_prof`'s published M-tile experiment stays allowed (docs/hardware.md section 10), and
+  its outputs;
+- a work item by number (the words issue, task with a '#', work item, followed by a number,
+  or an identifier made of "Issue" and digits), or a numbered habit of a style guide kept
+  outside: the public header speaks of ORK_API_VERSION;
 - a document the file names that is not in the repository: every `name.md` / `dir/name.md`
   token and every relative link target `[x](path)` of a Markdown file must resolve, relative to the
   file, to the repository root or to docs/. Paths in another repository are written
@@ -34,7 +37,7 @@ RULES = [
         r"(?i:\bissue ?#?\d+|\bissues #?\d+,? (?:and|or) #?\d+|\btask ?#\d+|\bwork item ?#?\d+)|Issue\d+")),
     ("a numbered habit of an outside style guide", re.compile(r"(?i)\bhabits? \d+")),
 ]
-# `seed004` in lowercase, as one word, is the name of the flag; "seed 004" in words is not.
+# The flag's name in lowercase, as one word, is allowed; the same number in words is not.
 ALLOWED = re.compile(r"(?<![A-Za-z])seed004(?![\w-])")
 # owner/repo#N: a public issue, cited as such.
 PUBLIC_ISSUE = re.compile(r"[\w.-]+/[\w.-]+#\d+")
