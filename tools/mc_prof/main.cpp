@@ -15,7 +15,7 @@
 #include "driver/emu/kernel/fake_kernel.h"
 #include "lib/api/device.h"
 #include "tools/common/cli.h"
-#include "tools/common/limits.h"
+#include "tools/common/input_limits.h"
 #include "tools/mc_prof/calibrate.h"
 #include "tools/mc_prof/measure.h"
 #include "tools/mc_prof/report.h"

@@ -24,7 +24,7 @@
 #include "lib/ref/oracle.h"
 #include "lib/ref/random.h"
 #include "tools/common/cli.h"
-#include "tools/common/limits.h"
+#include "tools/common/input_limits.h"
 #include "tools/common/ork_handles.h"
 #include "tools/common/spread.h"
 

@@ -22,7 +22,7 @@
 #include "lib/ref/fast.h"
 #include "lib/ref/oracle.h"
 #include "tools/common/cli.h"
-#include "tools/common/limits.h"
+#include "tools/common/input_limits.h"
 #include "tools/common/spread.h"
 #include "tools/ork_bench/baselines.h"
 #include "tools/ork_bench/async.h"

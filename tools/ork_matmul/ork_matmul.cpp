@@ -21,7 +21,7 @@
 #include "driver/common/fp16.h"
 #include "driver/common/int4.h"
 #include "tools/common/cli.h"
-#include "tools/common/limits.h"
+#include "tools/common/input_limits.h"
 #include "tools/common/npy.h"
 #include "tools/common/ork_handles.h"
 

@@ -12,7 +12,7 @@
 #include "lib/exec/pack_safetensors.h"
 #include "lib/exec/synthetic.h"
 #include "tools/common/cli.h"
-#include "tools/common/limits.h"
+#include "tools/common/input_limits.h"
 #include "tools/common/progress.h"
 
 namespace {

@@ -10,7 +10,7 @@
 
 #include "driver/regcmd/regcmd.h"
 #include "tools/common/cli.h"
-#include "tools/common/limits.h"
+#include "tools/common/input_limits.h"
 
 namespace {
 

@@ -17,13 +17,13 @@
 #include "lib/exec/plan.h"
 #include "lib/exec/reference.h"
 #include "tools/common/cli.h"
-#include "tools/common/limits.h"
+#include "tools/common/input_limits.h"
 #include "tools/common/ork_handles.h"
 #include "tools/common/progress.h"
 #include "tools/common/spread.h"
 #include "tools/ork_run/bench.h"
 #include "tools/ork_run/project.h"
-#include "tools/ork_stream/size_arg.h"
+#include "tools/common/size_arg.h"
 
 namespace {
 

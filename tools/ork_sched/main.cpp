@@ -14,7 +14,7 @@
 #include "lib/sched/parse.h"
 #include "lib/sched/schedule.h"
 #include "tools/common/cli.h"
-#include "tools/common/limits.h"
+#include "tools/common/input_limits.h"
 #include "tools/ork_sched/render.h"
 
 namespace {

@@ -9,8 +9,8 @@
 
 #include "lib/io/synthetic.h"
 #include "tools/common/cli.h"
-#include "tools/common/limits.h"
-#include "tools/ork_stream/size_arg.h"
+#include "tools/common/input_limits.h"
+#include "tools/common/size_arg.h"
 
 namespace {
 

@@ -18,8 +18,8 @@
 #include "lib/io/stats_json.h"
 #include "lib/io/synthetic.h"
 #include "tools/common/cli.h"
-#include "tools/common/limits.h"
-#include "tools/ork_stream/size_arg.h"
+#include "tools/common/input_limits.h"
+#include "tools/common/size_arg.h"
 #include "tools/ork_stream/stream_bench.h"
 
 namespace ork::io::tools {

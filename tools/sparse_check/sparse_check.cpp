@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/common/cli.h"
-#include "tools/common/limits.h"
+#include "tools/common/input_limits.h"
 #include "tools/common/ork_handles.h"
 #include "tools/common/progress.h"
 #include "tools/sparse_check/cells.h"

@@ -1,4 +1,4 @@
-#include "tools/common/limits.h"
+#include "tools/common/input_limits.h"
 
 #include <sys/stat.h>
 #include <sys/statvfs.h>

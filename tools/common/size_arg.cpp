@@ -1,4 +1,4 @@
-#include "tools/ork_stream/size_arg.h"
+#include "tools/common/size_arg.h"
 
 #include <cctype>
 
