@@ -22,10 +22,7 @@ void UniqueFd::reset() {
 
 Result<UniqueFd> open_node(Os& os, const std::string& node) {
   int fd = os.open(node.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
-    return make_error(-err, fmt::format("cannot open {}: {}", node, errno_text(-err)));
-  }
+  if (fd < 0) return make_error(fd, fmt::format("cannot open {}: {}", node, errno_text(fd)));
   return UniqueFd(os, fd);
 }
 
@@ -119,12 +116,6 @@ Status validate_submit(const SubmitDesc& desc, int cores) {
   return Status::success();
 }
 
-std::string errno_text(int negative_errno) {
-  int err = -negative_errno;
-  const char* name = strerrorname_np(err);
-  return fmt::format("{}: {}", name ? name : fmt::format("errno {}", err), std::strerror(err));
-}
-
 const char* kmd_kind_name(KmdKind kind) { return kind == KmdKind::rknpu ? "rknpu" : "rocket"; }
 
 const char* async_mode_name(AsyncMode mode) {
@@ -198,14 +189,14 @@ Result<std::unique_ptr<Bo>> map_import(Os& os, int drm_fd, Kmd& kmd, uint32_t ha
   }
   const size_t size = (bytes + 4095) & ~size_t{4095};
   // dma_buf_mmap refuses a mapping past the dma-buf's size with EINVAL (dma-buf.c).
-  void* cpu = os.mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, *own, 0);
-  if (cpu == MAP_FAILED) {
-    const int err = errno;
+  int err = 0;
+  void* cpu = os.mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, *own, 0, &err);
+  if (!cpu) {
     os.close(*own);
     gem_close(os, drm_fd, handle);
-    if (err == EINVAL)
+    if (err == -EINVAL)
       return make_error(-EINVAL, fmt::format("the dma-buf is smaller than the {} bytes asked for", bytes));
-    return make_error(-err, fmt::format("mapping {} bytes of the dma-buf failed: {}", size, errno_text(-err)));
+    return make_error(err, fmt::format("mapping {} bytes of the dma-buf failed: {}", size, errno_text(err)));
   }
   auto bo = std::make_unique<Bo>(kmd, handle, 0, size, static_cast<uint8_t*>(cpu), 0);
   bo->set_dmabuf(*own, true);
@@ -244,8 +235,9 @@ Status dmabuf_sync(Os& os, const Bo& bo, bool start, bool write) {
 }
 
 void close_dmabuf(Os& os, const Bo& bo) noexcept {
-  if (bo.dmabuf_fd() >= 0 && os.close(bo.dmabuf_fd()) != 0)
-    debug_log("kmd", "closing the dma-buf fd of handle {} failed: errno {}", bo.handle(), errno);
+  if (bo.dmabuf_fd() < 0) return;
+  if (int rc = os.close(bo.dmabuf_fd()))
+    debug_log("kmd", "closing the dma-buf fd of handle {} failed: {}", bo.handle(), errno_text(rc));
 }
 
 }  // namespace ork::driver

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "driver/common/errno_text.h"
 #include "driver/common/result.h"
 #include "driver/kmd/kmd.h"
 #include "driver/os/os.h"
@@ -53,7 +54,7 @@ Result<int> core_count(int hardware_cores);
 // are non-empty, regcmd addresses are 32-bit and 16-byte aligned, counts hold the trailer.
 Status validate_submit(const SubmitDesc& desc, int cores);
 
-std::string errno_text(int negative_errno);
+
 
 // dma-buf sharing, the same on both uAPIs (the DRM core's PRIME ioctls; include/uapi/dma_buf.h).
 // GEM_CLOSE of a handle (imports on both; every rocket BO).

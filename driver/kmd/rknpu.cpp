@@ -54,12 +54,11 @@ Result<std::unique_ptr<Bo>> RknpuKmd::bo_create(size_t bytes, BoUsage usage) {
   rknpu_mem_map map{.handle = args.handle, .reserved = 0, .offset = 0};
   rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_RKNPU_MEM_MAP, &map);
   const char* step = "RKNPU_MEM_MAP";  // the message names the step that failed
-  void* cpu = MAP_FAILED;
+  void* cpu = nullptr;
   if (rc == 0) {
     step = "mmap";
     cpu = os_.mmap(nullptr, args.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(),
-                   static_cast<off_t>(map.offset));
-    if (cpu == MAP_FAILED) rc = -errno;
+                   static_cast<off_t>(map.offset), &rc);
   }
   if (rc) {
     destroy_handle(args.handle, args.obj_addr);
@@ -71,8 +70,8 @@ Result<std::unique_ptr<Bo>> RknpuKmd::bo_create(size_t bytes, BoUsage usage) {
 }
 
 void RknpuKmd::bo_release(Bo& bo) noexcept {
-  if (os_.munmap(bo.map(), bo.size()) != 0) {
-    debug_log("kmd", "rknpu: munmap of handle {} failed: errno {}", bo.handle(), errno);
+  if (int rc = os_.munmap(bo.map(), bo.size())) {
+    debug_log("kmd", "rknpu: munmap of handle {} failed: {}", bo.handle(), errno_text(rc));
   }
   close_dmabuf(os_, bo);
   drop_handle(bo.handle());

@@ -223,8 +223,8 @@ Result<SubmitResult> RknpuKmd::wait(PendingJob& pending, int64_t timeout_ms) {
       const bool caller_first = timeout_ms >= 0 && timeout_ms < to_deadline;
       pollfd p{.fd = fence.get(), .events = POLLIN, .revents = 0};
       int r = os_.poll(&p, 1, static_cast<int>(caller_first ? timeout_ms : to_deadline));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return make_error(-errno, fmt::format("poll on an rknpu fence failed: {}", errno_text(-errno)));
+      if (r == -EINTR) continue;
+      if (r < 0) return make_error(r, fmt::format("poll on an rknpu fence failed: {}", errno_text(r)));
       if (r > 0) {
         fence.reset();
         continue;

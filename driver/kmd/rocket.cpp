@@ -101,13 +101,12 @@ Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
     return make_error(-ENOMEM, fmt::format("ROCKET_CREATE_BO gave IOVA 0x{:x}: not below 4 GiB",
                                            args.dma_address));
   }
+  int err = 0;
   void* cpu = os_.mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(),
-                       static_cast<off_t>(args.offset));
-  if (cpu == MAP_FAILED) {
-    int err = errno;
+                       static_cast<off_t>(args.offset), &err);
+  if (!cpu) {
     close_handle(args.handle);
-    return make_error(
-        -err, fmt::format("mmap of a {}-byte rocket BO failed: {}", size, errno_text(-err)));
+    return make_error(err, fmt::format("mmap of a {}-byte rocket BO failed: {}", size, errno_text(err)));
   }
   note_handle(args.handle);
   return std::make_unique<Bo>(*this, args.handle, args.dma_address, size,
@@ -115,8 +114,8 @@ Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
 }
 
 void RocketKmd::bo_release(Bo& bo) noexcept {
-  if (os_.munmap(bo.map(), bo.size()) != 0) {
-    debug_log("kmd", "rocket: munmap of handle {} failed: errno {}", bo.handle(), errno);
+  if (int rc = os_.munmap(bo.map(), bo.size())) {
+    debug_log("kmd", "rocket: munmap of handle {} failed: {}", bo.handle(), errno_text(rc));
   }
   close_dmabuf(os_, bo);
   drop_handle(bo.handle());

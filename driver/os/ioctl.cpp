@@ -64,7 +64,6 @@ int ioctl_retry(Os& os, int fd, unsigned long request, void* arg) {
   auto start = std::chrono::steady_clock::now();
   int retries = 0;
   for (;;) {
-    errno = 0;
     int rc = os.ioctl(fd, request, arg);
     if (rc >= 0) {
       // Success. Some kernels return positive values here (rocket PREP_BO before its fix
@@ -72,16 +71,12 @@ int ioctl_retry(Os& os, int fd, unsigned long request, void* arg) {
       log_result(fd, request, 0, retries, std::chrono::steady_clock::now() - start);
       return 0;
     }
-    int err = errno;  // positive, as libc sets it
-    if ((err == EINTR || err == EAGAIN) && retries < kIoctlMaxRetries) {
+    if ((rc == -EINTR || rc == -EAGAIN) && retries < kIoctlMaxRetries) {
       ++retries;
       continue;
     }
-    // An Os that fails without setting errno is a bug in that Os; report it as EIO rather
-    // than returning 0 ("success") or a meaningless -0.
-    int result = err > 0 ? -err : -EIO;
-    log_result(fd, request, result, retries, std::chrono::steady_clock::now() - start);
-    return result;
+    log_result(fd, request, rc, retries, std::chrono::steady_clock::now() - start);
+    return rc;
   }
 }
 

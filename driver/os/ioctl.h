@@ -7,9 +7,9 @@
 
 namespace ork::driver {
 
-// Calls os.ioctl(fd, request, arg); retries while it fails with EINTR or EAGAIN (errno is
-// positive: the check is errno == EINTR, never errno == -EINTR), at most max_retries times.
-// Returns 0 on success or -errno. Logged under ORK_DEBUG=ioctl with the ioctl's name.
+// Calls os.ioctl(fd, request, arg); retries while it fails with -EINTR or -EAGAIN, at most
+// kIoctlMaxRetries times. Returns 0 on success (a positive return is success too: some
+// kernels return one) or -errno. Logged under ORK_DEBUG=ioctl with the ioctl's name.
 int ioctl_retry(Os& os, int fd, unsigned long request, void* arg);
 
 // How many retries ioctl_retry allows before it gives up and returns -EINTR/-EAGAIN.

@@ -8,6 +8,7 @@
 #include <xf86drm.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <string_view>
 
@@ -55,17 +56,26 @@ std::vector<std::string> dir_list_nodes(const char* pattern) {
   return nodes;
 }
 
+// A libc return value in the seam's convention: itself, or -errno when it is -1.
+int or_errno(int rc) { return rc == -1 ? -errno : rc; }
+
 class RealOs final : public Os {
  public:
-  int open(const char* path, int flags) override { return ::open(path, flags); }
-  int close(int fd) override { return ::close(fd); }
+  // libc's -1 and errno become the seam's -errno here, read at once (os.h "Convention").
+  int open(const char* path, int flags) override { return or_errno(::open(path, flags)); }
+  int close(int fd) override { return or_errno(::close(fd)); }
   // The only ::ioctl in libork; callers go through ioctl_retry (driver/os/ioctl.h).
-  int ioctl(int fd, unsigned long request, void* arg) override { return ::ioctl(fd, request, arg); }
-  int poll(struct pollfd* fds, nfds_t nfds, int timeout_ms) override { return ::poll(fds, nfds, timeout_ms); }
-  void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) override {
-    return ::mmap(addr, length, prot, flags, fd, offset);
+  int ioctl(int fd, unsigned long request, void* arg) override { return or_errno(::ioctl(fd, request, arg)); }
+  int poll(struct pollfd* fds, nfds_t nfds, int timeout_ms) override {
+    return or_errno(::poll(fds, nfds, timeout_ms));
   }
-  int munmap(void* addr, size_t length) override { return ::munmap(addr, length); }
+  void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset, int* error) override {
+    void* p = ::mmap(addr, length, prot, flags, fd, offset);
+    if (p != MAP_FAILED) return p;
+    *error = -errno;
+    return nullptr;
+  }
+  int munmap(void* addr, size_t length) override { return or_errno(::munmap(addr, length)); }
 
   std::vector<std::string> list_nodes(const char* glob_pattern) override {
     std::vector<std::string> nodes = std::strncmp(glob_pattern, "/dev/dri/", 9) == 0 ? drm_list_nodes(glob_pattern)

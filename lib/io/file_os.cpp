@@ -119,11 +119,4 @@ FileOs& real_file_os() {
   return os;
 }
 
-std::string errno_name(int negative_errno) {
-  const int e = negative_errno < 0 ? -negative_errno : negative_errno;
-  const char* name = strerrorname_np(e);
-  return fmt::format("{} ({})", name != nullptr ? name : fmt::format("errno {}", e).c_str(),
-                     std::strerror(e));
-}
-
 }  // namespace ork::io

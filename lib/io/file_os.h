@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <string>
 
+#include "driver/common/errno_text.h"
+
 struct io_uring;  // liburing's ring; only the real FileOs and the io_uring engine see inside
 struct iovec;
 
@@ -54,8 +56,5 @@ class FileOs {
 
 // The process's real file system (stateless singleton).
 FileOs& real_file_os();
-
-// "EPERM (Operation not permitted)" for -EPERM: how lib/io names an errno in messages.
-std::string errno_name(int negative_errno);
 
 }  // namespace ork::io

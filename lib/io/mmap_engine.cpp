@@ -57,7 +57,7 @@ Result<std::unique_ptr<ReadEngine>> make_mmap_engine(const StreamFile& file) {
   int error = 0;
   void* map = file.os().mmap_file(file.fd(), file.size_bytes(), &error);
   if (map == nullptr) {
-    return make_error(error, fmt::format("mmap {}: {}", file.path(), errno_name(error)));
+    return make_error(error, fmt::format("mmap {}: {}", file.path(), errno_text(error)));
   }
   // Layers are consumed in order: ask for aggressive readahead.
   ::madvise(map, file.size_bytes(), MADV_SEQUENTIAL);

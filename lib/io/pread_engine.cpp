@@ -59,7 +59,7 @@ Status PreadEngine::read_chunk(const ReadPlan& plan, const Chunk& c, std::byte* 
       return make_error(static_cast<int>(n),
                         fmt::format("pread {} at offset {} ({} bytes): {}", file_.path(),
                                     c.file_offset + got, c.length - got,
-                                    errno_name(static_cast<int>(n))));
+                                    errno_text(static_cast<int>(n))));
     }
     if (n == 0) return eof_error(file_, c.file_offset + got, plan.need_end);
     got += static_cast<uint64_t>(n);

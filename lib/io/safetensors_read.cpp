@@ -22,7 +22,7 @@ Status pread_all(FileOs& os, int fd, char* dst, uint64_t length, uint64_t offset
     const ssize_t n = os.pread(fd, dst + got, length - got, static_cast<off_t>(offset + got));
     if (n == -EINTR) continue;
     if (n < 0) return make_error(static_cast<int>(n), fmt::format("read {}: {}", path,
-                                                                  errno_name(static_cast<int>(n))));
+                                                                  errno_text(static_cast<int>(n))));
     if (n == 0) return make_error(-EIO, fmt::format("{}: file shrank while reading", path));
     got += static_cast<uint64_t>(n);
   }
@@ -39,11 +39,11 @@ struct FdCloser {
 
 Result<SafetensorsFile> read_safetensors(const std::string& path, FileOs& os) {
   const int fd = os.open(path.c_str(), O_RDONLY);
-  if (fd < 0) return make_error(fd, fmt::format("open {}: {}", path, errno_name(fd)));
+  if (fd < 0) return make_error(fd, fmt::format("open {}: {}", path, errno_text(fd)));
   FdCloser closer{os, fd};
   uint64_t size = 0;
   const int rc = os.file_size(fd, &size);
-  if (rc < 0) return make_error(rc, fmt::format("fstat {}: {}", path, errno_name(rc)));
+  if (rc < 0) return make_error(rc, fmt::format("fstat {}: {}", path, errno_text(rc)));
   if (size < 8) {
     return make_error(-EINVAL, fmt::format("{}: file is {} bytes, too short for the 8-byte "
                                            "header length", path, size));

@@ -67,25 +67,25 @@ Result<StreamFile> StreamFile::open(FileOs& os, const std::string& path, bool wa
         f.align_ = align;
       } else {
         fallbacks->push_back(fmt::format(
-            "O_DIRECT refused by the first read ({}{}) -> buffered reads", errno_name(probe),
+            "O_DIRECT refused by the first read ({}{}) -> buffered reads", errno_text(probe),
             align == 0 ? ", statx reports no direct I/O" : ""));
         os.close(fd);
         f.fd_ = -1;
       }
     } else if (fd == -EINVAL || fd == -EOPNOTSUPP) {
       fallbacks->push_back(
-          fmt::format("O_DIRECT refused at open ({}) -> buffered reads", errno_name(fd)));
+          fmt::format("O_DIRECT refused at open ({}) -> buffered reads", errno_text(fd)));
     } else {
-      return make_error(fd, fmt::format("open {}: {}", path, errno_name(fd)));
+      return make_error(fd, fmt::format("open {}: {}", path, errno_text(fd)));
     }
   }
   if (f.fd_ < 0) {
     const int fd = os.open(path.c_str(), O_RDONLY);
-    if (fd < 0) return make_error(fd, fmt::format("open {}: {}", path, errno_name(fd)));
+    if (fd < 0) return make_error(fd, fmt::format("open {}: {}", path, errno_text(fd)));
     f.fd_ = fd;
   }
   const int rc = os.file_size(f.fd_, &f.size_);
-  if (rc < 0) return make_error(rc, fmt::format("fstat {}: {}", path, errno_name(rc)));
+  if (rc < 0) return make_error(rc, fmt::format("fstat {}: {}", path, errno_text(rc)));
   return f;
 }
 

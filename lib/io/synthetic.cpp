@@ -64,7 +64,7 @@ Status write_all(int fd, const char* p, size_t n, const std::string& path) {
   while (n > 0) {
     const ssize_t w = ::write(fd, p, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return make_error(-errno, fmt::format("write {}: {}", path, errno_name(-errno)));
+    if (w < 0) return make_error(-errno, fmt::format("write {}: {}", path, errno_text(-errno)));
     p += w;
     n -= static_cast<size_t>(w);
   }
@@ -155,7 +155,7 @@ Result<uint64_t> write_synthetic_safetensors(const std::string& path, const Synt
   uint64_t data_bytes = 0;
   const std::string header = header_json(s, &data_bytes);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error(-errno, fmt::format("create {}: {}", path, errno_name(-errno)));
+  if (fd < 0) return make_error(-errno, fmt::format("create {}: {}", path, errno_text(-errno)));
   unsigned char prefix[8];
   for (int i = 0; i < 8; ++i) prefix[i] = static_cast<unsigned char>(header.size() >> (8 * i));
   Status st = write_all(fd, reinterpret_cast<const char*>(prefix), 8, path);

@@ -66,7 +66,7 @@ Status UringEngine::setup(std::span<const std::span<std::byte>> slots,
                           bool* registered) {
   // Twice the depth: room for one cancel per read in flight on close.
   const int rc = file_.os().uring_queue_init(depth_ * 2, &ring_, 0);
-  if (rc < 0) return make_error(rc, fmt::format("io_uring setup refused: {}", errno_name(rc)));
+  if (rc < 0) return make_error(rc, fmt::format("io_uring setup refused: {}", errno_text(rc)));
   ring_up_ = true;
   io_uring_probe* probe = io_uring_get_probe_ring(&ring_);
   const bool can_read = probe != nullptr && io_uring_opcode_supported(probe, IORING_OP_READ);
@@ -101,7 +101,7 @@ void UringEngine::register_slots(std::span<const std::span<std::byte>> slots,
   }
   first_buf_.clear();
   fallbacks->push_back(fmt::format("io_uring buffer registration refused ({}) -> plain reads",
-                                   errno_name(rc)));
+                                   errno_text(rc)));
 }
 
 io_uring_sqe* UringEngine::next_sqe() {
@@ -147,7 +147,7 @@ Status UringEngine::handle_completion(size_t index, int res, const ReadPlan& pla
   if (res < 0) {
     return make_error(res, fmt::format("io_uring read {} at offset {} ({} bytes): {}",
                                        file_.path(), p.chunk.file_offset + p.got,
-                                       p.chunk.length - p.got, errno_name(res)));
+                                       p.chunk.length - p.got, errno_text(res)));
   }
   if (res == 0 && p.got < p.chunk.need) {
     return eof_error(file_, p.chunk.file_offset + p.got, plan.need_end);
@@ -206,7 +206,7 @@ Status UringEngine::read(const ReadPlan& plan, size_t slot_index, std::span<std:
     const int rc = wait_one(&cqe);
     if (rc == -ETIME) continue;
     if (rc < 0) {
-      failure = make_error(rc, fmt::format("io_uring wait: {}", errno_name(rc)));
+      failure = make_error(rc, fmt::format("io_uring wait: {}", errno_text(rc)));
       break;
     }
     do {
@@ -266,7 +266,7 @@ void UringEngine::cancel_and_drain() {
 Status probe_uring(FileOs& os) {
   io_uring ring{};
   const int rc = os.uring_queue_init(4, &ring, 0);
-  if (rc < 0) return make_error(rc, fmt::format("io_uring setup refused: {}", errno_name(rc)));
+  if (rc < 0) return make_error(rc, fmt::format("io_uring setup refused: {}", errno_text(rc)));
   io_uring_probe* probe = io_uring_get_probe_ring(&ring);
   const bool can_read = probe != nullptr && io_uring_opcode_supported(probe, IORING_OP_READ);
   if (probe != nullptr) io_uring_free_probe(probe);

@@ -66,10 +66,11 @@ inline RawRknpuBo raw_rknpu_bo(driver::Os& os, int fd, uint64_t size, uint32_t f
   EXPECT_EQ(driver::ioctl_retry(os, fd, DRM_IOCTL_RKNPU_MEM_CREATE, &bo.create), 0);
   rknpu_mem_map map{.handle = bo.create.handle};
   EXPECT_EQ(driver::ioctl_retry(os, fd, DRM_IOCTL_RKNPU_MEM_MAP, &map), 0);
+  int err = 0;
   void* p = os.mmap(nullptr, bo.create.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                    static_cast<off_t>(map.offset));
-  EXPECT_NE(p, MAP_FAILED);
-  bo.map = p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
+                    static_cast<off_t>(map.offset), &err);
+  EXPECT_NE(p, nullptr) << "mmap: " << err;
+  bo.map = static_cast<uint8_t*>(p);
   return bo;
 }
 

@@ -59,7 +59,7 @@ TEST(Discover, NodeOverride) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, -ENOENT);
   EXPECT_EQ(missing.error().message,
-            "cannot open /dev/dri/card0: ENOENT: No such file or directory");
+            "cannot open /dev/dri/card0: ENOENT (No such file or directory)");
 }
 
 TEST(Discover, NothingFoundNamesWhatWasSeen) {

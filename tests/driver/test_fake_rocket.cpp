@@ -52,21 +52,24 @@ TEST_F(FakeRocket, CreateBoPerFileDomainsBottomUp) {
   int fd2 = kernel.open("/dev/accel/accel0", O_RDWR);
   drm_rocket_create_bo c = create(4096, fd2);  // its own IOMMU domain (rocket_gem.c)
   EXPECT_EQ(c.dma_address, 0x1000u);
+  int err = 0;
   void* p = kernel.mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd2,
-                        static_cast<off_t>(b.offset));
-  EXPECT_EQ(p, MAP_FAILED);  // b belongs to the other file
-  EXPECT_EQ(errno, EACCES);
+                        static_cast<off_t>(b.offset), &err);
+  EXPECT_EQ(p, nullptr);  // b belongs to the other file
+  EXPECT_EQ(err, -EACCES);
   kernel.close(fd2);
 }
 
 TEST_F(FakeRocket, MmapGemCloseAndLiveCount) {
   drm_rocket_create_bo bo = create(4096);
+  int err = 0;
   void* p = kernel.mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                        static_cast<off_t>(bo.offset));
-  ASSERT_NE(p, MAP_FAILED);
+                        static_cast<off_t>(bo.offset), &err);
+  ASSERT_NE(p, nullptr);
   EXPECT_EQ(static_cast<uint8_t*>(p)[4095], 0);
-  EXPECT_EQ(kernel.mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset)),
-            MAP_FAILED);
+  EXPECT_EQ(kernel.mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset), &err),
+            nullptr);
+  EXPECT_EQ(err, -EINVAL);  // past the BO's size
   drm_gem_close c{.handle = bo.handle};
   EXPECT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_GEM_CLOSE, &c), 0);
   EXPECT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_GEM_CLOSE, &c), -EINVAL);

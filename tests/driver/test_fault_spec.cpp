@@ -81,33 +81,35 @@ TEST(FaultSpec, RulesFireOnTheChosenEventsOnly) {
   k.faults().rules = *parse_fault_spec("ioctl:eio@2x2,mmap:enomem");
   int fd = k.open("/dev/accel/accel0", O_RDWR);
   ASSERT_GE(fd, 0);
+  int rc = 0;  // what the last create's ioctl returned (the Os convention: 0 or -errno)
   auto create = [&] {
     drm_rocket_create_bo bo{.size = 4096};
-    return k.ioctl(fd, DRM_IOCTL_ROCKET_CREATE_BO, &bo) == 0 ? bo : drm_rocket_create_bo{};
+    rc = k.ioctl(fd, DRM_IOCTL_ROCKET_CREATE_BO, &bo);
+    return rc == 0 ? bo : drm_rocket_create_bo{};
   };
   EXPECT_NE(create().handle, 0u);  // 1st: let through
   EXPECT_EQ(create().handle, 0u);  // 2nd and 3rd fail
-  EXPECT_EQ(errno, EIO);
+  EXPECT_EQ(rc, -EIO);
   EXPECT_EQ(create().handle, 0u);
   const drm_rocket_create_bo bo = create();  // spent
   EXPECT_NE(bo.handle, 0u);
   EXPECT_EQ(k.faults().rules[0].count, 0);
   // mmap has its own rule: the first mmap fails, the second maps.
-  EXPECT_EQ(k.mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset)), MAP_FAILED);
-  EXPECT_EQ(errno, ENOMEM);
-  void* p = k.mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset));
-  ASSERT_NE(p, MAP_FAILED);
+  int err = 0;
+  EXPECT_EQ(k.mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset), &err), nullptr);
+  EXPECT_EQ(err, -ENOMEM);
+  void* p = k.mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset), &err);
+  ASSERT_NE(p, nullptr);
   EXPECT_EQ(k.munmap(p, 4096), 0);
   k.faults().rules = *parse_fault_spec("device:gone");
   EXPECT_EQ(create().handle, 0u);
-  EXPECT_EQ(errno, ENODEV);
+  EXPECT_EQ(rc, -ENODEV);
   EXPECT_TRUE(k.faults().gone);
   EXPECT_EQ(create().handle, 0u);
-  EXPECT_EQ(errno, ENODEV);
-  EXPECT_EQ(k.mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset)), MAP_FAILED);
-  EXPECT_EQ(errno, ENODEV);
-  EXPECT_EQ(k.open("/dev/accel/accel0", O_RDWR), -1);
-  EXPECT_EQ(errno, ENOENT);
+  EXPECT_EQ(rc, -ENODEV);
+  EXPECT_EQ(k.mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(bo.offset), &err), nullptr);
+  EXPECT_EQ(err, -ENODEV);
+  EXPECT_EQ(k.open("/dev/accel/accel0", O_RDWR), -ENOENT);
   EXPECT_EQ(k.close(fd), 0);  // close still works
 }
 

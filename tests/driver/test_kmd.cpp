@@ -194,7 +194,7 @@ TEST_P(Backend, RefusedBoCreateIsAClearEnomem) {
   ASSERT_FALSE(bo.ok());
   EXPECT_EQ(bo.error().code, -ENOMEM);
   std::string ioctl = GetParam() == KmdKind::rknpu ? "RKNPU_MEM_CREATE" : "ROCKET_CREATE_BO";
-  EXPECT_EQ(bo.error().message, ioctl + " of 4096 bytes failed: ENOMEM: Cannot allocate memory");
+  EXPECT_EQ(bo.error().message, ioctl + " of 4096 bytes failed: ENOMEM (Cannot allocate memory)");
 }
 
 TEST_P(Backend, OrkCoresLowersTheCoreCount) {

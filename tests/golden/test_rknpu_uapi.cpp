@@ -82,9 +82,9 @@ class RecordingOs final : public ork::driver::Os {
     if (rc == 0 && request == ioc_rw(0x03, 16)) handle_of_offset_[at<uint64_t>(b, 8)] = at<uint32_t>(b, 0);
     return rc;
   }
-  void* mmap(void* a, size_t l, int p, int f, int fd, off_t o) override {
-    void* m = inner_.mmap(a, l, p, f, fd, o);
-    if (m != MAP_FAILED && handle_of_offset_.count(static_cast<uint64_t>(o)))
+  void* mmap(void* a, size_t l, int p, int f, int fd, off_t o, int* error) override {
+    void* m = inner_.mmap(a, l, p, f, fd, o, error);
+    if (m && handle_of_offset_.count(static_cast<uint64_t>(o)))
       map_of_obj_[obj_of_handle_[handle_of_offset_[static_cast<uint64_t>(o)]]] = static_cast<uint8_t*>(m);
     return m;
   }

@@ -109,7 +109,7 @@ class RecordingOs final : public ork::driver::Os {
   }
   int open(const char* p, int f) override { return inner_.open(p, f); }
   int close(int fd) override { return inner_.close(fd); }
-  void* mmap(void* a, size_t l, int p, int f, int fd, off_t o) override { return inner_.mmap(a, l, p, f, fd, o); }
+  void* mmap(void* a, size_t l, int p, int f, int fd, off_t o, int* e) override { return inner_.mmap(a, l, p, f, fd, o, e); }
   int munmap(void* a, size_t l) override { return inner_.munmap(a, l); }
   int poll(struct pollfd* f, nfds_t n, int t) override { return inner_.poll(f, n, t); }
   std::vector<std::string> list_nodes(const char* g) override { return inner_.list_nodes(g); }

@@ -131,7 +131,7 @@ TEST_F(Fallbacks, RegistrationRefusedGivesPlainReads) {
     EXPECT_EQ(s.engine, EngineKind::kUring);
     EXPECT_FALSE(s.registered_buffers);
     EXPECT_EQ(s.fallbacks,
-              expected({"io_uring buffer registration refused (" + errno_name(error) + ") -> plain reads"}, true, false));
+              expected({"io_uring buffer registration refused (" + errno_text(error) + ") -> plain reads"}, true, false));
   }
 }
 

@@ -53,7 +53,7 @@ TEST_F(IoFaults, EioAndEnospcNameTheFileAndOffsetAndLeakNoSlot) {
   for (SourceKind source : kSources) {
     if (source == SourceKind::kUring && !test::uring_works()) continue;
     for (int err : {-EIO, -ENOSPC}) {
-      SCOPED_TRACE(std::string(source_name(source)) + " " + errno_name(err));
+      SCOPED_TRACE(std::string(source_name(source)) + " " + errno_text(err));
       FaultyFileOs os;
       auto l = open(source, os);
       ASSERT_TRUE(l);
@@ -65,7 +65,7 @@ TEST_F(IoFaults, EioAndEnospcNameTheFileAndOffsetAndLeakNoSlot) {
         EXPECT_EQ(r.error().code, err);
         EXPECT_NE(r.error().message.find(model_.path), std::string::npos) << r.error().message;
         EXPECT_NE(r.error().message.find("at offset "), std::string::npos) << r.error().message;
-        EXPECT_NE(r.error().message.find(errno_name(err)), std::string::npos) << r.error().message;
+        EXPECT_NE(r.error().message.find(errno_text(err)), std::string::npos) << r.error().message;
       }
       os.pread_error = 0;
       os.cqe_error = 0;

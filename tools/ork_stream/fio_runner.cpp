@@ -44,7 +44,7 @@ Result<std::optional<FioResult>> run_fio(const std::string& path, uint64_t bs_by
   {
     FileOs& os = real_file_os();
     const int fd = os.open(path.c_str(), 0);
-    if (fd < 0) return make_error(fd, fmt::format("open {}: {}", path, errno_name(fd)));
+    if (fd < 0) return make_error(fd, fmt::format("open {}: {}", path, errno_text(fd)));
     os.file_size(fd, &size);
     os.close(fd);
   }

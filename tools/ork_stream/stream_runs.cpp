@@ -53,10 +53,10 @@ uint64_t layer_checksum(std::span<const std::byte> bytes) {
 Status drop_file_cache(const std::string& path) {
   FileOs& os = real_file_os();
   const int fd = os.open(path.c_str(), O_RDONLY);
-  if (fd < 0) return make_error(fd, fmt::format("open {}: {}", path, errno_name(fd)));
+  if (fd < 0) return make_error(fd, fmt::format("open {}: {}", path, errno_text(fd)));
   const int rc = os.fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   os.close(fd);
-  if (rc < 0) return make_error(rc, fmt::format("fadvise(DONTNEED) {}: {}", path, errno_name(rc)));
+  if (rc < 0) return make_error(rc, fmt::format("fadvise(DONTNEED) {}: {}", path, errno_text(rc)));
   return {};
 }
 

@@ -68,10 +68,11 @@ const IoctlDesc* find_ioctl(NodeKind kind, unsigned nr) {
   return nullptr;
 }
 
-int fail(int err) {
-  errno = err;
-  return -1;
-}
+// A refusal in the Os convention (driver/os/os.h): the negative errno.
+constexpr int fail(int err) { return -err; }
+
+// A raw syscall's result in the Os convention: itself, or -errno when it failed.
+int sys_result(long rc) { return rc == -1 ? -errno : static_cast<int>(rc); }
 
 // The rule point of an ioctl: the call both uAPIs make for the same purpose.
 FaultPoint point_of(NodeKind kind, unsigned nr) {
@@ -150,7 +151,7 @@ int FakeKernel::open(const char* path, int flags) {
   // A real descriptor number, so that the fd never collides with the process's own. A raw
   // syscall: under the shim ::open is the interposer.
   int fd = static_cast<int>(::syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC));
-  if (fd < 0) return -1;
+  if (fd < 0) return -errno;
   std::lock_guard lock(state_->mutex);
   const FakeKernelConfig& c = state_->config;
   File file;
@@ -180,7 +181,7 @@ int FakeKernel::close(int fd) {
     uint64_t ino = 0, size = 0;
     int err = 0;
     if (!fake_dmabuf(fd, &ino, &size, &err)) return fail(EBADF);
-    return static_cast<int>(::syscall(SYS_close, fd));  // a dma-buf fd: only the fd goes
+    return sys_result(::syscall(SYS_close, fd));  // a dma-buf fd: only the fd goes
   }
   // Like the DRM core's postclose: the file's handles go; BOs still mapped stay alive.
   state_->stats.handles_open_at_close += it->second.handles.size();
@@ -198,7 +199,7 @@ int FakeKernel::ioctl(int fd, unsigned long request, void* arg) {
     int err = 0;
     if (!fake_dmabuf(fd, &ino, &size, &err)) return fail(EBADF);
     const int ret = dmabuf_ioctl(*state_, request, arg);
-    return ret < 0 ? fail(-ret) : 0;
+    return ret < 0 ? ret : 0;
   }
   if (int err = injected_fault(state_->faults, it->second.kind, _IOC_NR(request))) return fail(err);
   if (_IOC_TYPE(request) != DRM_IOCTL_BASE) return fail(ENOTTY);
@@ -220,24 +221,24 @@ int FakeKernel::ioctl(int fd, unsigned long request, void* arg) {
   // Timed mode: completion really takes the modelled time, slept without the lock.
   if (ctx.sleep_until > std::chrono::steady_clock::now())
     std::this_thread::sleep_until(ctx.sleep_until);
-  return ret < 0 ? fail(-ret) : 0;
+  return ret < 0 ? ret : 0;
 }
 
-void* FakeKernel::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+void* FakeKernel::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset, int* error) {
   (void)prot;
   std::lock_guard lock(state_->mutex);
   auto it = state_->files.find(fd);
-  if (it == state_->files.end()) return map_dmabuf(length, prot, flags, fd, offset);
-  if (state_->faults.gone) return (errno = ENODEV, MAP_FAILED);
-  if (int err = fire_call_rules(state_->faults, FaultPoint::mmap)) return (errno = err, MAP_FAILED);
+  if (it == state_->files.end()) return map_dmabuf(length, prot, flags, fd, offset, error);
+  auto refuse = [error](int err) -> void* { return *error = -err, nullptr; };
+  if (state_->faults.gone) return refuse(ENODEV);
+  if (int err = fire_call_rules(state_->faults, FaultPoint::mmap)) return refuse(err);
   (void)addr;  // a hint only; MAP_FIXED is refused below
-  if (length == 0 || (flags & MAP_FIXED) || !(flags & MAP_SHARED))
-    return (errno = EINVAL, MAP_FAILED);
+  if (length == 0 || (flags & MAP_FIXED) || !(flags & MAP_SHARED)) return refuse(EINVAL);
   BoObject* bo = state_->find_by_offset(static_cast<uint64_t>(offset));
-  if (!bo || length > bo->bytes) return (errno = EINVAL, MAP_FAILED);
+  if (!bo || length > bo->bytes) return refuse(EINVAL);
   // drm_vma_node_is_allowed(): only a file holding a handle may map the object.
   std::shared_ptr<BoObject> owned = state_->lookup_any(it->second, bo);
-  if (!owned) return (errno = EACCES, MAP_FAILED);
+  if (!owned) return refuse(EACCES);
   // Every mapping of a BO is its host pages: the same address each time (an emulator
   // simplification; a kernel would hand out distinct virtual addresses).
   Mapping& mapping = state_->mappings[bo->host];
@@ -318,16 +319,16 @@ bool FakeKernel::owns_mapping(const void* addr) const {
 
 // mmap of an emulated dma-buf fd (the dma-buf's own mmap): shared, inside its size (with the
 // lock held by the caller).
-void* FakeKernel::map_dmabuf(size_t length, int prot, int flags, int fd, off_t offset) {
+void* FakeKernel::map_dmabuf(size_t length, int prot, int flags, int fd, off_t offset, int* error) {
   uint64_t ino = 0, size = 0;
   int err = 0;
-  if (!fake_dmabuf(fd, &ino, &size, &err)) return (errno = EBADF, MAP_FAILED);
+  if (!fake_dmabuf(fd, &ino, &size, &err)) return *error = -EBADF, nullptr;
   // dma_buf_mmap_internal(): a mapping past the end is -EINVAL.
   if (length == 0 || offset < 0 || (flags & MAP_FIXED) || !(flags & MAP_SHARED) ||
       static_cast<uint64_t>(offset) + length > ((size + kPageBytes - 1) & ~(kPageBytes - 1)))
-    return (errno = EINVAL, MAP_FAILED);
+    return *error = -EINVAL, nullptr;
   const long addr = ::syscall(SYS_mmap, nullptr, length, prot, MAP_SHARED, fd, offset);
-  if (addr == -1) return MAP_FAILED;
+  if (addr == -1) return *error = -errno, nullptr;
   state_->dmabuf_mappings[reinterpret_cast<const uint8_t*>(addr)] = length;
   return reinterpret_cast<void*>(addr);
 }

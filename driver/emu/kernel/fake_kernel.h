@@ -135,7 +135,7 @@ class FakeKernel final : public driver::Os {
   int open(const char* path, int flags) override;
   int close(int fd) override;
   int ioctl(int fd, unsigned long request, void* arg) override;
-  void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) override;
+  void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset, int* error) override;
   int munmap(void* addr, size_t length) override;
   // Waits on rknpu fence fds: ready once their job's modelled time has passed. A fence that
   // never signals (its job wedged, or queued behind a wedged one) times out: really slept in
@@ -162,7 +162,7 @@ class FakeKernel final : public driver::Os {
   WeightCache::Stats weight_cache_stats() const;  // this kernel's prepared weights
 
  private:
-  void* map_dmabuf(size_t length, int prot, int flags, int fd, off_t offset);
+  void* map_dmabuf(size_t length, int prot, int flags, int fd, off_t offset, int* error);
   std::unique_ptr<KernelState> state_;
 };
 

@@ -61,6 +61,22 @@ const std::string& fault_spec_error() {
   return error;
 }
 
+// The fake kernel answers in the Os convention (>= 0, or -errno: driver/os/os.h); the
+// program calling through the shim expects libc's (-1 and errno).
+int as_libc(int rc) {
+  if (rc >= 0) return rc;
+  errno = -rc;
+  return -1;
+}
+
+void* mmap_as_libc(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  int err = 0;
+  void* p = shared_fake_kernel().mmap(addr, length, prot, flags, fd, offset, &err);
+  if (p) return p;
+  errno = -err;
+  return MAP_FAILED;
+}
+
 int open_emulated(const char* path, int flags) {
   if (const std::string& bad = fault_spec_error(); !bad.empty()) {
     std::fprintf(stderr, "libork_emu_shim: %s\n", bad.c_str());
@@ -69,7 +85,7 @@ int open_emulated(const char* path, int flags) {
   }
   int fd = shared_fake_kernel().open(path, flags);
   ork::driver::debug_log("shim", "open {} -> {}", path, fd);
-  return fd;
+  return as_libc(fd);
 }
 
 // A path of the emulated machine's /dev or /sys that is not a node: the file inside the tree
@@ -144,7 +160,7 @@ int __open64_2(const char* path, int flags) {
 }
 
 int close(int fd) {
-  if (shared_fake_kernel().owns_fd(fd)) return shared_fake_kernel().close(fd);
+  if (shared_fake_kernel().owns_fd(fd)) return as_libc(shared_fake_kernel().close(fd));
   static auto real = next_symbol<int (*)(int)>("close");
   return real(fd);
 }
@@ -154,14 +170,14 @@ int ioctl(int fd, unsigned long request, ...) {
   va_start(args, request);
   void* arg = va_arg(args, void*);
   va_end(args);
-  if (shared_fake_kernel().owns_fd(fd)) return shared_fake_kernel().ioctl(fd, request, arg);
+  if (shared_fake_kernel().owns_fd(fd)) return as_libc(shared_fake_kernel().ioctl(fd, request, arg));
   static auto real = next_symbol<int (*)(int, unsigned long, ...)>("ioctl");
   return real(fd, request, arg);
 }
 
 void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
   if (fd >= 0 && shared_fake_kernel().owns_fd(fd)) {
-    return shared_fake_kernel().mmap(addr, length, prot, flags, fd, offset);
+    return mmap_as_libc(addr, length, prot, flags, fd, offset);
   }
   static auto real = next_symbol<void* (*)(void*, size_t, int, int, int, off_t)>("mmap");
   return real(addr, length, prot, flags, fd, offset);
@@ -169,7 +185,7 @@ void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset)
 
 void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
   if (fd >= 0 && shared_fake_kernel().owns_fd(fd)) {
-    return shared_fake_kernel().mmap(addr, length, prot, flags, fd, offset);
+    return mmap_as_libc(addr, length, prot, flags, fd, offset);
   }
   static auto real = next_symbol<void* (*)(void*, size_t, int, int, int, off_t)>("mmap64");
   return real(addr, length, prot, flags, fd, offset);
@@ -178,13 +194,13 @@ void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off_t offse
 // The rknpu NONBLOCK job's sync_file fence is a fake fd: poll sets of only such fds go to
 // the fake kernel (a set mixing them with real fds is not something libork makes).
 int poll(struct pollfd* fds, nfds_t nfds, int timeout) {
-  if (nfds > 0 && fds && shared_fake_kernel().owns_fd(fds[0].fd)) return shared_fake_kernel().poll(fds, nfds, timeout);
+  if (nfds > 0 && fds && shared_fake_kernel().owns_fd(fds[0].fd)) return as_libc(shared_fake_kernel().poll(fds, nfds, timeout));
   static auto real = next_symbol<int (*)(struct pollfd*, nfds_t, int)>("poll");
   return real(fds, nfds, timeout);
 }
 
 int munmap(void* addr, size_t length) {
-  if (shared_fake_kernel().owns_mapping(addr)) return shared_fake_kernel().munmap(addr, length);
+  if (shared_fake_kernel().owns_mapping(addr)) return as_libc(shared_fake_kernel().munmap(addr, length));
   static auto real = next_symbol<int (*)(void*, size_t)>("munmap");
   return real(addr, length);
 }
