@@ -153,7 +153,15 @@ Status PackWriter::finish() {
   return {};
 }
 
-Result<PackedModel> parse_packed(std::span<const uint8_t> head, uint64_t file_bytes) {
+namespace {
+
+// Where the header says the description is.
+struct JsonSpan {
+  uint64_t offset = 0, bytes = 0;
+};
+
+// The fixed header: magic, version, checksum, offsets in order. Fills m's offsets.
+Result<JsonSpan> parse_header(std::span<const uint8_t> head, uint64_t file_bytes, PackedModel& m) {
   if (head.size() < kPackHeaderBytes)
     return make_error(-EINVAL, fmt::format("model file truncated: {} bytes, smaller than the {}-byte header",
                                            file_bytes, kPackHeaderBytes));
@@ -164,30 +172,32 @@ Result<PackedModel> parse_packed(std::span<const uint8_t> head, uint64_t file_by
     return make_error(-EINVAL, fmt::format("packed model version {}: this build reads version {}", version, kPackVersion));
   if (get<uint64_t>(p, kHeaderFields) != fingerprint({p, kHeaderFields}))
     return make_error(-EINVAL, "packed model header is corrupted (checksum mismatch)");
-  const auto json_off = get<uint64_t>(p, 16), json_bytes = get<uint64_t>(p, 24);
-  PackedModel m;
+  const JsonSpan js{get<uint64_t>(p, 16), get<uint64_t>(p, 24)};
   m.data_offset = get<uint64_t>(p, 32);
   m.file_bytes = get<uint64_t>(p, 40);
-  // data_offset >= json_off first: the difference is unsigned (a data offset of 0 once let a
-  // description of 2^64 - 4096 bytes through, read far past the buffer: fuzz/crashes/pack_file).
-  if (get<uint32_t>(p, 12) != kPackHeaderBytes || json_off != kPackHeaderBytes || m.data_offset < json_off ||
-      json_bytes > m.data_offset - json_off || m.data_offset % kPackAlign != 0 || m.data_offset > m.file_bytes)
+  // data_offset >= json offset first: the difference is unsigned (a data offset of 0 once let
+  // a description of 2^64 - 4096 bytes through, read far past the buffer: fuzz/crashes/pack_file).
+  if (get<uint32_t>(p, 12) != kPackHeaderBytes || js.offset != kPackHeaderBytes || m.data_offset < js.offset ||
+      js.bytes > m.data_offset - js.offset || m.data_offset % kPackAlign != 0 || m.data_offset > m.file_bytes)
     return make_error(-EINVAL, "packed model header is corrupted (offsets out of order)");
   if (file_bytes < m.file_bytes)
     return make_error(-EINVAL, fmt::format("model file truncated: {} bytes, the header says {}", file_bytes, m.file_bytes));
-  if (head.size() < json_off + json_bytes)
+  if (head.size() < js.offset + js.bytes)
     return make_error(-EINVAL, fmt::format("model file truncated inside its description ({} bytes)", head.size()));
-  const uint8_t* js = p + json_off;
-  if (get<uint64_t>(p, 48) != fingerprint({js, json_bytes}))
+  return js;
+}
+
+// The description (checksummed JSON): the model and the tensor table, into m.
+Status parse_description(std::span<const uint8_t> head, JsonSpan span, PackedModel& m) {
+  const uint8_t* js = head.data() + span.offset;
+  if (get<uint64_t>(head.data(), 48) != fingerprint({js, span.bytes}))
     return make_error(-EINVAL, "packed model description is corrupted (checksum mismatch)");
-  nlohmann::json j = nlohmann::json::parse(js, js + json_bytes, nullptr, false);
+  nlohmann::json j = nlohmann::json::parse(js, js + span.bytes, nullptr, false);
   if (j.is_discarded() || !j.contains("model") || !j.contains("tensors"))
     return make_error(-EINVAL, "packed model description is not valid JSON");
   auto desc = parse_desc(j["model"].dump());
   if (!desc) return desc.error();
   m.desc = std::move(*desc);
-  const size_t per = m.desc.matmuls.size();
-  const size_t count = static_cast<size_t>(m.desc.layers) * per;
   try {
     for (const auto& e : j["tensors"]) {
       PackedTensor t{e.at(0).get<int>(), e.at(1).get<int>(), e.at(2).get<uint64_t>(), e.at(3).get<uint64_t>(),
@@ -197,6 +207,18 @@ Result<PackedModel> parse_packed(std::span<const uint8_t> head, uint64_t file_by
   } catch (const nlohmann::json::exception& e) {
     return make_error(-EINVAL, fmt::format("packed model tensor table: {}", e.what()));
   }
+  return Status::success();
+}
+
+// Every matmul of every layer has its tensor, in order, of the size its shape packs to,
+// aligned inside the file.
+Status check_tensors(const PackedModel& m) {
+  const size_t per = m.desc.matmuls.size();
+  const size_t count = static_cast<size_t>(m.desc.layers) * per;
+  // Ranges checked without a sum that can wrap (offset + bytes past 2^64 once passed).
+  auto inside = [&](uint64_t off, uint64_t bytes) {
+    return off % kPackAlign == 0 && off >= m.data_offset && off <= m.file_bytes && bytes <= m.file_bytes - off;
+  };
   for (size_t i = 0; i < count; ++i) {
     const int layer = static_cast<int>(i / per), mi = static_cast<int>(i % per);
     const MatmulDesc& md = m.desc.matmuls[i % per];
@@ -208,16 +230,23 @@ Result<PackedModel> parse_packed(std::span<const uint8_t> head, uint64_t file_by
     if (t.bytes != *want)
       return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: {} bytes, {} x {} {} packs to {}", md.name, layer,
                                              t.bytes, md.k, md.n, dtype_key(m.desc.dtype), *want));
-    // Ranges checked without a sum that can wrap (offset + bytes past 2^64 once passed).
-    auto inside = [&](uint64_t off, uint64_t bytes) {
-      return off % kPackAlign == 0 && off >= m.data_offset && off <= m.file_bytes && bytes <= m.file_bytes - off;
-    };
     if (!inside(t.offset, t.bytes) || (t.scale_bytes != 0 && !inside(t.scale_offset, t.scale_bytes)))
       return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: offset {} is not 4 KiB aligned inside the file",
                                              md.name, layer, t.offset));
   }
   if (m.tensors.size() != count)
     return make_error(-EINVAL, fmt::format("packed model lists {} tensors, the description has {}", m.tensors.size(), count));
+  return Status::success();
+}
+
+}  // namespace
+
+Result<PackedModel> parse_packed(std::span<const uint8_t> head, uint64_t file_bytes) {
+  PackedModel m;
+  auto json = parse_header(head, file_bytes, m);
+  if (!json) return json.error();
+  if (Status st = parse_description(head, *json, m); !st) return st.error();
+  if (Status st = check_tensors(m); !st) return st.error();
   return m;
 }
 

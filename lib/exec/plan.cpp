@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -191,7 +192,10 @@ void assign_slots(ExecPlan& p) {
   for (uint64_t b : p.slot_bytes) p.slot_total += b;
 }
 
-Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& o) {
+namespace {
+
+// The options and the budget against the model: the largest layer must fit.
+Status check_plan_inputs(const PackedModel& model, const PlanOptions& o) {
   if (o.m < 1 || o.m > 4096) return make_error(-EINVAL, fmt::format("m = {}: must be 1..4096", o.m));
   if (o.tokens < 1 || o.tokens > 100000) return make_error(-EINVAL, fmt::format("tokens = {}: must be 1..100000", o.tokens));
   uint64_t largest = 0;
@@ -205,6 +209,52 @@ Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& o) {
   if (o.budget_bytes < largest)
     return make_error(-EINVAL, fmt::format("budget {} bytes is smaller than the largest layer (layer {}, {} bytes)",
                                            o.budget_bytes, largest_layer, largest));
+  return Status::success();
+}
+
+// The stream in its input order (load, then compute, layer by layer): the sequential order,
+// and the fallback that always fits (one layer's tensors at a time at most).
+ExecPlan input_order_plan(ExecPlan p, const sched::Graph& graph) {
+  p.order.resize(p.stream.ops.size());
+  for (size_t i = 0; i < p.order.size(); ++i) p.order[i] = static_cast<int>(i);
+  p.policy = "input";
+  assign_slots(p);
+  p.predicted_ns = sched::simulate_order(p.stream, graph, p.order).makespan;
+  return p;
+}
+
+// The list scheduler's best order under the budget among `policies`, if one fits. Its memory
+// model counts live bytes; slots add fragmentation (a free slot of another size is not
+// reused), so the cap is lowered until the slots fit the budget.
+std::optional<ExecPlan> best_list_plan(const ExecPlan& p, const sched::Graph& graph,
+                                       const std::vector<sched::Policy>& policies, uint64_t budget_bytes) {
+  std::optional<ExecPlan> best;
+  for (sched::Policy pol : policies) {
+    const sched::Priority prio = sched::make_priority(p.stream, graph, pol);
+    for (int pct = 100; pct >= 10; pct -= 10) {
+      sched::ListParams lp;
+      lp.cap_bytes = p.stream.memory_bytes * pct / 100;
+      lp.pool.capacity_bytes = lp.cap_bytes;
+      lp.pool.alignment_bytes = 4096;
+      const sched::ListResult r = sched::list_schedule(p.stream, graph, prio, lp);
+      ExecPlan cand = p;
+      cand.order = r.order;
+      cand.cap_bytes = lp.cap_bytes;
+      cand.policy = sched::policy_name(pol);
+      assign_slots(cand);
+      if (cand.slot_total > budget_bytes || !sched::order_respects_graph(graph, cand.order)) continue;
+      cand.predicted_ns = sched::simulate_order(cand.stream, graph, cand.order).makespan;
+      if (!best || cand.predicted_ns < best->predicted_ns) best = std::move(cand);
+      break;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& o) {
+  if (Status st = check_plan_inputs(model, o); !st) return st.error();
   ExecPlan p;
   p.order_kind = o.order;
   Builder{model, o, p}.build();
@@ -212,49 +262,14 @@ Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& o) {
   auto graph = sched::build_graph(p.stream);
   if (!graph) return graph.error();
   p.lower_bound_ns = sched::lower_bound(p.stream, *graph).value;
-  std::vector<int> input(p.stream.ops.size());
-  for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<int>(i);
   if (o.order == Order::sequential) {
-    p.order = input;
-    p.policy = "input";
     p.cap_bytes = p.stream.memory_bytes;
-    assign_slots(p);
-    p.predicted_ns = sched::simulate_order(p.stream, *graph, p.order).makespan;
-    return p;
+    return input_order_plan(std::move(p), *graph);
   }
   std::vector<sched::Policy> policies = {sched::Policy::fifo};
   if (o.order == Order::scheduled) policies.insert(policies.begin(), sched::Policy::critical_path);
-  bool found = false;
-  ExecPlan best;
-  for (sched::Policy pol : policies) {
-    const sched::Priority prio = sched::make_priority(p.stream, *graph, pol);
-    // The list scheduler's memory model counts live bytes; slots add fragmentation (a free
-    // slot of another size is not reused). Lower the cap until the slots fit the budget.
-    for (int pct = 100; pct >= 10; pct -= 10) {
-      sched::ListParams lp;
-      lp.cap_bytes = p.stream.memory_bytes * pct / 100;
-      lp.pool.capacity_bytes = lp.cap_bytes;
-      lp.pool.alignment_bytes = 4096;
-      const sched::ListResult r = sched::list_schedule(p.stream, *graph, prio, lp);
-      ExecPlan cand = p;
-      cand.order = r.order;
-      cand.cap_bytes = lp.cap_bytes;
-      cand.policy = sched::policy_name(pol);
-      assign_slots(cand);
-      if (cand.slot_total > o.budget_bytes || !sched::order_respects_graph(*graph, cand.order)) continue;
-      cand.predicted_ns = sched::simulate_order(cand.stream, *graph, cand.order).makespan;
-      if (!found || cand.predicted_ns < best.predicted_ns) best = std::move(cand), found = true;
-      break;
-    }
-  }
-  if (!found) {  // the input order always fits (one layer's tensors at a time at most)
-    p.order = input;
-    p.policy = "input";
-    assign_slots(p);
-    p.predicted_ns = sched::simulate_order(p.stream, *graph, p.order).makespan;
-    return p;
-  }
-  return best;
+  if (auto best = best_list_plan(p, *graph, policies, o.budget_bytes)) return std::move(*best);
+  return input_order_plan(std::move(p), *graph);
 }
 
 }  // namespace ork::exec

@@ -36,7 +36,9 @@ std::vector<BatchGroup> batch_groups(const ModelDesc& d) {
   return groups;
 }
 
-Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
+namespace {
+
+Status check_project_options(const ModelDesc& d, const ProjectOptions& o) {
   if (auto s = check_desc(d); !s) return s.error();
   if (o.m < 1 || o.m > 4096) return make_error(-EINVAL, fmt::format("m = {}: must be 1..4096", o.m));
   if (o.cores < 1 || o.cores > 3) return make_error(-EINVAL, fmt::format("cores = {}: must be 1..3", o.cores));
@@ -46,15 +48,11 @@ Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
     return make_error(-EINVAL, fmt::format("host times: {} given for {} matmuls per layer", o.host_ns.size(), d.matmuls.size()));
   for (double h : o.host_ns)
     if (!(h >= 0) || !std::isfinite(h)) return make_error(-EINVAL, fmt::format("host time {} ns: must be >= 0", h));
-  Projection p;
-  p.m = o.m;
-  p.layers = d.layers;
-  p.cores = o.cores;
-  p.budget_bytes = o.budget_bytes;
-  p.window_bytes = o.window_bytes;
-  p.disk_bytes_per_s = o.disk_bytes_per_s;
-  uint64_t layer_bytes = 0;
-  double layer_device = 0, layer_host = 0;
+  return Status::success();
+}
+
+// One layer's matmuls, each with its bytes, modelled device time and host time.
+Status project_matmuls(const ModelDesc& d, const ProjectOptions& o, Projection& p) {
   for (size_t j = 0; j < d.matmuls.size(); ++j) {
     const MatmulDesc& md = d.matmuls[j];
     auto bytes = packed_bytes(d.dtype, md.k, md.n);
@@ -64,23 +62,64 @@ Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
     if (auto plan = matmul::make_plan(matmul::Shape{o.m, md.k, md.n}, matmul::PlanOptions{.dtype = d.dtype, .cores = o.cores}))
       mp.tasks = static_cast<int64_t>(plan->tasks.size());
     if (mp.device_ns <= 0) return make_error(-EINVAL, fmt::format("matmul \"{}\" ({} x {} x {}): no plan", md.name, o.m, md.k, md.n));
-    layer_bytes += mp.bytes;
-    layer_device += static_cast<double>(mp.device_ns);
-    layer_host += mp.host_ns;
     p.tasks += mp.tasks * d.layers;
     p.per_matmul.push_back(std::move(mp));
   }
-  const double layers = d.layers;
-  p.weight_bytes = layer_bytes * static_cast<uint64_t>(d.layers);
+  return Status::success();
+}
+
+// What stays resident and what streams: two layers' slots stream, whatever else fits in
+// the budget and the NPU's window stays pinned.
+void place_weights(uint64_t layer_bytes, const ProjectOptions& o, Projection& p) {
   const uint64_t room = std::min(o.budget_bytes, o.window_bytes);
   p.resident = p.weight_bytes <= room;
   if (p.resident) {
     p.resident_bytes = p.weight_bytes;
-  } else {  // two layers' slots stream; whatever else fits stays pinned
+  } else {
     const uint64_t slots = 2 * layer_bytes;
     p.resident_bytes = room > slots ? std::min(room - slots, p.weight_bytes) : 0;
   }
   p.streamed_bytes = p.weight_bytes - p.resident_bytes;
+}
+
+// The same token with the parallel matmuls of a layer in one batch per group.
+void project_batched(const ModelDesc& d, const ProjectOptions& o, Projection& p) {
+  p.groups = batch_groups(d);
+  double batched_layer = 0;
+  for (BatchGroup& g : p.groups) {
+    std::vector<std::pair<int64_t, int64_t>> shapes;
+    for (int j : g.matmuls) shapes.emplace_back(d.matmuls[static_cast<size_t>(j)].k, d.matmuls[static_cast<size_t>(j)].n);
+    g.device_ns = modelled_group_ns(d.dtype, o.m, shapes, o.cores);
+    batched_layer += static_cast<double>(g.device_ns);
+  }
+  p.batched_device_ns = batched_layer * d.layers;
+  p.batched_step_ns = std::max(p.io_ns, p.batched_device_ns + p.host_ns);
+  p.batched_tokens_per_s = static_cast<double>(o.m) * 1e9 / p.batched_step_ns;
+  p.batched_submits = static_cast<int64_t>(p.groups.size()) * d.layers;
+}
+
+}  // namespace
+
+Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
+  if (Status st = check_project_options(d, o); !st) return st.error();
+  Projection p;
+  p.m = o.m;
+  p.layers = d.layers;
+  p.cores = o.cores;
+  p.budget_bytes = o.budget_bytes;
+  p.window_bytes = o.window_bytes;
+  p.disk_bytes_per_s = o.disk_bytes_per_s;
+  if (Status st = project_matmuls(d, o, p); !st) return st.error();
+  uint64_t layer_bytes = 0;
+  double layer_device = 0, layer_host = 0;
+  for (const MatmulProjection& mp : p.per_matmul) {
+    layer_bytes += mp.bytes;
+    layer_device += static_cast<double>(mp.device_ns);
+    layer_host += mp.host_ns;
+  }
+  const double layers = d.layers;
+  p.weight_bytes = layer_bytes * static_cast<uint64_t>(d.layers);
+  place_weights(layer_bytes, o, p);
   p.device_ns = layer_device * layers;
   p.host_ns = layer_host * layers;
   p.io_ns = static_cast<double>(p.streamed_bytes) / o.disk_bytes_per_s * 1e9;
@@ -90,19 +129,7 @@ Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
   p.tokens_per_s = static_cast<double>(o.m) * 1e9 / p.step_ns;
   p.submits = static_cast<int64_t>(d.matmuls.size()) * d.layers;
   p.dram_floor_ns = static_cast<double>(p.weight_bytes) / emu::kSharedDramBytesPerNs;
-
-  p.groups = batch_groups(d);
-  double batched_layer = 0;
-  for (BatchGroup& g : p.groups) {
-    std::vector<std::pair<int64_t, int64_t>> shapes;
-    for (int j : g.matmuls) shapes.emplace_back(d.matmuls[static_cast<size_t>(j)].k, d.matmuls[static_cast<size_t>(j)].n);
-    g.device_ns = modelled_group_ns(d.dtype, o.m, shapes, o.cores);
-    batched_layer += static_cast<double>(g.device_ns);
-  }
-  p.batched_device_ns = batched_layer * layers;
-  p.batched_step_ns = std::max(p.io_ns, p.batched_device_ns + p.host_ns);
-  p.batched_tokens_per_s = static_cast<double>(o.m) * 1e9 / p.batched_step_ns;
-  p.batched_submits = static_cast<int64_t>(p.groups.size()) * d.layers;
+  project_batched(d, o, p);
   return p;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -90,10 +91,7 @@ bool find_dot_number_dot(const std::string& name, size_t* digits_at, size_t* dig
 // Longest name a custom pattern is run on (see above: the regex engine's recursion).
 constexpr size_t kMaxPatternName = 4096;
 
-}  // namespace
-
-Result<LayerLayout> group_layers(const SafetensorsFile& file, const std::string& pattern) {
-  const bool builtin = pattern == kDefaultLayerPattern;
+Result<std::regex> compile_layer_pattern(const std::string& pattern) {
   std::regex re;
   try {
     re = std::regex(pattern, std::regex::ECMAScript);
@@ -104,63 +102,54 @@ Result<LayerLayout> group_layers(const SafetensorsFile& file, const std::string&
     return make_error(-EINVAL, fmt::format("layer pattern \"{}\" has no capture group for the "
                                            "layer number", pattern));
   }
-  // Keyed by the name up to the end of the number ("transformer.h.00"), ordered by the
-  // text before the number, then the number's value, then its spelling: "layers.0" and
-  // "layers.00" are two layers (distinct names stay distinct), "h.2" comes before "h.10".
-  struct Key {
-    std::string prefix;
-    uint64_t number;
-    std::string digits;
-    auto operator<=>(const Key&) const = default;
-  };
-  std::map<Key, Layer> by_key;
-  std::map<std::string, std::set<uint64_t>> numbers;  // per prefix, for the gap check
-  LayerLayout layout;
-  for (size_t i = 0; i < file.tensors.size(); ++i) {
-    const TensorInfo& t = file.tensors[i];
-    size_t digits_at = 0, digits_end = 0;
-    if (builtin) {
-      if (!find_dot_number_dot(t.name, &digits_at, &digits_end)) {
-        layout.other.push_back(i);
-        continue;
-      }
-    } else {
-      if (t.name.size() > kMaxPatternName) {
-        return make_error(-EINVAL, fmt::format("tensor name of {} bytes (\"{}...\"): a layer pattern is matched only "
-                                               "against names of at most {} bytes", t.name.size(),
-                                               t.name.substr(0, 40), kMaxPatternName));
-      }
-      std::smatch m;
-      if (!std::regex_search(t.name, m, re)) {
-        layout.other.push_back(i);
-        continue;
-      }
-      digits_at = static_cast<size_t>(m.position(1));
-      digits_end = digits_at + static_cast<size_t>(m.length(1));
-    }
-    const std::string digits = t.name.substr(digits_at, digits_end - digits_at);
-    if (digits.empty() || digits.size() > 9 ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return make_error(-EINVAL, "tensor \"" + t.name + "\": " + fmt::format("layer number \"{}\" from pattern \"{}\" "
-                                                     "is not a decimal number of at most 9 digits", digits, pattern));
-    }
-    Key key{t.name.substr(0, digits_at), std::stoull(digits), digits};
-    Layer& layer = by_key[key];
-    layer.number = key.number;
-    layer.name = t.name.substr(0, digits_at + digits.size());
-    layer.tensors.push_back(i);
-    numbers[key.prefix].insert(key.number);
+  return re;
+}
+
+// Where a tensor's layer number is in its name: [at, end), or nothing when the name has
+// none (the tensor belongs to no layer). `re` is null for the built-in pattern.
+struct NumberSpan {
+  size_t at = 0, end = 0;
+};
+Result<std::optional<NumberSpan>> find_layer_number(const std::string& name, const std::regex* re) {
+  NumberSpan span;
+  if (!re) {
+    if (!find_dot_number_dot(name, &span.at, &span.end)) return std::optional<NumberSpan>{};
+    return std::optional<NumberSpan>{span};
   }
-  // No tensor matched: one layer per tensor, in file order (an embedding-only file, or a
-  // naming scheme the pattern does not know), never an empty layout.
-  if (by_key.empty()) {
-    for (size_t i = 0; i < file.tensors.size(); ++i) {
-      const TensorInfo& t = file.tensors[i];
-      layout.layers.push_back(Layer{i, t.name, {i}, Extent{t.file_offset, t.bytes()}});
-    }
-    layout.other.clear();
-    return layout;
+  if (name.size() > kMaxPatternName) {
+    return make_error(-EINVAL, fmt::format("tensor name of {} bytes (\"{}...\"): a layer pattern is matched only "
+                                           "against names of at most {} bytes", name.size(),
+                                           name.substr(0, 40), kMaxPatternName));
   }
+  std::smatch m;
+  if (!std::regex_search(name, m, *re)) return std::optional<NumberSpan>{};
+  span.at = static_cast<size_t>(m.position(1));
+  span.end = span.at + static_cast<size_t>(m.length(1));
+  return std::optional<NumberSpan>{span};
+}
+
+// Keyed by the name up to the end of the number ("transformer.h.00"), ordered by the text
+// before the number, then the number's value, then its spelling: "layers.0" and "layers.00"
+// are two layers (distinct names stay distinct), "h.2" comes before "h.10".
+struct LayerKey {
+  std::string prefix;
+  uint64_t number;
+  std::string digits;
+  auto operator<=>(const LayerKey&) const = default;
+};
+
+Result<LayerKey> layer_key(const std::string& name, NumberSpan span, const std::string& pattern) {
+  const std::string digits = name.substr(span.at, span.end - span.at);
+  if (digits.empty() || digits.size() > 9 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return make_error(-EINVAL, "tensor \"" + name + "\": " + fmt::format("layer number \"{}\" from pattern \"{}\" "
+                                                  "is not a decimal number of at most 9 digits", digits, pattern));
+  }
+  return LayerKey{name.substr(0, span.at), std::stoull(digits), digits};
+}
+
+// Every prefix's layers are numbered 0..n-1.
+Status check_numbering(const std::map<std::string, std::set<uint64_t>>& numbers) {
   for (const auto& [prefix, set] : numbers) {
     uint64_t expect = 0;
     for (uint64_t number : set) {
@@ -171,13 +160,61 @@ Result<LayerLayout> group_layers(const SafetensorsFile& file, const std::string&
       ++expect;
     }
   }
-  for (auto& [key, layer] : by_key) {
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t ti : layer.tensors) {
-      lo = std::min(lo, file.tensors[ti].file_offset);
-      hi = std::max(hi, file.tensors[ti].file_offset + file.tensors[ti].bytes());
+  return Status::success();
+}
+
+// No tensor matched: one layer per tensor, in file order (an embedding-only file, or a naming
+// scheme the pattern does not know), never an empty layout.
+LayerLayout one_layer_per_tensor(const SafetensorsFile& file) {
+  LayerLayout layout;
+  for (size_t i = 0; i < file.tensors.size(); ++i) {
+    const TensorInfo& t = file.tensors[i];
+    layout.layers.push_back(Layer{i, t.name, {i}, Extent{t.file_offset, t.bytes()}});
+  }
+  return layout;
+}
+
+Extent extent_of(const SafetensorsFile& file, const Layer& layer) {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t ti : layer.tensors) {
+    lo = std::min(lo, file.tensors[ti].file_offset);
+    hi = std::max(hi, file.tensors[ti].file_offset + file.tensors[ti].bytes());
+  }
+  return Extent{lo, hi - lo};
+}
+
+}  // namespace
+
+Result<LayerLayout> group_layers(const SafetensorsFile& file, const std::string& pattern) {
+  std::optional<std::regex> custom;
+  if (pattern != kDefaultLayerPattern) {
+    auto re = compile_layer_pattern(pattern);
+    if (!re) return re.error();
+    custom = std::move(*re);
+  }
+  std::map<LayerKey, Layer> by_key;
+  std::map<std::string, std::set<uint64_t>> numbers;  // per prefix, for the gap check
+  LayerLayout layout;
+  for (size_t i = 0; i < file.tensors.size(); ++i) {
+    const std::string& name = file.tensors[i].name;
+    auto span = find_layer_number(name, custom ? &*custom : nullptr);
+    if (!span) return span.error();
+    if (!*span) {
+      layout.other.push_back(i);
+      continue;
     }
-    layer.extent = Extent{lo, hi - lo};
+    auto key = layer_key(name, **span, pattern);
+    if (!key) return key.error();
+    Layer& layer = by_key[*key];
+    layer.number = key->number;
+    layer.name = name.substr(0, (*span)->at + key->digits.size());
+    layer.tensors.push_back(i);
+    numbers[key->prefix].insert(key->number);
+  }
+  if (by_key.empty()) return one_layer_per_tensor(file);
+  if (Status st = check_numbering(numbers); !st) return st.error();
+  for (auto& [key, layer] : by_key) {
+    layer.extent = extent_of(file, layer);
     layout.layers.push_back(std::move(layer));
   }
   return layout;
