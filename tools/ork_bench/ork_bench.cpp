@@ -163,10 +163,8 @@ const Measured* best_where(const std::vector<Measured>& v, auto&& pred) {
   return best;
 }
 
-}  // namespace
-
-int main_impl(int argc, char** argv) {
-  Args args;
+// The command line into args: -1 to go on, else the exit code (--help, --version, bad usage).
+int parse_args(Args& args, int argc, char** argv) {
   CLI::App app{"ork_bench: GOPS of the CPU reference (oracle loop, fast int8 path, oneDNN) "
                "and host layout time, as ratios measured in one run"};
   tools::add_conventions(app, "ork_bench");
@@ -190,7 +188,11 @@ int main_impl(int argc, char** argv) {
                  "or best = the fastest this CPU has): slow tiers run between the calls evict what the others keep "
                  "in cache, and AVX-512 code slows AMX on some hosts");
   tools::add_json(app, args.json);
-  if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+  return tools::parse_command_line(app, argc, argv);
+}
+
+// The shape given together, its buffers within memory, the tier one this CPU has: 0, or 2.
+int check_args(Args& args) {
   if (!args.shape.empty()) {
     if (args.shape.size() != 3) {
       fmt::print(stderr, "ork_bench: give M K N together\n");
@@ -218,17 +220,18 @@ int main_impl(int argc, char** argv) {
       return 2;
     }
   }
-  const std::vector<Measured> results = run_all(args);
-  const LayoutFigures layout = measure_layout(args.reps);
-  const Measured* oracle = best_where(results, [](const Measured& r) { return r.name.starts_with("oracle"); });
-  const Measured* fast = best_where(results, [](const Measured& r) { return r.name.starts_with("fast_"); });
-  const Measured* dnnl = best_where(results, [](const Measured& r) { return r.name.starts_with("onednn"); });
-  bool fast_exact = true;  // the fast path and the emulator: both must return the oracle's bytes
-  for (const Measured& r : results) {
-    if ((r.name.starts_with("fast_") || r.name.starts_with("emu_") || r.name.starts_with("npu_")) &&
-        (!r.error.empty() || !r.exact))
-      fast_exact = false;
-  }
+  return 0;
+}
+
+const Measured* best_named(const std::vector<Measured>& results, std::string_view prefix) {
+  return best_where(results, [prefix](const Measured& r) { return r.name.starts_with(prefix); });
+}
+
+nlohmann::json results_json(const Args& args, const std::vector<Measured>& results, const LayoutFigures& layout,
+                            bool fast_exact) {
+  const Measured* oracle = best_named(results, "oracle");
+  const Measured* fast = best_named(results, "fast_");
+  const Measured* dnnl = best_named(results, "onednn");
   nlohmann::json j;
   j["shape"] = {{"m", args.m}, {"k", args.k}, {"n", args.n}};
   j["onednn"] = onednn_description();
@@ -245,31 +248,54 @@ int main_impl(int argc, char** argv) {
   }
   j["layout"] = layout_json(layout);
   j["fast_path_exact"] = fast_exact;
-  if (args.json) {
-    fmt::print("{}\n", j.dump(2));
-  } else {
-    fmt::print("int8 C = A x B, M={} K={} N={}; {}\n", args.m, args.k, args.n, onednn_description());
-    fmt::print("{:<28} {:>10} {:>28} {:>10} {:>9} {:>10} {:>10}  {}\n", "candidate", "ms (min)", "min / median / max ms",
-               "cpu ms", "GOPS", "x oracle", "x oneDNN", "exact");
-    for (const Measured& r : results) {
-      if (!r.error.empty()) {
-        fmt::print("{:<28} failed: {}\n", r.name, r.error);
-        continue;
-      }
-      const tools::Spread sp = tools::spread(r.samples.empty() ? std::vector<double>{r.seconds} : r.samples);
-      fmt::print("{:<28} {:>10.3f} {:>28} {:>10.3f} {:>9.2f} {:>10} {:>10}  {}\n", r.name, r.seconds * 1e3,
-                 fmt::format("{:.3f} / {:.3f} / {:.3f}", sp.min * 1e3, sp.median * 1e3, sp.max * 1e3),
-                 r.cpu_seconds * 1e3, r.gops,
-                 oracle ? fmt::format("{:.1f}", r.gops / oracle->gops) : "-",
-                 dnnl ? fmt::format("{:.2f}", r.gops / dnnl->gops) : "-",
-                 r.exact ? "yes" : "NO");
+  return j;
+}
+
+void print_results(const Args& args, const std::vector<Measured>& results, const LayoutFigures& layout) {
+  const Measured* oracle = best_named(results, "oracle");
+  const Measured* fast = best_named(results, "fast_");
+  const Measured* dnnl = best_named(results, "onednn");
+  fmt::print("int8 C = A x B, M={} K={} N={}; {}\n", args.m, args.k, args.n, onednn_description());
+  fmt::print("{:<28} {:>10} {:>28} {:>10} {:>9} {:>10} {:>10}  {}\n", "candidate", "ms (min)", "min / median / max ms",
+             "cpu ms", "GOPS", "x oracle", "x oneDNN", "exact");
+  for (const Measured& r : results) {
+    if (!r.error.empty()) {
+      fmt::print("{:<28} failed: {}\n", r.name, r.error);
+      continue;
     }
-    for (const Measured& r : results) {
-      if (fast && r.name.starts_with("emu_") && r.error.empty())
-        fmt::print("{}: {:.2f}x the time of the fast path ({})\n", r.name, r.seconds / fast->seconds, fast->name);
-    }
-    print_layout(layout);
+    const tools::Spread sp = tools::spread(r.samples.empty() ? std::vector<double>{r.seconds} : r.samples);
+    fmt::print("{:<28} {:>10.3f} {:>28} {:>10.3f} {:>9.2f} {:>10} {:>10}  {}\n", r.name, r.seconds * 1e3,
+               fmt::format("{:.3f} / {:.3f} / {:.3f}", sp.min * 1e3, sp.median * 1e3, sp.max * 1e3),
+               r.cpu_seconds * 1e3, r.gops,
+               oracle ? fmt::format("{:.1f}", r.gops / oracle->gops) : "-",
+               dnnl ? fmt::format("{:.2f}", r.gops / dnnl->gops) : "-",
+               r.exact ? "yes" : "NO");
   }
+  for (const Measured& r : results) {
+    if (fast && r.name.starts_with("emu_") && r.error.empty())
+      fmt::print("{}: {:.2f}x the time of the fast path ({})\n", r.name, r.seconds / fast->seconds, fast->name);
+  }
+  print_layout(layout);
+}
+
+}  // namespace
+
+int main_impl(int argc, char** argv) {
+  Args args;
+  if (int rc = parse_args(args, argc, argv); rc >= 0) return rc;
+  if (int rc = check_args(args); rc != 0) return rc;
+  const std::vector<Measured> results = run_all(args);
+  const LayoutFigures layout = measure_layout(args.reps);
+  bool fast_exact = true;  // the fast path and the emulator: both must return the oracle's bytes
+  for (const Measured& r : results) {
+    if ((r.name.starts_with("fast_") || r.name.starts_with("emu_") || r.name.starts_with("npu_")) &&
+        (!r.error.empty() || !r.exact))
+      fast_exact = false;
+  }
+  if (args.json)
+    fmt::print("{}\n", results_json(args, results, layout, fast_exact).dump(2));
+  else
+    print_results(args, results, layout);
   return fast_exact ? 0 : 1;
 }
 

@@ -2,12 +2,14 @@
 #include "tools/ork_run/bench.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "driver/common/result.h"
 #include "lib/api/device.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/plan.h"
@@ -53,62 +55,76 @@ nlohmann::json spread_json(const std::vector<double>& v) {
 
 }  // namespace
 
-int run_bench_orders(const BenchArgs& a) {
-  auto model = exec::read_packed(a.path);
-  if (!model) return fail(model.error().message);
-  std::map<exec::Order, exec::ExecPlan> plans;
+namespace {
+
+using Plans = std::map<exec::Order, exec::ExecPlan>;
+using Runs = std::map<exec::Order, std::vector<Sample>>;
+
+exec::PlanOptions plan_options(const BenchArgs& a) {
   exec::PlanOptions po;
   po.m = a.m;
   po.tokens = a.tokens;
   po.budget_bytes = a.budget_bytes;
   po.cores = a.cores;
   po.disk_bytes_per_ns = a.io_rate > 0 ? a.io_rate / 1e9 : a.disk_bytes_per_ns;
+  return po;
+}
+
+Result<Plans> build_plans(const exec::PackedModel& model, exec::PlanOptions po) {
+  Plans plans;
   for (exec::Order o : kOrders) {
     po.order = o;
-    auto p = exec::build_plan(*model, po);
-    if (!p) return fail(p.error().message);
+    auto p = exec::build_plan(model, po);
+    if (!p) return p.error();
     plans.emplace(o, std::move(*p));
   }
+  return plans;
+}
+
+// Timing on the zero-work emulator: the orders interleaved within each round, so drifts of
+// the shared machine hit all of them.
+Result<Runs> timing_runs(const BenchArgs& a, const exec::PackedModel& model, const Plans& plans, exec::PlanOptions po) {
   auto timing_dev = open_zero_work_emulator();
-  if (!timing_dev) return fail(fmt::format("the zero-work emulator: {}", timing_dev.error().message), Exit::device_unavailable);
+  if (!timing_dev) return make_error(-ENODEV, fmt::format("the zero-work emulator: {}", timing_dev.error().message));
   exec::DeviceRef tref{(*timing_dev)->kmd.get(), (*timing_dev)->runner.get(), a.cores, true};
   exec::RunOptions tro;
   tro.io_rate_cap_bytes_per_ns = a.io_rate / 1e9;
-
-  // Timing: the orders interleaved within each round, so drifts of the shared machine hit all.
-  std::map<exec::Order, std::vector<Sample>> runs;
+  Runs runs;
   for (int r = 0; r < a.repeats; ++r)
     for (exec::Order o : kOrders) {
       po.order = o;
-      auto run = exec::run_plan(a.path, *model, plans.at(o), po, tref, tro);
-      if (!run) return fail(fmt::format("timing run ({}): {}", exec::order_name(o), run.error().message), Exit::check_failed);
+      auto run = exec::run_plan(a.path, model, plans.at(o), po, tref, tro);
+      if (!run) return make_error(-EIO, fmt::format("timing run ({}): {}", exec::order_name(o), run.error().message));
       runs[o].push_back(sample(run->stats, a.tokens));
     }
+  return runs;
+}
 
-  // Correctness: the same plans on the computing device, every output against the reference.
-  auto dev = api::open_device(a.device_name.empty() ? nullptr : a.device_name.c_str());
-  if (!dev)
-    return fail(fmt::format("--device: {}", dev.error().message),
-                dev.error().code == -EINVAL ? Exit::bad_usage : Exit::device_unavailable);
-  ork_device& d = **dev;
+// Correctness: the same plans on the computing device, every output against the reference.
+Result<nlohmann::json> correctness_runs(const BenchArgs& a, const exec::PackedModel& model, const Plans& plans,
+                                        exec::PlanOptions po, ork_device& d, bool* all_checked) {
   exec::DeviceRef cref{d.kmd.get(), d.runner.get(), std::min(a.cores, d.kmd ? d.kmd->info().cores : 1)};
-  auto want = exec::reference_chain(a.path, *model, a.m, a.tokens);
-  if (!want) return fail(fmt::format("the CPU reference failed: {}", want.error().message), Exit::check_failed);
+  auto want = exec::reference_chain(a.path, model, a.m, a.tokens);
+  if (!want) return make_error(-EIO, fmt::format("the CPU reference failed: {}", want.error().message));
   nlohmann::json correctness;
-  bool all_checked = true;
+  *all_checked = true;
   for (exec::Order o : kOrders) {
     po.order = o;
-    auto run = exec::run_plan(a.path, *model, plans.at(o), po, cref, {});
-    if (!run) return fail(fmt::format("correctness run ({}): {}", exec::order_name(o), run.error().message), Exit::check_failed);
-    const Status c = exec::compare_chains(*model, run->chain, *want);
-    all_checked = all_checked && static_cast<bool>(c);
+    auto run = exec::run_plan(a.path, model, plans.at(o), po, cref, {});
+    if (!run) return make_error(-EIO, fmt::format("correctness run ({}): {}", exec::order_name(o), run.error().message));
+    const Status c = exec::compare_chains(model, run->chain, *want);
+    *all_checked = *all_checked && static_cast<bool>(c);
     correctness[exec::order_name(o)] = {{"checked", static_cast<bool>(c)}, {"peak_bytes", run->stats.peak_bytes},
                                         {"hit_rate", run->stats.hit_rate()}};
     if (!c) correctness[exec::order_name(o)]["check_error"] = c.error().message;
   }
+  return correctness;
+}
 
+// Each order's spreads; *within_budget: no timing run's peak went over the budget.
+nlohmann::json orders_json(const BenchArgs& a, const Plans& plans, Runs& runs, bool* within_budget) {
   nlohmann::json orders;
-  bool within_budget = true;
+  *within_budget = true;
   for (exec::Order o : kOrders) {
     std::vector<double> mean, io, device, overlap;
     uint64_t peak = 0;
@@ -116,62 +132,99 @@ int run_bench_orders(const BenchArgs& a) {
       mean.push_back(s.mean_us), io.push_back(s.io_us), device.push_back(s.device_us), overlap.push_back(s.overlap);
       peak = std::max(peak, s.peak);
     }
-    within_budget = within_budget && peak <= a.budget_bytes;
+    *within_budget = *within_budget && peak <= a.budget_bytes;
     orders[exec::order_name(o)] = {{"token_us", spread_json(mean)}, {"io_us", spread_json(io)},
                                    {"device_us", spread_json(device)}, {"overlap", spread_json(overlap)},
                                    {"peak_bytes", peak}, {"policy", plans.at(o).policy},
                                    {"predicted_us", static_cast<double>(plans.at(o).predicted_ns) / 1e3 / static_cast<double>(a.tokens)},
                                    {"checked", false}, {"check_skipped", kNotChecked}};
   }
-  std::vector<double> fifo_ratio, seq_ratio, balance;
-  for (int r = 0; r < a.repeats; ++r) {
-    const Sample& s = runs[exec::Order::scheduled][static_cast<size_t>(r)];
-    fifo_ratio.push_back(runs[exec::Order::fifo][static_cast<size_t>(r)].mean_us / s.mean_us);
-    seq_ratio.push_back(runs[exec::Order::sequential][static_cast<size_t>(r)].mean_us / s.mean_us);
-    balance.push_back(s.io_us / s.device_us);
+  return orders;
+}
+
+// Per round, the ratios against the scheduled order and the I/O balance.
+struct Ratios {
+  std::vector<double> fifo, sequential, balance;
+  Spread overlap;
+};
+Ratios ratios(const BenchArgs& a, Runs& runs) {
+  Ratios r;
+  std::vector<double> overlap;
+  for (int i = 0; i < a.repeats; ++i) {
+    const Sample& s = runs[exec::Order::scheduled][static_cast<size_t>(i)];
+    r.fifo.push_back(runs[exec::Order::fifo][static_cast<size_t>(i)].mean_us / s.mean_us);
+    r.sequential.push_back(runs[exec::Order::sequential][static_cast<size_t>(i)].mean_us / s.mean_us);
+    r.balance.push_back(s.io_us / s.device_us);
+    overlap.push_back(s.overlap);
   }
-  const Spread ov = spread([&] {
-    std::vector<double> v;
-    for (const Sample& s : runs[exec::Order::scheduled]) v.push_back(s.overlap);
-    return v;
-  }());
-  const Spread fr = spread(fifo_ratio), sr = spread(seq_ratio), bal = spread(balance);
-  // The targets (issue: overlap <= 1.10 when balanced; scheduled never slower than fifo and
-  // >= 1.5x faster than sequential when balanced; peak never above the budget), on medians.
-  const nlohmann::json targets = {{"overlap_le_1_10", ov.median <= 1.10}, {"not_slower_than_fifo", fr.median >= 1.0},
-                                  {"sequential_ge_1_5x", sr.median >= 1.5}, {"peak_within_budget", within_budget}};
+  r.overlap = spread(overlap);
+  return r;
+}
+
+void print_text(const BenchArgs& a, const nlohmann::json& orders, const Ratios& r, const nlohmann::json& targets,
+                const nlohmann::json& correctness, const std::string& backend, bool all_checked) {
+  std::printf("bench     %s: %lld tokens of m = %lld, budget %.1f MiB, %d rounds, io cap %s\n", a.path.c_str(),
+              static_cast<long long>(a.tokens), static_cast<long long>(a.m), static_cast<double>(a.budget_bytes) / 1048576.0,
+              a.repeats, a.io_rate > 0 ? fmt::format("{:.3f} GB/s", a.io_rate / 1e9).c_str() : "none");
+  for (exec::Order o : kOrders) {
+    const auto& j = orders[exec::order_name(o)];
+    std::printf("%-10s token %.2f / %.2f / %.2f ms, I/O %.2f ms, device %.2f ms (median), overlap %.3f, peak %.1f MiB\n",
+                exec::order_name(o), j["token_us"]["min"].get<double>() / 1e3, j["token_us"]["median"].get<double>() / 1e3,
+                j["token_us"]["max"].get<double>() / 1e3, j["io_us"]["median"].get<double>() / 1e3,
+                j["device_us"]["median"].get<double>() / 1e3, j["overlap"]["median"].get<double>(),
+                static_cast<double>(j["peak_bytes"].get<uint64_t>()) / 1048576.0);
+  }
+  const Spread fr = spread(r.fifo), sr = spread(r.sequential), bal = spread(r.balance);
+  std::printf("ratios    fifo / scheduled %.3f / %.3f / %.3f; sequential / scheduled %.3f / %.3f / %.3f (min / median / max)\n",
+              fr.min, fr.median, fr.max, sr.min, sr.median, sr.max);
+  std::printf("balance   I/O / device %.2f / %.2f / %.2f\n", bal.min, bal.median, bal.max);
+  for (const auto& [k, v] : targets.items()) std::printf("target    %-22s %s\n", k.c_str(), v.get<bool>() ? "met" : "MISSED");
+  std::printf("%s  timing runs not checked (%s); correctness runs on %s: %s\n", all_checked ? "checked " : "MISMATCH",
+              kNotChecked, backend.c_str(), all_checked ? "every output equals the CPU reference" : correctness.dump().c_str());
+}
+
+}  // namespace
+
+int run_bench_orders(const BenchArgs& a) {
+  auto model = exec::read_packed(a.path);
+  if (!model) return fail(model.error().message);
+  const exec::PlanOptions po = plan_options(a);
+  auto plans = build_plans(*model, po);
+  if (!plans) return fail(plans.error().message);
+  auto runs = timing_runs(a, *model, *plans, po);
+  if (!runs)
+    return fail(runs.error().message, runs.error().code == -ENODEV ? Exit::device_unavailable : Exit::check_failed);
+  auto dev = api::open_device(a.device_name.empty() ? nullptr : a.device_name.c_str());
+  if (!dev)
+    return fail(fmt::format("--device: {}", dev.error().message),
+                dev.error().code == -EINVAL ? Exit::bad_usage : Exit::device_unavailable);
+  ork_device& d = **dev;
+  bool all_checked = false, within_budget = false;
+  auto correctness = correctness_runs(a, *model, *plans, po, d, &all_checked);
+  if (!correctness) return fail(correctness.error().message, Exit::check_failed);
+  const nlohmann::json orders = orders_json(a, *plans, *runs, &within_budget);
+  const Ratios r = ratios(a, *runs);
+  // The targets (overlap <= 1.10 when balanced; scheduled never slower than fifo and >= 1.5x
+  // faster than sequential when balanced; peak never above the budget), on medians.
+  const nlohmann::json targets = {{"overlap_le_1_10", r.overlap.median <= 1.10},
+                                  {"not_slower_than_fifo", spread(r.fifo).median >= 1.0},
+                                  {"sequential_ge_1_5x", spread(r.sequential).median >= 1.5},
+                                  {"peak_within_budget", within_budget}};
   bool met = true;
   for (const auto& [k, v] : targets.items()) met = met && v.get<bool>();
   nlohmann::json out = {{"model", a.path}, {"tokens", a.tokens}, {"m", a.m}, {"cores", a.cores}, {"repeats", a.repeats},
                         {"budget_bytes", a.budget_bytes}, {"io_rate", a.io_rate}, {"device", d.backend},
                         {"timing_device", "emu, zero-work PC + modelled board time per matmul"},
                         {"orders", orders},
-                        {"ratios", {{"fifo_over_scheduled", spread_json(fifo_ratio)},
-                                    {"sequential_over_scheduled", spread_json(seq_ratio)}}},
-                        {"balance_io_over_device", spread_json(balance)},
+                        {"ratios", {{"fifo_over_scheduled", spread_json(r.fifo)},
+                                    {"sequential_over_scheduled", spread_json(r.sequential)}}},
+                        {"balance_io_over_device", spread_json(r.balance)},
                         {"targets", targets}, {"targets_met", met},
-                        {"correctness", correctness}, {"checked", all_checked}};
-  if (a.json) {
+                        {"correctness", *correctness}, {"checked", all_checked}};
+  if (a.json)
     std::printf("%s\n", out.dump().c_str());
-  } else {
-    std::printf("bench     %s: %lld tokens of m = %lld, budget %.1f MiB, %d rounds, io cap %s\n", a.path.c_str(),
-                static_cast<long long>(a.tokens), static_cast<long long>(a.m), static_cast<double>(a.budget_bytes) / 1048576.0,
-                a.repeats, a.io_rate > 0 ? fmt::format("{:.3f} GB/s", a.io_rate / 1e9).c_str() : "none");
-    for (exec::Order o : kOrders) {
-      const auto& j = orders[exec::order_name(o)];
-      std::printf("%-10s token %.2f / %.2f / %.2f ms, I/O %.2f ms, device %.2f ms (median), overlap %.3f, peak %.1f MiB\n",
-                  exec::order_name(o), j["token_us"]["min"].get<double>() / 1e3, j["token_us"]["median"].get<double>() / 1e3,
-                  j["token_us"]["max"].get<double>() / 1e3, j["io_us"]["median"].get<double>() / 1e3,
-                  j["device_us"]["median"].get<double>() / 1e3, j["overlap"]["median"].get<double>(),
-                  static_cast<double>(j["peak_bytes"].get<uint64_t>()) / 1048576.0);
-    }
-    std::printf("ratios    fifo / scheduled %.3f / %.3f / %.3f; sequential / scheduled %.3f / %.3f / %.3f (min / median / max)\n",
-                fr.min, fr.median, fr.max, sr.min, sr.median, sr.max);
-    std::printf("balance   I/O / device %.2f / %.2f / %.2f\n", bal.min, bal.median, bal.max);
-    for (const auto& [k, v] : targets.items()) std::printf("target    %-22s %s\n", k.c_str(), v.get<bool>() ? "met" : "MISSED");
-    std::printf("%s  timing runs not checked (%s); correctness runs on %s: %s\n", all_checked ? "checked " : "MISMATCH",
-                kNotChecked, d.backend.c_str(), all_checked ? "every output equals the CPU reference" : correctness.dump().c_str());
-  }
+  else
+    print_text(a, orders, r, targets, *correctness, d.backend, all_checked);
   return code(all_checked && met ? Exit::ok : Exit::check_failed);
 }
 

@@ -185,6 +185,55 @@ int fail(const std::string& what, int code) {
   return code;
 }
 
+// The layers of the file (by --layer-pattern) and the loader's options; the ring's memory
+// checked before the loader allocates it (--slots 100000 once took the machine down at 21 GB).
+Result<BenchConfig> make_config(const Args& a, const SafetensorsFile& st, uint64_t chunk) {
+  auto layout = group_layers(st, a.layer_pattern);
+  if (!layout) return make_error(layout.error().code, "--layer-pattern: " + layout.error().message);
+  uint64_t largest = 0;
+  for (const Layer& l : layout->layers) largest = std::max(largest, l.extent.length);
+  if (const std::string e = ork::tools::check_memory(fmt::format("--slots {} of {} (the largest layer)", a.slots,
+                                                                 format_bytes(largest)),
+                                                     a.slots * largest);
+      !e.empty())
+    return make_error(-ENOMEM, e);
+  return BenchConfig{.path = a.file, .layers = layer_extents(layout.value()),
+                     .options = LoaderOptions{.n_slots = a.slots, .prefetch_depth = a.depth,
+                                              .chunk_bytes = chunk, .queue_depth = a.qd}};
+}
+
+// Each source again with the simulated compute overlapping its reads; *identical: every
+// source gave the same bytes. 0, or the exit code of a failure.
+int compute_pass(const Args& a, BenchConfig& cfg, std::vector<SourceResult>& results, bool* identical) {
+  for (auto& r : results) {
+    const double io_us = r.cold.seconds * 1e6 / double(cfg.layers.size());
+    auto c = run_compute(cfg, r.source, io_us);
+    if (!c) return fail(fmt::format("{}: {}", source_name(r.source), c.error().message), 1);
+    r.compute = c.value();
+    progress(a, fmt::format("compute {}: ratio {:.3f}", source_name(r.source), c->ratio));
+    *identical = *identical && r.compute->checksums == results.front().compute->checksums;
+  }
+  return 0;
+}
+
+// The targets against fio and the overlap bound, met or not, each with a line in *text.
+bool check_targets(const SourceResult* uring, double fio_gbps, std::string* text) {
+  bool ok = true;
+  if (uring != nullptr && fio_gbps > 0) {
+    const double x = uring->cold.gbps() / fio_gbps;
+    ok = ok && x >= kFioTarget;
+    *text += fmt::format("io_uring {:.2f} x fio (target >= {}): {}\n", x, kFioTarget,
+                         x >= kFioTarget ? "met" : "MISSED");
+  }
+  if (uring != nullptr && uring->compute) {
+    const double r = uring->compute->ratio;
+    ok = ok && r <= kOverlapTarget;
+    *text += fmt::format("io_uring per-layer / max(I/O, compute) {:.3f} (target <= {}): "
+                         "{}\n", r, kOverlapTarget, r <= kOverlapTarget ? "met" : "MISSED");
+  }
+  return ok;
+}
+
 int run(Args& a) {
   auto sources = parse_sources(a.sources);
   if (!sources) return fail(sources.error().message, 2);
@@ -202,20 +251,9 @@ int run(Args& a) {
   auto st = read_safetensors(a.file);
   if (!st) return fail(st.error().message, 2);  // a file the tool cannot take: bad input
   if (st->tensors.empty()) return fail(fmt::format("{}: the file holds no tensors", a.file), 2);
-  auto layout = group_layers(st.value(), a.layer_pattern);
-  if (!layout) return fail("--layer-pattern: " + layout.error().message, 2);
-  uint64_t largest = 0;
-  for (const Layer& l : layout->layers) largest = std::max(largest, l.extent.length);
-  // Each ring slot holds one layer: the memory the flags ask for, checked before the loader
-  // allocates it (--slots 100000 once took the machine down at 21 GB).
-  if (const std::string e = ork::tools::check_memory(fmt::format("--slots {} of {} (the largest layer)", a.slots,
-                                                                 format_bytes(largest)),
-                                                     a.slots * largest);
-      !e.empty())
-    return fail(e, 2);
-  BenchConfig cfg{.path = a.file, .layers = layer_extents(layout.value()),
-                  .options = LoaderOptions{.n_slots = a.slots, .prefetch_depth = a.depth,
-                                           .chunk_bytes = chunk.value(), .queue_depth = a.qd}};
+  auto config = make_config(a, st.value(), chunk.value());
+  if (!config) return fail(config.error().message, 2);
+  BenchConfig cfg = std::move(*config);
   a.layers = cfg.layers.size();
   if (!a.json) {
     fmt::print("file {}: {} in {} layers of {}\n", a.file, format_bytes(st->file_bytes),
@@ -253,30 +291,10 @@ int run(Args& a) {
   }
   cfg.compute_us = compute_us;
   bool identical = true;
-  if (compute_us > 0) {
-    for (auto& r : results) {
-      const double io_us = r.cold.seconds * 1e6 / double(cfg.layers.size());
-      auto c = run_compute(cfg, r.source, io_us);
-      if (!c) return fail(fmt::format("{}: {}", source_name(r.source), c.error().message), 1);
-      r.compute = c.value();
-      progress(a, fmt::format("compute {}: ratio {:.3f}", source_name(r.source), c->ratio));
-      identical = identical && r.compute->checksums == results.front().compute->checksums;
-    }
-  }
-  bool targets_ok = true;
+  if (compute_us > 0)
+    if (int rc = compute_pass(a, cfg, results, &identical); rc != 0) return rc;
   std::string target_text;
-  if (uring != nullptr && fio_gbps > 0) {
-    const double x = uring->cold.gbps() / fio_gbps;
-    targets_ok = targets_ok && x >= kFioTarget;
-    target_text += fmt::format("io_uring {:.2f} x fio (target >= {}): {}\n", x, kFioTarget,
-                               x >= kFioTarget ? "met" : "MISSED");
-  }
-  if (uring != nullptr && uring->compute) {
-    const double r = uring->compute->ratio;
-    targets_ok = targets_ok && r <= kOverlapTarget;
-    target_text += fmt::format("io_uring per-layer / max(I/O, compute) {:.3f} (target <= {}): "
-                               "{}\n", r, kOverlapTarget, r <= kOverlapTarget ? "met" : "MISSED");
-  }
+  const bool targets_ok = check_targets(uring, fio_gbps, &target_text);
   if (a.json) {
     nlohmann::json j = to_json(a, st->file_bytes, results, fio, identical);
     j["fio_gbps"] = fio_gbps;
