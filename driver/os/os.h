@@ -1,6 +1,6 @@
 // The OS boundary: every syscall the driver makes to a device goes through an Os passed by
 // reference, not a global, so the emulator and tests can stand in. Implementations: the real
-// one (os_real.cpp), the emulated NPU's fake kernel (driver/emu/fake_kernel.h), test fakes.
+// one (os_real.cpp), the emulated NPU's fake kernel (driver/emu/kernel/fake_kernel.h), test fakes.
 //
 // Convention (the kernel's and liburing's, the same as lib/io's FileOs): every call returns
 // >= 0 on success and a negative errno on failure; errno is never the channel, so nothing

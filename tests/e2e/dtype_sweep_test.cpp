@@ -123,7 +123,7 @@ Inputs make_inputs(const DtypeCase& c) {
     in.a = a;
   }
   std::vector<int32_t> want(mn);
-  // The oracle for small shapes; the fast path (proved equal in tests/matmul) for the rest.
+  // The oracle for small shapes; the fast path (proved equal in tests/lib/ref) for the rest.
   auto s = c.macs() > 3e7 ? ork::ref::matmul_int8_fast(a8, w8, want, d)
            : c.mode == Mode::int4 ? ork::ref::matmul_int4(a8, w8, want, d)
                                   : ork::ref::matmul_int8(a8, w8, want, d);

@@ -32,7 +32,7 @@ std::vector<SweepCase> cases() {
 }
 
 // The expected C: the oracle itself for small shapes, the fast path (proved equal to the
-// oracle in tests/matmul) for the rest.
+// oracle in tests/lib/ref) for the rest.
 std::vector<int32_t> expected_c(const std::vector<int8_t>& a, const std::vector<int8_t>& w, const SweepCase& c) {
   std::vector<int32_t> out(static_cast<size_t>(c.m * c.n));
   const ork::ref::Dims d{c.m, c.k, c.n};

@@ -17,7 +17,7 @@ void matmul_i16(const int16_t* a, const int16_t* bt, int32_t* c, size_t mc, size
 // of the NPU layout, packed for the multiply) and then multiplied by many feature tiles.
 // Operands are int8 values; int4 operands arrive widened to int8 (-8..7). Integer sums are
 // exact whatever the order, so an engine can only change the emulator's speed, never a
-// result: tests/emu runs the built-in engine and tests/e2e the lent one, both against
+// result: tests/driver/emu/npu runs the built-in engine and tests/e2e the lent one, both against
 // plain loops.
 class PreparedInt8 {
  public:

@@ -4,7 +4,7 @@
 #include "lib/sched/bounds.h"
 #include "lib/sched/generate.h"
 #include "lib/sched/schedule.h"
-#include "tests/sched/example_streams.h"
+#include "tests/lib/sched/example_streams.h"
 
 namespace ork::sched {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/sched/brute_force.h"
+#include "tests/lib/sched/brute_force.h"
 
 #include <algorithm>
 #include <numeric>

@@ -5,7 +5,7 @@
 
 #include "lib/sched/list_schedule.h"
 #include "lib/sched/schedule.h"
-#include "tests/sched/example_streams.h"
+#include "tests/lib/sched/example_streams.h"
 
 namespace ork::sched {
 namespace {

@@ -8,7 +8,7 @@
 #include "lib/sched/bounds.h"
 #include "lib/sched/generate.h"
 #include "lib/sched/schedule.h"
-#include "tests/sched/brute_force.h"
+#include "tests/lib/sched/brute_force.h"
 
 namespace ork::sched {
 namespace {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "lib/sched/simulate.h"
-#include "tests/sched/example_streams.h"
+#include "tests/lib/sched/example_streams.h"
 
 namespace ork::sched {
 namespace {

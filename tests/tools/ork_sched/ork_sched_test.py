@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """ork_sched and ork_sched_bench from the outside: exit codes, JSON, pictures.
-Usage: tool_test.py ORK_SCHED ORK_SCHED_BENCH EXAMPLES_DIR"""
+Usage: ork_sched_test.py ORK_SCHED ORK_SCHED_BENCH EXAMPLES_DIR"""
 import json
 import os
 import subprocess

@@ -1,7 +1,7 @@
 // The tool's outputs: the JSON report's fields, the SVG and the trace of seed example 1.
 #include <gtest/gtest.h>
 
-#include "tests/sched/example_streams.h"
+#include "tests/lib/sched/example_streams.h"
 #include "tools/ork_sched/render.h"
 
 namespace ork::sched {

@@ -1,0 +1,19 @@
+// Round timing parameters for the timing-model tests (timing_test.cpp, timeline_test.cpp),
+// so every expected time is arithmetic on the model's definition.
+#pragma once
+
+#include "driver/emu/npu/timing.h"
+
+namespace ork::emu::testing {
+
+inline TimingParams test_params() {
+  TimingParams p;
+  p.core_dma_bytes_per_ns = 10;
+  p.shared_dram_bytes_per_ns = 15;
+  p.submit_ns = 30000;
+  p.task_ns = 90000;
+  p.serial_mac_efficiency = 0.5;
+  return p;
+}
+
+}  // namespace ork::emu::testing

@@ -1,0 +1,155 @@
+// The quantised C API's argument checks and messages, import/export, and a device that stays
+// usable after every refusal.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ork/ork.h"
+#include "tests/support/quant_test_util.h"
+
+namespace {
+
+using ork::quant::testing::first_difference;
+using ork::quant::testing::random_matrix;
+
+class QuantCapi : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { ASSERT_EQ(ork_device_open(GetParam(), &dev_), ORK_OK) << ork_last_error(); }
+  void TearDown() override { ork_device_close(dev_); }
+
+  ork_qweights* create(int bits, int group, int64_t k = 64, int64_t n = 32) {
+    const auto w = random_matrix(k, n, 5);
+    ork_quant_options o{sizeof(o), bits, group};
+    ork_qweights* q = nullptr;
+    EXPECT_EQ(ork_qweights_create(dev_, w.data(), k, n, &o, &q), ORK_OK) << ork_last_error();
+    return q;
+  }
+  // A valid matmul after a refusal: the device and the weights still work.
+  void expect_usable(ork_qweights* q, int64_t k = 64, int64_t n = 32) {
+    const auto a = random_matrix(2, k, 6);
+    std::vector<float> c(static_cast<size_t>(2 * n));
+    EXPECT_EQ(ork_qmatmul(dev_, q, a.data(), 2, c.data(), nullptr), ORK_OK) << ork_last_error();
+  }
+  ork_device* dev_ = nullptr;
+};
+
+TEST_P(QuantCapi, CreateRefusesBadOptionsByName) {
+  const std::vector<float> w(64 * 32, 1.0f);
+  ork_qweights* q = reinterpret_cast<ork_qweights*>(&q);
+  ork_quant_options o{sizeof(o), 3, 0};
+  EXPECT_EQ(ork_qweights_create(dev_, w.data(), 64, 32, &o, &q), ORK_E_INVALID_ARGUMENT);
+  EXPECT_EQ(q, nullptr);
+  EXPECT_STREQ(ork_last_error(), "ork_qweights_create: weight_bits = 3: expected 8 or 4");
+  o = {sizeof(o), 8, 48};
+  EXPECT_EQ(ork_qweights_create(dev_, w.data(), 64, 32, &o, &q), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qweights_create: group = 48: expected 0 (per-channel), 32, 64 or 128");
+  o = {sizeof(o) + 4, 8, 0};
+  EXPECT_EQ(ork_qweights_create(dev_, w.data(), 64, 32, &o, &q), ORK_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ork_last_error()).find("struct_size"), std::string::npos);
+  EXPECT_EQ(ork_qweights_create(dev_, w.data(), 0, 32, nullptr, &q), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qweights_create: K = 0: must be in 1..16777216");
+  EXPECT_EQ(ork_qweights_create(dev_, nullptr, 64, 32, nullptr, &q), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qweights_create: w is NULL");
+  EXPECT_EQ(ork_qweights_create(nullptr, w.data(), 64, 32, nullptr, &q), ORK_E_INVALID_ARGUMENT);
+  EXPECT_EQ(ork_qweights_create(dev_, w.data(), 64, 32, nullptr, nullptr), ORK_E_INVALID_ARGUMENT);
+}
+
+TEST_P(QuantCapi, PerChannelKLimit) {
+  const int64_t k = 131073;
+  const std::vector<float> w(static_cast<size_t>(k), 1.0f);
+  ork_qweights* q = nullptr;
+  EXPECT_EQ(ork_qweights_create(dev_, w.data(), k, 1, nullptr, &q), ORK_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ork_last_error()).find("K = 131073: per-channel scales allow K <= 131072"), std::string::npos)
+      << ork_last_error();
+}
+
+TEST_P(QuantCapi, NonFiniteInputsNamedByPosition) {
+  auto w = random_matrix(64, 32, 1);
+  w[2 * 32 + 3] = std::numeric_limits<float>::quiet_NaN();
+  ork_qweights* q = nullptr;
+  EXPECT_EQ(ork_qweights_create(dev_, w.data(), 64, 32, nullptr, &q), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qweights_create: W[2][3] = nan: inputs must be finite");
+  q = create(8, 32);
+  auto a = random_matrix(3, 64, 2);
+  a[1 * 64 + 0] = -std::numeric_limits<float>::infinity();
+  std::vector<float> c(3 * 32);
+  EXPECT_EQ(ork_qmatmul(dev_, q, a.data(), 3, c.data(), nullptr), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qmatmul: A[1][0] = -inf: inputs must be finite");
+  expect_usable(q);
+  ork_qweights_destroy(q);
+}
+
+TEST_P(QuantCapi, MatmulRefusesBadOptionsByName) {
+  ork_qweights* q8 = create(8, 0);
+  const auto a = random_matrix(2, 64, 3);
+  std::vector<float> c(2 * 32);
+  ork_qmatmul_options o{sizeof(o), 5, 0, 0};
+  EXPECT_EQ(ork_qmatmul(dev_, q8, a.data(), 2, c.data(), &o), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qmatmul: activation_bits = 5: expected 8 or 4");
+  o = {sizeof(o), 8, 2, 0};
+  EXPECT_EQ(ork_qmatmul(dev_, q8, a.data(), 2, c.data(), &o), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qmatmul: per_row = 2: expected 0 or 1");
+  o = {sizeof(o), 8, 0, 4};
+  EXPECT_EQ(ork_qmatmul(dev_, q8, a.data(), 2, c.data(), &o), ORK_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ork_last_error()).find("cores = 4"), std::string::npos);
+  o = {sizeof(o), 4, 0, 0};  // w8a4 is not a mode
+  EXPECT_EQ(ork_qmatmul(dev_, q8, a.data(), 2, c.data(), &o), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qmatmul: int4 activations with int8 weights (w8a4) is not a mode: use w8a8, "
+                                 "w4a8 or w4a4");
+  EXPECT_EQ(ork_qmatmul(dev_, q8, a.data(), 0, c.data(), nullptr), ORK_E_INVALID_ARGUMENT);
+  EXPECT_EQ(ork_qmatmul(dev_, q8, nullptr, 2, c.data(), nullptr), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qmatmul: A is NULL");
+  EXPECT_EQ(ork_qmatmul(dev_, nullptr, a.data(), 2, c.data(), nullptr), ORK_E_INVALID_ARGUMENT);
+  ork_device* other = nullptr;
+  ASSERT_EQ(ork_device_open("cpu", &other), ORK_OK);
+  EXPECT_EQ(ork_qmatmul(other, q8, a.data(), 2, c.data(), nullptr), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qmatmul: the weights belong to another device");
+  ork_device_close(other);
+  expect_usable(q8);
+  ork_qweights_destroy(q8);
+}
+
+// Export, then import the same codes and scales: the same weights, the same bytes out.
+TEST_P(QuantCapi, ExportImportRoundTrip) {
+  for (auto [bits, group] : {std::pair{8, 0}, {4, 32}, {4, 128}, {8, 64}}) {
+    const int64_t k = 200, n = 33;  // K*N odd: int4 codes end in a half byte
+    ork_qweights* q = create(bits, group, k, n);
+    ASSERT_NE(q, nullptr);
+    const int64_t groups = ork_qweights_groups(q);
+    EXPECT_EQ(groups, group == 0 ? 1 : (k + group - 1) / group);
+    const size_t code_bytes = bits == 8 ? size_t{k * n} : size_t{(k * n + 1) / 2};
+    std::vector<uint8_t> codes(code_bytes);
+    std::vector<float> scales(static_cast<size_t>(groups * n));
+    EXPECT_EQ(ork_qweights_export(q, codes.data(), code_bytes - 1, nullptr, 0), ORK_E_INVALID_ARGUMENT);
+    ASSERT_EQ(ork_qweights_export(q, codes.data(), codes.size(), scales.data(), scales.size()), ORK_OK);
+    ork_quant_options o{sizeof(o), bits, group};
+    ork_qweights* q2 = nullptr;
+    ASSERT_EQ(ork_qweights_import(dev_, codes.data(), scales.data(), k, n, &o, &q2), ORK_OK) << ork_last_error();
+    const auto a = random_matrix(3, k, 8);
+    std::vector<float> c1(3 * n), c2(3 * n);
+    ASSERT_EQ(ork_qmatmul(dev_, q, a.data(), 3, c1.data(), nullptr), ORK_OK);
+    ASSERT_EQ(ork_qmatmul(dev_, q2, a.data(), 3, c2.data(), nullptr), ORK_OK);
+    EXPECT_EQ(first_difference(c2, c1, n), "");
+    ork_qweights_destroy(q);
+    ork_qweights_destroy(q2);
+  }
+}
+
+TEST_P(QuantCapi, ImportRefusesOutOfRangeCodes) {
+  std::vector<int8_t> codes(64 * 32, 1);
+  codes[5 * 32 + 7] = -128;
+  const std::vector<float> scales(32, 0.1f);
+  ork_qweights* q = nullptr;
+  EXPECT_EQ(ork_qweights_import(dev_, codes.data(), scales.data(), 64, 32, nullptr, &q), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qweights_import: codes[5][7] = -128: int8 codes must lie in [-127, 127]");
+  EXPECT_EQ(ork_qweights_import(dev_, codes.data(), nullptr, 64, 32, nullptr, &q), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qweights_import: scales is NULL");
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, QuantCapi, ::testing::Values("emu-rknpu", "emu-rocket", "cpu"));
+
+}  // namespace

@@ -1,0 +1,211 @@
+// The packed model file: round trips of every dtype, and each corruption named.
+#include <cstring>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/exec/activation.h"
+#include "lib/exec/pack_file.h"
+#include "lib/exec/synthetic.h"
+#include "lib/exec/unpack.h"
+#include "lib/ref/oracle.h"
+#include "tests/lib/exec/exec_util.h"
+
+namespace ork::exec {
+namespace {
+
+using testing::read_all;
+using testing::scratch;
+using testing::write_all;
+
+// Weights as unpack_weights returns them (int4: one value per byte) from the generator's format.
+std::vector<uint8_t> expected(const ModelDesc& d, int l, int j) {
+  auto w = synthetic_weights(d, l, j, 1);
+  if (d.dtype != matmul::DType::int4) return w;
+  const auto& md = d.matmuls[static_cast<size_t>(j)];
+  std::vector<uint8_t> out(static_cast<size_t>(md.k * md.n));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(ref::nibble_at(w, static_cast<int64_t>(i)));
+  return out;
+}
+
+class PackRoundTrip : public ::testing::TestWithParam<matmul::DType> {};
+
+TEST_P(PackRoundTrip, EveryTensorUnpacksToItsWeights) {
+  auto d = synthetic_desc("tiny", 3, GetParam());
+  ASSERT_TRUE(d) << d.error().message;
+  const std::string path = scratch(std::string("rt_") + dtype_key(GetParam()) + ".ork");
+  ASSERT_TRUE(write_synthetic(path, *d, 1));
+  auto m = read_packed(path);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->desc.layers, 3);
+  EXPECT_EQ(m->file_bytes, read_all(path).size());
+  EXPECT_EQ(m->file_bytes % kPackAlign, 0u);
+  const auto bytes = read_all(path);
+  for (int l = 0; l < 3; ++l) {
+    for (int j = 0; j < 7; ++j) {
+      const PackedTensor& t = m->tensor(l, j);
+      EXPECT_EQ(t.offset % kPackAlign, 0u);
+      const auto& md = m->desc.matmuls[static_cast<size_t>(j)];
+      std::vector<uint8_t> w;
+      ASSERT_TRUE(unpack_weights(m->desc.dtype, md.k, md.n, {bytes.data() + t.offset, t.bytes}, w));
+      EXPECT_EQ(w, expected(*d, l, j)) << "layer " << l << " " << md.name;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, PackRoundTrip,
+                         ::testing::Values(matmul::DType::int8, matmul::DType::int4, matmul::DType::fp16),
+                         [](const auto& info) { return std::string(dtype_key(info.param)); });
+
+class PackErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto d = synthetic_desc("tiny", 2, matmul::DType::int8);
+    ASSERT_TRUE(d);
+    path_ = scratch("err.ork");
+    ASSERT_TRUE(write_synthetic(path_, *d, 1));
+    bytes_ = read_all(path_);
+  }
+  std::string message_for(const std::vector<uint8_t>& bytes) {
+    const std::string p = scratch("bad.ork");
+    write_all(p, bytes);
+    auto m = read_packed(p);
+    EXPECT_FALSE(m);
+    return m ? "" : m.error().message;
+  }
+  // Rewrites the description JSON and both checksums (a well-formed file with other contents).
+  std::vector<uint8_t> with_json(const nlohmann::json& j) {
+    std::vector<uint8_t> b = bytes_;
+    const std::string text = j.dump();
+    uint64_t data_offset;
+    std::memcpy(&data_offset, b.data() + 32, 8);
+    std::fill(b.begin() + 4096, b.begin() + static_cast<long>(data_offset), 0);
+    std::memcpy(b.data() + 4096, text.data(), text.size());
+    const uint64_t len = text.size();
+    std::memcpy(b.data() + 24, &len, 8);
+    const uint64_t jf = fingerprint({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+    std::memcpy(b.data() + 48, &jf, 8);
+    const uint64_t hf = fingerprint({b.data(), 56});
+    std::memcpy(b.data() + 56, &hf, 8);
+    return b;
+  }
+  nlohmann::json json() const {
+    uint64_t len;
+    std::memcpy(&len, bytes_.data() + 24, 8);
+    return nlohmann::json::parse(bytes_.begin() + 4096, bytes_.begin() + 4096 + static_cast<long>(len));
+  }
+  std::string path_;
+  std::vector<uint8_t> bytes_;
+};
+
+TEST_F(PackErrors, UnchangedFileOpens) { EXPECT_TRUE(read_packed(path_)); }
+
+TEST_F(PackErrors, BadMagic) {
+  auto b = bytes_;
+  b[0] = 'X';
+  EXPECT_NE(message_for(b).find("bad magic"), std::string::npos);
+}
+
+TEST_F(PackErrors, OtherVersion) {
+  auto b = bytes_;
+  b[8] = 9;
+  EXPECT_NE(message_for(b).find("version 9"), std::string::npos);
+}
+
+TEST_F(PackErrors, CorruptedHeaderField) {
+  auto b = bytes_;
+  b[41] ^= 1;  // file bytes
+  EXPECT_NE(message_for(b).find("header is corrupted"), std::string::npos);
+}
+
+TEST_F(PackErrors, CorruptedDescription) {
+  auto b = bytes_;
+  b[4100] ^= 0x20;
+  EXPECT_NE(message_for(b).find("description is corrupted"), std::string::npos);
+}
+
+TEST_F(PackErrors, TruncatedFile) {
+  auto b = bytes_;
+  b.resize(b.size() - 4096);
+  EXPECT_NE(message_for(b).find("truncated"), std::string::npos);
+}
+
+TEST_F(PackErrors, TruncatedHeader) {
+  auto b = bytes_;
+  b.resize(100);
+  EXPECT_NE(message_for(b).find("truncated"), std::string::npos);
+}
+
+TEST_F(PackErrors, MissingTensor) {
+  auto j = json();
+  j["tensors"].erase(j["tensors"].begin() + 9);  // layer 1, "v"
+  EXPECT_NE(message_for(with_json(j)).find("tensor \"v\" of layer 1 is missing"), std::string::npos);
+}
+
+TEST_F(PackErrors, MisalignedTensor) {
+  auto j = json();
+  j["tensors"][3][2] = j["tensors"][3][2].get<uint64_t>() + 16;
+  EXPECT_NE(message_for(with_json(j)).find("not 4 KiB aligned"), std::string::npos);
+}
+
+TEST_F(PackErrors, WrongTensorSize) {
+  auto j = json();
+  j["tensors"][0][3] = 1024;
+  EXPECT_NE(message_for(with_json(j)).find("packs to"), std::string::npos);
+}
+
+TEST_F(PackErrors, ShapesThatDoNotChain) {
+  auto j = json();
+  j["model"]["matmuls"][3]["k"] = 48;  // o reads q (64 wide)
+  EXPECT_NE(message_for(with_json(j)).find("do not chain"), std::string::npos);
+}
+
+TEST(ModelDesc, ChecksNameEverySource) {
+  auto d = synthetic_desc("tiny", 1, matmul::DType::int8);
+  ASSERT_TRUE(d);
+  d->matmuls[4].inputs = {"x", "nothere"};
+  auto s = check_desc(*d);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("unknown source \"nothere\""), std::string::npos);
+  d->matmuls[4].inputs = {"x", "down"};
+  s = check_desc(*d);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("comes later"), std::string::npos);
+  d->matmuls[4].inputs = {"x", "k"};
+  s = check_desc(*d);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("do not chain"), std::string::npos);
+}
+
+TEST(ModelDesc, JsonRoundTrip) {
+  auto d = synthetic_desc("qwen2.5-1.5b", 28, matmul::DType::int8);
+  ASSERT_TRUE(d);
+  auto back = parse_desc(desc_to_json(*d));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(desc_to_json(*back), desc_to_json(*d));
+  EXPECT_EQ(back->matmuls[6].k, 8960);
+  EXPECT_EQ(back->matmuls[1].n, 256);
+}
+
+TEST(Activation, RoundHalfEvenAndClamp) {
+  EXPECT_EQ(round_shift(5, 1), 2);    // 2.5 -> 2
+  EXPECT_EQ(round_shift(7, 1), 4);    // 3.5 -> 4
+  EXPECT_EQ(round_shift(-5, 1), -2);  // -2.5 -> -2
+  EXPECT_EQ(round_shift(-7, 1), -4);  // -3.5 -> -4
+  EXPECT_EQ(round_shift(-6, 2), -2);  // -1.5 -> -2
+  EXPECT_EQ(round_shift(13, 3), 2);   // 1.625 -> 2
+  const int32_t c[] = {100000, -100000, 300, -300};
+  Activation a;
+  requantise(matmul::DType::int8, c, 1, 4, 1, a);
+  EXPECT_EQ(a.i8, (std::vector<int8_t>{127, -128, 127, -128}));
+  requantise(matmul::DType::int4, c + 2, 1, 2, 6, a);  // 4.6875 -> 5, -5
+  EXPECT_EQ(a.i8, (std::vector<int8_t>{5, -5}));
+  Activation x{1, 3, {100, -100, 3}, {}}, y{1, 3, {100, -100, 4}, {}};
+  const Activation* src[] = {&x, &y};
+  Activation sum;
+  combine(matmul::DType::int8, src, sum);
+  EXPECT_EQ(sum.i8, (std::vector<int8_t>{127, -128, 7}));
+}
+
+}  // namespace
+}  // namespace ork::exec
