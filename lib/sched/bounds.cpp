@@ -9,15 +9,15 @@ namespace ork::sched {
 namespace {
 
 // Minimal delay from issuing `from` to issuing its successor `to` in any order.
-int64_t latency(const Stream& s, int from, int to) {
-  const Op& op = s.ops[from];
+int64_t latency(const Graph& g, int from, int to) {
+  const OpInfo& op = g.info[from];
   if (op.kind == OpKind::wait) return 0;
   if (op.kind == OpKind::start) return op.partner == to ? op.cycles : 1;
   return op.cycles;
 }
 
 // Cycles the op holds the stream itself.
-int64_t stream_cost(const Op& op) {
+int64_t stream_cost(const OpInfo& op) {
   if (op.kind == OpKind::wait) return 0;
   return op.kind == OpKind::start ? 1 : op.cycles;
 }
@@ -86,16 +86,16 @@ Bounds lower_bound(const Stream& s, const Graph& g) {
   const int n = g.op_count;
   std::vector<int64_t> head(n, 0), rest(n, 0);  // rest: issue of the op -> end of stream
   for (int i = 0; i < n; ++i)
-    for (int succ : g.successors(i)) head[succ] = std::max(head[succ], head[i] + latency(s, i, succ));
+    for (int succ : g.successors(i)) head[succ] = std::max(head[succ], head[i] + latency(g, i, succ));
   for (int i = n - 1; i >= 0; --i) {
-    rest[i] = stream_cost(s.ops[i]);
-    for (int succ : g.successors(i)) rest[i] = std::max(rest[i], latency(s, i, succ) + rest[succ]);
+    rest[i] = stream_cost(g.info[i]);
+    for (int succ : g.successors(i)) rest[i] = std::max(rest[i], latency(g, i, succ) + rest[succ]);
   }
   Bounds b;
   std::vector<Job> stream_jobs, core_jobs;
   int64_t compute = 0;
   for (int i = 0; i < n; ++i) {
-    const Op& op = s.ops[i];
+    const OpInfo& op = g.info[i];
     b.critical_path = std::max(b.critical_path, head[i] + rest[i]);
     b.stream_load += stream_cost(op);
     if (stream_cost(op) > 0) stream_jobs.push_back({head[i], stream_cost(op), rest[i] - stream_cost(op)});

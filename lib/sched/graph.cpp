@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <utility>
 
 namespace ork::sched {
@@ -10,75 +11,144 @@ namespace {
 
 using Edges = std::vector<std::pair<int, int>>;
 
-// Per buffer: which op last wrote each byte segment and who read it since. Segments are
-// kept in a small sorted vector per buffer (most buffers are touched whole, so they hold
-// one or a few segments); a buffer gets its first segment when it is first touched.
+// Which op last wrote a byte segment of a buffer, and who read it since (a list in the
+// reader arena, in reading order).
 struct Segment {
   int64_t begin = 0;
   int64_t end = 0;
   int writer = -1;
-  std::vector<int> readers;
+  int first = -1, last = -1;  // reader arena nodes; -1: none
 };
 
+// One access, for grouping the accesses by buffer: the op and the access's place among the
+// op's reads then writes (the order the input order checks them in).
+// The range is copied (not pointed to): the grouped walk would miss the cache on every op.
+struct Touch {
+  int op = 0;
+  int index = 0;
+  int64_t offset = 0, length = 0;
+  bool write = false;
+};
+
+// Memory edges, one buffer at a time: a buffer's edges depend only on its own accesses in
+// input order, so the accesses are grouped by buffer (a counting sort) and each buffer is
+// played out in one reused segment vector and reader arena. One map of segments per buffer,
+// with a vector of readers per segment, made malloc half of build_graph (docs/sched.md "Speed
+// at 1M ops"). A race is reported for the first access in input order that has one, as when
+// the ops were walked in order.
 class MemoryEdges {
  public:
-  MemoryEdges(const Stream& s, Edges& edges) : s_(s), edges_(edges), segs_(s.buffers.size()) {}
+  MemoryEdges(const Stream& s, Edges& edges) : s_(s), edges_(edges) {}
 
-  Status add(int op, const Access& a, bool write) {
-    auto& segs = segs_[a.buffer];
-    if (segs.empty()) segs.push_back(Segment{0, s_.buffers[a.buffer].bytes, -1, {}});
-    split(segs, a.offset);
-    split(segs, a.offset + a.length);
-    auto it = std::lower_bound(segs.begin(), segs.end(), a.offset,
-                               [](const Segment& seg, int64_t at) { return seg.begin < at; });
-    for (; it != segs.end() && it->begin < a.offset + a.length; ++it) {
-      Segment& seg = *it;
-      if (seg.writer >= 0 && seg.writer != op)
-        if (Status st = edge(seg.writer, op, a.buffer); !st) return st;
-      if (!write) {
-        if (seg.readers.empty() || seg.readers.back() != op) seg.readers.push_back(op);
-        continue;
+  Status run() {
+    const FlatTouches touches = group_touches();
+    for (size_t b = 0; b < s_.buffers.size(); ++b) {
+      const size_t begin = touches.offsets[b], end = touches.offsets[b + 1];
+      if (begin == end) continue;
+      segs_.assign(1, Segment{0, s_.buffers[b].bytes, -1, -1, -1});
+      readers_.clear();
+      for (size_t t = begin; t < end && add(touches.items[t], static_cast<int>(b)); ++t) {
       }
-      for (int reader : seg.readers)
-        if (reader != op)
-          if (Status st = edge(reader, op, a.buffer); !st) return st;
-      seg.writer = op;
-      seg.readers.clear();
     }
-    return {};
+    return race_ ? Status(*race_) : Status();
   }
 
  private:
-  static void split(std::vector<Segment>& segs, int64_t at) {
-    auto it = std::upper_bound(segs.begin(), segs.end(), at,
-                               [](int64_t pos, const Segment& seg) { return pos < seg.begin; });
-    if (it == segs.begin()) return;
-    --it;
-    if (it->begin == at || it->end <= at) return;
-    Segment upper = *it;
-    upper.begin = at;
-    it->end = at;
-    segs.insert(it + 1, std::move(upper));
+  struct FlatTouches {
+    std::vector<size_t> offsets;
+    std::vector<Touch> items;
+  };
+  struct Reader {
+    int op, next;
+  };
+
+  FlatTouches group_touches() const {
+    FlatTouches out;
+    out.offsets.assign(s_.buffers.size() + 1, 0);
+    for (const Op& op : s_.ops) {
+      for (const Access& a : op.reads) ++out.offsets[static_cast<size_t>(a.buffer) + 1];
+      for (const Access& a : op.writes) ++out.offsets[static_cast<size_t>(a.buffer) + 1];
+    }
+    for (size_t b = 0; b < s_.buffers.size(); ++b) out.offsets[b + 1] += out.offsets[b];
+    out.items.resize(out.offsets.back());
+    std::vector<size_t> fill(out.offsets.begin(), out.offsets.end() - 1);
+    for (int i = 0; i < static_cast<int>(s_.ops.size()); ++i) {
+      const Op& op = s_.ops[i];
+      int index = 0;
+      for (const Access& a : op.reads) out.items[fill[a.buffer]++] = {i, index++, a.offset, a.length, false};
+      for (const Access& a : op.writes) out.items[fill[a.buffer]++] = {i, index++, a.offset, a.length, true};
+    }
+    return out;
   }
 
-  // A program's accesses stay in force until its wait: edges leave from there.
-  Status edge(int from, int to, int buffer) {
-    const Op& src = s_.ops[from];
-    int source = src.kind == OpKind::start ? src.partner : from;
-    if (source > to) {
-      const Op& dst = s_.ops[to];
-      return make_error(-EINVAL, "line " + std::to_string(dst.line) + ": " + op_label(dst) +
-                                     " touches buffer " + s_.buffers[buffer].name +
-                                     " while program " + src.name + " (line " +
-                                     std::to_string(src.line) + ") still holds it (its wait comes later)");
+  // False when the access races: the rest of this buffer does not matter.
+  bool add(const Touch& a, int buffer) {
+    const Touch& t = a;
+    split(a.offset);
+    split(a.offset + a.length);
+    auto it = std::lower_bound(segs_.begin(), segs_.end(), a.offset,
+                               [](const Segment& seg, int64_t at) { return seg.begin < at; });
+    for (; it != segs_.end() && it->begin < a.offset + a.length; ++it) {
+      Segment& seg = *it;
+      if (seg.writer >= 0 && seg.writer != t.op && !edge(seg.writer, t, buffer)) return false;
+      if (!t.write) {
+        if (seg.last < 0 || readers_[seg.last].op != t.op) append(seg, t.op);
+        continue;
+      }
+      for (int r = seg.first; r >= 0; r = readers_[r].next)
+        if (readers_[r].op != t.op && !edge(readers_[r].op, t, buffer)) return false;
+      seg.writer = t.op;
+      seg.first = seg.last = -1;
     }
-    edges_.emplace_back(source, to);
-    return {};
+    return true;
+  }
+
+  void append(Segment& seg, int op) {
+    const int node = static_cast<int>(readers_.size());
+    readers_.push_back({op, -1});
+    if (seg.last >= 0) readers_[seg.last].next = node;
+    else seg.first = node;
+    seg.last = node;
+  }
+
+  void split(int64_t at) {
+    auto it = std::upper_bound(segs_.begin(), segs_.end(), at,
+                               [](int64_t pos, const Segment& seg) { return pos < seg.begin; });
+    if (it == segs_.begin()) return;
+    --it;
+    if (it->begin == at || it->end <= at) return;
+    Segment upper{at, it->end, it->writer, -1, -1};
+    for (int r = it->first; r >= 0; r = readers_[r].next) append(upper, readers_[r].op);  // a copy
+    it->end = at;
+    segs_.insert(it + 1, upper);
+  }
+
+  // A program's accesses stay in force until its wait: edges leave from there. False on a
+  // race, which is kept when it comes before the one kept so far in input order.
+  bool edge(int from, const Touch& t, int buffer) {
+    const Op& src = s_.ops[from];
+    const int source = src.kind == OpKind::start ? src.partner : from;
+    if (source <= t.op) {
+      edges_.emplace_back(source, t.op);
+      return true;
+    }
+    if (!race_ || std::pair(t.op, t.index) < race_at_) {
+      const Op& dst = s_.ops[t.op];
+      race_ = make_error(-EINVAL, "line " + std::to_string(dst.line) + ": " + op_label(dst) +
+                                      " touches buffer " + s_.buffers[buffer].name + " while program " +
+                                      src.name + " (line " + std::to_string(src.line) +
+                                      ") still holds it (its wait comes later)");
+      race_at_ = {t.op, t.index};
+    }
+    return false;
   }
 
   const Stream& s_;
   Edges& edges_;
-  std::vector<std::vector<Segment>> segs_;
+  std::vector<Segment> segs_;    // the current buffer's segments, by offset
+  std::vector<Reader> readers_;  // the current buffer's reader lists
+  std::optional<Error> race_;
+  std::pair<int, int> race_at_{0, 0};
 };
 
 void barrier_edges(const Stream& s, Edges& edges) {
@@ -122,6 +192,7 @@ void memory_model(const Stream& s, Graph& g) {
   g.born_by.offsets.assign(1, 0);
   g.born_by.offsets.reserve(static_cast<size_t>(n) + 1);
   g.born_by.items.clear();
+  g.dirtied_by.offsets.reserve(static_cast<size_t>(n) + 1);
   std::vector<std::pair<int, int>> users, readers;  // (buffer, start op), input order
   std::vector<int> ids;
   for (int i = 0; i < n; ++i) {
@@ -139,6 +210,10 @@ void memory_model(const Stream& s, Graph& g) {
       g.starts.push_back(i);
       for (const Access& a : op.reads) readers.emplace_back(a.buffer, i);
     }
+    if (op.kind != OpKind::load)
+      for (const Access& a : op.writes)
+        if (s.buffers[a.buffer].in_memory) g.dirtied_by.items.push_back(a.buffer);
+    g.dirtied_by.offsets.push_back(static_cast<int>(g.dirtied_by.items.size()));
   }
   // A program releases its buffers at its wait; other ops release what they bring to life.
   g.released_by.offsets.assign(1, 0);
@@ -173,17 +248,15 @@ void memory_model(const Stream& s, Graph& g) {
 Result<Graph> build_graph(const Stream& s) {
   Graph g;
   g.op_count = static_cast<int>(s.ops.size());
+  g.info.resize(s.ops.size());
+  for (size_t i = 0; i < s.ops.size(); ++i) g.info[i] = {s.ops[i].cycles, s.ops[i].partner, s.ops[i].kind};
+  g.buffer_bytes.resize(s.buffers.size());
+  for (size_t b = 0; b < s.buffers.size(); ++b) g.buffer_bytes[b] = s.buffers[b].bytes;
   Edges edges;
   edges.reserve(s.ops.size() * 3);
-  MemoryEdges memory(s, edges);
-  for (int i = 0; i < g.op_count; ++i) {
-    const Op& op = s.ops[i];
-    if (op.kind == OpKind::start) edges.emplace_back(i, op.partner);
-    for (const Access& a : op.reads)
-      if (Status st = memory.add(i, a, false); !st) return st.error();
-    for (const Access& a : op.writes)
-      if (Status st = memory.add(i, a, true); !st) return st.error();
-  }
+  for (int i = 0; i < g.op_count; ++i)
+    if (s.ops[i].kind == OpKind::start) edges.emplace_back(i, s.ops[i].partner);
+  if (Status st = MemoryEdges(s, edges).run(); !st) return st.error();
   barrier_edges(s, edges);
   // Successor lists by a counting sort on the source, then each short list sorted and
   // made unique: linear in the edges, where one sort of all pairs was n log n.

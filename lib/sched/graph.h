@@ -31,8 +31,18 @@ struct FlatLists {
   int size() const { return static_cast<int>(offsets.size()) - 1; }
 };
 
+// Per op, what the hot loops read: 16 bytes, where an Op is 112 with its name and access
+// vectors, so listSchedule, the placer and simulateOrder stay in cache (docs/sched.md "Speed").
+struct OpInfo {
+  int64_t cycles = 0;
+  int partner = -1;
+  OpKind kind = OpKind::barrier;
+};
+
 struct Graph {
   int op_count = 0;
+  std::vector<OpInfo> info;           // per op: kind, cycles, partner (copied from the stream)
+  std::vector<int64_t> buffer_bytes;  // per buffer: its size (copied from the stream)
   std::vector<int> succ_offsets;  // CSR: successors of op i are succs[offsets[i] .. offsets[i+1])
   std::vector<int> succs;
   std::vector<int> pred_counts;
@@ -42,6 +52,7 @@ struct Graph {
   // last releasing op is emitted (a program releases at its wait).
   FlatLists born_by;      // per op, sorted buffer ids
   FlatLists released_by;  // per op, sorted buffer ids
+  FlatLists dirtied_by;   // per op: buffers it writes that are not loads' (the placer spills them)
   std::vector<int> release_count;  // per buffer: ops that release it
   FlatLists program_users;  // per buffer: start ops touching it, input order
   std::vector<int> first_consumer;  // per load: first start reading what it writes, or -1

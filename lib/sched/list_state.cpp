@@ -21,7 +21,11 @@ MaxTree::MaxTree(int size) : size_(std::max(size, 1)), tree_(2 * size_, 0) {}
 void MaxTree::set(int index, int64_t value) {
   int i = index + size_;
   tree_[i] = value;
-  for (i /= 2; i >= 1; i /= 2) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
+  for (i /= 2; i >= 1; i /= 2) {
+    const int64_t up = std::max(tree_[2 * i], tree_[2 * i + 1]);
+    if (tree_[i] == up) return;  // the ancestors only see this maximum: unchanged
+    tree_[i] = up;
+  }
 }
 
 int64_t MaxTree::max_below(int end) const {
@@ -45,7 +49,7 @@ ListState::ListState(const Stream& s, const Graph& g, const Priority& p, const L
   int rank = 0;
   for (int pos = 0; pos < g.op_count; ++pos) {
     const int op = p.op_at[pos];
-    if (s.ops[op].kind != OpKind::start) continue;
+    if (g.info[op].kind != OpKind::start) continue;
     unstarted_.insert(pos);
     program_rank_[op] = rank;
     pending_[op] = g.working_set[op];
@@ -57,7 +61,7 @@ ListState::ListState(const Stream& s, const Graph& g, const Priority& p, const L
 
 void ListState::make_ready(int op) {
   const int pos = prio_.position[op];
-  switch (s_.ops[op].kind) {
+  switch (g_.info[op].kind) {
     case OpKind::start: ready_starts.insert(pos); break;
     case OpKind::load:
     case OpKind::store: ready_dmas.insert(pos); break;
@@ -82,14 +86,14 @@ int ListState::core_freeing_first() const {
 
 int ListState::first_ready_wait() const {
   for (const auto& [end, start] : running_)
-    if (indegree_[s_.ops[start].partner] == 0) return s_.ops[start].partner;
+    if (indegree_[g_.info[start].partner] == 0) return g_.info[start].partner;
   return -1;
 }
 
 int64_t ListState::new_bytes(int op) const {
   int64_t bytes = 0;
   for (int b : g_.born_by[op])
-    if (!born_[b]) bytes += s_.buffers[b].bytes;
+    if (!born_[b]) bytes += g_.buffer_bytes[b];
   return bytes;
 }
 
@@ -98,7 +102,7 @@ bool ListState::try_place(int op) {
   placed.clear();
   for (int b : g_.born_by[op]) {
     if (born_[b] || offset_[b] != kNone) continue;
-    Result<int64_t> at = space_.allocate(s_.buffers[b].bytes);
+    Result<int64_t> at = space_.allocate(g_.buffer_bytes[b]);
     if (!at) {
       for (auto it = placed.rbegin(); it != placed.rend(); ++it) {
         (void)space_.release(offset_[*it]);  // reverse order restores the holes exactly
@@ -143,15 +147,15 @@ void ListState::birth(int op) {
   for (int b : g_.born_by[op]) {
     if (born_[b]) continue;
     if (offset_[b] == kNone) {  // not placed by try_place: a forced emission
-      Result<int64_t> at = space_.allocate(s_.buffers[b].bytes);
+      Result<int64_t> at = space_.allocate(g_.buffer_bytes[b]);
       offset_[b] = at ? *at : kUnplaced;
       if (!at) ++forced_;
     }
     born_[b] = 1;
-    live_ += s_.buffers[b].bytes;
+    live_ += g_.buffer_bytes[b];
     for (int user : g_.program_users[b]) {  // programs still to start need fewer bytes now
       if (!unstarted_.contains(prio_.position[user])) continue;
-      pending_[user] -= s_.buffers[b].bytes;
+      pending_[user] -= g_.buffer_bytes[b];
       reserve_tree_.set(program_rank_[user], pending_[user]);
     }
   }
@@ -163,12 +167,12 @@ void ListState::death(int op) {
     if (--left_[b] != 0) continue;
     if (offset_[b] >= 0) (void)space_.release(offset_[b]);
     offset_[b] = kNone;
-    live_ -= s_.buffers[b].bytes;
+    live_ -= g_.buffer_bytes[b];
   }
 }
 
 void ListState::emit(int op, int core) {
-  const Op& o = s_.ops[op];
+  const OpInfo& o = g_.info[op];
   const int pos = prio_.position[op];
   birth(op);
   switch (o.kind) {
@@ -185,7 +189,8 @@ void ListState::emit(int op, int core) {
       core_busy_[core] += o.cycles;
       ++core_open_[core];
       core_of_[op] = core;
-      running_.emplace(program_end_[op], op);
+      running_.insert(std::lower_bound(running_.begin(), running_.end(), std::pair(program_end_[op], op)),
+                      {program_end_[op], op});
       unstarted_.erase(pos);
       reserve_tree_.set(program_rank_[op], 0);
       t_ = begin + 1;
@@ -195,7 +200,7 @@ void ListState::emit(int op, int core) {
       ready_waits.erase(pos);
       t_ = std::max(t_, program_end_[o.partner]);
       --core_open_[core_of_[o.partner]];
-      running_.erase({program_end_[o.partner], o.partner});
+      running_.erase(std::lower_bound(running_.begin(), running_.end(), std::pair(program_end_[o.partner], o.partner)));
       break;
     case OpKind::barrier:
       ready_barriers.erase(pos);

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -42,8 +41,8 @@ class ListState {
   int first_ready_wait() const;     // the running program ending first whose wait is ready
   int64_t dma_begin() const { return std::max(t_, dma_free_); }
   int64_t now() const { return t_; }
-  OpKind op_kind(int op) const { return s_.ops[op].kind; }
-  int64_t op_cycles(int op) const { return s_.ops[op].cycles; }
+  OpKind op_kind(int op) const { return g_.info[op].kind; }
+  int64_t op_cycles(int op) const { return g_.info[op].cycles; }
 
   // Places the op's new buffers under cap; on success they stay placed for emit().
   bool try_place(int op);
@@ -74,7 +73,9 @@ class ListState {
   std::vector<int> left_;        // releases still to come per buffer
   std::vector<int> core_open_;   // unwaited programs per core
   std::vector<int64_t> core_end_, core_busy_;
-  std::set<std::pair<int64_t, int>> running_;  // (end, start op)
+  // (end, start op), sorted: a handful of programs run at once, so a vector, not a set
+  // that allocates a node per start.
+  std::vector<std::pair<int64_t, int>> running_;
   std::vector<int64_t> program_end_;
   ReadySet unstarted_;                         // priority positions of starts
   std::vector<int> program_rank_;              // per start op: index among starts by priority

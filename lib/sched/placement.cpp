@@ -44,7 +44,7 @@ class Placer {
       for (int b : g_.born_by[op]) ++pins_[b];
       for (int b : g_.born_by[op]) {
         if (offset_[b] >= 0) continue;
-        Result<int64_t> at = pool_.allocate(s_.buffers[b].bytes);
+        Result<int64_t> at = pool_.allocate(g_.buffer_bytes[b]);
         if (!at && !allow_swaps) return std::move(result_);  // placed stays false
         if (!at) at = allocate_evicting(b);
         if (!at) return at.error();
@@ -69,9 +69,8 @@ class Placer {
 
   // Pins last until the op's own release: a program holds its buffers until its wait.
   void after_op(int op) {
-    const Op& o = s_.ops[op];
-    for (const Access& a : o.writes)
-      if (o.kind != OpKind::load) dirty_[a.buffer] = 1;
+    const OpInfo& o = g_.info[op];
+    for (int b : g_.dirtied_by[op]) dirty_[b] = 1;
     if (o.kind != OpKind::start)
       for (int b : g_.born_by[op]) --pins_[b];
     if (o.kind == OpKind::wait)
@@ -94,7 +93,7 @@ class Placer {
   }
 
   void swap(bool spill, int b) {
-    const int64_t bytes = s_.buffers[b].bytes;
+    const int64_t bytes = g_.buffer_bytes[b];
     // Clamped like a stream's own ops (kMaxOpCycles), so that sums of swaps stay in int64
     // even for a tiny bandwidth (a stream whose loads move 1 byte in 2^40 cycles).
     const double want = std::ceil(static_cast<double>(bytes) / bpc_);
@@ -116,8 +115,8 @@ class Placer {
       if (pins_[b] > 0) continue;
       const int use = next_use(b);
       if (best < 0 || use > best_use ||
-          (use == best_use && (s_.buffers[b].bytes > s_.buffers[best].bytes ||
-                               (s_.buffers[b].bytes == s_.buffers[best].bytes && b < best)))) {
+          (use == best_use && (g_.buffer_bytes[b] > g_.buffer_bytes[best] ||
+                               (g_.buffer_bytes[b] == g_.buffer_bytes[best] && b < best)))) {
         best = b;
         best_use = use;
       }
@@ -138,7 +137,7 @@ class Placer {
       dirty_[v] = 0;
       drop(v);
       evicted_[v] = 1;
-      Result<int64_t> at = pool_.allocate(s_.buffers[b].bytes);
+      Result<int64_t> at = pool_.allocate(g_.buffer_bytes[b]);
       if (at) return at;
     }
   }

@@ -1,6 +1,7 @@
 #include "lib/sched/pool.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 
 namespace ork::sched {
@@ -20,7 +21,7 @@ Result<Pool> Pool::create(const PoolConfig& config) {
 Pool::Pool(const PoolConfig& config) : config_(config) {
   // Usable space ends on an alignment boundary so every hole edge stays aligned.
   usable_ = (config.capacity_bytes - config.reserve_bytes) & ~(config.alignment_bytes - 1);
-  if (usable_ > 0) holes_.emplace(0, usable_);
+  if (usable_ > 0) holes_.push_back({0, usable_});
 }
 
 int64_t Pool::rounded(int64_t bytes) const {
@@ -30,23 +31,29 @@ int64_t Pool::rounded(int64_t bytes) const {
 
 int64_t Pool::largest_hole() const {
   int64_t best = 0;
-  for (const auto& [offset, size] : holes_) best = std::max(best, size);
+  for (const Range& h : holes_) best = std::max(best, h.size);
   return best;
 }
 
+std::vector<Pool::Range>::const_iterator Pool::find_block(int64_t offset) const {
+  auto it = std::lower_bound(blocks_.begin(), blocks_.end(), offset,
+                             [](const Range& r, int64_t at) { return r.offset < at; });
+  return it != blocks_.end() && it->offset == offset ? it : blocks_.end();
+}
+
 int64_t Pool::block_bytes(int64_t offset) const {
-  auto it = blocks_.find(offset);
-  return it == blocks_.end() ? 0 : it->second;
+  auto it = find_block(offset);
+  return it == blocks_.end() ? 0 : it->size;
 }
 
 // Lowest hole that holds `size`; the block takes the hole's low end.
 int64_t Pool::take_bottom_up(int64_t size) {
   for (auto it = holes_.begin(); it != holes_.end(); ++it) {
-    if (it->second < size) continue;
-    const int64_t offset = it->first;
-    const int64_t rest = it->second - size;
-    holes_.erase(it);
-    if (rest > 0) holes_.emplace(offset + size, rest);
+    if (it->size < size) continue;
+    const int64_t offset = it->offset;
+    it->offset += size;  // the rest keeps its place in the offset order
+    it->size -= size;
+    if (it->size == 0) holes_.erase(it);
     return offset;
   }
   return -1;
@@ -55,15 +62,11 @@ int64_t Pool::take_bottom_up(int64_t size) {
 // Highest hole that holds `size`; the block takes the hole's high end.
 int64_t Pool::take_top_down(int64_t size) {
   for (auto it = holes_.rbegin(); it != holes_.rend(); ++it) {
-    if (it->second < size) continue;
-    const int64_t hole = it->first;
-    const int64_t rest = it->second - size;
-    if (rest > 0) {
-      it->second = rest;
-    } else {
-      holes_.erase(hole);
-    }
-    return hole + rest;
+    if (it->size < size) continue;
+    it->size -= size;
+    const int64_t offset = it->offset + it->size;
+    if (it->size == 0) holes_.erase(std::next(it).base());
+    return offset;
   }
   return -1;
 }
@@ -77,32 +80,36 @@ Result<int64_t> Pool::allocate(int64_t bytes) {
     return make_error(-ENOMEM, "no hole holds " + std::to_string(size) + " bytes (free " +
                                    std::to_string(free_bytes()) + ", largest hole " +
                                    std::to_string(largest_hole()) + ")");
-  blocks_.emplace(offset, size);
+  auto at = std::lower_bound(blocks_.begin(), blocks_.end(), offset,
+                             [](const Range& r, int64_t o) { return r.offset < o; });
+  blocks_.insert(at, {offset, size});
   used_ += size;
   return offset;
 }
 
 Status Pool::release(int64_t offset) {
-  auto block = blocks_.find(offset);
+  auto block = find_block(offset);
   if (block == blocks_.end())
     return make_error(-EINVAL, "pool release of offset " + std::to_string(offset) + ": no block there");
   int64_t begin = offset;
-  int64_t end = offset + block->second;
-  used_ -= block->second;
+  int64_t end = offset + block->size;
+  used_ -= block->size;
   blocks_.erase(block);
-  auto next = holes_.lower_bound(begin);
-  if (next != holes_.end() && next->first == end) {  // merge with the hole above
-    end += next->second;
-    next = holes_.erase(next);
+  auto next = std::lower_bound(holes_.begin(), holes_.end(), begin,
+                               [](const Range& r, int64_t at) { return r.offset < at; });
+  const bool above = next != holes_.end() && next->offset == end;
+  const bool below = next != holes_.begin() && std::prev(next)->offset + std::prev(next)->size == begin;
+  if (above && below) {  // the block closes the gap between two holes: one hole
+    std::prev(next)->size += (end - begin) + next->size;
+    holes_.erase(next);
+  } else if (below) {
+    std::prev(next)->size += end - begin;
+  } else if (above) {
+    next->offset = begin;
+    next->size += end - begin;
+  } else {
+    holes_.insert(next, {begin, end - begin});
   }
-  if (next != holes_.begin()) {  // merge with the hole below
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == begin) {
-      begin = prev->first;
-      holes_.erase(prev);
-    }
-  }
-  holes_.emplace(begin, end - begin);
   return {};
 }
 

@@ -7,10 +7,13 @@
 // "memory" line is taken as usable bytes).
 //
 // Pure bookkeeping, no device: a later NPU-memory user maps [0, capacity) onto a BO.
+// Holes and blocks are sorted vectors, not std::map: first fit scans the holes anyway, a
+// scheduler's pool holds tens of blocks, and a tree node per block made malloc and
+// rebalancing a fifth of a 1M-op schedule (docs/sched.md "Speed at 1M ops").
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <vector>
 
 #include "driver/common/result.h"
 
@@ -45,14 +48,18 @@ class Pool {
 
  private:
   explicit Pool(const PoolConfig& config);
+  struct Range {
+    int64_t offset, size;
+  };
   int64_t take_bottom_up(int64_t size);
   int64_t take_top_down(int64_t size);
+  std::vector<Range>::const_iterator find_block(int64_t offset) const;
 
   PoolConfig config_;
   int64_t usable_ = 0;
   int64_t used_ = 0;
-  std::map<int64_t, int64_t> holes_;   // offset -> size, never adjacent
-  std::map<int64_t, int64_t> blocks_;  // offset -> size
+  std::vector<Range> holes_;   // by offset, never adjacent
+  std::vector<Range> blocks_;  // by offset
 };
 
 }  // namespace ork::sched

@@ -10,26 +10,25 @@ namespace {
 class Liveness {
  public:
   Liveness(const Stream& s, const Graph& g)
-      : s_(s), g_(g), born_(s.buffers.size(), 0), left_(g.release_count) {}
+      : g_(g), born_(s.buffers.size(), 0), left_(g.release_count) {}
 
   int64_t birth(int op) {
     for (int b : g_.born_by[op])
       if (!born_[b]) {
         born_[b] = 1;
-        live_ += s_.buffers[b].bytes;
+        live_ += g_.buffer_bytes[b];
       }
     peak_ = std::max(peak_, live_);
     return live_;
   }
   int64_t death(int op) {
     for (int b : g_.released_by[op])
-      if (--left_[b] == 0) live_ -= s_.buffers[b].bytes;
+      if (--left_[b] == 0) live_ -= g_.buffer_bytes[b];
     return live_;
   }
   int64_t peak() const { return peak_; }
 
  private:
-  const Stream& s_;
   const Graph& g_;
   std::vector<char> born_;
   std::vector<int> left_;
@@ -81,7 +80,7 @@ SimResult simulate_order(const Stream& s, const Graph& g, std::span<const int> o
       if (want_timeline) r.timeline.push_back(timed);
     }
     const int i = order[pos];
-    const Op& op = s.ops[i];
+    const OpInfo& op = g.info[i];
     const int64_t issue = std::max(m.t, op.kind == OpKind::load || op.kind == OpKind::store ? m.dma_free : m.t);
     note_live(issue, live.birth(i));
     TimedOp timed{i, -1, m.t, m.t, -1};

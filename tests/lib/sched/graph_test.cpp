@@ -80,6 +80,33 @@ TEST(Graph, AnInputOrderThatRacesIsAnError) {
             "line 4: load L touches buffer b while program P1 (line 3) still holds it (its wait comes later)");
 }
 
+// The memory edges are built one buffer at a time; the race reported is still the first in
+// input order (here in b, although a has the lower id and races too, later), and within one
+// op a read is checked before a write.
+TEST(Graph, TheRaceReportedIsTheFirstInInputOrder) {
+  Stream s = parse_stream(
+      "memory 100K\nbuffer a 1K\nbuffer b 1K\nbuffer c 1K\n"
+      "start P1 reads=a writes=c cycles=10\n"
+      "start P2 reads=b cycles=10\n"
+      "load L1 writes=b cycles=5\n"   // line 7: races with P2
+      "load L2 writes=a cycles=5\n"   // line 8: races with P1
+      "wait P1\nwait P2\n").value();
+  Result<Graph> g = build_graph(s);
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.error().message,
+            "line 7: load L1 touches buffer b while program P2 (line 6) still holds it (its wait comes later)");
+  Stream t = parse_stream(
+      "memory 100K\nbuffer a 1K\nbuffer b 1K\nbuffer c 1K\n"
+      "start P1 writes=a cycles=10\n"
+      "start P2 writes=b cycles=10\n"
+      "store S writes=a reads=b cycles=5\n"  // both race; the read of b is checked first
+      "wait P1\nwait P2\n").value();
+  g = build_graph(t);
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.error().message,
+            "line 7: store S touches buffer b while program P2 (line 6) still holds it (its wait comes later)");
+}
+
 TEST(Graph, OrderCheck) {
   Stream s = parse_stream(kStream).value();
   Graph g = build_graph(s).value();
