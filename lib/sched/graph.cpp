@@ -151,13 +151,15 @@ class MemoryEdges {
   std::pair<int, int> race_at_{0, 0};
 };
 
-void barrier_edges(const Stream& s, Edges& edges) {
-  int last = -1;
-  for (int i = 0; i < static_cast<int>(s.ops.size()); ++i) {
-    if (last >= 0) edges.emplace_back(last, i);
-    if (s.ops[i].kind != OpKind::barrier) continue;
-    for (int j = last + 1; j < i; ++j) edges.emplace_back(j, i);
-    last = i;
+// The barrier rule's successors of op i, without listing them as pairs (they are most of the
+// edges of a stream with barriers): a barrier precedes every op up to and including the next
+// barrier, any other op precedes the next barrier. `next` is the first barrier after i (n if
+// none), kept by the caller.
+void barrier_successors(const Graph& g, int i, int next, std::vector<int>& out) {
+  if (g.info[i].kind == OpKind::barrier) {
+    for (int j = i + 1; j <= std::min(next, g.op_count - 1); ++j) out.push_back(j);
+  } else if (next < g.op_count) {
+    out.push_back(next);
   }
 }
 
@@ -221,7 +223,7 @@ void memory_model(const Stream& s, Graph& g) {
   g.released_by.items.clear();
   g.released_by.items.reserve(g.born_by.items.size());
   for (int i = 0; i < n; ++i) {
-    const Op& op = s.ops[i];
+    const OpInfo& op = g.info[i];
     const int from = op.kind == OpKind::wait ? op.partner : op.kind == OpKind::start ? -1 : i;
     if (from >= 0) {
       const auto list = g.born_by[from];
@@ -233,7 +235,7 @@ void memory_model(const Stream& s, Graph& g) {
   const FlatLists read_by = group_by(buffers, readers);  // per buffer: starts reading it
   g.first_consumer.assign(n, -1);
   for (int i = 0; i < n; ++i) {
-    if (s.ops[i].kind != OpKind::load) continue;
+    if (g.info[i].kind != OpKind::load) continue;
     for (const Access& a : s.ops[i].writes) {
       const auto r = read_by[a.buffer];
       auto it = std::upper_bound(r.begin(), r.end(), i);
@@ -253,23 +255,27 @@ Result<Graph> build_graph(const Stream& s) {
   g.buffer_bytes.resize(s.buffers.size());
   for (size_t b = 0; b < s.buffers.size(); ++b) g.buffer_bytes[b] = s.buffers[b].bytes;
   Edges edges;
-  edges.reserve(s.ops.size() * 3);
+  edges.reserve(s.ops.size() * 2);
   for (int i = 0; i < g.op_count; ++i)
-    if (s.ops[i].kind == OpKind::start) edges.emplace_back(i, s.ops[i].partner);
+    if (g.info[i].kind == OpKind::start) edges.emplace_back(i, g.info[i].partner);
   if (Status st = MemoryEdges(s, edges).run(); !st) return st.error();
-  barrier_edges(s, edges);
-  // Successor lists by a counting sort on the source, then each short list sorted and
-  // made unique: linear in the edges, where one sort of all pairs was n log n.
-  FlatLists out = group_by(g.op_count, edges);
+  // Successor lists by a counting sort on the source, the barrier rule's added, then each
+  // short list sorted and made unique: linear in the edges, where one sort of all pairs was
+  // n log n.
+  const FlatLists out = group_by(g.op_count, edges);
+  edges = Edges();  // its memory is reused by what follows
   g.succ_offsets.assign(g.op_count + 1, 0);
   g.succs.clear();
-  g.succs.reserve(out.items.size());
-  for (int i = 0; i < g.op_count; ++i) {
-    auto* begin = out.items.data() + out.offsets[i];
-    auto* end = out.items.data() + out.offsets[i + 1];
-    std::sort(begin, end);
-    for (auto* it = begin; it != end; ++it)
-      if (it == begin || *it != *(it - 1)) g.succs.push_back(*it);
+  g.succs.reserve(out.items.size() + 2 * s.ops.size());
+  std::vector<int> list;
+  for (int i = 0, next = 0; i < g.op_count; ++i) {
+    while (next < g.op_count && (next <= i || g.info[next].kind != OpKind::barrier)) ++next;
+    const auto memory = out[i];
+    list.assign(memory.begin(), memory.end());
+    barrier_successors(g, i, next, list);
+    std::sort(list.begin(), list.end());
+    for (size_t k = 0; k < list.size(); ++k)
+      if (k == 0 || list[k] != list[k - 1]) g.succs.push_back(list[k]);
     g.succ_offsets[i + 1] = static_cast<int>(g.succs.size());
   }
   g.pred_counts.assign(g.op_count, 0);

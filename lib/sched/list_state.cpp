@@ -102,15 +102,15 @@ bool ListState::try_place(int op) {
   placed.clear();
   for (int b : g_.born_by[op]) {
     if (born_[b] || offset_[b] != kNone) continue;
-    Result<int64_t> at = space_.allocate(g_.buffer_bytes[b]);
-    if (!at) {
+    const int64_t at = space_.try_allocate(g_.buffer_bytes[b]);  // refusals are common here
+    if (at < 0) {
       for (auto it = placed.rbegin(); it != placed.rend(); ++it) {
         (void)space_.release(offset_[*it]);  // reverse order restores the holes exactly
         offset_[*it] = kNone;
       }
       return false;
     }
-    offset_[b] = *at;
+    offset_[b] = at;
     placed.push_back(b);
   }
   return true;
@@ -147,9 +147,9 @@ void ListState::birth(int op) {
   for (int b : g_.born_by[op]) {
     if (born_[b]) continue;
     if (offset_[b] == kNone) {  // not placed by try_place: a forced emission
-      Result<int64_t> at = space_.allocate(g_.buffer_bytes[b]);
-      offset_[b] = at ? *at : kUnplaced;
-      if (!at) ++forced_;
+      const int64_t at = space_.try_allocate(g_.buffer_bytes[b]);
+      offset_[b] = at >= 0 ? at : kUnplaced;
+      if (at < 0) ++forced_;
     }
     born_[b] = 1;
     live_ += g_.buffer_bytes[b];

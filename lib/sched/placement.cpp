@@ -26,15 +26,6 @@ class Placer {
         offset_(s.buffers.size(), -1), evicted_(s.buffers.size(), 0), dirty_(s.buffers.size(), 0),
         pins_(s.buffers.size(), 0), left_(g.release_count), resident_at_(s.buffers.size(), -1) {
     result_.offset.assign(s.buffers.size(), -1);
-    // Positions of the order that touch each buffer, as flat lists (a counting sort).
-    uses_.offsets.assign(s.buffers.size() + 1, 0);
-    for (int op : order)
-      for (int b : g.born_by[op]) ++uses_.offsets[static_cast<size_t>(b) + 1];
-    for (size_t b = 0; b < s.buffers.size(); ++b) uses_.offsets[b + 1] += uses_.offsets[b];
-    uses_.items.resize(static_cast<size_t>(uses_.offsets.back()));
-    std::vector<int> fill(uses_.offsets.begin(), uses_.offsets.end() - 1);
-    for (size_t p = 0; p < order.size(); ++p)
-      for (int b : g.born_by[order[p]]) uses_.items[static_cast<size_t>(fill[b]++)] = static_cast<int>(p);
   }
 
   Result<Placement> run(bool allow_swaps) {
@@ -44,11 +35,14 @@ class Placer {
       for (int b : g_.born_by[op]) ++pins_[b];
       for (int b : g_.born_by[op]) {
         if (offset_[b] >= 0) continue;
-        Result<int64_t> at = pool_.allocate(g_.buffer_bytes[b]);
-        if (!at && !allow_swaps) return std::move(result_);  // placed stays false
-        if (!at) at = allocate_evicting(b);
-        if (!at) return at.error();
-        place(b, *at);
+        int64_t at = pool_.try_allocate(g_.buffer_bytes[b]);
+        if (at < 0 && !allow_swaps) return std::move(result_);  // placed stays false
+        if (at < 0) {
+          Result<int64_t> evicting = allocate_evicting(b);
+          if (!evicting) return evicting.error();
+          at = *evicting;
+        }
+        place(b, at);
       }
       after_op(op);
     }
@@ -102,6 +96,20 @@ class Placer {
     result_.swap_bytes += bytes;
   }
 
+  // Positions of the order that touch each buffer, as flat lists (a counting sort); built at
+  // the first eviction, since an order that places without one never asks.
+  void index_uses() {
+    const size_t buffers = s_.buffers.size();
+    uses_.offsets.assign(buffers + 1, 0);
+    for (int op : order_)
+      for (int b : g_.born_by[op]) ++uses_.offsets[static_cast<size_t>(b) + 1];
+    for (size_t b = 0; b < buffers; ++b) uses_.offsets[b + 1] += uses_.offsets[b];
+    uses_.items.resize(static_cast<size_t>(uses_.offsets.back()));
+    std::vector<int> fill(uses_.offsets.begin(), uses_.offsets.end() - 1);
+    for (size_t p = 0; p < order_.size(); ++p)
+      for (int b : g_.born_by[order_[p]]) uses_.items[static_cast<size_t>(fill[b]++)] = static_cast<int>(p);
+  }
+
   int next_use(int b) const {
     const auto u = uses_[b];
     auto it = std::upper_bound(u.begin(), u.end(), pos_);
@@ -125,6 +133,8 @@ class Placer {
   }
 
   Result<int64_t> allocate_evicting(int b) {
+    if (!uses_indexed_) index_uses();
+    uses_indexed_ = true;
     for (;;) {
       const int v = victim();
       if (v < 0)
@@ -137,8 +147,7 @@ class Placer {
       dirty_[v] = 0;
       drop(v);
       evicted_[v] = 1;
-      Result<int64_t> at = pool_.allocate(g_.buffer_bytes[b]);
-      if (at) return at;
+      if (const int64_t at = pool_.try_allocate(g_.buffer_bytes[b]); at >= 0) return at;
     }
   }
 
@@ -153,6 +162,7 @@ class Placer {
   std::vector<char> evicted_, dirty_;
   std::vector<int> pins_, left_;
   FlatLists uses_;             // per buffer: positions in the order that touch it
+  bool uses_indexed_ = false;
   std::vector<int> resident_;  // buffers with an offset, unordered
   std::vector<int> resident_at_;  // per buffer: index in resident_, or -1
 };

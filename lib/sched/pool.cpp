@@ -71,19 +71,26 @@ int64_t Pool::take_top_down(int64_t size) {
   return -1;
 }
 
-Result<int64_t> Pool::allocate(int64_t bytes) {
-  if (bytes <= 0) return make_error(-EINVAL, "pool allocation of " + std::to_string(bytes) + " bytes");
+int64_t Pool::try_allocate(int64_t bytes) {
+  if (bytes <= 0) return -1;  // allocate() names it
   const int64_t size = rounded(bytes);
   const int64_t offset =
       bytes < config_.small_limit_bytes ? take_bottom_up(size) : take_top_down(size);
-  if (offset < 0)
-    return make_error(-ENOMEM, "no hole holds " + std::to_string(size) + " bytes (free " +
-                                   std::to_string(free_bytes()) + ", largest hole " +
-                                   std::to_string(largest_hole()) + ")");
+  if (offset < 0) return -1;
   auto at = std::lower_bound(blocks_.begin(), blocks_.end(), offset,
                              [](const Range& r, int64_t o) { return r.offset < o; });
   blocks_.insert(at, {offset, size});
   used_ += size;
+  return offset;
+}
+
+Result<int64_t> Pool::allocate(int64_t bytes) {
+  if (bytes <= 0) return make_error(-EINVAL, "pool allocation of " + std::to_string(bytes) + " bytes");
+  const int64_t offset = try_allocate(bytes);
+  if (offset < 0)
+    return make_error(-ENOMEM, "no hole holds " + std::to_string(rounded(bytes)) + " bytes (free " +
+                                   std::to_string(free_bytes()) + ", largest hole " +
+                                   std::to_string(largest_hole()) + ")");
   return offset;
 }
 

@@ -34,6 +34,9 @@ class Pool {
   // Places `bytes` (rounded up to the alignment); the offset, or -ENOMEM naming the size
   // and the largest hole when no hole holds it.
   Result<int64_t> allocate(int64_t bytes);
+  // The same placement, -1 when no hole holds it (or bytes < 1): for callers that try often
+  // and expect refusals (listSchedule's attempts), with no error message built.
+  int64_t try_allocate(int64_t bytes);
   // Returns the block at `offset` to the free space, merging neighbouring holes.
   Status release(int64_t offset);
 
