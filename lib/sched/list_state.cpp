@@ -42,8 +42,8 @@ ListState::ListState(const Stream& s, const Graph& g, const Priority& p, const L
       s_(s), g_(g), prio_(p), params_(params), space_(make_space(params)),
       indegree_(g.pred_counts), offset_(s.buffers.size(), kNone), born_(s.buffers.size(), 0),
       left_(g.release_count), core_open_(s.cores, 0), core_end_(s.cores, 0),
-      core_busy_(s.cores, 0), program_end_(s.ops.size(), 0), unstarted_(g.op_count), program_rank_(s.ops.size(), -1),
-      pending_(s.ops.size(), 0), reserve_tree_(static_cast<int>(g.starts.size())),
+      core_busy_(s.cores, 0), program_end_(g.starts.size(), 0), unstarted_(g.op_count), program_rank_(s.ops.size(), -1),
+      pending_(g.starts.size(), 0), reserve_tree_(static_cast<int>(g.starts.size())),
       core_of_(s.ops.size(), -1) {
   order_.reserve(s.ops.size());
   int rank = 0;
@@ -52,8 +52,9 @@ ListState::ListState(const Stream& s, const Graph& g, const Priority& p, const L
     if (g.info[op].kind != OpKind::start) continue;
     unstarted_.insert(pos);
     program_rank_[op] = rank;
-    pending_[op] = g.working_set[op];
-    reserve_tree_.set(rank++, pending_[op]);
+    pending_[rank] = g.working_set[op];
+    reserve_tree_.set(rank, pending_[rank]);
+    ++rank;
   }
   for (int op = 0; op < g.op_count; ++op)
     if (indegree_[op] == 0) make_ready(op);
@@ -136,6 +137,8 @@ bool ListState::load_within_limits(int op, Held& held, bool explain) const {
   held.reason = held.urgent ? "cap" : "prefetch cap";
   // The reserve query is the costly part: skip it when the load alone is over the limit.
   if (held.live + held.bytes > held.limit && !explain) return false;
+  // Nor when even the largest reserve of all fits (the value is only shown when explaining).
+  if (!explain && held.live + held.bytes + reserve_tree_.max_all() <= held.limit) return true;
   const int consumer = g_.first_consumer[op];
   // Room for the largest program that starts before the consumer: the loaded buffer
   // stays alive across those programs, so they must still fit next to it.
@@ -155,8 +158,9 @@ void ListState::birth(int op) {
     live_ += g_.buffer_bytes[b];
     for (int user : g_.program_users[b]) {  // programs still to start need fewer bytes now
       if (!unstarted_.contains(prio_.position[user])) continue;
-      pending_[user] -= g_.buffer_bytes[b];
-      reserve_tree_.set(program_rank_[user], pending_[user]);
+      const int rank = program_rank_[user];
+      pending_[rank] -= g_.buffer_bytes[b];
+      reserve_tree_.set(rank, pending_[rank]);
     }
   }
   peak_ = std::max(peak_, live_);
@@ -185,23 +189,25 @@ void ListState::emit(int op, int core) {
     case OpKind::start: {
       ready_starts.erase(pos);
       const int64_t begin = std::max(t_, core_end_[core]);
-      program_end_[op] = core_end_[core] = begin + o.cycles;
+      const int64_t end = begin + o.cycles;
+      program_end_[program_rank_[op]] = core_end_[core] = end;
       core_busy_[core] += o.cycles;
       ++core_open_[core];
       core_of_[op] = core;
-      running_.insert(std::lower_bound(running_.begin(), running_.end(), std::pair(program_end_[op], op)),
-                      {program_end_[op], op});
+      running_.insert(std::lower_bound(running_.begin(), running_.end(), std::pair(end, op)), {end, op});
       unstarted_.erase(pos);
       reserve_tree_.set(program_rank_[op], 0);
       t_ = begin + 1;
       break;
     }
-    case OpKind::wait:
+    case OpKind::wait: {
       ready_waits.erase(pos);
-      t_ = std::max(t_, program_end_[o.partner]);
+      const int64_t end = program_end_[program_rank_[o.partner]];
+      t_ = std::max(t_, end);
       --core_open_[core_of_[o.partner]];
-      running_.erase(std::lower_bound(running_.begin(), running_.end(), std::pair(program_end_[o.partner], o.partner)));
+      running_.erase(std::lower_bound(running_.begin(), running_.end(), std::pair(end, o.partner)));
       break;
+    }
     case OpKind::barrier:
       ready_barriers.erase(pos);
       t_ += o.cycles;

@@ -19,6 +19,7 @@ class MaxTree {
   explicit MaxTree(int size);
   void set(int index, int64_t value);
   int64_t max_below(int end) const;  // max over [0, end)
+  int64_t max_all() const { return tree_[1]; }
 
  private:
   int size_;
@@ -76,10 +77,10 @@ class ListState {
   // (end, start op), sorted: a handful of programs run at once, so a vector, not a set
   // that allocates a node per start.
   std::vector<std::pair<int64_t, int>> running_;
-  std::vector<int64_t> program_end_;
+  std::vector<int64_t> program_end_;           // per program rank: when it ends
   ReadySet unstarted_;                         // priority positions of starts
   std::vector<int> program_rank_;              // per start op: index among starts by priority
-  std::vector<int64_t> pending_;               // per start op: bytes still unborn
+  std::vector<int64_t> pending_;               // per program rank: bytes still unborn
   MaxTree reserve_tree_;
   std::vector<int> order_, core_of_;
   std::vector<int> placed_scratch_;            // try_place's buffers, for its undo
