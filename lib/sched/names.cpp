@@ -6,54 +6,60 @@
 
 namespace ork::sched {
 
+namespace {
+uint32_t tag_of(uint64_t hash) { return static_cast<uint32_t>(hash >> 32); }
+}  // namespace
+
 NameTable::NameTable(size_t expected) : recent_(kRecent, 0) {
   slots_.resize(std::bit_ceil(std::max<size_t>(16, expected * 2)));
+  entries_.reserve(expected);  // untouched capacity costs no page
+}
+
+bool NameTable::matches(uint32_t entry, std::string_view name, uint64_t hash) const {
+  const Entry& e = entries_[entry];
+  return e.hash == hash && std::string_view(e.data, e.size) == name;
 }
 
 size_t NameTable::probe(std::string_view name, uint64_t hash) const {
   const size_t mask = slots_.size() - 1;
   for (size_t i = hash & mask;; i = (i + 1) & mask) {  // linear probing; the table is never full
     const Slot& s = slots_[i];
-    if (s.id < 0 || (s.hash == hash && std::string_view(s.data, s.size) == name)) return i;
+    if (s.entry == 0 || (s.tag == tag_of(hash) && matches(s.entry - 1, name, hash))) return i;
   }
 }
 
 int NameTable::find(std::string_view name) const {
   const uint64_t hash = std::hash<std::string_view>{}(name);
   uint32_t& hint = recent_[hash % kRecent];
-  if (hint != 0) {
-    const Slot& s = slots_[hint - 1];
-    if (s.hash == hash && std::string_view(s.data, s.size) == name) return s.id;
-  }
-  const size_t at = probe(name, hash);
-  if (slots_[at].id >= 0) hint = static_cast<uint32_t>(at + 1);
-  return slots_[at].id;
+  if (hint != 0 && matches(hint - 1, name, hash)) return entries_[hint - 1].id;
+  const Slot& s = slots_[probe(name, hash)];
+  if (s.entry == 0) return -1;
+  hint = s.entry;
+  return entries_[s.entry - 1].id;
 }
 
 void NameTable::grow() {
-  std::fill(recent_.begin(), recent_.end(), 0);  // slot indices change
-  std::vector<Slot> old(slots_.size() * 2);
-  old.swap(slots_);
+  std::vector<Slot>(slots_.size() * 2).swap(slots_);  // entries stay: only the index is rebuilt
   const size_t mask = slots_.size() - 1;
-  for (const Slot& s : old) {
-    if (s.id < 0) continue;
-    size_t i = s.hash & mask;
-    while (slots_[i].id >= 0) i = (i + 1) & mask;
-    slots_[i] = s;
+  for (size_t e = 0; e < entries_.size(); ++e) {
+    size_t i = entries_[e].hash & mask;
+    while (slots_[i].entry != 0) i = (i + 1) & mask;
+    slots_[i] = {static_cast<uint32_t>(e + 1), tag_of(entries_[e].hash)};
   }
 }
 
 int NameTable::insert(std::string_view name, int id) {
   const uint64_t hash = std::hash<std::string_view>{}(name);
   size_t at = probe(name, hash);
-  if (slots_[at].id >= 0) return slots_[at].id;
-  if ((count_ + 1) * 2 > slots_.size()) {
+  if (slots_[at].entry != 0) return entries_[slots_[at].entry - 1].id;
+  if ((entries_.size() + 1) * 2 > slots_.size()) {
     grow();
     at = probe(name, hash);
   }
-  slots_[at] = {name.data(), static_cast<uint32_t>(name.size()), id, hash};
-  recent_[hash % kRecent] = static_cast<uint32_t>(at + 1);
-  ++count_;
+  entries_.push_back({name.data(), static_cast<uint32_t>(name.size()), id, hash});
+  const auto entry = static_cast<uint32_t>(entries_.size());
+  slots_[at] = {entry, tag_of(hash)};
+  recent_[hash % kRecent] = entry;
   return id;
 }
 

@@ -1,7 +1,7 @@
-// Names to dense ids for the parser and the stream checks: one flat open-addressing table
-// of (hash, id) slots, so that a 1M-op stream costs no node allocation per name (a
-// std::unordered_map<std::string, int> allocated a node and a string per entry and was a
-// fifth of a 1M-op schedule's time, docs/sched.md "Speed").
+// Names to dense ids for the parser and the stream checks: one flat open-addressing table,
+// so that a 1M-op stream costs no node allocation per name (a std::unordered_map<std::string,
+// int> allocated a node and a string per entry and was a fifth of a 1M-op schedule's time,
+// docs/sched.md "Speed").
 //
 // The table stores views: the caller keeps the named text alive and unmoved while the table
 // is used (the parser's input text; a finalized stream's op and buffer names).
@@ -21,27 +21,33 @@ class NameTable {
   int find(std::string_view name) const;
   // Stores name -> id when the name is new and returns id; else returns the stored id.
   int insert(std::string_view name, int id);
-  size_t size() const { return count_; }
+  size_t size() const { return entries_.size(); }
 
  private:
-  // The name's bytes are in the slot (pointer and length), so a lookup touches the slot and
-  // the text only: on 1M-name tables every touch is a cache miss.
-  struct Slot {
+  // Entries in insertion order, and a hash index of 8-byte slots over them (Python's compact
+  // dict). On 1M names the index is 16 MiB where slots holding the entries were 48: a lookup
+  // misses the cache once in the index, and the entry and the name's text are near the ones
+  // looked up before (streams name what they declared in order).
+  struct Entry {
     const char* data = nullptr;
     uint32_t size = 0;
-    int id = -1;  // -1: empty
+    int id = -1;
     uint64_t hash = 0;
   };
+  struct Slot {
+    uint32_t entry = 0;  // entry index + 1; 0: empty
+    uint32_t tag = 0;    // the hash's high half: most mismatches never touch the entry
+  };
+  bool matches(uint32_t entry, std::string_view name, uint64_t hash) const;
   size_t probe(std::string_view name, uint64_t hash) const;  // the slot holding name, or an empty one
-  // Streams name what they declared a few lines before (a load's buffer, a wait's start):
-  // a small direct-mapped cache of recent slots, which stays in the CPU's cache, answers
-  // most lookups without touching the large table.
+  // Streams name what they declared a few lines before (a wait's start): a small
+  // direct-mapped cache of recent entries answers those without touching the index.
   static constexpr size_t kRecent = 4096;
-  mutable std::vector<uint32_t> recent_;  // hash % kRecent -> slot index + 1 (0: none)
+  mutable std::vector<uint32_t> recent_;  // hash % kRecent -> entry index + 1 (0: none)
   void grow();
 
   std::vector<Slot> slots_;  // a power of two, at most 1/2 full
-  size_t count_ = 0;
+  std::vector<Entry> entries_;
 };
 
 }  // namespace ork::sched
