@@ -96,19 +96,24 @@ Pick decide(ListState& st, const ListParams& params, std::vector<Held>* held) {
 ListResult list_schedule(const Stream& s, const Graph& g, const Priority& prio,
                          const ListParams& params, std::vector<Decision>* log) {
   ListState st(s, g, prio, params);
-  while (!st.done()) {
-    Decision d;
-    d.t_before = st.now();
-    const Pick p = decide(st, params, log ? &d.held : nullptr);
+  // Without a log, no Decision per step: building and dropping one (it holds a vector) was a
+  // third of this loop's own time.
+  while (!log && !st.done()) {
+    const Pick p = decide(st, params, nullptr);
     if (p.op < 0) break;  // unreachable for a graph whose edges all point forward
     st.emit(p.op, p.core);
-    if (log) {
-      d.op = p.op;
-      d.rule = p.rule;
-      d.limits = p.limits;
-      d.t_after = st.now();
-      log->push_back(std::move(d));
-    }
+  }
+  while (log && !st.done()) {
+    Decision d;
+    d.t_before = st.now();
+    const Pick p = decide(st, params, &d.held);
+    if (p.op < 0) break;
+    st.emit(p.op, p.core);
+    d.op = p.op;
+    d.rule = p.rule;
+    d.limits = p.limits;
+    d.t_after = st.now();
+    log->push_back(std::move(d));
   }
   return st.finish();
 }

@@ -40,12 +40,16 @@ int64_t MaxTree::max_below(int end) const {
 ListState::ListState(const Stream& s, const Graph& g, const Priority& p, const ListParams& params)
     : ready_starts(g.op_count), ready_dmas(g.op_count), ready_waits(g.op_count), ready_barriers(g.op_count),
       s_(s), g_(g), prio_(p), params_(params), space_(make_space(params)),
-      indegree_(g.pred_counts), offset_(s.buffers.size(), kNone), born_(s.buffers.size(), 0),
-      left_(g.release_count), core_open_(s.cores, 0), core_end_(s.cores, 0),
+      indegree_(g.pred_counts), buf_(s.buffers.size()), core_open_(s.cores, 0), core_end_(s.cores, 0),
       core_busy_(s.cores, 0), program_end_(g.starts.size(), 0), unstarted_(g.op_count), program_rank_(s.ops.size(), -1),
       pending_(g.starts.size(), 0), reserve_tree_(static_cast<int>(g.starts.size())),
       core_of_(s.ops.size(), -1) {
   order_.reserve(s.ops.size());
+  for (size_t b = 0; b < buf_.size(); ++b) {
+    buf_[b].offset = kNone;
+    buf_[b].bytes = g.buffer_bytes[b];
+    buf_[b].left = g.release_count[b];
+  }
   int rank = 0;
   for (int pos = 0; pos < g.op_count; ++pos) {
     const int op = p.op_at[pos];
@@ -94,7 +98,7 @@ int ListState::first_ready_wait() const {
 int64_t ListState::new_bytes(int op) const {
   int64_t bytes = 0;
   for (int b : g_.born_by[op])
-    if (!born_[b]) bytes += g_.buffer_bytes[b];
+    if (!buf_[b].born) bytes += buf_[b].bytes;
   return bytes;
 }
 
@@ -102,16 +106,16 @@ bool ListState::try_place(int op) {
   std::vector<int>& placed = placed_scratch_;  // reused: no allocation per attempt
   placed.clear();
   for (int b : g_.born_by[op]) {
-    if (born_[b] || offset_[b] != kNone) continue;
-    const int64_t at = space_.try_allocate(g_.buffer_bytes[b]);  // refusals are common here
+    if (buf_[b].born || buf_[b].offset != kNone) continue;
+    const int64_t at = space_.try_allocate(buf_[b].bytes);  // refusals are common here
     if (at < 0) {
       for (auto it = placed.rbegin(); it != placed.rend(); ++it) {
-        (void)space_.release(offset_[*it]);  // reverse order restores the holes exactly
-        offset_[*it] = kNone;
+        (void)space_.release(buf_[*it].offset);  // reverse order restores the holes exactly
+        buf_[*it].offset = kNone;
       }
       return false;
     }
-    offset_[b] = at;
+    buf_[b].offset = at;
     placed.push_back(b);
   }
   return true;
@@ -148,18 +152,18 @@ bool ListState::load_within_limits(int op, Held& held, bool explain) const {
 
 void ListState::birth(int op) {
   for (int b : g_.born_by[op]) {
-    if (born_[b]) continue;
-    if (offset_[b] == kNone) {  // not placed by try_place: a forced emission
-      const int64_t at = space_.try_allocate(g_.buffer_bytes[b]);
-      offset_[b] = at >= 0 ? at : kUnplaced;
+    if (buf_[b].born) continue;
+    if (buf_[b].offset == kNone) {  // not placed by try_place: a forced emission
+      const int64_t at = space_.try_allocate(buf_[b].bytes);
+      buf_[b].offset = at >= 0 ? at : kUnplaced;
       if (at < 0) ++forced_;
     }
-    born_[b] = 1;
-    live_ += g_.buffer_bytes[b];
+    buf_[b].born = 1;
+    live_ += buf_[b].bytes;
     for (int user : g_.program_users[b]) {  // programs still to start need fewer bytes now
       if (!unstarted_.contains(prio_.position[user])) continue;
       const int rank = program_rank_[user];
-      pending_[rank] -= g_.buffer_bytes[b];
+      pending_[rank] -= buf_[b].bytes;
       reserve_tree_.set(rank, pending_[rank]);
     }
   }
@@ -168,10 +172,10 @@ void ListState::birth(int op) {
 
 void ListState::death(int op) {
   for (int b : g_.released_by[op]) {
-    if (--left_[b] != 0) continue;
-    if (offset_[b] >= 0) (void)space_.release(offset_[b]);
-    offset_[b] = kNone;
-    live_ -= g_.buffer_bytes[b];
+    if (--buf_[b].left != 0) continue;
+    if (buf_[b].offset >= 0) (void)space_.release(buf_[b].offset);
+    buf_[b].offset = kNone;
+    live_ -= buf_[b].bytes;
   }
 }
 

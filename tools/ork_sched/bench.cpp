@@ -10,7 +10,8 @@
 //     time per op relative to the smallest size (1.0 = linear growth); min / median / max
 //     over --repeat runs, ratios from the medians; decode, random DAGs and a 7B model's plan
 //     stream; with --process ORK_SCHED, also the ork_sched process on each stream written
-//     to a file (parse, schedule and report: what a user waits for).
+//     to a file (parse, schedule and report: what a user waits for), and parse_stream alone
+//     on the same text (the parse's share of it).
 // Exit 0; 1 when a check fails (a schedule slower than its input, critical path slower
 // than FIFO, a makespan under the lower bound); 2 on bad usage.
 #include <CLI/CLI.hpp>
@@ -209,6 +210,10 @@ int speed(const std::vector<int>& sizes, int repeat, Policy policy, const std::s
       const double sched_cpu = (cpu_ms() - cpu0) / repeat;
       const ork::tools::Spread process =
           ork_sched.empty() || kind == "7b" ? ork::tools::Spread{} : process_ms(ork_sched, s, repeat, policy);
+      // What the process spends reading the text format: parse_stream on the stream's text.
+      const std::string text = process.n > 0 ? format_stream(s) : std::string();
+      const ork::tools::Spread parse =
+          process.n > 0 ? time_ms(repeat, [&] { (void)parse_stream(text); }) : ork::tools::Spread{};
       // Ratios and growth from the medians (the min / median / max of each are reported).
       const double sim_ms = sim.median, graph_ms = graph.median, list_ms = list.median, sched_ms = sched.median;
       const double per_op = sched_ms * 1000.0 / ops;
@@ -221,6 +226,7 @@ int speed(const std::vector<int>& sizes, int repeat, Policy policy, const std::s
                                  {"growth_per_op", per_op / first_per_op}, {"policy", policy_name(policy)},
                                  {"schedule_cpu_ms_mean", sched_cpu}});
       if (process.n > 0) report["speed"].back()["process_ms_spread"] = spread_json(process);
+      if (parse.n > 0) report["speed"].back()["parse_ms_spread"] = spread_json(parse);
       if (!json_out)
         fmt::print("{:<7} {:>7} {:>9.3f} {:>9.3f} {:>10.3f} {:>10.3f} {:>26} {:>12.1f} {:>12.3f} {:>9.2f}\n", kind, ops,
                    sim_ms, graph_ms, list_ms, sched_ms,
@@ -228,8 +234,9 @@ int speed(const std::vector<int>& sizes, int repeat, Policy policy, const std::s
                    per_op, per_op / first_per_op);
       if (!json_out)
         fmt::print("{:<7} {:>7} schedule cpu {:.1f} ms (mean){}\n", "", "", sched_cpu,
-                   process.n ? fmt::format("; ork_sched process {:.1f} / {:.1f} / {:.1f} ms", process.min,
-                                           process.median, process.max)
+                   process.n ? fmt::format("; ork_sched process {:.1f} / {:.1f} / {:.1f} ms, of which parse "
+                                           "{:.1f} / {:.1f} / {:.1f} ms", process.min, process.median,
+                                           process.max, parse.min, parse.median, parse.max)
                              : "");
     }
   }
