@@ -163,12 +163,20 @@ ORK_API ork_status ork_qmatmul(ork_device* device, const ork_qweights* weights, 
     if (o.cores < 0 || o.cores > max_cores)
       return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: cores = {}: the device has 1..{}", fn, o.cores, max_cores));
     const ork::quant::QuantWeights& q = weights->impl->weights();
-    const ork::quant::QRunOptions ro{.act = {.bits = *bits, .per_row = o.per_row == 1},
-                                     .cores = o.cores == 0 ? max_cores : o.cores};
     std::lock_guard lock(device->mutex);
+    // Counted in the device's statistics like every matmul (ork_device_get_stats): the NPU
+    // backends' pack, submit, device and unpack figures; on cpu the whole multiply.
+    ork::api::CallMeter meter(*device);
+    const ork::quant::QRunOptions ro{.act = {.bits = *bits, .per_row = o.per_row == 1},
+                                     .cores = o.cores == 0 ? max_cores : o.cores,
+                                     .stats = device->kmd ? &meter.run : nullptr};
+    const auto t0 = std::chrono::steady_clock::now();
     auto s = weights->impl->run({a, static_cast<size_t>(m * q.k())}, m, {c, static_cast<size_t>(m * q.n())}, ro);
     if (!s) return fail(ork::make_error(s.error().code, fmt::format("{}: {}", fn, s.error().message)));
-    return ork::api::ok();
+    if (!device->kmd)
+      meter.host_device_ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    return meter.finish(nullptr);
   });
 }
 

@@ -1,5 +1,6 @@
 // The integer matmuls of the K-groups on each backend (qmatmul.h).
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <utility>
 #include <vector>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "lib/matmul/context.h"
+#include "lib/matmul/execute.h"
 #include "lib/matmul/layout.h"
 #include "lib/matmul/run.h"
 #include "lib/quant/group_plan.h"
@@ -23,7 +25,7 @@ namespace {
 class CpuGroupMatmul final : public GroupMatmul {
  public:
   explicit CpuGroupMatmul(const QuantWeights& w) : w_(w) {}
-  Status run(const QuantActivations& qa, int, const GroupSink& sink) override {
+  Status run(const QuantActivations& qa, int, const GroupSink& sink, matmul::RunStats*) override {
     const int64_t n = w_.n(), m = qa.m;
     std::vector<int32_t> acc(static_cast<size_t>(m * n));
     std::vector<int8_t> a_g, widened;
@@ -69,14 +71,18 @@ class NpuGroupMatmul final : public GroupMatmul {
   // The int8 copy is made eagerly, so a failing upload is reported by ork_qweights_create.
   Status upload_int8() { return upload(variants_[0], matmul::DType::int8); }
 
-  Status run(const QuantActivations& qa, int cores, const GroupSink& sink) override {
+  Status run(const QuantActivations& qa, int cores, const GroupSink& sink, matmul::RunStats* stats) override {
+    matmul::RunStats local;
+    matmul::RunStats& st = stats ? *stats : local;
     const bool a4 = qa.scheme.bits == Bits::int4;
     Variant& v = variants_[a4 ? 1 : 0];
     const matmul::DType dtype = a4 ? matmul::DType::int4 : matmul::DType::int8;
     if (!v.uploaded)
       if (auto s = upload(v, dtype); !s) return s;
+    const bool cached = v.contexts.count({qa.m, cores}) != 0;
     auto ctx = context(v, dtype, qa.m, cores);
     if (!ctx) return ctx.error();
+    st.built = st.built || !cached;
     std::vector<uint8_t> packed;  // int4 A: two codes per byte, element m*K + k low nibble first
     const void* a = qa.codes.data();
     if (a4) {
@@ -86,11 +92,10 @@ class NpuGroupMatmul final : public GroupMatmul {
     }
     std::vector<int32_t> acc(static_cast<size_t>(qa.m * w_.n()));
     if (per_channel()) {
-      matmul::RunStats stats;
-      if (auto s = matmul::execute_any(kmd_, **ctx, a, acc.data(), stats); !s) return s;
+      if (auto s = matmul::execute_any(kmd_, **ctx, a, acc.data(), st); !s) return s;
       return sink(0, acc);
     }
-    return run_groups(**ctx, a, packed.size(), qa, acc, sink);
+    return run_groups(**ctx, a, packed.size(), qa, acc, sink, st);
   }
 
  private:
@@ -138,24 +143,40 @@ class NpuGroupMatmul final : public GroupMatmul {
   }
 
   // Pack A once, submit each slice group, hand every slice's output to the sink as it comes.
+  // Timed like the runner's calls (lib/matmul/execute.h): pack, each submit, each unpack.
   Status run_groups(const matmul::Context& x, const void* a, size_t packed_bytes, const QuantActivations& qa,
-                    std::vector<int32_t>& acc, const GroupSink& sink) {
+                    std::vector<int32_t>& acc, const GroupSink& sink, matmul::RunStats& st) {
+    using Clock = std::chrono::steady_clock;
+    auto ns_since = [](Clock::time_point t0) {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+    };
     const matmul::Plan& p = x.plan;
+    auto t0 = Clock::now();
     const bool a4 = p.dtype == matmul::DType::int4;
     std::span<uint8_t> a_native{x.a->map(), static_cast<size_t>(p.a_bytes())};
     auto packed = a4 ? matmul::pack_a_int4({static_cast<const uint8_t*>(a), packed_bytes}, p, a_native)
                      : matmul::pack_a_int8(qa.codes, p, {reinterpret_cast<int8_t*>(a_native.data()), a_native.size()});
     if (!packed) return packed;
     if (auto s = kmd_.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s;
+    st.pack_ns += ns_since(t0);
+    st.bytes_to_device += static_cast<int64_t>(x.a->size());
+    st.device_ns = 0;
     const auto elements = static_cast<size_t>(matmul::c_elements_per_slice(p));
     for (const matmul::SliceGroup& g : x.groups) {
-      if (auto r = kmd_.submit(g.desc); !r) return r.error();
+      t0 = Clock::now();
+      auto r = kmd_.submit(g.desc);
+      const int64_t submit_ns = ns_since(t0);
+      if (!r) return r.error();
+      matmul::account_submit(st, *r, submit_ns);
       for (int64_t i = 0; i < g.count; ++i) {
+        t0 = Clock::now();
         const driver::Bo& cb = *x.c[static_cast<size_t>(i)];
         if (auto s = kmd_.bo_sync(cb, driver::SyncDir::from_device); !s) return s;
+        st.bytes_from_device += static_cast<int64_t>(cb.size());
         auto s = a4 ? matmul::unpack_c_int16({reinterpret_cast<const int16_t*>(cb.map()), elements}, p, acc, true)
                     : matmul::unpack_c_int32({reinterpret_cast<const int32_t*>(cb.map()), elements}, p, acc);
         if (!s) return s;
+        st.unpack_ns += ns_since(t0);  // the sink's dequantisation is the caller's, not counted
         if (auto t = sink(g.first_slice + i, acc); !t) return t;
       }
     }

@@ -37,12 +37,13 @@ Result<std::unique_ptr<QuantMatmul>> QuantMatmul::create(driver::Kmd* kmd, Quant
   return q;
 }
 
-Status QuantMatmul::group_sums(const QuantActivations& qa, int cores, const GroupSink& sink) {
+Status QuantMatmul::group_sums(const QuantActivations& qa, int cores, const GroupSink& sink,
+                               matmul::RunStats* stats) {
   const QuantWeights& w = weights_;
   if (qa.k != w.k()) return make_error(-EINVAL, fmt::format("A has K = {}, the weights K = {}", qa.k, w.k()));
   if (qa.scheme.bits == Bits::int4 && w.scheme().bits == Bits::int8)
     return make_error(-EINVAL, "int4 activations with int8 weights (w8a4) is not a mode: use w8a8, w4a8 or w4a4");
-  return backend_->run(qa, cores, sink);
+  return backend_->run(qa, cores, sink, stats);
 }
 
 Status QuantMatmul::group_sum(const QuantActivations& qa, int64_t g, std::span<int32_t> acc, int cores) {
@@ -92,7 +93,7 @@ Status QuantMatmul::run(std::span<const float> a, int64_t m, std::span<float> c,
       }
     }
     return Status::success();
-  });
+  }, o.stats);
   if (!s) return s;
   if (next != w.groups()) return make_error(-EIO, fmt::format("internal: {} of {} groups delivered", next, w.groups()));
   for (int64_t i = 0; i < m; ++i) {

@@ -16,6 +16,7 @@
 
 #include "driver/common/result.h"
 #include "driver/kmd/kmd.h"
+#include "lib/matmul/context.h"
 #include "lib/quant/activations.h"
 #include "lib/quant/qweights.h"
 
@@ -24,6 +25,9 @@ namespace ork::quant {
 struct QRunOptions {
   ActScheme act;
   int cores = 3;  // NPU cores (1..3); ignored by the cpu backend
+  // NPU backends add the call's pack, submit, wait, device and unpack figures here (the
+  // C API's statistics); null = not measured. The cpu backend leaves it untouched.
+  matmul::RunStats* stats = nullptr;
 };
 
 // Receives group g's int32 partial sums (M x N row-major), g = 0, 1, ... in increasing order.
@@ -34,7 +38,8 @@ class GroupMatmul {
  public:
   virtual ~GroupMatmul() = default;
   // acc_g = qa[:, group g] x W_g for every group, handed to `sink` in increasing g.
-  virtual Status run(const QuantActivations& qa, int cores, const GroupSink& sink) = 0;
+  // `stats` (may be null): NPU backends add what they measured.
+  virtual Status run(const QuantActivations& qa, int cores, const GroupSink& sink, matmul::RunStats* stats) = 0;
 };
 
 class QuantMatmul {
@@ -49,7 +54,8 @@ class QuantMatmul {
   // The int32 partial sums of every group for already quantised activations, in increasing
   // group order: per-channel, what the vendor's INT8 -> INT32 mode should return
   // (airockchip/rknn-toolkit2#550; docs/hardware.md section 12).
-  Status group_sums(const QuantActivations& qa, int cores, const GroupSink& sink);
+  Status group_sums(const QuantActivations& qa, int cores, const GroupSink& sink,
+                    matmul::RunStats* stats = nullptr);
   // Group g's sums alone (M x N), for tests.
   Status group_sum(const QuantActivations& qa, int64_t g, std::span<int32_t> acc, int cores);
 
