@@ -150,6 +150,46 @@ TEST_P(QuantCapi, ImportRefusesOutOfRangeCodes) {
   EXPECT_STREQ(ork_last_error(), "ork_qweights_import: scales is NULL");
 }
 
+// ork_qmatmul counts in the device's statistics like ork_matmul: two calls of one shape are
+// one context build and one hit; the NPU backends report their submits and bytes, rknpu its
+// device time, rocket none; a refused call counts nothing.
+TEST_P(QuantCapi, StatsCountEveryCall) {
+  const std::string name = GetParam();
+  for (auto [bits, group] : {std::pair{8, 0}, {4, 32}}) {
+    ork_qweights* q = create(bits, group);
+    ASSERT_EQ(ork_device_reset_stats(dev_), ORK_OK);
+    const auto a = random_matrix(2, 64, 9);
+    std::vector<float> c(2 * 32);
+    ASSERT_EQ(ork_qmatmul(dev_, q, a.data(), 2, c.data(), nullptr), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_qmatmul(dev_, q, a.data(), 2, c.data(), nullptr), ORK_OK) << ork_last_error();
+    EXPECT_EQ(ork_qmatmul(dev_, q, a.data(), 0, c.data(), nullptr), ORK_E_INVALID_ARGUMENT);
+    ork_stats s{};
+    s.struct_size = sizeof s;
+    ASSERT_EQ(ork_device_get_stats(dev_, &s), ORK_OK);
+    SCOPED_TRACE(name + " w" + std::to_string(bits) + " group " + std::to_string(group));
+    EXPECT_EQ(s.calls, 2u);
+    EXPECT_GT(s.wall_ns, 0u);
+    if (name == "cpu") {
+      EXPECT_EQ(s.submits, 0u);
+      EXPECT_GT(s.device_ns, 0u);  // the cpu is the device: its multiply
+    } else {
+      EXPECT_GE(s.submits, 2u);
+      EXPECT_EQ(s.context_builds, 1u);
+      EXPECT_EQ(s.context_hits, 1u);
+      EXPECT_GT(s.pack_ns, 0u);
+      EXPECT_GT(s.bytes_to_device, 0u);
+      EXPECT_GT(s.bytes_from_device, 0u);
+      if (name == "emu-rocket") {
+        EXPECT_EQ(s.device_unknown_calls, 2u);
+      } else {
+        EXPECT_EQ(s.device_unknown_calls, 0u);
+        EXPECT_GT(s.device_ns, 0u);
+      }
+    }
+    ork_qweights_destroy(q);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, QuantCapi, ::testing::Values("emu-rknpu", "emu-rocket", "cpu"));
 
 }  // namespace
