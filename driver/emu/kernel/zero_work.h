@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "driver/emu/kernel/fake_kernel.h"
+#include "driver/emu/npu/pc.h"
 
 namespace ork::emu {
 
@@ -20,6 +21,16 @@ inline ChainExecutor zero_work_executor(uint32_t int_status = 0, double modelled
     r.int_status = int_status;
     r.modelled_ns = modelled_ns;
     return r;
+  };
+}
+
+// The timing-only PC: each chain walked and each task timed as run_chain does, on a core
+// fresh from reset, with no byte of memory read or written (ChainWork::timing_only). In
+// timed mode a job then takes the modelled board time and the host's CPU does only the
+// library's work, so a benchmark of overlap sees host and device apart (ork_bench --async).
+inline ChainExecutor timing_only_executor() {
+  return [](const DeviceMemory& mem, int core, uint64_t iova, uint32_t entries, uint32_t max_tasks) {
+    return run_chain(mem, core, iova, entries, max_tasks, ChainWork::timing_only);
   };
 }
 

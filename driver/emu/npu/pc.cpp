@@ -68,7 +68,7 @@ void log_entries(int core, uint32_t task, std::span<const uint64_t> raw) {
     driver::debug_line("regcmd", fmt::format("core {} task {} #{:3} {}", core, task, i, regcmd::format(writes[i])));
 }
 
-TaskRun run_task(const DeviceMemory& mem, RegisterFile& regs, std::span<const uint64_t> raw) {
+TaskRun run_task(const DeviceMemory& mem, RegisterFile& regs, std::span<const uint64_t> raw, ChainWork work) {
   TaskRun run;
   bool wrote_base = false, wrote_amount = false;
   for (size_t i = 0; i < raw.size(); ++i) {
@@ -76,7 +76,7 @@ TaskRun run_task(const DeviceMemory& mem, RegisterFile& regs, std::span<const ui
     if (e.target == kTargetPadding || e.target == kTargetMarker) continue;
     if (e.target == regs::target_of(regs::Block::global) && e.reg == regs::GLOBAL_OPERATION_ENABLE) {
       run.triggered = true;
-      run.outcome = execute_op_en(regs, mem, e.value);
+      run.outcome = execute_op_en(regs, mem, e.value, work);
       if (run.outcome.status != CoreStatus::ok) return run;
       continue;
     }
@@ -101,7 +101,7 @@ TaskRun run_task(const DeviceMemory& mem, RegisterFile& regs, std::span<const ui
 
 }  // namespace
 
-TaskOutcome execute_op_en(const RegisterFile& regs, const DeviceMemory& mem, uint32_t op_en) {
+TaskOutcome execute_op_en(const RegisterFile& regs, const DeviceMemory& mem, uint32_t op_en, ChainWork work) {
   // The DPU raises the completion interrupt; it needs the CNA and CORE feeding it. Without
   // all three no interrupt ever comes: the job times out (docs/emulator.md "op_en").
   constexpr uint32_t kNeeded = regcmd::kOpEnCnaCoreDpu;
@@ -110,17 +110,17 @@ TaskOutcome execute_op_en(const RegisterFile& regs, const DeviceMemory& mem, uin
             fmt::format("op_en = 0x{:x} lacks CNA|CORE|DPU (0x{:x}): no completion interrupt",
                         op_en, kNeeded)};
   }
-  return execute_task(regs, mem);
+  return execute_task(regs, mem, work);
 }
 
 ChainResult run_chain(const DeviceMemory& mem, int core, uint64_t first_regcmd_iova,
-                      uint32_t first_entries, uint32_t max_tasks) {
+                      uint32_t first_entries, uint32_t max_tasks, ChainWork work) {
   auto regs = std::make_unique<RegisterFile>();  // 64 KiB: on the heap, zero = after reset
-  return run_chain(mem, *regs, core, first_regcmd_iova, first_entries, max_tasks);
+  return run_chain(mem, *regs, core, first_regcmd_iova, first_entries, max_tasks, work);
 }
 
 ChainResult run_chain(const DeviceMemory& mem, RegisterFile& regs, int core, uint64_t first_regcmd_iova,
-                      uint32_t first_entries, uint32_t max_tasks) {
+                      uint32_t first_entries, uint32_t max_tasks, ChainWork work) {
   ChainResult result;
   uint64_t iova = first_regcmd_iova;
   uint32_t entries = first_entries;
@@ -141,7 +141,7 @@ ChainResult run_chain(const DeviceMemory& mem, RegisterFile& regs, int core, uin
       return result;
     }
     log_entries(core, t, f.entries);
-    TaskRun run = run_task(mem, regs, f.entries);
+    TaskRun run = run_task(mem, regs, f.entries, work);
     if (!run.triggered && run.outcome.status == CoreStatus::ok) {
       run.outcome = {CoreStatus::wedged, 0, "no op_en entry: the task never starts"};
     }

@@ -32,14 +32,20 @@ struct ChainResult {
 
 class RegisterFile;
 
+// What a chain's tasks do: the whole pipeline (the default), or only what the timing model
+// needs (each task's registers read and checked, its demand timed; no byte of memory read or
+// written, so the results are not computed). Timing-only runs a benchmark at the modelled
+// board time without the emulator's arithmetic on the host's CPU (zero_work.h).
+enum class ChainWork { compute, timing_only };
+
 // How the PC walks: the vendor kernel programs the first task and the PC follows the
 // trailers for `max_tasks` tasks; rocket kicks exactly one task (max_tasks = 1). `regs` is
 // the core's register file: the chain starts from what it holds and leaves its writes there
 // (a real core keeps them across jobs: driver/emu/npu/prior_state.h).
 ChainResult run_chain(const DeviceMemory& mem, RegisterFile& regs, int core, uint64_t first_regcmd_iova,
-                      uint32_t first_entries, uint32_t max_tasks);
+                      uint32_t first_entries, uint32_t max_tasks, ChainWork work = ChainWork::compute);
 // The same on a core fresh from reset (every register zero): for tests of one chain.
 ChainResult run_chain(const DeviceMemory& mem, int core, uint64_t first_regcmd_iova,
-                      uint32_t first_entries, uint32_t max_tasks);
+                      uint32_t first_entries, uint32_t max_tasks, ChainWork work = ChainWork::compute);
 
 }  // namespace ork::emu

@@ -82,10 +82,15 @@ TaskOutcome compute_fp16(const DeviceMemory& mem, const TaskConfig& cfg, const u
 
 }  // namespace
 
-TaskOutcome execute_task(const RegisterFile& regs, const DeviceMemory& mem) {
+TaskOutcome execute_task(const RegisterFile& regs, const DeviceMemory& mem, ChainWork work) {
   TaskConfig cfg;
   if (auto o = read_task_config(regs, cfg); o.status != CoreStatus::ok) return o;
   if (auto o = check_wedge(cfg); o.status != CoreStatus::ok) return o;
+  if (work == ChainWork::timing_only) {  // the task as the timing model sees it, nothing moved
+    TaskOutcome out = done();
+    out.demand = task_demand(cfg);
+    return out;
+  }
   Scratch& s = scratch();
   if (auto o = load_feature(mem, cfg, s.tile); o.status != CoreStatus::ok) return o;
   const uint8_t* weights = nullptr;

@@ -26,12 +26,13 @@ struct TaskOutcome {
   TaskDemand demand;    // what the task cost (timing.h), set when it completed
 };
 
-TaskOutcome execute_task(const RegisterFile& regs, const DeviceMemory& mem);
+TaskOutcome execute_task(const RegisterFile& regs, const DeviceMemory& mem, ChainWork work = ChainWork::compute);
 
 }  // namespace ork::emu
 
 namespace ork::emu {
 // The op_en entry's action: runs the task when op_en enables CNA, CORE and DPU; anything
 // less never raises the DPU's completion interrupt (wedged).
-TaskOutcome execute_op_en(const RegisterFile& regs, const DeviceMemory& mem, uint32_t op_en);
+TaskOutcome execute_op_en(const RegisterFile& regs, const DeviceMemory& mem, uint32_t op_en,
+                          ChainWork work = ChainWork::compute);
 }  // namespace ork::emu

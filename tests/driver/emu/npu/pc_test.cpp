@@ -130,3 +130,56 @@ TEST(Pc, ATaskWithoutOpEnNeverStarts) {
 
 }  // namespace
 }  // namespace ork::emu::testing
+
+namespace ork::emu::testing {
+namespace {
+
+// The timing-only PC (ChainWork::timing_only, zero_work.h's timing_only_executor): the same
+// task timed the same way as the computing PC, and not one byte of the output written.
+TEST(TimingOnlyChain, TimesLikeTheComputingPcAndMovesNothing) {
+  const size_t M = 37, K = 96, N = 160;
+  const auto a = random_i8(M * K, 3), b = random_i8(K * N, 4);
+  Device dev;
+  auto [A, B, C] = alloc_int8(dev, a, b, M, K, N, 0xa5);
+  TaskSpec t{.mc = 37, .kt = 96, .nt = 160, .a = A.iova, .b = B.iova, .c = C.iova, .a_surf = 37, .c_surf = 37};
+  k_reduction_banks(t);
+  const std::vector<uint64_t> task = one_task(t);
+  Bo& cmd = dev.alloc(task.size() * 8);
+  std::memcpy(cmd.bytes.data(), task.data(), task.size() * 8);
+  const auto entries = static_cast<uint32_t>(task.size());
+
+  const std::vector<uint8_t> before = C.bytes;
+  const ChainResult timing = run_chain(dev.mem, 0, cmd.iova, entries, 1, ChainWork::timing_only);
+  ASSERT_EQ(timing.status, CoreStatus::ok) << timing.message;
+  EXPECT_EQ(timing.tasks_done, 1u);
+  EXPECT_EQ(C.bytes, before);  // nothing computed, nothing written
+
+  const ChainResult computed = run_chain(dev.mem, 0, cmd.iova, entries, 1);
+  ASSERT_EQ(computed.status, CoreStatus::ok) << computed.message;
+  EXPECT_NE(C.bytes, before);
+  EXPECT_EQ(timing.int_status, computed.int_status);
+  EXPECT_DOUBLE_EQ(timing.modelled_ns, computed.modelled_ns);
+  ASSERT_EQ(timing.demands.size(), 1u);
+  ASSERT_EQ(computed.demands.size(), 1u);
+  EXPECT_DOUBLE_EQ(timing.demands[0].macs, computed.demands[0].macs);
+  EXPECT_DOUBLE_EQ(timing.demands[0].dram_bytes(), computed.demands[0].dram_bytes());
+}
+
+// A task the hardware would refuse is refused in timing-only mode too: its registers are
+// still read and checked (here: op_en without the DPU never completes).
+TEST(TimingOnlyChain, StillRefusesABadTask) {
+  Device dev;
+  TaskSpec t{.mc = 4, .kt = 32, .nt = 32, .a = dev.alloc(4 * 32).iova, .b = dev.alloc(32 * 32).iova,
+             .c = dev.alloc(4 * 32 * 4).iova, .a_surf = 4, .c_surf = 4};
+  k_reduction_banks(t);
+  t.op_en = regcmd::kOpEnCnaCoreDpu & ~0x08u;  // bit 3, the DPU, left out
+  const std::vector<uint64_t> task = one_task(t);
+  Bo& cmd = dev.alloc(task.size() * 8);
+  std::memcpy(cmd.bytes.data(), task.data(), task.size() * 8);
+  const ChainResult r = run_chain(dev.mem, 0, cmd.iova, static_cast<uint32_t>(task.size()), 1, ChainWork::timing_only);
+  EXPECT_EQ(r.status, CoreStatus::wedged);
+  EXPECT_EQ(r.tasks_done, 0u);
+}
+
+}  // namespace
+}  // namespace ork::emu::testing
