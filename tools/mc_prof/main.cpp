@@ -146,15 +146,9 @@ std::string device_name(const Args& a) {
   return name;
 }
 
-int run(Args& a) {
-  if (!a.calibrate.empty()) return calibrate(a.calibrate, a.json);  // the model only: no device
-  if (!a.shape.empty() && a.shape.size() != 3) {
-    fmt::print(stderr, "mc_prof: give M K N together\n");
-    return code(Exit::bad_usage);
-  }
-  if (!a.sweep.empty() && a.values.empty()) a.values = default_values(a.sweep);
-  const std::string name = device_name(a);
-  std::unique_ptr<ork_device> dev;
+// The device mc_prof profiles (NPU devices only; --zero-time: an emulator whose PC does no
+// work). 0, or the exit code of a refusal.
+int open_profiled(const Args& a, const std::string& name, std::unique_ptr<ork_device>& dev) {
   if (a.zero_time) {
     if (name != "emu" && name != "emu-rknpu" && name != "emu-rocket") {
       fmt::print(stderr, "mc_prof: --zero-time needs --device emu, emu-rknpu or emu-rocket (the default is emu); "
@@ -174,6 +168,67 @@ int run(Args& a) {
     fmt::print(stderr, "mc_prof: '{}' is not an NPU device (mc_prof profiles rknpu, rocket or emu)\n", name);
     return code(Exit::bad_usage);
   }
+  return 0;
+}
+
+// Every configuration measured, with a progress line on a terminal. 0, or the exit code.
+int measure_rows(ork_device& dev, const std::vector<Config>& cfgs, const std::vector<std::string>& labels,
+                 std::vector<Row>& rows) {
+  const bool tty = isatty(STDERR_FILENO);
+  for (size_t i = 0; i < cfgs.size(); ++i) {
+    if (tty) fmt::print(stderr, "\r[{}/{}] {} ...", i + 1, cfgs.size(), labels[i]);
+    auto m = measure(dev, cfgs[i]);
+    if (!m) {
+      if (tty) fmt::print(stderr, "\n");
+      fmt::print(stderr, "mc_prof: {} ({}x{}x{}, {} cores): {}\n", labels[i], cfgs[i].m, cfgs[i].k, cfgs[i].n,
+                 cfgs[i].cores, m.error().message);
+      return code(Exit::check_failed);
+    }
+    rows.push_back({labels[i], *m});
+  }
+  if (tty) fmt::print(stderr, "\r{:60}\r", "");
+  return 0;
+}
+
+// The text report: the table, the published figures (--seed004), the CPU comparison
+// (--vs-cpu), the scaling line. 0, or the exit code.
+int print_text(const Args& a, const std::vector<Row>& rows, const std::string& dev_name, const std::string& timing,
+               const nlohmann::json& published) {
+  fmt::print("mc_prof on {}{}: {} calls per row after {} warm-up; µs per matmul; device = {}\n{}", dev_name,
+             timing.empty() ? "" : " (timing " + timing + ")", a.iters, a.warmup,
+             rows.empty() || rows[0].m.device_source == "kernel" ? "kernel hw_elapse_time" : "submit+wait wall time",
+             table(rows));
+  if (a.seed004)
+    fmt::print("\nThe published figures against the timing model (device time, the experiment's layout: one submit per\n"
+               "M-tile; docs/timing-model.md):\n{}", published_table(published));
+  if (a.vs_cpu) {
+    for (const Row& r : rows) {
+      auto cpu = cpu_fast_us(r.m.config);
+      if (!cpu) return code(Exit::check_failed);
+      const double ops = 2.0 * double(r.m.config.m) * double(r.m.config.k) * double(r.m.config.n);
+      fmt::print("{}: this device {:.1f} us ({:.1f} GOPS) vs CPU reference fast path {:.1f} us ({:.1f} GOPS): {:.2f}x\n",
+                 r.label, r.m.us_per_matmul, ops / r.m.us_per_matmul / 1e3, *cpu, ops / *cpu / 1e3,
+                 r.m.us_per_matmul / *cpu);
+    }
+  }
+  // A ratio only where both sides were measured (zero-time has no device time: "-").
+  auto x = [](double p, double q) { return p > 0 && q > 0 ? fmt::format("{:.2f}x", p / q) : std::string("-"); };
+  if (a.sweep.empty() && !a.seed004 && rows.size() == 2)
+    fmt::print("scaling {}: {} wall, {} device\n", rows[1].label, x(rows[0].m.us_per_matmul, rows[1].m.us_per_matmul),
+               x(rows[0].m.device_us, rows[1].m.device_us));
+  return 0;
+}
+
+int run(Args& a) {
+  if (!a.calibrate.empty()) return calibrate(a.calibrate, a.json);  // the model only: no device
+  if (!a.shape.empty() && a.shape.size() != 3) {
+    fmt::print(stderr, "mc_prof: give M K N together\n");
+    return code(Exit::bad_usage);
+  }
+  if (!a.sweep.empty() && a.values.empty()) a.values = default_values(a.sweep);
+  const std::string name = device_name(a);
+  std::unique_ptr<ork_device> dev;
+  if (int rc = open_profiled(a, name, dev); rc != 0) return rc;
   const std::string dev_name = fmt::format("{}{}{}", dev->backend, a.zero_time ? " (zero-time)" : "",
                                            dev->kmd ? " via " + std::string(ork::driver::kmd_kind_name(dev->kmd->info().kind)) : "");
   // The emulator's timing mode (ORK_EMU_TIMING, docs/timing-model.md); "" on a board.
@@ -187,48 +242,13 @@ int run(Args& a) {
     return code(Exit::bad_usage);
   }
   std::vector<Row> rows;
-  const bool tty = isatty(STDERR_FILENO);
-  for (size_t i = 0; i < cfgs.size(); ++i) {
-    if (tty) fmt::print(stderr, "\r[{}/{}] {} ...", i + 1, cfgs.size(), labels[i]);
-    auto m = measure(*dev, cfgs[i]);
-    if (!m) {
-      if (tty) fmt::print(stderr, "\n");
-      fmt::print(stderr, "mc_prof: {} ({}x{}x{}, {} cores): {}\n", labels[i], cfgs[i].m, cfgs[i].k, cfgs[i].n,
-                 cfgs[i].cores, m.error().message);
-      return code(Exit::check_failed);
-    }
-    rows.push_back({labels[i], *m});
-  }
-  if (tty) fmt::print(stderr, "\r{:60}\r", "");
+  if (int rc = measure_rows(*dev, cfgs, labels, rows); rc != 0) return rc;
   const std::string sweep = a.seed004 ? "seed004" : a.sweep.empty() ? "cores" : a.sweep;
   // --seed004: the published figures against the timing model (docs/timing-model.md).
   const nlohmann::json published = a.seed004 ? published_report() : nlohmann::json::object();
   if (a.json) fmt::print("{}", json(rows, sweep, dev_name, timing, published));
   else if (a.csv) fmt::print("{}", csv(rows));
-  else {
-    fmt::print("mc_prof on {}{}: {} calls per row after {} warm-up; µs per matmul; device = {}\n{}", dev_name,
-               timing.empty() ? "" : " (timing " + timing + ")", a.iters, a.warmup,
-               rows.empty() || rows[0].m.device_source == "kernel" ? "kernel hw_elapse_time" : "submit+wait wall time",
-               table(rows));
-    if (a.seed004)
-      fmt::print("\nThe published figures against the timing model (device time, the experiment's layout: one submit per\n"
-                 "M-tile; docs/timing-model.md):\n{}", published_table(published));
-    if (a.vs_cpu) {
-      for (const Row& r : rows) {
-        auto cpu = cpu_fast_us(r.m.config);
-        if (!cpu) return code(Exit::check_failed);
-        const double ops = 2.0 * double(r.m.config.m) * double(r.m.config.k) * double(r.m.config.n);
-        fmt::print("{}: this device {:.1f} us ({:.1f} GOPS) vs CPU reference fast path {:.1f} us ({:.1f} GOPS): {:.2f}x\n",
-                   r.label, r.m.us_per_matmul, ops / r.m.us_per_matmul / 1e3, *cpu, ops / *cpu / 1e3,
-                   r.m.us_per_matmul / *cpu);
-      }
-    }
-    // A ratio only where both sides were measured (zero-time has no device time: "-").
-    auto x = [](double a, double b) { return a > 0 && b > 0 ? fmt::format("{:.2f}x", a / b) : std::string("-"); };
-    if (a.sweep.empty() && !a.seed004 && rows.size() == 2)
-      fmt::print("scaling {}: {} wall, {} device\n", rows[1].label, x(rows[0].m.us_per_matmul, rows[1].m.us_per_matmul),
-                 x(rows[0].m.device_us, rows[1].m.device_us));
-  }
+  else if (int rc = print_text(a, rows, dev_name, timing, published); rc != 0) return rc;
   if (!a.svg.empty()) {
     std::ofstream f(a.svg);
     f << svg(rows, fmt::format("mc_prof {} on {}{}", sweep, dev_name, timing.empty() ? "" : " (" + timing + ")"),

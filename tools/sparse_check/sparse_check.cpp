@@ -237,6 +237,56 @@ uint64_t bytes_needed(const Args& a) {
   return 2 * (2 * elt * (m * k + k * n) + 4 * m * n) + 16 * cells;
 }
 
+// The flags that only go together, and the operands' sizes against memory: "" or the
+// refusal (bad usage).
+std::string check_args(const Args& a) {
+  if (!a.quant.empty() && a.dtype != "int8")
+    return fmt::format("--quant {} takes fp32 operands: drop --dtype {}", a.quant, a.dtype);
+  if (a.quant.empty() && (a.group != 0 || a.per_row)) return "--group and --per-row go with --quant";
+  if (a.out_dtype == "fp16" && a.dtype != "fp16")
+    return fmt::format("--out-dtype fp16 needs --dtype fp16 (--dtype {} gives int32)", a.dtype);
+  // Divisions, not products: M, K, N up to INT64_MAX must not overflow the check itself.
+  if (a.m > kMaxOperandBytes / a.k || a.n > kMaxOperandBytes / a.k || a.m > kMaxOperandBytes / 4 / a.n)
+    return fmt::format("M={} K={} N={}: an operand would exceed {} GiB", a.m, a.k, a.n, kMaxOperandBytes >> 30);
+  return check_memory(fmt::format("M K N = {} {} {}", a.m, a.k, a.n), bytes_needed(a));
+}
+
+// The plan the library runs: the same shape and options, cores as the library resolves 0.
+matmul::PlanOptions plan_options(const Args& a, const ork_device_info& info) {
+  matmul::PlanOptions popt;
+  popt.cores = a.cores ? a.cores : std::clamp(info.cores, 1, matmul::kMaxCores);
+  popt.mc_cap = a.mc_cap;
+  popt.dtype = a.dtype == "fp16" ? matmul::DType::fp16 : a.dtype == "int4" ? matmul::DType::int4 : matmul::DType::int8;
+  popt.fp16_out = a.dtype == "fp16" && a.out_dtype == "fp16";
+  return popt;
+}
+
+// The sampled (or --full) cells of C against the host reference, per mode.
+void verify(Args& a, const matmul::Plan& plan, bool fp16_out, const Data& d, const QuantData& qd, Outcome& out) {
+  if (!a.quant.empty()) {
+    const std::vector<Cell> cells = cells_to_check(a, plan);
+    const QuantProblem qp{qd.a, qd.w, a.m, a.k, a.n,
+                          {a.quant == "w8a8" ? quant::Bits::int8 : quant::Bits::int4, a.group},
+                          {a.quant == "w4a4" ? quant::Bits::int4 : quant::Bits::int8, a.per_row}};
+    verify_quant_cells(qp, cells, qd.c, out);
+    a.dtype = a.group ? fmt::format("{}/g{}", a.quant, a.group) : a.quant + "/per-channel";
+  } else if (a.dtype == "fp16") {
+    const std::vector<Cell> cells = cells_to_check(a, plan);
+    const Fp16Problem fp{d.ah, d.wh, a.m, a.k, a.n, plan.slice_k, fp16_out};
+    verify_fp16_cells(fp, cells, d.c, out);
+  } else {
+    const Problem problem{d.a, d.w, a.m, a.k, a.n};
+    const std::span<const int32_t> C{reinterpret_cast<const int32_t*>(d.c.data()), d.c.size() / 4};
+    if (a.full) {
+      verify_full(problem, C, a.m * a.k * a.n >= kBigShapeMacs, out);
+    } else {
+      const std::vector<Cell> cells = cells_to_check(a, plan);
+      const auto count = static_cast<int64_t>(cells.size());
+      verify_cells(problem, cells, C, count * a.k >= kBigShapeMacs, out);
+    }
+  }
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"sparse_check: sampled correctness of libork's matmul C = A x W (int8, fp16, int4, w4a8).\n"
                "Exit 0 all checked cells match, 1 a mismatch or a device failure, 2 bad usage, 3 device "
@@ -244,19 +294,7 @@ int run(int argc, char** argv) {
   Args a;
   add_options(app, a);
   if (int rc = parse_command_line(app, argc, argv); rc >= 0) return rc;
-  if (!a.quant.empty() && a.dtype != "int8")
-    return fail(Exit::bad_usage, fmt::format("--quant {} takes fp32 operands: drop --dtype {}", a.quant, a.dtype));
-  if (a.quant.empty() && (a.group != 0 || a.per_row))
-    return fail(Exit::bad_usage, "--group and --per-row go with --quant");
-  if (a.out_dtype == "fp16" && a.dtype != "fp16")
-    return fail(Exit::bad_usage, fmt::format("--out-dtype fp16 needs --dtype fp16 (--dtype {} gives int32)", a.dtype));
-  // Divisions, not products: M, K, N up to INT64_MAX must not overflow the check itself.
-  if (a.m > kMaxOperandBytes / a.k || a.n > kMaxOperandBytes / a.k ||
-      a.m > kMaxOperandBytes / 4 / a.n)
-    return fail(Exit::bad_usage, fmt::format("M={} K={} N={}: an operand would exceed {} GiB",
-                                             a.m, a.k, a.n, kMaxOperandBytes >> 30));
-  if (const std::string e = check_memory(fmt::format("M K N = {} {} {}", a.m, a.k, a.n), bytes_needed(a)); !e.empty())
-    return fail(Exit::bad_usage, e);
+  if (const std::string e = check_args(a); !e.empty()) return fail(Exit::bad_usage, e);
   ork_device* raw = nullptr;
   ork_status st = ork_device_open(a.device.empty() ? nullptr : a.device.c_str(), &raw);
   DevicePtr device(raw);
@@ -267,12 +305,7 @@ int run(int argc, char** argv) {
                 : st == ORK_E_NO_DEVICE          ? Exit::device_unavailable
                                                  : Exit::check_failed,
                 fmt::format("device {}: {}", device_label(a.device), describe_failure(st)));
-  // The plan the library runs: same shape and options, cores as the library resolves 0.
-  matmul::PlanOptions popt;
-  popt.cores = a.cores ? a.cores : std::clamp(info.cores, 1, matmul::kMaxCores);
-  popt.mc_cap = a.mc_cap;
-  popt.dtype = a.dtype == "fp16" ? matmul::DType::fp16 : a.dtype == "int4" ? matmul::DType::int4 : matmul::DType::int8;
-  popt.fp16_out = a.dtype == "fp16" && a.out_dtype == "fp16";
+  const matmul::PlanOptions popt = plan_options(a, info);
   Result<matmul::Plan> plan = matmul::make_plan({a.m, a.k, a.n}, popt);
   if (!plan) return fail(Exit::bad_usage, "plan: " + plan.error().message);
 
@@ -288,28 +321,7 @@ int run(int argc, char** argv) {
     return rc;
   Outcome out;
   const auto t0 = std::chrono::steady_clock::now();
-  if (!a.quant.empty()) {
-    const std::vector<Cell> cells = cells_to_check(a, *plan);
-    const QuantProblem qp{qd.a, qd.w, a.m, a.k, a.n,
-                          {a.quant == "w8a8" ? quant::Bits::int8 : quant::Bits::int4, a.group},
-                          {a.quant == "w4a4" ? quant::Bits::int4 : quant::Bits::int8, a.per_row}};
-    verify_quant_cells(qp, cells, qd.c, out);
-    a.dtype = a.group ? fmt::format("{}/g{}", a.quant, a.group) : a.quant + "/per-channel";
-  } else if (a.dtype == "fp16") {
-    const std::vector<Cell> cells = cells_to_check(a, *plan);
-    const Fp16Problem fp{d.ah, d.wh, a.m, a.k, a.n, plan->slice_k, popt.fp16_out};
-    verify_fp16_cells(fp, cells, d.c, out);
-  } else {
-    const Problem problem{d.a, d.w, a.m, a.k, a.n};
-    const std::span<const int32_t> C{reinterpret_cast<const int32_t*>(d.c.data()), d.c.size() / 4};
-    if (a.full) {
-      verify_full(problem, C, a.m * a.k * a.n >= kBigShapeMacs, out);
-    } else {
-      const std::vector<Cell> cells = cells_to_check(a, *plan);
-      const auto count = static_cast<int64_t>(cells.size());
-      verify_cells(problem, cells, C, count * a.k >= kBigShapeMacs, out);
-    }
-  }
+  verify(a, *plan, popt.fp16_out, d, qd, out);
   timing.check_ms = ms_since(t0);
   CellLocator where(*plan);
   if (a.json)
