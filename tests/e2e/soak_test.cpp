@@ -1,13 +1,13 @@
 // Soak (suite slow): thousands of mixed calls - int8, fp16 and int4 weights, random shapes
 // and core counts, weights created and destroyed as they go (ork_weights_create,
 // ork_weights_create_ex, and an export_packed / import_packed round trip), C in host memory
-// (ork_matmul) or in a device buffer (ork_matmul_t) - from several threads on ONE device of
+// (ork_matmul), in a device buffer (ork_matmul_t) or through an asynchronous job
+// (ork_matmul_submit, ork_job_wait, ork_job_release) - from several threads on ONE device of
 // the kind ORK_DEVICE (default emu), while a second process drives the same device kind.
 // Every 8th result is checked bit for bit against the reference; RSS and open descriptors
 // must be as high at the first tenth as at the last (no leak). Sizes: ORK_SOAK_CALLS (total
 // calls, default 8000), ORK_SOAK_THREADS (default 4). The figures it prints are
-// docs/reliability.md's "Soak". (The public API has no asynchronous call yet; the
-// driver-level async path is what ork_matmul's submissions go through on emu.)
+// docs/reliability.md's "Soak".
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -141,7 +141,8 @@ Call make_call(const Weights& w, int64_t m, bool check, std::mt19937_64& rng) {
 }
 
 struct Tally {
-  std::atomic<long> calls{0}, checked{0}, mismatches{0}, failures{0}, weights_made{0}, buffer_calls{0};
+  std::atomic<long> calls{0}, checked{0}, mismatches{0}, failures{0}, weights_made{0}, buffer_calls{0},
+      async_calls{0};
 };
 
 // The weights `w` describes, made one of three ways (by `how`): ork_weights_create,
@@ -183,6 +184,18 @@ ork_status matmul_into_buffer(ork_device* dev, const Weights& w, const Call& c, 
   return s;
 }
 
+// The same call as an asynchronous job, waited at once and released.
+ork_status matmul_async(ork_device* dev, const Weights& w, const Call& c, int64_t m, const ork_matmul_options& opt,
+                        std::vector<uint8_t>& got) {
+  const ork_tensor a{const_cast<uint8_t*>(c.a.data()), nullptr, 0, 0};
+  const ork_tensor out{got.data(), nullptr, 0, 0};
+  ork_job* job = nullptr;
+  ork_status s = ork_matmul_submit(dev, w.handle, &a, m, &out, &opt, &job);
+  if (s == ORK_OK) s = ork_job_wait(job, -1);
+  if (job != nullptr) ork_job_release(job);
+  return s;
+}
+
 // One thread's share: `calls` calls on `dev`, a new set of weights every 16 calls.
 void drive(ork_device* dev, long calls, uint64_t seed, Tally& t, std::atomic<long>* done) {
   std::mt19937_64 rng(seed);
@@ -209,10 +222,12 @@ void drive(ork_device* dev, long calls, uint64_t seed, Tally& t, std::atomic<lon
     std::vector<uint8_t> got(c.c_bytes);
     ork_matmul_options opt{.struct_size = sizeof(opt), .cores = 1 + static_cast<int32_t>(rng() % 3), .mc_cap = 0,
                            .a_dtype = 0, .c_dtype = 0};
-    const bool via_buffer = rng() % 4 == 0;
-    t.buffer_calls += via_buffer;
-    const ork_status st = via_buffer ? matmul_into_buffer(dev, w, c, m, opt, got)
-                                     : ork_matmul(dev, w.handle, c.a.data(), m, got.data(), &opt);
+    const uint64_t path = rng() % 4;  // 0: device buffer, 1: asynchronous job, else host memory
+    t.buffer_calls += path == 0;
+    t.async_calls += path == 1;
+    const ork_status st = path == 0   ? matmul_into_buffer(dev, w, c, m, opt, got)
+                          : path == 1 ? matmul_async(dev, w, c, m, opt, got)
+                                      : ork_matmul(dev, w.handle, c.a.data(), m, got.data(), &opt);
     if (st != ORK_OK) {
       ++t.failures;
       ADD_FAILURE() << "matmul: " << ork_last_error();
@@ -274,9 +289,10 @@ TEST(Soak, MixedCallsFromThreadsAndASecondProcessLeakNothing) {
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
 
-  std::printf("soak: one %s device, %d threads, %ld calls (%ld into device buffers; %ld checked bit for bit, %ld "
-              "mismatches, %ld failures), %ld weights created and destroyed; second process exit %d\n",
-              device.c_str(), threads, t.calls.load(), t.buffer_calls.load(), t.checked.load(), t.mismatches.load(),
+  std::printf("soak: one %s device, %d threads, %ld calls (%ld into device buffers, %ld asynchronous; %ld checked bit "
+              "for bit, %ld mismatches, %ld failures), %ld weights created and destroyed; second process exit %d\n",
+              device.c_str(), threads, t.calls.load(), t.buffer_calls.load(), t.async_calls.load(), t.checked.load(),
+              t.mismatches.load(),
               t.failures.load(), t.weights_made.load(), WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   std::printf("soak: RSS %ld KiB at the first tenth, %ld KiB at the last (%+ld KiB); open fds %d -> %d\n",
               rss_first, rss_last, rss_last - rss_first, fds_first, fds_last);
@@ -286,6 +302,7 @@ TEST(Soak, MixedCallsFromThreadsAndASecondProcessLeakNothing) {
   EXPECT_EQ(t.mismatches.load(), 0);
   EXPECT_GE(t.checked.load(), n / 8);
   EXPECT_GT(t.buffer_calls.load(), 0);
+  EXPECT_GT(t.async_calls.load(), 0);
   EXPECT_EQ(fds_last, fds_first) << "descriptors leaked";
   // Allocator noise, not growth: a leak of one small buffer per call would be far above.
   EXPECT_LT(rss_last - rss_first, 16 * 1024) << "RSS grew by " << rss_last - rss_first << " KiB";
