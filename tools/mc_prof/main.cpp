@@ -34,7 +34,7 @@ struct Args {
   std::string device;  // "" = $ORK_DEVICE, else auto
   std::string sweep;
   std::vector<int64_t> values;
-  bool json = false, csv = false, zero_time = false, seed004 = false, vs_cpu = false;
+  bool json = false, csv = false, zero_time = false, published_sweep = false, vs_cpu = false;
   std::string svg;
   std::string calibrate;  // --calibrate REPORT
 };
@@ -66,7 +66,7 @@ std::vector<Config> configs(const Args& a, int max_cores, std::vector<std::strin
     out.push_back(c);
     labels.push_back(std::move(label));
   };
-  if (a.seed004) {  // the published M-tile experiment: N = 2048, K in {2048, 3584}, 1 and 3 cores, cap 31 vs bank limit
+  if (a.published_sweep) {  // the published M-tile experiment: N = 2048, K in {2048, 3584}, 1 and 3 cores, cap 31 vs bank limit
     for (int64_t k : {2048, 3584})
       for (int cores : {1, max_cores})
         for (int64_t cap : {31, 0}) {
@@ -198,7 +198,7 @@ int print_text(const Args& a, const std::vector<Row>& rows, const std::string& d
              timing.empty() ? "" : " (timing " + timing + ")", a.iters, a.warmup,
              rows.empty() || rows[0].m.device_source == "kernel" ? "kernel hw_elapse_time" : "submit+wait wall time",
              table(rows));
-  if (a.seed004)
+  if (a.published_sweep)
     fmt::print("\nThe published figures against the timing model (device time, the experiment's layout: one submit per\n"
                "M-tile; docs/timing-model.md):\n{}", published_table(published));
   if (a.vs_cpu) {
@@ -213,7 +213,7 @@ int print_text(const Args& a, const std::vector<Row>& rows, const std::string& d
   }
   // A ratio only where both sides were measured (zero-time has no device time: "-").
   auto x = [](double p, double q) { return p > 0 && q > 0 ? fmt::format("{:.2f}x", p / q) : std::string("-"); };
-  if (a.sweep.empty() && !a.seed004 && rows.size() == 2)
+  if (a.sweep.empty() && !a.published_sweep && rows.size() == 2)
     fmt::print("scaling {}: {} wall, {} device\n", rows[1].label, x(rows[0].m.us_per_matmul, rows[1].m.us_per_matmul),
                x(rows[0].m.device_us, rows[1].m.device_us));
   return 0;
@@ -243,9 +243,9 @@ int run(Args& a) {
   }
   std::vector<Row> rows;
   if (int rc = measure_rows(*dev, cfgs, labels, rows); rc != 0) return rc;
-  const std::string sweep = a.seed004 ? "seed004" : a.sweep.empty() ? "cores" : a.sweep;
+  const std::string sweep = a.published_sweep ? "published" : a.sweep.empty() ? "cores" : a.sweep;
   // --seed004: the published figures against the timing model (docs/timing-model.md).
-  const nlohmann::json published = a.seed004 ? published_report() : nlohmann::json::object();
+  const nlohmann::json published = a.published_sweep ? published_report() : nlohmann::json::object();
   if (a.json) fmt::print("{}", json(rows, sweep, dev_name, timing, published));
   else if (a.csv) fmt::print("{}", csv(rows));
   else if (int rc = print_text(a, rows, dev_name, timing, published); rc != 0) return rc;
@@ -286,7 +286,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->allow_extra_args(false)
       ->transform(whole_number(0, kMaxDim));
-  CLI::Option* seed = app.add_flag("--seed004", a.seed004,
+  CLI::Option* seed = app.add_flag("--seed004", a.published_sweep,
       "the published M-tile experiment: M-tile cap 31 vs mg_max*64 at K=2048/3584, 1 and 3 cores, then every "
       "published figure against the timing model (fitted or left out)");
   app.add_option("--calibrate", a.calibrate,

@@ -8,7 +8,7 @@
 namespace ork::tools {
 
 std::string table(const std::vector<Row>& rows) {
-  size_t w = 14;  // the label column fits the longest label (seed004: "K2048/1c/mg_max*64")
+  size_t w = 14;  // the label column fits the longest label (the published sweep: "K2048/1c/mg_max*64")
   for (const Row& r : rows) w = std::max(w, r.label.size());
   std::string out = fmt::format("{:<{}} {:>6} {:>6} {:>6} {:>5} {:>6} {:>7} {:>11} {:>26} {:>10} {:>8} {:>9} {:>10} {:>9} {:>9}\n",
                                 "config", w, "M", "K", "N", "cores", "mc", "submits", "us/matmul", "min / median / max",
@@ -108,7 +108,7 @@ std::string svg(const std::vector<Row>& rows, const std::string& title, bool wit
   if (with_wall) s += polyline([](const Row& r) { return r.m.us_per_matmul; }, "#1f77b4");
   s += polyline([](const Row& r) { return r.m.device_us; }, "#d62728");
   for (size_t i = 0; i < rows.size(); ++i)
-    // Alternate rows of labels so that long ones (seed004's) do not overlap.
+    // Alternate rows of labels so that long ones (the published sweep's) do not overlap.
     s += fmt::format("<text x='{:.1f}' y='{}' text-anchor='middle'>{}</text>\n", x(i), H - B + 18 + (i % 2) * 16,
                      rows[i].label);
   if (with_wall) s += fmt::format("<text x='{}' y='{}' fill='#1f77b4'>wall µs/matmul</text>\n", L, H - 20);

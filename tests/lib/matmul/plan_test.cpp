@@ -154,7 +154,7 @@ void expect_order(const Plan& p, const std::string& where) {
   }
 }
 
-TEST(PlanSweep, CoverageLimitsOrderOverIssueShapes) {
+TEST(PlanSweep, CoverageLimitsOrderOverEdgeShapes) {
   const int64_t ms[] = {1, 2, 63, 64, 65, 127, 128, 129, 704, 705, 2047, 2048, 4100};
   const int64_t ks[] = {32, 96, 512, 1024, 2048, 3584, 4096, 4128, 6144, 8192, 18944};
   const int64_t ns[] = {32, 96, 2048, 8192, 8224, 16384};

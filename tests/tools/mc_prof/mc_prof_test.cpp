@@ -179,7 +179,7 @@ TEST_F(McProf, ZeroTimeOnTheDefaultDevicePrintsNoNan) {
 // (docs/timing-model.md): its error under the shipped model and left out of a refit.
 TEST_F(McProf, PublishedExperimentListsEveryFigure) {
   const json j = run_json({"--seed004", "--device", "emu", "--iters", "1", "--warmup", "0"});
-  EXPECT_EQ(j["sweep"], "seed004");
+  EXPECT_EQ(j["sweep"], "published");
   EXPECT_EQ(j["rows"].size(), 8u);
   ASSERT_EQ(j["figures"].size(), 14u);
   int fitted = 0;

@@ -10,18 +10,12 @@
 #include <fmt/format.h>
 
 #include "tools/sparse_check/cells.h"
+#include "tests/tools/sparse_check/plan_of.h"
 
 namespace ork::tools {
 namespace {
 
-matmul::Plan plan_of(int64_t m, int64_t k, int64_t n, int cores, int64_t mc_cap = 0) {
-  matmul::PlanOptions o;
-  o.cores = cores;
-  o.mc_cap = mc_cap;
-  Result<matmul::Plan> p = matmul::make_plan({m, k, n}, o);
-  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
-  return p.ok() ? *p : matmul::Plan{};
-}
+using testing::plan_of;
 
 std::set<Cell> as_set(const std::vector<Cell>& v) { return {v.begin(), v.end()}; }
 
