@@ -1,16 +1,19 @@
 // Running a plan (executor.h).
 #include "lib/exec/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "lib/exec/inflight.h"
 #include "lib/exec/reader.h"
 #include "lib/exec/synthetic.h"
 #include "lib/exec/unpack.h"
@@ -64,14 +67,21 @@ class Walk {
 
   // The walk of the order, on the calling thread, with the model's semantics (lib/sched
   // simulate.h): a load is handed to the I/O thread, a start to the device thread (both
-  // return at once), a wait blocks until that program has run.
-  Status run(const RunOptions& options) {
+  // return at once). A wait blocks only when something needs what it frees: a load into the
+  // slot its program read (the slot is reused only after that program completed), and the
+  // end of the run; so starts that come after a wait in the order still reach the device
+  // thread while the program waited for runs. The sequential order blocks at every wait: it
+  // is the baseline with no overlap.
+  Status run() {
     last_token_end_ = t_start_ = now_ns();
-    std::thread device([this, &options] { device_loop(options); });
-    Status st;
+    std::thread device([this] { device_loop(); });
+    std::vector<int> unwaited;  // start ops whose wait the walk has passed without blocking
+    bool ok = true;
     for (int op : plan_.order) {
       const Step& step = plan_.op_steps[static_cast<size_t>(op)];
       if (step.kind == Step::load) {
+        ok = await_slot(unwaited, step.slot);
+        if (!ok) break;
         const PackedTensor& t = model_.tensor(step.layer, step.matmul);
         reader_.submit(op, step.slot, t.offset, t.bytes);
         ++out_.stats.loads;
@@ -79,12 +89,15 @@ class Walk {
         std::lock_guard lk(mu_);
         jobs_.push_back(op);
         cv_job_.notify_one();
+      } else if (plan_.order_kind == Order::sequential) {  // the baseline: nothing overlaps
+        ok = await(op - 1);
+        if (!ok) break;
       } else {
-        std::unique_lock lk(mu_);
-        cv_done_.wait(lk, [&] { return failed_ || finished_.count(op - 1) != 0; });
-        if (failed_) break;
+        unwaited.push_back(op - 1);
       }
     }
+    for (int start : unwaited)
+      if (ok) ok = await(start);
     {
       std::lock_guard lk(mu_);
       stop_ = true;
@@ -93,35 +106,92 @@ class Walk {
     device.join();
     out_.stats.wall_ns = now_ns() - t_start_;
     if (failed_) return error_;
-    return st;
+    return Status::success();
   }
 
  private:
-  void device_loop(const RunOptions& options) {
-    const int64_t total = static_cast<int64_t>(plan_.order.size() / 3);
-    int64_t computed = 0;
+  // Blocks until the program of `start` completed (false: the run failed).
+  bool await(int start) {
+    std::unique_lock lk(mu_);
+    awaited_ = start;  // no start comes until this returns: the device completes up to it
+    cv_job_.notify_one();
+    cv_done_.wait(lk, [&] { return failed_ || finished_.count(start) != 0; });
+    awaited_ = -1;
+    return !failed_;
+  }
+  // The passed waits of the programs that read `slot`, before a load overwrites it.
+  bool await_slot(std::vector<int>& unwaited, int slot) {
+    for (auto it = unwaited.begin(); it != unwaited.end();) {
+      if (plan_.op_steps[static_cast<size_t>(*it)].slot != slot) {
+        ++it;
+        continue;
+      }
+      if (!await(*it)) return false;
+      it = unwaited.erase(it);
+    }
+    return true;
+  }
+
+  // One matmul from its start to its completion (the device thread's own).
+  struct Job {
+    int op = 0;  // its start op; the load is op - 1
+    std::vector<uint8_t> c;
+    std::optional<InFlight> npu;  // handed to the NPU and not yet completed; empty: computed
+    int64_t begin_ns = 0;
+  };
+
+  // The device thread: starts matmuls in the order's start order, at most `depth_` on the
+  // device at once, and completes them in that order. A start waits while a matmul it reads
+  // (or any matmul of another layer) is still in flight; a completion happens when no start
+  // can be made, or the walk waits for a program.
+  void device_loop() {
     for (;;) {
-      int op;
+      int op = -1;
       {
         std::unique_lock lk(mu_);
-        cv_job_.wait(lk, [&] { return stop_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;
-        op = jobs_.front();
-        jobs_.pop_front();
-      }
-      const Status s = compute(op - 1, plan_.op_steps[static_cast<size_t>(op)]);  // the load is the op before its start
-      {
-        std::lock_guard lk(mu_);
-        if (!s) {
-          failed_ = true;
-          error_ = s.error();
+        cv_job_.wait(lk, [&] { return stop_ || !jobs_.empty() || walk_blocked(); });
+        if (!jobs_.empty() && can_start(jobs_.front())) {
+          op = jobs_.front();
+          jobs_.pop_front();
+        } else if (inflight_.empty()) {
+          if (stop_) return;  // (a start with nothing in flight can always be made: jobs_ is empty)
+          continue;
+        } else if (jobs_.empty() && !stop_ && !walk_blocked()) {
+          continue;  // the walk got what it waited for: its next start may come before a completion
         }
-        finished_.insert(op);
       }
-      cv_done_.notify_all();
-      if (!s) return;
-      if (options.progress) options.progress(++computed, total);
+      const Status s = op >= 0 ? start(op) : complete_front();
+      if (!s) {
+        for (Job& j : inflight_)
+          if (j.npu) drain_matmul(*dev_.kmd, *j.npu);
+        std::lock_guard lk(mu_);
+        failed_ = true;
+        error_ = s.error();
+        cv_done_.notify_all();
+        return;
+      }
     }
+  }
+
+  // The walk waits for a program not yet completed: no start comes until it is (mu_ held).
+  bool walk_blocked() const { return awaited_ >= 0 && finished_.count(awaited_) == 0; }
+
+  // A start may be made beside the matmuls in flight when there is room and it reads none
+  // of them: they are of its own layer and not among its inputs or `after` (inputs of other
+  // layers are whole layers' outputs, made at a layer's last completion).
+  bool can_start(int op) const {
+    if (static_cast<int>(inflight_.size()) >= depth_) return false;
+    const Step& step = plan_.op_steps[static_cast<size_t>(op)];
+    const MatmulDesc& md = d_.matmuls[static_cast<size_t>(step.matmul)];
+    for (const Job& j : inflight_) {
+      const Step& other = plan_.op_steps[static_cast<size_t>(j.op)];
+      if (other.token != step.token || other.layer != step.layer) return false;
+      const std::string& name = d_.matmuls[static_cast<size_t>(other.matmul)].name;
+      for (const auto* list : {&md.inputs, &md.after})
+        for (const auto& s : *list)
+          if (s == name) return false;
+    }
+    return true;
   }
 
   using Acts = std::vector<Activation>;
@@ -152,10 +222,13 @@ class Walk {
     return &acts_[{t, l}][static_cast<size_t>(d_.find(s))];
   }
 
-  Status compute(int load_op, const Step& step) {
+  // Waits for the matmul's weights, makes its A, and runs it (cpu, or one in flight at most:
+  // blocking) or hands it to the NPU.
+  Status start(int op) {
+    const Step& step = plan_.op_steps[static_cast<size_t>(op)];
     const int64_t w0 = now_ns();
     bool hit = false;
-    if (auto s = reader_.wait(load_op, &hit); !s) return s;
+    if (auto s = reader_.wait(op - 1, &hit); !s) return s;
     const int64_t w1 = now_ns();
     out_.stats.wait_ns += w1 - w0;
     if (hit) ++out_.stats.hits;
@@ -164,23 +237,60 @@ class Walk {
     for (const auto& s : md.inputs) src.push_back(source(step.token, step.layer, s));
     Activation a;
     combine(d_.dtype, src, a);
-    std::vector<uint8_t> c;
-    const int64_t c0 = now_ns();
-    if (auto s = matmul(step, md, a, c); !s)
-      return make_error(s.error().code, fmt::format("token {} layer {} matmul \"{}\": {}", step.token, step.layer, md.name,
-                                                    s.error().message));
-    if (dev_.timing_only)  // the device's part at its modelled board time (the start op's cycles = ns)
-      std::this_thread::sleep_for(std::chrono::nanoseconds(plan_.stream.ops[static_cast<size_t>(load_op) + 1].cycles));
-    const int64_t c1 = now_ns();
-    out_.stats.device_ns += c1 - c0;
-    if (want_trace_) out_.trace.push_back({fmt::format("{}.{}.{}", step.token, step.layer, md.name), 0, c0, c1});
+    Job job{.op = op, .begin_ns = now_ns()};
+    Status s = depth_ > 1 ? launch(step, a, job) : matmul(step, md, a, job.c);
+    if (!s) return failed_in(step, s);
+    if (depth_ > 1) {
+      if (inflight_.empty()) busy_since_ = std::max(job.begin_ns, last_end_);
+      inflight_.push_back(std::move(job));
+      out_.stats.max_inflight = std::max(out_.stats.max_inflight, static_cast<int>(inflight_.size()));
+      return {};
+    }
+    const int64_t end = now_ns();
+    out_.stats.device_ns += end - job.begin_ns;
+    out_.stats.max_inflight = 1;
+    return finish(job, job.begin_ns, end);
+  }
+
+  Status failed_in(const Step& step, const Status& s) const {
+    return make_error(s.error().code, fmt::format("token {} layer {} matmul \"{}\": {}", step.token, step.layer,
+                                                  d_.matmuls[static_cast<size_t>(step.matmul)].name, s.error().message));
+  }
+
+  // The oldest matmul in flight: wait for it and use its C.
+  Status complete_front() {
+    Job job = std::move(inflight_.front());
+    inflight_.pop_front();
+    const Step& step = plan_.op_steps[static_cast<size_t>(job.op)];
+    if (auto s = complete_matmul(*dev_.kmd, *job.npu, job.c.data()); !s) return failed_in(step, s);
+    const int64_t end = now_ns();
+    if (inflight_.empty()) out_.stats.device_ns += end - busy_since_;
+    // On the device the jobs run one after another: this one from its submit or the end of
+    // the one before, whichever is later.
+    const int64_t begin = std::max(job.begin_ns, last_end_);
+    last_end_ = end;
+    return finish(job, begin, end);
+  }
+
+  // A matmul's C is there: its fingerprint, its activation, and the layer's output once all
+  // of the layer's matmuls are done; then the walk is told.
+  Status finish(const Job& job, int64_t begin, int64_t end) {
+    const Step& step = plan_.op_steps[static_cast<size_t>(job.op)];
+    const MatmulDesc& md = d_.matmuls[static_cast<size_t>(step.matmul)];
+    if (want_trace_) out_.trace.push_back({fmt::format("{}.{}.{}", step.token, step.layer, md.name), 0, begin, end});
     out_.chain.prints[static_cast<size_t>(step.token)][static_cast<size_t>(step.layer) * d_.matmuls.size() +
-                                                       static_cast<size_t>(step.matmul)] = fingerprint(c);
+                                                       static_cast<size_t>(step.matmul)] = fingerprint(job.c);
     Acts& acts = acts_[{step.token, step.layer}];
     acts.resize(d_.matmuls.size());
-    requantise(d_.dtype, c.data(), po_.m, md.n, md.shift, acts[static_cast<size_t>(step.matmul)]);
+    requantise(d_.dtype, job.c.data(), po_.m, md.n, md.shift, acts[static_cast<size_t>(step.matmul)]);
     if (++done_[static_cast<size_t>(step.token)][static_cast<size_t>(step.layer)] == d_.matmuls.size())
       layer_done(step.token, step.layer);
+    {
+      std::lock_guard lk(mu_);
+      finished_.insert(job.op);
+    }
+    cv_done_.notify_all();
+    if (progress_) progress_(++computed_, static_cast<int64_t>(plan_.order.size() / 3));
     return {};
   }
 
@@ -207,8 +317,20 @@ class Walk {
         return s;
       return reference_matmul(d_.dtype, a, w, md.k, md.n, c);
     }
+    auto w = weights_of(step, md);
+    if (!w) return w.error();
+    const std::vector<uint8_t> op = operand_bytes(d_.dtype, a);
+    c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
+    matmul::RunOptions ro;
+    ro.cores = dev_.cores;
+    return dev_.runner->run(**w, op.data(), po_.m, c.data(), ro);
+  }
+
+  // The slot as resident weights of the matmul's shape (made once per slot and shape),
+  // synced for the NPU: the read wrote it from the CPU.
+  Result<const matmul::ResidentWeights*> weights_of(const Step& step, const MatmulDesc& md) {
     const driver::Bo& bo = *slots_.bos[static_cast<size_t>(step.slot)];
-    if (auto s = dev_.kmd->bo_sync(bo, driver::SyncDir::to_device); !s) return s;  // the read wrote it from the CPU
+    if (auto s = dev_.kmd->bo_sync(bo, driver::SyncDir::to_device); !s) return s.error();
     auto key = std::make_tuple(step.slot, md.k, md.n);
     auto it = views_.find(key);
     if (it == views_.end()) {
@@ -216,16 +338,40 @@ class Walk {
       if (!w) return w.error();
       it = views_.emplace(key, std::move(*w)).first;
     }
-    const std::vector<uint8_t> op = operand_bytes(d_.dtype, a);
-    c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
+    return it->second.get();
+  }
+
+  // Hands the matmul to the NPU: its context (completing first any job in flight on it: its
+  // A and output BOs are reused), A packed, the first slice group submitted.
+  Status launch(const Step& step, const Activation& a, Job& job) {
+    const MatmulDesc& md = d_.matmuls[static_cast<size_t>(step.matmul)];
+    auto w = weights_of(step, md);
+    if (!w) return w.error();
     matmul::RunOptions ro;
     ro.cores = dev_.cores;
-    return dev_.runner->run(*it->second, op.data(), po_.m, c.data(), ro);
+    matmul::RunStats stats;
+    auto ctx = dev_.runner->acquire(**w, po_.m, ro, stats);
+    if (!ctx) return ctx.error();
+    auto uses = [&] {
+      for (const Job& j : inflight_)
+        if (j.npu->ctx == *ctx) return true;
+      return false;
+    };
+    while (uses())
+      if (auto s = complete_front(); !s) return s;
+    const std::vector<uint8_t> op = operand_bytes(d_.dtype, a);
+    job.c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
+    auto launched = launch_matmul(*dev_.kmd, std::move(*ctx), op.data());
+    if (!launched) return launched.error();
+    job.npu = std::move(*launched);
+    return {};
   }
 
  public:
   bool want_trace_ = false;
   const Activation* first_input_ = nullptr;
+  int depth_ = 1;  // matmuls on the device at once (RunOptions::inflight; 1 on cpu)
+  std::function<void(int64_t, int64_t)> progress_;
 
  private:
   const PackedModel& model_;
@@ -246,6 +392,12 @@ class Walk {
   std::deque<int> jobs_;
   std::set<int> finished_;
   bool stop_ = false, failed_ = false;
+  int awaited_ = -1;  // the start op whose program the walk is blocked on, or -1
+  // The device thread's own:
+  std::deque<Job> inflight_;   // handed to the NPU, in submission order
+  int64_t busy_since_ = 0;     // when inflight_ last became non-empty
+  int64_t last_end_ = 0;       // the last completion
+  int64_t computed_ = 0;
   Error error_;
 };
 
@@ -257,9 +409,10 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
     return make_error(-EINVAL, fmt::format("the plan's slots take {} bytes, over the budget of {}", plan.slot_total,
                                            po.budget_bytes));
   if ((dev.kmd == nullptr) != (dev.runner == nullptr)) return make_error(-EINVAL, "a device needs both its kmd and runner");
+  if (options.inflight < 1 || options.inflight > 8)
+    return make_error(-EINVAL, fmt::format("inflight = {}: must be 1..8 matmuls on the device at once", options.inflight));
   auto slots = allocate_slots(plan, dev);
   if (!slots) return slots.error();
-  if (dev.timing_only && dev.kmd == nullptr) return make_error(-EINVAL, "a timing-only run needs the emulated NPU");
   auto reader = TensorReader::open(path, slots->spans, options.io_rate_cap_bytes_per_ns);
   if (!reader) return reader.error();
   RunOutput out;
@@ -270,7 +423,9 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
     Walk walk(model, plan, po, dev, *slots, **reader, out);
     walk.want_trace_ = options.want_trace;
     walk.first_input_ = options.first_input;
-    st = walk.run(options);
+    walk.depth_ = dev.kmd == nullptr ? 1 : options.inflight;
+    walk.progress_ = options.progress;
+    st = walk.run();
   }
   for (const auto& t : (*reader)->timings()) {
     out.stats.io_ns += t.end_ns - t.begin_ns;
@@ -289,19 +444,6 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
   reader->reset();  // joins the I/O thread before the slots go
   if (!st) return st.error();
   return out;
-}
-
-std::string trace_json(const std::vector<TraceEvent>& events) {
-  int64_t origin = events.empty() ? 0 : events.front().begin_ns;
-  for (const auto& e : events) origin = std::min(origin, e.begin_ns);
-  std::string s = "{\"traceEvents\":[\n";
-  s += "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"thread_name\",\"args\":{\"name\":\"compute\"}},\n";
-  s += "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":\"io\"}}";
-  for (const auto& e : events)
-    s += fmt::format(",\n{{\"ph\":\"X\",\"pid\":1,\"tid\":{},\"name\":\"{}\",\"ts\":{:.3f},\"dur\":{:.3f}}}", e.thread, e.name,
-                     static_cast<double>(e.begin_ns - origin) / 1e3, static_cast<double>(e.end_ns - e.begin_ns) / 1e3);
-  s += "\n]}\n";
-  return s;
 }
 
 }  // namespace ork::exec

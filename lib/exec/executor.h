@@ -1,8 +1,9 @@
 // The executor (docs/execution.md "Execution"): runs an ExecPlan for real. One I/O thread
 // reads each tensor from the packed file into its slot (io_uring with O_DIRECT and the slots
 // registered as fixed buffers, else the fallbacks of lib/io), in the plan's order of loads;
-// the calling thread walks the plan's order and runs each matmul as soon as its weights are
-// there and its inputs computed. Slots are device buffers (BOs) on an NPU or the emulated
+// the calling thread walks the plan's order, and a device thread runs each matmul as soon as
+// its weights are there and its inputs computed, with up to RunOptions::inflight of them
+// handed to the NPU at once (completed in submission order). Slots are device buffers (BOs) on an NPU or the emulated
 // one, host memory on the cpu backend; all of them are allocated once, before the run, and
 // their total never exceeds the budget. A load into a slot is issued only when the order
 // reaches it, which is after the wait of the last program that read the slot's previous
@@ -20,6 +21,7 @@
 #include "lib/exec/pack_file.h"
 #include "lib/exec/plan.h"
 #include "lib/exec/reference.h"
+#include "lib/exec/trace.h"
 #include "lib/matmul/run.h"
 
 namespace ork::exec {
@@ -30,11 +32,6 @@ struct DeviceRef {
   driver::Kmd* kmd = nullptr;
   matmul::MatmulRunner* runner = nullptr;
   int cores = 3;
-  // Timing only (docs/execution.md "Measurements"): `kmd` is an emulator whose PC does no
-  // work, and each matmul call is followed by a sleep of its modelled board time (the
-  // plan's cycles), so the call lasts the host's real work plus the modelled device time.
-  // Outputs are not computed: a timing run is never checked.
-  bool timing_only = false;
 };
 
 struct RunStats {
@@ -45,18 +42,13 @@ struct RunStats {
   int64_t wait_ns = 0;            // the compute thread waiting for a read
   uint64_t loads = 0, hits = 0;   // hit: the weights were there when the matmul wanted them
   uint64_t bytes_read = 0;
+  int max_inflight = 0;           // most matmuls on the device at once (observed)
   uint64_t peak_bytes = 0;        // slot memory held (all slots; allocated once)
   uint64_t budget_bytes = 0;
   std::string engine;             // "uring", "pread", "mmap"
   bool direct = false, registered = false;
   std::vector<std::string> fallbacks;
   double hit_rate() const { return loads == 0 ? 0.0 : static_cast<double>(hits) / static_cast<double>(loads); }
-};
-
-struct TraceEvent {
-  std::string name;
-  int thread = 0;  // 0 compute, 1 I/O
-  int64_t begin_ns = 0, end_ns = 0;
 };
 
 struct RunOutput {
@@ -72,13 +64,15 @@ struct RunOptions {
   const Activation* first_input = nullptr;
   std::function<void(int64_t done, int64_t total)> progress;  // after each matmul
   double io_rate_cap_bytes_per_ns = 0;  // > 0: the reader no faster than this (reader.h)
+  // Matmuls handed to the NPU at once (1..8): with 2 or more the device thread packs and
+  // submits the next matmul of a layer that does not read the running one (k and v beside
+  // q; up beside gate) while the NPU runs it (inflight.h). 1: each matmul is waited before
+  // the next is prepared. The cpu backend always uses 1.
+  int inflight = 2;
 };
 
 // Runs the plan's tokens through the model in `path` on `device`.
 Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, const ExecPlan& plan,
                            const PlanOptions& plan_options, DeviceRef device, const RunOptions& options = {});
-
-// Chrome / Perfetto trace JSON of a run (load and compute slices on two tracks).
-std::string trace_json(const std::vector<TraceEvent>& events);
 
 }  // namespace ork::exec

@@ -61,7 +61,7 @@ Figures figures(const exec::RunStats& s, int64_t tokens) {
 struct Args {
   std::string path, budget_text = "512M", device_name, order_text = "scheduled", trace_path;
   int64_t tokens = 4, m = 1;
-  int cores = 3;
+  int cores = 3, inflight = 2;
   double disk_gbs = 1.2;
   bool json = false;
 };
@@ -100,6 +100,7 @@ int run(const Args& a) {
   tools::Progress bar("running", static_cast<int64_t>(plan->order.size() / 3), !json);
   exec::RunOptions ro;
   ro.want_trace = !a.trace_path.empty();
+  ro.inflight = a.inflight;
   ro.progress = [&](int64_t done, int64_t) { bar.update(done); };
   auto run = exec::run_plan(path, *model, *plan, po, ref, ro);
   bar.finish();
@@ -123,6 +124,7 @@ int run(const Args& a) {
                         {"token_mean_us", f.mean_us}, {"io_us", f.io_us}, {"device_us", f.device_us}, {"overlap", f.overlap},
                         {"hit_rate", s.hit_rate()}, {"peak_bytes", s.peak_bytes}, {"budget_bytes", s.budget_bytes},
                         {"model_bytes", model->weight_bytes()}, {"order", exec::order_name(*order)},
+                        {"inflight", ref.kmd != nullptr ? a.inflight : 1}, {"max_inflight", s.max_inflight},
                         {"policy", plan->policy}, {"predicted_us", static_cast<double>(plan->predicted_ns) / 1e3},
                         {"lower_bound_us", static_cast<double>(plan->lower_bound_ns) / 1e3}, {"wall_us", f.wall_us},
                         {"slots", plan->slot_bytes.size()}, {"engine", s.engine}, {"direct", s.direct},
@@ -141,7 +143,8 @@ int run(const Args& a) {
     std::printf("I/O       %.1f ms per token (%s%s%s, %.2f GB/s while reading)\n", f.io_us / 1e3, s.engine.c_str(),
                 s.direct ? ", O_DIRECT" : "", s.registered ? ", registered buffers" : "",
                 s.io_ns > 0 ? static_cast<double>(s.bytes_read) / static_cast<double>(s.io_ns) : 0.0);
-    std::printf("device    %.1f ms per token\n", f.device_us / 1e3);
+    std::printf("device    %.1f ms per token (%d matmul(s) in flight at most)\n", f.device_us / 1e3,
+                ref.kmd != nullptr ? a.inflight : 1);
     std::printf("overlap   %.2f (mean token time / max(I/O, device); 1.00 = fully overlapped)\n", f.overlap);
     std::printf("loader    hit rate %.2f (%llu of %llu loads ready when their matmul started)\n", s.hit_rate(),
                 static_cast<unsigned long long>(s.hits), static_cast<unsigned long long>(s.loads));
@@ -172,6 +175,8 @@ int main(int argc, char** argv) {
     app.add_option("--order", a.order_text, "scheduled, fifo or sequential")->capture_default_str();
     tools::add_number(app, "--m", a.m, "rows per token step: 1 decode, 64..512 prefill", int64_t{1}, int64_t{4096});
     tools::add_cores(app, a.cores, "NPU cores per matmul; 0 = all the device has");
+    tools::add_number(app, "--inflight", a.inflight, "matmuls handed to the NPU at once (1 = each waited before the "
+                      "next is prepared; the cpu device runs one at a time)", 1, 8);
     tools::add_number(app, "--disk-gbs", a.disk_gbs, "disk rate the plan assumes, GB/s", 0.001, 1000.0);
     app.add_option("--trace", a.trace_path, "write a Perfetto / chrome://tracing JSON of the run (never the model)");
     tools::add_json(app, a.json);
@@ -224,6 +229,7 @@ int main(int argc, char** argv) {
       ba.budget_bytes = *b;
       ba.cores = a.cores == 0 ? 3 : a.cores;
       ba.disk_bytes_per_ns = a.disk_gbs;
+      ba.inflight = a.inflight;
       ba.json = a.json;
       return tools::run_bench_orders(ba);
     }

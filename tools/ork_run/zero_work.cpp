@@ -12,4 +12,11 @@ Result<std::unique_ptr<ork_device>> open_zero_work_emulator() {
   return api::open_emulator(driver::KmdKind::rknpu, cfg);
 }
 
+Result<std::unique_ptr<ork_device>> open_timing_only_emulator() {
+  emu::FakeKernelConfig cfg;
+  cfg.timing = emu::TimingMode::timed;
+  cfg.executor = emu::timing_only_executor();
+  return api::open_emulator(driver::KmdKind::rknpu, cfg);
+}
+
 }  // namespace ork::tools

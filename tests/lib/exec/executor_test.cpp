@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "driver/emu/kernel/fake_kernel.h"
+#include "driver/emu/kernel/fault_spec.h"
 #include "lib/api/device.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/synthetic.h"
@@ -20,13 +22,15 @@ struct Case {
   Order order;
   int64_t m;
   matmul::DType dtype = matmul::DType::int8;
+  int inflight = 2;  // RunOptions::inflight (the default)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) {
   std::string d = i.param.device;
   for (auto& c : d)
     if (c == '-') c = '_';
-  return d + "_" + order_name(i.param.order) + "_m" + std::to_string(i.param.m) + "_" + dtype_key(i.param.dtype);
+  return d + "_" + order_name(i.param.order) + "_m" + std::to_string(i.param.m) + "_" + dtype_key(i.param.dtype) +
+         (i.param.inflight == 2 ? "" : "_inflight" + std::to_string(i.param.inflight));
 }
 
 struct Model {
@@ -45,11 +49,13 @@ Model make_model(matmul::DType dtype, int layers, uint64_t seed, const std::stri
   return m;
 }
 
-Result<RunOutput> run(const Model& model, const PlanOptions& o, ork_device& dev) {
+Result<RunOutput> run(const Model& model, const PlanOptions& o, ork_device& dev, int inflight = 2) {
   auto plan = build_plan(model.packed, o);
   if (!plan) return plan.error();
   DeviceRef ref{dev.kmd.get(), dev.runner.get(), dev.kmd ? 3 : 1};
-  return run_plan(model.path, model.packed, *plan, o, ref);
+  RunOptions ro;
+  ro.inflight = inflight;
+  return run_plan(model.path, model.packed, *plan, o, ref, ro);
 }
 
 class ExecutorBitExact : public ::testing::TestWithParam<Case> {};
@@ -64,9 +70,13 @@ TEST_P(ExecutorBitExact, EveryMatmulOutputEqualsTheReference) {
   o.tokens = 3;
   o.order = c.order;
   o.budget_bytes = 96 << 10;  // under the model's 5 x 53 KiB
-  auto out = run(model, o, **dev);
+  auto out = run(model, o, **dev, c.inflight);
   ASSERT_TRUE(out) << out.error().message;
   EXPECT_LE(out->stats.peak_bytes, o.budget_bytes);
+  // One at a time on cpu, in the sequential order and when asked; never more than asked.
+  const bool one = (*dev)->kmd == nullptr || c.order == Order::sequential || c.inflight == 1;
+  if (one) EXPECT_EQ(out->stats.max_inflight, 1);
+  EXPECT_LE(out->stats.max_inflight, c.inflight);
   EXPECT_EQ(out->stats.loads, 3u * 5u * 7u);
   EXPECT_EQ(out->stats.bytes_read, 3 * model.packed.weight_bytes());
   EXPECT_EQ(out->stats.token_ns.size(), 3u);
@@ -93,8 +103,68 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"emu", Order::scheduled, 1, matmul::DType::fp16},
                       Case{"emu-rocket", Order::fifo, 64, matmul::DType::fp16},
                       Case{"cpu", Order::scheduled, 1, matmul::DType::fp16},
-                      Case{"cpu", Order::fifo, 1, matmul::DType::int4}),
+                      Case{"cpu", Order::fifo, 1, matmul::DType::int4},
+                      Case{"emu", Order::scheduled, 1, matmul::DType::int8, 1},
+                      Case{"emu", Order::fifo, 64, matmul::DType::int8, 4},
+                      Case{"emu-rocket", Order::scheduled, 1, matmul::DType::int8, 3},
+                      Case{"emu-rocket", Order::scheduled, 1, matmul::DType::fp16, 1},
+                      Case{"emu", Order::scheduled, 64, matmul::DType::int4, 8}),
     case_name);
+
+// With room for the whole model no load waits for a slot, so the walk hands the device
+// thread every start at once: q, k and v of a layer (and gate and up) go to the NPU
+// together, and the result is still the reference's.
+TEST(ExecutorInflight, IndependentMatmulsOfALayerAreOnTheDeviceTogether) {
+  const Model model = make_model(matmul::DType::int8, 3, 7, "inflight.ork");
+  for (const char* name : {"emu", "emu-rocket"}) {
+    auto dev = api::open_device(name);
+    ASSERT_TRUE(dev) << dev.error().message;
+    PlanOptions o;
+    o.tokens = 2;
+    o.budget_bytes = 4 << 20;
+    for (int inflight : {1, 2, 3}) {
+      auto out = run(model, o, **dev, inflight);
+      ASSERT_TRUE(out) << out.error().message;
+      EXPECT_EQ(out->stats.max_inflight, inflight) << name;
+      auto want = reference_chain(model.path, model.packed, 1, 2);
+      ASSERT_TRUE(want);
+      const Status same = compare_chains(model.packed, out->chain, *want);
+      EXPECT_TRUE(same) << name << " inflight " << inflight << ": " << same.error().message;
+    }
+    for (int bad : {0, 9}) {
+      auto out = run(model, o, **dev, bad);
+      ASSERT_FALSE(out);
+      EXPECT_NE(out.error().message.find("inflight = " + std::to_string(bad) + ": must be 1..8"), std::string::npos)
+          << out.error().message;
+    }
+  }
+}
+
+// A job that faults on the device while others are in flight: the run fails naming the
+// matmul, every job in flight is drained before the slots go, and the device runs the
+// next model bit for bit.
+TEST(ExecutorInflight, ADeviceFaultInFlightIsNamedAndTheDeviceStaysUsable) {
+  const Model model = make_model(matmul::DType::int8, 3, 7, "inflight_fault.ork");
+  for (const char* name : {"emu", "emu-rocket"}) {
+    auto dev = api::open_device(name);
+    ASSERT_TRUE(dev) << dev.error().message;
+    auto rules = emu::parse_fault_spec("job:dma@5");
+    ASSERT_TRUE(rules);
+    (*dev)->fake->faults().rules = *rules;
+    PlanOptions o;
+    o.tokens = 2;
+    o.budget_bytes = 4 << 20;
+    auto out = run(model, o, **dev, 3);
+    ASSERT_FALSE(out) << name;
+    EXPECT_NE(out.error().message.find("token 0 layer 0 matmul"), std::string::npos) << out.error().message;
+    EXPECT_NE(out.error().message.find("failed on the device"), std::string::npos) << out.error().message;
+    auto again = run(model, o, **dev, 3);
+    ASSERT_TRUE(again) << name << ": " << again.error().message;
+    auto want = reference_chain(model.path, model.packed, 1, 2);
+    ASSERT_TRUE(want);
+    EXPECT_TRUE(compare_chains(model.packed, again->chain, *want)) << name;
+  }
+}
 
 TEST(ExecutorCheck, AnotherModelsReferenceDoesNotMatch) {
   const Model a = make_model(matmul::DType::int8, 2, 3, "check_a.ork");

@@ -34,6 +34,18 @@ if p.returncode == 0:
     if j.get("checked") is not True or j.get("peak_bytes", 1 << 40) > 96 * 1024 or j.get("tokens") != 2:
         failures.append(f"unexpected JSON: {j}")
 run([ork_run, model, "--tokens", "1", "--budget", "96K", "--order", "sequential"], 0, "checked")
+# --inflight: the limit is in the JSON and never passed; 1 is one matmul at a time; bad values
+# are bad usage.
+for n in ("1", "3"):
+    p = run([ork_run, model, "--tokens", "2", "--budget", "1M", "--inflight", n, "--json"], 0)
+    if p.returncode == 0:
+        j = json.loads(p.stdout)
+        if j.get("inflight") != int(n) or not 1 <= j.get("max_inflight", 0) <= int(n) or j.get("checked") is not True:
+            failures.append(f"--inflight {n}: {j}")
+        if n == "1" and j.get("max_inflight") != 1:
+            failures.append(f"--inflight 1 had {j.get('max_inflight')} matmuls in flight")
+for bad in ("0", "9", "two"):
+    run([ork_run, model, "--inflight", bad], 2, "--inflight")
 
 data = open(model, "rb").read()
 trunc = os.path.join(tmp, "trunc.ork")
