@@ -90,10 +90,10 @@ class Walk {
         jobs_.push_back(op);
         cv_job_.notify_one();
       } else if (plan_.order_kind == Order::sequential) {  // the baseline: nothing overlaps
-        ok = await(op - 1);
+        ok = await(plan_.stream.ops[static_cast<size_t>(op)].partner);
         if (!ok) break;
       } else {
-        unwaited.push_back(op - 1);
+        unwaited.push_back(plan_.stream.ops[static_cast<size_t>(op)].partner);
       }
     }
     for (int start : unwaited)
@@ -134,7 +134,7 @@ class Walk {
 
   // One matmul from its start to its completion (the device thread's own).
   struct Job {
-    int op = 0;  // its start op; the load is op - 1
+    int op = 0;  // its start op
     std::vector<uint8_t> c;
     std::optional<InFlight> npu;  // handed to the NPU and not yet completed; empty: computed
     int64_t begin_ns = 0;
@@ -228,10 +228,11 @@ class Walk {
     const Step& step = plan_.op_steps[static_cast<size_t>(op)];
     const int64_t w0 = now_ns();
     bool hit = false;
-    if (auto s = reader_.wait(op - 1, &hit); !s) return s;
+    const int load = plan_.load_of[static_cast<size_t>(op)];
+    if (auto s = reader_.wait(load, &hit); !s) return s;
     const int64_t w1 = now_ns();
     out_.stats.wait_ns += w1 - w0;
-    if (hit) ++out_.stats.hits;
+    if (hit && load == op - 1) ++out_.stats.hits;  // a pinned tensor's later reads are no loads
     const MatmulDesc& md = d_.matmuls[static_cast<size_t>(step.matmul)];
     std::vector<const Activation*> src;
     for (const auto& s : md.inputs) src.push_back(source(step.token, step.layer, s));
@@ -290,7 +291,7 @@ class Walk {
       finished_.insert(job.op);
     }
     cv_done_.notify_all();
-    if (progress_) progress_(++computed_, static_cast<int64_t>(plan_.order.size() / 3));
+    if (progress_) progress_(++computed_, plan_.computes);
     return {};
   }
 

@@ -103,6 +103,8 @@ struct Builder {
     std::vector<int> in;
     for (int t = 0; t < o.tokens; ++t) in.push_back(buffer(fmt::format("in{}", t), o.m * d.hidden, false));
     std::map<std::tuple<int64_t, int64_t>, int64_t> cycles;
+    p.pinned = pinned_tensors(model, o);
+    std::vector<int> pinned_buffer(p.pinned.size(), -1), pinned_load(p.pinned.size(), -1);
     std::vector<std::vector<std::vector<int>>> acts(
         static_cast<size_t>(o.tokens),
         std::vector<std::vector<int>>(static_cast<size_t>(d.layers), std::vector<int>(d.matmuls.size(), -1)));
@@ -113,7 +115,16 @@ struct Builder {
           const MatmulDesc& md = d.matmuls[j];
           const PackedTensor& pt = model.tensor(l, static_cast<int>(j));
           const uint64_t slot = align_up(pt.bytes, std::max<uint64_t>(kPackAlign, o.io_align));
-          const int w = buffer(fmt::format("w{}.{}.{}", t, l, md.name), static_cast<int64_t>(slot), true);
+          const size_t tensor = static_cast<size_t>(l) * d.matmuls.size() + j;
+          const bool pinned = p.pinned[tensor];
+          const bool loads = !pinned || t == 0;  // a pinned tensor is read by token 0 only
+          const int w = !loads ? pinned_buffer[tensor]
+                               : buffer(pinned ? fmt::format("w.{}.{}", l, md.name) : fmt::format("w{}.{}.{}", t, l, md.name),
+                                        static_cast<int64_t>(slot), true);
+          if (pinned && t == 0) {
+            pinned_buffer[tensor] = w;
+            p.pinned_bytes += slot;
+          }
           const int a = buffer(fmt::format("a{}.{}.{}", t, l, md.name), o.m * md.n, false);
           acts[static_cast<size_t>(t)][static_cast<size_t>(l)][j] = a;
           const std::string label = fmt::format("{}.{}.{}", t, l, md.name);
@@ -137,11 +148,15 @@ struct Builder {
           if (!cycles.count(key)) cycles[key] = std::max<int64_t>(1, modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores));
           start.cycles = cycles[key];
           sched::Op wait{.kind = sched::OpKind::wait, .name = "P" + label};
+          if (loads) pinned_load[tensor] = static_cast<int>(p.stream.ops.size());
           for (auto* op : {&load, &start, &wait}) {
+            if (op == &load && !loads) continue;
             p.stream.ops.push_back(*op);
             p.op_steps.push_back({op == &load ? Step::load : op == &start ? Step::compute : Step::wait, t, l,
                                   static_cast<int>(j), -1});
+            p.load_of.push_back(pinned_load[tensor]);
           }
+          ++p.computes;
         }
       }
     }
@@ -155,6 +170,9 @@ void assign_slots(ExecPlan& p) {
   std::multimap<uint64_t, int> free_slots;  // bytes -> slot
   std::map<int, int> slot_of_buffer;
   std::vector<int> slot_of_op(p.stream.ops.size(), -1);
+  std::map<int, int> readers;  // weight buffer -> programs still to wait for
+  for (const sched::Op& o : p.stream.ops)
+    if (o.kind == sched::OpKind::start) ++readers[o.reads[0].buffer];
   for (int op : p.order) {
     const sched::Op& o = p.stream.ops[static_cast<size_t>(op)];
     if (o.kind == sched::OpKind::load) {
@@ -174,6 +192,7 @@ void assign_slots(ExecPlan& p) {
     } else if (o.kind == sched::OpKind::wait) {
       const sched::Op& start = p.stream.ops[static_cast<size_t>(o.partner)];
       const int b = start.reads[0].buffer;  // the weight buffer comes first
+      if (--readers[b] > 0) continue;       // a pinned tensor: later tokens read it too
       const int slot = slot_of_buffer.at(b);
       free_slots.emplace(p.slot_bytes[static_cast<size_t>(slot)], slot);
     }
@@ -252,6 +271,30 @@ std::optional<ExecPlan> best_list_plan(const ExecPlan& p, const sched::Graph& gr
 }
 
 }  // namespace
+
+std::vector<bool> pinned_tensors(const PackedModel& model, const PlanOptions& o) {
+  const ModelDesc& d = model.desc;
+  std::vector<bool> pinned(static_cast<size_t>(d.layers) * d.matmuls.size(), false);
+  if (!o.pin || o.tokens < 2) return pinned;  // one token reads every tensor once anyway
+  const uint64_t align = std::max<uint64_t>(kPackAlign, o.io_align);
+  uint64_t total = 0, largest_layer = 0;
+  for (int l = 0; l < d.layers; ++l) {
+    uint64_t layer = 0;
+    for (size_t j = 0; j < d.matmuls.size(); ++j) layer += align_up(model.tensor(l, static_cast<int>(j)).bytes, align);
+    total += layer;
+    largest_layer = std::max(largest_layer, layer);
+  }
+  if (total <= o.budget_bytes) return std::vector<bool>(pinned.size(), true);
+  if (o.budget_bytes <= 2 * largest_layer) return pinned;
+  uint64_t room = o.budget_bytes - 2 * largest_layer;
+  for (size_t i = 0; i < pinned.size(); ++i) {
+    const uint64_t b = align_up(model.tensor(static_cast<int>(i / d.matmuls.size()), static_cast<int>(i % d.matmuls.size())).bytes, align);
+    if (b > room) break;  // in layer order: the first tensor that does not fit ends the pinned prefix
+    pinned[i] = true;
+    room -= b;
+  }
+  return pinned;
+}
 
 Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& o) {
   if (Status st = check_plan_inputs(model, o); !st) return st.error();

@@ -36,6 +36,10 @@ struct PlanOptions {
   int cores = 3;              // NPU cores one matmul is planned on
   double disk_bytes_per_ns = 1.2;  // the loads' rate (GB/s); docs/io.md measured ~1.2 GB/s here
   uint32_t io_align = 4096;   // O_DIRECT alignment of the file (slots are multiples of it)
+  // Keep tensors resident across tokens (pinned_tensors below): each is read from the file
+  // once, by token 0, and every token's matmul reads that slot. false: every token reads
+  // every tensor.
+  bool pin = true;
 };
 
 struct Step {
@@ -47,6 +51,11 @@ struct Step {
 struct ExecPlan {
   sched::Stream stream;
   std::vector<Step> op_steps;      // per stream op
+  std::vector<int> load_of;        // per stream op: the load that wrote its weights (a pinned
+                                   // tensor's later tokens read token 0's load)
+  int64_t computes = 0;            // matmuls (start ops) in the stream
+  std::vector<bool> pinned;        // per (layer * matmuls + matmul): stays across tokens
+  uint64_t pinned_bytes = 0;       // their slot bytes
   std::vector<int> order;          // the chosen order of stream ops
   std::vector<uint64_t> slot_bytes;
   uint64_t slot_total = 0;         // bytes of all slots: the run's weight memory
@@ -65,11 +74,17 @@ int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n,
 int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                           int cores);
 
+// The residency rule (as the board projection's, project.h): with more than one token, every
+// tensor stays when the whole model fits the budget; otherwise room for two of the largest
+// layers is kept for streaming and tensors are pinned in layer order while the rest of the
+// budget holds them. Slot bytes (`align`-rounded), per (layer * matmuls + matmul).
+std::vector<bool> pinned_tensors(const PackedModel& model, const PlanOptions& options);
+
 // Checks the budget (>= the largest layer), builds the stream, schedules and assigns slots.
 Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& options);
 
 // Slots for an order: a load takes a free slot of its size (else the smallest larger free
-// one, else a new slot); the wait of the program that read it frees it.
+// one, else a new slot); the wait of the last program that reads it frees it.
 void assign_slots(ExecPlan& plan);
 
 }  // namespace ork::exec

@@ -127,7 +127,8 @@ int run(const Args& a) {
                         {"inflight", ref.kmd != nullptr ? a.inflight : 1}, {"max_inflight", s.max_inflight},
                         {"policy", plan->policy}, {"predicted_us", static_cast<double>(plan->predicted_ns) / 1e3},
                         {"lower_bound_us", static_cast<double>(plan->lower_bound_ns) / 1e3}, {"wall_us", f.wall_us},
-                        {"slots", plan->slot_bytes.size()}, {"engine", s.engine}, {"direct", s.direct},
+                        {"slots", plan->slot_bytes.size()}, {"pinned_bytes", plan->pinned_bytes},
+                        {"pinned_tensors", std::count(plan->pinned.begin(), plan->pinned.end(), true)}, {"engine", s.engine}, {"direct", s.direct},
                         {"registered", s.registered}, {"fallbacks", s.fallbacks}, {"checked", static_cast<bool>(check)}};
     if (!check) j["check_error"] = check.error().message;
     std::printf("%s\n", j.dump().c_str());
@@ -148,8 +149,10 @@ int run(const Args& a) {
     std::printf("overlap   %.2f (mean token time / max(I/O, device); 1.00 = fully overlapped)\n", f.overlap);
     std::printf("loader    hit rate %.2f (%llu of %llu loads ready when their matmul started)\n", s.hit_rate(),
                 static_cast<unsigned long long>(s.hits), static_cast<unsigned long long>(s.loads));
-    std::printf("memory    peak %.1f MiB of a %.1f MiB budget (%zu slots)\n", static_cast<double>(s.peak_bytes) / mib,
-                static_cast<double>(s.budget_bytes) / mib, plan->slot_bytes.size());
+    std::printf("memory    peak %.1f MiB of a %.1f MiB budget (%zu slots; %.1f MiB of %lld tensors pinned across tokens)\n",
+                static_cast<double>(s.peak_bytes) / mib, static_cast<double>(s.budget_bytes) / mib, plan->slot_bytes.size(),
+                static_cast<double>(plan->pinned_bytes) / mib,
+                static_cast<long long>(std::count(plan->pinned.begin(), plan->pinned.end(), true)));
     std::printf("plan      predicted %.1f ms for the run, lower bound %.1f ms\n", static_cast<double>(plan->predicted_ns) / 1e6,
                 static_cast<double>(plan->lower_bound_ns) / 1e6);
     for (const auto& fb : s.fallbacks) std::printf("fallback  %s\n", fb.c_str());

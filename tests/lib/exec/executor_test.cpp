@@ -77,8 +77,18 @@ TEST_P(ExecutorBitExact, EveryMatmulOutputEqualsTheReference) {
   const bool one = (*dev)->kmd == nullptr || c.order == Order::sequential || c.inflight == 1;
   if (one) EXPECT_EQ(out->stats.max_inflight, 1);
   EXPECT_LE(out->stats.max_inflight, c.inflight);
-  EXPECT_EQ(out->stats.loads, 3u * 5u * 7u);
-  EXPECT_EQ(out->stats.bytes_read, 3 * model.packed.weight_bytes());
+  // Every tensor read by every token, except those pinned (int4's smaller layers leave room
+  // beside two streaming layers: docs/execution.md "The plan").
+  const std::vector<bool> pinned = pinned_tensors(model.packed, o);
+  uint64_t loads = 0, bytes = 0;
+  for (size_t i = 0; i < pinned.size(); ++i) {
+    const int reads = pinned[i] ? 1 : 3;
+    loads += static_cast<uint64_t>(reads);
+    bytes += static_cast<uint64_t>(reads) * model.packed.tensor(static_cast<int>(i / 7), static_cast<int>(i % 7)).bytes;
+  }
+  EXPECT_EQ(pinned[0], c.dtype == matmul::DType::int4);
+  EXPECT_EQ(out->stats.loads, loads);
+  EXPECT_EQ(out->stats.bytes_read, bytes);
   EXPECT_EQ(out->stats.token_ns.size(), 3u);
   auto want = reference_chain(model.path, model.packed, c.m, 3);
   ASSERT_TRUE(want) << want.error().message;
@@ -126,6 +136,9 @@ TEST(ExecutorInflight, IndependentMatmulsOfALayerAreOnTheDeviceTogether) {
       auto out = run(model, o, **dev, inflight);
       ASSERT_TRUE(out) << out.error().message;
       EXPECT_EQ(out->stats.max_inflight, inflight) << name;
+      // The whole model fits: every tensor read once, by token 0, and kept for token 1.
+      EXPECT_EQ(out->stats.loads, 3u * 7u);
+      EXPECT_EQ(out->stats.bytes_read, model.packed.weight_bytes());
       auto want = reference_chain(model.path, model.packed, 1, 2);
       ASSERT_TRUE(want);
       const Status same = compare_chains(model.packed, out->chain, *want);
@@ -137,6 +150,39 @@ TEST(ExecutorInflight, IndependentMatmulsOfALayerAreOnTheDeviceTogether) {
       EXPECT_NE(out.error().message.find("inflight = " + std::to_string(bad) + ": must be 1..8"), std::string::npos)
           << out.error().message;
     }
+  }
+}
+
+// Part of the model pinned (room for two layers and a half beside streaming): the pinned
+// tensors are read once, the rest every token, and the chain is the reference's on every
+// device.
+TEST(ExecutorPinned, APinnedPrefixIsReadOnceAndTheRestEveryToken) {
+  const Model model = make_model(matmul::DType::int8, 5, 11, "pinned.ork");
+  const uint64_t layer = model.packed.weight_bytes() / 5;
+  for (const char* name : {"cpu", "emu", "emu-rocket"}) {
+    auto dev = api::open_device(name);
+    ASSERT_TRUE(dev) << dev.error().message;
+    PlanOptions o;
+    o.tokens = 3;
+    o.budget_bytes = 2 * layer + layer * 5 / 2;
+    auto plan = build_plan(model.packed, o);
+    ASSERT_TRUE(plan) << plan.error().message;
+    ASSERT_GT(plan->pinned_bytes, 0u);
+    uint64_t pinned = 0, bytes = 0;
+    for (size_t i = 0; i < plan->pinned.size(); ++i) {
+      const uint64_t b = model.packed.tensor(static_cast<int>(i / 7), static_cast<int>(i % 7)).bytes;
+      pinned += plan->pinned[i] ? 1 : 0;
+      bytes += plan->pinned[i] ? b : 3 * b;
+    }
+    auto out = run(model, o, **dev);
+    ASSERT_TRUE(out) << name << ": " << out.error().message;
+    EXPECT_EQ(out->stats.loads, pinned + 3 * (5 * 7 - pinned)) << name;
+    EXPECT_EQ(out->stats.bytes_read, bytes) << name;
+    EXPECT_LE(out->stats.peak_bytes, o.budget_bytes) << name;
+    auto want = reference_chain(model.path, model.packed, 1, 3);
+    ASSERT_TRUE(want);
+    const Status same = compare_chains(model.packed, out->chain, *want);
+    EXPECT_TRUE(same) << name << ": " << same.error().message;
   }
 }
 

@@ -1,6 +1,9 @@
 // The plan: the stream's order is valid, the slots fit the budget, a slot is reused only
 // after the wait of its previous tensor's program, and a too-small budget is named.
+#include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -47,17 +50,25 @@ TEST_P(PlanOrders, ValidOrderSlotsUnderBudgetReuseAfterWait) {
   uint64_t sum = 0;
   for (auto b : p->slot_bytes) sum += b;
   EXPECT_EQ(sum, p->slot_total);
-  // Walk the order: a load may only take a slot that no live tensor holds.
+  // Walk the order: a load may only take a slot that no live tensor holds; a tensor lives
+  // until the wait of the last program that reads it (a pinned one: every token's).
   std::vector<int> holder(p->slot_bytes.size(), -1);  // op index of the load in the slot
+  std::map<int, int> readers;                         // load op -> programs not yet waited
+  for (size_t i = 0; i < p->op_steps.size(); ++i)
+    if (p->op_steps[i].kind == Step::compute) ++readers[p->load_of[i]];
   for (int op : p->order) {
     const Step& s = p->op_steps[static_cast<size_t>(op)];
+    const int load = p->load_of[static_cast<size_t>(op)];
     if (s.kind == Step::load) {
+      ASSERT_EQ(load, op);
       ASSERT_EQ(holder[static_cast<size_t>(s.slot)], -1) << "slot " << s.slot << " reused before its wait";
       holder[static_cast<size_t>(s.slot)] = op;
       EXPECT_GE(p->slot_bytes[static_cast<size_t>(s.slot)], model.tensor(s.layer, s.matmul).bytes);
     } else if (s.kind == Step::compute) {
-      EXPECT_EQ(holder[static_cast<size_t>(s.slot)], op - 1) << "a program reads a slot its load does not hold";
-    } else {
+      EXPECT_EQ(holder[static_cast<size_t>(s.slot)], load) << "a program reads a slot its load does not hold";
+      const Step& l = p->op_steps[static_cast<size_t>(load)];
+      EXPECT_EQ(std::make_pair(l.layer, l.matmul), std::make_pair(s.layer, s.matmul)) << "another tensor's load";
+    } else if (--readers[load] == 0) {
       holder[static_cast<size_t>(s.slot)] = -1;
     }
   }
@@ -71,6 +82,46 @@ INSTANTIATE_TEST_SUITE_P(Budgets, PlanOrders,
                          ::testing::Values(Case{Order::scheduled, 56 << 10, 1}, Case{Order::scheduled, 96 << 10, 1},
                                            Case{Order::fifo, 56 << 10, 1}, Case{Order::fifo, 1 << 20, 64},
                                            Case{Order::sequential, 56 << 10, 1}, Case{Order::scheduled, 1 << 20, 128}));
+
+// The residency rule: with room for the whole model every tensor is read once, by token 0;
+// with room for two layers and a half, the first layer and a half stay; with less, or one
+// token, or pin = false, nothing does.
+TEST(Plan, TensorsThatFitArePinnedAcrossTokens) {
+  const PackedModel model = tiny_model(6);
+  uint64_t layer = 0;
+  for (size_t j = 0; j < model.desc.matmuls.size(); ++j) layer += align_up(model.tensor(0, static_cast<int>(j)).bytes, 4096);
+  auto loads = [](const ExecPlan& p) {
+    return std::count_if(p.op_steps.begin(), p.op_steps.end(), [](const Step& s) { return s.kind == Step::load; });
+  };
+  PlanOptions o;
+  o.tokens = 3;
+  o.budget_bytes = 6 * layer;
+  auto all = build_plan(model, o);
+  ASSERT_TRUE(all) << all.error().message;
+  EXPECT_EQ(all->pinned_bytes, 6 * layer);
+  EXPECT_EQ(loads(*all), 6 * 7);
+  EXPECT_EQ(all->computes, 3 * 6 * 7);
+  EXPECT_LE(all->slot_total, o.budget_bytes);
+  o.budget_bytes = 3 * layer + layer / 2;
+  auto part = build_plan(model, o);
+  ASSERT_TRUE(part) << part.error().message;
+  const auto pinned = std::count(part->pinned.begin(), part->pinned.end(), true);
+  EXPECT_GE(pinned, 7);  // layer 0 at least
+  EXPECT_LT(pinned, 6 * 7);
+  for (size_t i = 0; i < part->pinned.size(); ++i) EXPECT_EQ(part->pinned[i], static_cast<long>(i) < pinned) << i;
+  EXPECT_EQ(loads(*part), pinned + 3 * (6 * 7 - pinned));
+  EXPECT_LE(part->slot_total, o.budget_bytes);
+  for (auto [tokens, budget, pin] : {std::tuple{3, 2 * layer, true}, std::tuple{1, 6 * layer, true},
+                                     std::tuple{3, 6 * layer, false}}) {
+    o.tokens = tokens;
+    o.budget_bytes = budget;
+    o.pin = pin;
+    auto none = build_plan(model, o);
+    ASSERT_TRUE(none) << none.error().message;
+    EXPECT_EQ(none->pinned_bytes, 0u);
+    EXPECT_EQ(loads(*none), tokens * 6 * 7);
+  }
+}
 
 TEST(Plan, ScheduledIsNeverSlowerThanSequentialInTheModel) {
   const PackedModel model = tiny_model(6);
