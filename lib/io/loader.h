@@ -119,6 +119,8 @@ class LayerLoader {
   };
 
   Status setup(const std::string& path);
+  bool resolve_modes();  // env overrides applied; true: open with O_DIRECT
+  Status plan_slots(const std::string& path);
   Status make_engine();
   Status fill(size_t slot_index);  // engine read into the slot, on the calling thread
   Result<std::span<const std::byte>> load_sync(size_t layer);

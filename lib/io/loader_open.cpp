@@ -74,11 +74,11 @@ Result<std::unique_ptr<LayerLoader>> LayerLoader::open(const std::string& path,
   return loader;
 }
 
-Status LayerLoader::setup(const std::string& path) {
+// The source and O_DIRECT after the environment's overrides (each override recorded as a
+// fallback); returns whether the file should be opened with O_DIRECT.
+bool LayerLoader::resolve_modes() {
   LoaderOptions& o = options_;
   LoaderStats& s = stats_;
-  const bool single = o.source == SourceKind::kSync || o.source == SourceKind::kMmap;
-  if (single) o.n_slots = 1;
   if (o.use_env && o.source == SourceKind::kUring && env_set("ORK_IO_NO_URING")) {
     s.fallbacks.push_back("io_uring disabled by ORK_IO_NO_URING -> pread worker");
     o.source = SourceKind::kWorker;
@@ -99,11 +99,12 @@ Status LayerLoader::setup(const std::string& path) {
     }
     o.register_buffers = false;
   }
-  auto file = StreamFile::open(os_, path, want_direct, &s.fallbacks);
-  if (!file) return file.error();
-  file_ = std::move(file.value());
-  s.direct = file_.direct();
-  s.align_bytes = file_.align_bytes();
+  return want_direct;
+}
+
+// Every layer's read plan against the opened file's size and alignment, then the slots, each
+// as large as the largest plan so that any slot can hold any layer.
+Status LayerLoader::plan_slots(const std::string& path) {
   uint64_t slot_bytes = 0;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Extent& e = layers_[i];
@@ -111,17 +112,33 @@ Status LayerLoader::setup(const std::string& path) {
       return make_error(-EINVAL, fmt::format("layer {} ends at byte {} but {} has {} bytes", i,
                                              e.offset + e.length, path, file_.size_bytes()));
     }
-    auto plan = plan_read(e, file_.align_bytes(), o.chunk_bytes);
+    auto plan = plan_read(e, file_.align_bytes(), options_.chunk_bytes);
     if (!plan) return plan.error();
     slot_bytes = std::max(slot_bytes, plan->slot_bytes());
     plans_.push_back(plan.value());
   }
-  for (size_t i = 0; i < o.n_slots; ++i) {
+  for (size_t i = 0; i < options_.n_slots; ++i) {
     auto slot = SlotBuffer::allocate(slot_bytes);
     if (!slot) return slot.error();
     slots_.push_back(Slot{.buffer = std::move(slot.value())});
   }
-  Status st = make_engine();
+  return {};
+}
+
+Status LayerLoader::setup(const std::string& path) {
+  LoaderOptions& o = options_;
+  LoaderStats& s = stats_;
+  const bool single = o.source == SourceKind::kSync || o.source == SourceKind::kMmap;
+  if (single) o.n_slots = 1;
+  const bool want_direct = resolve_modes();
+  auto file = StreamFile::open(os_, path, want_direct, &s.fallbacks);
+  if (!file) return file.error();
+  file_ = std::move(file.value());
+  s.direct = file_.direct();
+  s.align_bytes = file_.align_bytes();
+  Status st = plan_slots(path);
+  if (!st) return st;
+  st = make_engine();
   if (!st) return st;
   s.engine = engine_->kind();
   s.n_slots = o.n_slots;

@@ -43,6 +43,8 @@ class UringEngine final : public ReadEngine {
   io_uring_sqe* next_sqe();
   void submit_chunk(size_t index, const ReadPlan& plan, size_t slot_index, std::byte* slot);
   Status handle_completion(size_t index, int res, const ReadPlan& plan);
+  void submit_ready(size_t* next, const ReadPlan& plan, size_t slot_index, std::byte* slot);
+  size_t reap(io_uring_cqe* cqe, const ReadPlan& plan, Status* failure);
   int wait_one(io_uring_cqe** cqe);
   void cancel_and_drain();
 
@@ -171,6 +173,49 @@ int UringEngine::wait_one(io_uring_cqe** cqe) {
   return rc;
 }
 
+// Fills the ring up to its depth: chunks to resubmit (short reads, -EAGAIN) first, then new
+// ones from *next.
+void UringEngine::submit_ready(size_t* next, const ReadPlan& plan, size_t slot_index,
+                               std::byte* slot) {
+  const size_t n = plan.chunk_count();
+  while (in_flight_count_ < depth_ && (!to_submit_.empty() || *next < n)) {
+    size_t index;
+    if (!to_submit_.empty()) {
+      index = to_submit_.front();
+      to_submit_.pop_front();
+    } else {
+      index = (*next)++;
+      ++counters_.chunks;
+    }
+    submit_chunk(index, plan, slot_index, slot);
+  }
+}
+
+// Reaps cqe and every completion already queued behind it; returns how many chunks finished
+// whole. The first error lands in *failure and stops the reaping.
+size_t UringEngine::reap(io_uring_cqe* cqe, const ReadPlan& plan, Status* failure) {
+  size_t done = 0;
+  do {
+    const uint64_t tag = io_uring_cqe_get_data64(cqe);
+    const int res = cqe->res;
+    io_uring_cqe_seen(&ring_, cqe);
+    if (tag & kCancelTag) {
+      --cancels_in_flight_;
+      continue;
+    }
+    const size_t index = static_cast<size_t>(tag);
+    in_flight_[index] = false;
+    --in_flight_count_;
+    const size_t before = to_submit_.size();
+    const Pending& p = pending_[index];
+    Status st = handle_completion(
+        index, file_.os().uring_completion(res, p.chunk.length - p.got), plan);
+    if (!st && failure->ok()) *failure = st;
+    if (st && to_submit_.size() == before) ++done;
+  } while (failure->ok() && io_uring_peek_cqe(&ring_, &cqe) == 0);
+  return done;
+}
+
 Status UringEngine::read(const ReadPlan& plan, size_t slot_index, std::span<std::byte> slot) {
   if (slot.size() < plan.slot_bytes()) {
     return make_error(-EINVAL, fmt::format("slot of {} bytes is smaller than the {} bytes read",
@@ -190,17 +235,7 @@ Status UringEngine::read(const ReadPlan& plan, size_t slot_index, std::span<std:
       failure = make_error(-ECANCELED, "read cancelled: the loader is closing");
       break;
     }
-    while (in_flight_count_ < depth_ && (!to_submit_.empty() || next < n)) {
-      size_t index;
-      if (!to_submit_.empty()) {
-        index = to_submit_.front();
-        to_submit_.pop_front();
-      } else {
-        index = next++;
-        ++counters_.chunks;
-      }
-      submit_chunk(index, plan, slot_index, slot.data());
-    }
+    submit_ready(&next, plan, slot_index, slot.data());
     io_uring_submit(&ring_);
     io_uring_cqe* cqe = nullptr;
     const int rc = wait_one(&cqe);
@@ -209,24 +244,7 @@ Status UringEngine::read(const ReadPlan& plan, size_t slot_index, std::span<std:
       failure = make_error(rc, fmt::format("io_uring wait: {}", errno_text(rc)));
       break;
     }
-    do {
-      const uint64_t tag = io_uring_cqe_get_data64(cqe);
-      const int res = cqe->res;
-      io_uring_cqe_seen(&ring_, cqe);
-      if (tag & kCancelTag) {
-        --cancels_in_flight_;
-        continue;
-      }
-      const size_t index = static_cast<size_t>(tag);
-      in_flight_[index] = false;
-      --in_flight_count_;
-      const size_t before = to_submit_.size();
-      const Pending& p = pending_[index];
-      Status st = handle_completion(
-          index, file_.os().uring_completion(res, p.chunk.length - p.got), plan);
-      if (!st && failure.ok()) failure = st;
-      if (st && to_submit_.size() == before) ++done;
-    } while (failure.ok() && io_uring_peek_cqe(&ring_, &cqe) == 0);
+    done += reap(cqe, plan, &failure);
     if (!failure.ok()) break;
   }
   if (in_flight_count_ > 0 || cancels_in_flight_ > 0) cancel_and_drain();
