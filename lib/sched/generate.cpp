@@ -31,77 +31,104 @@ struct Output {
   int64_t bytes;
 };
 
-}  // namespace
+// One random stream being built: the generator, the stream so far, and the outputs of the
+// programs started (outstanding) and waited (ready) that later programs may read. The draws
+// happen in one fixed order, so a seed names one stream.
+class RandomStream {
+ public:
+  RandomStream(uint64_t seed, const RandomParams& p)
+      : rng_(seed), p_(p), max_buffer_(std::max<int64_t>(64, p.memory_bytes * p.max_buffer_percent / 100)) {
+    s_.memory_bytes = p.memory_bytes;
+    s_.cores = p.cores;
+  }
 
-Stream make_random_stream(uint64_t seed, const RandomParams& p) {
-  std::mt19937_64 rng(seed);
-  auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  Stream build() {
+    for (int i = 0; i < p_.programs; ++i) program(std::to_string(i));
+    while (!outstanding_.empty()) wait_oldest();
+    (void)finalize_stream(s_);
+    return std::move(s_);
+  }
+
+ private:
+  int64_t uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
   // An index among the last read_window entries: data flows between nearby programs, so
   // old outputs die and long streams stay within memory.
-  auto recent = [&](size_t size) {
-    return uniform(std::max<int64_t>(0, static_cast<int64_t>(size) - p.read_window), static_cast<int64_t>(size) - 1);
-  };
-  Stream s;
-  s.memory_bytes = p.memory_bytes;
-  s.cores = p.cores;
-  Builder b(s);
-  const int64_t max_buffer = std::max<int64_t>(64, p.memory_bytes * p.max_buffer_percent / 100);
-  std::vector<Output> ready;            // outputs of waited programs
-  std::deque<std::pair<std::string, Output>> outstanding;  // started, not waited
-  auto wait_oldest = [&] {
-    b.op(OpKind::wait, outstanding.front().first, {}, {}, 0);
-    ready.push_back(outstanding.front().second);
-    outstanding.pop_front();
-  };
-  for (int i = 0; i < p.programs; ++i) {
-    const std::string id = std::to_string(i);
-    std::vector<Access> reads;
-    for (int w = 0, n = static_cast<int>(uniform(0, 2)); w < n; ++w) {
-      const int wb = b.buffer("w" + id + "_" + std::to_string(w), uniform(64, max_buffer));
-      const int64_t bytes = s.buffers[wb].bytes;
-      if (uniform(0, 3) == 0 && bytes >= 128) {  // two loads fill the two halves
-        b.op(OpKind::load, "L" + id + "_" + std::to_string(w) + "a", {}, {{wb, 0, bytes / 2}}, uniform(1, 60));
-        b.op(OpKind::load, "L" + id + "_" + std::to_string(w) + "b", {}, {{wb, bytes / 2, bytes - bytes / 2}}, uniform(1, 60));
-      } else {
-        b.op(OpKind::load, "L" + id + "_" + std::to_string(w), {}, {b.whole(wb)}, uniform(1, 100));
-      }
-      reads.push_back(b.whole(wb));
-    }
-    for (int r = 0, n = static_cast<int>(uniform(0, 2)); r < n && !ready.empty(); ++r) {
-      const Output& o = ready[recent(ready.size())];
+  int64_t recent(size_t size) {
+    return uniform(std::max<int64_t>(0, static_cast<int64_t>(size) - p_.read_window), static_cast<int64_t>(size) - 1);
+  }
+  void wait_oldest() {
+    b_.op(OpKind::wait, outstanding_.front().first, {}, {}, 0);
+    ready_.push_back(outstanding_.front().second);
+    outstanding_.pop_front();
+  }
+
+  // Program id: its weights loaded, some earlier outputs read, one output written; then
+  // some waits, maybe a store and a barrier.
+  void program(const std::string& id) {
+    std::vector<Access> reads = load_weights(id);
+    for (int r = 0, n = static_cast<int>(uniform(0, 2)); r < n && !ready_.empty(); ++r) {
+      const Output& o = ready_[recent(ready_.size())];
       const int64_t off = uniform(0, o.bytes - 1);
       reads.push_back({o.buffer, off, uniform(1, o.bytes - off)});
     }
-    std::vector<Access> writes;
-    Output out{-1, 0};
-    // Update an earlier output in place (write-after-read/write edges), only when no running
-    // program may still read it.
-    if (outstanding.empty() && !ready.empty() && uniform(0, 4) == 0) {
-      auto it = ready.begin() + recent(ready.size());
-      out = *it;
-      ready.erase(it);
-    } else {
-      out = {b.buffer("o" + id, uniform(64, max_buffer)), 0};
-      out.bytes = s.buffers[out.buffer].bytes;
-    }
-    writes.push_back(b.whole(out.buffer));
-    b.op(OpKind::start, "P" + id, reads, writes, uniform(1, 200));
-    outstanding.push_back({"P" + id, out});
-    while (static_cast<int>(outstanding.size()) > p.max_outstanding ||
-           (!outstanding.empty() && uniform(0, 2) != 0))
+    const Output out = pick_output(id);
+    b_.op(OpKind::start, "P" + id, reads, {b_.whole(out.buffer)}, uniform(1, 200));
+    outstanding_.push_back({"P" + id, out});
+    while (static_cast<int>(outstanding_.size()) > p_.max_outstanding ||
+           (!outstanding_.empty() && uniform(0, 2) != 0))
       wait_oldest();
-    if (!ready.empty() && uniform(0, 3) == 0) {
-      const Output o = ready.back();
-      ready.pop_back();  // stored and retired: nobody writes it again
-      const int x = b.buffer("x" + id, o.bytes, false);
-      b.op(OpKind::store, "S" + id, {b.whole(o.buffer)}, {b.whole(x)}, uniform(1, 80));
+    if (!ready_.empty() && uniform(0, 3) == 0) {
+      const Output o = ready_.back();
+      ready_.pop_back();  // stored and retired: nobody writes it again
+      const int x = b_.buffer("x" + id, o.bytes, false);
+      b_.op(OpKind::store, "S" + id, {b_.whole(o.buffer)}, {b_.whole(x)}, uniform(1, 80));
     }
-    if (uniform(0, 99) < p.barrier_percent) b.op(OpKind::barrier, "B" + id, {}, {}, uniform(0, 5));
+    if (uniform(0, 99) < p_.barrier_percent) b_.op(OpKind::barrier, "B" + id, {}, {}, uniform(0, 5));
   }
-  while (!outstanding.empty()) wait_oldest();
-  (void)finalize_stream(s);
-  return s;
-}
+
+  // Zero to two weight buffers, each loaded whole or as two halves; returns their reads.
+  std::vector<Access> load_weights(const std::string& id) {
+    std::vector<Access> reads;
+    for (int w = 0, n = static_cast<int>(uniform(0, 2)); w < n; ++w) {
+      const int wb = b_.buffer("w" + id + "_" + std::to_string(w), uniform(64, max_buffer_));
+      const int64_t bytes = s_.buffers[wb].bytes;
+      if (uniform(0, 3) == 0 && bytes >= 128) {  // two loads fill the two halves
+        b_.op(OpKind::load, "L" + id + "_" + std::to_string(w) + "a", {}, {{wb, 0, bytes / 2}}, uniform(1, 60));
+        b_.op(OpKind::load, "L" + id + "_" + std::to_string(w) + "b", {}, {{wb, bytes / 2, bytes - bytes / 2}}, uniform(1, 60));
+      } else {
+        b_.op(OpKind::load, "L" + id + "_" + std::to_string(w), {}, {b_.whole(wb)}, uniform(1, 100));
+      }
+      reads.push_back(b_.whole(wb));
+    }
+    return reads;
+  }
+
+  // A new output buffer, or an earlier output updated in place (write-after-read/write
+  // edges), the latter only when no running program may still read it.
+  Output pick_output(const std::string& id) {
+    if (outstanding_.empty() && !ready_.empty() && uniform(0, 4) == 0) {
+      auto it = ready_.begin() + recent(ready_.size());
+      const Output out = *it;
+      ready_.erase(it);
+      return out;
+    }
+    Output out{b_.buffer("o" + id, uniform(64, max_buffer_)), 0};
+    out.bytes = s_.buffers[out.buffer].bytes;
+    return out;
+  }
+
+  std::mt19937_64 rng_;
+  const RandomParams& p_;
+  const int64_t max_buffer_;
+  Stream s_;
+  Builder b_{s_};
+  std::vector<Output> ready_;                               // outputs of waited programs
+  std::deque<std::pair<std::string, Output>> outstanding_;  // started, not waited
+};
+
+}  // namespace
+
+Stream make_random_stream(uint64_t seed, const RandomParams& p) { return RandomStream(seed, p).build(); }
 
 Stream make_transformer_decode(const DecodeParams& p) {
   Stream s;
