@@ -218,10 +218,8 @@ DeviceResult run_device(driver::KmdKind kind, const AsyncArgs& a, bool timing_on
   return r;
 }
 
-}  // namespace
-
-int run_async(int argc, char** argv) {
-  AsyncArgs a;
+// The command line and the memory the layer needs: -1 to go on, else the exit code.
+int parse_async_args(int argc, char** argv, AsyncArgs& a) {
   bool mode = false;
   CLI::App app{"ork_bench --async: asynchronous jobs and batch replay against blocking calls, one layer's 7 "
                "int8 weights (Qwen2.5-1.5B shapes), emulated NPU in timed mode, rknpu and rocket"};
@@ -243,6 +241,47 @@ int run_async(int argc, char** argv) {
     fmt::print(stderr, "ork_bench: {}\n", e);
     return 2;
   }
+  return -1;
+}
+
+// One device's figures: appended to devices (JSON), and its text row unless json. Returns
+// false when the device failed or its results differ from the reference.
+bool report_device(const DeviceResult& r, bool json, nlohmann::json& devices) {
+  nlohmann::json d = {{"device", r.name}, {"computed", r.computed}};
+  if (r.computed) d["exact"] = r.exact;
+  if (!r.error.empty() || r.sync_us.empty()) {
+    d["error"] = r.error;
+    if (!json) fmt::print("{:<20} failed: {}\n", r.name, r.error);
+    devices.push_back(d);
+    return false;
+  }
+  const Figures s = summarize(r.sync_us), as = summarize(r.async_us), bt = summarize(r.batch_us),
+                h = summarize(r.host_us), dv = summarize(r.device_us), bh = summarize(r.batch_host_us);
+  const double ideal = std::max(h.median, dv.median);
+  d["sync_us"] = to_json(s);
+  d["async_us"] = to_json(as);
+  d["batch_us"] = to_json(bt);
+  d["host_us"] = to_json(h);
+  d["device_us"] = to_json(dv);
+  d["batch_host_us"] = to_json(bh);
+  d["async_over_max"] = as.median / ideal;
+  d["async_over_sum"] = as.median / (h.median + dv.median);
+  d["sync_over_async"] = s.median / as.median;
+  d["batch_host_over_single_host"] = bh.median / h.median;
+  devices.push_back(d);
+  if (!json)
+    fmt::print("{:<20} {:>6.0f}/{:>6.0f}/{:>6.0f}   {:>6.0f}/{:>6.0f}/{:>6.0f}   {:>6.0f}/{:>6.0f}/{:>6.0f}   {:>8.0f} "
+               "{:>10.0f} {:>12.2f} {:>12.2f}{}\n",
+               r.name, s.min, s.median, s.max, as.min, as.median, as.max, bt.min, bt.median, bt.max, h.median,
+               dv.median, as.median / ideal, s.median / as.median, r.exact ? "" : "  RESULTS DIFFER");
+  return r.exact;
+}
+
+}  // namespace
+
+int run_async(int argc, char** argv) {
+  AsyncArgs a;
+  if (int rc = parse_async_args(argc, argv, a); rc >= 0) return rc;
   nlohmann::json j = {{"mode", "async"}, {"m", a.m}, {"calls", a.calls}, {"depth", a.depth}, {"rounds", a.rounds}};
   bool ok = true;
   if (!a.json)
@@ -251,36 +290,8 @@ int run_async(int argc, char** argv) {
   using Run = std::pair<driver::KmdKind, bool>;  // the interface, timing-only
   for (auto [kind, timing_only] : {Run{driver::KmdKind::rknpu, false}, Run{driver::KmdKind::rocket, false},
                                    Run{driver::KmdKind::rknpu, true}, Run{driver::KmdKind::rocket, true}}) {
-    DeviceResult r = run_device(kind, a, timing_only);
-    nlohmann::json d = {{"device", r.name}, {"computed", r.computed}};
-    if (r.computed) d["exact"] = r.exact;
-    if (!r.error.empty() || r.sync_us.empty()) {
-      ok = false;
-      d["error"] = r.error;
-      if (!a.json) fmt::print("{:<20} failed: {}\n", r.name, r.error);
-      j["devices"].push_back(d);
-      continue;
-    }
-    ok = ok && r.exact;
-    const Figures s = summarize(r.sync_us), as = summarize(r.async_us), bt = summarize(r.batch_us),
-                  h = summarize(r.host_us), dv = summarize(r.device_us), bh = summarize(r.batch_host_us);
-    const double ideal = std::max(h.median, dv.median);
-    d["sync_us"] = to_json(s);
-    d["async_us"] = to_json(as);
-    d["batch_us"] = to_json(bt);
-    d["host_us"] = to_json(h);
-    d["device_us"] = to_json(dv);
-    d["batch_host_us"] = to_json(bh);
-    d["async_over_max"] = as.median / ideal;
-    d["async_over_sum"] = as.median / (h.median + dv.median);
-    d["sync_over_async"] = s.median / as.median;
-    d["batch_host_over_single_host"] = bh.median / h.median;
-    j["devices"].push_back(d);
-    if (!a.json)
-      fmt::print("{:<20} {:>6.0f}/{:>6.0f}/{:>6.0f}   {:>6.0f}/{:>6.0f}/{:>6.0f}   {:>6.0f}/{:>6.0f}/{:>6.0f}   {:>8.0f} "
-                 "{:>10.0f} {:>12.2f} {:>12.2f}{}\n",
-                 r.name, s.min, s.median, s.max, as.min, as.median, as.max, bt.min, bt.median, bt.max, h.median,
-                 dv.median, as.median / ideal, s.median / as.median, r.exact ? "" : "  RESULTS DIFFER");
+    const bool good = report_device(run_device(kind, a, timing_only), a.json, j["devices"]);
+    ok = ok && good;
   }
   if (a.json) fmt::print("{}\n", j.dump(2));
   else

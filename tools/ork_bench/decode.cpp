@@ -207,10 +207,8 @@ std::string timing_of(const std::string& device) {
   return "";
 }
 
-}  // namespace
-
-int run_decode(int argc, char** argv) {
-  DecodeArgs a;
+// The command line and the memory the weights need: -1 to go on, else the exit code.
+int parse_decode_args(int argc, char** argv, DecodeArgs& a) {
   CLI::App app{"ork_bench --decode: the 196-weight decode loop (Qwen2.5-1.5B shapes, M = 1) against one layer's "
                "7 weights, interleaved in one run; wall and host us per call, min/median/max over the rounds"};
   tools::add_conventions(app, "ork_bench");
@@ -236,6 +234,49 @@ int run_decode(int argc, char** argv) {
     fmt::print(stderr, "ork_bench: {}\n", e);
     return 2;
   }
+  return -1;
+}
+
+// One device's figures: appended to devices (JSON), and its text lines unless json.
+// Returns false when the device failed.
+bool report_device(const std::string& name, const DeviceRun& r, bool json, nlohmann::json& devices) {
+  nlohmann::json d = {{"device", name}, {"timing", timing_of(name)}, {"exact", r.exact}};
+  if (!r.error.empty()) {
+    d["error"] = r.error;
+    devices.push_back(d);
+    if (!json) fmt::print("{:<14} failed: {}\n", name, r.error);
+    return false;
+  }
+  const Figures w7 = summarize(r.wall7), h7 = summarize(r.host7), wa = summarize(r.wall_all), ha = summarize(r.host_all);
+  const std::string all_key = std::to_string(r.weights);
+  d["weights"] = r.weights;
+  d["resident_seconds"] = r.resident_seconds;
+  d["loops"]["7"] = {{"wall_us", to_json(w7)}, {"host_us", to_json(h7)}};
+  d["loops"][all_key] = {{"wall_us", to_json(wa)}, {"host_us", to_json(ha)}};
+  d["ratio"] = {{"wall", wa.median / w7.median}, {"host", ha.median / h7.median},
+                {"wall_min", wa.min / w7.min}, {"host_min", ha.min / h7.min}};
+  d["stats"] = tools::stats_json(r.stats);
+  d["memory"] = tools::memory_json(r.memory);
+  devices.push_back(d);
+  if (json) return true;
+  const auto line = [](const char* what, const Figures& f) { return fmt::format("{} {:.2f}/{:.2f}/{:.2f}", what, f.min, f.median, f.max); };
+  fmt::print("{:<14} {:>3} weights: {}  {}   7 weights: {}  {}\n", name, r.weights, line("wall", wa), line("host", ha),
+             line("wall", w7), line("host", h7));
+  fmt::print("{:<14} {}/7 ratio of medians: wall {:.3f} host {:.3f}; of minima: wall {:.3f} host {:.3f}\n", "", r.weights,
+             wa.median / w7.median, ha.median / h7.median, wa.min / w7.min, ha.min / h7.min);
+  fmt::print("{:<14} context builds {} hits {} evictions {}, weight cache hits {} misses {}, resident {:.1f} MiB "
+             "(contexts {:.1f} MiB), prepared {:.1f} MiB, setup {:.1f} s\n",
+             "", r.stats.context_builds, r.stats.context_hits, r.stats.context_evictions, r.stats.weight_cache_hits,
+             r.stats.weight_cache_misses, r.memory.bytes_resident / 1048576.0, r.memory.context_bytes / 1048576.0,
+             r.memory.weight_cache_bytes / 1048576.0, r.resident_seconds);
+  return true;
+}
+
+}  // namespace
+
+int run_decode(int argc, char** argv) {
+  DecodeArgs a;
+  if (int rc = parse_decode_args(argc, argv, a); rc >= 0) return rc;
   nlohmann::json j;
   j["mode"] = "decode";
   j["shape"] = {{"layers", a.layers}, {"hidden", a.hidden}, {"kv", a.kv}, {"ffn", a.ffn}, {"m", 1}, {"rounds", a.rounds}};
@@ -244,38 +285,8 @@ int run_decode(int argc, char** argv) {
     fmt::print("decode M = 1, {} layers x 7 int8 weights (hidden {}, kv {}, ffn {}), {} rounds; us per call min/median/max\n",
                a.layers, a.hidden, a.kv, a.ffn, a.rounds);
   for (const std::string& name : a.devices) {
-    const DeviceRun r = run_device(name, a);
-    nlohmann::json d = {{"device", name}, {"timing", timing_of(name)}, {"exact", r.exact}};
-    if (!r.error.empty()) {
-      ok = false;
-      d["error"] = r.error;
-      j["devices"].push_back(d);
-      if (!a.json) fmt::print("{:<14} failed: {}\n", name, r.error);
-      continue;
-    }
-    const Figures w7 = summarize(r.wall7), h7 = summarize(r.host7), wa = summarize(r.wall_all), ha = summarize(r.host_all);
-    const std::string all_key = std::to_string(r.weights);
-    d["weights"] = r.weights;
-    d["resident_seconds"] = r.resident_seconds;
-    d["loops"]["7"] = {{"wall_us", to_json(w7)}, {"host_us", to_json(h7)}};
-    d["loops"][all_key] = {{"wall_us", to_json(wa)}, {"host_us", to_json(ha)}};
-    d["ratio"] = {{"wall", wa.median / w7.median}, {"host", ha.median / h7.median},
-                  {"wall_min", wa.min / w7.min}, {"host_min", ha.min / h7.min}};
-    d["stats"] = tools::stats_json(r.stats);
-    d["memory"] = tools::memory_json(r.memory);
-    j["devices"].push_back(d);
-    if (!a.json) {
-      const auto line = [](const char* what, const Figures& f) { return fmt::format("{} {:.2f}/{:.2f}/{:.2f}", what, f.min, f.median, f.max); };
-      fmt::print("{:<14} {:>3} weights: {}  {}   7 weights: {}  {}\n", name, r.weights, line("wall", wa), line("host", ha),
-                 line("wall", w7), line("host", h7));
-      fmt::print("{:<14} {}/7 ratio of medians: wall {:.3f} host {:.3f}; of minima: wall {:.3f} host {:.3f}\n", "", r.weights,
-                 wa.median / w7.median, ha.median / h7.median, wa.min / w7.min, ha.min / h7.min);
-      fmt::print("{:<14} context builds {} hits {} evictions {}, weight cache hits {} misses {}, resident {:.1f} MiB "
-                 "(contexts {:.1f} MiB), prepared {:.1f} MiB, setup {:.1f} s\n",
-                 "", r.stats.context_builds, r.stats.context_hits, r.stats.context_evictions, r.stats.weight_cache_hits,
-                 r.stats.weight_cache_misses, r.memory.bytes_resident / 1048576.0, r.memory.context_bytes / 1048576.0,
-                 r.memory.weight_cache_bytes / 1048576.0, r.resident_seconds);
-    }
+    const bool good = report_device(name, run_device(name, a), a.json, j["devices"]);
+    ok = ok && good;
   }
   if (a.json) fmt::print("{}\n", j.dump(2));
   return ok ? 0 : 1;
