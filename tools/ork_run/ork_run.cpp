@@ -66,102 +66,199 @@ struct Args {
   bool json = false;
 };
 
-int run(const Args& a) {
-  const std::string& path = a.path;
-  const int64_t tokens = a.tokens, m = a.m;
-  const bool json = a.json;
-  const int cores = a.cores == 0 ? 3 : a.cores;  // 0 = all: the RK3588 has 3, the device may have fewer
+// A run's inputs checked before the device is touched: the model read, its plan built.
+struct Prepared {
+  exec::PackedModel model;
+  exec::PlanOptions po;
+  exec::ExecPlan plan;
+};
+
+// Budget, order and --trace checked, the model read and planned: -1 to go on, else the exit code.
+int prepare(const Args& a, Prepared& p) {
   auto budget = io::tools::parse_size(a.budget_text);
   if (!budget) return error(fmt::format("--budget {}: {}", a.budget_text, budget.error().message));
   if (auto e = tools::check_memory(fmt::format("--budget {}", a.budget_text), *budget); !e.empty()) return error(e);
   auto order = exec::parse_order(a.order_text);
   if (!order) return error(order.error().message);
   if (!a.trace_path.empty())
-    if (auto e = tools::check_not_an_input({"--trace", a.trace_path}, {{"MODEL", path}}); !e.empty()) return error(e);
-  auto model = exec::read_packed(path);
+    if (auto e = tools::check_not_an_input({"--trace", a.trace_path}, {{"MODEL", a.path}}); !e.empty()) return error(e);
+  auto model = exec::read_packed(a.path);
   if (!model) return error(model.error().message);
-  exec::PlanOptions po;
-  po.m = m;
-  po.tokens = tokens;
-  po.budget_bytes = *budget;
-  po.order = *order;
-  po.cores = cores;
-  po.disk_bytes_per_ns = a.disk_gbs;
-  auto plan = exec::build_plan(*model, po);
+  p.model = std::move(*model);
+  p.po.m = a.m;
+  p.po.tokens = a.tokens;
+  p.po.budget_bytes = *budget;
+  p.po.order = *order;
+  p.po.cores = a.cores == 0 ? 3 : a.cores;  // 0 = all: the RK3588 has 3, the device may have fewer
+  p.po.disk_bytes_per_ns = a.disk_gbs;
+  auto plan = exec::build_plan(p.model, p.po);
   if (!plan) return error(plan.error().message);
+  p.plan = std::move(*plan);
+  return -1;
+}
 
+// False (and a message) when the trace file cannot be written: the run then fails.
+bool write_trace(const std::string& path, const std::vector<exec::TraceEvent>& trace) {
+  std::ofstream t(path);
+  t << exec::trace_json(trace);
+  if (t) return true;
+  std::fprintf(stderr, "ork_run: cannot write --trace %s\n", path.c_str());
+  return false;
+}
+
+// `inflight`: the matmuls the run could hand to the NPU at once (1 on the cpu device).
+void print_json(const Args& a, const Prepared& p, const std::string& backend, int inflight, const exec::RunStats& s,
+                const Status& check) {
+  const Figures f = figures(s, a.tokens);
+  const exec::ExecPlan& plan = p.plan;
+  nlohmann::json j = {{"model", a.path}, {"device", backend}, {"tokens", a.tokens}, {"m", a.m},
+                      {"token_us", f.token_us}, {"token_min_us", f.token_min_us}, {"token_max_us", f.token_max_us},
+                      {"token_mean_us", f.mean_us}, {"io_us", f.io_us}, {"device_us", f.device_us}, {"overlap", f.overlap},
+                      {"hit_rate", s.hit_rate()}, {"peak_bytes", s.peak_bytes}, {"budget_bytes", s.budget_bytes},
+                      {"model_bytes", p.model.weight_bytes()}, {"order", exec::order_name(p.po.order)},
+                      {"inflight", inflight}, {"max_inflight", s.max_inflight},
+                      {"policy", plan.policy}, {"predicted_us", static_cast<double>(plan.predicted_ns) / 1e3},
+                      {"lower_bound_us", static_cast<double>(plan.lower_bound_ns) / 1e3}, {"wall_us", f.wall_us},
+                      {"slots", plan.slot_bytes.size()}, {"pinned_bytes", plan.pinned_bytes},
+                      {"pinned_tensors", std::count(plan.pinned.begin(), plan.pinned.end(), true)}, {"engine", s.engine}, {"direct", s.direct},
+                      {"registered", s.registered}, {"fallbacks", s.fallbacks}, {"checked", static_cast<bool>(check)}};
+  if (!check) j["check_error"] = check.error().message;
+  std::printf("%s\n", j.dump().c_str());
+}
+
+void print_text(const Args& a, const Prepared& p, const std::string& backend, int inflight, const exec::RunStats& s,
+                const Status& check) {
+  const Figures f = figures(s, a.tokens);
+  const exec::PackedModel& model = p.model;
+  const exec::ExecPlan& plan = p.plan;
+  const double mib = 1024.0 * 1024.0;
+  std::printf("model     %s: %s %s, %d layers, %.0f MiB of weights; device %s; order %s (%s); m = %lld\n", a.path.c_str(),
+              model.desc.name.c_str(), exec::dtype_key(model.desc.dtype), model.desc.layers,
+              static_cast<double>(model.weight_bytes()) / mib, backend.c_str(), exec::order_name(p.po.order),
+              plan.policy.c_str(), static_cast<long long>(a.m));
+  std::printf("token     %.1f / %.1f / %.1f ms min / median / max, %.1f ms mean over %lld tokens (wall %.1f ms)\n",
+              f.token_min_us / 1e3, f.token_us / 1e3, f.token_max_us / 1e3, f.mean_us / 1e3,
+              static_cast<long long>(a.tokens), f.wall_us / 1e3);
+  std::printf("I/O       %.1f ms per token (%s%s%s, %.2f GB/s while reading)\n", f.io_us / 1e3, s.engine.c_str(),
+              s.direct ? ", O_DIRECT" : "", s.registered ? ", registered buffers" : "",
+              s.io_ns > 0 ? static_cast<double>(s.bytes_read) / static_cast<double>(s.io_ns) : 0.0);
+  std::printf("device    %.1f ms per token (%d matmul(s) in flight at most)\n", f.device_us / 1e3, inflight);
+  std::printf("overlap   %.2f (mean token time / max(I/O, device); 1.00 = fully overlapped)\n", f.overlap);
+  std::printf("loader    hit rate %.2f (%llu of %llu loads ready when their matmul started)\n", s.hit_rate(),
+              static_cast<unsigned long long>(s.hits), static_cast<unsigned long long>(s.loads));
+  std::printf("memory    peak %.1f MiB of a %.1f MiB budget (%zu slots; %.1f MiB of %lld tensors pinned across tokens)\n",
+              static_cast<double>(s.peak_bytes) / mib, static_cast<double>(s.budget_bytes) / mib, plan.slot_bytes.size(),
+              static_cast<double>(plan.pinned_bytes) / mib,
+              static_cast<long long>(std::count(plan.pinned.begin(), plan.pinned.end(), true)));
+  std::printf("plan      predicted %.1f ms for the run, lower bound %.1f ms\n", static_cast<double>(plan.predicted_ns) / 1e6,
+              static_cast<double>(plan.lower_bound_ns) / 1e6);
+  for (const auto& fb : s.fallbacks) std::printf("fallback  %s\n", fb.c_str());
+  const auto mm = static_cast<double>(a.tokens) * model.desc.layers * static_cast<double>(model.desc.matmuls.size());
+  if (check)
+    std::printf("checked   every output equals the CPU reference (%.0f matmul outputs)\n", mm);
+  else
+    std::printf("MISMATCH  %s\n", check.error().message.c_str());
+}
+
+int run(const Args& a) {
+  Prepared p;
+  if (int rc = prepare(a, p); rc >= 0) return rc;
   auto opened = api::open_device(a.device_name.empty() ? nullptr : a.device_name.c_str());
   if (!opened)  // an unknown name is bad usage; a device that is not there is exit 3
     return error(fmt::format("--device: {}", opened.error().message),
                  opened.error().code == -EINVAL ? tools::Exit::bad_usage : tools::Exit::device_unavailable);
   ork_device& dev = **opened;
-  exec::DeviceRef ref{dev.kmd.get(), dev.runner.get(), std::min(cores, dev.kmd ? dev.kmd->info().cores : 1)};
+  exec::DeviceRef ref{dev.kmd.get(), dev.runner.get(), std::min(p.po.cores, dev.kmd ? dev.kmd->info().cores : 1)};
 
-  tools::Progress bar("running", static_cast<int64_t>(plan->order.size() / 3), !json);
+  tools::Progress bar("running", static_cast<int64_t>(p.plan.order.size() / 3), !a.json);
   exec::RunOptions ro;
   ro.want_trace = !a.trace_path.empty();
   ro.inflight = a.inflight;
   ro.progress = [&](int64_t done, int64_t) { bar.update(done); };
-  auto run = exec::run_plan(path, *model, *plan, po, ref, ro);
+  auto run = exec::run_plan(a.path, p.model, p.plan, p.po, ref, ro);
   bar.finish();
   if (!run) return error(run.error().message, run.error().code == -EINVAL ? tools::Exit::bad_usage : tools::Exit::check_failed);
-  auto want = exec::reference_chain(path, *model, m, tokens);
+  auto want = exec::reference_chain(a.path, p.model, a.m, a.tokens);
   if (!want) return error(fmt::format("the CPU reference failed: {}", want.error().message), tools::Exit::check_failed);
-  const Status check = exec::compare_chains(*model, run->chain, *want);
-  bool trace_written = true;
-  if (!a.trace_path.empty()) {
-    std::ofstream t(a.trace_path);
-    t << exec::trace_json(run->trace);
-    trace_written = static_cast<bool>(t);
-    if (!trace_written) std::fprintf(stderr, "ork_run: cannot write --trace %s\n", a.trace_path.c_str());
-  }
-  const exec::RunStats& s = run->stats;
-  const Figures f = figures(s, tokens);
-  const auto mm = static_cast<double>(tokens) * model->desc.layers * static_cast<double>(model->desc.matmuls.size());
-  if (json) {
-    nlohmann::json j = {{"model", path}, {"device", dev.backend}, {"tokens", tokens}, {"m", m},
-                        {"token_us", f.token_us}, {"token_min_us", f.token_min_us}, {"token_max_us", f.token_max_us},
-                        {"token_mean_us", f.mean_us}, {"io_us", f.io_us}, {"device_us", f.device_us}, {"overlap", f.overlap},
-                        {"hit_rate", s.hit_rate()}, {"peak_bytes", s.peak_bytes}, {"budget_bytes", s.budget_bytes},
-                        {"model_bytes", model->weight_bytes()}, {"order", exec::order_name(*order)},
-                        {"inflight", ref.kmd != nullptr ? a.inflight : 1}, {"max_inflight", s.max_inflight},
-                        {"policy", plan->policy}, {"predicted_us", static_cast<double>(plan->predicted_ns) / 1e3},
-                        {"lower_bound_us", static_cast<double>(plan->lower_bound_ns) / 1e3}, {"wall_us", f.wall_us},
-                        {"slots", plan->slot_bytes.size()}, {"pinned_bytes", plan->pinned_bytes},
-                        {"pinned_tensors", std::count(plan->pinned.begin(), plan->pinned.end(), true)}, {"engine", s.engine}, {"direct", s.direct},
-                        {"registered", s.registered}, {"fallbacks", s.fallbacks}, {"checked", static_cast<bool>(check)}};
-    if (!check) j["check_error"] = check.error().message;
-    std::printf("%s\n", j.dump().c_str());
-  } else {
-    const double mib = 1024.0 * 1024.0;
-    std::printf("model     %s: %s %s, %d layers, %.0f MiB of weights; device %s; order %s (%s); m = %lld\n", path.c_str(),
-                model->desc.name.c_str(), exec::dtype_key(model->desc.dtype), model->desc.layers,
-                static_cast<double>(model->weight_bytes()) / mib, dev.backend.c_str(), exec::order_name(*order),
-                plan->policy.c_str(), static_cast<long long>(m));
-    std::printf("token     %.1f / %.1f / %.1f ms min / median / max, %.1f ms mean over %lld tokens (wall %.1f ms)\n",
-                f.token_min_us / 1e3, f.token_us / 1e3, f.token_max_us / 1e3, f.mean_us / 1e3,
-                static_cast<long long>(tokens), f.wall_us / 1e3);
-    std::printf("I/O       %.1f ms per token (%s%s%s, %.2f GB/s while reading)\n", f.io_us / 1e3, s.engine.c_str(),
-                s.direct ? ", O_DIRECT" : "", s.registered ? ", registered buffers" : "",
-                s.io_ns > 0 ? static_cast<double>(s.bytes_read) / static_cast<double>(s.io_ns) : 0.0);
-    std::printf("device    %.1f ms per token (%d matmul(s) in flight at most)\n", f.device_us / 1e3,
-                ref.kmd != nullptr ? a.inflight : 1);
-    std::printf("overlap   %.2f (mean token time / max(I/O, device); 1.00 = fully overlapped)\n", f.overlap);
-    std::printf("loader    hit rate %.2f (%llu of %llu loads ready when their matmul started)\n", s.hit_rate(),
-                static_cast<unsigned long long>(s.hits), static_cast<unsigned long long>(s.loads));
-    std::printf("memory    peak %.1f MiB of a %.1f MiB budget (%zu slots; %.1f MiB of %lld tensors pinned across tokens)\n",
-                static_cast<double>(s.peak_bytes) / mib, static_cast<double>(s.budget_bytes) / mib, plan->slot_bytes.size(),
-                static_cast<double>(plan->pinned_bytes) / mib,
-                static_cast<long long>(std::count(plan->pinned.begin(), plan->pinned.end(), true)));
-    std::printf("plan      predicted %.1f ms for the run, lower bound %.1f ms\n", static_cast<double>(plan->predicted_ns) / 1e6,
-                static_cast<double>(plan->lower_bound_ns) / 1e6);
-    for (const auto& fb : s.fallbacks) std::printf("fallback  %s\n", fb.c_str());
-    if (check)
-      std::printf("checked   every output equals the CPU reference (%.0f matmul outputs)\n", mm);
-    else
-      std::printf("MISMATCH  %s\n", check.error().message.c_str());
-  }
+  const Status check = exec::compare_chains(p.model, run->chain, *want);
+  const bool trace_written = a.trace_path.empty() || write_trace(a.trace_path, run->trace);
+  const int inflight = ref.kmd != nullptr ? a.inflight : 1;
+  if (a.json)
+    print_json(a, p, dev.backend, inflight, run->stats, check);
+  else
+    print_text(a, p, dev.backend, inflight, run->stats, check);
   return tools::code(check && trace_written ? tools::Exit::ok : tools::Exit::check_failed);
+}
+
+// The options of a run (the positional model and the flags every mode shares).
+void add_run_options(CLI::App& app, Args& a) {
+  app.add_option("model", a.path, "a packed model file (ork_pack); required except with --project --synthetic");
+  tools::add_number(app, "--tokens", a.tokens, "token steps to run", int64_t{1}, int64_t{100000});
+  app.add_option("--budget", a.budget_text, "bytes for weight slots (K/M/G suffixes)")->capture_default_str();
+  tools::add_device(app, a.device_name);
+  app.add_option("--order", a.order_text, "scheduled, fifo or sequential")->capture_default_str();
+  tools::add_number(app, "--m", a.m, "rows per token step: 1 decode, 64..512 prefill", int64_t{1}, int64_t{4096});
+  tools::add_cores(app, a.cores, "NPU cores per matmul; 0 = all the device has");
+  tools::add_number(app, "--inflight", a.inflight, "matmuls handed to the NPU at once (1 = each waited before the "
+                    "next is prepared; the cpu device runs one at a time)", 1, 8);
+  tools::add_number(app, "--disk-gbs", a.disk_gbs, "disk rate the plan assumes, GB/s", 0.001, 1000.0);
+  app.add_option("--trace", a.trace_path, "write a Perfetto / chrome://tracing JSON of the run (never the model)");
+  tools::add_json(app, a.json);
+}
+
+// --project: the modelled board time of the matmuls instead of a run (project.h).
+void add_project_options(CLI::App& app, bool& project, tools::ProjectArgs& pa) {
+  app.add_flag("--project", project,
+               "print the board projection (decode and prefill M=128 tokens/s: timing model + measured host + I/O)");
+  auto* synth = app.add_option("--synthetic", pa.synthetic, "--project: a synthetic model's shapes (tiny, small, "
+                               "qwen2.5-1.5b, 7b) instead of a file; nothing is written");
+  tools::add_number(app, "--layers", pa.layers, "--project --synthetic: layers", 1, 1024)->needs(synth);
+  app.add_option("--dtype", pa.dtype, "--project --synthetic: int8, int4 or fp16")->capture_default_str()->needs(synth);
+  tools::add_number(app, "--disk-rate", pa.disk_bytes_per_s, "--project: disk rate, bytes/s (docs/io.md: 1.2e9 measured)",
+                    1e6, 1e12);
+  tools::add_number(app, "--host-us", pa.host_us, "--project: host time per matmul call, us (default: measured "
+                    "on the zero-work emulator)", 0.0, 1e6);
+  tools::add_number(app, "--prefill-m", pa.prefill_m, "--project: rows of the prefill step", int64_t{2}, int64_t{4096});
+}
+
+// --bench-orders: the three orders at board speed, side by side (bench.h).
+void add_bench_options(CLI::App& app, bool& bench, tools::BenchArgs& ba) {
+  app.add_flag("--bench-orders", bench, "time scheduled, fifo and sequential interleaved on the zero-work emulator at "
+               "the modelled board time (not checked), then check each once on --device");
+  tools::add_repeat(app, ba.repeats, 1000, "--bench-orders: rounds of the three orders (min / median / max)");
+  tools::add_number(app, "--io-rate", ba.io_rate, "--bench-orders: cap the reader at this many bytes/s (0 = the disk "
+                    "as it is); the plans assume it", 0.0, 1e12);
+}
+
+// The run's options handed to the projection; --budget only when it was given.
+int project(const Args& a, tools::ProjectArgs& pa, bool budget_given) {
+  pa.path = a.path;
+  pa.cores = a.cores == 0 ? 3 : a.cores;
+  pa.json = a.json;
+  if (budget_given) {
+    auto b = io::tools::parse_size(a.budget_text);
+    if (!b) return error(fmt::format("--budget {}: {}", a.budget_text, b.error().message));
+    pa.budget_bytes = *b;
+  }
+  return tools::run_project(pa);
+}
+
+// The run's options checked and handed to the order benchmark.
+int bench_orders(const Args& a, tools::BenchArgs& ba) {
+  if (ba.io_rate > 0 && ba.io_rate < 1e6) return error(fmt::format("--io-rate {}: below 1e6 bytes/s", ba.io_rate));
+  auto b = io::tools::parse_size(a.budget_text);
+  if (!b) return error(fmt::format("--budget {}: {}", a.budget_text, b.error().message));
+  if (auto e = tools::check_memory(fmt::format("--budget {}", a.budget_text), *b); !e.empty()) return error(e);
+  ba.path = a.path;
+  ba.device_name = a.device_name;
+  ba.tokens = a.tokens;
+  ba.m = a.m;
+  ba.budget_bytes = *b;
+  ba.cores = a.cores == 0 ? 3 : a.cores;
+  ba.disk_bytes_per_ns = a.disk_gbs;
+  ba.inflight = a.inflight;
+  ba.json = a.json;
+  return tools::run_bench_orders(ba);
 }
 
 }  // namespace
@@ -171,71 +268,20 @@ int main(int argc, char** argv) {
     CLI::App app{"Run a packed model through the NPU under a memory budget, every output checked against the CPU reference"};
     tools::add_conventions(app, "ork_run");
     Args a;
-    app.add_option("model", a.path, "a packed model file (ork_pack); required except with --project --synthetic");
-    tools::add_number(app, "--tokens", a.tokens, "token steps to run", int64_t{1}, int64_t{100000});
-    app.add_option("--budget", a.budget_text, "bytes for weight slots (K/M/G suffixes)")->capture_default_str();
-    tools::add_device(app, a.device_name);
-    app.add_option("--order", a.order_text, "scheduled, fifo or sequential")->capture_default_str();
-    tools::add_number(app, "--m", a.m, "rows per token step: 1 decode, 64..512 prefill", int64_t{1}, int64_t{4096});
-    tools::add_cores(app, a.cores, "NPU cores per matmul; 0 = all the device has");
-    tools::add_number(app, "--inflight", a.inflight, "matmuls handed to the NPU at once (1 = each waited before the "
-                      "next is prepared; the cpu device runs one at a time)", 1, 8);
-    tools::add_number(app, "--disk-gbs", a.disk_gbs, "disk rate the plan assumes, GB/s", 0.001, 1000.0);
-    app.add_option("--trace", a.trace_path, "write a Perfetto / chrome://tracing JSON of the run (never the model)");
-    tools::add_json(app, a.json);
-    // --project: the modelled board time of the matmuls instead of a run (project.h).
-    bool project = false;
+    add_run_options(app, a);
+    bool want_project = false;
     tools::ProjectArgs pa;
-    app.add_flag("--project", project,
-                 "print the board projection (decode and prefill M=128 tokens/s: timing model + measured host + I/O)");
-    auto* synth = app.add_option("--synthetic", pa.synthetic, "--project: a synthetic model's shapes (tiny, small, "
-                                 "qwen2.5-1.5b, 7b) instead of a file; nothing is written");
-    tools::add_number(app, "--layers", pa.layers, "--project --synthetic: layers", 1, 1024)->needs(synth);
-    app.add_option("--dtype", pa.dtype, "--project --synthetic: int8, int4 or fp16")->capture_default_str()->needs(synth);
-    tools::add_number(app, "--disk-rate", pa.disk_bytes_per_s, "--project: disk rate, bytes/s (docs/io.md: 1.2e9 measured)",
-                      1e6, 1e12);
-    tools::add_number(app, "--host-us", pa.host_us, "--project: host time per matmul call, us (default: measured "
-                      "on the zero-work emulator)", 0.0, 1e6);
-    tools::add_number(app, "--prefill-m", pa.prefill_m, "--project: rows of the prefill step", int64_t{2}, int64_t{4096});
-    // --bench-orders: the three orders at board speed, side by side (bench.h).
+    add_project_options(app, want_project, pa);
     bool bench = false;
     tools::BenchArgs ba;
-    app.add_flag("--bench-orders", bench, "time scheduled, fifo and sequential interleaved on the zero-work emulator at "
-                 "the modelled board time (not checked), then check each once on --device");
-    tools::add_repeat(app, ba.repeats, 1000, "--bench-orders: rounds of the three orders (min / median / max)");
-    tools::add_number(app, "--io-rate", ba.io_rate, "--bench-orders: cap the reader at this many bytes/s (0 = the disk "
-                      "as it is); the plans assume it", 0.0, 1e12);
+    add_bench_options(app, bench, ba);
     auto* budget_opt = app.get_option("--budget");
     if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
-    if (!pa.synthetic.empty() && !project) return error("--synthetic needs --project (ork_pack --synthetic writes a model file)");
-    if (project) {
-      pa.path = a.path;
-      pa.cores = a.cores == 0 ? 3 : a.cores;
-      pa.json = a.json;
-      if (budget_opt->count() > 0) {
-        auto b = io::tools::parse_size(a.budget_text);
-        if (!b) return error(fmt::format("--budget {}: {}", a.budget_text, b.error().message));
-        pa.budget_bytes = *b;
-      }
-      return tools::run_project(pa);
-    }
+    if (!pa.synthetic.empty() && !want_project)
+      return error("--synthetic needs --project (ork_pack --synthetic writes a model file)");
+    if (want_project) return project(a, pa, budget_opt->count() > 0);
     if (a.path.empty()) return error("MODEL: a packed model file is required (ork_pack writes one)");
-    if (bench) {
-      if (ba.io_rate > 0 && ba.io_rate < 1e6) return error(fmt::format("--io-rate {}: below 1e6 bytes/s", ba.io_rate));
-      auto b = io::tools::parse_size(a.budget_text);
-      if (!b) return error(fmt::format("--budget {}: {}", a.budget_text, b.error().message));
-      if (auto e = tools::check_memory(fmt::format("--budget {}", a.budget_text), *b); !e.empty()) return error(e);
-      ba.path = a.path;
-      ba.device_name = a.device_name;
-      ba.tokens = a.tokens;
-      ba.m = a.m;
-      ba.budget_bytes = *b;
-      ba.cores = a.cores == 0 ? 3 : a.cores;
-      ba.disk_bytes_per_ns = a.disk_gbs;
-      ba.inflight = a.inflight;
-      ba.json = a.json;
-      return tools::run_bench_orders(ba);
-    }
+    if (bench) return bench_orders(a, ba);
     return run(a);
   });
 }

@@ -72,12 +72,11 @@ void print_step(const char* label, const exec::Projection& p) {
               p.batched_device_ns / 1e6, static_cast<long long>(p.batched_submits), kBatchedText);
 }
 
-}  // namespace
-
-int run_project(const ProjectArgs& a) {
+// The model's shapes: a synthetic model's by name, or a packed file's description. -1 to go
+// on, else the exit code.
+int load_desc(const ProjectArgs& a, exec::ModelDesc& desc) {
   if (a.path.empty() == a.synthetic.empty())
     return fail("--project needs a packed model file or --synthetic NAME (one of them)");
-  exec::ModelDesc desc;
   if (!a.synthetic.empty()) {
     auto dt = exec::parse_dtype(a.dtype);
     if (!dt) return fail(fmt::format("--dtype {}: {}", a.dtype, dt.error().message));
@@ -89,6 +88,35 @@ int run_project(const ProjectArgs& a) {
     if (!m) return fail(m.error().message);
     desc = m->desc;
   }
+  return -1;
+}
+
+// What every step shares (weights, budget, residency): into the JSON once, and the text
+// header unless --json.
+void report_model(const ProjectArgs& a, const exec::ModelDesc& desc, const exec::Projection& p, uint64_t window,
+                  nlohmann::json& out) {
+  out["weight_bytes"] = p.weight_bytes;
+  out["budget_bytes"] = p.budget_bytes;
+  out["resident"] = p.resident;
+  out["resident_bytes"] = p.resident_bytes;
+  out["streamed_bytes"] = p.streamed_bytes;
+  if (a.json) return;
+  const double mib = 1024.0 * 1024.0;
+  std::printf("model     %s: %s %s, %d layers, %.0f MiB of weights; %d cores; disk %.2f GB/s\n",
+              a.path.empty() ? a.synthetic.c_str() : a.path.c_str(), desc.name.c_str(), exec::dtype_key(desc.dtype),
+              desc.layers, static_cast<double>(p.weight_bytes) / mib, a.cores, a.disk_bytes_per_s / 1e9);
+  std::printf("memory    %s: %.0f MiB resident, %.0f MiB streamed per step (budget %.0f MiB, window %.0f MiB)\n",
+              p.resident ? "resident" : "streamed", static_cast<double>(p.resident_bytes) / mib,
+              static_cast<double>(p.streamed_bytes) / mib, static_cast<double>(p.budget_bytes) / mib,
+              static_cast<double>(window) / mib);
+  std::printf("host      %s\n", out["host_source"].get<std::string>().c_str());
+}
+
+}  // namespace
+
+int run_project(const ProjectArgs& a) {
+  exec::ModelDesc desc;
+  if (int rc = load_desc(a, desc); rc >= 0) return rc;
   auto dev = open_zero_work_emulator();
   if (!dev) return fail(fmt::format("the zero-work emulator: {}", dev.error().message), Exit::device_unavailable);
   ork_device& d = **dev;
@@ -125,25 +153,8 @@ int run_project(const ProjectArgs& a) {
     }
     auto p = exec::project(desc, po);
     if (!p) return fail(p.error().message);
-    if (first) {
-      out["weight_bytes"] = p->weight_bytes;
-      out["budget_bytes"] = p->budget_bytes;
-      out["resident"] = p->resident;
-      out["resident_bytes"] = p->resident_bytes;
-      out["streamed_bytes"] = p->streamed_bytes;
-      if (!a.json) {
-        const double mib = 1024.0 * 1024.0;
-        std::printf("model     %s: %s %s, %d layers, %.0f MiB of weights; %d cores; disk %.2f GB/s\n",
-                    a.path.empty() ? a.synthetic.c_str() : a.path.c_str(), desc.name.c_str(), exec::dtype_key(desc.dtype),
-                    desc.layers, static_cast<double>(p->weight_bytes) / mib, a.cores, a.disk_bytes_per_s / 1e9);
-        std::printf("memory    %s: %.0f MiB resident, %.0f MiB streamed per step (budget %.0f MiB, window %.0f MiB)\n",
-                    p->resident ? "resident" : "streamed", static_cast<double>(p->resident_bytes) / mib,
-                    static_cast<double>(p->streamed_bytes) / mib, static_cast<double>(p->budget_bytes) / mib,
-                    static_cast<double>(window) / mib);
-        std::printf("host      %s\n", out["host_source"].get<std::string>().c_str());
-      }
-      first = false;
-    }
+    if (first) report_model(a, desc, *p, window, out);
+    first = false;
     nlohmann::json j = step_json(*p);
     if (a.host_us < 0) j["measured_submits_per_call"] = submits;
     out["project"][s.key] = j;
