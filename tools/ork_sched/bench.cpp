@@ -173,6 +173,73 @@ ork::tools::Spread process_ms(const std::string& ork_sched, const Stream& s, int
   return ok ? t : ork::tools::Spread{};
 }
 
+// One speed stream's timings, ms, each the min / median / max of `repeat` runs.
+struct SpeedRow {
+  int ops = 0;
+  ork::tools::Spread sim, graph, list, sched, process, parse;  // process, parse: n = 0 when not run
+  double sched_cpu = 0;  // process CPU ms per schedule() call, mean
+};
+
+// Times every stage on one stream; false (a message on stderr) when it cannot be scheduled.
+bool time_stream(const std::string& kind, const Stream& s, int repeat, Policy policy, const std::string& ork_sched,
+                 SpeedRow& r) {
+  const int ops = r.ops = static_cast<int>(s.ops.size());
+  Result<Graph> built = build_graph(s);
+  if (!built) {  // e.g. a generated stream past a bound of lib/sched
+    fmt::print(stderr, "{} {}: {}\n", kind, ops, built.error().message);
+    return false;
+  }
+  Graph g = std::move(*built);
+  std::vector<int> input(ops);
+  std::iota(input.begin(), input.end(), 0);
+  const Priority prio = make_priority(s, g, Policy::fifo);
+  ListParams lp{s.memory_bytes, 40, 4, 32, CoreChoice::first_free, PoolConfig{}};
+  r.sim = time_ms(repeat, [&] { (void)simulate_order(s, g, input); });
+  r.graph = time_ms(repeat, [&] { (void)build_graph(s); });
+  r.list = time_ms(repeat, [&] { (void)list_schedule(s, g, prio, lp); });
+  Options options;
+  options.policy = policy;
+  if (Result<Schedule> probe = schedule(s, options); !probe) {  // time only a real schedule
+    fmt::print(stderr, "{} {}: {}\n", kind, ops, probe.error().message);
+    return false;
+  }
+  const double cpu0 = cpu_ms();
+  r.sched = time_ms(repeat, [&] { (void)schedule(s, options); });  // graph included
+  r.sched_cpu = (cpu_ms() - cpu0) / repeat;
+  r.process = ork_sched.empty() || kind == "7b" ? ork::tools::Spread{} : process_ms(ork_sched, s, repeat, policy);
+  // What the process spends reading the text format: parse_stream on the stream's text.
+  const std::string text = r.process.n > 0 ? format_stream(s) : std::string();
+  r.parse = r.process.n > 0 ? time_ms(repeat, [&] { (void)parse_stream(text); }) : ork::tools::Spread{};
+  return true;
+}
+
+// One stream's row: appended to report["speed"], and printed unless json_out. Ratios and
+// growth come from the medians (the min / median / max of each are reported).
+void report_speed(const std::string& kind, const SpeedRow& r, int repeat, Policy policy, double first_per_op,
+                  bool json_out, nlohmann::json& report) {
+  const double sim_ms = r.sim.median, graph_ms = r.graph.median, list_ms = r.list.median, sched_ms = r.sched.median;
+  const double per_op = sched_ms * 1000.0 / r.ops;
+  report["speed"].push_back({{"stream", kind}, {"ops", r.ops}, {"repeat", repeat}, {"simulate_ms", sim_ms},
+                             {"graph_ms", graph_ms}, {"list_ms", list_ms}, {"schedule_ms", sched_ms},
+                             {"simulate_ms_spread", spread_json(r.sim)}, {"graph_ms_spread", spread_json(r.graph)},
+                             {"list_ms_spread", spread_json(r.list)}, {"schedule_ms_spread", spread_json(r.sched)},
+                             {"schedule_over_simulate", sched_ms / sim_ms}, {"us_per_op", per_op},
+                             {"growth_per_op", per_op / first_per_op}, {"policy", policy_name(policy)},
+                             {"schedule_cpu_ms_mean", r.sched_cpu}});
+  if (r.process.n > 0) report["speed"].back()["process_ms_spread"] = spread_json(r.process);
+  if (r.parse.n > 0) report["speed"].back()["parse_ms_spread"] = spread_json(r.parse);
+  if (json_out) return;
+  fmt::print("{:<7} {:>7} {:>9.3f} {:>9.3f} {:>10.3f} {:>10.3f} {:>26} {:>12.1f} {:>12.3f} {:>9.2f}\n", kind, r.ops,
+             sim_ms, graph_ms, list_ms, sched_ms,
+             fmt::format("{:.3f} / {:.3f} / {:.3f}", r.sched.min, r.sched.median, r.sched.max), sched_ms / sim_ms,
+             per_op, per_op / first_per_op);
+  fmt::print("{:<7} {:>7} schedule cpu {:.1f} ms (mean){}\n", "", "", r.sched_cpu,
+             r.process.n ? fmt::format("; ork_sched process {:.1f} / {:.1f} / {:.1f} ms, of which parse "
+                                       "{:.1f} / {:.1f} / {:.1f} ms", r.process.min, r.process.median,
+                                       r.process.max, r.parse.min, r.parse.median, r.parse.max)
+                         : "");
+}
+
 int speed(const std::vector<int>& sizes, int repeat, Policy policy, const std::string& ork_sched, bool json_out,
           nlohmann::json& report) {
   int failures = 0;
@@ -180,64 +247,15 @@ int speed(const std::vector<int>& sizes, int repeat, Policy policy, const std::s
     fmt::print("\n{:<7} {:>7} {:>9} {:>9} {:>10} {:>10} {:>26} {:>12} {:>12} {:>9}\n", "stream", "ops", "sim ms",
                "graph ms", "list ms", "sched ms", "sched min / median / max", "sched/sim", "us/op sched", "growth");
   for (const std::string kind : {"decode", "random", "7b"}) {
-    double first_per_op = 0;
+    double first_per_op = 0;  // growth is per op against the first size that ran
     for (int size : sizes) {
-      const Stream s = scaling_stream(kind, size);
-      const int ops = static_cast<int>(s.ops.size());
-      Result<Graph> built = build_graph(s);
-      if (!built) {  // e.g. a generated stream past a bound of lib/sched
-        fmt::print(stderr, "{} {}: {}\n", kind, ops, built.error().message);
+      SpeedRow r;
+      if (!time_stream(kind, scaling_stream(kind, size), repeat, policy, ork_sched, r)) {
         ++failures;
         continue;
       }
-      Graph g = std::move(*built);
-      std::vector<int> input(ops);
-      std::iota(input.begin(), input.end(), 0);
-      const Priority prio = make_priority(s, g, Policy::fifo);
-      ListParams lp{s.memory_bytes, 40, 4, 32, CoreChoice::first_free, PoolConfig{}};
-      const ork::tools::Spread sim = time_ms(repeat, [&] { (void)simulate_order(s, g, input); });
-      const ork::tools::Spread graph = time_ms(repeat, [&] { (void)build_graph(s); });
-      const ork::tools::Spread list = time_ms(repeat, [&] { (void)list_schedule(s, g, prio, lp); });
-      Options options;
-      options.policy = policy;
-      if (Result<Schedule> probe = schedule(s, options); !probe) {  // time only a real schedule
-        fmt::print(stderr, "{} {}: {}\n", kind, ops, probe.error().message);
-        ++failures;
-        continue;
-      }
-      const double cpu0 = cpu_ms();
-      const ork::tools::Spread sched = time_ms(repeat, [&] { (void)schedule(s, options); });  // graph included
-      const double sched_cpu = (cpu_ms() - cpu0) / repeat;
-      const ork::tools::Spread process =
-          ork_sched.empty() || kind == "7b" ? ork::tools::Spread{} : process_ms(ork_sched, s, repeat, policy);
-      // What the process spends reading the text format: parse_stream on the stream's text.
-      const std::string text = process.n > 0 ? format_stream(s) : std::string();
-      const ork::tools::Spread parse =
-          process.n > 0 ? time_ms(repeat, [&] { (void)parse_stream(text); }) : ork::tools::Spread{};
-      // Ratios and growth from the medians (the min / median / max of each are reported).
-      const double sim_ms = sim.median, graph_ms = graph.median, list_ms = list.median, sched_ms = sched.median;
-      const double per_op = sched_ms * 1000.0 / ops;
-      if (first_per_op == 0) first_per_op = per_op;
-      report["speed"].push_back({{"stream", kind}, {"ops", ops}, {"repeat", repeat}, {"simulate_ms", sim_ms},
-                                 {"graph_ms", graph_ms}, {"list_ms", list_ms}, {"schedule_ms", sched_ms},
-                                 {"simulate_ms_spread", spread_json(sim)}, {"graph_ms_spread", spread_json(graph)},
-                                 {"list_ms_spread", spread_json(list)}, {"schedule_ms_spread", spread_json(sched)},
-                                 {"schedule_over_simulate", sched_ms / sim_ms}, {"us_per_op", per_op},
-                                 {"growth_per_op", per_op / first_per_op}, {"policy", policy_name(policy)},
-                                 {"schedule_cpu_ms_mean", sched_cpu}});
-      if (process.n > 0) report["speed"].back()["process_ms_spread"] = spread_json(process);
-      if (parse.n > 0) report["speed"].back()["parse_ms_spread"] = spread_json(parse);
-      if (!json_out)
-        fmt::print("{:<7} {:>7} {:>9.3f} {:>9.3f} {:>10.3f} {:>10.3f} {:>26} {:>12.1f} {:>12.3f} {:>9.2f}\n", kind, ops,
-                   sim_ms, graph_ms, list_ms, sched_ms,
-                   fmt::format("{:.3f} / {:.3f} / {:.3f}", sched.min, sched.median, sched.max), sched_ms / sim_ms,
-                   per_op, per_op / first_per_op);
-      if (!json_out)
-        fmt::print("{:<7} {:>7} schedule cpu {:.1f} ms (mean){}\n", "", "", sched_cpu,
-                   process.n ? fmt::format("; ork_sched process {:.1f} / {:.1f} / {:.1f} ms, of which parse "
-                                           "{:.1f} / {:.1f} / {:.1f} ms", process.min, process.median,
-                                           process.max, parse.min, parse.median, parse.max)
-                             : "");
+      if (first_per_op == 0) first_per_op = r.sched.median * 1000.0 / r.ops;
+      report_speed(kind, r, repeat, policy, first_per_op, json_out, report);
     }
   }
   return failures;
