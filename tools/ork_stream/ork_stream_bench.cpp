@@ -234,6 +234,57 @@ bool check_targets(const SourceResult* uring, double fio_gbps, std::string* text
   return ok;
 }
 
+// fio's sequential read of the file, once (none with --no-fio or without fio): appended to
+// fio. 0, or the exit code of a failure.
+int run_fio_once(const Args& a, uint64_t chunk, const char* when, std::vector<FioResult>& fio) {
+  if (a.no_fio) return 0;
+  auto f = run_fio(a.file, chunk, a.qd);
+  if (!f) return fail(f.error().message, 1);
+  if (!f->has_value()) return 0;
+  fio.push_back(**f);
+  if (!a.json) fmt::print("fio ({}): {:.3f} GB/s   {}\n", when, fio.back().gbps, fio.back().command);
+  return 0;
+}
+
+// Each source read cold, between a fio run before and one after: the disk drifts, and the
+// two bracket it. 0, or the exit code of a failure.
+int cold_pass(const Args& a, const BenchConfig& cfg, uint64_t chunk, const std::vector<SourceKind>& sources,
+              std::vector<SourceResult>& results, std::vector<FioResult>& fio) {
+  if (run_fio_once(a, chunk, "before", fio) != 0) return 1;
+  for (SourceKind k : sources) {
+    auto cold = run_cold(cfg, k);
+    if (!cold) return fail(fmt::format("{}: {}", source_name(k), cold.error().message), 1);
+    results.push_back({k, cold.value(), std::nullopt});
+    progress(a, fmt::format("cold {}: {:.3f} GB/s", source_name(k), cold->gbps()));
+  }
+  if (run_fio_once(a, chunk, "after", fio) != 0) return 1;
+  return 0;
+}
+
+// What the passes measured, for the report.
+struct Measured {
+  std::vector<SourceResult> results;
+  std::vector<FioResult> fio;
+  double fio_gbps = 0;
+  double compute_us = 0;  // per layer; 0: no compute pass
+  bool identical = true;  // every source gave the same bytes (checked by the compute pass)
+};
+
+void report(const Args& a, uint64_t file_bytes, const Measured& m, bool targets_ok, const std::string& target_text) {
+  if (a.json) {
+    nlohmann::json j = to_json(a, file_bytes, m.results, m.fio, m.identical);
+    j["fio_gbps"] = m.fio_gbps;
+    j["compute_us"] = m.compute_us;
+    j["targets_met"] = targets_ok;
+    std::puts(j.dump(2).c_str());
+    return;
+  }
+  print_cold(m.results, m.fio_gbps);
+  if (m.compute_us > 0) print_compute(m.results, m.compute_us);
+  fmt::print("\n{}bytes identical across sources: {}\n", target_text,
+             m.compute_us > 0 ? (m.identical ? "yes" : "NO") : "not checked (no compute pass)");
+}
+
 int run(Args& a) {
   auto sources = parse_sources(a.sources);
   if (!sources) return fail(sources.error().message, 2);
@@ -259,55 +310,25 @@ int run(Args& a) {
     fmt::print("file {}: {} in {} layers of {}\n", a.file, format_bytes(st->file_bytes),
                cfg.layers.size(), format_bytes(cfg.layers[0].length));
   }
-  std::vector<FioResult> fio;
-  auto run_fio_once = [&](const char* when) -> int {
-    if (a.no_fio) return 0;
-    auto f = run_fio(a.file, chunk.value(), a.qd);
-    if (!f) return fail(f.error().message, 1);
-    if (!f->has_value()) return 0;
-    fio.push_back(**f);
-    if (!a.json) fmt::print("fio ({}): {:.3f} GB/s   {}\n", when, fio.back().gbps, fio.back().command);
-    return 0;
-  };
-  if (run_fio_once("before") != 0) return 1;
-  std::vector<SourceResult> results;
-  for (SourceKind k : sources.value()) {
-    auto cold = run_cold(cfg, k);
-    if (!cold) return fail(fmt::format("{}: {}", source_name(k), cold.error().message), 1);
-    results.push_back({k, cold.value(), std::nullopt});
-    progress(a, fmt::format("cold {}: {:.3f} GB/s", source_name(k), cold->gbps()));
-  }
-  if (run_fio_once("after") != 0) return 1;
+  Measured m;
+  if (int rc = cold_pass(a, cfg, chunk.value(), sources.value(), m.results, m.fio); rc != 0) return rc;
   // The baseline is fio's better run: the disk (and the host cache behind it) drifts
   // during a run, and the stricter baseline keeps the ratio honest.
-  double fio_gbps = 0;
-  for (const auto& f : fio) fio_gbps = std::max(fio_gbps, f.gbps);
+  for (const auto& f : m.fio) m.fio_gbps = std::max(m.fio_gbps, f.gbps);
   const SourceResult* uring = nullptr;
-  for (const auto& r : results) if (r.source == SourceKind::kUring) uring = &r;
-  double compute_us = a.compute_us;
-  if (compute_us < 0) {
-    const SourceResult& ref = uring != nullptr ? *uring : results.front();
-    compute_us = ref.cold.seconds * 1e6 / double(cfg.layers.size());
+  for (const auto& r : m.results) if (r.source == SourceKind::kUring) uring = &r;
+  m.compute_us = a.compute_us;
+  if (m.compute_us < 0) {
+    const SourceResult& ref = uring != nullptr ? *uring : m.results.front();
+    m.compute_us = ref.cold.seconds * 1e6 / double(cfg.layers.size());
   }
-  cfg.compute_us = compute_us;
-  bool identical = true;
-  if (compute_us > 0)
-    if (int rc = compute_pass(a, cfg, results, &identical); rc != 0) return rc;
+  cfg.compute_us = m.compute_us;
+  if (m.compute_us > 0)
+    if (int rc = compute_pass(a, cfg, m.results, &m.identical); rc != 0) return rc;
   std::string target_text;
-  const bool targets_ok = check_targets(uring, fio_gbps, &target_text);
-  if (a.json) {
-    nlohmann::json j = to_json(a, st->file_bytes, results, fio, identical);
-    j["fio_gbps"] = fio_gbps;
-    j["compute_us"] = compute_us;
-    j["targets_met"] = targets_ok;
-    std::puts(j.dump(2).c_str());
-  } else {
-    print_cold(results, fio_gbps);
-    if (compute_us > 0) print_compute(results, compute_us);
-    fmt::print("\n{}bytes identical across sources: {}\n", target_text,
-               compute_us > 0 ? (identical ? "yes" : "NO") : "not checked (no compute pass)");
-  }
-  if (!identical) return 1;
+  const bool targets_ok = check_targets(uring, m.fio_gbps, &target_text);
+  report(a, st->file_bytes, m, targets_ok, target_text);
+  if (!m.identical) return 1;
   return a.check && !targets_ok ? 1 : 0;
 }
 
