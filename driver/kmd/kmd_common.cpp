@@ -45,6 +45,27 @@ Result<DrmVersion> query_drm_version(Os& os, int fd, const std::string& node) {
   return out;
 }
 
+Result<OpenedNode> open_drm_node(Os& os, const std::string& node, KmdKind kind) {
+  auto fd = open_node(os, node);
+  if (!fd) return fd.error();
+  auto version = query_drm_version(os, fd->get(), node);
+  if (!version) return version.error();
+  const std::string want = kmd_kind_name(kind);
+  if (version->name != want) {
+    return make_error(-ENODEV, fmt::format("{} is DRM driver '{}', not '{}'", node, version->name, want));
+  }
+  // Neither uAPI is asked for a core count here: 3 is the RK3588 fact, ORK_CORES may lower it.
+  auto cores = core_count(3);
+  if (!cores) return cores.error();
+  DeviceInfo info;
+  info.kind = kind;
+  info.node = node;
+  info.driver_name = version->name;
+  info.cores = *cores;
+  info.emulated = is_emulated(*version);
+  return OpenedNode{std::move(fd.value()), std::move(info), std::move(version.value())};
+}
+
 bool is_emulated(const DrmVersion& version) {
   return version.desc.find("[ork-emu]") != std::string::npos;
 }
@@ -232,6 +253,14 @@ Status dmabuf_sync(Os& os, const Bo& bo, bool start, bool write) {
     return make_error(rc, fmt::format("DMA_BUF_IOCTL_SYNC ({} {}) of handle {} failed: {}", start ? "start" : "end",
                                       write ? "write" : "read", bo.handle(), errno_text(rc)));
   return Status::success();
+}
+
+void DrmKmd::release_mapping(Bo& bo) noexcept {
+  if (int rc = os_.munmap(bo.map(), bo.size())) {
+    debug_log("kmd", "{}: munmap of handle {} failed: {}", kmd_kind_name(info_.kind), bo.handle(), errno_text(rc));
+  }
+  close_dmabuf(os_, bo);
+  drop_handle(bo.handle());
 }
 
 void close_dmabuf(Os& os, const Bo& bo) noexcept {

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "driver/common/errno_text.h"
@@ -46,6 +47,16 @@ Result<DrmVersion> query_drm_version(Os& os, int fd, const std::string& node);
 // visible through the LD_PRELOAD shim as well.
 bool is_emulated(const DrmVersion& version);
 
+// A device node opened for one backend: its DRM driver name checked against the backend's
+// ("rknpu", "rocket"; -ENODEV otherwise), the core count read (core_count) and the parts of
+// DeviceInfo both backends fill alike; the version is kept for the backend's own fields.
+struct OpenedNode {
+  UniqueFd fd;
+  DeviceInfo info;
+  DrmVersion version;
+};
+Result<OpenedNode> open_drm_node(Os& os, const std::string& node, KmdKind kind);
+
 // RK3588 has 3 cores (VND rknpu_drv.c). ORK_CORES=1..3 lowers the count; another value is an
 // error that names the variable.
 Result<int> core_count(int hardware_cores);
@@ -66,6 +77,33 @@ Result<int> export_bo(Os& os, int drm_fd, Bo& bo);
 Status dmabuf_sync(Os& os, const Bo& bo, bool start, bool write);
 // The common part of bo_release for a shared BO: its own dma-buf fd.
 void close_dmabuf(Os& os, const Bo& bo) noexcept;  // "ETIMEDOUT: Connection timed out"
+
+// What both backends are: a DRM file of an Os. It holds the node's fd and the device's
+// info, and answers the parts of Kmd that the DRM core provides alike on both uAPIs
+// (dma-buf sharing through PRIME, the node's fd).
+class DrmKmd : public Kmd {
+ public:
+  DrmKmd(Os& os, UniqueFd fd, DeviceInfo info) : os_(os), fd_(std::move(fd)), info_(std::move(info)) {}
+
+  const DeviceInfo& info() const override { return info_; }
+  int node_fd() const override { return fd_.get(); }
+  Result<int> bo_export(Bo& bo) override { return export_bo(os_, fd_.get(), bo); }
+  Result<std::unique_ptr<Bo>> bo_import(int fd, size_t bytes) override {
+    return import_dmabuf(os_, fd_.get(), fd, bytes);
+  }
+  Status dmabuf_sync(const Bo& bo, bool start, bool write) override {
+    return driver::dmabuf_sync(os_, bo, start, write);
+  }
+
+ protected:
+  // The first part of bo_release on both uAPIs: the CPU mapping, the BO's own dma-buf fd and
+  // the handle's bookkeeping go; the caller then frees the handle its uAPI's way.
+  void release_mapping(Bo& bo) noexcept;
+
+  Os& os_;
+  UniqueFd fd_;
+  DeviceInfo info_;
+};
 
 inline int64_t elapsed_ns(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -

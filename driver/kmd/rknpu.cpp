@@ -70,11 +70,7 @@ Result<std::unique_ptr<Bo>> RknpuKmd::bo_create(size_t bytes, BoUsage usage) {
 }
 
 void RknpuKmd::bo_release(Bo& bo) noexcept {
-  if (int rc = os_.munmap(bo.map(), bo.size())) {
-    debug_log("kmd", "rknpu: munmap of handle {} failed: {}", bo.handle(), errno_text(rc));
-  }
-  close_dmabuf(os_, bo);
-  drop_handle(bo.handle());
+  release_mapping(bo);
   // An import has no rknpu object of ours (no obj_addr): the DRM core's GEM_CLOSE frees it.
   if (bo.imported()) {
     gem_close(os_, fd_.get(), bo.handle());
@@ -122,23 +118,9 @@ Status RknpuKmd::reset() {
 namespace ork::driver {
 
 Result<std::unique_ptr<Kmd>> open_rknpu(Os& os, const std::string& node) {
-  auto fd = open_node(os, node);
-  if (!fd) return fd.error();
-  auto version = query_drm_version(os, fd->get(), node);
-  if (!version) return version.error();
-  if (version->name != "rknpu") {
-    return make_error(-ENODEV,
-                      fmt::format("{} is DRM driver '{}', not 'rknpu'", node, version->name));
-  }
-  auto cores = core_count(3);
-  if (!cores) return cores.error();
-  DeviceInfo info;
-  info.kind = KmdKind::rknpu;
-  info.node = node;
-  info.driver_name = version->name;
-  info.cores = *cores;
-  info.emulated = is_emulated(*version);
-  auto kmd = std::make_unique<rknpu::RknpuKmd>(os, std::move(fd.value()), info);
+  auto opened = open_drm_node(os, node, KmdKind::rknpu);
+  if (!opened) return opened.error();
+  auto kmd = std::make_unique<rknpu::RknpuKmd>(os, std::move(opened->fd), std::move(opened->info));
   if (Status st = kmd->query_versions(); !st) return st.error();
   return std::unique_ptr<Kmd>(std::move(kmd));
 }

@@ -32,25 +32,15 @@ struct RknpuPending final : PendingJob {
   std::optional<Result<SubmitResult>> outcome;
 };
 
-class RknpuKmd final : public Kmd {
+class RknpuKmd final : public DrmKmd {
  public:
-  RknpuKmd(Os& os, UniqueFd fd, DeviceInfo info)
-      : os_(os), fd_(std::move(fd)), info_(std::move(info)) {}
+  RknpuKmd(Os& os, UniqueFd fd, DeviceInfo info) : DrmKmd(os, std::move(fd), std::move(info)) {}
   ~RknpuKmd() override { task_bo_.reset(); }  // before fd_ closes
 
-  const DeviceInfo& info() const override { return info_; }
   Result<std::unique_ptr<Bo>> bo_create(size_t bytes, BoUsage usage) override;
   Status bo_sync(const Bo& bo, SyncDir dir) override;
   Result<SubmitResult> submit(const SubmitDesc& desc) override;
-  Result<int> bo_export(Bo& bo) override { return export_bo(os_, fd_.get(), bo); }
-  Result<std::unique_ptr<Bo>> bo_import(int fd, size_t bytes) override {
-    return import_dmabuf(os_, fd_.get(), fd, bytes);
-  }
-  Status dmabuf_sync(const Bo& bo, bool start, bool write) override {
-    return driver::dmabuf_sync(os_, bo, start, write);
-  }
   Status reset() override;
-  int node_fd() const override { return fd_.get(); }
   Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) override;
   Result<SubmitResult> wait(PendingJob& job, int64_t timeout_ms) override;
   AsyncMode async_mode() const override { return fences_ ? AsyncMode::fence : AsyncMode::blocking; }
@@ -72,9 +62,6 @@ class RknpuKmd final : public Kmd {
   Status kick_async(RknpuPending& job, const std::vector<Kick>& kicks);
   void destroy_handle(uint32_t handle, uint64_t obj_addr) noexcept;
 
-  Os& os_;
-  UniqueFd fd_;
-  DeviceInfo info_;
   std::unique_ptr<Bo> task_bo_;  // grows; holds the rknpu_task array of every blocking submit
   std::vector<std::unique_ptr<Bo>> spare_tasks_;  // task arrays of finished async jobs
   // false once FENCE_OUT was refused (a kernel without CONFIG_ROCKCHIP_RKNPU_FENCE: the

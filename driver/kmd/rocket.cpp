@@ -37,25 +37,15 @@ struct RocketPending final : PendingJob {
   int64_t deadline_ns = 0;  // CLOCK_MONOTONIC, absolute (PREP_BO's timeout_ns)
 };
 
-class RocketKmd final : public Kmd {
+class RocketKmd final : public DrmKmd {
  public:
-  RocketKmd(Os& os, UniqueFd fd, DeviceInfo info)
-      : os_(os), fd_(std::move(fd)), info_(std::move(info)) {}
+  RocketKmd(Os& os, UniqueFd fd, DeviceInfo info) : DrmKmd(os, std::move(fd), std::move(info)) {}
 
-  const DeviceInfo& info() const override { return info_; }
   Result<std::unique_ptr<Bo>> bo_create(size_t bytes, BoUsage usage) override;
   Status bo_sync(const Bo& bo, SyncDir dir) override;
   Result<SubmitResult> submit(const SubmitDesc& desc) override;
-  Result<int> bo_export(Bo& bo) override { return export_bo(os_, fd_.get(), bo); }
-  Result<std::unique_ptr<Bo>> bo_import(int fd, size_t bytes) override {
-    return import_dmabuf(os_, fd_.get(), fd, bytes);
-  }
-  Status dmabuf_sync(const Bo& bo, bool start, bool write) override {
-    return driver::dmabuf_sync(os_, bo, start, write);
-  }
   // rocket has no reset ioctl: its kernel resets a core when a job times out (500 ms).
   Status reset() override { return Status::success(); }
-  int node_fd() const override { return fd_.get(); }
   Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) override;
   Result<SubmitResult> wait(PendingJob& job, int64_t timeout_ms) override;
   AsyncMode async_mode() const override { return AsyncMode::prep_bo; }
@@ -65,21 +55,11 @@ class RocketKmd final : public Kmd {
 
  private:
   int prep_bo(uint32_t handle, int64_t deadline_ns);
-  void close_handle(uint32_t handle) noexcept;
 
-  Os& os_;
-  UniqueFd fd_;
-  DeviceInfo info_;
   // The last job timed out (so the kernel reset its core): a second timeout in a row means
   // the reset did not bring the core back, and the message says so.
   bool timed_out_before_ = false;
 };
-
-void RocketKmd::close_handle(uint32_t handle) noexcept {
-  drm_gem_close args{.handle = handle, .pad = 0};
-  int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_GEM_CLOSE, &args);
-  if (rc) debug_log("kmd", "rocket: GEM_CLOSE of handle {} failed: {}", handle, errno_text(rc));
-}
 
 Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
   (void)usage;  // rocket BOs are all alike (shmem pages in the file's IOMMU domain)
@@ -97,7 +77,7 @@ Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
   }
   size_t size = (bytes + 4095) & ~size_t{4095};  // the kernel maps whole pages
   if (args.dma_address + size > (1ull << 32)) {
-    close_handle(args.handle);
+    gem_close(os_, fd_.get(), args.handle);
     return make_error(-ENOMEM, fmt::format("ROCKET_CREATE_BO gave IOVA 0x{:x}: not below 4 GiB",
                                            args.dma_address));
   }
@@ -105,7 +85,7 @@ Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
   void* cpu = os_.mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(),
                        static_cast<off_t>(args.offset), &err);
   if (!cpu) {
-    close_handle(args.handle);
+    gem_close(os_, fd_.get(), args.handle);
     return make_error(err, fmt::format("mmap of a {}-byte rocket BO failed: {}", size, errno_text(err)));
   }
   note_handle(args.handle);
@@ -114,12 +94,8 @@ Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
 }
 
 void RocketKmd::bo_release(Bo& bo) noexcept {
-  if (int rc = os_.munmap(bo.map(), bo.size())) {
-    debug_log("kmd", "rocket: munmap of handle {} failed: {}", bo.handle(), errno_text(rc));
-  }
-  close_dmabuf(os_, bo);
-  drop_handle(bo.handle());
-  close_handle(bo.handle());
+  release_mapping(bo);
+  gem_close(os_, fd_.get(), bo.handle());  // every rocket BO is a GEM handle
 }
 
 int RocketKmd::prep_bo(uint32_t handle, int64_t deadline_ns) {
@@ -235,26 +211,13 @@ Result<SubmitResult> RocketKmd::wait(PendingJob& pending, int64_t timeout_ms) {
 }  // namespace
 
 Result<std::unique_ptr<Kmd>> open_rocket(Os& os, const std::string& node) {
-  auto fd = open_node(os, node);
-  if (!fd) return fd.error();
-  auto version = query_drm_version(os, fd->get(), node);
-  if (!version) return version.error();
-  if (version->name != "rocket") {
-    return make_error(-ENODEV,
-                      fmt::format("{} is DRM driver '{}', not 'rocket'", node, version->name));
-  }
-  // The rocket uAPI has no core-count or hardware-version query: 3 cores is the RK3588 fact.
-  auto cores = core_count(3);
-  if (!cores) return cores.error();
-  DeviceInfo info;
-  info.kind = KmdKind::rocket;
-  info.node = node;
-  info.driver_name = version->name;
-  info.driver_version = fmt::format("{}.{}.{}", version->major, version->minor, version->patch);
-  info.hw_version = 0;
-  info.cores = *cores;
-  info.emulated = is_emulated(*version);
-  return std::unique_ptr<Kmd>(std::make_unique<RocketKmd>(os, std::move(fd.value()), info));
+  auto opened = open_drm_node(os, node, KmdKind::rocket);
+  if (!opened) return opened.error();
+  // The rocket uAPI has no hardware-version query: the version is the DRM driver's.
+  const DrmVersion& v = opened->version;
+  opened->info.driver_version = fmt::format("{}.{}.{}", v.major, v.minor, v.patch);
+  opened->info.hw_version = 0;
+  return std::unique_ptr<Kmd>(std::make_unique<RocketKmd>(os, std::move(opened->fd), std::move(opened->info)));
 }
 
 }  // namespace ork::driver
