@@ -13,9 +13,8 @@ namespace {
 
 namespace R = ork::regs;
 
-// Precision codes (contract section 2): int8 0, fp16 2 (MTX npu_hw.h); int4 6 (ORK
-// regcmd_i4.h capture: 0x100c = 0x360, i.e. IN = PROC = 6; rocket-userspace npu_hw.h).
-constexpr uint32_t kPrecInt8 = 0, kPrecFp16 = 2, kPrecInt4 = 6;
+// Precision codes (driver/regs/matmul_fixed.h, contract section 2).
+constexpr uint32_t kPrecInt8 = R::kPrecisionInt8, kPrecFp16 = R::kPrecisionFp16, kPrecInt4 = R::kPrecisionInt4;
 // DPU OUT_PRECISION: int32 4, fp32 5 (MTX); fp16 2 with FP32TOFP16_EN (MTX gen_matmul_fp16,
 // contract section 2); int16 1 (int4 capture 0x4010 = 0x38000006: OUT 31:29 = 1).
 constexpr uint32_t kOutInt16 = R::kOutPrecisionInt16, kOutFp16 = R::kOutPrecisionFp16,

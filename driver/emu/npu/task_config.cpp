@@ -13,9 +13,9 @@ namespace {
 
 namespace R = ork::regs;
 
-// Precision codes (MTX npu_hw.h; int4 from ORK regcmd_i4.h) and the DPU OUT_PRECISION
-// each dtype writes (contract section 2; int16 = 1 from the int4 capture 0x4010 = 0x38000006).
-constexpr uint32_t kPrecInt8 = 0, kPrecFp16 = 2, kPrecInt4 = 6;
+// Precision codes and the DPU OUT_PRECISION each dtype writes (driver/regs/matmul_fixed.h;
+// contract section 2).
+constexpr uint32_t kPrecInt8 = R::kPrecisionInt8, kPrecFp16 = R::kPrecisionFp16, kPrecInt4 = R::kPrecisionInt4;
 constexpr uint32_t kOutInt16 = R::kOutPrecisionInt16, kOutFp16 = R::kOutPrecisionFp16,
                    kOutInt32 = R::kOutPrecisionInt32, kOutFp32 = R::kOutPrecisionFp32;
 
