@@ -14,6 +14,7 @@
 #include "lib/ref/oracle.h"
 #include "lib/ref/random.h"
 #include "ork/ork.h"
+#include "tests/support/device_names.h"
 
 namespace {
 
@@ -276,11 +277,6 @@ TEST_P(Async, Fp16JobAndBatch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, Async, ::testing::Values("cpu", "emu-rknpu", "emu-rocket"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (char& ch : s)
-                             if (ch == '-') ch = '_';
-                           return s;
-                         });
+                         [](const auto& info) { return ork::testing::device_test_name(info.param); });
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "lib/ref/oracle.h"
 #include "lib/ref/random.h"
 #include "ork/ork.h"
+#include "tests/support/device_names.h"
 
 namespace {
 
@@ -80,11 +81,6 @@ TEST_P(Threads, FourThreadsOneDeviceEveryCellExact) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Threads, ::testing::Values("emu", "emu-rocket", "cpu"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (char& ch : s)
-                             if (ch == '-') ch = '_';
-                           return s;
-                         });
+                         [](const auto& info) { return ork::testing::device_test_name(info.param); });
 
 }  // namespace

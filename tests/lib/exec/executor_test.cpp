@@ -13,6 +13,7 @@
 #include "lib/exec/executor.h"
 #include "lib/exec/synthetic.h"
 #include "tests/lib/exec/exec_util.h"
+#include "tests/support/device_names.h"
 
 namespace ork::exec {
 namespace {
@@ -26,10 +27,8 @@ struct Case {
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) {
-  std::string d = i.param.device;
-  for (auto& c : d)
-    if (c == '-') c = '_';
-  return d + "_" + order_name(i.param.order) + "_m" + std::to_string(i.param.m) + "_" + dtype_key(i.param.dtype) +
+  return ork::testing::device_test_name(i.param.device) + "_" + order_name(i.param.order) + "_m" +
+         std::to_string(i.param.m) + "_" + dtype_key(i.param.dtype) +
          (i.param.inflight == 2 ? "" : "_inflight" + std::to_string(i.param.inflight));
 }
 
