@@ -74,7 +74,9 @@ TEST_P(ExecutorBitExact, EveryMatmulOutputEqualsTheReference) {
   EXPECT_LE(out->stats.peak_bytes, o.budget_bytes);
   // One at a time on cpu, in the sequential order and when asked; never more than asked.
   const bool one = (*dev)->kmd == nullptr || c.order == Order::sequential || c.inflight == 1;
-  if (one) EXPECT_EQ(out->stats.max_inflight, 1);
+  if (one) {
+    EXPECT_EQ(out->stats.max_inflight, 1);
+  }
   EXPECT_LE(out->stats.max_inflight, c.inflight);
   // Every tensor read by every token, except those pinned (int4's smaller layers leave room
   // beside two streaming layers: docs/execution.md "The plan").
