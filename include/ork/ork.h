@@ -33,7 +33,7 @@ extern "C" {
 #define ORK_API
 #endif
 
-#define ORK_API_VERSION 3
+#define ORK_API_VERSION 4
 
 typedef enum ork_status {
   ORK_OK = 0,
@@ -177,6 +177,9 @@ typedef struct ork_qmatmul_options {
   int32_t activation_bits; /* 8 or 4; 0 = 8. 4 needs 4-bit weights (w4a4) */
   int32_t per_row;         /* 1 = one activation scale per row of A; 0 = one per tensor */
   int32_t cores;           /* 1..3 NPU cores; 0 = all the device has */
+  /* Since API version 4 (older callers pass a smaller struct_size and get NULL): */
+  ork_stats* stats;        /* filled with this call's figures, summed over its K-groups'
+                              matmuls (see ork_stats; calls = 1); NULL = none */
 } ork_qmatmul_options;
 
 /* Quantises K x N row-major fp32 weights (finite; else the first bad [k][n] is named) and
@@ -259,6 +262,10 @@ typedef struct ork_stats {
   uint64_t submits;             /* submit ioctls */
   uint64_t device_unknown_calls; /* calls whose device time the kernel does not report */
   uint64_t context_evictions;   /* contexts dropped by the cache's byte bound */
+  /* Since API version 4: */
+  uint64_t emulator_ns;         /* emulator: host ns its NPU model spent executing the jobs (the
+                                   arithmetic, on this CPU); 0 elsewhere. With ORK_EMU_TIMING=
+                                   fast, wall_ns - emulator_ns is the library's own host cost */
 } ork_stats;
 
 ORK_API ork_status ork_device_memory(ork_device* device, ork_memory_info* info);

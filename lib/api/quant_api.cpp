@@ -155,6 +155,8 @@ ORK_API ork_status ork_qmatmul(ork_device* device, const ork_qweights* weights, 
     if (auto s = check_dim(fn, "M", m); s != ORK_OK) return s;
     ork_qmatmul_options o;
     if (auto s = read_options(fn, options, &o); s != ORK_OK) return s;
+    if (o.stats != nullptr)
+      if (auto s = ork::api::check_out_struct(o.stats->struct_size, "ork_qmatmul: options.stats"); s != ORK_OK) return s;
     auto bits = bits_of("activation_bits", o.activation_bits);
     if (!bits) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: {}", fn, bits.error().message));
     if (o.per_row != 0 && o.per_row != 1)
@@ -176,7 +178,7 @@ ORK_API ork_status ork_qmatmul(ork_device* device, const ork_qweights* weights, 
     if (!device->kmd)
       meter.host_device_ns =
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    return meter.finish(nullptr);
+    return meter.finish(o.stats);
   });
 }
 

@@ -41,7 +41,7 @@ class CallMeter {
  private:
   ork_device& device_;
   int64_t t0_ns_ = 0;
-  uint64_t cache_hits0_ = 0, cache_misses0_ = 0, evictions0_ = 0;
+  uint64_t cache_hits0_ = 0, cache_misses0_ = 0, evictions0_ = 0, chain_ns0_ = 0;
 };
 
 // Checks an output struct's struct_size (named `what` in the message: "ork_matmul:

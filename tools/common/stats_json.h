@@ -25,7 +25,8 @@ inline nlohmann::json stats_json(const ork_stats& s) {
           {"plan_ns", s.plan_ns},
           {"submits", s.submits},
           {"device_unknown_calls", s.device_unknown_calls},
-          {"context_evictions", s.context_evictions}};
+          {"context_evictions", s.context_evictions},
+          {"emulator_ns", s.emulator_ns}};
 }
 
 inline nlohmann::json memory_json(const ork_memory_info& m) {

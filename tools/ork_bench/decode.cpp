@@ -5,8 +5,10 @@
 // loop and the 7-weight loop (layer 0's weights, repeated to the same call count), the order
 // alternating, and takes from the device's statistics (ork_device_get_stats) the device
 // time of each loop: host time per call = (wall - device) / calls. Devices: emu (the
-// emulator computing, ORK_EMU_TIMING as set: fast by default), emu-zero-time (a PC that does
-// no work: what is left is the host's own cost), cpu. Every weight's first result is checked
+// emulator computing, ORK_EMU_TIMING as set: fast by default; there the device's time is
+// the emulator's own arithmetic, ork_stats.emulator_ns, since fast mode does not let the
+// modelled board time elapse; in timed mode it is the modelled time, device_ns),
+// emu-zero-time (a PC that does no work: what is left is the host's own cost), cpu. Every weight's first result is checked
 // against the oracle (not on emu-zero-time, which computes nothing).
 #include "tools/ork_bench/decode.h"
 
@@ -15,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -144,8 +147,24 @@ class Model {
   std::vector<int32_t> c_;
 };
 
+std::string timing_of(const std::string& device) {
+  if (device == "emu-zero-time") return "zero-time";
+  if (device.starts_with("emu")) {
+    const char* t = std::getenv("ORK_EMU_TIMING");
+    return t && *t ? t : "fast";
+  }
+  return "";
+}
+
+// The device's time in a loop's statistics: the emulator's arithmetic when it computes in
+// fast mode (the modelled board time does not elapse there), else the reported device time.
+double device_ns_of(const ork_stats& s, bool emulator_fast) {
+  return static_cast<double>(emulator_fast ? s.emulator_ns : s.device_ns);
+}
+
 // One loop over `order`: wall and host us per call (host = wall - device, from the stats).
-bool timed_loop(ork_device* d, Model& model, const std::vector<size_t>& order, double* wall_us, double* host_us) {
+bool timed_loop(ork_device* d, Model& model, const std::vector<size_t>& order, bool emulator_fast, double* wall_us,
+                double* host_us) {
   const ork_stats before = read_stats(d);
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t i : order)
@@ -153,7 +172,7 @@ bool timed_loop(ork_device* d, Model& model, const std::vector<size_t>& order, d
   const double wall_ns = static_cast<double>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
   const ork_stats after = read_stats(d);
-  const double device_ns = static_cast<double>(after.device_ns - before.device_ns);
+  const double device_ns = device_ns_of(after, emulator_fast) - device_ns_of(before, emulator_fast);
   const double calls = static_cast<double>(order.size());
   *wall_us = wall_ns / calls / 1e3;
   *host_us = (wall_ns - device_ns) / calls / 1e3;
@@ -182,10 +201,13 @@ DeviceRun run_device(const std::string& name, const DecodeArgs& a) {
   std::vector<size_t> all(model.size()), layer0(model.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i, layer0[i] = i % 7;  // layer 0, same call count
   ork_device_reset_stats(dev.get());
+  const bool emulator_fast = timing_of(name) == "fast";
   for (int round = 0; round < a.rounds; ++round) {
     double w7, h7, wa, ha;
-    const bool ok = round % 2 == 0 ? timed_loop(dev.get(), model, layer0, &w7, &h7) && timed_loop(dev.get(), model, all, &wa, &ha)
-                                   : timed_loop(dev.get(), model, all, &wa, &ha) && timed_loop(dev.get(), model, layer0, &w7, &h7);
+    const bool f = emulator_fast;
+    const bool ok = round % 2 == 0
+                        ? timed_loop(dev.get(), model, layer0, f, &w7, &h7) && timed_loop(dev.get(), model, all, f, &wa, &ha)
+                        : timed_loop(dev.get(), model, all, f, &wa, &ha) && timed_loop(dev.get(), model, layer0, f, &w7, &h7);
     if (!ok) {
       r.error = ork_last_error();
       return r;
@@ -196,15 +218,6 @@ DeviceRun run_device(const std::string& name, const DecodeArgs& a) {
   r.memory.struct_size = sizeof r.memory;
   ork_device_memory(dev.get(), &r.memory);
   return r;
-}
-
-std::string timing_of(const std::string& device) {
-  if (device == "emu-zero-time") return "zero-time";
-  if (device.starts_with("emu")) {
-    const char* t = std::getenv("ORK_EMU_TIMING");
-    return t && *t ? t : "fast";
-  }
-  return "";
 }
 
 // The command line and the memory the weights need: -1 to go on, else the exit code.

@@ -100,6 +100,9 @@ struct KernelStats {
   uint64_t submits = 0;                        // SUBMIT ioctls that reached the NPU
   std::array<uint64_t, kMaxCores> pc_kicks{};  // run_chain calls per core
   std::array<uint64_t, kMaxCores> tasks_done{};
+  // Host wall ns spent running chains (the emulated NPU's own arithmetic, on this CPU): what
+  // a caller subtracts to see the library's host cost when the emulator computes (fast mode).
+  uint64_t chain_ns = 0;
   std::array<uint64_t, kMaxCores> resets{};       // soft resets (timeouts, ACT_RESET)
   std::array<uint64_t, kMaxCores> rocket_jobs{};  // rocket jobs run per core
   uint64_t rocket_jobs_dropped = 0;               // bad jobs dropped with ioctl 0 (rocket quirk)

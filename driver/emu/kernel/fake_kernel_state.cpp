@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "driver/regcmd/regcmd.h"
@@ -216,7 +217,10 @@ ChainResult KernelState::run_chain(const DeviceMemory& mem, int core, uint64_t i
   } else if (rule == JobFault::stray) {
     result = run_with_stray_output(mem, iova, entries, execute);
   } else {
+    const auto t0 = std::chrono::steady_clock::now();
     result = execute();
+    stats.chain_ns += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
   }
   stats.tasks_done[static_cast<size_t>(core)] += result.tasks_done;
   return result;

@@ -16,6 +16,9 @@ void header_abi_c(struct HeaderAbi* out) {
   out->stats_size = sizeof(ork_stats);
   out->stats_calls_offset = offsetof(ork_stats, calls);
   out->stats_evictions_offset = offsetof(ork_stats, context_evictions);
+  out->stats_emulator_offset = offsetof(ork_stats, emulator_ns);
+  out->qmatmul_options_size = sizeof(ork_qmatmul_options);
+  out->qmatmul_stats_offset = offsetof(ork_qmatmul_options, stats);
   out->memory_size = sizeof(ork_memory_info);
   out->memory_largest_offset = offsetof(ork_memory_info, largest_allocation_bytes);
   out->status_size = sizeof(ork_status);

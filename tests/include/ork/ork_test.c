@@ -14,7 +14,7 @@ static void test_c_and_cpp_agree(void** state) {
   struct HeaderAbi c, cpp;
   header_abi_c(&c);
   header_abi_cpp(&cpp);
-  assert_int_equal(c.api_version, 3);
+  assert_int_equal(c.api_version, 4);
   assert_int_equal(cpp.api_version, c.api_version);
   /* 16 + 16 + 64 + 32 chars, then hw_version, cores, emulated: 128 + 3 * 4 bytes. */
   assert_int_equal(c.info_size, 140);
@@ -25,8 +25,16 @@ static void test_c_and_cpp_agree(void** state) {
   assert_int_equal(c.options_mc_cap_offset, 8);
   assert_int_equal(c.options_core_mask_offset, 20);
   assert_int_equal(c.options_stats_offset, 24);
-  /* struct_size + reserved, then 17 uint64 counters; memory: header + 8 uint64 figures. */
-  assert_int_equal(c.stats_size, 144);
+  /* struct_size + reserved, then 18 uint64 counters (emulator_ns appended in API 4);
+   * memory: header + 8 uint64 figures. */
+  assert_int_equal(c.stats_size, 152);
+  assert_int_equal(c.stats_emulator_offset, 144);
+  /* struct_size, activation_bits, per_row, cores (16 bytes, API 1), then the stats pointer. */
+  assert_int_equal(c.qmatmul_options_size, 24);
+  assert_int_equal(c.qmatmul_stats_offset, 16);
+  assert_int_equal(cpp.stats_emulator_offset, c.stats_emulator_offset);
+  assert_int_equal(cpp.qmatmul_options_size, c.qmatmul_options_size);
+  assert_int_equal(cpp.qmatmul_stats_offset, c.qmatmul_stats_offset);
   assert_int_equal(c.stats_calls_offset, 8);
   assert_int_equal(c.stats_evictions_offset, 136);
   assert_int_equal(c.memory_size, 72);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <memory>
 #include <string>
@@ -188,6 +189,55 @@ TEST_P(QuantCapi, StatsCountEveryCall) {
     }
     ork_qweights_destroy(q);
   }
+}
+
+// options.stats (API version 4): each call's figures, which add up to the device's totals;
+// a bad struct_size is refused by name before any work, and an older caller's smaller
+// options struct (no stats field) still runs.
+TEST_P(QuantCapi, PerCallStatsAddUpToTheTotals) {
+  const std::string name = GetParam();
+  ork_qweights* q = create(4, 32);  // two K-groups: two matmuls inside one call
+  ASSERT_NE(q, nullptr);
+  ASSERT_EQ(ork_device_reset_stats(dev_), ORK_OK);
+  const auto a = random_matrix(2, 64, 9);
+  std::vector<float> c(2 * 32);
+  ork_stats one[2] = {};
+  for (ork_stats& s : one) {
+    s.struct_size = sizeof s;
+    ork_qmatmul_options o{sizeof(o), 8, 0, 0, &s};
+    ASSERT_EQ(ork_qmatmul(dev_, q, a.data(), 2, c.data(), &o), ORK_OK) << ork_last_error();
+    EXPECT_EQ(s.struct_size, sizeof s);
+    EXPECT_EQ(s.calls, 1u);
+    EXPECT_GT(s.wall_ns, 0u);
+  }
+  ork_stats bad{};
+  ork_qmatmul_options o{sizeof(o), 8, 0, 0, &bad};
+  EXPECT_EQ(ork_qmatmul(dev_, q, a.data(), 2, c.data(), &o), ORK_E_INVALID_ARGUMENT);
+  EXPECT_STREQ(ork_last_error(), "ork_qmatmul: options.stats.struct_size is 0: set it to the struct's sizeof");
+  o.struct_size = offsetof(ork_qmatmul_options, stats);  // an API version 3 caller
+  EXPECT_EQ(ork_qmatmul(dev_, q, a.data(), 2, c.data(), &o), ORK_OK) << ork_last_error();
+  ork_stats total{};
+  total.struct_size = sizeof total;
+  ASSERT_EQ(ork_device_get_stats(dev_, &total), ORK_OK);
+  EXPECT_EQ(total.calls, 3u);  // the refused call counts nothing
+  if (name == "cpu") {
+    EXPECT_EQ(one[0].submits, 0u);
+    EXPECT_GT(one[0].device_ns, 0u);
+  } else {
+    EXPECT_EQ(one[0].context_builds, 1u);
+    EXPECT_EQ(one[1].context_builds, 0u);
+    EXPECT_EQ(one[1].context_hits, 1u);
+    EXPECT_GE(one[0].submits, 1u);  // the K-groups go as K-slices of one job
+    EXPECT_EQ(one[0].submits, one[1].submits);
+    EXPECT_EQ(one[0].bytes_to_device, one[1].bytes_to_device);
+    EXPECT_GT(one[0].bytes_to_device, 0u);
+    EXPECT_EQ(total.submits, 3 * one[0].submits);
+    EXPECT_EQ(total.bytes_from_device, 3 * one[0].bytes_from_device);
+    EXPECT_EQ(one[0].device_unknown_calls, name == "emu-rocket" ? 1u : 0u);
+    if (name != "emu-rocket") EXPECT_GT(one[0].device_ns, 0u);
+  }
+  EXPECT_GE(total.wall_ns, one[0].wall_ns + one[1].wall_ns);
+  ork_qweights_destroy(q);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, QuantCapi, ::testing::Values("emu-rknpu", "emu-rocket", "cpu"));

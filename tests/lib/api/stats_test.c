@@ -69,7 +69,11 @@ static void test_counts_after_calls_and_reset(void** state) {
       assert_int_equal(s.context_builds, 0); /* no device contexts, no transfers */
       assert_int_equal(s.bytes_to_device, 0);
       assert_true(s.device_ns > 0); /* the reference multiply */
+      assert_int_equal(s.emulator_ns, 0);
     } else {
+      /* The emulator's own arithmetic ran inside the calls (fast mode: in the submit). */
+      assert_true(s.emulator_ns > 0);
+      assert_true(s.emulator_ns < s.wall_ns);
       assert_int_equal(s.context_builds, 1); /* one (weights, M, mask) */
       assert_int_equal(s.context_hits, 4);
       assert_true(s.bytes_to_device >= 5 * 4096); /* the feature BO, page-rounded, each call */
