@@ -21,7 +21,8 @@ struct FreeDeleter {
 };
 
 // One aligned read at offset 0: some file systems (overlay, FUSE) accept O_DIRECT at open
-// and refuse it with EINVAL at the first read (moby #12170, seastar #3518).
+// and refuse it with EINVAL at the first read (moby/moby#12170,
+// scylladb/seastar#3518).
 int probe_direct_read(FileOs& os, int fd, uint32_t align) {
   std::unique_ptr<void, FreeDeleter> buf(std::aligned_alloc(align, align));
   if (!buf) return -ENOMEM;

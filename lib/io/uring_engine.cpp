@@ -163,7 +163,7 @@ Status UringEngine::handle_completion(size_t index, int res, const ReadPlan& pla
 }
 
 // Waits for one CQE; EINTR retried, a 100 ms timeout returns -ETIME so the caller can look
-// at the cancel flag. *cqe is only valid when 0 is returned (liburing #1252).
+// at the cancel flag. *cqe is only valid when 0 is returned (axboe/liburing#1252).
 int UringEngine::wait_one(io_uring_cqe** cqe) {
   __kernel_timespec timeout{.tv_sec = 0, .tv_nsec = 100'000'000};
   int rc;

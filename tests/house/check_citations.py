@@ -10,8 +10,10 @@ file:line, on
   `mc_prof`'s published M-tile experiment stays allowed (docs/hardware.md section 10), and
   its outputs;
 - a work item by number (the words issue, task with a '#', work item, followed by a number,
-  or an identifier made of "Issue" and digits), or a numbered habit of a style guide kept
-  outside: the public header speaks of ORK_API_VERSION;
+  an identifier made of "Issue" and digits, or a bare `#12` that no `owner/repo` names:
+  a public issue is cited `owner/repo#12`), an item of a brief or list kept outside ("item
+  7 of the brief"), notes kept outside ("the scheduling notes say"), or a numbered habit of
+  a style guide kept outside: the public header speaks of ORK_API_VERSION;
 - a document the file names that is not in the repository: every `name.md` / `dir/name.md`
   token and every relative link target `[x](path)` of a Markdown file must resolve, relative to the
   file, to the repository root or to docs/. Paths in another repository are written
@@ -19,8 +21,13 @@ file:line, on
 - a short name for a source (MTX, VND, RKT-K, RKT-M, SHIM, ORK, JAS) used anywhere while
   docs/hardware.md's source list does not define it.
 
-Scans git's tracked text files (binary files and fuzz corpora skipped). Usage:
-check_citations.py SOURCE_ROOT. Without git (a release tarball) every file is scanned."""
+Scans git's tracked text files (binary files and fuzz corpora skipped). Without git (a
+release tarball) every file is scanned.
+
+Usage: check_citations.py SOURCE_ROOT    exit 0, or 1 with one line per citation
+       check_citations.py --self-test    small trees with one fault each (and clean
+                                         look-alikes): the check must report the faults,
+                                         and only them (the check can fail)"""
 import os
 import re
 import subprocess
@@ -35,6 +42,14 @@ RULES = [
         r"(?i:\bseeds?[ _#/-]*0\d\d(?!\d))|Seed0\d\d|\b0\d\d_[0-9a-f]{16}\b")),
     ("a work item by number", re.compile(
         r"(?i:\bissue ?#?\d+|\bissues #?\d+,? (?:and|or) #?\d+|\btask ?#\d+|\bwork item ?#?\d+)|Issue\d+")),
+    # `#12` with no owner/repo before it (those are scrubbed first, PUBLIC_ISSUE); a colour
+    # (`fill='#333'`), an entity (`&#38;`) or a URL fragment (`page#12`) is not one.
+    ("an issue number without its repository", re.compile(r"(?<![\w/'\"&#.-])#\d+(?![\w])")),
+    ("an item of a document kept outside", re.compile(
+        r"(?i)\bitems? #?\d+ of (?:the|a|our|your|my) \w+|\bthe brief(?:'s| (?:says|said|asks|asked|wants|lists))")),
+    ("notes kept outside", re.compile(
+        r"(?i)\bnotes (?:say|said|show|showed|tell|told|suggest|suggested|recommend)\b"
+        r"|\b(?:per|according to|in|see) (?:the|our|my) (?:[\w-]+ )?notes\b")),
     ("a numbered habit of an outside style guide", re.compile(r"(?i)\bhabits? \d+")),
 ]
 # The flag's name in lowercase, as one word, is allowed; the same number in words is not.
@@ -42,7 +57,7 @@ ALLOWED = re.compile(r"(?<![A-Za-z])seed004(?![\w-])")
 # owner/repo#N: a public issue, cited as such.
 PUBLIC_ISSUE = re.compile(r"[\w.-]+/[\w.-]+#\d+")
 # Lines without any of these cannot break a rule: skipped unread (keeps the check fast).
-PREFILTER = re.compile(r"[Ss]eed|SEED|shared|[Ii]ssue|ISSUE|[Tt]ask ?#|[Ww]ork item|[Hh]abit|\.md|\]\(|\.\./|_[0-9a-f]{16}")
+PREFILTER = re.compile(r"(?i:seed|shared|issue|task ?#|work item|habit|item|brief|notes)|#\d|\.md|\]\(|\.\./|_[0-9a-f]{16}")
 MD_TOKEN = re.compile(r"(?<![\w/:.@-])((?:\.{1,2}/)*(?:[\w.-]+/)*[\w.-]+\.md)\b")
 MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
 PARENT_PATH = re.compile(r"(?<![\w.])((?:\.\./)+[\w.-][\w./-]*)")
@@ -131,15 +146,9 @@ def line_problems(root, name, line):
     return problems
 
 
-def main(argv):
-    if len(argv) != 2:
-        print(__doc__)
-        return 2
-    root = os.path.abspath(argv[1])
+def check(root):
+    """The failure lines for the tracked text files under root."""
     names = tracked_files(root)
-    if not names:
-        print(f"no files under {root}: wrong source root?")
-        return 1
     failures, scanned = [], 0
     defined, used = defined_shorthands(root), {}
     for name in names:
@@ -163,6 +172,64 @@ def main(argv):
         if short not in defined:
             failures.append(f"FAIL: {where}: the short name {short} is not defined in docs/hardware.md's "
                             "source list")
+    return failures, scanned
+
+
+SELF_TEST_BASE = {
+    "docs/hardware.md": "# Hardware\n\n## Sources\n\n| MTX | a public driver |\n\n## Next\n",
+    "docs/a.md": "See [hardware](hardware.md) and docs/hardware.md; MTX says so.\n",
+    "lib/a.cpp": ('#include "a.h"\n#define X 1\n// mtx512/rk3588-npu#3, airockchip/rknn-toolkit2#154\n'
+                  '// the backend notes it; seed004 is the flag; 0x1f is #1f77b4\n'),
+    "tools/plot.svg": "<rect fill='#333' stroke=\"#999\"/> &#38; page.html#12\n",
+}
+SELF_TEST_CASES = [  # (what, file, text, the failure expected or None)
+    ("a clean tree", None, None, None),
+    ("a bare issue number", "lib/b.cpp", "// fixed in #12\n", "lib/b.cpp:1: an issue number without its repository: '#12'"),
+    ("a repository's name without its owner", "docs/b.md", "(rknn-toolkit2 #419)\n", "'#419'"),
+    ("a second issue without its repository", "docs/c.md", "`moby/moby#12170`, `#753`\n", "docs/c.md:1: an issue number without its repository: '#753'"),
+    ("notes kept outside", "lib/c.cpp", "// the scheduling notes say so\n", "lib/c.cpp:1: notes kept outside"),
+    ("notes by name", "docs/d.md", "Per the planning notes, M is 256.\n", "notes kept outside: 'Per the planning notes'"),
+    ("an item of a brief", "lib/d.cpp", "// item 7 of the brief\n", "an item of a document kept outside: 'item 7 of the brief'"),
+    ("the brief", "docs/e.md", "As the brief says, no timing.\n", "an item of a document kept outside"),
+    ("a work item", "lib/e.cpp", "// see issue 42\n", "a work item by number: 'issue 42'"),
+    ("a source by number", "lib/f.cpp", "// seed 012\n", "a source document by number"),
+    ("a habit", "lib/g.cpp", "// habit 4 of the guide\n", "a numbered habit"),
+    ("a path outside", "lib/h.cpp", "// ../shared/docs/style.md\n", "a path"),
+    ("a missing document", "docs/f.md", "See [x](missing.md).\n", "a link to a file not in the repository: 'missing.md'"),
+    ("an undefined short name", "lib/i.cpp", "// RKT-K says\n", "the short name RKT-K is not defined"),
+]
+
+
+def self_test():
+    import tempfile
+    failed = 0
+    for what, rel, text, expect in SELF_TEST_CASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, body in {**SELF_TEST_BASE, **({rel: text} if rel else {})}.items():
+                os.makedirs(os.path.dirname(os.path.join(tmp, name)), exist_ok=True)
+                with open(os.path.join(tmp, name), "w") as f:
+                    f.write(body)
+            got, _ = check(tmp)
+        # The fault is reported, and nothing outside the file that holds it.
+        ok = not got if expect is None else any(expect in g for g in got) and all(rel in g for g in got)
+        if not ok:
+            failed += 1
+            print(f"self-test '{what}': expected {expect!r}, got {got}")
+    print(f"self-test: {len(SELF_TEST_CASES) - failed} of {len(SELF_TEST_CASES)} cases right")
+    return 1 if failed else 0
+
+
+def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
+    if len(argv) != 2:
+        print(__doc__)
+        return 2
+    root = os.path.abspath(argv[1])
+    if not tracked_files(root):
+        print(f"no files under {root}: wrong source root?")
+        return 1
+    failures, scanned = check(root)
     for failure in failures:
         print(failure)
     print(f"{scanned} text files checked, {len(failures)} citations of sources outside the repository"
