@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The layers, held to the build: every #include of driver/, lib/, tools/ and examples/
 must reach a folder that the including folder's meson.build declares a dependency on
-(directly or through the dependencies of those), and no declared dependency may point up
-the layer order include/uapi -> driver -> lib -> lib/api (libork) -> tools.
+(directly or through the dependencies of those), and every declared dependency and every
+include must be one the map of docs/README.md ("The layers", MAP below) gives the folder:
+a folder it may use, directly or through those. Up the layers or across one row
+(lib/ref -> lib/exec, driver/os -> driver/kmd, one tool -> another) fails alike.
 
 Each folder with a meson.build is one unit. A unit's declared dependencies are the
 `<name>_dep` variables its meson.build names (comments left out) that some meson.build
@@ -34,17 +36,71 @@ DEP_DEF_RE = re.compile(r"^\s*(\w+_dep)\s*=\s*declare_dependency\b", re.M)
 DEP_USE_RE = re.compile(r"\b(\w+_dep)\b")
 
 
-def rank(folder):
-    """Layer of a folder: a dependency may only point to an equal or lower rank."""
-    if folder in (".", "include/uapi"):
-        return 0
-    if folder.startswith("driver"):
-        return 1
-    if folder == "include/ork" or folder.startswith("lib/api"):
-        return 3
-    if folder.startswith("lib"):
-        return 2
-    return 4  # tools, examples
+# The map of docs/README.md ("The layers"): each folder and the folders it may use directly.
+# A folder may use what those use too; a dependency (declared or included) outside that
+# closure fails, so an edge inside a layer (lib/ref -> lib/exec, driver/os -> driver/kmd)
+# fails like one up the layers. A new folder must be placed here before it builds.
+# tools/<tool> stands for every tool but tools/common.
+MAP = {
+    ".": set(),
+    "include": set(),  # a folder of folders
+    "include/uapi": set(),
+    "include/ork": set(),
+    "driver/common": set(),
+    "driver/regs": set(),
+    "driver/regcmd": {"driver/regs"},
+    "driver/os": {"driver/common", "include/uapi"},
+    "driver/emu": set(),  # a folder of folders: its meson.build only visits them
+    "driver/emu/npu": {"driver/regcmd", "driver/os"},
+    "driver/kmd": {"driver/os", "include/uapi"},
+    "driver/emu/kernel": {"driver/emu/npu", "include/uapi"},
+    "driver/emu/shim": {"driver/emu/kernel"},
+    "driver": {"driver/kmd", "driver/emu/kernel"},  # ork_driver_dep: the whole layer
+    "lib": set(),  # a folder of folders
+    "lib/ref": {"driver/common"},
+    "lib/io": {"driver/common", "."},
+    "lib/sched": {"driver/common"},
+    "lib/matmul": {"lib/ref", "driver/kmd", "driver/regcmd"},
+    "lib/quant": {"lib/matmul"},
+    # the emulator's timing model prices a plan's matmuls (the board projection)
+    "lib/exec": {"lib/quant", "lib/io", "lib/sched", "driver/emu/npu"},
+    # an emulated device owns its fake kernel, whose counters the statistics read
+    "lib/api": {"include/ork", "lib/exec", "driver/kmd", "driver/emu/kernel", "."},
+    "tools": set(),  # a folder of folders
+    "tools/common": {"lib/api"},
+    "tools/<tool>": {"lib/api", "tools/common"},
+    "examples": {"include/ork"},
+}
+
+
+def map_entry(folder):
+    """The MAP key that places `folder`, or None."""
+    if folder in MAP:
+        return folder
+    if folder.startswith("tools/") and folder.count("/") == 1:
+        return "tools/<tool>"
+    return None
+
+
+def map_closure(folder):
+    """Every folder `folder` may use, by the map (itself not included)."""
+    seen, todo = set(), [folder]
+    while todo:
+        key = map_entry(todo.pop())
+        for d in MAP.get(key, ()) if key else ():
+            if d not in seen:
+                seen.add(d)
+                todo.append(d)
+    return seen
+
+
+def against_map(folder, target):
+    """Why an edge folder -> target breaks the map, or None when the map allows it."""
+    if folder == "." or target in map_closure(folder):
+        return None
+    if folder in map_closure(target):
+        return f"above {folder} in the map"
+    return f"not a folder the map lets {folder} use"
 
 
 def strip_comments(text):
@@ -134,11 +190,13 @@ def check(root):
     defined, uses = read_units(root)
     deps = folder_deps(defined, uses)
     folders = set(uses) | set(SPECIAL_DEPS.values())
-    errors = []
+    errors = [f"{f}/meson.build: a folder docs/README.md's map does not place (add it to MAP)"
+              for f in sorted(uses) if map_entry(f) is None]
     for folder in sorted(uses):
         for d in sorted(deps[folder]):
-            if folder != "." and rank(d) > rank(folder):
-                errors.append(f"{folder}/meson.build: depends on {d}, a higher layer")
+            why = against_map(folder, d)
+            if why:
+                errors.append(f"{folder}/meson.build: depends on {d}, {why}")
     for folder in sorted(f for f in uses if f.split("/")[0] in UNIT_ROOTS):
         allowed = closure(deps, folder) | {folder}
         base = os.path.join(root, folder)
@@ -151,12 +209,11 @@ def check(root):
                 if not m:
                     continue
                 target = include_target(m.group(1), owner(folders, folder), folders)
-                if target in allowed:
+                why = against_map(folder, target) if target != folder else None
+                if target in allowed and not why:
                     continue
-                why = ("a higher layer" if rank(target) > rank(folder)
-                       else "not a dependency its meson.build declares")
-                errors.append(f"{path}:{lineno}: includes {m.group(1)}: {target} is {why} "
-                              f"of {folder}")
+                why = why or f"not a dependency {folder}/meson.build declares"
+                errors.append(f"{path}:{lineno}: includes {m.group(1)}: {target} is {why}")
     return errors
 
 
@@ -184,9 +241,9 @@ def self_test():
     cases = [
         ("a clean tree", {}, None),
         ("driver -> lib", {"driver/os/os.cpp": '#include "lib/matmul/run.h"\n'},
-         "driver/os/os.cpp:1: includes lib/matmul/run.h: lib/matmul is a higher layer"),
+         "driver/os/os.cpp:1: includes lib/matmul/run.h: lib/matmul is above driver/os in the map"),
         ("lib/matmul -> lib/api", {"lib/matmul/x.cpp": '#include "lib/api/api.h"\n'},
-         "lib/api is a higher layer"),
+         "lib/api is above lib/matmul in the map"),
         ("undeclared", {"lib/api/meson.build": "ork_dep = declare_dependency()\n"},
          "lib/api/api.cpp:2: includes lib/matmul/run.h: lib/matmul is not a dependency"),
         ("a comment is no declaration",
@@ -194,9 +251,28 @@ def self_test():
          "tools/t/main.cpp:1: includes lib/api/api.h"),
         ("a dependency upwards",
          {"driver/os/meson.build": "ork_os_dep = declare_dependency(dependencies : ork_dep)\n"},
-         "driver/os/meson.build: depends on lib/api, a higher layer"),
+         "driver/os/meson.build: depends on lib/api, above driver/os in the map"),
         ("lib -> tools", {"lib/matmul/y.cpp": '#include "tools/t/cli.h"\n'},
-         "tools/t is a higher layer"),
+         "tools/t is above lib/matmul in the map"),
+        # Edges inside a layer: each folder has its own place in the map.
+        ("lib/ref -> lib/exec, declared",
+         {"lib/exec/meson.build": "ork_exec_dep = declare_dependency()\n",
+          "lib/ref/meson.build": "r = lib(dependencies : ork_exec_dep)\nork_ref_dep = declare_dependency()\n"},
+         "lib/ref/meson.build: depends on lib/exec, above lib/ref in the map"),
+        ("driver/os -> driver/kmd, included",
+         {"driver/kmd/meson.build": "ork_kmd_dep = declare_dependency(dependencies : ork_os_dep)\n",
+          "driver/os/ioctl.cpp": '#include "driver/kmd/kmd.h"\n'},
+         "driver/os/ioctl.cpp:1: includes driver/kmd/kmd.h: driver/kmd is above driver/os in the map"),
+        ("driver/emu/npu -> driver/kmd, one row",
+         {"driver/kmd/meson.build": "ork_kmd_dep = declare_dependency(dependencies : ork_os_dep)\n",
+          "driver/emu/npu/meson.build": "n = lib(dependencies : ork_kmd_dep)\n"
+                                        "ork_emu_npu_dep = declare_dependency()\n"},
+         "driver/emu/npu/meson.build: depends on driver/kmd, not a folder the map lets driver/emu/npu use"),
+        ("one tool -> another", {"tools/u/meson.build": "e = exe(dependencies : ork_dep)\n",
+                                 "tools/u/main.cpp": '#include "tools/t/cli.h"\n'},
+         "tools/u/main.cpp:1: includes tools/t/cli.h: tools/t is not a folder the map lets tools/u use"),
+        ("a folder the map does not place", {"lib/extra/meson.build": "ork_extra_dep = declare_dependency()\n"},
+         "lib/extra/meson.build: a folder docs/README.md's map does not place"),
     ]
     failed = 0
     for name, change, expect in cases:
