@@ -1,5 +1,7 @@
 #include "driver/kmd/kmd.h"
 
+#include "driver/common/npu_window.h"
+
 namespace ork::driver {
 
 Bo::Bo(Kmd& kmd, uint32_t handle, uint64_t iova, size_t size, uint8_t* map, uint64_t obj_addr)
@@ -14,7 +16,7 @@ Bo::~Bo() {
 }
 
 WindowInfo Kmd::estimate_window() const {
-  constexpr uint64_t kWindow = uint64_t{1} << 32;  // 32-bit NPU addresses (docs/kernel-interfaces.md)
+  constexpr uint64_t kWindow = hw::kNpuWindowBytes;
   WindowInfo w;
   w.window_bytes = kWindow;
   w.resident_bytes = resident_bytes();

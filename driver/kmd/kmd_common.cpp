@@ -8,6 +8,7 @@
 #include <cstring>
 #include <set>
 
+#include "driver/common/npu_window.h"
 #include "driver/os/debug.h"
 #include "driver/os/ioctl.h"
 #include "uapi/dma_buf.h"
@@ -89,7 +90,7 @@ Status validate_task(const TaskRef& t, int core, size_t index) {
     return Status(make_error(-EINVAL, fmt::format("core {} task {}: {}", core, index, what)));
   };
   if (t.regcmd_iova == 0) return bad("regcmd IOVA is 0");
-  if (t.regcmd_iova >= (1ull << 32)) {
+  if (t.regcmd_iova >= hw::kNpuWindowBytes) {
     return bad(fmt::format("regcmd IOVA 0x{:x} is not below 4 GiB (NPU addresses are 32-bit)",
                            t.regcmd_iova));
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "driver/common/npu_window.h"
 #include "driver/kmd/rknpu_kmd.h"
 #include "driver/os/debug.h"
 #include "driver/os/ioctl.h"
@@ -45,7 +46,7 @@ Result<std::unique_ptr<Bo>> RknpuKmd::bo_create(size_t bytes, BoUsage usage) {
     return make_error(
         rc, fmt::format("RKNPU_MEM_CREATE of {} bytes failed: {}", bytes, errno_text(rc)));
   }
-  if (args.dma_addr + args.size > (1ull << 32)) {
+  if (args.dma_addr + args.size > hw::kNpuWindowBytes) {
     destroy_handle(args.handle, args.obj_addr);
     return make_error(-ENOMEM, fmt::format("RKNPU_MEM_CREATE gave IOVA 0x{:x}+{}: not below 4 GiB, "
                                            "and NPU address registers are 32-bit",

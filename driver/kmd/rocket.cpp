@@ -7,6 +7,7 @@
 
 #include <climits>
 
+#include "driver/common/npu_window.h"
 #include "driver/kmd/kmd_common.h"
 #include "driver/os/debug.h"
 #include "driver/os/ioctl.h"
@@ -76,7 +77,7 @@ Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
         rc, fmt::format("ROCKET_CREATE_BO of {} bytes failed: {}", bytes, errno_text(rc)));
   }
   size_t size = (bytes + 4095) & ~size_t{4095};  // the kernel maps whole pages
-  if (args.dma_address + size > (1ull << 32)) {
+  if (args.dma_address + size > hw::kNpuWindowBytes) {
     gem_close(os_, fd_.get(), args.handle);
     return make_error(-ENOMEM, fmt::format("ROCKET_CREATE_BO gave IOVA 0x{:x}: not below 4 GiB",
                                            args.dma_address));

@@ -124,6 +124,19 @@ inline constexpr uint32_t kPrecisionInt8 = 0, kPrecisionFp16 = 2, kPrecisionInt4
 inline constexpr uint32_t kOutPrecisionInt16 = 1, kOutPrecisionFp16 = 2, kOutPrecisionInt32 = 4,
                           kOutPrecisionFp32 = 5;
 
+// The OUT_PRECISION a matmul task of CNA precision `precision` writes, the one mapping the
+// emitter writes and the emulator demands: int8 -> int32 (MTX gen_matmul_int8); fp16 -> fp32
+// (MTX gen_matmul_fp16), or fp16 with FP32TOFP16_EN (`fp16_out`; MTX fp32tofp16); int4 ->
+// int16 partials (VND capture 0x4010 = 0x38000006: OUT 31:29 = 1). 0 for an unknown code.
+constexpr uint32_t out_precision_for(uint32_t precision, bool fp16_out) {
+  switch (precision) {
+    case kPrecisionInt8: return kOutPrecisionInt32;
+    case kPrecisionFp16: return fp16_out ? kOutPrecisionFp16 : kOutPrecisionFp32;
+    case kPrecisionInt4: return kOutPrecisionInt16;
+    default: return 0;
+  }
+}
+
 // BS_OW_CFG per output type: OD_BYPASS (bit 1) and the three SIZE_E fields (4:2, 7:5, 10:8)
 // = 7 for int32 (MTX gen_matmul_int8: 0x7fe), 3 for fp32 (MTX gen_matmul_fp16: 0x36e),
 // 1 for fp16 (MTX fp32tofp16: 0x126), 7 for int16 (VND: 0x7fe). 0 for an unknown type.

@@ -15,17 +15,10 @@ namespace R = ork::regs;
 
 // Precision codes (driver/regs/matmul_fixed.h, contract section 2).
 constexpr uint32_t kPrecInt8 = R::kPrecisionInt8, kPrecFp16 = R::kPrecisionFp16, kPrecInt4 = R::kPrecisionInt4;
-// DPU OUT_PRECISION: int32 4, fp32 5 (MTX); fp16 2 with FP32TOFP16_EN (MTX gen_matmul_fp16,
-// contract section 2); int16 1 (int4 capture 0x4010 = 0x38000006: OUT 31:29 = 1).
-constexpr uint32_t kOutInt16 = R::kOutPrecisionInt16, kOutFp16 = R::kOutPrecisionFp16,
-                   kOutInt32 = R::kOutPrecisionInt32, kOutFp32 = R::kOutPrecisionFp32;
 
 uint32_t precision(DType d) { return d == DType::fp16 ? kPrecFp16 : d == DType::int4 ? kPrecInt4 : kPrecInt8; }
-uint32_t out_precision(const Plan& p) {
-  if (p.dtype == DType::int4) return kOutInt16;
-  if (p.dtype == DType::fp16) return p.npu_fp16_out() ? kOutFp16 : kOutFp32;
-  return kOutInt32;
-}
+// DPU OUT_PRECISION (driver/regs/matmul_fixed.h: int32, fp32 or fp16, int16 partials).
+uint32_t out_precision(const Plan& p) { return R::out_precision_for(precision(p.dtype), p.npu_fp16_out()); }
 // Bytes of `elements` operands (int4: two per byte; kt and nt are multiples of 32).
 int64_t op_bytes(const Plan& p, int64_t elements) { return elements * element_bits(p.dtype) / 8; }
 

@@ -52,11 +52,8 @@ int64_t data_banks_for(int64_t mc, int64_t kp, DType dtype) {
 }
 
 int64_t mg_max(int64_t kp, DType dtype) {
-  // Largest group count whose tile fits the data banks while leaving >= 1 weight bank.
-  // data_banks_for grows monotonically with mg, so the closed form is floor(11 banks / group).
-  const int64_t group_bytes = bits_to_bytes(kRowGroup * kp, dtype);
-  if (group_bytes <= 0) return 0;
-  return (kCbufBanks - 1) * kCbufBankBytes / group_bytes;
+  // Whole 64-row groups of the largest tile that leaves >= 1 weight bank (cbuf_limits.h).
+  return hw::kreduction_rows_max(bits_to_bytes(kp, dtype)) / kRowGroup;
 }
 
 int64_t fp16_kreduction_rows(int64_t kt) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include "driver/common/cbuf_limits.h"
+#include "driver/common/npu_cores.h"
+#include "driver/common/npu_window.h"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,7 +24,7 @@ int64_t feature_atom(DType dtype);         // K elements per 16-byte feature ato
 int64_t output_atom(DType dtype);          // N elements per 16-byte output atom: 4 (int32/fp32), 8 (int16)
 int64_t output_element_bytes(DType dtype); // 4 int32 / fp32, 2 int16 partials (int4)
 inline constexpr int64_t kKAlign = 32;     // K padding of every dtype (weight block is [..][32])
-inline constexpr int64_t kNpuWindowBytes = int64_t{1} << 32;  // address registers are 32-bit (docs/kernel-interfaces.md)
+inline constexpr int64_t kNpuWindowBytes = static_cast<int64_t>(hw::kNpuWindowBytes);  // driver/common/npu_window.h
 
 // Hardware constants (docs/regcmd-contract.md, docs/emulator.md "CBUF limits"). The
 // CBUF's are driver/common/cbuf_limits.h, shared with the emulator.
@@ -40,11 +42,11 @@ inline constexpr int64_t kFp16RowLimitFromK = hw::kFp16RowLimitFromK;
 // multiple of 32 below. int4 K-slices (and the int4 full-K ceiling) are 480 wide.
 inline constexpr int64_t kInt4MaxProduct = 64;
 inline constexpr int64_t kInt4SliceK = 480;
-inline constexpr int kMaxCores = 3;
+inline constexpr int kMaxCores = hw::kNpuCores;  // driver/common/npu_cores.h
 
 enum class Schedule {
   k_reduction,    // sched=1: full-K M-tile, 0x1040 bank split, rows up to mg_max*64
-  resident_rows,  // sched=0: K-slice, CBUF_CON0 = 0, rows up to R = pow2_floor(65536/kt)
+  resident_rows,  // sched=0: K-slice, CBUF_CON0 = 0, rows up to R = pow2_floor(98304/kt) (cbuf_limits.h)
 };
 
 struct Shape {

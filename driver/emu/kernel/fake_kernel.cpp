@@ -160,7 +160,7 @@ int FakeKernel::open(const char* path, int flags) {
     // Each rocket file has its own IOMMU domain over the aperture, allocated bottom-up by a
     // drm_mm (rocket_gem.c). Page 0 is kept out so that no BO has IOVA 0.
     file.space =
-        std::make_shared<AddressSpace>(IovaAllocator::Direction::bottom_up, kPageBytes, k4GiB,
+        std::make_shared<AddressSpace>(IovaAllocator::Direction::bottom_up, kPageBytes, hw::kNpuWindowBytes,
                                        &state_->weights, c.int8_engine);
   } else {
     file.kind = c.rknpu_card == path ? NodeKind::rknpu_card : NodeKind::rknpu_render;

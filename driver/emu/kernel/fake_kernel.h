@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/common/npu_cores.h"
 #include "driver/emu/kernel/fault_spec.h"
 #include "driver/emu/npu/memory.h"
 #include "driver/emu/npu/pc.h"
@@ -24,7 +25,7 @@
 
 namespace ork::emu {
 
-inline constexpr int kMaxCores = 3;  // RK3588 (VND rknpu_drv.c: 3 cores, core_mask <= 0x7)
+inline constexpr int kMaxCores = hw::kNpuCores;  // driver/common/npu_cores.h
 
 enum class TimingMode {
   fast,   // jobs complete inside the submit ioctl; timeouts are reported, never slept

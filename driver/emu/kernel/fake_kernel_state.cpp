@@ -165,7 +165,7 @@ int KernelState::create_bo(File& file, uint64_t bytes, uint32_t flags, bool cach
                            uint32_t* handle) {
   if (faults.refuse_bo_create) return -ENOMEM;
   if (bytes == 0) return -EINVAL;
-  if (bytes > k4GiB) return -ENOMEM;  // cannot fit the 32-bit NPU address space
+  if (bytes > hw::kNpuWindowBytes) return -ENOMEM;  // cannot fit the 32-bit NPU address space
   bytes = (bytes + kPageBytes - 1) & ~(kPageBytes - 1);
   std::optional<uint64_t> iova = file.space->iova.alloc(bytes);
   if (!iova) return -ENOMEM;

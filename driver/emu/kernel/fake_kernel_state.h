@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "driver/common/npu_window.h"
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/emu/kernel/iova_allocator.h"
 #include "driver/emu/npu/prior_state.h"
@@ -20,7 +21,6 @@
 namespace ork::emu {
 
 inline constexpr uint64_t kPageBytes = 4096;
-inline constexpr uint64_t k4GiB = 1ull << 32;
 
 enum class NodeKind { rknpu_card, rknpu_render, rocket };
 

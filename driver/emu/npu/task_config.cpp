@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/cbuf_limits.h"
 #include "driver/regs/matmul_fixed.h"
 #include "driver/regs/npu_regs.h"
 
@@ -13,11 +14,8 @@ namespace {
 
 namespace R = ork::regs;
 
-// Precision codes and the DPU OUT_PRECISION each dtype writes (driver/regs/matmul_fixed.h;
-// contract section 2).
+// Precision codes (driver/regs/matmul_fixed.h; contract section 2).
 constexpr uint32_t kPrecInt8 = R::kPrecisionInt8, kPrecFp16 = R::kPrecisionFp16, kPrecInt4 = R::kPrecisionInt4;
-constexpr uint32_t kOutInt16 = R::kOutPrecisionInt16, kOutFp16 = R::kOutPrecisionFp16,
-                   kOutInt32 = R::kOutPrecisionInt32, kOutFp32 = R::kOutPrecisionFp32;
 
 TaskOutcome bad(std::string message) {
   return {CoreStatus::config_error, kIntDmaReadError, std::move(message)};
@@ -76,8 +74,9 @@ TaskOutcome read_cbuf(const RegisterFile& regs, TaskConfig& c) {
   const auto cb = regs.view<R::CnaCbufCon0>();
   c.data_banks = cb.data_bank;
   c.weight_banks = cb.weight_bank;
-  if (cb.data_bank + cb.weight_bank > 12)
-    return bad(fmt::format("CNA_CBUF_CON0: DATA_BANK {} + WEIGHT_BANK {} > 12 banks", cb.data_bank, cb.weight_bank));
+  if (cb.data_bank + cb.weight_bank > hw::kCbufBanks)
+    return bad(fmt::format("CNA_CBUF_CON0: DATA_BANK {} + WEIGHT_BANK {} > {} banks", cb.data_bank, cb.weight_bank,
+                           hw::kCbufBanks));
   if (cb.data_bank == 0 && cb.weight_bank == 0) {
     c.schedule = CbufSchedule::resident_rows;
   } else if (cb.data_bank >= 1 && cb.weight_bank >= 1) {
@@ -106,14 +105,8 @@ TaskOutcome read_core(const RegisterFile& regs, const TaskConfig& c, uint32_t dp
   return {};
 }
 
-uint32_t expected_out_precision(const TaskConfig& c) {
-  switch (c.type) {
-    case NpuType::int8: return kOutInt32;
-    case NpuType::fp16: return c.fp16_out ? kOutFp16 : kOutFp32;
-    case NpuType::int4: return kOutInt16;
-  }
-  return kOutInt32;
-}
+// The one mapping the emitter writes (driver/regs/matmul_fixed.h).
+uint32_t expected_out_precision(const TaskConfig& c) { return R::out_precision_for(c.precision, c.fp16_out); }
 
 TaskOutcome read_dpu(const RegisterFile& regs, TaskConfig& c) {
   c.fp16_out = regs.view<R::DpuOutCvtScale>().fp32tofp16_en != 0;

@@ -1,0 +1,15 @@
+// The NPU's address window: every NPU address register (the PC's regcmd address, the CNA's
+// feature and weight addresses, the DPU's output address) is 32 bits wide, so every buffer
+// the NPU reads or writes must sit below 4 GiB of NPU address space: the IOVA under the
+// IOMMU (docs/hardware.md section 5, "All NPU address registers are 32 bits": JAS post 1,
+// ORK's trace). The backends refuse a BO the kernel placed above it, the planner sizes its
+// plans to it, the fake kernel's IOVA allocator hands out no address past it.
+#pragma once
+
+#include <cstdint>
+
+namespace ork::hw {
+
+inline constexpr uint64_t kNpuWindowBytes = uint64_t{1} << 32;  // 4 GiB
+
+}  // namespace ork::hw
