@@ -18,10 +18,14 @@ constexpr uint8_t code_at(const uint8_t* bytes, int64_t i) {
   return static_cast<uint8_t>(i % 2 == 0 ? b & 0x0f : b >> 4);
 }
 
+// The values of a byte's two elements, sign-extended (-8..7): element 2j is byte j's low
+// nibble, element 2j + 1 its high one. For loops that decode a stream a byte at a time.
+constexpr int8_t low_value(uint8_t b) { return static_cast<int8_t>(static_cast<int8_t>(b << 4) >> 4); }
+constexpr int8_t high_value(uint8_t b) { return static_cast<int8_t>(static_cast<int8_t>(b) >> 4); }
+
 // The value of element i, sign-extended: -8..7.
 constexpr int8_t value_at(const uint8_t* bytes, int64_t i) {
-  const int v = code_at(bytes, i);
-  return static_cast<int8_t>(v >= 8 ? v - 16 : v);
+  return i % 2 == 0 ? low_value(bytes[i / 2]) : high_value(bytes[i / 2]);
 }
 
 // Writes the low 4 bits of `v` (a code 0..15 or a value -8..7) as element i; the byte's other
@@ -43,4 +47,5 @@ namespace ork::int4 {
 inline constexpr uint8_t kOrderCheck[2] = {0x21, 0xf8};
 static_assert(value_at(kOrderCheck, 0) == 1 && value_at(kOrderCheck, 1) == 2);
 static_assert(value_at(kOrderCheck, 2) == -8 && value_at(kOrderCheck, 3) == -1 && code_at(kOrderCheck, 3) == 15);
+static_assert(low_value(0xf8) == -8 && high_value(0xf8) == -1 && code_at(kOrderCheck, 2) == 8);
 }  // namespace ork::int4

@@ -38,8 +38,6 @@ struct Index {
   int64_t operator()(int64_t k, int64_t n) const { return n_by_k ? n * ld + k : k * ld + n; }
 };
 
-int8_t nibble_value(const uint8_t* p, int64_t i) { return int4::value_at(p, i); }
-
 // The K x N int4 stream (element k*N + n) of a source: what the w4a8 copy is made from.
 std::vector<uint8_t> int4_k_by_n(const ork_weights& w, const uint8_t* src, Index at) {
   std::vector<uint8_t> out(sz(matmul::int4_packed_bytes(w.k * w.n)), 0);
@@ -62,7 +60,7 @@ ork_status fill_cpu_int(ork_weights& w, const matmul::WeightSource& src, Index a
     for (int64_t r = 0; r < rows; ++r) {
       int8_t* d = dense.data() + r * cols;
       if (w.dtype == ORK_DTYPE_INT4) {
-        for (int64_t c = 0; c < cols; ++c) d[c] = nibble_value(p, r * at.ld + c);
+        for (int64_t c = 0; c < cols; ++c) d[c] = int4::value_at(p, r * at.ld + c);
       } else {
         std::memcpy(d, b + r * at.ld, sz(cols));
       }

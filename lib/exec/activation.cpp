@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "driver/common/fp16.h"
-#include "lib/ref/oracle.h"
+#include "driver/common/int4.h"
 
 namespace ork::exec {
 namespace {
@@ -74,7 +74,7 @@ std::vector<uint8_t> operand_bytes(matmul::DType dtype, const Activation& a) {
   if (dtype == matmul::DType::int8) return {reinterpret_cast<const uint8_t*>(a.i8.data()),
                                             reinterpret_cast<const uint8_t*>(a.i8.data()) + count};
   std::vector<uint8_t> b((count + 1) / 2, 0);
-  for (size_t i = 0; i < count; ++i) ref::set_nibble(b, static_cast<int64_t>(i), a.i8[i]);
+  for (size_t i = 0; i < count; ++i) int4::put(b.data(), static_cast<int64_t>(i), a.i8[i]);
   return b;
 }
 

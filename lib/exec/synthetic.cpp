@@ -5,7 +5,7 @@
 
 #include "lib/exec/pack_file.h"
 #include "driver/common/fp16.h"
-#include "lib/ref/oracle.h"
+#include "driver/common/int4.h"
 
 namespace ork::exec {
 namespace {
@@ -93,7 +93,7 @@ Activation token_input(const ModelDesc& desc, int64_t m, int64_t token) {
   a.i8.resize(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i)
     a.i8[static_cast<size_t>(i)] = desc.dtype == matmul::DType::int8 ? static_cast<int8_t>(raw[static_cast<size_t>(i)])
-                                                                     : ref::nibble_at(raw, i);
+                                                                     : int4::value_at(raw.data(), i);
   return a;
 }
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "lib/matmul/layout.h"
-#include "lib/ref/oracle.h"
+#include "driver/common/int4.h"
 
 namespace ork::exec {
 namespace {
@@ -60,7 +60,7 @@ Status unpack_weights(matmul::DType dtype, int64_t k, int64_t n, std::span<const
         } else if (dtype == matmul::DType::fp16) {
           std::memcpy(&out[dst * 2], &native[static_cast<size_t>(e) * 2], 2);
         } else {
-          out[dst] = static_cast<uint8_t>(ref::nibble_at(native, e));
+          out[dst] = static_cast<uint8_t>(int4::value_at(native.data(), e));
         }
       }
     }

@@ -24,10 +24,6 @@ Status check_dtype(const Plan& plan, DType want, const char* fn) {
                                  dtype_name(want));
 }
 
-// Nibble i of a packed stream (driver/common/int4.h).
-int8_t get_nibble(const uint8_t* bytes, int64_t i) { return int4::value_at(bytes, i); }
-void put_nibble(uint8_t* bytes, int64_t i, int8_t v) { int4::put(bytes, i, v); }
-
 // K range [k0, k0 + kt) of slice s.
 int64_t slice_kt(const Plan& p, int64_t s) { return std::min(p.slice_k, p.kp - s * p.slice_k); }
 
@@ -70,7 +66,7 @@ Status pack_a_int4(std::span<const uint8_t> a, const Plan& plan, std::span<uint8
   std::fill(out.begin(), out.end(), uint8_t{0});
   for (int64_t m = 0; m < m_rows; ++m)
     for (int64_t k = 0; k < k_len; ++k)
-      put_nibble(out.data(), feature_index(DType::int4, m, k, plan.mp), get_nibble(a.data(), m * k_len + k));
+      int4::put(out.data(), feature_index(DType::int4, m, k, plan.mp), int4::value_at(a.data(), m * k_len + k));
   return {};
 }
 
@@ -85,7 +81,7 @@ Status pack_b_int4(std::span<const uint8_t> b, const Plan& plan, std::span<uint8
     const int64_t k0 = s * plan.slice_k, kt = slice_kt(plan, s), base = slice_base(plan, s);
     for (int64_t k = k0; k < std::min(k0 + kt, k_len); ++k)
       for (int64_t n = 0; n < n_len; ++n)
-        put_nibble(out.data(), base + weight_index(DType::int4, k - k0, n, kt), get_nibble(b.data(), k * n_len + n));
+        int4::put(out.data(), base + weight_index(DType::int4, k - k0, n, kt), int4::value_at(b.data(), k * n_len + n));
   }
   return {};
 }
@@ -94,7 +90,7 @@ Status widen_int4(std::span<const uint8_t> packed, int64_t count, std::span<int8
   if (auto s = check_len("packed int4 bytes", static_cast<int64_t>(packed.size()), int4_packed_bytes(count)); !s)
     return s;
   if (auto s = check_len("widened int8", static_cast<int64_t>(out.size()), count); !s) return s;
-  for (int64_t i = 0; i < count; ++i) out[i] = get_nibble(packed.data(), i);
+  for (int64_t i = 0; i < count; ++i) out[i] = int4::value_at(packed.data(), i);
   return {};
 }
 

@@ -19,10 +19,6 @@ constexpr int64_t kRun = 32;  // K values per kernel per native block
 
 int64_t elem_bytes(DType d) { return d == DType::fp16 ? 2 : 1; }  // int4: handled as nibbles
 
-// int4 elements in the order of driver/common/int4.h, as raw codes (nothing to sign-extend).
-uint8_t nibble(const uint8_t* p, int64_t i) { return int4::code_at(p, i); }
-void put_nibble(uint8_t* p, int64_t i, uint8_t v) { int4::put(p, i, v); }
-
 // Copies `len` elements from source element index `from` to native element index `to`.
 void copy_run(DType d, const uint8_t* src, int64_t from, uint8_t* dst, int64_t to, int64_t len) {
   if (d != DType::int4) {
@@ -32,15 +28,15 @@ void copy_run(DType d, const uint8_t* src, int64_t from, uint8_t* dst, int64_t t
   }
   if (from % 2 == 0 && to % 2 == 0) {  // byte-aligned runs: whole bytes, then one last nibble
     std::memcpy(dst + to / 2, src + from / 2, static_cast<size_t>(len / 2));
-    if (len % 2 == 1) put_nibble(dst, to + len - 1, nibble(src, from + len - 1));
+    if (len % 2 == 1) int4::put(dst, to + len - 1, int4::code_at(src, from + len - 1));
     return;
   }
-  for (int64_t i = 0; i < len; ++i) put_nibble(dst, to + i, nibble(src, from + i));
+  for (int64_t i = 0; i < len; ++i) int4::put(dst, to + i, int4::code_at(src, from + i));
 }
 
 // One element from source index `from` to native index `to`.
 void copy_one(DType d, const uint8_t* src, int64_t from, uint8_t* dst, int64_t to) {
-  if (d == DType::int4) put_nibble(dst, to, nibble(src, from));
+  if (d == DType::int4) int4::put(dst, to, int4::code_at(src, from));
   else if (d == DType::fp16) std::memcpy(dst + to * 2, src + from * 2, 2);
   else dst[to] = src[from];
 }

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "driver/common/fp16.h"
-#include "lib/ref/oracle.h"
+#include "driver/common/int4.h"
 
 namespace ork::quant::ggml {
 namespace {
@@ -72,7 +72,7 @@ Result<QuantWeights> import_blocks(int32_t type, std::span<const uint8_t> blocks
         const int64_t kk = b * kBlock + j, i = kk * n + row;  // codes are K x N: element k*N + n
         if (four) {
           const int nib = j < 16 ? (qs[j] & 0x0f) : (qs[j - 16] >> 4);  // low nibbles first
-          ref::set_nibble(codes, i, static_cast<int8_t>(nib - 8));      // Q4_0: q - 8; Q4_1: stored q - 8
+          int4::put(codes.data(), i, static_cast<int8_t>(nib - 8));      // Q4_0: q - 8; Q4_1: stored q - 8
         } else {
           codes[static_cast<size_t>(i)] = qs[j];
         }

@@ -15,6 +15,7 @@
 #include "lib/quant/qmatmul.h"
 #include "lib/ref/fast.h"
 #include "lib/ref/oracle.h"
+#include "driver/common/int4.h"
 
 namespace ork::quant {
 namespace {
@@ -87,7 +88,7 @@ class NpuGroupMatmul final : public GroupMatmul {
     const void* a = qa.codes.data();
     if (a4) {
       packed.assign(static_cast<size_t>((qa.codes.size() + 1) / 2), 0);
-      for (size_t i = 0; i < qa.codes.size(); ++i) ref::set_nibble(packed, static_cast<int64_t>(i), qa.codes[i]);
+      for (size_t i = 0; i < qa.codes.size(); ++i) int4::put(packed.data(), static_cast<int64_t>(i), qa.codes[i]);
       a = packed.data();
     }
     std::vector<int32_t> acc(static_cast<size_t>(qa.m * w_.n()));

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "lib/quant/arith.h"
-#include "lib/ref/oracle.h"
+#include "driver/common/int4.h"
 
 namespace ork::quant {
 namespace {
@@ -19,7 +19,7 @@ Status check_shape(int64_t k, int64_t n, const WeightScheme& s) {
 
 void store(std::vector<uint8_t>& codes, Bits bits, int64_t i, int8_t q) {
   if (bits == Bits::int8) codes[static_cast<size_t>(i)] = static_cast<uint8_t>(q);
-  else ref::set_nibble(codes, i, q);
+  else int4::put(codes.data(), i, q);
 }
 
 }  // namespace
@@ -36,7 +36,7 @@ int64_t QuantWeights::group_rows(int64_t g) const {
 int8_t QuantWeights::code(int64_t row, int64_t col) const {
   const int64_t i = row * n_ + col;
   if (scheme_.bits == Bits::int8) return static_cast<int8_t>(codes_[static_cast<size_t>(i)]);
-  return ref::nibble_at(codes_, i);
+  return int4::value_at(codes_.data(), i);
 }
 
 void QuantWeights::widen_rows(int64_t k0, int64_t rows, std::span<int8_t> out) const {
@@ -44,16 +44,16 @@ void QuantWeights::widen_rows(int64_t k0, int64_t rows, std::span<int8_t> out) c
     std::memcpy(out.data(), codes_.data() + k0 * n_, static_cast<size_t>(rows * n_));
     return;
   }
-  // Byte-wise: two codes per byte, low nibble first, sign-extended by arithmetic shifts.
+  // Byte-wise: two codes per byte (driver/common/int4.h's order).
   int64_t i = 0, first = k0 * n_;
   const int64_t count = rows * n_;
-  if (first % 2 == 1) out[static_cast<size_t>(i++)] = ref::nibble_at(codes_, first);  // not for 32-aligned groups
+  if (first % 2 == 1) out[static_cast<size_t>(i++)] = int4::value_at(codes_.data(), first);  // not for 32-aligned groups
   const uint8_t* src = codes_.data() + (first + i) / 2;
   for (; i + 1 < count; i += 2, ++src) {
-    out[static_cast<size_t>(i)] = static_cast<int8_t>(static_cast<int8_t>(*src << 4) >> 4);
-    out[static_cast<size_t>(i + 1)] = static_cast<int8_t>(static_cast<int8_t>(*src) >> 4);
+    out[static_cast<size_t>(i)] = int4::low_value(*src);
+    out[static_cast<size_t>(i + 1)] = int4::high_value(*src);
   }
-  if (i < count) out[static_cast<size_t>(i)] = ref::nibble_at(codes_, first + i);
+  if (i < count) out[static_cast<size_t>(i)] = int4::value_at(codes_.data(), first + i);
 }
 
 Result<QuantWeights> QuantWeights::quantise(std::span<const float> w, int64_t k, int64_t n, const WeightScheme& s) {
@@ -116,7 +116,7 @@ Result<QuantWeights> QuantWeights::import(std::span<const uint8_t> codes, std::s
   q.scales_.assign(scales.begin(), scales.end());
   q.mins_.assign(affine.mins.begin(), affine.mins.end());
   q.code_offset_ = affine.code_offset;
-  if (s.bits == Bits::int4 && (k * n) % 2 == 1) ref::set_nibble(q.codes_, k * n, 0);  // unused high nibble
+  if (s.bits == Bits::int4 && (k * n) % 2 == 1) int4::put(q.codes_.data(), k * n, 0);  // unused high nibble
   const int32_t hi = qmax(s.bits), lo = qmin(s);
   for (int64_t i = 0; i < k; ++i)
     for (int64_t j = 0; j < n; ++j)

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "driver/common/fp16.h"
-#include "driver/common/int4.h"
 
 namespace ork::ref {
 
@@ -151,8 +150,5 @@ Status matmul_int4(std::span<const int8_t> a, std::span<const int8_t> b, std::sp
   return {};
 }
 
-int8_t nibble_at(std::span<const uint8_t> bytes, int64_t i) { return int4::value_at(bytes.data(), i); }
-
-void set_nibble(std::span<uint8_t> bytes, int64_t i, int8_t value) { int4::put(bytes.data(), i, value); }
 
 }  // namespace ork::ref

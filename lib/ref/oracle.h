@@ -45,11 +45,6 @@ Status matmul_fp16_sliced_to_fp16(std::span<const uint16_t> a, std::span<const u
 Status matmul_int4(std::span<const int8_t> a, std::span<const int8_t> b, std::span<int32_t> c,
                    Dims d);
 
-// Nibble streams in the order of driver/common/int4.h (element i low nibble of byte i/2
-// first; two's complement -8..7), over spans.
-int8_t nibble_at(std::span<const uint8_t> bytes, int64_t i);
-void set_nibble(std::span<uint8_t> bytes, int64_t i, int8_t value);
-
 // Checks shared by the oracle and the fast path: dimensions >= 1 and span sizes that match.
 Status check_operands(Dims d, size_t a_size, size_t b_size, size_t c_size);
 

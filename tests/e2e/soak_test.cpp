@@ -27,6 +27,7 @@
 #include "driver/common/fp16.h"
 #include "lib/ref/oracle.h"
 #include "ork/ork.h"
+#include "driver/common/int4.h"
 
 namespace {
 
@@ -99,7 +100,7 @@ Weights random_weights(std::mt19937_64& rng) {
 
 std::vector<int8_t> widen4(const std::vector<uint8_t>& packed, int64_t count) {
   std::vector<int8_t> out(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) out[static_cast<size_t>(i)] = ork::ref::nibble_at(packed, i);
+  for (int64_t i = 0; i < count; ++i) out[static_cast<size_t>(i)] = ork::int4::value_at(packed.data(), i);
   return out;
 }
 

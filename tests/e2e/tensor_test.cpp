@@ -15,6 +15,7 @@
 #include "driver/common/fp16.h"
 #include "lib/ref/oracle.h"
 #include "ork/ork.h"
+#include "driver/common/int4.h"
 
 namespace {
 
@@ -76,16 +77,11 @@ int64_t fp16_slice_k(int64_t k, int64_t n) {
   return p->slice_k;
 }
 
-uint8_t get_nib(const uint8_t* p, int64_t i) { return i % 2 == 0 ? p[i / 2] & 0x0f : p[i / 2] >> 4; }
-void put_nib(uint8_t* p, int64_t i, uint8_t v) {
-  p[i / 2] = i % 2 == 0 ? static_cast<uint8_t>((p[i / 2] & 0xf0) | v) : static_cast<uint8_t>((p[i / 2] & 0x0f) | (v << 4));
-}
-
 // Element (r, col) of a matrix of `bits`-wide elements, `width` elements per row, copied
 // between two byte arrays.
 void copy_elem(const uint8_t* src, int64_t si, uint8_t* dst, int64_t di, int bits) {
   if (bits == 4) {
-    put_nib(dst, di, get_nib(src, si));
+    ork::int4::put(dst, di, ork::int4::code_at(src, si));
   } else {
     std::memcpy(dst + di * (bits / 8), src + si * (bits / 8), static_cast<size_t>(bits / 8));
   }
@@ -111,9 +107,9 @@ std::vector<uint8_t> reference(const Case& c, const std::vector<uint8_t>& a, con
   }
   std::vector<int8_t> a8(mk), w8(kn);
   for (size_t i = 0; i < kn; ++i)
-    w8[i] = c.mode == Mode::int8 ? static_cast<int8_t>(w[i]) : ork::ref::nibble_at(w, static_cast<int64_t>(i));
+    w8[i] = c.mode == Mode::int8 ? static_cast<int8_t>(w[i]) : ork::int4::value_at(w.data(), static_cast<int64_t>(i));
   for (size_t i = 0; i < mk; ++i)
-    a8[i] = c.mode == Mode::w4a4 ? ork::ref::nibble_at(a, static_cast<int64_t>(i)) : static_cast<int8_t>(a[i]);
+    a8[i] = c.mode == Mode::w4a4 ? ork::int4::value_at(a.data(), static_cast<int64_t>(i)) : static_cast<int8_t>(a[i]);
   std::span<int32_t> cv{reinterpret_cast<int32_t*>(out.data()), mn};
   auto s = c.mode == Mode::w4a4 ? ork::ref::matmul_int4(a8, w8, cv, d) : ork::ref::matmul_int8(a8, w8, cv, d);
   EXPECT_TRUE(s.ok());

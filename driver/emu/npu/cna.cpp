@@ -75,7 +75,7 @@ void gather_weights_int(const TaskConfig& cfg, const uint8_t* w, std::vector<int
           if (cfg.type == NpuType::int8) {
             std::memcpy(dst + kb * 32, w + first, 32);
           } else {
-            for (size_t i = 0; i < 32; ++i) dst[kb * 32 + i] = nibble_at(w, first + i);
+            for (size_t i = 0; i < 32; ++i) dst[kb * 32 + i] = int4::value_at(w, static_cast<int64_t>(first + i));
           }
         }
       }
@@ -115,7 +115,7 @@ const int8_t* feature_int8(const TaskConfig& cfg, const std::vector<uint8_t>& ti
   if (cfg.type == NpuType::int8) return reinterpret_cast<const int8_t*>(tile.data());
   const size_t n = size_t{cfg.mc} * cfg.kt;
   widened.resize(n);
-  for (size_t i = 0; i < n; ++i) widened[i] = nibble_at(tile.data(), i);  // rows are whole bytes
+  for (size_t i = 0; i < n; ++i) widened[i] = int4::value_at(tile.data(), static_cast<int64_t>(i));  // rows are whole bytes
   return widened.data();
 }
 

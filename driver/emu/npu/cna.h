@@ -31,8 +31,4 @@ void gather_weight_block_f16(const TaskConfig& cfg, const uint8_t* weights, size
 const int8_t* feature_int8(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<int8_t>& widened);
 void unpack_feature_f16(const TaskConfig& cfg, const std::vector<uint8_t>& tile, std::vector<float>& a);
 
-// Nibble i of a byte stream, in the order of driver/common/int4.h (order unproven on
-// silicon: tests-hw/test_int4_nibble_order).
-inline int8_t nibble_at(const uint8_t* bytes, size_t i) { return int4::value_at(bytes, static_cast<int64_t>(i)); }
-
 }  // namespace ork::emu

@@ -21,7 +21,8 @@ inline size_t dense_bytes(ork_dtype dtype, int64_t k, int64_t n) {
   return dtype == ORK_DTYPE_FP16 ? 2 * kn : dtype == ORK_DTYPE_INT4 ? (kn + 1) / 2 : kn;
 }
 
-// One element as an unsigned code: int8 byte, fp16 bits, int4 nibble.
+// One element as an unsigned code: int8 byte, fp16 bits, int4 nibble. The int4 order is
+// re-coded here deliberately, from ork.h's statement, independent of driver/common/int4.h.
 inline uint32_t get(ork_dtype dtype, const std::vector<uint8_t>& b, int64_t i) {
   if (dtype == ORK_DTYPE_FP16) return uint32_t{b[static_cast<size_t>(2 * i)]} | uint32_t{b[static_cast<size_t>(2 * i + 1)]} << 8;
   if (dtype == ORK_DTYPE_INT4) return (i % 2 == 0) ? b[static_cast<size_t>(i / 2)] & 0x0fu : b[static_cast<size_t>(i / 2)] >> 4;

@@ -8,8 +8,8 @@
 #include "lib/exec/pack_file.h"
 #include "lib/exec/synthetic.h"
 #include "lib/exec/unpack.h"
-#include "lib/ref/oracle.h"
 #include "tests/lib/exec/exec_util.h"
+#include "driver/common/int4.h"
 
 namespace ork::exec {
 namespace {
@@ -24,7 +24,7 @@ std::vector<uint8_t> expected(const ModelDesc& d, int l, int j) {
   if (d.dtype != matmul::DType::int4) return w;
   const auto& md = d.matmuls[static_cast<size_t>(j)];
   std::vector<uint8_t> out(static_cast<size_t>(md.k * md.n));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(ref::nibble_at(w, static_cast<int64_t>(i)));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(ork::int4::value_at(w.data(), static_cast<int64_t>(i)));
   return out;
 }
 

@@ -10,7 +10,7 @@
 #include "lib/matmul/layout.h"
 #include "driver/common/fp16.h"
 #include "lib/ref/fp16_matmul.h"
-#include "lib/ref/oracle.h"
+#include "driver/common/int4.h"
 
 namespace ork::matmul {
 namespace {
@@ -21,7 +21,7 @@ Plan plan_of(Shape s, DType dt, bool fp16_out = false) {
   return *p;
 }
 
-int8_t nib(const std::vector<uint8_t>& v, int64_t i) { return ref::nibble_at(v, i); }
+int8_t nib(const std::vector<uint8_t>& v, int64_t i) { return ork::int4::value_at(v.data(), i); }
 
 TEST(LayoutFp16, PackAAndBFollowTheIndexFunctions) {
   const Plan p = plan_of({5, 4100, 20}, DType::fp16);  // 3 slices, K and N tails

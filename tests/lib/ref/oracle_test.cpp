@@ -83,17 +83,6 @@ TEST(OracleInt, Int8AndInt4ByHand) {
   EXPECT_EQ(matmul_int4(bad, b4, c4, {1, 3, 1}).error().message, "A[0] = 8: int4 values must be in -8..7");
 }
 
-TEST(OracleInt, NibbleOrder) {
-  std::vector<uint8_t> bytes = {0x21, 0xf8};
-  EXPECT_EQ(nibble_at(bytes, 0), 1);
-  EXPECT_EQ(nibble_at(bytes, 1), 2);
-  EXPECT_EQ(nibble_at(bytes, 2), -8);
-  EXPECT_EQ(nibble_at(bytes, 3), -1);
-  set_nibble(bytes, 1, -3);
-  set_nibble(bytes, 2, 7);
-  EXPECT_EQ(bytes, (std::vector<uint8_t>{0xd1, 0xf7}));
-}
-
 TEST(OracleInt, OperandErrorsAreNamed) {
   std::vector<int8_t> a(6), b(6);
   std::vector<int32_t> c(4);

@@ -98,6 +98,8 @@ std::vector<uint8_t> pack_b_f16(const std::vector<uint16_t>& b, size_t K, size_t
 }
 
 namespace {
+// Deliberately independent of driver/common/int4.h, which the emulator reads with: the
+// fixture's own statement of the order (low nibble first) is the oracle it is checked by.
 void put_nibble(std::vector<uint8_t>& out, size_t i, int8_t v) {
   const uint8_t nib = static_cast<uint8_t>(v) & 0x0f;
   out[i / 2] = i % 2 == 0 ? (out[i / 2] & 0xf0) | nib : (out[i / 2] & 0x0f) | (nib << 4);
