@@ -2,22 +2,16 @@
 #include "lib/exec/reader.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "lib/io/file_os.h"
+#include "lib/io/io_env.h"
 #include "lib/io/read_plan.h"
 
 namespace ork::exec {
 namespace {
-
-bool env_set(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-}
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -33,7 +27,8 @@ Result<std::unique_ptr<TensorReader>> TensorReader::open(const std::string& path
   std::unique_ptr<TensorReader> r(new TensorReader());
   r->rate_cap_ = rate_cap_bytes_per_ns;
   r->slots_ = std::move(slots);
-  auto file = io::StreamFile::open(io::real_file_os(), path, !env_set("ORK_IO_NO_DIRECT"), &r->info_.fallbacks);
+  const io::IoEnv env = io::read_io_env();
+  auto file = io::StreamFile::open(io::real_file_os(), path, !env.no_direct, &r->info_.fallbacks);
   if (!file) return file.error();
   r->file_ = std::move(*file);
   r->info_.direct = r->file_.direct();
@@ -41,11 +36,11 @@ Result<std::unique_ptr<TensorReader>> TensorReader::open(const std::string& path
   if (r->info_.align > 4096 || kChunkBytes % r->info_.align != 0)
     return make_error(-EINVAL, fmt::format("{}: O_DIRECT alignment {} is larger than the packed file's 4 KiB", path,
                                            r->info_.align));
-  if (env_set("ORK_IO_NO_URING")) {
+  if (env.no_uring) {
     r->info_.fallbacks.push_back("ORK_IO_NO_URING set -> pread");
   } else {
     io::UringOptions uo;
-    uo.register_buffers = !env_set("ORK_IO_NO_REGISTER");
+    uo.register_buffers = !env.no_register;
     auto e = io::make_uring_engine(r->file_, r->slots_, uo, &r->info_.fallbacks, &r->info_.registered);
     if (e) {
       r->engine_ = std::move(*e);

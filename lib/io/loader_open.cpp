@@ -2,21 +2,15 @@
 // (O_DIRECT or buffered), slots allocated and touched once, the engine chosen with its
 // fallbacks, and the worker thread started when it can help.
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 #include <fmt/format.h>
 
+#include "lib/io/io_env.h"
 #include "lib/io/loader.h"
 #include "lib/io/log.h"
 
 namespace ork::io {
 namespace {
-
-bool env_set(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-}
 
 Status check_options(const LoaderOptions& o, const std::vector<Extent>& layers) {
   if (layers.empty()) return make_error(-EINVAL, "no layers: need at least one");
@@ -79,7 +73,8 @@ Result<std::unique_ptr<LayerLoader>> LayerLoader::open(const std::string& path,
 bool LayerLoader::resolve_modes() {
   LoaderOptions& o = options_;
   LoaderStats& s = stats_;
-  if (o.use_env && o.source == SourceKind::kUring && env_set("ORK_IO_NO_URING")) {
+  const IoEnv env = o.use_env ? read_io_env() : IoEnv{};
+  if (o.source == SourceKind::kUring && env.no_uring) {
     s.fallbacks.push_back("io_uring disabled by ORK_IO_NO_URING -> pread worker");
     o.source = SourceKind::kWorker;
     s.source = SourceKind::kUring;
@@ -89,11 +84,11 @@ bool LayerLoader::resolve_modes() {
   bool want_direct = o.direct == DirectMode::kOn ||
                      (o.direct == DirectMode::kAuto && s.source == SourceKind::kUring);
   if (o.source == SourceKind::kMmap) want_direct = false;  // the page cache is the point
-  if (want_direct && o.use_env && env_set("ORK_IO_NO_DIRECT")) {
+  if (want_direct && env.no_direct) {
     s.fallbacks.push_back("O_DIRECT disabled by ORK_IO_NO_DIRECT -> buffered reads");
     want_direct = false;
   }
-  if (o.register_buffers && o.use_env && env_set("ORK_IO_NO_REGISTER")) {
+  if (o.register_buffers && env.no_register) {
     if (o.source == SourceKind::kUring) {
       s.fallbacks.push_back("buffer registration disabled by ORK_IO_NO_REGISTER -> plain reads");
     }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "driver/emu/npu/timeline.h"
 #include "tools/common/cli.h"
 #include "tools/common/ork_handles.h"
 #include "tools/ork_info/stats.h"
@@ -42,11 +43,12 @@ Probe probe(const std::string& name) {
   return p;
 }
 
-// The emulated NPU's timing mode, as libork reads it when it opens an emu device
-// (docs/timing-model.md): "fast" unless ORK_EMU_TIMING says "timed".
+// The emulated NPU's timing mode, read by libork's own reader (the one it opens an emu
+// device with, docs/timing-model.md), so the report cannot disagree with the device. A bad
+// value fails the device's open, so an opened emu device never sees one.
 std::string emu_timing() {
-  const char* v = std::getenv("ORK_EMU_TIMING");
-  return v && std::string(v) == "timed" ? "timed" : "fast";
+  auto timed = ork::emu::timed_from_env();
+  return !timed ? "invalid" : *timed ? "timed" : "fast";
 }
 
 nlohmann::json to_json(const Probe& p) {
