@@ -94,9 +94,29 @@ class FastEngine final : public emu::Int8Engine {
   }
 };
 
-// "emu", "emu-rknpu", "emu-rocket": the unchanged kernel-interface code over the fake kernel.
+// An emulated device; an `engine` given is the device's own (config.int8_engine points at it).
+Result<std::unique_ptr<ork_device>> open_emulator_owning(driver::KmdKind kind, const emu::FakeKernelConfig& config,
+                                                         std::unique_ptr<const emu::Int8Engine> engine) {
+  auto d = std::make_unique<ork_device>();
+  d->backend = "emu";
+  emu::FakeKernelConfig own = config;
+  if (engine) own.int8_engine = engine.get();
+  d->int8_engine = std::move(engine);
+  d->fake = std::make_unique<emu::FakeKernel>(own);
+  // ORK_EMU_FAULTS (docs/emulator.md "Injected faults"): set before discovery, so that a
+  // rule can hit the device's first ioctls too.
+  auto rules = emu::faults_from_env();
+  if (!rules) return rules.error();
+  d->fake->faults().rules = std::move(*rules);
+  auto kmd = driver::discover(*d->fake, kind);
+  if (!kmd) return kmd.error();
+  d->kmd = std::move(*kmd);
+  return finish(std::move(d));
+}
+
+// "emu", "emu-rknpu", "emu-rocket": the unchanged kernel-interface code over the fake kernel,
+// with the device's own integer engine.
 Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
-  static const FastEngine engine;  // stateless: every emulated device may use it
   // The cache model is on: cached BOs get an NPU-side copy that only the sync ioctls
   // update, so a missing sync in libork computes with stale data here, as on silicon.
   auto timed = emu::timed_from_env();  // ORK_EMU_TIMING=fast|timed (docs/timing-model.md)
@@ -107,29 +127,18 @@ Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
   if (!cache_bytes) return cache_bytes.error();
   auto regs = emu::register_mode_from_env();  // ORK_EMU_REGS=keep|adversarial (docs/emulator.md)
   if (!regs) return regs.error();
-  return open_emulator(kind, emu::FakeKernelConfig{.timing = *timed ? emu::TimingMode::timed : emu::TimingMode::fast,
-                                                   .model_caches = true,
-                                                   .keep_prepared_weights = *keep,
-                                                   .weight_cache_bytes = static_cast<size_t>(*cache_bytes),
-                                                   .int8_engine = &engine,
-                                                   .registers = *regs});
+  const emu::FakeKernelConfig config{.timing = *timed ? emu::TimingMode::timed : emu::TimingMode::fast,
+                                     .model_caches = true,
+                                     .keep_prepared_weights = *keep,
+                                     .weight_cache_bytes = static_cast<size_t>(*cache_bytes),
+                                     .registers = *regs};
+  return open_emulator_owning(kind, config, std::make_unique<FastEngine>());
 }
 
 }  // namespace
 
 Result<std::unique_ptr<ork_device>> open_emulator(driver::KmdKind kind, const emu::FakeKernelConfig& config) {
-  auto d = std::make_unique<ork_device>();
-  d->backend = "emu";
-  d->fake = std::make_unique<emu::FakeKernel>(config);
-  // ORK_EMU_FAULTS (docs/emulator.md "Injected faults"): set before discovery, so that a
-  // rule can hit the device's first ioctls too.
-  auto rules = emu::faults_from_env();
-  if (!rules) return rules.error();
-  d->fake->faults().rules = std::move(*rules);
-  auto kmd = driver::discover(*d->fake, kind);
-  if (!kmd) return kmd.error();
-  d->kmd = std::move(*kmd);
-  return finish(std::move(d));
+  return open_emulator_owning(kind, config, nullptr);
 }
 
 namespace {

@@ -24,6 +24,7 @@ struct JobQueueDeleter {
 namespace ork::emu {
 class FakeKernel;
 struct FakeKernelConfig;
+class Int8Engine;
 }
 
 // Thread safety: `mutex` is the device's queue. Every entry point that touches the runner,
@@ -33,6 +34,9 @@ struct FakeKernelConfig;
 struct ork_device {
   std::recursive_mutex mutex;  // recursive: an entry point may hold it around a helper that takes it too
   std::string backend;                          // "rknpu", "rocket", "emu", "cpu"
+  // The emulated NPU's integer engine, for "emu": the device's own, declared before the fake
+  // kernel that multiplies with it, so that it outlives the kernel.
+  std::unique_ptr<const ork::emu::Int8Engine> int8_engine;
   std::unique_ptr<ork::emu::FakeKernel> fake;   // the emulated NPU, for "emu"
   std::unique_ptr<ork::driver::Kmd> kmd;        // null for "cpu"
   std::unique_ptr<ork::matmul::MatmulRunner> runner;

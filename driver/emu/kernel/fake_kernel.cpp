@@ -366,9 +366,4 @@ size_t FakeKernel::open_file_count() const {
   return state_->files.size();
 }
 
-FakeKernel& shared_fake_kernel() {
-  static FakeKernel kernel;
-  return kernel;
-}
-
 }  // namespace ork::emu

@@ -170,8 +170,4 @@ class FakeKernel final : public driver::Os {
   std::unique_ptr<KernelState> state_;
 };
 
-// The process-wide instance (default config) that the LD_PRELOAD shim serves: the one NPU of
-// the machine it pretends to be. lib/api's "emu" devices each get a kernel of their own.
-FakeKernel& shared_fake_kernel();
-
 }  // namespace ork::emu

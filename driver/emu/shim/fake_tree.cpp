@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "driver/emu/kernel/fake_kernel.h"
+#include "driver/emu/shim/shim_kernel.h"
 
 namespace ork::emu::shim {
 namespace {

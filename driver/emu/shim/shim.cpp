@@ -25,9 +25,18 @@
 #include <cstring>
 #include <string>
 
-#include "driver/emu/kernel/fake_kernel.h"
 #include "driver/emu/shim/fake_tree.h"
+#include "driver/emu/shim/shim_kernel.h"
 #include "driver/os/debug.h"
+
+namespace ork::emu {
+
+FakeKernel& shared_fake_kernel() {
+  static FakeKernel kernel;
+  return kernel;
+}
+
+}  // namespace ork::emu
 
 namespace {
 
