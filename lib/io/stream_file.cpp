@@ -22,10 +22,11 @@ struct FreeDeleter {
 
 // One aligned read at offset 0: some file systems (overlay, FUSE) accept O_DIRECT at open
 // and refuse it with EINVAL at the first read (moby/moby#12170,
-// scylladb/seastar#3518).
-int probe_direct_read(FileOs& os, int fd, uint32_t align) {
+// scylladb/seastar#3518). The read's answer is data: 0, or the seam's -errno (EINVAL: the
+// file system refuses O_DIRECT); a probe buffer that cannot be had is this layer's error.
+Result<int> probe_direct_read(FileOs& os, int fd, uint32_t align) {
   std::unique_ptr<void, FreeDeleter> buf(std::aligned_alloc(align, align));
-  if (!buf) return -ENOMEM;
+  if (!buf) return make_error(-ENOMEM, fmt::format("O_DIRECT probe: cannot allocate {} aligned bytes", align));
   ssize_t n;
   do {
     n = os.pread(fd, buf.get(), align, 0);
@@ -62,13 +63,18 @@ Result<StreamFile> StreamFile::open(FileOs& os, const std::string& path, bool wa
       f.fd_ = fd;
       std::string source;
       const uint32_t align = direct_align_bytes(os, fd, &source);
-      const int probe = align == 0 ? -EINVAL : probe_direct_read(os, fd, align);
-      if (probe == 0) {
+      auto probe = align == 0 ? Result<int>(-EINVAL) : probe_direct_read(os, fd, align);
+      if (!probe) {
+        os.close(fd);
+        f.fd_ = -1;
+        return probe.error();
+      }
+      if (*probe == 0) {
         f.direct_ = true;
         f.align_ = align;
       } else {
         fallbacks->push_back(fmt::format(
-            "O_DIRECT refused by the first read ({}{}) -> buffered reads", errno_text(probe),
+            "O_DIRECT refused by the first read ({}{}) -> buffered reads", errno_text(*probe),
             align == 0 ? ", statx reports no direct I/O" : ""));
         os.close(fd);
         f.fd_ = -1;
