@@ -94,72 +94,84 @@ struct Builder {
     return r.empty() ? x_buffers(acts, in, t, l - 1) : r;
   }
 
+  // The walk's state: the packed file's buffer, each token's input, every activation
+  // (token, layer, matmul), each pinned tensor's one buffer and load, and the modelled
+  // time of each (K, N) shape, computed once.
+  int file = -1;
+  std::vector<int> in;
+  std::vector<std::vector<std::vector<int>>> acts;
+  std::vector<int> pinned_buffer, pinned_load;
+  std::map<std::tuple<int64_t, int64_t>, int64_t> cycles;
+
   void build() {
     const ModelDesc& d = model.desc;
     p.stream.memory_bytes = static_cast<int64_t>(o.budget_bytes);
     p.stream.cores = 1;  // one matmul at a time on the device; it spreads over the NPU cores itself
     // The packed file, outside the scheduled memory: what every load reads.
-    const int file = buffer("file", static_cast<int64_t>(model.file_bytes), false);
-    std::vector<int> in;
+    file = buffer("file", static_cast<int64_t>(model.file_bytes), false);
     for (int t = 0; t < o.tokens; ++t) in.push_back(buffer(fmt::format("in{}", t), o.m * d.hidden, false));
-    std::map<std::tuple<int64_t, int64_t>, int64_t> cycles;
     p.pinned = pinned_tensors(model, o);
-    std::vector<int> pinned_buffer(p.pinned.size(), -1), pinned_load(p.pinned.size(), -1);
-    std::vector<std::vector<std::vector<int>>> acts(
-        static_cast<size_t>(o.tokens),
-        std::vector<std::vector<int>>(static_cast<size_t>(d.layers), std::vector<int>(d.matmuls.size(), -1)));
+    pinned_buffer.assign(p.pinned.size(), -1);
+    pinned_load.assign(p.pinned.size(), -1);
+    acts.assign(static_cast<size_t>(o.tokens),
+                std::vector<std::vector<int>>(static_cast<size_t>(d.layers), std::vector<int>(d.matmuls.size(), -1)));
     for (int t = 0; t < o.tokens; ++t) {
       for (int l = 0; l < d.layers; ++l) {
         const std::vector<int> xb = x_buffers(acts, in, t, l);
-        for (size_t j = 0; j < d.matmuls.size(); ++j) {
-          const MatmulDesc& md = d.matmuls[j];
-          const PackedTensor& pt = model.tensor(l, static_cast<int>(j));
-          const uint64_t slot = align_up(pt.bytes, std::max<uint64_t>(kPackAlign, o.io_align));
-          const size_t tensor = static_cast<size_t>(l) * d.matmuls.size() + j;
-          const bool pinned = p.pinned[tensor];
-          const bool loads = !pinned || t == 0;  // a pinned tensor is read by token 0 only
-          const int w = !loads ? pinned_buffer[tensor]
-                               : buffer(pinned ? fmt::format("w.{}.{}", l, md.name) : fmt::format("w{}.{}.{}", t, l, md.name),
-                                        static_cast<int64_t>(slot), true);
-          if (pinned && t == 0) {
-            pinned_buffer[tensor] = w;
-            p.pinned_bytes += slot;
-          }
-          const int a = buffer(fmt::format("a{}.{}.{}", t, l, md.name), o.m * md.n, false);
-          acts[static_cast<size_t>(t)][static_cast<size_t>(l)][j] = a;
-          const std::string label = fmt::format("{}.{}.{}", t, l, md.name);
-          sched::Op load{.kind = sched::OpKind::load, .name = "L" + label};
-          load.reads.push_back({file, static_cast<int64_t>(pt.offset), static_cast<int64_t>(pt.bytes)});
-          load.writes.push_back(whole(w));
-          load.cycles = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(slot) / o.disk_bytes_per_ns));
-          sched::Op start{.kind = sched::OpKind::start, .name = "P" + label};
-          start.reads.push_back(whole(w));
-          for (const auto& s : md.inputs) {
-            if (s == "x") {
-              for (int b : xb) start.reads.push_back(whole(b));
-            } else {
-              start.reads.push_back(whole(acts[static_cast<size_t>(t)][static_cast<size_t>(l)][static_cast<size_t>(d.find(s))]));
-            }
-          }
-          for (const auto& s : md.after)
-            start.reads.push_back(whole(acts[static_cast<size_t>(t)][static_cast<size_t>(l)][static_cast<size_t>(d.find(s))]));
-          start.writes.push_back(whole(a));
-          auto key = std::make_tuple(md.k, md.n);
-          if (!cycles.count(key)) cycles[key] = std::max<int64_t>(1, modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores));
-          start.cycles = cycles[key];
-          sched::Op wait{.kind = sched::OpKind::wait, .name = "P" + label};
-          if (loads) pinned_load[tensor] = static_cast<int>(p.stream.ops.size());
-          for (auto* op : {&load, &start, &wait}) {
-            if (op == &load && !loads) continue;
-            p.stream.ops.push_back(*op);
-            p.op_steps.push_back({op == &load ? Step::load : op == &start ? Step::compute : Step::wait, t, l,
-                                  static_cast<int>(j), -1});
-            p.load_of.push_back(pinned_load[tensor]);
-          }
-          ++p.computes;
-        }
+        for (size_t j = 0; j < d.matmuls.size(); ++j) add_matmul(t, l, j, xb);
       }
     }
+  }
+
+  // Matmul j of layer l for token t: its weight buffer (a pinned tensor's once), its
+  // activation, and its load / start / wait ops (no load for a pinned tensor after token 0).
+  void add_matmul(int t, int l, size_t j, const std::vector<int>& xb) {
+    const ModelDesc& d = model.desc;
+    const MatmulDesc& md = d.matmuls[j];
+    const PackedTensor& pt = model.tensor(l, static_cast<int>(j));
+    const uint64_t slot = align_up(pt.bytes, std::max<uint64_t>(kPackAlign, o.io_align));
+    const size_t tensor = static_cast<size_t>(l) * d.matmuls.size() + j;
+    const bool pinned = p.pinned[tensor];
+    const bool loads = !pinned || t == 0;  // a pinned tensor is read by token 0 only
+    const int w = !loads ? pinned_buffer[tensor]
+                         : buffer(pinned ? fmt::format("w.{}.{}", l, md.name) : fmt::format("w{}.{}.{}", t, l, md.name),
+                                  static_cast<int64_t>(slot), true);
+    if (pinned && t == 0) {
+      pinned_buffer[tensor] = w;
+      p.pinned_bytes += slot;
+    }
+    auto& layer_acts = acts[static_cast<size_t>(t)][static_cast<size_t>(l)];
+    const int a = buffer(fmt::format("a{}.{}.{}", t, l, md.name), o.m * md.n, false);
+    layer_acts[j] = a;
+    const std::string label = fmt::format("{}.{}.{}", t, l, md.name);
+    sched::Op load{.kind = sched::OpKind::load, .name = "L" + label};
+    load.reads.push_back({file, static_cast<int64_t>(pt.offset), static_cast<int64_t>(pt.bytes)});
+    load.writes.push_back(whole(w));
+    load.cycles = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(slot) / o.disk_bytes_per_ns));
+    sched::Op start{.kind = sched::OpKind::start, .name = "P" + label};
+    start.reads.push_back(whole(w));
+    for (const auto& s : md.inputs) {
+      if (s == "x") {
+        for (int b : xb) start.reads.push_back(whole(b));
+      } else {
+        start.reads.push_back(whole(layer_acts[static_cast<size_t>(d.find(s))]));
+      }
+    }
+    for (const auto& s : md.after) start.reads.push_back(whole(layer_acts[static_cast<size_t>(d.find(s))]));
+    start.writes.push_back(whole(a));
+    auto key = std::make_tuple(md.k, md.n);
+    if (!cycles.count(key)) cycles[key] = std::max<int64_t>(1, modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores));
+    start.cycles = cycles[key];
+    sched::Op wait{.kind = sched::OpKind::wait, .name = "P" + label};
+    if (loads) pinned_load[tensor] = static_cast<int>(p.stream.ops.size());
+    for (auto* op : {&load, &start, &wait}) {
+      if (op == &load && !loads) continue;
+      p.stream.ops.push_back(*op);
+      p.op_steps.push_back({op == &load ? Step::load : op == &start ? Step::compute : Step::wait, t, l,
+                            static_cast<int>(j), -1});
+      p.load_of.push_back(pinned_load[tensor]);
+    }
+    ++p.computes;
   }
 };
 

@@ -4,12 +4,14 @@ under driver/, lib/, tools/, include/ or examples/ over 450 lines, and no C or C
 there over 60 lines. Fails naming each file that is over, with its line count, and each
 function that is over, with its file:line, name and length.
 
-A function is found by a column-0 heuristic (the project's style: namespaces are not
-indented): a line at column 0 with a name and '(' whose signature opens a body '{' before
-any ';' starts one, and the first later line that is a lone '}' at column 0 ends it; the
-length counts both. A signature whose braces close on the same line (`{}`, a one-line body)
-and an initializer (`= {`) are not bodies. Member functions defined inside a class body
-are indented and not measured.
+A function is found by brace depth, whatever its indent: with comments, string and
+character literals and preprocessor lines left out, each '{' is classified by the code
+before it (since the last ';' or block brace): a parameter list `)` (with its qualifiers,
+or a constructor's initializer list) opens a function body, `[captures]` or
+`[captures](params)` a lambda's; `if`/`for`/`while`/`switch`/`catch`, `else`/`do`/`try`,
+a label, namespace/class/struct/union/enum open blocks, and `= {`, `return {` or `T{` an
+initializer. A function runs from the first line of its signature (a lambda from its '{')
+to its matching '}'. Member functions defined in their class and lambdas count like any.
 
 Usage: check_size.py SOURCE_ROOT      exit 0, or 1 with one line per file or function over.
                                       The files are git's tracked ones when SOURCE_ROOT is a
@@ -29,13 +31,14 @@ MAX_FUNCTION_LINES = 60
 TREES = ("driver", "lib", "tools", "include", "examples")
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".hpp", ".py")
 C_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".hpp")
-# A function definition's first line at column 0: a name and '(' and no ';' before it.
-FUNCTION_START = re.compile(r"^[A-Za-z_][^;#]*\(.*$")
-NOT_FUNCTIONS = ("namespace", "struct", "class", "extern", "union", "enum")
-NAME = re.compile(r"([A-Za-z_~][\w:~]*)\s*\(")
-LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
-BALANCED = re.compile(r"\{[^{}]*\}")
-SIGNATURE_LINES = 8  # how far a signature may run before its '{'
+CONTROL = {"if", "constexpr", "for", "while", "switch", "catch", "sizeof", "alignof", "decltype", "return",
+           "noexcept", "static_assert", "requires"}
+BLOCK_HEADS = re.compile(r"^(?:template\s*<[^{]*>\s*)?(?:namespace|class|struct|union|enum)\b")
+ACCESS = re.compile(r"^\s*(?:(?:public|private|protected)\s*:(?!:)\s*)+")
+QUALIFIERS = re.compile(r"(?:\s*(?:const|volatile|noexcept\s*(?:\([^()]*\))?|override|final|mutable|constexpr|&&|&"
+                        r"|->\s*[\w:<>,\s*&]+|requires\b[^{;]*))*\s*$")
+CTOR_INIT = re.compile(r"\)\s*(?:noexcept\s*)?:\s*[\w:]+\s*[({]")
+NAME = re.compile(r"((?<![\w:])[\w:]*operator\s*(?:\(\)|[^\s\w(]{1,3})|~?[A-Za-z_][\w:~]*)\s*\(")
 
 
 def source_files(root):
@@ -51,38 +54,149 @@ def source_files(root):
     return sorted(n for n in names if n.endswith(SOURCE_SUFFIXES))
 
 
-def opens_body(lines, i):
-    """True when the signature starting at line i opens a multi-line body before any ';'."""
-    for line in lines[i:i + SIGNATURE_LINES]:
-        code = LITERAL.sub('""', line.split("//")[0])
-        # Braces that close on the line ({} default arguments, a_{1} initializers, a one-line
-        # body) open nothing: left out, innermost first.
-        open_code = code
-        while BALANCED.search(open_code):
-            open_code = BALANCED.sub("", open_code)
-        brace, semi = open_code.find("{"), open_code.find(";")
-        if semi >= 0 and (brace < 0 or semi < brace):
-            return False  # a declaration, or a statement at file scope
-        if brace >= 0:
-            return not open_code[:brace].rstrip().endswith("=")  # `= {`: a table, not a body
-        if "{" in code:
-            return False  # `{}` or a one-line body
-    return False
+def code_only(text):
+    """`text` with comments, string and character literals and preprocessor lines blanked
+    (newlines kept, so offsets keep their line)."""
+    out, i, n = list(text), 0, len(text)
+
+    def blank(a, b):
+        for j in range(a, b):
+            if out[j] != "\n":
+                out[j] = " "
+    line_start = True
+    while i < n:
+        c = text[i]
+        if line_start and c == "#" :  # a preprocessor line, with its continuations
+            j = i
+            while j < n and (text[j] != "\n" or text[j - 1] == "\\"):
+                j += 1
+            blank(i, j)
+            i = j
+            continue
+        if c == "\n":
+            line_start = True
+            i += 1
+            continue
+        if not c.isspace():
+            line_start = False
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            blank(i, j)
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            blank(i, j)
+            i = j
+        elif c == "R" and text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            k = text.find("(", i + 2)
+            delim = text[i + 2:k]
+            j = text.find(")" + delim + '"', k)
+            j = n if j < 0 else j + len(delim) + 2
+            blank(i, j)
+            i = j
+        elif c == '"' or (c == "'" and not digit_separator(text, i)):
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            blank(i, j + 1)
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+def digit_separator(text, i):
+    """True when the quote at i separates digits (1'000), not a character literal."""
+    j = i
+    while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_'"):
+        j -= 1
+    return j < i and text[j].isdigit()
+
+
+def matching_open(head, close):
+    """Index of the '(' that the ')' at `close` closes, or -1."""
+    depth = 0
+    for j in range(close, -1, -1):
+        if head[j] == ")":
+            depth += 1
+        elif head[j] == "(":
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1
+
+
+def body_kind(head):
+    """What the '{' after `head` (the code since the last ';' or block brace) opens:
+    "function", "lambda", "block" (namespace, class, control statement, compound
+    statement) or "brace" (an initializer: `= {`, `T{...}`, `return {...}`)."""
+    h = ACCESS.sub("", head).strip()
+    if not h or h in ("else", "do", "try") or h.endswith(":") or re.search(r"\belse$", h):
+        return "block"
+    if BLOCK_HEADS.match(h) or re.fullmatch(r"extern\s*", h):
+        return "block"
+    if h.endswith("=") or re.search(r"\breturn$", h):
+        return "brace"
+    if CTOR_INIT.search(h) and h[-1] in ")}":
+        return "function"  # a constructor's initializer list
+    if re.search(r"\]\s*(?:mutable\s*)?$", h):
+        return "lambda"  # `[captures] {` (an array's `x[] = {` ends in '=')
+    q = QUALIFIERS.search(h)
+    core = h[:q.start()] if q else h
+    if not core.endswith(")"):
+        return "brace"
+    open_at = matching_open(core, len(core) - 1)
+    before = core[:open_at].rstrip() if open_at >= 0 else ""
+    if before.endswith("]"):
+        return "lambda"  # `[captures](params) {`
+    if re.search(r"operator\s*(?:\(\)|[^\s\w(]{1,3})$", before):
+        return "function"
+    word = re.search(r"([A-Za-z_]\w*)\s*$", before)
+    if not word or word.group(1) in CONTROL:
+        return "block"
+    return "function"
 
 
 def long_functions(lines):
-    """(line, length, name) of each column-0 function over MAX_FUNCTION_LINES lines."""
-    found, i = [], 0
-    while i < len(lines):
-        line = lines[i]
-        if FUNCTION_START.match(line) and not line.startswith(NOT_FUNCTIONS) and opens_body(lines, i):
-            end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip() == "}"), len(lines) - 1)
-            if end - i + 1 > MAX_FUNCTION_LINES:
-                name = NAME.search(line)
-                found.append((i + 1, end - i + 1, name.group(1) if name else line.strip()))
-            i = end
-        i += 1
-    return found
+    """(line, length, name) of each function body over MAX_FUNCTION_LINES lines: functions
+    at namespace scope, member functions defined in their class and lambdas, found by
+    brace depth (comments, literals and preprocessor lines left out)."""
+    code = code_only("\n".join(lines))
+    line_of = [0] * (len(code) + 1)
+    number = 1
+    for i, c in enumerate(code):
+        line_of[i] = number
+        if c == "\n":
+            number += 1
+    line_of[len(code)] = number
+    found, stack, boundary = [], [], 0
+    for i, c in enumerate(code):
+        if c == ";":
+            boundary = i + 1
+        elif c == "{":
+            head = code[boundary:i]
+            kind = body_kind(head)
+            if kind in ("function", "lambda"):
+                start = boundary + len(head) - len(head.lstrip())
+                access = ACCESS.match(head.lstrip())
+                start = i if kind == "lambda" else start + (len(access.group(0)) if access else 0)
+                name = NAME.search(ACCESS.sub("", head)) if kind == "function" else None
+                stack.append((kind, line_of[start], name.group(1) if name else "lambda"))
+            else:
+                stack.append((kind, 0, ""))
+            if kind != "brace":
+                boundary = i + 1
+        elif c == "}" and stack:
+            kind, first, name = stack.pop()
+            if kind in ("function", "lambda"):
+                length = line_of[i] - first + 1
+                if length > MAX_FUNCTION_LINES:
+                    found.append((first, length, name))
+            if kind != "brace":
+                boundary = i + 1
+    return sorted(found)
 
 
 def check(root, names):
@@ -142,6 +256,27 @@ def self_test():
         ("lib/a/file451.cpp", src(*[function(f"f{k}", 45) for k in range(10)], ["// one more"]),
          "lib/a/file451.cpp: 451 lines, over the limit of 450"),
         ("lib/a/script.py", src(["x = 1"] * 70), None),  # function lengths: C and C++ only
+        # By brace depth: members defined in their class, lambdas, whatever the indent.
+        ("lib/a/member.h", src(["class A {", " public:"], ["  " + l for l in function("member", 61)], ["};"]),
+         "lib/a/member.h:3: member: a function of 61 lines"),
+        ("lib/a/member60.h", src(["class A {", " public:"], ["  " + l for l in function("member", 60)], ["};"]),
+         None),
+        ("lib/a/lambda.cpp", src(["// a lambda at namespace scope", "auto f = [](int a) {"], ["  a += 1;"] * 59,
+                                 ["};"]),
+         "lib/a/lambda.cpp:2: lambda: a function of 61 lines"),
+        ("lib/a/operator.cpp", src(["struct F {", "  int operator()(int a) const {"], ["    a += 1;"] * 59,
+                                   ["  }", "};"]),
+         "lib/a/operator.cpp:2: operator(): a function of 61 lines"),
+        ("lib/a/ctor_init.cpp", src(["Foo::Foo(int a)", "    : a_(a), b_{a} {"], ["  a += 1;"] * 58, ["}"]),
+         "lib/a/ctor_init.cpp:1: Foo::Foo: a function of 61 lines"),
+        # Not functions: a long table, a long control block inside a short-enough function
+        # (counted once, as the function), braces in literals and comments, a digit separator.
+        ("lib/a/table.cpp", src(["const int kTable[] = {"], ["  1,"] * 70, ["};"]), None),
+        ("lib/a/nested.cpp", src(function("outer", 30), ["void g() {", "  if (x) {"], ["    y();"] * 56,
+                                 ["  }", "}"]), None),
+        ("lib/a/literals.cpp", src(["int f() {", '  const char* s = "}}}";  // }', "  char c = '}';",
+                                   "  int n = 1'000;", "  /* } */"], ["  n += 1;"] * 55, ["}"]),
+         "lib/a/literals.cpp:1: f: a function of 61 lines"),
     ]
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
