@@ -35,7 +35,7 @@ Pick pick_start(ListState& st, int window) {
   if (core < 0 || st.ready_starts.empty()) return {};
   int seen = 0;
   for (auto it = st.ready_starts.begin(); it != st.ready_starts.end() && seen < window; ++it, ++seen)
-    if (st.try_place(st.op_at(*it))) return {st.op_at(*it), core, Rule::start};
+    if (st.may_take_core(st.op_at(*it)) && st.try_place(st.op_at(*it))) return {st.op_at(*it), core, Rule::start};
   if (!st.program_running())  // nothing will free memory: start anyway, never deadlock
     return {st.op_at(*st.ready_starts.begin()), core, Rule::forced_start};
   return {};

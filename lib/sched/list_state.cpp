@@ -60,8 +60,54 @@ ListState::ListState(const Stream& s, const Graph& g, const Priority& p, const L
     reserve_tree_.set(rank, pending_[rank]);
     ++rank;
   }
+  index_spans();
   for (int op = 0; op < g.op_count; ++op)
     if (indegree_[op] == 0) make_ready(op);
+}
+
+// A program whose wait comes after a barrier holds its core until that barrier, which needs
+// every op since the previous barrier. Found with one backward sweep: the first barrier after
+// each start, and whether the start's wait comes after it.
+void ListState::index_spans() {
+  int next_barrier = -1;
+  for (int op = g_.op_count - 1; op >= 0; --op) {
+    const OpInfo& o = g_.info[op];
+    if (o.kind == OpKind::barrier) {
+      next_barrier = op;
+      if (span_of_rank_.empty()) {
+        span_of_rank_.assign(g_.starts.size(), Span{});
+        starts_before_.assign(static_cast<size_t>(g_.op_count), 0);
+      }
+      continue;
+    }
+    if (o.kind != OpKind::start || next_barrier < 0) continue;
+    const bool across = next_barrier < o.partner;
+    span_of_rank_[static_cast<size_t>(program_rank_[op])] = {next_barrier, across};
+    if (!across) ++starts_before_[static_cast<size_t>(next_barrier)];
+  }
+}
+
+void ListState::note_started(int rank) {
+  const Span& span = span_of_rank_[static_cast<size_t>(rank)];
+  if (span.barrier >= 0 && !span.across) --starts_before_[static_cast<size_t>(span.barrier)];
+}
+
+int ListState::free_cores() const {
+  int free = 0;
+  for (int c = 0; c < s_.cores; ++c) free += core_open_[c] == 0;
+  return free;
+}
+
+// Two programs across barrier B on both cores, and a program that ends before B still to
+// start: it finds no core until one of their waits, which come after B, so it is forced onto a
+// busy core while the fallback fills memory with every transfer before B (a 1M-op random DAG,
+// docs/sched.md). So a program across B may take the last free core only once every program
+// that ends before B has started.
+bool ListState::may_take_core(int start) const {
+  if (span_of_rank_.empty()) return true;
+  const Span& span = span_of_rank_[static_cast<size_t>(program_rank_[start])];
+  if (!span.across) return true;
+  return starts_before_[static_cast<size_t>(span.barrier)] == 0 || free_cores() > 1;
 }
 
 void ListState::make_ready(int op) {
@@ -201,6 +247,7 @@ void ListState::emit(int op, int core) {
       running_.insert(std::lower_bound(running_.begin(), running_.end(), std::pair(end, op)), {end, op});
       unstarted_.erase(pos);
       reserve_tree_.set(program_rank_[op], 0);
+      if (!span_of_rank_.empty()) note_started(program_rank_[op]);
       t_ = begin + 1;
       break;
     }

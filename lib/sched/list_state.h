@@ -45,6 +45,11 @@ class ListState {
   OpKind op_kind(int op) const { return g_.info[op].kind; }
   int64_t op_cycles(int op) const { return g_.info[op].cycles; }
 
+  // Rule 2's barrier check (docs/sched.md "Programs across a barrier"): false for a start
+  // whose wait comes after a barrier that still needs other work, when it would take the
+  // last free core.
+  bool may_take_core(int start) const;
+
   // Places the op's new buffers under cap; on success they stay placed for emit().
   bool try_place(int op);
   // Rule 3's limit check for a load (does not place). Fills `held`; the reserve only
@@ -59,6 +64,9 @@ class ListState {
   void death(int op);
   void make_ready(int op);
   bool urgent(int load) const;
+  void index_spans();
+  int free_cores() const;
+  void note_started(int rank);
   int64_t new_bytes(int op) const;
 
   const Stream& s_;
@@ -88,6 +96,15 @@ class ListState {
   std::vector<int> program_rank_;              // per start op: index among starts by priority
   std::vector<int64_t> pending_;               // per program rank: bytes still unborn
   MaxTree reserve_tree_;
+  // Programs and barriers: per program rank, the first barrier after its start (-1: none)
+  // and whether its wait comes after that barrier; per op, for barriers, how many programs
+  // that end before it are still to start. Empty when the stream has no barrier.
+  struct Span {
+    int barrier = -1;
+    bool across = false;
+  };
+  std::vector<Span> span_of_rank_;
+  std::vector<int> starts_before_;
   std::vector<int> order_, core_of_;
   std::vector<int> placed_scratch_;            // try_place's buffers, for its undo
 };
