@@ -104,7 +104,7 @@ int run(const Args& a) {
     fmt::print(stderr, "ork_sched: {}: {}\n", a.file, sched.error().message);
     return 1;
   }
-  if (a.json) fmt::print("{}\n", render_json(*stream, *sched).dump(2));
+  if (a.json) fmt::print("{}\n", render_json_text(*stream, *sched));
   else fmt::print("{}", render_text(*stream, *sched));
   if (a.svg.empty() && a.trace.empty()) return 0;
   const std::vector<Panel> panels = make_panels(*stream, *graph, *sched, a.options);

@@ -24,6 +24,8 @@ std::vector<Panel> make_panels(const Stream& stream, const Graph& graph, const S
                                const Options& options);
 
 nlohmann::json render_json(const Stream& stream, const Schedule& sched);
+// render_json(...).dump(2), byte for byte, written as text without the tree (json_text.cpp).
+std::string render_json_text(const Stream& stream, const Schedule& sched);
 std::string render_text(const Stream& stream, const Schedule& sched);
 std::string render_svg(const Stream& stream, const std::vector<Panel>& panels);
 nlohmann::json render_trace(const Stream& stream, const std::vector<Panel>& panels);

@@ -1,6 +1,8 @@
 // The tool's outputs: the JSON report's fields, the SVG and the trace of seed example 1.
 #include <gtest/gtest.h>
 
+#include "lib/sched/generate.h"
+#include "lib/sched/parse.h"
 #include "tests/lib/sched/example_streams.h"
 #include "tools/ork_sched/render.h"
 
@@ -36,6 +38,43 @@ TEST(Render, JsonPassInputIsAString) {
   EXPECT_EQ(j["pass"], "input");
   EXPECT_EQ(j["makespan"], 10);
   EXPECT_EQ(j["makespan_input"], 10);
+}
+
+// The text writer against the tree's dump: examples (pass 0, input), a stream whose names need
+// escapes and share a program name, a pass-1 stream with swaps, and best's many attempts.
+TEST(Render, JsonTextIsTheTreesDump) {
+  std::vector<std::pair<Stream, Options>> cases;
+  for (const char* file : {"seed_example1.stream", "seed_example2.stream", "transformer_decode.stream"})
+    cases.push_back({test::example(file), Options{}});
+  cases.push_back({parse_stream("memory 1K\nbuffer w 64\nload L\"\\\x01\xc3\xa9 writes=w cycles=5\n"
+                                "start P\t2 reads=w cycles=5\nwait P\t2\nstart P\t2 cycles=3\nstart Q cycles=1\n")
+                       .value(),
+                   Options{}});
+  RandomParams p;
+  p.programs = 60;
+  p.memory_bytes = 128 << 10;
+  p.max_buffer_percent = 12;
+  p.cores = 3;
+  p.max_outstanding = 3;
+  Options best;
+  best.policy = Policy::best;
+  cases.push_back({make_random_stream(16, p), best});  // pass 1, 6 swaps, 48 attempts
+  for (const auto& [s, o] : cases) {
+    Result<Schedule> r = schedule(s, o);
+    ASSERT_TRUE(static_cast<bool>(r)) << r.error().message;
+    EXPECT_EQ(render_json_text(s, *r), render_json(s, *r).dump(2));
+    if (&s == &cases.back().first) {
+      EXPECT_EQ(r->pass, Pass::one);
+      EXPECT_EQ(r->swaps.size(), 6u);
+    }
+  }
+}
+
+TEST(Render, JsonTextOfAnInvalidNameThrowsAsTheTreeDoes) {
+  Stream s = parse_stream("memory 1K\nstart P\xff cycles=5\nwait P\xff\n").value();
+  Schedule r = schedule(s, Options{}).value();
+  EXPECT_THROW((void)render_json(s, r).dump(2), nlohmann::json::exception);
+  EXPECT_THROW((void)render_json_text(s, r), nlohmann::json::exception);
 }
 
 TEST(Render, SvgShowsBothOrdersOnOneAxis) {
