@@ -32,10 +32,16 @@ int NameTable::find(std::string_view name) const {
   const uint64_t hash = std::hash<std::string_view>{}(name);
   uint32_t& hint = recent_[hash % kRecent];
   if (hint != 0 && matches(hint - 1, name, hash)) return entries_[hint - 1].id;
-  const Slot& s = slots_[probe(name, hash)];
-  if (s.entry == 0) return -1;
-  hint = s.entry;
-  return entries_[s.entry - 1].id;
+  uint32_t entry = 0;
+  if (next_ != 0 && next_ <= entries_.size() && matches(next_ - 1, name, hash)) {
+    entry = next_;
+  } else {
+    entry = slots_[probe(name, hash)].entry;
+    if (entry == 0) return -1;
+  }
+  hint = entry;
+  next_ = entry + 1;
+  return entries_[entry - 1].id;
 }
 
 void NameTable::grow() {

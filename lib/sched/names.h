@@ -44,6 +44,10 @@ class NameTable {
   // direct-mapped cache of recent entries answers those without touching the index.
   static constexpr size_t kRecent = 4096;
   mutable std::vector<uint32_t> recent_;  // hash % kRecent -> entry index + 1 (0: none)
+  // Streams first use their names in the order they declared them (ork_sched's own format and
+  // the generators declare every buffer up front): the entry after the last one found by the
+  // index is tried next, one sequential read where the index costs a cache and TLB miss.
+  mutable uint32_t next_ = 0;             // entry index + 1 of the guess (0: none)
   void grow();
 
   std::vector<Slot> slots_;  // a power of two, at most 1/2 full

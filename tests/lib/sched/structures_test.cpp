@@ -87,5 +87,28 @@ TEST(NameTable, MatchesStdMapAndRefusesDuplicates) {
   EXPECT_EQ(table.find(""), 3);
 }
 
+// The guess of the next declared entry (names.h): names found in declaration order, out of
+// order, past the last entry, and a name absent between hits all give the stored ids.
+TEST(NameTable, FindsInDeclarationOrderAndOutOfIt) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 10000; ++i) names.push_back("b" + std::to_string(i));
+  NameTable table(names.size());
+  for (int i = 0; i < static_cast<int>(names.size()); ++i) ASSERT_EQ(table.insert(names[i], 3 * i), 3 * i);
+  for (int i = 0; i < static_cast<int>(names.size()); ++i) ASSERT_EQ(table.find(names[i]), 3 * i) << i;
+  EXPECT_EQ(table.find(names.back()), 3 * 9999);  // the guess is now past the last entry
+  EXPECT_EQ(table.find("b10000"), -1);
+  EXPECT_EQ(table.find(names[0]), 0);
+  EXPECT_EQ(table.find("b1x"), -1);  // absent right where the guess (b1) points
+  EXPECT_EQ(table.find(names[1]), 3);
+  std::mt19937 rng(11);
+  for (int k = 0; k < 20000; ++k) {
+    const int i = static_cast<int>(rng() % names.size());
+    ASSERT_EQ(table.find(names[i]), 3 * i) << i;
+    if (i + 1 < static_cast<int>(names.size())) {
+      ASSERT_EQ(table.find(names[i + 1]), 3 * (i + 1));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ork::sched
