@@ -93,6 +93,9 @@ class ListState {
   std::vector<std::pair<int64_t, int>> running_;
   std::vector<int64_t> program_end_;           // per program rank: when it ends
   ReadySet unstarted_;                         // priority positions of starts
+  // Position of the urgent_starts-th unstarted program (-1: none), or kStale after a start.
+  static constexpr int kStale = -2;
+  mutable int urgent_last_ = kStale;
   std::vector<int> program_rank_;              // per start op: index among starts by priority
   std::vector<int64_t> pending_;               // per program rank: bytes still unborn
   MaxTree reserve_tree_;

@@ -73,6 +73,7 @@ void commit(Schedule& s, Pass pass, const Heuristic& rule, int cap, const ListRe
   s.cap_percent = cap;
   s.order = list.order;
   s.core_of = list.core_of;
+  s.peak_bytes = list.peak_bytes;  // the list's live bytes are simulateOrder's (property_test.cpp)
   s.swaps.clear();  // the input order's swaps are not this order's
   s.swap_bytes = 0;
 }
@@ -152,6 +153,7 @@ Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Option
   const SimResult sim = simulate_order(stream, graph, input.order);
   input.core_of = sim.core_of;
   input.makespan_input = sim.makespan;
+  input.peak_bytes = sim.peak_bytes;
   Result<Placement> fits = place_order(stream, graph, input.order, memory, true, bpc);
   if (!fits) return make_error(fits.error().code, "the input order cannot run: " + fits.error().message);
   input.makespan_input_priced =
@@ -180,7 +182,6 @@ Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Option
     if (r == 0 || cand.makespan < best.makespan) best = std::move(cand);
   }
   best.attempts = std::move(attempts);
-  best.peak_bytes = peak_live_bytes(stream, graph, best.order);
   best.bounds = lower_bound(stream, graph);
   return best;
 }
