@@ -94,7 +94,27 @@ struct Job {
   Dims d;
   const uint8_t* a_packed;
   int64_t groups;
+  bool rows;  // the short-M rows kernel (kernels.h micro_rows) instead of full tiles
 };
+
+// The rows kernel when M is short enough and the CPU has the tier it is built for.
+bool use_rows(const Kernel& kr, int64_t m, const FastOptions& o) {
+  return o.short_path && kr.micro_rows != nullptr && m <= kr.short_m && isa_supported(kr.rows_isa);
+}
+
+// A packed for the job: the kernel's tiles, or u8_biased rows (no padding rows) for the
+// rows kernel; `groups` is the panels' group count either way.
+ScratchPool::Lease packed_a(const Kernel& kr, bool rows, std::span<const int8_t> a, Dims d, int64_t groups) {
+  Kernel ak = kr;
+  if (rows) {
+    ak.mr = 1;
+    ak.a_format = AFormat::u8_biased;
+    ak.a_tiled = false;
+  }
+  auto lease = scratch_pool().take(packed_a_bytes(ak, d, groups));
+  pack_a(ak, a, d, groups, lease.as<uint8_t>());
+  return lease;
+}
 
 // Copies the valid rows / columns of one panel's accumulated tiles into C, adding the bias.
 // Columns go in runs that stay within one group of the layout (one run when row-major),
@@ -115,7 +135,7 @@ void store_panel(const Job& job, int64_t p, const int32_t* acc, const int32_t* b
     col += len;
   }
   for (int64_t m = 0; m < job.d.m; ++m) {  // rows past M (padding) are dropped
-    const int32_t* t = acc + (m / kr.mr) * kr.mr * kr.nr + (m % kr.mr) * kr.nr;
+    const int32_t* t = acc + m * kr.nr;  // row blocks' tiles are contiguous, nr per row
     int32_t* row = c.base + m * c.row_stride;
     for (int r = 0; r < count; ++r) {
       const Run& run = runs[r];
@@ -131,7 +151,21 @@ void store_panel(const Job& job, int64_t p, const int32_t* acc, const int32_t* b
 // panel, K is cut into chunks of chunk_groups so that the panel's B chunk stays in L1 while
 // the loop walks every row block; the row blocks' partial tiles accumulate in `acc` (one
 // panel's worth: M x nr int32).
+// Short M: one rows-kernel call per panel over all of K (B is read once whatever K's
+// chunking, so there is nothing to keep in L1 for a second row block).
+void compute_rows(const Job& job, const uint8_t* panels, const int32_t* bias, int64_t p0, int64_t p1) {
+  const Kernel& kr = *job.kr;
+  const int64_t panel_bytes = job.groups * kr.nr * 4;
+  int32_t acc[detail::kMaxShortM * 64];  // short_m rows x nr <= 64 columns
+  for (int64_t p = p0; p < p1; ++p) {
+    kr.micro_rows(static_cast<int>(job.d.m), job.a_packed, job.groups * 4, panels + (p - p0) * panel_bytes, job.groups,
+                  acc, false);
+    store_panel(job, p, acc, bias + (p - p0) * kr.nr);
+  }
+}
+
 void compute_panels(const Job& job, const uint8_t* panels, const int32_t* bias, int64_t p0, int64_t p1) {
+  if (job.rows) return compute_rows(job, panels, bias, p0, p1);
   const Kernel& kr = *job.kr;
   const int64_t row_bytes = job.groups * 4;
   const int64_t panel_bytes = job.groups * kr.nr * 4;
@@ -161,6 +195,8 @@ void run_panels(const Job& job, int64_t p0, int64_t p1) {
   auto panel_lease = scratch_pool().take(static_cast<size_t>((p1 - p0) * panel_bytes));
   std::vector<int32_t> biases(static_cast<size_t>((p1 - p0) * job.kr->nr));
   pack_panels(*job.kr, job.b, job.d, p0, p1, job.groups, panel_lease.as<uint8_t>(), biases.data());
+  if (job.rows && job.kr->a_format != AFormat::u8_biased)  // the rows kernel's A is biased
+    detail::column_bias(panel_lease.as<uint8_t>(), p1 - p0, job.groups, job.kr->nr, biases.data());
   compute_panels(job, panel_lease.as<uint8_t>(), biases.data(), p0, p1);
 }
 
@@ -205,9 +241,9 @@ Status matmul_int8_fast(std::span<const int8_t> a, std::span<const int8_t> b,
   if (!kr) return kr.error();
   if (Status s = check_threads(options); !s) return s;
   const int64_t groups = padded_groups(**kr, d.k);
-  auto a_lease = scratch_pool().take(packed_a_bytes(**kr, d, groups));
-  pack_a(**kr, a, d, groups, a_lease.as<uint8_t>());
-  const Job job{*kr, b, CLayout::row_major(c, d.n), d, a_lease.as<uint8_t>(), groups};
+  const bool rows = use_rows(**kr, d.m, options);
+  auto a_lease = packed_a(**kr, rows, a, d, groups);
+  const Job job{*kr, b, CLayout::row_major(c, d.n), d, a_lease.as<uint8_t>(), groups, rows};
   const int64_t panels = (d.n + (*kr)->nr - 1) / (*kr)->nr;
   for_panel_chunks(choose_threads(options, d, panels), panels,
                    [&job](int64_t p0, int64_t p1) { run_panels(job, p0, p1); });
@@ -241,6 +277,10 @@ Result<PackedB> pack_b_int8(std::span<const int8_t> b, int64_t k, int64_t n, BOr
     if (order == BOrder::row_major) pack_panels(**kr, b, d, p0, p1, out.groups_, dst, bias);
     else pack_panels_columns(**kr, b.data(), d, p0, p1, out.groups_, dst, bias);
   });
+  if ((*kr)->micro_rows != nullptr && (*kr)->a_format != AFormat::u8_biased) {  // AMX: for short M
+    out.rows_bias_.resize(out.bias_.size());
+    detail::column_bias(out.panels_.data(), panels, out.groups_, (*kr)->nr, out.rows_bias_.data());
+  }
   return out;
 }
 
@@ -284,12 +324,13 @@ Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b
   }
   if (Status s = check_threads(options); !s) return s;
   const Kernel& kr = detail::kernel_for(b.isa_);
-  auto a_lease = scratch_pool().take(packed_a_bytes(kr, d, b.groups_));
-  pack_a(kr, a, d, b.groups_, a_lease.as<uint8_t>());
-  const Job job{&kr, {}, c, d, a_lease.as<uint8_t>(), b.groups_};
+  const bool rows = use_rows(kr, d.m, options);
+  auto a_lease = packed_a(kr, rows, a, d, b.groups_);
+  const Job job{&kr, {}, c, d, a_lease.as<uint8_t>(), b.groups_, rows};
   const int64_t panels = (d.n + kr.nr - 1) / kr.nr, panel_bytes = b.groups_ * kr.nr * 4;
+  const int32_t* bias = (rows && !b.rows_bias_.empty() ? b.rows_bias_ : b.bias_).data();
   for_panel_chunks(choose_threads(options, d, panels), panels, [&](int64_t p0, int64_t p1) {
-    compute_panels(job, b.panels_.data() + p0 * panel_bytes, b.bias_.data() + p0 * kr.nr, p0, p1);
+    compute_panels(job, b.panels_.data() + p0 * panel_bytes, bias + p0 * kr.nr, p0, p1);
   });
   return {};
 }

@@ -30,6 +30,10 @@ std::vector<Isa> supported_isas();
 struct FastOptions {
   int threads = 0;           // 0 = up to the machine's hardware threads (big shapes only)
   std::optional<Isa> isa;    // unset = best_isa(); an unsupported one is an error
+  // Short M (1..7 on AVX-512 VNNI and AMX) goes to a rows kernel that computes no padding
+  // rows (docs/cpu-reference.md "Short M"). false: always the tier's full tiles (what a
+  // benchmark compares it with; the tests run both).
+  bool short_path = true;
 };
 
 Status matmul_int8_fast(std::span<const int8_t> a, std::span<const int8_t> b,
@@ -60,7 +64,7 @@ class PackedB {
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
   Isa isa() const { return isa_; }
-  size_t bytes() const { return panels_.size() + bias_.size() * sizeof(int32_t); }
+  size_t bytes() const { return panels_.size() + (bias_.size() + rows_bias_.size()) * sizeof(int32_t); }
 
  private:
   friend Result<PackedB> pack_b_int8(std::span<const int8_t>, int64_t, int64_t, BOrder, std::optional<Isa>);
@@ -71,6 +75,7 @@ class PackedB {
   int64_t k_ = 0, n_ = 0, groups_ = 0;
   std::vector<uint8_t> panels_;  // every panel of B in the kernel's format
   std::vector<int32_t> bias_;    // per column: what the kernel's tile needs added (VNNI)
+  std::vector<int32_t> rows_bias_;  // the same for the short-M rows kernel, when it differs (AMX)
 };
 
 // Packs B (k x n, stored as `order` says) for one kernel tier (unset = best_isa()).

@@ -31,7 +31,19 @@ struct Kernel {
                 int32_t* out, bool accumulate);
   void (*thread_begin)();  // per-thread state (AMX tile configuration), or null
   void (*thread_end)();
+  // The short-M path, used for M <= short_m (0 = none): `rows` (1 .. short_m) rows of A,
+  // packed as u8_biased rows (no padding rows, `a_stride` bytes apart), against the same
+  // panels, over `groups` K groups; the rows x nr tile stored (or added) row-major. A full
+  // tile of mr rows would multiply mr - M rows of padding: 7/8 of VNNI's work at M = 1, 31/32
+  // of AMX's. The panel format must be 4-byte quads (the rows kernel reads B as VNNI does);
+  // a tier whose A is not u8_biased adds -128 x column sum itself (column_bias, pack.h).
+  void (*micro_rows)(int rows, const uint8_t* a, int64_t a_stride, const uint8_t* bp, int64_t groups,
+                     int32_t* out, bool accumulate) = nullptr;
+  int short_m = 0;                 // <= kMaxShortM
+  Isa rows_isa = Isa::generic;     // the tier micro_rows is built for (the CPU must have it)
 };
+
+constexpr int kMaxShortM = 8;      // rows of the short-M path's tile (nr <= 64 columns each)
 
 inline int k_per_group(const Kernel& k) { return k.a_format == AFormat::int16_pairs ? 2 : 4; }
 
@@ -48,6 +60,10 @@ const Kernel& sse2_kernel();        // kernels_x86.cpp
 const Kernel& avx2_kernel();
 const Kernel& vnni_kernel();
 const Kernel& amx_kernel();         // kernel_amx.cpp
+// VNNI's short-M kernel (kernels_x86.cpp), also AMX's: 1 .. kVnniShortM rows x 32 columns.
+constexpr int kVnniShortM = 7;
+void vnni_rows(int rows, const uint8_t* a, int64_t a_stride, const uint8_t* bp, int64_t groups, int32_t* out,
+               bool accumulate);
 #endif
 #if defined(__aarch64__)
 const Kernel& sdot_kernel();        // kernel_sdot.cpp (compiled with +dotprod)

@@ -189,6 +189,18 @@ void pack_panels_columns(const Kernel& kr, const int8_t* bt, Dims d, int64_t p0,
   }
 }
 
+void column_bias(const uint8_t* panels, int64_t count, int64_t groups, int nr, int32_t* bias) {
+  for (int64_t p = 0; p < count; ++p) {
+    const auto* panel = reinterpret_cast<const int8_t*>(panels + p * groups * nr * 4);
+    uint32_t sums[64] = {};  // nr <= 64; modulo 2^32 like the oracle, whatever K
+    for (int64_t g = 0; g < groups; ++g, panel += nr * 4) {
+      for (int c = 0; c < nr; ++c)
+        sums[c] += static_cast<uint32_t>(panel[4 * c] + panel[4 * c + 1] + panel[4 * c + 2] + panel[4 * c + 3]);
+    }
+    for (int c = 0; c < nr; ++c) bias[p * nr + c] = static_cast<int32_t>(0u - 128u * sums[c]);
+  }
+}
+
 int64_t padded_groups(const Kernel& kr, int64_t k) {
   const int64_t kg = detail::k_per_group(kr);
   return ((k + kg - 1) / kg + kr.group_align - 1) / kr.group_align * kr.group_align;

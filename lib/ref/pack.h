@@ -24,4 +24,9 @@ void pack_panels(const Kernel& kr, std::span<const int8_t> b, Dims d, int64_t p0
 void pack_panels_columns(const Kernel& kr, const int8_t* bt, Dims d, int64_t p0, int64_t p1,
                          int64_t groups, uint8_t* dst, int32_t* bias);
 
+// -128 x each column's sum over `count` packed panels of 4-byte quads (nr columns, `groups`
+// groups each), modulo 2^32, into bias[count * nr]: what the short-M rows kernel (u8_biased
+// A) needs on a tier whose own A is signed (AMX). Padding is zero and adds nothing.
+void column_bias(const uint8_t* panels, int64_t count, int64_t groups, int nr, int32_t* bias);
+
 }  // namespace ork::ref::detail

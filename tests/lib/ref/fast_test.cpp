@@ -116,6 +116,69 @@ TEST(PackedInt8, GroupedOutputLayout) {
   }
 }
 
+// Short M (1..9: the rows kernel up to 7, full tiles from 8) on every tier, thread count and
+// short_path setting (false: full tiles with padding rows), through matmul_int8_fast and a
+// PackedB of either B order, row-major C and the grouped layout.
+void expect_short_m_equals_oracle(Dims d, uint32_t seed) {
+  const auto a = random_int8(d.m * d.k, seed), b = random_int8(d.k * d.n, seed + 1), bt = transposed(b, d);
+  std::vector<int32_t> want(d.m * d.n);
+  ASSERT_TRUE(matmul_int8(a, b, want, d).ok());
+  const int64_t group = 4, surface = (d.m + 1) * group, surfaces = (d.n + group - 1) / group;
+  std::vector<int32_t> cube_want(surfaces * surface, 0x5a5a5a5a);
+  for (int64_t m = 0; m < d.m; ++m)
+    for (int64_t n = 0; n < d.n; ++n) cube_want[(n / group) * surface + m * group + n % group] = want[m * d.n + n];
+  for (Isa isa : supported_isas()) {
+    auto row_packed = pack_b_int8(b, d.k, d.n, BOrder::row_major, isa);
+    auto col_packed = pack_b_int8(bt, d.k, d.n, BOrder::column_major, isa);
+    ASSERT_TRUE(row_packed.ok() && col_packed.ok());
+    for (int threads : {1, 2}) {
+      for (bool short_path : {true, false}) {
+        const FastOptions o{.threads = threads, .isa = isa, .short_path = short_path};
+        const std::string where = std::string(isa_name(isa)) + " threads=" + std::to_string(threads) +
+                                  " short_path=" + std::to_string(short_path) + " M=" + std::to_string(d.m) +
+                                  " K=" + std::to_string(d.k) + " N=" + std::to_string(d.n);
+        std::vector<int32_t> got(d.m * d.n, 0x5a5a5a5a);
+        ASSERT_TRUE(matmul_int8_fast(a, b, got, d, o).ok());
+        ASSERT_EQ(got, want) << "fast " << where;
+        for (const PackedB* packed : {&*row_packed, &*col_packed}) {
+          std::fill(got.begin(), got.end(), 0x5a5a5a5a);
+          ASSERT_TRUE(matmul_int8_packed(a, d.m, *packed, got, o).ok());
+          ASSERT_EQ(got, want) << (packed == &*row_packed ? "row-major" : "column-major") << " PackedB " << where;
+        }
+        std::vector<int32_t> cube(cube_want.size(), 0x5a5a5a5a);
+        ASSERT_TRUE(matmul_int8_packed(a, d.m, *col_packed, CLayout{cube.data(), group, group, surface}, o).ok());
+        ASSERT_EQ(cube, cube_want) << "grouped output " << where;
+      }
+    }
+  }
+}
+
+TEST(PackedInt8, ShortMEqualsOracle) {
+  uint32_t seed = 900;
+  for (int64_t m = 1; m <= 9; ++m) {
+    // K: one group, a partial group, groups not a multiple of the K split (8, 4, 2) or of
+    // AMX's 16; N: a partial panel, one panel and a bit, several panels and grabs.
+    for (int64_t k : {1, 3, 5, 20, 63, 65, 300, 2051})
+      for (int64_t n : {1, 7, 33, 65, 300}) expect_short_m_equals_oracle({m, k, n}, seed++);
+  }
+  // Extremes: all -128 (biased A is 0, the column correction largest) and K = 140000
+  // (the sums wrap modulo 2^32) through the rows kernel.
+  for (const Dims d : {Dims{3, 300, 40}, Dims{1, 140000, 3}}) {
+    const std::vector<int8_t> a(d.m * d.k, -128), b(d.k * d.n, -128);
+    std::vector<int32_t> want(d.m * d.n);
+    ASSERT_TRUE(matmul_int8(a, b, want, d).ok());
+    for (Isa isa : supported_isas()) {
+      auto packed = pack_b_int8(b, d.k, d.n, BOrder::row_major, isa);
+      ASSERT_TRUE(packed.ok());
+      std::vector<int32_t> got(d.m * d.n), got_fast(d.m * d.n);
+      ASSERT_TRUE(matmul_int8_packed(a, d.m, *packed, got).ok());
+      ASSERT_TRUE(matmul_int8_fast(a, b, got_fast, d, {.isa = isa}).ok());
+      EXPECT_EQ(got, want) << isa_name(isa) << " K=" << d.k;
+      EXPECT_EQ(got_fast, want) << isa_name(isa) << " K=" << d.k;
+    }
+  }
+}
+
 TEST(PackedInt8, ErrorsAreNamed) {
   const std::vector<int8_t> b(6, 1), a(4, 1);
   std::vector<int32_t> c(6);  // A 2 x 2, B 2 x 3

@@ -1,0 +1,305 @@
+// ork_bench --peak: the fast int8 path (lib/ref/fast.h, through PackedB as the cpu device
+// calls it) against what this machine can do, all measured in one run, round-robin:
+// - the VPDPBUSD zmm peak of one core and of two (a register-only loop, peak_loops.cpp);
+// - a streaming read of as many bytes as the decode call's packed B, the same buffer every
+//   time, as the decode call reuses its B (so both see the same cache level);
+// - the decode call (M = 1) per tier, rows kernel and full tiles, on 1 and 2 threads;
+// - M = 512 per tier on 1 and 2 threads.
+// Each figure is min / median / max over rounds; "% peak" and "2t/1t" use medians.
+#include "tools/ork_bench/peak.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <latch>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lib/ref/fast.h"
+#include "lib/ref/oracle.h"
+#include "lib/ref/random.h"
+#include "tools/common/cli.h"
+#include "tools/common/spread.h"
+
+namespace ork::bench {
+namespace {
+
+struct PeakArgs {
+  int64_t k = 2048, n = 2048, m = 512;
+  int rounds = 15;
+  int batch = 20;  // decode calls per sample
+  bool json = false;
+};
+
+enum class Kind { peak, stream, decode, big };
+
+struct Row {
+  std::string name;
+  Kind kind;
+  int threads;
+  double work;                 // per unit: MACs, or bytes for a stream read
+  int units;                   // calls (or loop runs, passes) per sample
+  std::function<bool()> run;   // one sample: `units` units; false = failed
+  std::vector<double> seconds;  // per unit, one per round
+  bool exact = true;
+  std::string base;  // the row this one is compared with: its 1-thread twin
+};
+
+double median_of(const Row& r) { return tools::spread(r.seconds).median; }
+double rate_of(const Row& r) { return r.work / median_of(r); }
+
+// Runs fn(0) on this thread and fn(1) on a second one, released together: wall seconds from
+// the release until both returned.
+double on_two_threads(const std::function<void(int)>& fn) {
+  std::latch ready(2);
+  std::chrono::steady_clock::time_point t0;
+  std::thread other([&] {
+    ready.arrive_and_wait();
+    fn(1);
+  });
+  ready.arrive_and_wait();
+  t0 = std::chrono::steady_clock::now();
+  fn(0);
+  other.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <class Fn>
+double seconds_of(Fn&& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+volatile uint64_t g_sink;  // results of the reference loops, so none is dropped
+
+// The peak rows: loop length chosen so that one sample takes about 2 ms.
+void add_peak_rows(std::vector<Row>& rows) {
+  const double probe = seconds_of([] { g_sink = vnni_peak_loop(1 << 14); });
+  const int64_t iters = std::max<int64_t>(1 << 14, static_cast<int64_t>((1 << 14) * 2e-3 / probe));
+  const double macs = static_cast<double>(vnni_peak_macs(iters));
+  rows.push_back({"vpdpbusd peak", Kind::peak, 1, macs, 1, [iters] {
+                    g_sink = vnni_peak_loop(iters);
+                    return true;
+                  }});
+  rows.push_back({"vpdpbusd peak", Kind::peak, 2, 2 * macs, 1, [iters] {
+                    on_two_threads([iters](int) { g_sink = vnni_peak_loop(iters); });
+                    return true;
+                  }});
+}
+
+// Streaming reads of `bytes` (the decode call's packed B), passes per sample for ~2 ms.
+void add_stream_rows(std::vector<Row>& rows, const std::vector<uint8_t>& buf) {
+  const size_t bytes = buf.size() / 512 * 512;  // two halves of whole 256-byte steps
+  const double probe = seconds_of([&] { g_sink = stream_read(buf.data(), bytes); });
+  const int passes = std::clamp(static_cast<int>(2e-3 / probe), 1, 64);
+  const double b = static_cast<double>(bytes);
+  rows.push_back({"stream read of B's bytes", Kind::stream, 1, b, passes, [&buf, bytes, passes] {
+                    for (int i = 0; i < passes; ++i) g_sink = stream_read(buf.data(), bytes);
+                    return true;
+                  }});
+  rows.push_back({"stream read of B's bytes", Kind::stream, 2, b, passes, [&buf, bytes, passes] {
+                    on_two_threads([&](int t) {
+                      for (int i = 0; i < passes; ++i) g_sink = stream_read(buf.data() + t * bytes / 2, bytes / 2);
+                    });
+                    return true;
+                  }});
+}
+
+struct Operands {
+  std::vector<int8_t> a1, am, b;
+  std::vector<int32_t> want1, want16;  // the oracle: the decode row, M = 512's first 16 rows
+  std::vector<ref::PackedB> packed;    // per tier: best, then avx512_vnni when it differs
+  std::deque<std::vector<int32_t>> c;  // one C per row (stable addresses), checked after the rounds
+};
+
+// One row of matmul_int8_packed: `m` rows of `a`, `units` calls per sample, into c.
+Row packed_row(Operands& ops, size_t tier, Kind kind, int threads, bool short_path, int units) {
+  const ref::PackedB& b = ops.packed[tier];
+  const int64_t m = kind == Kind::decode ? 1 : static_cast<int64_t>(ops.am.size()) / b.k();
+  const std::vector<int8_t>& a = kind == Kind::decode ? ops.a1 : ops.am;
+  const std::string name = kind == Kind::decode
+                               ? fmt::format("decode {} ({})", ref::isa_name(b.isa()), short_path ? "rows kernel" : "full tiles")
+                               : fmt::format("M={} {}", m, ref::isa_name(b.isa()));
+  ops.c.emplace_back(static_cast<size_t>(m * b.n()));
+  std::vector<int32_t>& c = ops.c.back();
+  const ref::FastOptions o{.threads = threads, .isa = b.isa(), .short_path = short_path};
+  return {name, kind, threads, static_cast<double>(m * b.k() * b.n()), units, [&b, &a, &c, m, o, units] {
+            for (int i = 0; i < units; ++i)
+              if (!ref::matmul_int8_packed(a, m, b, c, o)) return false;
+            return true;
+          }};
+}
+
+Operands make_operands(const PeakArgs& args) {
+  Operands ops{ref::random_int8(args.k, 1), ref::random_int8(args.m * args.k, 2), ref::random_int8(args.k * args.n, 3)};
+  ops.want1.resize(static_cast<size_t>(args.n));
+  ops.want16.resize(static_cast<size_t>(std::min<int64_t>(16, args.m) * args.n));
+  (void)ref::matmul_int8(ops.a1, ops.b, ops.want1, {1, args.k, args.n});
+  (void)ref::matmul_int8(std::span(ops.am).first(ops.want16.size() / args.n * args.k), ops.b, ops.want16,
+                         {static_cast<int64_t>(ops.want16.size()) / args.n, args.k, args.n});
+  for (ref::Isa isa : {ref::best_isa(), ref::Isa::avx512_vnni}) {
+    if (!ops.packed.empty() && ops.packed[0].isa() == isa) continue;
+    auto p = ref::pack_b_int8(ops.b, args.k, args.n, ref::BOrder::row_major, isa);
+    if (p) ops.packed.push_back(std::move(*p));
+  }
+  return ops;
+}
+
+std::vector<Row> make_rows(const PeakArgs& args, Operands& ops, const std::vector<uint8_t>& stream_buf) {
+  std::vector<Row> rows;
+  add_peak_rows(rows);
+  add_stream_rows(rows, stream_buf);
+  for (size_t tier = 0; tier < ops.packed.size(); ++tier)
+    for (bool short_path : {true, false})
+      for (int t : {1, 2}) rows.push_back(packed_row(ops, tier, Kind::decode, t, short_path, args.batch));
+  for (size_t tier = 0; tier < ops.packed.size(); ++tier)
+    for (int t : {1, 2}) rows.push_back(packed_row(ops, tier, Kind::big, t, true, 1));
+  for (Row& r : rows) r.base = r.name;  // a 2-thread row's twin has the same name
+  return rows;
+}
+
+void run_rounds(std::vector<Row>& rows, int rounds) {
+  for (int round = 0; round < rounds; ++round) {
+    for (Row& r : rows) {
+      if (!r.exact) continue;
+      bool ok = true;
+      const double s = seconds_of([&] { ok = r.run(); });
+      if (!ok) r.exact = false;
+      r.seconds.push_back(s / r.units);
+    }
+  }
+}
+
+// Every result equals the oracle's (the decode row; M = 512's first 16 rows).
+void check_rows(std::vector<Row>& rows, const Operands& ops) {
+  size_t ci = 0;
+  for (Row& r : rows) {
+    if (r.kind != Kind::decode && r.kind != Kind::big) continue;
+    const std::vector<int32_t>& c = ops.c[ci++];
+    const std::vector<int32_t>& want = r.kind == Kind::decode ? ops.want1 : ops.want16;
+    r.exact = r.exact && std::equal(want.begin(), want.end(), c.begin());
+  }
+}
+
+const Row* find(const std::vector<Row>& rows, Kind kind, int threads, const std::string& name = "") {
+  for (const Row& r : rows)
+    if (r.kind == kind && r.threads == threads && (name.empty() || r.name == name)) return &r;
+  return nullptr;
+}
+
+struct Derived {
+  double pct_peak = 0;    // of the same thread count's measured peak (MAC rows)
+  double pct_stream = 0;  // decode: B's bytes per second over the stream read's
+  double scaling = 0;     // 2-thread rows: the 1-thread twin's time over this one's
+};
+
+Derived derive(const std::vector<Row>& rows, const Row& r, double b_bytes) {
+  Derived d;
+  const Row* peak = find(rows, Kind::peak, r.threads);
+  const Row* stream = find(rows, Kind::stream, r.threads);
+  if (r.kind == Kind::decode || r.kind == Kind::big) d.pct_peak = 100 * rate_of(r) / rate_of(*peak);
+  if (r.kind == Kind::decode) d.pct_stream = 100 * (b_bytes / median_of(r)) / rate_of(*stream);
+  if (const Row* one = find(rows, r.kind, 1, r.base); r.threads == 2 && one) d.scaling = median_of(*one) / median_of(r);
+  return d;
+}
+
+std::string unit_of(const Row& r) { return r.kind == Kind::stream ? "GB/s" : "GMAC/s"; }
+
+nlohmann::json rows_json(const std::vector<Row>& rows, double b_bytes) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Row& r : rows) {
+    const tools::Spread sp = tools::spread(r.seconds);
+    const Derived d = derive(rows, r, b_bytes);
+    out.push_back({{"name", r.name}, {"threads", r.threads}, {"us_min", sp.min * 1e6}, {"us_median", sp.median * 1e6},
+                   {"us_max", sp.max * 1e6}, {"rounds", sp.n}, {"units_per_sample", r.units},
+                   {unit_of(r) == "GB/s" ? "gb_per_s_median" : "gmac_per_s_median", rate_of(r) / 1e9},
+                   {"pct_of_peak", d.pct_peak}, {"pct_of_stream", d.pct_stream}, {"two_over_one_thread", d.scaling},
+                   {"exact", r.exact}});
+  }
+  return out;
+}
+
+void print_rows(const PeakArgs& args, const std::vector<Row>& rows, double b_bytes) {
+  fmt::print("fast int8 path vs measured peak: K={} N={}, decode M=1 ({} calls per sample), M={}; {} rounds, "
+             "round-robin\nB packed: {:.2f} MiB per tier (the same B every call: cache-resident, not DRAM)\n",
+             args.k, args.n, args.batch, args.m, args.rounds, b_bytes / (1 << 20));
+  fmt::print("{:<34} {:>2} {:>28} {:>10} {:>8} {:>9} {:>6}  {}\n", "row", "t", "min / median / max us", "median",
+             "% peak", "% stream", "2t/1t", "exact");
+  for (const Row& r : rows) {
+    const tools::Spread sp = tools::spread(r.seconds);
+    const Derived d = derive(rows, r, b_bytes);
+    fmt::print("{:<34} {:>2} {:>28} {:>10} {:>8} {:>9} {:>6}  {}\n", r.name, r.threads,
+               fmt::format("{:.1f} / {:.1f} / {:.1f}", sp.min * 1e6, sp.median * 1e6, sp.max * 1e6),
+               fmt::format("{:.1f} {}", rate_of(r) / 1e9, unit_of(r) == "GB/s" ? "GB/s" : "G"),
+               d.pct_peak > 0 ? fmt::format("{:.1f}", d.pct_peak) : "-",
+               d.pct_stream > 0 ? fmt::format("{:.1f}", d.pct_stream) : "-",
+               d.scaling > 0 ? fmt::format("{:.2f}", d.scaling) : "-", r.kind >= Kind::decode ? (r.exact ? "yes" : "NO") : "");
+  }
+}
+
+// The memory bound of the decode call: B's bytes at the streaming rate, as % of the peak.
+nlohmann::json bound_json(const std::vector<Row>& rows, const PeakArgs& args, double b_bytes) {
+  nlohmann::json j;
+  for (int t : {1, 2}) {
+    const double s = b_bytes / rate_of(*find(rows, Kind::stream, t));
+    const double pct = 100 * (static_cast<double>(args.k * args.n) / s) / rate_of(*find(rows, Kind::peak, t));
+    j[fmt::format("t{}", t)] = {{"b_read_us", s * 1e6}, {"decode_pct_of_peak_at_most", pct}};
+  }
+  return j;
+}
+
+int parse(PeakArgs& args, int argc, char** argv) {
+  CLI::App app{"ork_bench --peak: the fast int8 path against the measured VPDPBUSD peak and the streaming-read bound"};
+  tools::add_conventions(app, "ork_bench");
+  bool peak = false;
+  app.add_flag("--peak", peak, "this mode");
+  tools::add_number(app, "--m", args.m, "rows of the large case", int64_t{8}, int64_t{4096});
+  tools::add_number(app, "--k", args.k, "columns of A, rows of B", int64_t{1}, int64_t{1} << 15);
+  tools::add_number(app, "--n", args.n, "columns of B and C", int64_t{1}, int64_t{1} << 15);
+  tools::add_repeat(app, args.rounds, 1000, "rounds (min / median / max reported)", "--reps");
+  tools::add_number(app, "--batch", args.batch, "decode calls per sample", 1, 10000);
+  tools::add_json(app, args.json);
+  return tools::parse_command_line(app, argc, argv);
+}
+
+}  // namespace
+
+int run_peak(int argc, char** argv) {
+  PeakArgs args;
+  if (int rc = parse(args, argc, argv); rc >= 0) return rc;
+  if (!vnni_peak_available() || !ref::isa_supported(ref::Isa::avx512_vnni)) {
+    fmt::print(stderr, "ork_bench --peak: this CPU has no AVX-512 VNNI: no peak to measure against\n");
+    return 2;
+  }
+  Operands ops = make_operands(args);
+  const double b_bytes = static_cast<double>(ops.packed[0].bytes());
+  const std::vector<uint8_t> stream_buf(ops.packed[0].bytes(), 1);
+  std::vector<Row> rows = make_rows(args, ops, stream_buf);
+  run_rounds(rows, args.rounds);
+  check_rows(rows, ops);
+  const bool exact = std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.exact; });
+  if (args.json) {
+    nlohmann::json j{{"shape", {{"m", args.m}, {"k", args.k}, {"n", args.n}}}, {"rounds", args.rounds},
+                     {"b_bytes", b_bytes}, {"b_cache_resident", true}, {"rows", rows_json(rows, b_bytes)},
+                     {"memory_bound", bound_json(rows, args, b_bytes)}, {"exact", exact}};
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    print_rows(args, rows, b_bytes);
+    const nlohmann::json bound = bound_json(rows, args, b_bytes);
+    for (int t : {1, 2}) {
+      const auto& b = bound[fmt::format("t{}", t)];
+      fmt::print("memory bound, {} thread(s): B read at the stream rate takes {:.1f} us: decode <= {:.1f} % of peak\n",
+                 t, b["b_read_us"].get<double>(), b["decode_pct_of_peak_at_most"].get<double>());
+    }
+  }
+  return exact ? 0 : 1;
+}
+
+}  // namespace ork::bench

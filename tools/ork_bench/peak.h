@@ -1,0 +1,25 @@
+// ork_bench --peak (peak.cpp, peak_loops.cpp): the fast int8 path against the core's measured
+// VPDPBUSD peak and the streaming-read bound, in one run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ork::bench {
+
+// Parses its own options (argv holds --peak); exit code 0, 1 (a result differed from the
+// oracle) or 2 (bad usage, or a CPU without AVX-512 VNNI: nothing to compare with).
+int run_peak(int argc, char** argv);
+
+// The loops the figures are measured against (peak_loops.cpp; x86-64 only).
+bool vnni_peak_available();
+// Multiply-adds done by `iters` rounds of a register-only loop of independent VPDPBUSD zmm
+// accumulators (64 int8 MACs each); the returned checksum keeps the loop from being dropped.
+constexpr int kPeakAccumulators = 16;
+uint64_t vnni_peak_loop(int64_t iters);
+inline int64_t vnni_peak_macs(int64_t iters) { return iters * kPeakAccumulators * 64; }
+// Reads `bytes` (a multiple of 256) from `p` with 64-byte vector loads into four
+// independent sums: what reading that memory costs at best.
+uint64_t stream_read(const uint8_t* p, size_t bytes);
+
+}  // namespace ork::bench

@@ -1,0 +1,83 @@
+// The reference loops of ork_bench --peak (peak.h). Each is compiled for AVX-512 with a
+// target attribute and only called after vnni_peak_available() said yes; other CPUs (the
+// AArch64 build) get stubs that are never called.
+#include <cstring>
+
+#include "tools/ork_bench/peak.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace ork::bench {
+
+#if defined(__x86_64__)
+
+namespace {
+// The eight 64-bit lanes added up (not _mm512_reduce_add_epi64: GCC 12's expansion warns
+// -Wuninitialized on its own undefined temporary).
+__attribute__((target("avx512f")))
+uint64_t lane_sum(__m512i v) {
+  uint64_t lanes[8];
+  _mm512_storeu_si512(lanes, v);
+  uint64_t sum = 0;
+  for (uint64_t x : lanes) sum += x;
+  return sum;
+}
+}  // namespace
+
+bool vnni_peak_available() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vnni");
+}
+
+// kPeakAccumulators chains, each one VPDPBUSD per round: more than latency (about 5 cycles)
+// x issue rate (2 per cycle) in flight, no memory operand, so only the multiply ports limit
+// it. The operands come through a volatile read so the compiler cannot fold them.
+__attribute__((target("avx512f,avx512bw,avx512vnni")))
+uint64_t vnni_peak_loop(int64_t iters) {
+  volatile int32_t seed = 0x01020304;
+  const __m512i x = _mm512_set1_epi32(seed), y = _mm512_set1_epi32(seed + 1);
+  __m512i acc[kPeakAccumulators];
+#pragma GCC unroll 16
+  for (int i = 0; i < kPeakAccumulators; ++i) acc[i] = _mm512_set1_epi32(i);
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 16
+    for (int i = 0; i < kPeakAccumulators; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], x, y);
+  }
+  __m512i sum = acc[0];
+#pragma GCC unroll 16
+  for (int i = 1; i < kPeakAccumulators; ++i) sum = _mm512_xor_si512(sum, acc[i]);
+  return lane_sum(sum);
+}
+
+__attribute__((target("avx512f")))
+uint64_t stream_read(const uint8_t* p, size_t bytes) {
+  __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
+  for (size_t i = 0; i < bytes; i += 256) {
+    s0 = _mm512_add_epi64(s0, _mm512_loadu_si512(p + i));
+    s1 = _mm512_add_epi64(s1, _mm512_loadu_si512(p + i + 64));
+    s2 = _mm512_add_epi64(s2, _mm512_loadu_si512(p + i + 128));
+    s3 = _mm512_add_epi64(s3, _mm512_loadu_si512(p + i + 192));
+  }
+  const __m512i sum = _mm512_add_epi64(_mm512_add_epi64(s0, s1), _mm512_add_epi64(s2, s3));
+  return lane_sum(sum);
+}
+
+#else
+
+bool vnni_peak_available() { return false; }
+uint64_t vnni_peak_loop(int64_t) { return 0; }
+uint64_t stream_read(const uint8_t* p, size_t bytes) {
+  uint64_t sum = 0;
+  for (size_t i = 0; i + 8 <= bytes; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, p + i, sizeof v);
+    sum += v;
+  }
+  return sum;
+}
+
+#endif
+
+}  // namespace ork::bench
