@@ -116,33 +116,62 @@ ScratchPool::Lease packed_a(const Kernel& kr, bool rows, std::span<const int8_t>
   return lease;
 }
 
-// Copies the valid rows / columns of one panel's accumulated tiles into C, adding the bias.
-// Columns go in runs that stay within one group of the layout (one run when row-major),
-// worked out once per panel: no division per row.
-void store_panel(const Job& job, int64_t p, const int32_t* acc, const int32_t* bias) {
-  const Kernel& kr = *job.kr;
-  const CLayout& c = job.c;
-  const int64_t n0 = p * kr.nr, cols = std::min<int64_t>(kr.nr, job.d.n - n0);
+// dst[i] = t[i] + bias[i] modulo 2^32 (like the oracle), 8 at a time through fixed-size
+// copies: GCC's -O2 vectoriser takes a loop of known length, not one of `len`.
+void add_bias(int32_t* dst, const int32_t* t, const int32_t* bias, int64_t len) {
+  int64_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint32_t x[8], y[8];
+    std::memcpy(x, t + i, sizeof x);
+    std::memcpy(y, bias + i, sizeof y);
+    for (int j = 0; j < 8; ++j) x[j] += y[j];
+    std::memcpy(dst + i, x, sizeof x);
+  }
+  for (; i < len; ++i) dst[i] = static_cast<int32_t>(static_cast<uint32_t>(t[i]) + static_cast<uint32_t>(bias[i]));
+}
+
+// Where one panel's columns go in C: runs that stay within one group of the layout (one run
+// when row-major), worked out once per panel, so no division per row.
+struct PanelRuns {
   struct Run {
     int64_t col, len, offset;  // first column in the panel, columns, element offset at row 0
   };
   Run runs[64];  // nr <= 64 columns: at most nr runs
   int count = 0;
-  for (int64_t col = 0; col < cols; ++count) {
-    const int64_t n = n0 + col, in_group = n % c.group;
-    const int64_t len = std::min(cols - col, c.group - in_group);
-    runs[count] = {col, len, (n / c.group) * c.group_stride + in_group};
-    col += len;
+  PanelRuns(const Job& job, int64_t p) {
+    const CLayout& c = job.c;
+    const int64_t n0 = p * job.kr->nr, cols = std::min<int64_t>(job.kr->nr, job.d.n - n0);
+    for (int64_t col = 0; col < cols; ++count) {
+      const int64_t n = n0 + col, in_group = n % c.group;
+      const int64_t len = std::min(cols - col, c.group - in_group);
+      runs[count] = {col, len, (n / c.group) * c.group_stride + in_group};
+      col += len;
+    }
   }
-  for (int64_t m = 0; m < job.d.m; ++m) {  // rows past M (padding) are dropped
-    const int32_t* t = acc + m * kr.nr;  // row blocks' tiles are contiguous, nr per row
-    int32_t* row = c.base + m * c.row_stride;
-    for (int r = 0; r < count; ++r) {
-      const Run& run = runs[r];
-      for (int64_t i = 0; i < run.len; ++i) {  // modulo 2^32, like the oracle
-        row[run.offset + i] = static_cast<int32_t>(static_cast<uint32_t>(t[run.col + i]) +
-                                                   static_cast<uint32_t>(bias[run.col + i]));
-      }
+};
+
+// Asks for the lines of C that store_rows will write for rows m0 .. m1-1, for writing: the
+// misses then overlap the multiply of that block instead of stalling the store loop.
+void prefetch_rows(const Job& job, const PanelRuns& pr, int64_t m0, int64_t m1) {
+  for (int64_t m = m0; m < std::min(m1, job.d.m); ++m) {
+    const int32_t* row = job.c.base + m * job.c.row_stride;
+    for (int r = 0; r < pr.count; ++r) {
+      const int32_t* first = row + pr.runs[r].offset;
+      for (int64_t i = 0; i < pr.runs[r].len; i += 16) __builtin_prefetch(first + i, 1);  // one 64-byte line
+      __builtin_prefetch(first + pr.runs[r].len - 1, 1);
+    }
+  }
+}
+
+// Rows m0 .. m1-1 of one panel's accumulated tiles (`acc` holds row m0) into C, adding the
+// bias; rows past M (padding) are dropped.
+void store_rows(const Job& job, const PanelRuns& pr, const int32_t* acc, const int32_t* bias, int64_t m0, int64_t m1) {
+  const int nr = job.kr->nr;
+  for (int64_t m = m0; m < std::min(m1, job.d.m); ++m) {
+    const int32_t* t = acc + (m - m0) * nr;
+    int32_t* row = job.c.base + m * job.c.row_stride;
+    for (int r = 0; r < pr.count; ++r) {
+      add_bias(row + pr.runs[r].offset, t + pr.runs[r].col, bias + pr.runs[r].col, pr.runs[r].len);
     }
   }
 }
@@ -150,7 +179,10 @@ void store_panel(const Job& job, int64_t p, const int32_t* acc, const int32_t* b
 // Panels p0 .. p1-1 of C from packed panels (`panels` and `bias` start at panel p0). Per
 // panel, K is cut into chunks of chunk_groups so that the panel's B chunk stays in L1 while
 // the loop walks every row block; the row blocks' partial tiles accumulate in `acc` (one
-// panel's worth: M x nr int32).
+// panel's worth: M x nr int32). Each block goes to C right after its last chunk: C's row
+// stride aliases its rows onto a few cache sets, so a whole panel's column of C stored at
+// once missed on nearly every line, in a loop with no multiply to overlap the misses (a
+// sixth of an M = 512 VNNI call; docs/cpu-reference.md).
 // Short M: one rows-kernel call per panel over all of K (B is read once whatever K's
 // chunking, so there is nothing to keep in L1 for a second row block).
 void compute_rows(const Job& job, const uint8_t* panels, const int32_t* bias, int64_t p0, int64_t p1) {
@@ -160,7 +192,7 @@ void compute_rows(const Job& job, const uint8_t* panels, const int32_t* bias, in
   for (int64_t p = p0; p < p1; ++p) {
     kr.micro_rows(static_cast<int>(job.d.m), job.a_packed, job.groups * 4, panels + (p - p0) * panel_bytes, job.groups,
                   acc, false);
-    store_panel(job, p, acc, bias + (p - p0) * kr.nr);
+    store_rows(job, PanelRuns(job, p), acc, bias + (p - p0) * kr.nr, 0, job.d.m);
   }
 }
 
@@ -175,15 +207,18 @@ void compute_panels(const Job& job, const uint8_t* panels, const int32_t* bias, 
   if (kr.thread_begin) kr.thread_begin();
   for (int64_t p = p0; p < p1; ++p) {
     const uint8_t* panel = panels + (p - p0) * panel_bytes;
+    const PanelRuns runs(job, p);
     for (int64_t g0 = 0; g0 < job.groups; g0 += kr.chunk_groups) {
       const int64_t gn = std::min<int64_t>(kr.chunk_groups, job.groups - g0);
       const int64_t a_off = kr.a_tiled ? g0 * 4 * kr.mr : g0 * 4;  // chunk start in a block
+      const bool last = g0 + gn >= job.groups;
       for (int64_t b = 0; b < blocks; ++b) {
+        if (last) prefetch_rows(job, runs, b * kr.mr, (b + 1) * kr.mr);
         kr.micro(job.a_packed + b * kr.mr * row_bytes + a_off, row_bytes,
                  panel + g0 * kr.nr * 4, gn, acc + b * tile, g0 > 0);
+        if (last) store_rows(job, runs, acc + b * tile, bias + (p - p0) * kr.nr, b * kr.mr, (b + 1) * kr.mr);
       }
     }
-    store_panel(job, p, acc, bias + (p - p0) * kr.nr);
   }
   if (kr.thread_end) kr.thread_end();
 }

@@ -54,38 +54,51 @@ void micro_vnni(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups
 // optimization manual, Sapphire Rapids / Golden Cove), so one row's two accumulators alone
 // would run at a fifth of the peak: R x 2 x S is kept >= 12. The split is exact (integer
 // sums modulo 2^32, added at the end). Per group: 2 loads of B, R broadcasts, 2R VPDPBUSD.
-// (A pragma, not a target attribute: the lambda inside must be compiled for AVX-512 too.)
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vnni")
+__attribute__((target("avx512f,avx512bw,avx512vnni")))
+inline __m512i dpbusd(__m512i acc, __m512i a, __m512i b) { return _mm512_dpbusd_epi32(acc, a, b); }
+
 template <int R, int S>
+__attribute__((target("avx512f,avx512bw,avx512vnni")))
 void rows_vnni(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out, bool accumulate) {
-  __m512i acc[S][R][2];
+  __m512i acc[S * R * 2];  // [set][row][half]
+#pragma GCC unroll 32
+  for (int i = 0; i < S * R * 2; ++i) {
+    acc[i] = _mm512_setzero_si512();
+    // Each a value of its own: from one shared zero, GCC 12 copies every accumulator to a
+    // new register on each trip around the loop (as many moves as VPDPBUSDs, seen in objdump).
+    __asm__("" : "+v"(acc[i]));
+  }
+  int64_t g = 0;
+  for (; g + S <= groups; g += S, bp += S * 128) {
 #pragma GCC unroll 8
-  for (int s = 0; s < S; ++s)
+    for (int s = 0; s < S; ++s) {
+      __m512i b0 = _mm512_loadu_si512(bp + s * 128), b1 = _mm512_loadu_si512(bp + s * 128 + 64);
+      // Loaded once into registers, not folded into each row's VPDPBUSD as a memory operand.
+      __asm__("" : "+v"(b0), "+v"(b1));
 #pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) acc[s][i][0] = acc[s][i][1] = _mm512_setzero_si512();
-  const auto step = [&](int s, int64_t g) {
-    const __m512i b0 = _mm512_loadu_si512(bp + g * 128), b1 = _mm512_loadu_si512(bp + g * 128 + 64);
+      for (int i = 0; i < R; ++i) {
+        const __m512i av = _mm512_set1_epi32(group_at(a + i * lda, g + s));
+        acc[(s * R + i) * 2] = dpbusd(acc[(s * R + i) * 2], av, b0);
+        acc[(s * R + i) * 2 + 1] = dpbusd(acc[(s * R + i) * 2 + 1], av, b1);
+      }
+    }
+  }
+  for (; g < groups; ++g, bp += 128) {  // the last groups % S, into set 0
+    const __m512i b0 = _mm512_loadu_si512(bp), b1 = _mm512_loadu_si512(bp + 64);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const __m512i av = _mm512_set1_epi32(group_at(a + i * lda, g));
-      acc[s][i][0] = _mm512_dpbusd_epi32(acc[s][i][0], av, b0);
-      acc[s][i][1] = _mm512_dpbusd_epi32(acc[s][i][1], av, b1);
+      acc[i * 2] = dpbusd(acc[i * 2], av, b0);
+      acc[i * 2 + 1] = dpbusd(acc[i * 2 + 1], av, b1);
     }
-  };
-  int64_t g = 0;
-  for (; g + S <= groups; g += S) {
-#pragma GCC unroll 8
-    for (int s = 0; s < S; ++s) step(s, g + s);
   }
-  for (; g < groups; ++g) step(0, g);
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) {
-    __m512i lo = acc[0][i][0], hi = acc[0][i][1];
+    __m512i lo = acc[i * 2], hi = acc[i * 2 + 1];
 #pragma GCC unroll 8
     for (int s = 1; s < S; ++s) {
-      lo = _mm512_add_epi32(lo, acc[s][i][0]);
-      hi = _mm512_add_epi32(hi, acc[s][i][1]);
+      lo = _mm512_add_epi32(lo, acc[(s * R + i) * 2]);
+      hi = _mm512_add_epi32(hi, acc[(s * R + i) * 2 + 1]);
     }
     if (accumulate) {
       lo = _mm512_add_epi32(lo, _mm512_loadu_si512(out + i * 32));
@@ -95,7 +108,6 @@ void rows_vnni(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups,
     _mm512_storeu_si512(out + i * 32 + 16, hi);
   }
 }
-#pragma GCC pop_options
 
 // 6 rows x 16 columns: 12 ymm accumulators, 2 for B, 1 broadcast (15 of 16 registers).
 __attribute__((target("avx2")))

@@ -52,6 +52,20 @@ void transpose_quads(const int8_t* const* cols, uint32_t* out, int64_t nr) {
 #endif
 }
 
+// dst[k] = src[k] + 128 as uint8 (the sign bit flipped), 32 bytes per step through fixed-size
+// words: GCC's -O2 vectoriser leaves a byte loop of unknown length scalar (a quarter of a
+// millisecond for M = 512, K = 2048).
+void bias_bytes(const int8_t* src, uint8_t* dst, int64_t n) {
+  int64_t k = 0;
+  for (; k + 32 <= n; k += 32) {
+    uint64_t w[4];
+    std::memcpy(w, src + k, sizeof w);
+    for (uint64_t& x : w) x ^= 0x8080808080808080u;
+    std::memcpy(dst + k, w, sizeof w);
+  }
+  for (; k < n; ++k) dst[k] = static_cast<uint8_t>(src[k]) ^ 0x80u;
+}
+
 }  // namespace
 
 // Bytes of packed A: rows padded to a multiple of mr, `groups` 4-byte groups each.
@@ -74,7 +88,7 @@ void pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d, int64_t groups,
     uint8_t* dst = out + m * row_bytes;
     switch (kr.a_format) {
       case AFormat::u8_biased:
-        for (int64_t k = 0; k < d.k; ++k) dst[k] = static_cast<uint8_t>(src[k]) ^ 0x80u;
+        bias_bytes(src, dst, d.k);
         break;
       case AFormat::s8:
         if (kr.a_tiled) {
