@@ -31,6 +31,10 @@ using detail::padded_groups;
 
 // Below this many multiply-adds a second thread costs more to start than it saves.
 constexpr int64_t kMinMacsPerThread = int64_t{1} << 22;
+// The rows kernel (short M) is bound by reading B, not by multiplies: at M = 1 one byte of B
+// per multiply-add, from L3 at about 25 GB/s per core here. A thread pays off from about
+// 1 MiB of B (40 us of reading, against a few us to start a polling kept worker).
+constexpr int64_t kMinBBytesPerThread = int64_t{1} << 20;
 // Panels per unit of work: 4 x 32 columns x K = 512 KiB of packed B at K = 2048 (fits L2).
 constexpr int64_t kPanelsPerGrab = 4;
 
@@ -235,19 +239,36 @@ void run_panels(const Job& job, int64_t p0, int64_t p1) {
   compute_panels(job, panel_lease.as<uint8_t>(), biases.data(), p0, p1);
 }
 
-int choose_threads(const FastOptions& o, Dims d, int64_t panels) {
+int choose_threads(const FastOptions& o, Dims d, int64_t panels, bool rows = false) {
   int64_t t = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  if (o.threads <= 0) t = std::min<int64_t>(t, std::max<int64_t>(1, d.m * d.n * d.k / kMinMacsPerThread));
+  const int64_t work = rows ? d.k * d.n / kMinBBytesPerThread : d.m * d.n * d.k / kMinMacsPerThread;
+  if (o.threads <= 0) t = std::min<int64_t>(t, std::max<int64_t>(1, work));
   return static_cast<int>(std::clamp<int64_t>(t, 1, panels));
 }
 
-// Threads grab a few panels at a time: a chunk is computed while its packed B is still in
-// L2, and a thread slowed by other load simply takes fewer chunks.
+// Threads grab a few panels at a time from one counter per home range: thread i (workers.h
+// index) starts in the i-th share of the panels, then helps with the others. A chunk is
+// computed while its packed B is still in L2; a thread slowed by other load simply takes
+// fewer chunks; and while none is, each thread computes the same panels on every call, so
+// a PackedB used call after call finds that share in its core's cache again (the decode
+// call on 2 threads: docs/cpu-reference.md "Measured").
 template <class Fn>
 void for_panel_chunks(int threads, int64_t panels, Fn fn) {
-  std::atomic<int64_t> next{0};
-  const std::function<void()> worker = [&fn, &next, panels] {
-    for (int64_t p; (p = next.fetch_add(kPanelsPerGrab)) < panels;) fn(p, std::min(p + kPanelsPerGrab, panels));
+  struct alignas(64) Range {  // one cache line each: the counters are written by every thread
+    std::atomic<int64_t> next{0};
+    int64_t end = 0;
+  };
+  std::vector<Range> ranges(static_cast<size_t>(threads));
+  const int64_t grabs = (panels + kPanelsPerGrab - 1) / kPanelsPerGrab;
+  for (int t = 0; t < threads; ++t) {
+    ranges[t].next = grabs * t / threads * kPanelsPerGrab;
+    ranges[t].end = std::min(panels, grabs * (t + 1) / threads * kPanelsPerGrab);
+  }
+  const std::function<void(int)> worker = [&fn, &ranges, threads](int me) {
+    for (int i = 0; i < threads; ++i) {
+      Range& r = ranges[static_cast<size_t>((me + i) % threads)];
+      for (int64_t p; (p = r.next.fetch_add(kPanelsPerGrab)) < r.end;) fn(p, std::min(p + kPanelsPerGrab, r.end));
+    }
   };
   detail::run_on_threads(threads, worker);
 }
@@ -280,7 +301,7 @@ Status matmul_int8_fast(std::span<const int8_t> a, std::span<const int8_t> b,
   auto a_lease = packed_a(**kr, rows, a, d, groups);
   const Job job{*kr, b, CLayout::row_major(c, d.n), d, a_lease.as<uint8_t>(), groups, rows};
   const int64_t panels = (d.n + (*kr)->nr - 1) / (*kr)->nr;
-  for_panel_chunks(choose_threads(options, d, panels), panels,
+  for_panel_chunks(choose_threads(options, d, panels, rows), panels,
                    [&job](int64_t p0, int64_t p1) { run_panels(job, p0, p1); });
   return {};
 }
@@ -364,7 +385,7 @@ Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b
   const Job job{&kr, {}, c, d, a_lease.as<uint8_t>(), b.groups_, rows};
   const int64_t panels = (d.n + kr.nr - 1) / kr.nr, panel_bytes = b.groups_ * kr.nr * 4;
   const int32_t* bias = (rows && !b.rows_bias_.empty() ? b.rows_bias_ : b.bias_).data();
-  for_panel_chunks(choose_threads(options, d, panels), panels, [&](int64_t p0, int64_t p1) {
+  for_panel_chunks(choose_threads(options, d, panels, rows), panels, [&](int64_t p0, int64_t p1) {
     compute_panels(job, b.panels_.data() + p0 * panel_bytes, bias + p0 * kr.nr, p0, p1);
   });
   return {};

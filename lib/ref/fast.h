@@ -30,7 +30,7 @@ std::vector<Isa> supported_isas();
 struct FastOptions {
   int threads = 0;           // 0 = up to the machine's hardware threads (big shapes only)
   std::optional<Isa> isa;    // unset = best_isa(); an unsupported one is an error
-  // Short M (1..7 on AVX-512 VNNI and AMX) goes to a rows kernel that computes no padding
+  // Short M (1..8 on AVX-512 VNNI and AMX) goes to a rows kernel that computes no padding
   // rows (docs/cpu-reference.md "Short M"). false: always the tier's full tiles (what a
   // benchmark compares it with; the tests run both).
   bool short_path = true;

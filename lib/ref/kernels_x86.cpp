@@ -175,14 +175,15 @@ constexpr Kernel kSse2{Isa::sse2, 4, 8, AFormat::int16_pairs, 1, false, 128, mic
 
 void vnni_rows(int rows, const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out,
                bool accumulate) {
-  switch (rows) {  // S: 16, 16, 12, 16, 20, 24, 14 accumulators (of 32 zmm registers)
+  switch (rows) {  // S: 16, 16, 12, 16, 20, 24, 14, 16 accumulators (of 32 zmm registers)
     case 1: return rows_vnni<1, 8>(a, lda, bp, groups, out, accumulate);
     case 2: return rows_vnni<2, 4>(a, lda, bp, groups, out, accumulate);
     case 3: return rows_vnni<3, 2>(a, lda, bp, groups, out, accumulate);
     case 4: return rows_vnni<4, 2>(a, lda, bp, groups, out, accumulate);
     case 5: return rows_vnni<5, 2>(a, lda, bp, groups, out, accumulate);
     case 6: return rows_vnni<6, 2>(a, lda, bp, groups, out, accumulate);
-    default: return rows_vnni<kVnniShortM, 1>(a, lda, bp, groups, out, accumulate);
+    case 7: return rows_vnni<7, 1>(a, lda, bp, groups, out, accumulate);
+    default: return rows_vnni<8, 1>(a, lda, bp, groups, out, accumulate);  // micro_vnni's tile, all of K
   }
 }
 

@@ -16,7 +16,7 @@ namespace {
 class Workers {
  public:
   // Returns false when another caller holds the workers.
-  bool try_run(int helpers, const std::function<void()>& fn) {
+  bool try_run(int helpers, const std::function<void(int)>& fn) {
     // A forked child has this object but not the threads: it makes threads of its own.
     if (::getpid() != owner_) return false;
     std::unique_lock busy(busy_, std::try_to_lock);
@@ -34,7 +34,7 @@ class Workers {
       published_.store(epoch_, std::memory_order_release);
     }
     start_.notify_all();
-    fn();
+    fn(0);
     std::unique_lock lock(mutex_);
     finished_.wait(lock, [this] { return pending_ == 0; });
     job_ = nullptr;
@@ -52,9 +52,9 @@ class Workers {
       start_.wait(lock, [&] { return epoch_ != seen; });
       seen = epoch_;
       if (index >= width_) continue;
-      const std::function<void()>* job = job_;
+      const std::function<void(int)>* job = job_;
       lock.unlock();
-      (*job)();
+      (*job)(index + 1);
       lock.lock();
       if (--pending_ == 0) finished_.notify_one();
     }
@@ -82,7 +82,7 @@ class Workers {
   std::mutex busy_;   // held by the one caller using the workers
   std::mutex mutex_;  // guards everything below
   std::condition_variable start_, finished_;
-  const std::function<void()>* job_ = nullptr;
+  const std::function<void(int)>* job_ = nullptr;
   int width_ = 0, pending_ = 0;
   uint64_t epoch_ = 0;
   std::vector<std::thread> threads_;  // never joined: they live as long as the process
@@ -95,15 +95,19 @@ Workers& workers() {
 
 }  // namespace
 
-void run_on_threads(int threads, const std::function<void()>& fn) {
+void run_on_threads(int threads, const std::function<void(int)>& fn) {
   if (threads <= 1) {
-    fn();
+    fn(0);
     return;
   }
   if (workers().try_run(threads - 1, fn)) return;
   std::vector<std::jthread> fresh;
-  for (int t = 1; t < threads; ++t) fresh.emplace_back(fn);
-  fn();
+  for (int t = 1; t < threads; ++t) fresh.emplace_back(fn, t);
+  fn(0);
 }  // the jthreads join here
+
+void run_on_threads(int threads, const std::function<void()>& fn) {
+  run_on_threads(threads, std::function<void(int)>([&fn](int) { fn(); }));
+}
 
 }  // namespace ork::ref::detail

@@ -13,5 +13,9 @@ namespace ork::ref::detail {
 // A second caller while the workers are busy gets fresh threads for its call (never waits
 // for the first caller), so concurrent users stay independent.
 void run_on_threads(int threads, const std::function<void()>& fn);
+// The same, fn(index) with the thread's index in 0 .. threads-1: 0 is the caller, i the
+// i-th kept worker, so one index stays on one thread from call to call (while the workers
+// are free): work given out by index finds its data in that core's cache again.
+void run_on_threads(int threads, const std::function<void(int)>& fn);
 
 }  // namespace ork::ref::detail

@@ -116,7 +116,7 @@ TEST(PackedInt8, GroupedOutputLayout) {
   }
 }
 
-// Short M (1..9: the rows kernel up to 7, full tiles from 8) on every tier, thread count and
+// Short M (1..9: the rows kernel up to 8, full tiles from 9) on every tier, thread count and
 // short_path setting (false: full tiles with padding rows), through matmul_int8_fast and a
 // PackedB of either B order, row-major C and the grouped layout.
 void expect_short_m_equals_oracle(Dims d, uint32_t seed) {
