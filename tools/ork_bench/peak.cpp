@@ -34,6 +34,7 @@ struct PeakArgs {
   int64_t k = 2048, n = 2048, m = 512;
   int rounds = 15;
   int batch = 20;  // decode calls per sample
+  int sweep = 0;   // also M = 2 .. sweep, best tier, rows kernel against full tiles, 1 thread
   bool json = false;
 };
 
@@ -113,24 +114,23 @@ void add_stream_rows(std::vector<Row>& rows, const std::vector<uint8_t>& buf) {
 }
 
 struct Operands {
-  std::vector<int8_t> a1, am, b;
-  std::vector<int32_t> want1, want16;  // the oracle: the decode row, M = 512's first 16 rows
+  std::vector<int8_t> am, b;          // A: M = args.m rows (a smaller M uses the first rows)
+  std::vector<int32_t> want;          // the oracle: A's first 16 rows
   std::vector<ref::PackedB> packed;    // per tier: best, then avx512_vnni when it differs
   std::deque<std::vector<int32_t>> c;  // one C per row (stable addresses), checked after the rounds
 };
 
-// One row of matmul_int8_packed: `m` rows of `a`, `units` calls per sample, into c.
-Row packed_row(Operands& ops, size_t tier, Kind kind, int threads, bool short_path, int units) {
+// One row of matmul_int8_packed: A's first `m` rows, `units` calls per sample, into c.
+Row packed_row(Operands& ops, size_t tier, int64_t m, int threads, bool short_path, int units) {
   const ref::PackedB& b = ops.packed[tier];
-  const int64_t m = kind == Kind::decode ? 1 : static_cast<int64_t>(ops.am.size()) / b.k();
-  const std::vector<int8_t>& a = kind == Kind::decode ? ops.a1 : ops.am;
-  const std::string name = kind == Kind::decode
-                               ? fmt::format("decode {} ({})", ref::isa_name(b.isa()), short_path ? "rows kernel" : "full tiles")
-                               : fmt::format("M={} {}", m, ref::isa_name(b.isa()));
+  const std::span<const int8_t> a = std::span<const int8_t>(ops.am).first(static_cast<size_t>(m * b.k()));
+  const std::string how = m > 8 ? "" : short_path ? " (rows kernel)" : " (full tiles)";
+  const std::string name = fmt::format("{} {}{}", m == 1 ? "decode" : fmt::format("M={}", m), ref::isa_name(b.isa()), how);
   ops.c.emplace_back(static_cast<size_t>(m * b.n()));
   std::vector<int32_t>& c = ops.c.back();
   const ref::FastOptions o{.threads = threads, .isa = b.isa(), .short_path = short_path};
-  return {name, kind, threads, static_cast<double>(m * b.k() * b.n()), units, [&b, &a, &c, m, o, units] {
+  const Kind kind = m == 1 ? Kind::decode : Kind::big;
+  return {name, kind, threads, static_cast<double>(m * b.k() * b.n()), units, [&b, a, &c, m, o, units] {
             for (int i = 0; i < units; ++i)
               if (!ref::matmul_int8_packed(a, m, b, c, o)) return false;
             return true;
@@ -138,12 +138,11 @@ Row packed_row(Operands& ops, size_t tier, Kind kind, int threads, bool short_pa
 }
 
 Operands make_operands(const PeakArgs& args) {
-  Operands ops{ref::random_int8(args.k, 1), ref::random_int8(args.m * args.k, 2), ref::random_int8(args.k * args.n, 3)};
-  ops.want1.resize(static_cast<size_t>(args.n));
-  ops.want16.resize(static_cast<size_t>(std::min<int64_t>(16, args.m) * args.n));
-  (void)ref::matmul_int8(ops.a1, ops.b, ops.want1, {1, args.k, args.n});
-  (void)ref::matmul_int8(std::span(ops.am).first(ops.want16.size() / args.n * args.k), ops.b, ops.want16,
-                         {static_cast<int64_t>(ops.want16.size()) / args.n, args.k, args.n});
+  Operands ops{ref::random_int8(args.m * args.k, 2), ref::random_int8(args.k * args.n, 3)};
+  const int64_t rows = std::min<int64_t>(16, args.m);
+  ops.want.resize(static_cast<size_t>(rows * args.n));
+  (void)ref::matmul_int8(std::span(ops.am).first(static_cast<size_t>(rows * args.k)), ops.b, ops.want,
+                         {rows, args.k, args.n});
   for (ref::Isa isa : {ref::best_isa(), ref::Isa::avx512_vnni}) {
     if (!ops.packed.empty() && ops.packed[0].isa() == isa) continue;
     auto p = ref::pack_b_int8(ops.b, args.k, args.n, ref::BOrder::row_major, isa);
@@ -158,9 +157,12 @@ std::vector<Row> make_rows(const PeakArgs& args, Operands& ops, const std::vecto
   add_stream_rows(rows, stream_buf);
   for (size_t tier = 0; tier < ops.packed.size(); ++tier)
     for (bool short_path : {true, false})
-      for (int t : {1, 2}) rows.push_back(packed_row(ops, tier, Kind::decode, t, short_path, args.batch));
+      for (int t : {1, 2}) rows.push_back(packed_row(ops, tier, 1, t, short_path, args.batch));
+  for (int64_t m = 2; m <= std::min<int64_t>(args.sweep, args.m); ++m)
+    for (bool short_path : {true, false})
+      if (short_path || m <= 8) rows.push_back(packed_row(ops, 0, m, 1, short_path, args.batch));
   for (size_t tier = 0; tier < ops.packed.size(); ++tier)
-    for (int t : {1, 2}) rows.push_back(packed_row(ops, tier, Kind::big, t, true, 1));
+    for (int t : {1, 2}) rows.push_back(packed_row(ops, tier, args.m, t, true, 1));
   for (Row& r : rows) r.base = r.name;  // a 2-thread row's twin has the same name
   return rows;
 }
@@ -177,14 +179,14 @@ void run_rounds(std::vector<Row>& rows, int rounds) {
   }
 }
 
-// Every result equals the oracle's (the decode row; M = 512's first 16 rows).
+// Every result's first rows (up to 16) equal the oracle's.
 void check_rows(std::vector<Row>& rows, const Operands& ops) {
   size_t ci = 0;
   for (Row& r : rows) {
     if (r.kind != Kind::decode && r.kind != Kind::big) continue;
     const std::vector<int32_t>& c = ops.c[ci++];
-    const std::vector<int32_t>& want = r.kind == Kind::decode ? ops.want1 : ops.want16;
-    r.exact = r.exact && std::equal(want.begin(), want.end(), c.begin());
+    const size_t n = std::min(c.size(), ops.want.size());
+    r.exact = r.exact && std::equal(ops.want.begin(), ops.want.begin() + static_cast<std::ptrdiff_t>(n), c.begin());
   }
 }
 
@@ -265,6 +267,8 @@ int parse(PeakArgs& args, int argc, char** argv) {
   tools::add_number(app, "--n", args.n, "columns of B and C", int64_t{1}, int64_t{1} << 15);
   tools::add_repeat(app, args.rounds, 1000, "rounds (min / median / max reported)", "--reps");
   tools::add_number(app, "--batch", args.batch, "decode calls per sample", 1, 10000);
+  tools::add_number(app, "--sweep", args.sweep, "also M = 2 .. this, best tier, rows kernel and full tiles, 1 thread", 0,
+                    64);
   tools::add_json(app, args.json);
   return tools::parse_command_line(app, argc, argv);
 }
