@@ -292,11 +292,15 @@ int run_peak(int argc, char** argv) {
   if (args.json) {
     nlohmann::json j{{"shape", {{"m", args.m}, {"k", args.k}, {"n", args.n}}}, {"rounds", args.rounds},
                      {"b_bytes", b_bytes}, {"b_cache_resident", true}, {"rows", rows_json(rows, b_bytes)},
-                     {"memory_bound", bound_json(rows, args, b_bytes)}, {"exact", exact}};
+                     {"memory_bound", bound_json(rows, args, b_bytes)}, {"exact", exact},
+                     {"peak_two_over_one_thread", rate_of(*find(rows, Kind::peak, 2)) / rate_of(*find(rows, Kind::peak, 1))}};
     fmt::print("{}\n", j.dump(2));
   } else {
     print_rows(args, rows, b_bytes);
     const nlohmann::json bound = bound_json(rows, args, b_bytes);
+    if (const double scaling = rate_of(*find(rows, Kind::peak, 2)) / rate_of(*find(rows, Kind::peak, 1)); scaling < 1.8)
+      fmt::print("note: the 2-thread peak is only {:.2f}x the 1-thread one: other load held a CPU, so the 2-thread "
+                 "rows do not show what two free cores do\n", scaling);
     for (int t : {1, 2}) {
       const auto& b = bound[fmt::format("t{}", t)];
       fmt::print("memory bound, {} thread(s): B read at the stream rate takes {:.1f} us: decode <= {:.1f} % of peak\n",
