@@ -180,13 +180,6 @@ void store_rows(const Job& job, const PanelRuns& pr, const int32_t* acc, const i
   }
 }
 
-// Panels p0 .. p1-1 of C from packed panels (`panels` and `bias` start at panel p0). Per
-// panel, K is cut into chunks of chunk_groups so that the panel's B chunk stays in L1 while
-// the loop walks every row block; the row blocks' partial tiles accumulate in `acc` (one
-// panel's worth: M x nr int32). Each block goes to C right after its last chunk: C's row
-// stride aliases its rows onto a few cache sets, so a whole panel's column of C stored at
-// once missed on nearly every line, in a loop with no multiply to overlap the misses (a
-// sixth of an M = 512 VNNI call; docs/cpu-reference.md).
 // Short M: one rows-kernel call per panel over all of K (B is read once whatever K's
 // chunking, so there is nothing to keep in L1 for a second row block).
 void compute_rows(const Job& job, const uint8_t* panels, const int32_t* bias, int64_t p0, int64_t p1) {
@@ -200,6 +193,13 @@ void compute_rows(const Job& job, const uint8_t* panels, const int32_t* bias, in
   }
 }
 
+// Panels p0 .. p1-1 of C from packed panels (`panels` and `bias` start at panel p0). Per
+// panel, K is cut into chunks of chunk_groups so that the panel's B chunk stays in L1 while
+// the loop walks every row block; the row blocks' partial tiles accumulate in `acc` (one
+// panel's worth: M x nr int32). Each block goes to C right after its last chunk, its lines
+// asked for before that block's multiply: a big C is not in cache, and a whole panel's
+// column of C stored at once, in a loop with no multiply to overlap the misses, was a sixth
+// of an M = 512 VNNI call (docs/cpu-reference.md).
 void compute_panels(const Job& job, const uint8_t* panels, const int32_t* bias, int64_t p0, int64_t p1) {
   if (job.rows) return compute_rows(job, panels, bias, p0, p1);
   const Kernel& kr = *job.kr;
