@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include "lib/ref/fast.h"
@@ -228,10 +229,22 @@ nlohmann::json rows_json(const std::vector<Row>& rows, double b_bytes) {
   return out;
 }
 
+// The per-core L2 size the C library reports (0 when it does not know).
+double l2_bytes() { return static_cast<double>(std::max(0L, sysconf(_SC_LEVEL2_CACHE_SIZE))); }
+
+// Where a B reused call after call lives: in L2 when one core's share fits.
+std::string b_level(double b_bytes, int threads) {
+  const double l2 = l2_bytes();
+  if (l2 <= 0) return "cache level unknown";
+  return b_bytes / threads <= l2 ? "fits L2" : "larger than L2: from L3 (or DRAM)";
+}
+
 void print_rows(const PeakArgs& args, const std::vector<Row>& rows, double b_bytes) {
   fmt::print("fast int8 path vs measured peak: K={} N={}, decode M=1 ({} calls per sample), M={}; {} rounds, "
-             "round-robin\nB packed: {:.2f} MiB per tier (the same B every call: cache-resident, not DRAM)\n",
-             args.k, args.n, args.batch, args.m, args.rounds, b_bytes / (1 << 20));
+             "round-robin\nB packed: {:.2f} MiB per tier, the same B every call (cache-resident, not cold); L2 "
+             "{:.1f} MiB per core: 1 thread {}, 2 threads {}\n",
+             args.k, args.n, args.batch, args.m, args.rounds, b_bytes / (1 << 20), l2_bytes() / (1 << 20),
+             b_level(b_bytes, 1), b_level(b_bytes, 2));
   fmt::print("{:<34} {:>2} {:>28} {:>10} {:>8} {:>9} {:>6}  {}\n", "row", "t", "min / median / max us", "median",
              "% peak", "% stream", "2t/1t", "exact");
   for (const Row& r : rows) {
@@ -291,7 +304,8 @@ int run_peak(int argc, char** argv) {
   const bool exact = std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.exact; });
   if (args.json) {
     nlohmann::json j{{"shape", {{"m", args.m}, {"k", args.k}, {"n", args.n}}}, {"rounds", args.rounds},
-                     {"b_bytes", b_bytes}, {"b_cache_resident", true}, {"rows", rows_json(rows, b_bytes)},
+                     {"b_bytes", b_bytes}, {"b_reused_every_call", true},
+                     {"l2_bytes_per_core", l2_bytes()}, {"rows", rows_json(rows, b_bytes)},
                      {"memory_bound", bound_json(rows, args, b_bytes)}, {"exact", exact},
                      {"peak_two_over_one_thread", rate_of(*find(rows, Kind::peak, 2)) / rate_of(*find(rows, Kind::peak, 1))}};
     fmt::print("{}\n", j.dump(2));
