@@ -175,7 +175,8 @@ void store_rows(const Job& job, const PanelRuns& pr, const int32_t* acc, const i
     const int32_t* t = acc + (m - m0) * nr;
     int32_t* row = job.c.base + m * job.c.row_stride;
     for (int r = 0; r < pr.count; ++r) {
-      add_bias(row + pr.runs[r].offset, t + pr.runs[r].col, bias + pr.runs[r].col, pr.runs[r].len);
+      (job.kr->add_bias ? job.kr->add_bias : add_bias)(row + pr.runs[r].offset, t + pr.runs[r].col, bias + pr.runs[r].col,
+                                                      pr.runs[r].len);
     }
   }
 }

@@ -41,6 +41,9 @@ struct Kernel {
                      int32_t* out, bool accumulate) = nullptr;
   int short_m = 0;                 // <= kMaxShortM
   Isa rows_isa = Isa::generic;     // the tier micro_rows is built for (the CPU must have it)
+  // dst[i] = t[i] + bias[i] modulo 2^32 for i < len (a row of a tile into C), in the tier's
+  // widest stores; null: fast.cpp's portable loop.
+  void (*add_bias)(int32_t* dst, const int32_t* t, const int32_t* bias, int64_t len) = nullptr;
 };
 
 constexpr int kMaxShortM = 8;      // rows of the short-M path's tile (nr <= 64 columns each)
@@ -66,6 +69,9 @@ const Kernel& amx_kernel();         // kernel_amx.cpp
 constexpr int kVnniShortM = 8;
 void vnni_rows(int rows, const uint8_t* a, int64_t a_stride, const uint8_t* bp, int64_t groups, int32_t* out,
                bool accumulate);
+// kernels.h add_bias in 64-byte stores (AVX-512F): a row of C in 2 stores for nr = 32
+// instead of 8, so a block's stores to missing lines fill less of the store buffer.
+void add_bias_avx512(int32_t* dst, const int32_t* t, const int32_t* bias, int64_t len);
 #endif
 #if defined(__aarch64__)
 const Kernel& sdot_kernel();        // kernel_sdot.cpp (compiled with +dotprod)

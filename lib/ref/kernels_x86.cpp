@@ -167,7 +167,7 @@ void micro_sse2(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups
 }
 
 constexpr Kernel kVnni{Isa::avx512_vnni, 8, 32, AFormat::u8_biased, 1, false, 128, micro_vnni, nullptr, nullptr,
-                       vnni_rows, kVnniShortM, Isa::avx512_vnni};
+                       vnni_rows, kVnniShortM, Isa::avx512_vnni, add_bias_avx512};
 constexpr Kernel kAvx2{Isa::avx2, 6, 16, AFormat::int16_pairs, 1, false, 128, micro_avx2, nullptr, nullptr};
 constexpr Kernel kSse2{Isa::sse2, 4, 8, AFormat::int16_pairs, 1, false, 128, micro_sse2, nullptr, nullptr};
 
@@ -184,6 +184,18 @@ void vnni_rows(int rows, const uint8_t* a, int64_t lda, const uint8_t* bp, int64
     case 6: return rows_vnni<6, 2>(a, lda, bp, groups, out, accumulate);
     case 7: return rows_vnni<7, 1>(a, lda, bp, groups, out, accumulate);
     default: return rows_vnni<8, 1>(a, lda, bp, groups, out, accumulate);  // micro_vnni's tile, all of K
+  }
+}
+
+__attribute__((target("avx512f")))
+void add_bias_avx512(int32_t* dst, const int32_t* t, const int32_t* bias, int64_t len) {
+  int64_t i = 0;
+  for (; i + 16 <= len; i += 16) {
+    _mm512_storeu_si512(dst + i, _mm512_add_epi32(_mm512_loadu_si512(t + i), _mm512_loadu_si512(bias + i)));
+  }
+  if (i < len) {  // the last 1..15 columns under a mask
+    const __mmask16 k = static_cast<__mmask16>((1u << (len - i)) - 1);
+    _mm512_mask_storeu_epi32(dst + i, k, _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, t + i), _mm512_maskz_loadu_epi32(k, bias + i)));
   }
 }
 
