@@ -5,7 +5,8 @@
 //   time, as the decode call reuses its B (so both see the same cache level);
 // - the decode call (M = 1) per tier, rows kernel and full tiles, on 1 and 2 threads;
 // - M = 512 per tier on 1 and 2 threads.
-// Each figure is min / median / max over rounds; "% peak" and "2t/1t" use medians.
+// Each figure is min / median / max over rounds; "% peak" and "2t/1t" (rate over the
+// 1-thread twin's rate) use medians.
 #include "tools/ork_bench/peak.h"
 
 #include <CLI/CLI.hpp>
@@ -200,7 +201,7 @@ const Row* find(const std::vector<Row>& rows, Kind kind, int threads, const std:
 struct Derived {
   double pct_peak = 0;    // of the same thread count's measured peak (MAC rows)
   double pct_stream = 0;  // decode: B's bytes per second over the stream read's
-  double scaling = 0;     // 2-thread rows: the 1-thread twin's time over this one's
+  double scaling = 0;     // 2-thread rows: this rate over the 1-thread twin's (medians)
 };
 
 Derived derive(const std::vector<Row>& rows, const Row& r, double b_bytes) {
@@ -209,7 +210,7 @@ Derived derive(const std::vector<Row>& rows, const Row& r, double b_bytes) {
   const Row* stream = find(rows, Kind::stream, r.threads);
   if (r.kind == Kind::decode || r.kind == Kind::big) d.pct_peak = 100 * rate_of(r) / rate_of(*peak);
   if (r.kind == Kind::decode) d.pct_stream = 100 * (b_bytes / median_of(r)) / rate_of(*stream);
-  if (const Row* one = find(rows, r.kind, 1, r.base); r.threads == 2 && one) d.scaling = median_of(*one) / median_of(r);
+  if (const Row* one = find(rows, r.kind, 1, r.base); r.threads == 2 && one) d.scaling = rate_of(r) / rate_of(*one);
   return d;
 }
 
