@@ -65,7 +65,8 @@ const Kernel& vnni_kernel();
 const Kernel& amx_kernel();         // kernel_amx.cpp
 // VNNI's short-M kernel (kernels_x86.cpp), also AMX's: 1 .. kVnniShortM rows x 32 columns.
 // Up to 8: from a PackedB at K = N = 2048 on one thread it beat AMX's tiles for M = 1..8
-// (145-188 us against 211-232) and lost from M = 9 (262 against 227; docs/cpu-reference.md).
+// (149-197 us against 227-245, `ork_bench --peak --sweep 9`); at M = 9 two blocks of rows
+// took 262 us against the tiles' 227-233 (docs/cpu-reference.md "Against the measured peak").
 constexpr int kVnniShortM = 8;
 void vnni_rows(int rows, const uint8_t* a, int64_t a_stride, const uint8_t* bp, int64_t groups, int32_t* out,
                bool accumulate);
