@@ -46,10 +46,13 @@ TEST(Render, JsonTextIsTheTreesDump) {
   std::vector<std::pair<Stream, Options>> cases;
   for (const char* file : {"seed_example1.stream", "seed_example2.stream", "transformer_decode.stream"})
     cases.push_back({test::example(file), Options{}});
-  cases.push_back({parse_stream("memory 1K\nbuffer w 64\nload L\"\\\x01\xc3\xa9 writes=w cycles=5\n"
-                                "start P\t2 reads=w cycles=5\nwait P\t2\nstart P\t2 cycles=3\nstart Q cycles=1\n")
-                       .value(),
-                   Options{}});
+  // Names that need escapes: a quote, a backslash, control characters (0x01, 0x1f: a tab
+  // would split the name) and a two-byte UTF-8 character.
+  Result<Stream> escapes = parse_stream(
+      "memory 1K\nbuffer w 64\nload L\"\\\x01\xc3\xa9 writes=w cycles=5\n"
+      "start P\x1f" "2 reads=w cycles=5\nwait P\x1f" "2\nstart Q cycles=1\n");
+  ASSERT_TRUE(static_cast<bool>(escapes)) << escapes.error().message;
+  cases.push_back({*escapes, Options{}});
   RandomParams p;
   p.programs = 60;
   p.memory_bytes = 128 << 10;
