@@ -113,7 +113,8 @@ ScratchPool::Lease packed_a(const Kernel& kr, bool rows, std::span<const int8_t>
   if (rows) {
     ak.mr = 1;
     ak.a_format = AFormat::u8_biased;
-    ak.a_tiled = false;
+    ak.a_unit = 0;
+    ak.a_chunk_major = false;
   }
   auto lease = scratch_pool().take(packed_a_bytes(ak, d, groups));
   pack_a(ak, a, d, groups, lease.as<uint8_t>());
@@ -215,13 +216,20 @@ void compute_panels(const Job& job, const uint8_t* panels, const int32_t* bias, 
     const PanelRuns runs(job, p);
     for (int64_t g0 = 0; g0 < job.groups; g0 += kr.chunk_groups) {
       const int64_t gn = std::min<int64_t>(kr.chunk_groups, job.groups - g0);
-      const int64_t a_off = kr.a_tiled ? g0 * 4 * kr.mr : g0 * 4;  // chunk start in a block
       const bool last = g0 + gn >= job.groups;
+      const bool to_c = last && kr.micro_to_c && runs.count == 1 && runs.runs[0].len == kr.nr;
       for (int64_t b = 0; b < blocks; ++b) {
-        if (last) prefetch_rows(job, runs, b * kr.mr, (b + 1) * kr.mr);
-        kr.micro(job.a_packed + b * kr.mr * row_bytes + a_off, row_bytes,
-                 panel + g0 * kr.nr * 4, gn, acc + b * tile, g0 > 0);
-        if (last) store_rows(job, runs, acc + b * tile, bias + (p - p0) * kr.nr, b * kr.mr, (b + 1) * kr.mr);
+        const uint8_t* ab = job.a_packed + detail::a_chunk_offset(kr, blocks * kr.mr, job.groups, b, g0);
+        const int64_t m0 = b * kr.mr;
+        if (last) prefetch_rows(job, runs, m0, m0 + kr.mr);
+        if (to_c && m0 + kr.mr <= job.d.m) {  // a whole tile: straight from registers into C
+          kr.micro_to_c(ab, panel + g0 * kr.nr * 4, gn, g0 > 0 ? acc + b * tile : nullptr,
+                        job.c.base + m0 * job.c.row_stride + runs.runs[0].offset, job.c.row_stride,
+                        bias + (p - p0) * kr.nr);
+          continue;
+        }
+        kr.micro(ab, row_bytes, panel + g0 * kr.nr * 4, gn, acc + b * tile, g0 > 0);
+        if (last) store_rows(job, runs, acc + b * tile, bias + (p - p0) * kr.nr, m0, m0 + kr.mr);
       }
     }
   }

@@ -97,7 +97,7 @@ void micro_amx(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups,
 
 // Short M goes to VNNI's rows kernel over the same panels (kernels.h micro_rows; fast.cpp
 // checks that the CPU has VNNI): a 32-row tile at M = 1 is 31/32 padding.
-constexpr Kernel kAmx{Isa::amx, 32, 32, AFormat::s8, 16, true, 128, micro_amx, amx_thread_begin, amx_thread_end,
+constexpr Kernel kAmx{Isa::amx, 32, 32, AFormat::s8, 16, 64, 128, micro_amx, amx_thread_begin, amx_thread_end,
                       vnni_rows, kVnniShortM, Isa::avx512_vnni, add_bias_avx512};
 
 }  // namespace

@@ -29,7 +29,7 @@ void micro_generic(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t gro
   std::memcpy(out, acc, sizeof acc);
 }
 
-constexpr Kernel kGeneric{Isa::generic, kMr, kNr, AFormat::int16_pairs, 1, false, 128,
+constexpr Kernel kGeneric{Isa::generic, kMr, kNr, AFormat::int16_pairs, 1, 0, 128,
                           micro_generic, nullptr, nullptr};
 
 }  // namespace

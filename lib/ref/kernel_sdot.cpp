@@ -60,7 +60,7 @@ void micro_sdot(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups
 // A and B as int8 quads, no bias; K groups unpadded (group_align 1); 128 groups = 512 K
 // bytes per chunk: the chunk of B (128 x 64 bytes = 8 KiB) and of A (4 x 512 bytes) stay in
 // the Cortex-A76's 64 KiB L1D.
-constexpr Kernel kSdot{Isa::sdot, kMr, kNr, AFormat::s8, 1, false, 128, micro_sdot, nullptr, nullptr};
+constexpr Kernel kSdot{Isa::sdot, kMr, kNr, AFormat::s8, 1, 0, 128, micro_sdot, nullptr, nullptr};
 
 }  // namespace
 

@@ -22,7 +22,10 @@ struct Kernel {
   int nr;            // columns per micro-tile (= columns per B panel)
   AFormat a_format;
   int group_align;   // K groups padded to a multiple of this (AMX: 16 groups = 64 bytes)
-  bool a_tiled;      // A packed as [M/mr][K/64][mr][64] (AMX) instead of rows
+  // A packed in blocks of mr rows as [M/mr][K/a_unit][mr][a_unit bytes] when a_unit > 0
+  // (AMX: 64, one tile of mr rows x 64 K bytes contiguous), else plain rows; a_chunk_major
+  // (below) puts the K chunks outermost. Where a block's chunk starts: pack.h a_chunk_offset.
+  int a_unit;
   int chunk_groups;  // K groups per cache block: A and B chunks of one block stay in L1
   // Computes the full mr x nr int32 tile (row-major, nr per row) over `groups` K groups and
   // stores it to `out`, or adds it to `out` when `accumulate`. `a` points at the first row
@@ -44,6 +47,17 @@ struct Kernel {
   // dst[i] = t[i] + bias[i] modulo 2^32 for i < len (a row of a tile into C), in the tier's
   // widest stores; null: fast.cpp's portable loop.
   void (*add_bias)(int32_t* dst, const int32_t* t, const int32_t* bias, int64_t len) = nullptr;
+  // The last K chunk of a full tile straight into C: micro's tile over `groups`, plus the
+  // partial tile `partial` (earlier chunks, mr x nr row-major; null: none), plus bias[nr],
+  // stored to rows of C `c_stride` elements apart. Null: micro into the panel buffer, then
+  // add_bias (fast.cpp store_rows); used only where the tile's mr rows and nr columns are
+  // all in C and contiguous per row.
+  void (*micro_to_c)(const uint8_t* a, const uint8_t* bp, int64_t groups, const int32_t* partial, int32_t* c,
+                     int64_t c_stride, const int32_t* bias) = nullptr;
+  // With a_unit = 4: A as [K chunk][M/mr][chunk groups][mr][4 bytes], one K group of the mr
+  // rows in 4 mr contiguous bytes, and a K chunk of every block one contiguous run, so the
+  // row-block loop over one panel chunk reads A as a single sequential stream (VNNI).
+  bool a_chunk_major = false;
 };
 
 constexpr int kMaxShortM = 8;      // rows of the short-M path's tile (nr <= 64 columns each)

@@ -20,31 +20,61 @@ inline int32_t group_at(const uint8_t* row, int64_t g) {  // 4 bytes of K as one
   return v;
 }
 
-// 8 rows x 32 columns: 16 zmm accumulators, 2 for B, 1 broadcast.
+// 8 rows x 32 columns: 16 zmm accumulators, 2 for B, 1 broadcast. A is in 8-row blocks
+// (kernels.h a_unit = 4): group g of row i at a[32 g + 4 i], so the 8 broadcasts of a group
+// read 32 contiguous bytes and a tile's A is one sequential stream.
+constexpr int kVnniMr = 8;
+using VnniTile = __m512i[kVnniMr][2];
+
 __attribute__((target("avx512f,avx512bw,avx512vnni")))
-void micro_vnni(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out,
-                bool accumulate) {
-  constexpr int kMr = 8;
-  __m512i acc[kMr][2];
-#pragma GCC unroll 8
-  for (int i = 0; i < kMr; ++i) {
-    acc[i][0] = accumulate ? _mm512_loadu_si512(out + i * 32) : _mm512_setzero_si512();
-    acc[i][1] = accumulate ? _mm512_loadu_si512(out + i * 32 + 16) : _mm512_setzero_si512();
-  }
-  for (int64_t g = 0; g < groups; ++g, bp += 128) {
+inline void vnni_tile(const uint8_t* a, const uint8_t* bp, int64_t groups, VnniTile& acc) {
+  for (int64_t g = 0; g < groups; ++g, bp += 128, a += 4 * kVnniMr) {
     const __m512i b0 = _mm512_loadu_si512(bp);
     const __m512i b1 = _mm512_loadu_si512(bp + 64);
 #pragma GCC unroll 8
-    for (int i = 0; i < kMr; ++i) {
-      const __m512i av = _mm512_set1_epi32(group_at(a + i * lda, g));
+    for (int i = 0; i < kVnniMr; ++i) {
+      const __m512i av = _mm512_set1_epi32(group_at(a, i));
       acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], av, b0);
       acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], av, b1);
     }
   }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni")))
+void micro_vnni(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out,
+                bool accumulate) {
+  (void)lda;  // A is blocked, see vnni_tile
+  VnniTile acc;
 #pragma GCC unroll 8
-  for (int i = 0; i < kMr; ++i) {
+  for (int i = 0; i < kVnniMr; ++i) {
+    acc[i][0] = accumulate ? _mm512_loadu_si512(out + i * 32) : _mm512_setzero_si512();
+    acc[i][1] = accumulate ? _mm512_loadu_si512(out + i * 32 + 16) : _mm512_setzero_si512();
+  }
+  vnni_tile(a, bp, groups, acc);
+#pragma GCC unroll 8
+  for (int i = 0; i < kVnniMr; ++i) {
     _mm512_storeu_si512(out + i * 32, acc[i][0]);
     _mm512_storeu_si512(out + i * 32 + 16, acc[i][1]);
+  }
+}
+
+// kernels.h micro_to_c: the tile's last chunk, partial tile and bias added in registers and
+// stored to C, with no pass through the panel buffer (and no second pass for the bias).
+__attribute__((target("avx512f,avx512bw,avx512vnni")))
+void micro_vnni_to_c(const uint8_t* a, const uint8_t* bp, int64_t groups, const int32_t* partial, int32_t* c,
+                     int64_t c_stride, const int32_t* bias) {
+  VnniTile acc;
+#pragma GCC unroll 8
+  for (int i = 0; i < kVnniMr; ++i) {
+    acc[i][0] = partial ? _mm512_loadu_si512(partial + i * 32) : _mm512_setzero_si512();
+    acc[i][1] = partial ? _mm512_loadu_si512(partial + i * 32 + 16) : _mm512_setzero_si512();
+  }
+  vnni_tile(a, bp, groups, acc);
+  const __m512i bias0 = _mm512_loadu_si512(bias), bias1 = _mm512_loadu_si512(bias + 16);
+#pragma GCC unroll 8
+  for (int i = 0; i < kVnniMr; ++i) {
+    _mm512_storeu_si512(c + i * c_stride, _mm512_add_epi32(acc[i][0], bias0));
+    _mm512_storeu_si512(c + i * c_stride + 16, _mm512_add_epi32(acc[i][1], bias1));
   }
 }
 
@@ -166,10 +196,10 @@ void micro_sse2(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups
   }
 }
 
-constexpr Kernel kVnni{Isa::avx512_vnni, 8, 32, AFormat::u8_biased, 1, false, 128, micro_vnni, nullptr, nullptr,
-                       vnni_rows, kVnniShortM, Isa::avx512_vnni, add_bias_avx512};
-constexpr Kernel kAvx2{Isa::avx2, 6, 16, AFormat::int16_pairs, 1, false, 128, micro_avx2, nullptr, nullptr};
-constexpr Kernel kSse2{Isa::sse2, 4, 8, AFormat::int16_pairs, 1, false, 128, micro_sse2, nullptr, nullptr};
+constexpr Kernel kVnni{Isa::avx512_vnni, 8, 32, AFormat::u8_biased, 1, 4, 128, micro_vnni, nullptr, nullptr,
+                       vnni_rows, kVnniShortM, Isa::avx512_vnni, add_bias_avx512, micro_vnni_to_c, true};
+constexpr Kernel kAvx2{Isa::avx2, 6, 16, AFormat::int16_pairs, 1, 0, 128, micro_avx2, nullptr, nullptr};
+constexpr Kernel kSse2{Isa::sse2, 4, 8, AFormat::int16_pairs, 1, 0, 128, micro_sse2, nullptr, nullptr};
 
 }  // namespace
 

@@ -66,7 +66,52 @@ void bias_bytes(const int8_t* src, uint8_t* dst, int64_t n) {
   for (; k < n; ++k) dst[k] = static_cast<uint8_t>(src[k]) ^ 0x80u;
 }
 
+// A in blocks of mr rows (kernels.h a_unit), int8 or biased uint8 (AFormat; int16 pairs are
+// never blocked). AMX (unit 64): one tile of mr rows x 64 K bytes is contiguous, so tile
+// loads do not hit the same few L1 sets (a row stride of K bytes would). VNNI (unit 4,
+// chunk-major): each K group of a block's mr rows is 4 mr contiguous bytes and each K chunk
+// of all blocks one run, so the kernel's broadcasts walk one stream instead of mr rows a
+// row apart. Bytes past K keep the caller's fill (the encoding of zero).
+void pack_a_blocks(const Kernel& kr, std::span<const int8_t> a, Dims d, int64_t groups, uint8_t* out) {
+  const int64_t rows = (d.m + kr.mr - 1) / kr.mr * kr.mr, unit = kr.a_unit;
+  const uint32_t flip = kr.a_format == AFormat::u8_biased ? 0x80808080u : 0u;
+  const int64_t chunk = kr.a_chunk_major ? kr.chunk_groups : groups;
+  for (int64_t m = 0; m < d.m; ++m) {
+    const int8_t* src = a.data() + m * d.k;
+    for (int64_t g0 = 0; g0 * 4 < d.k; g0 += chunk) {  // one K chunk of the row at a time
+      uint8_t* dst = out + a_chunk_offset(kr, rows, groups, m / kr.mr, g0) + (m % kr.mr) * unit;
+      const int64_t k_end = std::min(d.k, (g0 + chunk) * 4), step = kr.mr * unit;  // bytes between units
+      int64_t k0 = g0 * 4;
+      if (unit == 4) {
+        for (; k0 + 4 <= k_end; k0 += 4, dst += step) {  // fixed-size copies: plain 32-bit moves
+          uint32_t w;
+          std::memcpy(&w, src + k0, 4);
+          w ^= flip;
+          std::memcpy(dst, &w, 4);
+        }
+      } else if (flip == 0) {
+        for (; k0 + unit <= k_end; k0 += unit, dst += step) std::memcpy(dst, src + k0, static_cast<size_t>(unit));
+      }
+      for (int64_t j = 0; k0 < k_end; ++k0, ++j) {  // the rest byte by byte (K % unit, or biased wide units)
+        if (j == unit) {
+          j = 0;
+          dst += step;
+        }
+        dst[j] = static_cast<uint8_t>(static_cast<uint8_t>(src[k0]) ^ (flip & 0xffu));
+      }
+    }
+  }
+}
+
 }  // namespace
+
+int64_t a_chunk_offset(const Kernel& kr, int64_t rows, int64_t groups, int64_t block, int64_t g0) {
+  const int64_t block_bytes = int64_t{kr.mr} * groups * 4;
+  if (kr.a_unit == 0) return block * block_bytes + g0 * 4;  // rows: the chunk starts g0 groups in
+  if (!kr.a_chunk_major) return block * block_bytes + g0 * 4 * kr.mr;  // [M/mr][K/unit][mr][unit]
+  const int64_t gn = std::min<int64_t>(kr.chunk_groups, groups - g0);  // this chunk's groups
+  return g0 * 4 * rows + block * kr.mr * 4 * gn;  // every earlier chunk is full, for all rows
+}
 
 // Bytes of packed A: rows padded to a multiple of mr, `groups` 4-byte groups each.
 size_t packed_a_bytes(const Kernel& kr, Dims d, int64_t groups) {
@@ -83,6 +128,7 @@ void pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d, int64_t groups,
   const uint8_t zero = kr.a_format == AFormat::u8_biased ? 0x80 : 0;
   const int64_t written = kr.a_format == AFormat::int16_pairs ? 2 * d.k : d.k;  // bytes per row
   if (rows != d.m || written != row_bytes) std::memset(out, zero, packed_a_bytes(kr, d, groups));
+  if (kr.a_unit > 0) return pack_a_blocks(kr, a, d, groups, out);
   for (int64_t m = 0; m < d.m; ++m) {
     const int8_t* src = a.data() + m * d.k;
     uint8_t* dst = out + m * row_bytes;
@@ -91,16 +137,7 @@ void pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d, int64_t groups,
         bias_bytes(src, dst, d.k);
         break;
       case AFormat::s8:
-        if (kr.a_tiled) {
-          // [m/mr][K/64][mr][64]: one tile of mr rows x 64 K bytes is contiguous, so tile
-          // loads do not hit the same few L1 sets (a row stride of K bytes would).
-          uint8_t* block = out + (m / kr.mr) * kr.mr * row_bytes + (m % kr.mr) * 64;
-          for (int64_t k0 = 0; k0 < d.k; k0 += 64) {
-            std::memcpy(block + (k0 / 64) * kr.mr * 64, src + k0, static_cast<size_t>(std::min<int64_t>(64, d.k - k0)));
-          }
-        } else {
-          std::memcpy(dst, src, static_cast<size_t>(d.k));
-        }
+        std::memcpy(dst, src, static_cast<size_t>(d.k));
         break;
       case AFormat::int16_pairs:
         for (int64_t k = 0; k < d.k; ++k) {

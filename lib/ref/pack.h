@@ -15,6 +15,9 @@ namespace ork::ref::detail {
 int64_t padded_groups(const Kernel& kr, int64_t k);
 // Bytes of packed A: rows padded to a multiple of mr, `groups` 4-byte groups each.
 size_t packed_a_bytes(const Kernel& kr, Dims d, int64_t groups);
+// Byte offset in packed A (padded to `rows` rows, `groups` groups) of row block `block`'s K
+// chunk from group g0 (g0 a multiple of chunk_groups): what the micro-kernel is given.
+int64_t a_chunk_offset(const Kernel& kr, int64_t rows, int64_t groups, int64_t block, int64_t g0);
 // A (d.m x d.k, row-major) into `out` (packed_a_bytes), zero padded (pack.cpp).
 void pack_a(const Kernel& kr, std::span<const int8_t> a, Dims d, int64_t groups, uint8_t* out);
 // Panels p0 .. p1-1 of row-major B into dst, with each column's bias (pack.cpp).
