@@ -66,6 +66,55 @@ void bias_bytes(const int8_t* src, uint8_t* dst, int64_t n) {
   for (; k < n; ++k) dst[k] = static_cast<uint8_t>(src[k]) ^ 0x80u;
 }
 
+// Bytes k0 .. k_end-1 of one row into its units of a blocked A (pack_a_blocks): unit bytes
+// per unit, `step` bytes between units, each byte XOR (flip & 0xff).
+void copy_units(const int8_t* src, int64_t k0, int64_t k_end, uint8_t* dst, int64_t unit, int64_t step, uint32_t flip) {
+  if (unit == 4) {
+    for (; k0 + 4 <= k_end; k0 += 4, dst += step) {  // fixed-size copies: plain 32-bit moves
+      uint32_t w;
+      std::memcpy(&w, src + k0, 4);
+      w ^= flip;
+      std::memcpy(dst, &w, 4);
+    }
+  } else if (flip == 0) {
+    for (; k0 + unit <= k_end; k0 += unit, dst += step) std::memcpy(dst, src + k0, static_cast<size_t>(unit));
+  }
+  for (int64_t j = 0; k0 < k_end; ++k0, ++j) {  // the rest byte by byte (K % unit, or biased wide units)
+    if (j == unit) {
+      j = 0;
+      dst += step;
+    }
+    dst[j] = static_cast<uint8_t>(static_cast<uint8_t>(src[k0]) ^ (flip & 0xffu));
+  }
+}
+
+// Eight rows (`ld` bytes apart) from byte k0 into 4-byte units of 32-byte groups (VNNI's
+// blocked A), 16 K bytes per step: two 4 x 4 transposes of uint32 (SSE2 on x86-64). Returns
+// where it stopped (k_end rounded down to 16 from k0); the caller copies the rest.
+int64_t interleave_8_rows(const int8_t* src, int64_t ld, int64_t k0, int64_t k_end, uint8_t* dst, uint32_t flip) {
+#if defined(__SSE2__)
+  const __m128i x = _mm_set1_epi32(static_cast<int>(flip));
+  for (; k0 + 16 <= k_end; k0 += 16, dst += 128) {
+    for (int half = 0; half < 2; ++half) {  // rows 0-3, then 4-7
+      const auto load = [&](int r) {
+        return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (4 * half + r) * ld + k0)), x);
+      };
+      const __m128i r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);
+      const __m128i t0 = _mm_unpacklo_epi32(r0, r1), t1 = _mm_unpackhi_epi32(r0, r1);
+      const __m128i t2 = _mm_unpacklo_epi32(r2, r3), t3 = _mm_unpackhi_epi32(r2, r3);
+      const auto store = [&](int g, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 32 * g + 16 * half), v); };
+      store(0, _mm_unpacklo_epi64(t0, t2));  // group 0 of these 4 rows
+      store(1, _mm_unpackhi_epi64(t0, t2));
+      store(2, _mm_unpacklo_epi64(t1, t3));
+      store(3, _mm_unpackhi_epi64(t1, t3));
+    }
+  }
+#else
+  (void)src, (void)ld, (void)k_end, (void)dst, (void)flip;  // copy_units does every byte
+#endif
+  return k0;
+}
+
 // A in blocks of mr rows (kernels.h a_unit), int8 or biased uint8 (AFormat; int16 pairs are
 // never blocked). AMX (unit 64): one tile of mr rows x 64 K bytes is contiguous, so tile
 // loads do not hit the same few L1 sets (a row stride of K bytes would). VNNI (unit 4,
@@ -73,31 +122,18 @@ void bias_bytes(const int8_t* src, uint8_t* dst, int64_t n) {
 // of all blocks one run, so the kernel's broadcasts walk one stream instead of mr rows a
 // row apart. Bytes past K keep the caller's fill (the encoding of zero).
 void pack_a_blocks(const Kernel& kr, std::span<const int8_t> a, Dims d, int64_t groups, uint8_t* out) {
-  const int64_t rows = (d.m + kr.mr - 1) / kr.mr * kr.mr, unit = kr.a_unit;
+  const int64_t rows = (d.m + kr.mr - 1) / kr.mr * kr.mr, unit = kr.a_unit, step = kr.mr * unit;
   const uint32_t flip = kr.a_format == AFormat::u8_biased ? 0x80808080u : 0u;
   const int64_t chunk = kr.a_chunk_major ? kr.chunk_groups : groups;
-  for (int64_t m = 0; m < d.m; ++m) {
-    const int8_t* src = a.data() + m * d.k;
-    for (int64_t g0 = 0; g0 * 4 < d.k; g0 += chunk) {  // one K chunk of the row at a time
-      uint8_t* dst = out + a_chunk_offset(kr, rows, groups, m / kr.mr, g0) + (m % kr.mr) * unit;
-      const int64_t k_end = std::min(d.k, (g0 + chunk) * 4), step = kr.mr * unit;  // bytes between units
+  for (int64_t m0 = 0; m0 < d.m; m0 += kr.mr) {
+    const int8_t* src = a.data() + m0 * d.k;
+    for (int64_t g0 = 0; g0 * 4 < d.k; g0 += chunk) {  // one K chunk of the block at a time
+      uint8_t* dst = out + a_chunk_offset(kr, rows, groups, m0 / kr.mr, g0);
+      const int64_t k_end = std::min(d.k, (g0 + chunk) * 4);
       int64_t k0 = g0 * 4;
-      if (unit == 4) {
-        for (; k0 + 4 <= k_end; k0 += 4, dst += step) {  // fixed-size copies: plain 32-bit moves
-          uint32_t w;
-          std::memcpy(&w, src + k0, 4);
-          w ^= flip;
-          std::memcpy(dst, &w, 4);
-        }
-      } else if (flip == 0) {
-        for (; k0 + unit <= k_end; k0 += unit, dst += step) std::memcpy(dst, src + k0, static_cast<size_t>(unit));
-      }
-      for (int64_t j = 0; k0 < k_end; ++k0, ++j) {  // the rest byte by byte (K % unit, or biased wide units)
-        if (j == unit) {
-          j = 0;
-          dst += step;
-        }
-        dst[j] = static_cast<uint8_t>(static_cast<uint8_t>(src[k0]) ^ (flip & 0xffu));
+      if (unit == 4 && kr.mr == 8 && m0 + 8 <= d.m) k0 = interleave_8_rows(src, d.k, k0, k_end, dst, flip);
+      for (int64_t r = 0; r < std::min<int64_t>(kr.mr, d.m - m0); ++r) {
+        copy_units(src + r * d.k, k0, k_end, dst + (k0 - g0 * 4) / unit * step + r * unit, unit, step, flip);
       }
     }
   }
