@@ -28,8 +28,9 @@ struct Kernel {
   int a_unit;
   int chunk_groups;  // K groups per cache block: A and B chunks of one block stay in L1
   // Computes the full mr x nr int32 tile (row-major, nr per row) over `groups` K groups and
-  // stores it to `out`, or adds it to `out` when `accumulate`. `a` points at the first row
-  // of packed A (rows `a_stride` bytes apart, or the tiled block), bp at the panel chunk.
+  // stores it to `out`, or adds it to `out` when `accumulate`. `a` points at the block's
+  // chunk of packed A (a_chunk_offset: rows `a_stride` bytes apart, or blocked), bp at the
+  // panel chunk.
   void (*micro)(const uint8_t* a, int64_t a_stride, const uint8_t* bp, int64_t groups,
                 int32_t* out, bool accumulate);
   void (*thread_begin)();  // per-thread state (AMX tile configuration), or null
