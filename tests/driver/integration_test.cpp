@@ -31,6 +31,33 @@ class RealNpu : public ::testing::TestWithParam<KmdKind> {
   emu::FakeKernel kernel;
 };
 
+// Core c's job: two chained tasks of 32 columns (weight tiles 2c and 2c + 1), their register
+// commands written into the regcmd BO's pages 2c and 2c + 1 (4096 bytes each).
+driver::CoreJob core_job(int core, uint64_t a_iova, uint64_t b_iova, uint64_t c_iova, driver::Bo& rc_bo) {
+  driver::CoreJob job{core, {}};
+  uint64_t iova0 = rc_bo.iova() + 4096 * (2 * core), iova1 = iova0 + 4096;
+  std::vector<regcmd::Builder> rcb(2);
+  for (int t = 1; t >= 0; --t) {  // task 1 first: its length goes into task 0's trailer
+    uint32_t tile = static_cast<uint32_t>(core * 2 + t);
+    et::TaskSpec spec{et::Type::int8, M, K, N, a_iova, b_iova + tile * K * N, c_iova + tile * (N / 4) * M * 16,
+                      M, M};
+    et::k_reduction_banks(spec);
+    et::emit_body(rcb[t], spec);
+    if (t == 1) {
+      rcb[t].finish(0, 0);
+    } else {
+      rcb[t].finish(iova1, static_cast<uint32_t>(rcb[1].size_entries()));
+    }
+    EXPECT_TRUE(rcb[t].ok()) << rcb[t].error();
+  }
+  std::span<const uint64_t> t0 = rcb[0].entries(), t1 = rcb[1].entries();
+  std::memcpy(rc_bo.map() + 4096 * (2 * core), t0.data(), t0.size() * 8);
+  std::memcpy(rc_bo.map() + 4096 * (2 * core + 1), t1.data(), t1.size() * 8);
+  job.tasks.push_back({iova0, static_cast<uint32_t>(t0.size()), 0x300});
+  job.tasks.push_back({iova1, static_cast<uint32_t>(t1.size()), 0x300});
+  return job;
+}
+
 // Core c computes columns [c*64, c*64+64) as two chained tasks of 32 columns each.
 int64_t RealNpu::matmul_mismatches(emu::FakeKernel& k, bool sync_a) {
   auto kmd = open(k);
@@ -47,34 +74,7 @@ int64_t RealNpu::matmul_mismatches(emu::FakeKernel& k, bool sync_a) {
   std::memcpy((*b_bo)->map(), packed_b.data(), packed_b.size());
   SubmitDesc desc;
   for (int core = 0; core < 3; ++core) {
-    driver::CoreJob job{core, {}};
-    uint64_t iova0 = (*rc_bo)->iova() + 4096 * (2 * core), iova1 = iova0 + 4096;
-    std::vector<regcmd::Builder> rcb(2);
-    for (int t = 1; t >= 0; --t) {  // task 1 first: its length goes into task 0's trailer
-      uint32_t tile = static_cast<uint32_t>(core * 2 + t);
-      et::TaskSpec spec{et::Type::int8,
-                        M,
-                        K,
-                        N,
-                        (*a_bo)->iova(),
-                        (*b_bo)->iova() + tile * K * N,
-                        (*c_bo)->iova() + tile * (N / 4) * M * 16,
-                        M,
-                        M};
-      et::k_reduction_banks(spec);
-      et::emit_body(rcb[t], spec);
-      if (t == 1)
-        rcb[t].finish(0, 0);
-      else
-        rcb[t].finish(iova1, static_cast<uint32_t>(rcb[1].size_entries()));
-      EXPECT_TRUE(rcb[t].ok()) << rcb[t].error();
-    }
-    std::span<const uint64_t> t0 = rcb[0].entries(), t1 = rcb[1].entries();
-    std::memcpy((*rc_bo)->map() + 4096 * (2 * core), t0.data(), t0.size() * 8);
-    std::memcpy((*rc_bo)->map() + 4096 * (2 * core + 1), t1.data(), t1.size() * 8);
-    job.tasks.push_back({iova0, static_cast<uint32_t>(t0.size()), 0x300});
-    job.tasks.push_back({iova1, static_cast<uint32_t>(t1.size()), 0x300});
-    desc.jobs.push_back(job);
+    desc.jobs.push_back(core_job(core, (*a_bo)->iova(), (*b_bo)->iova(), (*c_bo)->iova(), **rc_bo));
   }
   desc.in_bos = {a_bo->get(), b_bo->get(), rc_bo->get()};
   desc.out_bos = {c_bo->get()};

@@ -36,6 +36,17 @@ ork_tensor host(void* p) {
   return t;
 }
 
+// The batch of BatchRecordsOnceAndReplays: a layer's shapes (q, k, v into the columns of
+// one concatenated buffer, then gate and up), A read from a buffer.
+struct LayerBatch {
+  static constexpr int64_t m = 3, qkv = 128 + 32 + 32;
+  Weights *q = nullptr, *k = nullptr, *v = nullptr, *g = nullptr, *u = nullptr;
+  ork_buffer *abuf = nullptr, *qkvbuf = nullptr;
+  void *ap = nullptr, *qp = nullptr;
+  std::vector<int32_t> gate = std::vector<int32_t>(m * 320), up = std::vector<int32_t>(m * 320);
+  ork_batch* b = nullptr;
+};
+
 class Async : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override { ASSERT_EQ(ork_device_open(GetParam().c_str(), &dev_), ORK_OK) << ork_last_error(); }
@@ -49,6 +60,8 @@ class Async : public ::testing::TestWithParam<std::string> {
     weights_.push_back(std::move(w));
     return weights_.back();
   }
+  void record_layer(LayerBatch& l);
+  void replay(const LayerBatch& l, int rep);
   ork_device* dev_ = nullptr;
   std::deque<Weights> weights_;  // stable references
 };
@@ -157,57 +170,65 @@ TEST_P(Async, JobAfterItsDeviceClosed) {
   ork_job_release(j);
 }
 
-// A batch of a layer's shapes (q, k, v into the columns of one concatenated buffer, then
-// gate and up), replayed with new A contents several times: every C exact every time.
-TEST_P(Async, BatchRecordsOnceAndReplays) {
-  Weights& q = add_weights(256, 128, 21);
-  Weights& k = add_weights(256, 32, 22);
-  Weights& v = add_weights(256, 32, 23);
-  Weights& g = add_weights(256, 320, 24);
-  Weights& u = add_weights(256, 320, 25);
-  const int64_t m = 3, qkv = 128 + 32 + 32;
-  ork_buffer *abuf = nullptr, *qkvbuf = nullptr;
-  ASSERT_EQ(ork_buffer_create(dev_, m * 256, &abuf), ORK_OK) << ork_last_error();
-  ASSERT_EQ(ork_buffer_create(dev_, m * qkv * 4, &qkvbuf), ORK_OK) << ork_last_error();
-  void *ap = nullptr, *qp = nullptr;
-  ASSERT_EQ(ork_buffer_map(abuf, &ap), ORK_OK);
-  ASSERT_EQ(ork_buffer_map(qkvbuf, &qp), ORK_OK);
-  std::vector<int32_t> gate(m * 320), up(m * 320);
-  ork_batch* b = nullptr;
-  ASSERT_EQ(ork_batch_create(dev_, &b), ORK_OK) << ork_last_error();
+// Records the layer's five matmuls into one batch.
+void Async::record_layer(LayerBatch& l) {
+  l.q = &add_weights(256, 128, 21);
+  l.k = &add_weights(256, 32, 22);
+  l.v = &add_weights(256, 32, 23);
+  l.g = &add_weights(256, 320, 24);
+  l.u = &add_weights(256, 320, 25);
+  ASSERT_EQ(ork_buffer_create(dev_, l.m * 256, &l.abuf), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_buffer_create(dev_, l.m * l.qkv * 4, &l.qkvbuf), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_buffer_map(l.abuf, &l.ap), ORK_OK);
+  ASSERT_EQ(ork_buffer_map(l.qkvbuf, &l.qp), ORK_OK);
+  ASSERT_EQ(ork_batch_create(dev_, &l.b), ORK_OK) << ork_last_error();
   ork_tensor ta{};
-  ta.buffer = abuf;
+  ta.buffer = l.abuf;
   int64_t col = 0;
-  for (Weights* w : {&q, &k, &v}) {
+  for (Weights* w : {l.q, l.k, l.v}) {
     ork_tensor tc{};
-    tc.buffer = qkvbuf;
+    tc.buffer = l.qkvbuf;
     tc.offset_bytes = static_cast<size_t>(col * 4);
-    tc.row_stride = qkv;
-    ASSERT_EQ(ork_batch_add_matmul(b, w->handle, &ta, m, &tc, nullptr), ORK_OK) << ork_last_error();
+    tc.row_stride = l.qkv;
+    ASSERT_EQ(ork_batch_add_matmul(l.b, w->handle, &ta, l.m, &tc, nullptr), ORK_OK) << ork_last_error();
     col += w->n;
   }
-  ork_tensor tg = host(gate.data()), tu = host(up.data());
-  ASSERT_EQ(ork_batch_add_matmul(b, g.handle, &ta, m, &tg, nullptr), ORK_OK) << ork_last_error();
-  ASSERT_EQ(ork_batch_add_matmul(b, u.handle, &ta, m, &tu, nullptr), ORK_OK) << ork_last_error();
-  for (int rep = 0; rep < 4; ++rep) {
-    auto a = ork::ref::random_int8(m * 256, 300 + rep);
-    std::memcpy(ap, a.data(), a.size());
-    ork_job* j = nullptr;
-    ASSERT_EQ(ork_batch_submit(b, &j), ORK_OK) << ork_last_error();
-    ASSERT_EQ(ork_job_wait(j, -1), ORK_OK) << ork_last_error();
-    ork_job_release(j);
-    const auto* cq = static_cast<const int32_t*>(qp);
-    col = 0;
-    for (Weights* w : {&q, &k, &v}) {
-      const auto want = reference(a, *w, m);
-      for (int64_t r = 0; r < m; ++r)
-        for (int64_t n = 0; n < w->n; ++n)
-          ASSERT_EQ(cq[r * qkv + col + n], want[static_cast<size_t>(r * w->n + n)]) << "rep " << rep << " r " << r;
-      col += w->n;
-    }
-    EXPECT_EQ(gate, reference(a, g, m)) << "rep " << rep;
-    EXPECT_EQ(up, reference(a, u, m)) << "rep " << rep;
+  ork_tensor tg = host(l.gate.data()), tu = host(l.up.data());
+  ASSERT_EQ(ork_batch_add_matmul(l.b, l.g->handle, &ta, l.m, &tg, nullptr), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_batch_add_matmul(l.b, l.u->handle, &ta, l.m, &tu, nullptr), ORK_OK) << ork_last_error();
+}
+
+// One replay with new A contents: every C exact.
+void Async::replay(const LayerBatch& l, int rep) {
+  auto a = ork::ref::random_int8(l.m * 256, 300 + rep);
+  std::memcpy(l.ap, a.data(), a.size());
+  ork_job* j = nullptr;
+  ASSERT_EQ(ork_batch_submit(l.b, &j), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_job_wait(j, -1), ORK_OK) << ork_last_error();
+  ork_job_release(j);
+  const auto* cq = static_cast<const int32_t*>(l.qp);
+  int64_t col = 0;
+  for (Weights* w : {l.q, l.k, l.v}) {
+    const auto want = reference(a, *w, l.m);
+    for (int64_t r = 0; r < l.m; ++r)
+      for (int64_t n = 0; n < w->n; ++n)
+        ASSERT_EQ(cq[r * l.qkv + col + n], want[static_cast<size_t>(r * w->n + n)]) << "rep " << rep << " r " << r;
+    col += w->n;
   }
+  EXPECT_EQ(l.gate, reference(a, *l.g, l.m)) << "rep " << rep;
+  EXPECT_EQ(l.up, reference(a, *l.u, l.m)) << "rep " << rep;
+}
+
+// The layer batch, replayed with new A contents several times: every C exact every time.
+TEST_P(Async, BatchRecordsOnceAndReplays) {
+  LayerBatch l;
+  ASSERT_NO_FATAL_FAILURE(record_layer(l));
+  for (int rep = 0; rep < 4; ++rep) {
+    ASSERT_NO_FATAL_FAILURE(replay(l, rep));
+  }
+  ork_buffer *abuf = l.abuf, *qkvbuf = l.qkvbuf;
+  ork_batch* b = l.b;
+  Weights& u = *l.u;
   // A buffer a batch holds cannot be destroyed.
   EXPECT_EQ(ork_buffer_destroy(abuf), ORK_E_INVALID_ARGUMENT);
   ork_stats st{};

@@ -246,6 +246,32 @@ void drive(ork_device* dev, long calls, uint64_t seed, Tally& t, std::atomic<lon
   for (Weights& w : live) ork_weights_destroy(w.handle);
 }
 
+// The second process: its own calls on the same device kind, at the same time. Returns its
+// pid, or -1 when fork fails; the child exits 0 when every call ran and was exact.
+pid_t fork_second_process(const std::string& device, long calls) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    Tally t;
+    std::atomic<long> done{0};
+    ork_device* dev = nullptr;
+    if (ork_device_open(device.c_str(), &dev) != ORK_OK) ::_exit(3);
+    drive(dev, calls, 999, t, &done);
+    ork_device_close(dev);
+    ::_exit(t.failures == 0 && t.mismatches == 0 && t.checked > 0 ? 0 : 1);
+  }
+  return child;
+}
+
+// The process's resident set (KiB) and open descriptors, once `done` has reached `calls`.
+struct Usage {
+  long rss_kib;
+  int fds;
+};
+Usage usage_once(const std::atomic<long>& done, long calls) {
+  while (done < calls) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return {rss_kib(), open_fds()};
+}
+
 TEST(Soak, MixedCallsFromThreadsAndASecondProcessLeakNothing) {
   const long total = env_long("ORK_SOAK_CALLS", 8000);
   const int threads = static_cast<int>(env_long("ORK_SOAK_THREADS", 4));
@@ -254,18 +280,8 @@ TEST(Soak, MixedCallsFromThreadsAndASecondProcessLeakNothing) {
   const char* kind = std::getenv("ORK_DEVICE");
   const std::string device = kind && *kind ? kind : "emu";
 
-  // The second process: its own calls on the same device kind, at the same time.
-  const pid_t child = ::fork();
+  const pid_t child = fork_second_process(device, total / threads);
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    Tally t;
-    std::atomic<long> done{0};
-    ork_device* dev = nullptr;
-    if (ork_device_open(device.c_str(), &dev) != ORK_OK) ::_exit(3);
-    drive(dev, total / threads, 999, t, &done);
-    ork_device_close(dev);
-    ::_exit(t.failures == 0 && t.mismatches == 0 && t.checked > 0 ? 0 : 1);
-  }
 
   ork_device* dev = nullptr;  // one device, shared by every thread (its queue: docs/library.md)
   ASSERT_EQ(ork_device_open(device.c_str(), &dev), ORK_OK) << ork_last_error();
@@ -277,14 +293,8 @@ TEST(Soak, MixedCallsFromThreadsAndASecondProcessLeakNothing) {
   // Samples at the end of the first tenth and at the end of the last (the steady state:
   // contexts, weight caches and BOs of every kind made once).
   const long n = (total / threads) * threads;
-  long rss_first = 0, rss_last = 0;
-  int fds_first = 0, fds_last = 0;
-  while (done < n / 10) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  rss_first = rss_kib();
-  fds_first = open_fds();
-  while (done < n - n / 100) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  rss_last = rss_kib();
-  fds_last = open_fds();
+  const auto [rss_first, fds_first] = usage_once(done, n / 10);
+  const auto [rss_last, fds_last] = usage_once(done, n - n / 100);
   for (auto& th : pool) th.join();
   ork_device_close(dev);
   int status = 0;

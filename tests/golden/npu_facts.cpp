@@ -4,6 +4,7 @@
 #include "npu_facts.h"
 
 #include <cstring>
+#include <iterator>
 
 namespace golden {
 namespace {
@@ -28,12 +29,17 @@ std::vector<FieldFact> stage_cfg(const std::string& p) {  // BS_CFG and BN_CFG s
           {p + "_ALU_SRC", 8, 1},   {p + "_ALU_ALGO", 16, 4}};
 }
 
-std::vector<RegFact> build_table() {
-  std::vector<RegFact> t = {
-      // PC (the trailer's chain entries).
+// PC: the trailer's chain entries.
+std::vector<RegFact> pc_regs() {
+  return {
       {"PC", 0x0010, "BASE_ADDRESS", {{"PC_SEL", 0, 1}, {"PC_SOURCE_ADDR", 4, 28}}},
       {"PC", 0x0014, "REGISTER_AMOUNTS", {{"PC_DATA_AMOUNT", 0, 16}}},
-      // CNA.
+  };
+}
+
+// CNA: the convolution input and weight fetch.
+std::vector<RegFact> cna_regs() {
+  return {
       {"CNA", 0x1004, "S_POINTER", s_pointer()},
       {"CNA", 0x100c, "CONV_CON1", {{"CONV_MODE", 0, 4}, {"IN_PRECISION", 4, 3}, {"PROC_PRECISION", 7, 3},
                                     {"ARGB_IN", 12, 4}, {"DECONV", 16, 1}, {"GROUP_LINE_OFF", 29, 1},
@@ -75,14 +81,24 @@ std::vector<RegFact> build_table() {
       {"CNA", 0x1110, "DCOMP_ADDR0", whole("DECOMPRESS_ADDR0")},
       {"CNA", 0x1180, "CVT_CON5", whole("PER_CHANNEL_CVT_EN")},
       {"CNA", 0x1184, "PAD_CON1", whole("PAD_VALUE")},
-      // CORE.
+  };
+}
+
+// CORE: the multiply-accumulate array's output.
+std::vector<RegFact> core_regs() {
+  return {
       {"CORE", 0x3004, "S_POINTER", s_pointer()},
       {"CORE", 0x3010, "MISC_CFG", {{"QD_EN", 0, 1}, {"DW_EN", 1, 1}, {"PROC_PRECISION", 8, 3}, {"SOFT_GATING", 14, 6}}},
       {"CORE", 0x3014, "DATAOUT_SIZE_0", {{"DATAOUT_WIDTH", 0, 16}, {"DATAOUT_HEIGHT", 16, 16}}},
       {"CORE", 0x3018, "DATAOUT_SIZE_1", {{"DATAOUT_CHANNEL", 0, 16}}},
       {"CORE", 0x301c, "CLIP_TRUNCATE", {{"CLIP_TRUNCATE", 0, 5}, {"ROUND_TYPE", 6, 1}}},
       {"CORE", 0x3030, "UNKNOWN_3030", whole("VALUE")},  // MTX CORE_3030; RGC emit_raw(CORE|1, 0x3030, 0)
-      // DPU.
+  };
+}
+
+// DPU: the output pipeline (BS, BN, EW stages, the output conversion).
+std::vector<RegFact> dpu_regs() {
+  return {
       {"DPU", 0x4004, "S_POINTER", s_pointer()},
       {"DPU", 0x400c, "FEATURE_MODE_CFG", {{"FLYING_MODE", 0, 1}, {"OUTPUT_MODE", 1, 2}, {"CONV_MODE", 3, 2},
                                            {"BURST_LEN", 5, 4}, {"SURF_LEN", 9, 16}, {"NONALIGN", 25, 1},
@@ -126,6 +142,12 @@ std::vector<RegFact> build_table() {
       {"DPU", 0x4088, "OUT_CVT_SHIFT", {{"OUT_CVT_SHIFT", 0, 12}, {"MINUS_EXP", 12, 8}, {"CVT_ROUND", 30, 1}, {"CVT_TYPE", 31, 1}}},
       {"DPU", 0x40c0, "SURFACE_ADD", {{"SURF_ADD", 4, 28}}},
       {"DPU", 0x40c4, "UNKNOWN_40C4", whole("VALUE")},  // MTX DPU_40C4 ("not documented")
+  };
+}
+
+// DPU's lookup table (LUT) registers.
+std::vector<RegFact> dpu_lut_regs() {
+  return {
       {"DPU", 0x4100, "LUT_ACCESS_CFG", {{"LUT_ADDR", 0, 10}, {"LUT_TABLE_ID", 16, 1}, {"LUT_ACCESS_TYPE", 17, 1}}},
       {"DPU", 0x4104, "LUT_ACCESS_DATA", {{"LUT_ACCESS_DATA", 0, 16}}},
       {"DPU", 0x4108, "LUT_CFG", {{"LUT_ROAD_SEL", 0, 1}, {"LUT_EXPAND_EN", 1, 1}, {"LUT_LO_LE_MUX", 2, 2},
@@ -141,6 +163,15 @@ std::vector<RegFact> build_table() {
       {"DPU", 0x4128, "LUT_LO_SLOPE_SCALE", {{"LUT_LO_SLOPE_UFLOW_SCALE", 0, 16}, {"LUT_LO_SLOPE_OFLOW_SCALE", 16, 16}}},
       {"DPU", 0x412c, "LUT_LO_SLOPE_SHIFT", {{"LUT_LO_SLOPE_UFLOW_SHIFT", 0, 5}, {"LUT_LO_SLOPE_OFLOW_SHIFT", 5, 5}}},
   };
+}
+
+// The whole table: each block's rows, then the register arrays.
+std::vector<RegFact> build_table() {
+  std::vector<RegFact> t;
+  for (auto part : {pc_regs, cna_regs, core_regs, dpu_regs, dpu_lut_regs}) {
+    std::vector<RegFact> rows = part();
+    t.insert(t.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+  }
   // XML DCOMP_AMOUNT0..15 at 0x1140 + 4i and EW_OP_VALUE_0..7 at 0x4090 + 4i: one 32-bit
   // field each.
   for (int i = 0; i < 16; ++i) {

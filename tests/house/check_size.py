@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The size rules of the project's style (docs/README.md, "Conventions"): no source file
-under driver/, lib/, tools/, include/ or examples/ over 450 lines, and no C or C++ function
-there over 60 lines. Fails naming each file that is over, with its line count, and each
+under driver/, lib/, tools/, include/, examples/, tests/, tests-hw/ or fuzz/ over 450 lines,
+and no C or C++ function there over 60 lines (a GoogleTest TEST, TEST_F or TEST_P body is a
+function, named by its suite and test). Fails naming each file that is over, with its line count, and each
 function that is over, with its file:line, name and length.
 
 A function is found by brace depth, whatever its indent: with comments, string and
@@ -28,7 +29,7 @@ import tempfile
 
 MAX_FILE_LINES = 450
 MAX_FUNCTION_LINES = 60
-TREES = ("driver", "lib", "tools", "include", "examples")
+TREES = ("driver", "lib", "tools", "include", "examples", "tests", "tests-hw", "fuzz")
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".hpp", ".py")
 C_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".hpp")
 CONTROL = {"if", "constexpr", "for", "while", "switch", "catch", "sizeof", "alignof", "decltype", "return",
@@ -38,6 +39,7 @@ ACCESS = re.compile(r"^\s*(?:(?:public|private|protected)\s*:(?!:)\s*)+")
 QUALIFIERS = re.compile(r"(?:\s*(?:const|volatile|noexcept\s*(?:\([^()]*\))?|override|final|mutable|constexpr|&&|&"
                         r"|->\s*[\w:<>,\s*&]+|requires\b[^{;]*))*\s*$")
 CTOR_INIT = re.compile(r"\)\s*(?:noexcept\s*)?:\s*[\w:]+\s*[({]")
+GTEST_MACROS = ("TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P")
 NAME = re.compile(r"((?<![\w:])[\w:]*operator\s*(?:\(\)|[^\s\w(]{1,3})|~?[A-Za-z_][\w:~]*)\s*\(")
 
 
@@ -159,6 +161,20 @@ def body_kind(head):
     return "function"
 
 
+def function_name(head):
+    """The name a failure gives the function whose signature is `head`: its name, or for a
+    GoogleTest body the macro with its suite and test, `TEST_P(Async, Replays)`."""
+    h = ACCESS.sub("", head)
+    name = NAME.search(h)
+    if not name:
+        return "lambda"
+    if name.group(1) in GTEST_MACROS:
+        close = h.find(")", name.end())
+        if close > 0:
+            return name.group(1) + "(" + " ".join(h[name.end():close].split()) + ")"
+    return name.group(1)
+
+
 def long_functions(lines):
     """(line, length, name) of each function body over MAX_FUNCTION_LINES lines: functions
     at namespace scope, member functions defined in their class and lambdas, found by
@@ -182,8 +198,7 @@ def long_functions(lines):
                 start = boundary + len(head) - len(head.lstrip())
                 access = ACCESS.match(head.lstrip())
                 start = i if kind == "lambda" else start + (len(access.group(0)) if access else 0)
-                name = NAME.search(ACCESS.sub("", head)) if kind == "function" else None
-                stack.append((kind, line_of[start], name.group(1) if name else "lambda"))
+                stack.append((kind, line_of[start], function_name(head) if kind == "function" else "lambda"))
             else:
                 stack.append((kind, 0, ""))
             if kind != "brace":
@@ -269,6 +284,10 @@ def self_test():
          "lib/a/operator.cpp:2: operator(): a function of 61 lines"),
         ("lib/a/ctor_init.cpp", src(["Foo::Foo(int a)", "    : a_(a), b_{a} {"], ["  a += 1;"] * 58, ["}"]),
          "lib/a/ctor_init.cpp:1: Foo::Foo: a function of 61 lines"),
+        # GoogleTest bodies are functions, named by suite and test.
+        ("tests/t/gtest.cpp", src(["TEST_P(Suite, Name) {"], ["  EXPECT_EQ(1, 1);"] * 59, ["}"]),
+         "tests/t/gtest.cpp:1: TEST_P(Suite, Name): a function of 61 lines"),
+        ("tests/t/gtest60.cpp", src(["TEST(Suite,", "     Name) {"], ["  EXPECT_EQ(1, 1);"] * 57, ["}"]), None),
         # Not functions: a long table, a long control block inside a short-enough function
         # (counted once, as the function), braces in literals and comments, a digit separator.
         ("lib/a/table.cpp", src(["const int kTable[] = {"], ["  1,"] * 70, ["};"]), None),

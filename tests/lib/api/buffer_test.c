@@ -98,6 +98,27 @@ static void test_qkv_into_one_buffer(void** state) {
   }
 }
 
+/* The A operand's placement errors of test_tensor_errors (A is m x k int8 in `abuf`, of
+ * exactly m * k bytes; `a` a host copy): an offset that runs the operand past the end, one
+ * past the end itself, and row strides that overrun, fall below the row length, or are
+ * negative or huge. */
+static void expect_offset_and_stride_errors(ork_device* dev, ork_weights* wt, ork_buffer* abuf, int8_t* a,
+                                            int64_t k, int64_t m, const ork_tensor* ct) {
+  /* An offset that runs the operand past the end (2 x 32 at offset 1 needs 65 bytes: the
+   * message says so), and one past the end itself. */
+  const ork_tensor a_off = {NULL, abuf, 1, 0}, a_far = {NULL, abuf, (size_t)-1, 0};
+  expect_error(ork_matmul_t(dev, wt, &a_off, m, ct, NULL), ORK_E_INVALID_ARGUMENT, "A");
+  assert_non_null(strstr(ork_last_error(), "65"));
+  expect_error(ork_matmul_t(dev, wt, &a_far, m, ct, NULL), ORK_E_INVALID_ARGUMENT, "offset_bytes");
+  /* A stride that overruns the buffer, a stride below the row length, a negative one. */
+  const ork_tensor a_wide = {NULL, abuf, 0, k + 1}, a_narrow = {NULL, abuf, 0, k - 1}, a_neg = {NULL, abuf, 0, -1};
+  expect_error(ork_matmul_t(dev, wt, &a_wide, m, ct, NULL), ORK_E_INVALID_ARGUMENT, "A");
+  expect_error(ork_matmul_t(dev, wt, &a_narrow, m, ct, NULL), ORK_E_INVALID_ARGUMENT, "row_stride");
+  expect_error(ork_matmul_t(dev, wt, &a_neg, m, ct, NULL), ORK_E_INVALID_ARGUMENT, "row_stride");
+  const ork_tensor a_huge = {a, NULL, 0, INT64_MAX};
+  expect_error(ork_matmul_t(dev, wt, &a_huge, m, ct, NULL), ORK_E_INVALID_ARGUMENT, "row_stride");
+}
+
 static void test_tensor_errors(void** state) {
   (void)state;
   enum { M = 2, K = 32, N = 16 };
@@ -125,18 +146,7 @@ static void test_tensor_errors(void** state) {
   expect_error(ork_matmul_t(dev, wt, &at, M, &c_small, NULL), ORK_E_INVALID_ARGUMENT, "C");
   assert_non_null(strstr(ork_last_error(), "128"));
   assert_non_null(strstr(ork_last_error(), "124"));
-  /* An offset that runs the operand past the end, and one past the end itself. */
-  const ork_tensor a_off = {NULL, abuf, 1, 0}, a_far = {NULL, abuf, (size_t)-1, 0};
-  expect_error(ork_matmul_t(dev, wt, &a_off, M, &ct, NULL), ORK_E_INVALID_ARGUMENT, "A");
-  assert_non_null(strstr(ork_last_error(), "65"));
-  expect_error(ork_matmul_t(dev, wt, &a_far, M, &ct, NULL), ORK_E_INVALID_ARGUMENT, "offset_bytes");
-  /* A stride that overruns the buffer, a stride below the row length, a negative one. */
-  const ork_tensor a_wide = {NULL, abuf, 0, K + 1}, a_narrow = {NULL, abuf, 0, K - 1}, a_neg = {NULL, abuf, 0, -1};
-  expect_error(ork_matmul_t(dev, wt, &a_wide, M, &ct, NULL), ORK_E_INVALID_ARGUMENT, "A");
-  expect_error(ork_matmul_t(dev, wt, &a_narrow, M, &ct, NULL), ORK_E_INVALID_ARGUMENT, "row_stride");
-  expect_error(ork_matmul_t(dev, wt, &a_neg, M, &ct, NULL), ORK_E_INVALID_ARGUMENT, "row_stride");
-  const ork_tensor a_huge = {a, NULL, 0, INT64_MAX};
-  expect_error(ork_matmul_t(dev, wt, &a_huge, M, &ct, NULL), ORK_E_INVALID_ARGUMENT, "row_stride");
+  expect_offset_and_stride_errors(dev, wt, abuf, a, K, M, &ct);
   /* A buffer of another device. */
   const ork_tensor c_foreign = {NULL, foreign, 0, 0};
   expect_error(ork_matmul_t(dev, wt, &at, M, &c_foreign, NULL), ORK_E_INVALID_ARGUMENT, "device");

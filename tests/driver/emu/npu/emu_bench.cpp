@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string>
 
+#include "driver/common/cbuf_limits.h"
 #include "driver/common/fp16.h"
 #include "tests/driver/emu/npu/npu_fixture.h"
 
@@ -54,7 +56,12 @@ double plain_loop_f16(const std::vector<uint16_t>& a, const std::vector<uint16_t
   return checksum;
 }
 
-struct Timing { double emu_s = 0, plain_s = 0; size_t tasks = 0, mc = 0; bool same = false; };
+struct Timing {
+  double emu_s = 0, plain_s = 0;
+  size_t tasks = 0, mc = 0;
+  bool same = false;
+  std::string error;  // the failed task's message (int8), empty when every task ran
+};
 
 Timing run_f16(size_t M, size_t K, size_t N) {
   std::mt19937 rng(3);
@@ -88,6 +95,50 @@ Timing run_f16(size_t M, size_t K, size_t N) {
   return t;
 }
 
+Timing run_i8(size_t M, size_t K, size_t N) {
+  const auto a = random_i8(M * K, 1), b = random_i8(K * N, 2);
+  Device dev;
+  auto [A, B, C] = alloc_int8(dev, a, b, M, K, N);
+  Timing t;
+  // M-tiles at the bank limit (the most whole 64-row groups leaving one weight bank), and
+  // at most 2047 rows a task (DATAIN_HEIGHT is 11 bits).
+  t.mc = std::min<size_t>(static_cast<size_t>(ork::hw::kreduction_rows_max(static_cast<int64_t>(K))), 2047);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t m0 = 0; m0 < M; m0 += t.mc, ++t.tasks) {
+    TaskSpec s{.mc = uint32_t(std::min(t.mc, M - m0)), .kt = uint32_t(K), .nt = uint32_t(N), .a = A.iova + m0 * 16,
+               .b = B.iova, .c = C.iova + m0 * 16, .a_surf = uint32_t(M), .c_surf = uint32_t(M)};
+    k_reduction_banks(s);
+    const ChainResult r = run_one(dev, one_task(s));
+    if (r.status != CoreStatus::ok) {
+      t.error = r.message;
+      return t;
+    }
+  }
+  t.emu_s = seconds_since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
+  const int64_t plain_sum = plain_loop(a, b, M, K, N);
+  t.plain_s = seconds_since(t1);
+  int64_t emu_sum = 0;
+  for (size_t m = 0; m < M; ++m)
+    for (size_t n = 0; n < N; ++n) emu_sum += c_at<int32_t>(C.bytes, M, m, n);
+  t.same = emu_sum == plain_sum;
+  return t;
+}
+
+void print(const std::string& dtype, size_t M, size_t K, size_t N, const Timing& t, bool json) {
+  if (json) {
+    fmt::print("{{\"dtype\":\"{}\",\"m\":{},\"k\":{},\"n\":{},\"tasks\":{},\"emu_ms\":{:.1f},\"plain_loop_ms\":{:.1f},"
+               "\"speedup\":{:.2f},\"checksums_equal\":{}}}\n",
+               dtype, M, K, N, t.tasks, t.emu_s * 1e3, t.plain_s * 1e3, t.plain_s / t.emu_s, t.same);
+  } else {
+    fmt::print("{} {}x{}x{} in {} task(s) of <= {} rows\n", dtype, M, K, N, t.tasks, t.mc);
+    fmt::print("  emulated NPU : {:8.1f} ms\n  plain loop   : {:8.1f} ms (baseline, same run)\n", t.emu_s * 1e3,
+               t.plain_s * 1e3);
+    fmt::print("  ratio        : {:.2f} (plain loop time / emulator time); checksums {}\n", t.plain_s / t.emu_s,
+               t.same ? "equal" : "DIFFER");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,55 +156,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "emu_bench: K and N must be multiples of 32 and M >= 1\n");
     return 2;
   }
+  Timing t;
   if (dtype == "fp16") {
-    const Timing t = run_f16(M, K, N);
-    if (json) {
-      fmt::print("{{\"dtype\":\"fp16\",\"m\":{},\"k\":{},\"n\":{},\"tasks\":{},\"emu_ms\":{:.1f},"
-                 "\"plain_loop_ms\":{:.1f},\"speedup\":{:.2f},\"checksums_equal\":{}}}\n",
-                 M, K, N, t.tasks, t.emu_s * 1e3, t.plain_s * 1e3, t.plain_s / t.emu_s, t.same);
-    } else {
-      fmt::print("fp16 {}x{}x{} in {} task(s) of <= {} rows\n", M, K, N, t.tasks, t.mc);
-      fmt::print("  emulated NPU : {:8.1f} ms\n  plain loop   : {:8.1f} ms (baseline, same run)\n", t.emu_s * 1e3, t.plain_s * 1e3);
-      fmt::print("  ratio        : {:.2f} (plain loop time / emulator time); checksums {}\n", t.plain_s / t.emu_s,
-                 t.same ? "equal" : "DIFFER");
-    }
-    return t.same ? 0 : 1;
-  }
-  const auto a = random_i8(M * K, 1), b = random_i8(K * N, 2);
-  Device dev;
-  auto [A, B, C] = alloc_int8(dev, a, b, M, K, N);
-  // M-tiles at the bank limit (largest 64-row group count leaving one weight bank).
-  const size_t mg_max = std::max<size_t>(1, 11 * 32768 / (64 * K));
-  const size_t mc = std::min<size_t>(mg_max * 64, 2047);
-  const auto t0 = std::chrono::steady_clock::now();
-  size_t tasks = 0;
-  for (size_t m0 = 0; m0 < M; m0 += mc, ++tasks) {
-    TaskSpec t{.mc = uint32_t(std::min(mc, M - m0)), .kt = uint32_t(K), .nt = uint32_t(N), .a = A.iova + m0 * 16,
-               .b = B.iova, .c = C.iova + m0 * 16, .a_surf = uint32_t(M), .c_surf = uint32_t(M)};
-    k_reduction_banks(t);
-    const ChainResult r = run_one(dev, one_task(t));
-    if (r.status != CoreStatus::ok) {
-      std::fprintf(stderr, "emu_bench: task failed: %s\n", r.message.c_str());
+    t = run_f16(M, K, N);
+  } else {
+    t = run_i8(M, K, N);
+    if (!t.error.empty()) {
+      std::fprintf(stderr, "emu_bench: task failed: %s\n", t.error.c_str());
       return 1;
     }
   }
-  const double emu_s = seconds_since(t0);
-  const auto t1 = std::chrono::steady_clock::now();
-  const int64_t plain_sum = plain_loop(a, b, M, K, N);
-  const double plain_s = seconds_since(t1);
-  int64_t emu_sum = 0;
-  for (size_t m = 0; m < M; ++m)
-    for (size_t n = 0; n < N; ++n) emu_sum += c_at<int32_t>(C.bytes, M, m, n);
-  const bool same = emu_sum == plain_sum;
-  if (json) {
-    fmt::print("{{\"dtype\":\"int8\",\"m\":{},\"k\":{},\"n\":{},\"tasks\":{},\"emu_ms\":{:.1f},\"plain_loop_ms\":{:.1f},"
-               "\"speedup\":{:.2f},\"checksums_equal\":{}}}\n",
-               M, K, N, tasks, emu_s * 1e3, plain_s * 1e3, plain_s / emu_s, same);
-  } else {
-    fmt::print("int8 {}x{}x{} in {} task(s) of <= {} rows\n", M, K, N, tasks, mc);
-    fmt::print("  emulated NPU : {:8.1f} ms\n  plain loop   : {:8.1f} ms (baseline, same run)\n", emu_s * 1e3, plain_s * 1e3);
-    fmt::print("  ratio        : {:.2f} (plain loop time / emulator time); checksums {}\n", plain_s / emu_s,
-               same ? "equal" : "DIFFER");
-  }
-  return same ? 0 : 1;
+  print(dtype, M, K, N, t, json);
+  return t.same ? 0 : 1;
 }
