@@ -1,3 +1,4 @@
+// Cross-cutting; exercises lib/sched/list_schedule.cpp and schedule.cpp (with simulate, graph, priority).
 // The two worked examples of docs/sched.md section 4, step by step.
 #include <gtest/gtest.h>
 

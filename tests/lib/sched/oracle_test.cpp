@@ -1,3 +1,4 @@
+// Cross-cutting; exercises lib/sched/schedule.cpp and bounds.cpp against oracles, on generate.cpp's tiles.
 // Oracles: Johnson's rule for independent load -> compute tiles on one core, and brute force
 // over every order of streams of at most 8 ops.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// Cross-cutting; exercises lib/sched/schedule.cpp and placement.cpp on generate.cpp's streams.
 // Pins the schedules of a few generated 10k-op streams by a hash of everything schedule()
 // returns (order, cores, pass, makespans, swaps, bounds, every attempt) and of the committed
 // order's pool offsets. The digests were computed before the speed work of docs/sched.md

@@ -4,6 +4,7 @@
 #include "lib/sched/parse.h"
 #include "lib/sched/placement.h"
 #include "lib/sched/schedule.h"
+#include "tests/lib/sched/example_streams.h"
 
 namespace ork::sched {
 namespace {
@@ -16,14 +17,7 @@ std::vector<int> input_order(const Stream& s) {
   return order;
 }
 
-// b is needed again after P2, but a, b and c do not fit together: b (clean, loaded) is
-// dropped for c, and reloaded before P3.
-const char* kReload =
-    "memory 256\nbuffer a 128\nbuffer b 128\nbuffer c 128\n"
-    "load La writes=a cycles=10\nload Lb writes=b cycles=10\n"
-    "start P1 reads=a,b cycles=50\nwait P1\n"
-    "load Lc writes=c cycles=10\nstart P2 reads=a,c cycles=50\nwait P2\n"
-    "start P3 reads=b cycles=50\nwait P3\n";
+using test::kReload;
 
 TEST(Placement, PlacesWithRealOffsets) {
   Stream s = parse_stream("memory 64K\nbuffer small 100\nbuffer big 16K\n"
@@ -82,52 +76,6 @@ TEST(Placement, AnOpThatCannotFitIsAnError) {
   Result<Schedule> r = schedule(s, Options{});
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("the input order cannot run"), std::string::npos);
-}
-
-TEST(Placement, ScheduleIncludesTheSwapsItCommits) {
-  Stream s = parse_stream(kReload).value();
-  Graph g = build_graph(s).value();
-  Schedule r = schedule(s, g, Options{}).value();
-  EXPECT_EQ(r.makespan_input_priced, r.makespan_input + 10);  // the input order pays one reload
-  EXPECT_LE(r.makespan, r.makespan_input_priced);
-  EXPECT_LT(r.makespan, r.makespan_input_priced);  // P3 moves up, before c needs b's room
-  const SimResult again = simulate_order(s, g, r.order, r.core_of, r.swaps);
-  EXPECT_EQ(again.makespan, r.makespan);
-}
-
-// b lives from P1 to P3, and P2 (after P1, before P3) needs more than what b leaves: every
-// order swaps, so pass 0 places nothing. Pass 1 prices the candidates with their swaps and
-// keeps one that still wins, because the independent Q now overlaps.
-TEST(Placement, PassOneWhenEveryOrderSwaps) {
-  Stream s = parse_stream(
-      "memory 256\ncores 2\nbuffer b 128\nbuffer e 8\nbuffer w 192\nbuffer d 8\nbuffer q 8\n"
-      "load Lb writes=b cycles=10\nstart P1 reads=b writes=e cycles=40\nwait P1\n"
-      "load Lw writes=w cycles=15\nstart P2 reads=e,w writes=d cycles=40\nwait P2\n"
-      "start P3 reads=b,d cycles=40\nwait P3\n"
-      "load Lq writes=q cycles=30\nstart Q reads=q cycles=100\nwait Q\n").value();
-  Graph g = build_graph(s).value();
-  Schedule r = schedule(s, g, Options{}).value();
-  for (const Attempt& a : r.attempts) {
-    EXPECT_TRUE(a.pass != Pass::zero || !a.placed);
-  }
-  EXPECT_EQ(r.pass, Pass::one);
-  EXPECT_FALSE(r.swaps.empty());
-  EXPECT_GT(r.makespan_input_priced, r.makespan_input);
-  EXPECT_LT(r.makespan, r.makespan_input_priced);
-  EXPECT_EQ(simulate_order(s, g, r.order, r.core_of, r.swaps).makespan, r.makespan);
-}
-
-TEST(Placement, OptionsAreChecked) {
-  Stream s = parse_stream(kReload).value();
-  Options o;
-  o.cap_percent = 0;
-  EXPECT_EQ(schedule(s, o).error().message, "cap percent must be 1..100");
-  o = Options{};
-  o.window = 0;
-  EXPECT_EQ(schedule(s, o).error().message, "window must be >= 1");
-  o = Options{};
-  o.pool.alignment_bytes = 3;
-  EXPECT_EQ(schedule(s, o).error().message, "pool alignment 3 is not a power of two");
 }
 
 }  // namespace

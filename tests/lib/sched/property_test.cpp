@@ -1,3 +1,4 @@
+// Cross-cutting; exercises lib/sched/schedule.cpp, list_schedule.cpp, priority.cpp, placement.cpp, bounds.cpp.
 // Properties over thousands of random streams (ORK_SCHED_PROPERTY_STREAMS, default 2000):
 // the schedule is a permutation that keeps every edge, re-simulating it gives the reported
 // makespan, it is never above the input order, pass 0 stays within memory, it never

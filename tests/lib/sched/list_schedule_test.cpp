@@ -1,6 +1,7 @@
-// Rule 2's barrier check (docs/sched.md "Programs across a barrier"): a program whose wait
-// comes after a barrier may take the last free core only once every program that ends before
-// that barrier has started.
+// lib/sched/list_schedule.cpp: listSchedule's decisions beyond the worked examples
+// (examples_test.cpp): rule 2's barrier check (docs/sched.md "Programs across a barrier"): a
+// program whose wait comes after a barrier may take the last free core only once every
+// program that ends before that barrier has started; and the core choice.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,9 +10,12 @@
 #include "lib/sched/list_schedule.h"
 #include "lib/sched/parse.h"
 #include "lib/sched/schedule.h"
+#include "tests/lib/sched/example_streams.h"
 
 namespace ork::sched {
 namespace {
+
+using test::labels;
 
 // PA and PB run across barrier B; PC ends before B but its weights load first; LD and LE
 // prefetch for PD after B. Taking both cores for PA and PB leaves PC no core until a wait after
@@ -33,12 +37,6 @@ const char* kAcross =
     "wait PB\n"
     "start PD reads=wd,we cycles=10\n"
     "wait PD\n";
-
-std::vector<std::string> labels(const Stream& s, const std::vector<int>& order) {
-  std::vector<std::string> out;
-  for (int op : order) out.push_back(op_label(s.ops[op]));
-  return out;
-}
 
 TEST(AcrossBarrier, LastCoreWaitsForTheProgramTheBarrierNeeds) {
   Stream s = parse_stream(kAcross).value();
@@ -69,6 +67,25 @@ TEST(AcrossBarrier, LastCoreWaitsForTheProgramTheBarrierNeeds) {
   Schedule sched = schedule(s, g, Options{}).value();
   EXPECT_EQ(sched.pass, Pass::input);
   EXPECT_EQ(sched.makespan, 141);
+}
+
+TEST(CoreChoice, LeastLoadedSpreadsWorkFirstFreeFillsCoreZero) {
+  // A chain through buffer b: each program waits for the one before, so every start sees
+  // both cores free. First free always takes core 0; least loaded alternates. Same timing.
+  Stream s = parse_stream(
+      "memory 1K\ncores 2\nbuffer b 64\nstart P1 writes=b cycles=10\nwait P1\n"
+      "start P2 reads=b writes=b cycles=10\nwait P2\nstart P3 reads=b writes=b cycles=10\nwait P3\n"
+      "start P4 reads=b writes=b cycles=10\nwait P4\n").value();
+  Graph g = build_graph(s).value();
+  ListParams params;
+  params.cap_bytes = s.memory_bytes;
+  const Priority prio = make_priority(s, g, Policy::fifo);
+  ListResult first = list_schedule(s, g, prio, params);
+  params.core_choice = CoreChoice::least_loaded;
+  ListResult spread = list_schedule(s, g, prio, params);
+  EXPECT_EQ(first.core_of, (std::vector<int>{0, -1, 0, -1, 0, -1, 0, -1}));
+  EXPECT_EQ(spread.core_of, (std::vector<int>{0, -1, 1, -1, 0, -1, 1, -1}));
+  EXPECT_EQ(first.makespan, spread.makespan);
 }
 
 }  // namespace

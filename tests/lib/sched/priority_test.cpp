@@ -1,4 +1,5 @@
-// Beyond Torq's pass: the critical-path policy and the core choice.
+// lib/sched/priority.cpp: the critical-path policy (HEFT's upward rank, priority.h) against
+// FIFO: a long chain started first, and loads and stores ranked with their programs.
 #include <gtest/gtest.h>
 
 #include "lib/sched/generate.h"
@@ -33,26 +34,6 @@ TEST(CriticalPath, StartsTheLongChainFirst) {
   EXPECT_EQ(cp.bounds.value, 300);
 }
 
-TEST(CriticalPath, KeepsFifoWhenFifoIsFaster) {
-  // On this decode stream FIFO's candidate is faster; the final step keeps it.
-  DecodeParams p;
-  p.layers = 2;
-  p.tiles = 2;
-  p.tile_bytes = 128 << 10;
-  Stream s = make_transformer_decode(p);
-  Graph g = build_graph(s).value();
-  Options o;
-  o.policy = Policy::critical_path;
-  Schedule cp = schedule(s, g, o).value();
-  Schedule fifo = schedule(s, g, Options{}).value();
-  EXPECT_EQ(cp.makespan, fifo.makespan);
-  EXPECT_EQ(cp.policy, Policy::fifo);
-  bool tried = false;
-  for (const Attempt& a : cp.attempts)
-    if (a.policy == Policy::critical_path) tried = tried || a.predicted > fifo.makespan;
-  EXPECT_TRUE(tried);
-}
-
 // Loads take their consumer's place and stores their producer's: on a long memory-bound
 // decode stream the critical-path list schedule never has to force a buffer past cap.
 TEST(CriticalPath, LongDecodeNeedsNoForcedPlacement) {
@@ -65,25 +46,6 @@ TEST(CriticalPath, LongDecodeNeedsNoForcedPlacement) {
   ListResult r = list_schedule(s, g, make_priority(s, g, Policy::critical_path), params);
   EXPECT_EQ(r.forced, 0);
   EXPECT_LE(r.peak_bytes, s.memory_bytes);
-}
-
-TEST(CoreChoice, LeastLoadedSpreadsWorkFirstFreeFillsCoreZero) {
-  // A chain through buffer b: each program waits for the one before, so every start sees
-  // both cores free. First free always takes core 0; least loaded alternates. Same timing.
-  Stream s = parse_stream(
-      "memory 1K\ncores 2\nbuffer b 64\nstart P1 writes=b cycles=10\nwait P1\n"
-      "start P2 reads=b writes=b cycles=10\nwait P2\nstart P3 reads=b writes=b cycles=10\nwait P3\n"
-      "start P4 reads=b writes=b cycles=10\nwait P4\n").value();
-  Graph g = build_graph(s).value();
-  ListParams params;
-  params.cap_bytes = s.memory_bytes;
-  const Priority prio = make_priority(s, g, Policy::fifo);
-  ListResult first = list_schedule(s, g, prio, params);
-  params.core_choice = CoreChoice::least_loaded;
-  ListResult spread = list_schedule(s, g, prio, params);
-  EXPECT_EQ(first.core_of, (std::vector<int>{0, -1, 0, -1, 0, -1, 0, -1}));
-  EXPECT_EQ(spread.core_of, (std::vector<int>{0, -1, 1, -1, 0, -1, 1, -1}));
-  EXPECT_EQ(first.makespan, spread.makespan);
 }
 
 }  // namespace
