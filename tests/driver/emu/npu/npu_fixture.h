@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "driver/common/cbuf_limits.h"
 #include "driver/emu/npu/memory.h"
 #include "driver/emu/npu/weight_cache.h"
 #include "driver/emu/npu/pc.h"
@@ -64,10 +65,8 @@ struct TaskSpec {
 // 64-row groups past 64 rows, the rows themselves up to 64 (docs/emulator.md "CBUF limits").
 inline void k_reduction_banks(TaskSpec& t) {
   const uint32_t bits = t.type == Type::int8 ? 8 : t.type == Type::fp16 ? 16 : 4;
-  const uint64_t rows = t.mc <= 64 ? t.mc : (t.mc + 63) / 64 * 64;
-  const uint64_t bytes = rows * t.kt * bits / 8;
-  t.data_banks = static_cast<uint32_t>((bytes + 32767) / 32768);
-  t.weight_banks = 12 - t.data_banks;
+  t.data_banks = static_cast<uint32_t>(ork::hw::data_banks_for_rows(t.mc, int64_t{t.kt} * bits / 8));
+  t.weight_banks = static_cast<uint32_t>(ork::hw::kCbufBanks) - t.data_banks;
 }
 
 void emit_body(regcmd::Builder& rc, const TaskSpec& t);
