@@ -16,6 +16,10 @@ namespace ork::hw {
 inline constexpr int64_t kCbufBanks = 12;             // RKT-M rkt_ml.h, MTX npu_hw.h
 inline constexpr int64_t kCbufBankBytes = 32 * 1024;  // 384 KiB per core
 
+// The most feature rows one task takes: CNA DATA_SIZE0's DATAIN_HEIGHT is 11 bits
+// (driver/regs/rk3588_npu.json; docs/hardware.md "Field widths", RKT-M registers.xml).
+inline constexpr int64_t kMaxRowsPerTask = (int64_t{1} << 11) - 1;  // 2047
+
 // The K-reduction schedule stores a feature tile of more than 64 rows in whole 64-row
 // groups (ORK: mg_max*64 rows exact and mg_max*64 + 1 wrong at K = 512 / 1024 / 2048 /
 // 3584 / 4096, e.g. 321 rows at K = 1024 fail although 321 KiB fit 11 banks byte for byte;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/common/npu_irq.h"
 #include "driver/common/result.h"
 #include "driver/os/os.h"
 
@@ -80,7 +81,7 @@ class Bo {
 struct TaskRef {
   uint64_t regcmd_iova = 0;
   uint32_t regcmd_entries = 0;
-  uint32_t int_mask = 0x300;  // DPU_0|DPU_1: whole pairs (VND irq handler folds pairs)
+  uint32_t int_mask = hw::kIntTaskDone;  // DPU_0|DPU_1, a whole pair (driver/common/npu_irq.h)
 };
 
 // The tasks one core runs, in order, chained through their PC trailers.

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/npu_window.h"
+
 namespace ork::regcmd {
 
 Builder& Builder::emit_raw(regs::Block block, uint16_t reg, uint32_t value) {
@@ -12,7 +14,7 @@ Builder& Builder::emit_raw(regs::Block block, uint16_t reg, uint32_t value) {
 
 Builder& Builder::finish(uint64_t next_iova, uint32_t next_entries, uint32_t op_en) {
   if (!error_.empty()) return *this;
-  if (next_iova > 0xffffffffull) {
+  if (next_iova >= hw::kNpuWindowBytes) {
     error_ = fmt::format("next task IOVA 0x{:x} is not below 4 GiB (PC BASE_ADDRESS is 32 bits)",
                          next_iova);
     return *this;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/common/npu_cores.h"
 #include "driver/common/result.h"
 #include "lib/exec/pack_file.h"
 #include "lib/sched/schedule.h"
@@ -33,7 +34,7 @@ struct PlanOptions {
   int64_t tokens = 1;
   uint64_t budget_bytes = 0;  // weight slots, in bytes
   Order order = Order::scheduled;
-  int cores = 3;              // NPU cores one matmul is planned on
+  int cores = hw::kNpuCores;  // NPU cores one matmul is planned on
   double disk_bytes_per_ns = 1.2;  // the loads' rate (GB/s); docs/io.md measured ~1.2 GB/s here
   uint32_t io_align = 4096;   // O_DIRECT alignment of the file (slots are multiples of it)
   // Keep tensors resident across tokens (pinned_tensors below): each is read from the file

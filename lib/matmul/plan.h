@@ -30,7 +30,7 @@ inline constexpr int64_t kNpuWindowBytes = static_cast<int64_t>(hw::kNpuWindowBy
 // CBUF's are driver/common/cbuf_limits.h, shared with the emulator.
 inline constexpr int64_t kCbufBanks = hw::kCbufBanks;
 inline constexpr int64_t kCbufBankBytes = hw::kCbufBankBytes;
-inline constexpr int64_t kMaxRowsPerTask = 2047;      // DATAIN_HEIGHT is 11 bits
+inline constexpr int64_t kMaxRowsPerTask = hw::kMaxRowsPerTask;  // DATAIN_HEIGHT (cbuf_limits.h)
 inline constexpr int64_t kMaxColumnsPerTask = 8192;   // DPU DATA_CUBE_CHANNEL is 13 bits (N-1)
 inline constexpr int64_t kMaxFullK = hw::kMaxFullK;   // full K past 4096 wedges (cbuf_limits.h)
 inline constexpr int64_t kSliceK = 2048;              // K-slice width (hardware.md 10.4)

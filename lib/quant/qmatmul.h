@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 
+#include "driver/common/npu_cores.h"
 #include "driver/common/result.h"
 #include "driver/kmd/kmd.h"
 #include "lib/matmul/context.h"
@@ -24,7 +25,7 @@ namespace ork::quant {
 
 struct QRunOptions {
   ActScheme act;
-  int cores = 3;  // NPU cores (1..3); ignored by the cpu backend
+  int cores = hw::kNpuCores;  // NPU cores (1..kNpuCores); ignored by the cpu backend
   // NPU backends add the call's pack, submit, wait, device and unpack figures here (the
   // C API's statistics); null = not measured. The cpu backend leaves it untouched.
   matmul::RunStats* stats = nullptr;

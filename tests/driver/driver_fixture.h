@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "driver/common/npu_irq.h"
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/os/ioctl.h"
 #include "uapi/rknpu_ioctl.h"
@@ -40,7 +41,7 @@ struct Recorder {
         return r;
       }
       r.tasks_done = max_tasks;
-      r.int_status = 0x300;
+      r.int_status = ork::hw::kIntTaskDone;
       r.modelled_ns = 1000.0 * max_tasks;
       return r;
     };

@@ -53,8 +53,8 @@ driver::CoreJob core_job(int core, uint64_t a_iova, uint64_t b_iova, uint64_t c_
   std::span<const uint64_t> t0 = rcb[0].entries(), t1 = rcb[1].entries();
   std::memcpy(rc_bo.map() + 4096 * (2 * core), t0.data(), t0.size() * 8);
   std::memcpy(rc_bo.map() + 4096 * (2 * core + 1), t1.data(), t1.size() * 8);
-  job.tasks.push_back({iova0, static_cast<uint32_t>(t0.size()), 0x300});
-  job.tasks.push_back({iova1, static_cast<uint32_t>(t1.size()), 0x300});
+  job.tasks.push_back({iova0, static_cast<uint32_t>(t0.size()), ork::hw::kIntTaskDone});
+  job.tasks.push_back({iova1, static_cast<uint32_t>(t1.size()), ork::hw::kIntTaskDone});
   return job;
 }
 
@@ -122,7 +122,7 @@ TEST_P(RealNpu, PcFailuresComeBackAsErrors) {
   t.insert(t.begin(), 2, regcmd::kPadding);  // a body of padding: the task is 6 entries
   std::memcpy((*rc_bo)->map(), t.data(), t.size() * 8);
   SubmitDesc d;
-  d.jobs = {{0, {{(*rc_bo)->iova(), static_cast<uint32_t>(t.size()), 0x300}}}};
+  d.jobs = {{0, {{(*rc_bo)->iova(), static_cast<uint32_t>(t.size()), ork::hw::kIntTaskDone}}}};
   d.out_bos = {out->get()};
   auto wedged = kmd->submit(d);
   ASSERT_FALSE(wedged.ok());

@@ -196,6 +196,7 @@ int64_t published_mtile_rows(int64_t kt) {
 }
 
 TEST(PlannerNeverBreaksALimit, AcrossTheSweep) {
+  // Deliberately not hw::kCbufBankBytes: the published figure, independent of the library.
   constexpr int64_t kBankBytes = 32 * 1024;
   for (int64_t m : ork::test::kSweepM)
     for (int64_t k : ork::test::kSweepK)

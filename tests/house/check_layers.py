@@ -48,7 +48,7 @@ MAP = {
     "include/ork": set(),
     "driver/common": set(),
     "driver/regs": set(),
-    "driver/regcmd": {"driver/regs"},
+    "driver/regcmd": {"driver/regs", "driver/common"},  # the NPU window (npu_window.h)
     "driver/os": {"driver/common", "include/uapi"},
     "driver/emu": set(),  # a folder of folders: its meson.build only visits them
     "driver/emu/npu": {"driver/regcmd", "driver/os"},

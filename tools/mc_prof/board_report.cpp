@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "driver/common/cbuf_limits.h"
+#include "driver/common/npu_cores.h"
+
 namespace ork::tools {
 namespace {
 
@@ -45,8 +48,8 @@ std::string figure(const json& f, Figure& out) {
   Setup& s = out.setup;
   int64_t cores = 0;
   for (auto [key, lo, hi, dst] : {std::tuple{"m", int64_t{1}, kMaxDim, &s.m}, std::tuple{"k", int64_t{1}, kMaxDim, &s.k},
-                                  std::tuple{"n", int64_t{1}, kMaxDim, &s.n}, std::tuple{"cores", int64_t{1}, int64_t{3}, &cores},
-                                  std::tuple{"mc_cap", int64_t{0}, int64_t{2047}, &s.mc}})
+                                  std::tuple{"n", int64_t{1}, kMaxDim, &s.n}, std::tuple{"cores", int64_t{1}, int64_t{ork::hw::kNpuCores}, &cores},
+                                  std::tuple{"mc_cap", int64_t{0}, ork::hw::kMaxRowsPerTask, &s.mc}})
     if (std::string e = whole(f, key, lo, hi, *dst); !e.empty()) return e;
   s.cores = static_cast<int>(cores);
   const std::string layout = f.contains("layout") && f["layout"].is_string() ? f["layout"].get<std::string>() : "chained";

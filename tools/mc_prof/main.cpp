@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/cbuf_limits.h"
+#include "driver/common/npu_cores.h"
 #include "driver/emu/kernel/fake_kernel.h"
 #include "lib/api/device.h"
 #include "tools/common/cli.h"
@@ -124,8 +126,8 @@ std::string check_configs(const Args& a, const std::vector<Config>& cfgs, int ma
       return fmt::format("--values {}: a {} must be a whole number from 1 to {}", v, a.sweep, kMaxDim);
     if (a.sweep == "cores" && (v < 1 || v > max_cores))
       return fmt::format("--values {}: cores must be from 1 to {} (the device's)", v, max_cores);
-    if ((a.sweep == "mc" || a.sweep == "cap") && (v < 0 || v > 2047))
-      return fmt::format("--values {}: an M-tile cap must be from 0 to 2047", v);
+    if ((a.sweep == "mc" || a.sweep == "cap") && (v < 0 || v > ork::hw::kMaxRowsPerTask))
+      return fmt::format("--values {}: an M-tile cap must be from 0 to {}", v, ork::hw::kMaxRowsPerTask);
   }
   for (const Config& c : cfgs) {
     const std::string e = check_memory(fmt::format("M K N = {} {} {}", c.m, c.k, c.n), bytes_needed(c));
@@ -275,11 +277,11 @@ int main(int argc, char** argv) {
   app.add_option("shape", a.shape, "M K N (default 512 2048 2048)")
       ->expected(0, 3)
       ->transform(whole_number(1, kMaxDim));
-  add_number(app, "--cores", a.cores, "NPU cores (0 = all the device has)", 0, 3);
+  add_number(app, "--cores", a.cores, "NPU cores (0 = all the device has)", 0, ork::hw::kNpuCores);
   add_repeat(app, a.iters, 100000, "measured calls per configuration (min / median / max reported)", "--iters");
   add_number(app, "--warmup", a.warmup, "unmeasured calls first (the first builds the context)", 0, 1000);
   add_number(app, "--mc-cap", a.mc_cap, "cap on rows per M-tile (31 = the old cap; 0 = bank limit)", int64_t{0},
-             int64_t{2047});
+             ork::hw::kMaxRowsPerTask);
   add_device(app, a.device, " (mc_prof needs an NPU: rknpu, rocket or emu)");
   app.add_option("--sweep", a.sweep, "sweep one parameter")->check(CLI::IsMember({"mc", "k", "n", "m", "cores", "cap"}));
   app.add_option("--values", a.values, "values of the sweep (comma separated)")

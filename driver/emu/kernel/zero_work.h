@@ -12,8 +12,8 @@
 
 namespace ork::emu {
 
-// `int_status`: the interrupt status each chain reports (0x300: both DPU groups done, what
-// the real PC raises at a chain's end); `modelled_ns`: the device time each chain claims.
+// `int_status`: the interrupt status each chain reports (hw::kIntTaskDone, npu_irq.h: both
+// DPU groups done, what the real PC raises at a chain's end); `modelled_ns`: the device time each chain claims.
 inline ChainExecutor zero_work_executor(uint32_t int_status = 0, double modelled_ns = 0) {
   return [int_status, modelled_ns](const DeviceMemory&, int, uint64_t, uint32_t, uint32_t max_tasks) {
     ChainResult r;

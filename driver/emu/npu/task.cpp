@@ -32,7 +32,7 @@ Scratch& scratch() {
   return s;
 }
 
-TaskOutcome done() { return {CoreStatus::ok, kIntDpuGroup0 | kIntDpuGroup1, {}}; }
+TaskOutcome done() { return {CoreStatus::ok, hw::kIntTaskDone, {}}; }
 
 // The task's weight block prepared for the engine: from the weight cache when the same
 // bytes were prepared before (weight_cache.h), else gathered and prepared now. Only

@@ -7,17 +7,16 @@
 #include <cstdint>
 #include <string>
 
+#include "driver/common/npu_irq.h"
 #include "driver/emu/npu/memory.h"
 #include "driver/emu/npu/pc.h"
 #include "driver/emu/npu/regfile.h"
 
 namespace ork::emu {
 
-// Interrupt status bits (docs/hardware.md section 3, RKT-M registers.xml).
-inline constexpr uint32_t kIntDpuGroup0 = 1u << 8;
-inline constexpr uint32_t kIntDpuGroup1 = 1u << 9;
-inline constexpr uint32_t kIntDmaReadError = 1u << 12;
-inline constexpr uint32_t kIntDmaWriteError = 1u << 13;
+// Interrupt status bits: driver/common/npu_irq.h.
+using hw::kIntDmaReadError;
+using hw::kIntDmaWriteError;
 
 struct TaskOutcome {
   CoreStatus status = CoreStatus::ok;

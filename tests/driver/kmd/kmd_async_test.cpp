@@ -28,7 +28,7 @@ std::unique_ptr<Kmd> open_kmd(emu::FakeKernel& k, KmdKind kind) {
 SubmitDesc job_on(const Bo& regcmd, const Bo& out, int core, uint32_t tasks, uint32_t timeout_ms = 6000) {
   SubmitDesc d;
   CoreJob job{core, {}};
-  for (uint32_t t = 0; t < tasks; ++t) job.tasks.push_back(TaskRef{regcmd.iova() + 256 * t, 20, 0x300});
+  for (uint32_t t = 0; t < tasks; ++t) job.tasks.push_back(TaskRef{regcmd.iova() + 256 * t, 20, ork::hw::kIntTaskDone});
   d.jobs.push_back(job);
   d.out_bos = {&out};
   d.timeout_ms = timeout_ms;
@@ -39,7 +39,7 @@ SubmitDesc job_on(const Bo& regcmd, const Bo& out, int core, uint32_t tasks, uin
 emu::FakeKernelConfig slow_kernel(double ns) {
   emu::FakeKernelConfig cfg;
   cfg.timing = emu::TimingMode::timed;
-  cfg.executor = emu::zero_work_executor(0x300, ns);
+  cfg.executor = emu::zero_work_executor(ork::hw::kIntTaskDone, ns);
   return cfg;
 }
 

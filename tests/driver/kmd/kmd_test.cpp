@@ -42,7 +42,7 @@ class Backend : public ::testing::TestWithParam<KmdKind> {
     for (size_t j = 0; j < cores.size(); ++j) {
       CoreJob job{cores[j], {}};
       for (uint32_t t = 0; t < tasks_per_core; ++t) {
-        job.tasks.push_back(TaskRef{regcmd.iova() + 256 * (j * tasks_per_core + t), 20, 0x300});
+        job.tasks.push_back(TaskRef{regcmd.iova() + 256 * (j * tasks_per_core + t), 20, ork::hw::kIntTaskDone});
       }
       d.jobs.push_back(job);
     }
@@ -256,7 +256,7 @@ TEST_F(RknpuBackend, LongListsAreChunked) {
   SubmitDesc d;
   d.jobs.push_back({0, {}});
   for (uint32_t t = 0; t < 5000; ++t)
-    d.jobs[0].tasks.push_back({(*regcmd)->iova() + 256 * t, 20, 0x300});
+    d.jobs[0].tasks.push_back({(*regcmd)->iova() + 256 * t, 20, ork::hw::kIntTaskDone});
   auto r = (*kmd)->submit(d);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->tasks_completed, 5000u);
@@ -270,7 +270,7 @@ TEST_F(RknpuBackend, CoresZeroAndTwoGoOneAtATime) {
   ASSERT_TRUE(kmd.ok());
   auto regcmd = (*kmd)->bo_create(4096, BoUsage::regcmd);
   SubmitDesc d;
-  d.jobs = {{2, {{(*regcmd)->iova(), 20, 0x300}}}, {0, {{(*regcmd)->iova() + 256, 20, 0x300}}}};
+  d.jobs = {{2, {{(*regcmd)->iova(), 20, ork::hw::kIntTaskDone}}}, {0, {{(*regcmd)->iova() + 256, 20, ork::hw::kIntTaskDone}}}};
   auto r = (*kmd)->submit(d);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(kernel.stats().submits, 2u);

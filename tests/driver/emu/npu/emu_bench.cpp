@@ -101,8 +101,8 @@ Timing run_i8(size_t M, size_t K, size_t N) {
   auto [A, B, C] = alloc_int8(dev, a, b, M, K, N);
   Timing t;
   // M-tiles at the bank limit (the most whole 64-row groups leaving one weight bank), and
-  // at most 2047 rows a task (DATAIN_HEIGHT is 11 bits).
-  t.mc = std::min<size_t>(static_cast<size_t>(ork::hw::kreduction_rows_max(static_cast<int64_t>(K))), 2047);
+  // at most kMaxRowsPerTask rows a task (DATAIN_HEIGHT, cbuf_limits.h).
+  t.mc = static_cast<size_t>(std::min(ork::hw::kreduction_rows_max(static_cast<int64_t>(K)), ork::hw::kMaxRowsPerTask));
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t m0 = 0; m0 < M; m0 += t.mc, ++t.tasks) {
     TaskSpec s{.mc = uint32_t(std::min(t.mc, M - m0)), .kt = uint32_t(K), .nt = uint32_t(N), .a = A.iova + m0 * 16,
