@@ -1,0 +1,88 @@
+// The checks of sizes taken from a tool's input (tools/common/input_limits.cpp): memory and
+// disk bounds naming the flag, a bounded whole-file read that refuses directories, files over
+// the limit and endless devices, and the same-file test that keeps an output off an input.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tools/common/input_limits.h"
+
+namespace ork::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+class InputLimits : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ork_input_limits_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& bytes) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  }
+  fs::path dir_;
+};
+
+TEST(HumanBytes, PicksTheLargestUnitBelowTheValue) {
+  EXPECT_EQ(human_bytes(0), "0 B");
+  EXPECT_EQ(human_bytes(1023), "1023 B");
+  EXPECT_EQ(human_bytes(1536), "1.50 KiB");
+  EXPECT_EQ(human_bytes(uint64_t{3} << 60), "3.00 EiB");
+}
+
+TEST_F(InputLimits, MemoryAndDiskChecksNameTheFlagWhenTooBig) {
+  ASSERT_TRUE(available_memory().has_value()) << "/proc/meminfo";
+  EXPECT_EQ(check_memory("--slots 1", 1), "");
+  const std::string m = check_memory("--slots 99", UINT64_MAX);
+  EXPECT_TRUE(has(m, "--slots 99 needs 16.00 EiB of memory")) << m;
+  const std::string not_yet = (dir_ / "out.bin").string();  // absent: its directory's space
+  ASSERT_TRUE(free_disk(not_yet).has_value());
+  EXPECT_EQ(check_disk("-o", not_yet, 1), "");
+  const std::string d = check_disk("-o", not_yet, UINT64_MAX);
+  EXPECT_TRUE(has(d, "-o needs 16.00 EiB on the file system of " + not_yet)) << d;
+}
+
+TEST_F(InputLimits, ReadFileBoundedReadsUpToTheLimit) {
+  const std::string path = write("a.txt", "hello");
+  std::string out;
+  EXPECT_EQ(read_file_bounded("--spec", path, 5, &out), "");
+  EXPECT_EQ(out, "hello");
+  const std::string e = read_file_bounded("--spec", path, 4, &out);
+  EXPECT_TRUE(has(e, "--spec " + path + ": 5 B is larger than the 4 B this tool reads")) << e;
+  EXPECT_EQ(out, "");
+}
+
+TEST_F(InputLimits, ReadFileBoundedRefusesDirectoriesMissingFilesAndEndlessDevices) {
+  std::string out;
+  const std::string dir = read_file_bounded("MODEL", dir_.string(), 1024, &out);
+  EXPECT_TRUE(has(dir, "MODEL " + dir_.string() + ": is a directory")) << dir;
+  const std::string missing = read_file_bounded("MODEL", (dir_ / "none").string(), 1024, &out);
+  EXPECT_TRUE(has(missing, "cannot read: No such file or directory")) << missing;
+  const std::string zero = read_file_bounded("--a", "/dev/zero", 1 << 20, &out);
+  EXPECT_TRUE(has(zero, "more than the 1.00 MiB this tool reads")) << zero;
+  EXPECT_EQ(out, "") << "nothing is kept from a refused read";
+}
+
+TEST_F(InputLimits, AnOutputThatIsAnInputIsRefusedWhateverItsName) {
+  const std::string a = write("a.npy", "x"), b = write("b.npy", "y");
+  const std::string link = (dir_ / "alias.npy").string();
+  fs::create_hard_link(a, link);
+  EXPECT_EQ(check_not_an_input({"--out", b}, {{"--a", a}}), "");
+  EXPECT_EQ(check_not_an_input({"--out", (dir_ / "new.npy").string()}, {{"--a", a}}), "") << "not there yet";
+  const std::string e = check_not_an_input({"--out", link}, {{"--b", b}, {"--a", a}});
+  EXPECT_EQ(e, "--out " + link + " is the same file as the input --a " + a + ": refusing to overwrite an input");
+}
+
+}  // namespace
+}  // namespace ork::tools
