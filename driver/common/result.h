@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -22,15 +24,23 @@ class Result {
   Result(Error error) : error_(std::move(error)) {}     // NOLINT: implicit by design
   bool ok() const { return value_.has_value(); }
   explicit operator bool() const { return ok(); }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() { return *value_; }
+  // Reading the value of an error is a bug in the caller: it stops the process with the
+  // error's message instead of reading an empty optional (undefined behaviour, which once
+  // let a test pass on x86 on garbage and crash on aarch64).
+  T& value() & { return checked(), *value_; }
+  const T& value() const& { return checked(), *value_; }
+  T&& value() && { return checked(), std::move(*value_); }
+  T* operator->() { return checked(), &*value_; }
+  const T* operator->() const { return checked(), &*value_; }
+  T& operator*() { return checked(), *value_; }
   const Error& error() const { return error_; }
 
  private:
+  void checked() const {
+    if (value_.has_value()) return;
+    std::fprintf(stderr, "ork: the value of a failed Result was read (error: %s)\n", error_.message.c_str());
+    std::abort();
+  }
   std::optional<T> value_;
   Error error_;
 };
