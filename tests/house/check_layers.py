@@ -22,6 +22,8 @@ import re
 import sys
 import tempfile
 
+from house_tree import write_tree, tally
+
 UNIT_ROOTS = ("driver", "lib", "tools", "examples")
 # A dependency variable that stands for a folder other than the one defining it:
 # ork_shared_dep (lib/api) gives only the public header; ork_config_dep (the top
@@ -217,13 +219,6 @@ def check(root):
     return errors
 
 
-def write(root, rel, text):
-    path = os.path.join(root, rel)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-
-
 def self_test():
     """Each case: a tiny tree with one fault, and the text its report must contain."""
     base = {
@@ -277,15 +272,13 @@ def self_test():
     failed = 0
     for name, change, expect in cases:
         with tempfile.TemporaryDirectory() as tmp:
-            for rel, text in {**base, **change}.items():
-                write(tmp, rel, text)
+            write_tree(tmp, {**base, **change})
             errors = check(tmp)
         ok = (not errors) if expect is None else any(expect in e for e in errors)
         if not ok:
             failed += 1
             print(f"self-test '{name}': expected {expect!r}, got {errors}")
-    print(f"self-test: {len(cases) - failed} of {len(cases)} cases right")
-    return 1 if failed else 0
+    return tally(len(cases), failed)
 
 
 def main(argv):

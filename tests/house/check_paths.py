@@ -36,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 
+from house_tree import write_tree
+
 TOPS = ("driver", "lib", "tools", "tests-hw", "tests", "include", "docs", "scripts",
         "examples", "fuzz", ".ci")
 SKIP_UNDER = ("fuzz/corpus/", "fuzz/crashes/")
@@ -234,10 +236,7 @@ def self_test():
     want = {f"{guide}:7: '{gone}' does not exist in the tree",
             f"{guide}:8: '{p('lib', 'api', 'buffer.hpp')}' does not exist in the tree"}
     with tempfile.TemporaryDirectory() as root:
-        for rel, text in {**good, guide: docs, corpus: p("lib", "none.h") + "\n"}.items():
-            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
-            with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
-                f.write(text)
+        write_tree(root, {**good, guide: docs, corpus: p("lib", "none.h") + "\n"})
         with open(os.path.join(root, binary), "wb") as f:
             f.write(b"\0\1" + p("lib", "none.h").encode() + b"\n")
         got = set(stale_references(root)[0])

@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+from house_tree import write_tree, tally
+
 MAX_FILE_LINES = 450
 MAX_FUNCTION_LINES = 60
 TREES = ("driver", "lib", "tools", "include", "examples", "tests", "tests-hw", "fuzz")
@@ -299,18 +301,14 @@ def self_test():
     ]
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for rel, text, _ in cases:
-            os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
-            with open(os.path.join(tmp, rel), "w") as f:
-                f.write(text)
+        write_tree(tmp, {rel: text for rel, text, _ in cases})
         for rel, _, expect in cases:
             got = check(tmp, [rel])
             ok = not got if expect is None else len(got) == 1 and expect in got[0]
             if not ok:
                 failed += 1
                 print(f"self-test {rel}: expected {expect!r}, got {got}")
-    print(f"self-test: {len(cases) - failed} of {len(cases)} cases right")
-    return 1 if failed else 0
+    return tally(len(cases), failed)
 
 
 def main(argv):
