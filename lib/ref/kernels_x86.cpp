@@ -40,16 +40,22 @@ inline void vnni_tile(const uint8_t* a, const uint8_t* bp, int64_t groups, VnniT
   }
 }
 
+// The tile's accumulators from a partial tile (rows of 32 int32), or zero when there is none.
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline))
+inline void vnni_start(const int32_t* partial, VnniTile& acc) {
+#pragma GCC unroll 8
+  for (int i = 0; i < kVnniMr; ++i) {
+    acc[i][0] = partial ? _mm512_loadu_si512(partial + i * 32) : _mm512_setzero_si512();
+    acc[i][1] = partial ? _mm512_loadu_si512(partial + i * 32 + 16) : _mm512_setzero_si512();
+  }
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vnni")))
 void micro_vnni(const uint8_t* a, int64_t lda, const uint8_t* bp, int64_t groups, int32_t* out,
                 bool accumulate) {
   (void)lda;  // A is blocked, see vnni_tile
   VnniTile acc;
-#pragma GCC unroll 8
-  for (int i = 0; i < kVnniMr; ++i) {
-    acc[i][0] = accumulate ? _mm512_loadu_si512(out + i * 32) : _mm512_setzero_si512();
-    acc[i][1] = accumulate ? _mm512_loadu_si512(out + i * 32 + 16) : _mm512_setzero_si512();
-  }
+  vnni_start(accumulate ? out : nullptr, acc);
   vnni_tile(a, bp, groups, acc);
 #pragma GCC unroll 8
   for (int i = 0; i < kVnniMr; ++i) {
@@ -64,11 +70,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni")))
 void micro_vnni_to_c(const uint8_t* a, const uint8_t* bp, int64_t groups, const int32_t* partial, int32_t* c,
                      int64_t c_stride, const int32_t* bias) {
   VnniTile acc;
-#pragma GCC unroll 8
-  for (int i = 0; i < kVnniMr; ++i) {
-    acc[i][0] = partial ? _mm512_loadu_si512(partial + i * 32) : _mm512_setzero_si512();
-    acc[i][1] = partial ? _mm512_loadu_si512(partial + i * 32 + 16) : _mm512_setzero_si512();
-  }
+  vnni_start(partial, acc);
   vnni_tile(a, bp, groups, acc);
   const __m512i bias0 = _mm512_loadu_si512(bias), bias1 = _mm512_loadu_si512(bias + 16);
 #pragma GCC unroll 8
