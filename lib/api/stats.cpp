@@ -61,7 +61,7 @@ CallMeter::CallMeter(ork_device& device) : device_(device), t0_ns_(now_ns()) {
     const auto c = device_.fake->weight_cache_stats();
     cache_hits0_ = c.hits;
     cache_misses0_ = c.misses;
-    chain_ns0_ = device_.fake->stats().chain_ns;
+    chain_ns0_ = device_.fake->chain_ns();
   }
   if (device_.runner) evictions0_ = device_.runner->cache_stats().evictions;
 }
@@ -92,7 +92,7 @@ ork_status CallMeter::finish(ork_stats* out) {
     const auto c = device_.fake->weight_cache_stats();
     s.weight_cache_hits = c.hits - cache_hits0_;
     s.weight_cache_misses = c.misses - cache_misses0_;
-    s.emulator_ns = device_.fake->stats().chain_ns - chain_ns0_;
+    s.emulator_ns = device_.fake->chain_ns() - chain_ns0_;
   }
   device_.stats.add(s);
   if (out != nullptr) {

@@ -17,13 +17,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "driver/emu/kernel/fake_kernel.h"
+#include "driver/emu/npu/timeline.h"
 #include "lib/api/device.h"
 #include "lib/ref/oracle.h"
 #include "lib/ref/random.h"
@@ -149,11 +149,7 @@ class Model {
 
 std::string timing_of(const std::string& device) {
   if (device == "emu-zero-time") return "zero-time";
-  if (device.starts_with("emu")) {
-    const char* t = std::getenv("ORK_EMU_TIMING");
-    return t && *t ? t : "fast";
-  }
-  return "";
+  return device.starts_with("emu") ? emu::timing_name_from_env() : "";
 }
 
 // The device's time in a loop's statistics: the emulator's arithmetic when it computes in

@@ -46,10 +46,7 @@ Probe probe(const std::string& name) {
 // The emulated NPU's timing mode, read by libork's own reader (the one it opens an emu
 // device with, docs/timing-model.md), so the report cannot disagree with the device. A bad
 // value fails the device's open, so an opened emu device never sees one.
-std::string emu_timing() {
-  auto timed = ork::emu::timed_from_env();
-  return !timed ? "invalid" : *timed ? "timed" : "fast";
-}
+std::string emu_timing() { return ork::emu::timing_name_from_env(); }
 
 nlohmann::json to_json(const Probe& p) {
   nlohmann::json j = {{"name", p.name}, {"opened", p.status == ORK_OK},

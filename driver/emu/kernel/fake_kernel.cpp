@@ -341,6 +341,11 @@ KernelStats FakeKernel::stats() const {
   return state_->stats;
 }
 
+uint64_t FakeKernel::chain_ns() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->stats.chain_ns;
+}
+
 size_t FakeKernel::live_bo_count() const {
   std::lock_guard lock(state_->mutex);
   return state_->objects.size();

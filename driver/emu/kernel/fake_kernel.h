@@ -157,6 +157,7 @@ class FakeKernel final : public driver::Os {
   // kernel, between calls.
   Faults& faults();
   KernelStats stats() const;
+  uint64_t chain_ns() const;  // stats().chain_ns without copying the rest (read twice per call)
   size_t live_bo_count() const;  // BOs with a handle or a mapping left
   size_t open_file_count() const;
   // The window a BO created through `node_fd` lands in: the vendor driver's one domain, or

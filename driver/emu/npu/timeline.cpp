@@ -89,6 +89,11 @@ std::vector<double> dram_rates(const std::vector<CoreState>& cores, double t, do
 
 Result<bool> timed_from_env() { return env_choice("ORK_EMU_TIMING", "fast", "timed", false); }
 
+const char* timing_name_from_env() {
+  Result<bool> timed = timed_from_env();
+  return !timed ? "invalid" : *timed ? "timed" : "fast";
+}
+
 void add_chain(CoreWork& work, const ChainResult& chain) {
   if (chain.demands.size() < chain.tasks_done) {  // a stand-in: no demands, its own time
     work.given_ns = std::max(work.given_ns, 0.0) + chain.modelled_ns;

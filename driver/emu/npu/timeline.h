@@ -19,6 +19,9 @@ namespace ork::emu {
 // "timed" -> true (completion waits for the modelled time). Anything else: -EINVAL naming
 // the value. lib/api reads it where it creates the emulator's kernel.
 Result<bool> timed_from_env();
+// The same setting as tools report it: "fast", "timed", or "invalid" (the device's open
+// names the bad value).
+const char* timing_name_from_env();
 
 // One core's share of a submit (or one rocket job): its tasks in order.
 struct CoreWork {
