@@ -30,6 +30,7 @@
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
 #include "tools/common/ork_handles.h"
+#include "tools/common/spread.h"
 #include "tools/common/stats_json.h"
 #include "driver/emu/kernel/zero_work.h"
 
@@ -56,14 +57,7 @@ std::vector<WeightShape> layer_shapes(const DecodeArgs& a) {
 
 uint32_t weight_seed(size_t i) { return 7000 + static_cast<uint32_t>(i); }
 
-struct Figures {
-  double min = 0, median = 0, max = 0;
-};
-Figures summarize(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v.front(), v[v.size() / 2], v.back()};
-}
-nlohmann::json to_json(const Figures& f) { return {{"min", f.min}, {"median", f.median}, {"max", f.max}}; }
+nlohmann::json to_json(const tools::Spread& f) { return {{"min", f.min}, {"median", f.median}, {"max", f.max}}; }
 
 ork_stats read_stats(ork_device* d) {
   ork_stats s{};
@@ -256,7 +250,8 @@ bool report_device(const std::string& name, const DeviceRun& r, bool json, nlohm
     if (!json) fmt::print("{:<14} failed: {}\n", name, r.error);
     return false;
   }
-  const Figures w7 = summarize(r.wall7), h7 = summarize(r.host7), wa = summarize(r.wall_all), ha = summarize(r.host_all);
+  const tools::Spread w7 = tools::spread(r.wall7), h7 = tools::spread(r.host7), wa = tools::spread(r.wall_all),
+                     ha = tools::spread(r.host_all);
   const std::string all_key = std::to_string(r.weights);
   d["weights"] = r.weights;
   d["resident_seconds"] = r.resident_seconds;
@@ -268,7 +263,7 @@ bool report_device(const std::string& name, const DeviceRun& r, bool json, nlohm
   d["memory"] = tools::memory_json(r.memory);
   devices.push_back(d);
   if (json) return true;
-  const auto line = [](const char* what, const Figures& f) { return fmt::format("{} {:.2f}/{:.2f}/{:.2f}", what, f.min, f.median, f.max); };
+  const auto line = [](const char* what, const tools::Spread& f) { return fmt::format("{} {:.2f}/{:.2f}/{:.2f}", what, f.min, f.median, f.max); };
   fmt::print("{:<14} {:>3} weights: {}  {}   7 weights: {}  {}\n", name, r.weights, line("wall", wa), line("host", ha),
              line("wall", w7), line("host", h7));
   fmt::print("{:<14} {}/7 ratio of medians: wall {:.3f} host {:.3f}; of minima: wall {:.3f} host {:.3f}\n", "", r.weights,
