@@ -22,7 +22,10 @@ void dump_commands(const Plan& plan, int64_t group, int core, const std::vector<
   bool ok = f != nullptr;
   if (ok) {
     // Little-endian on every host libork builds for (x86-64, aarch64), as the NPU reads it.
-    ok = std::fwrite(entries.data(), sizeof(uint64_t), entries.size(), f) == entries.size();
+    // An empty list writes nothing: fwrite's buffer is declared nonnull, and an empty
+    // vector's data() may be null.
+    if (!entries.empty())
+      ok = std::fwrite(entries.data(), sizeof(uint64_t), entries.size(), f) == entries.size();
     ok = std::fclose(f) == 0 && ok;
   }
   if (!ok) std::fprintf(stderr, "libork: ORK_DUMP_REGCMD: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
