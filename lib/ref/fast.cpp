@@ -249,7 +249,7 @@ void run_panels(const Job& job, int64_t p0, int64_t p1) {
 }
 
 int choose_threads(const FastOptions& o, Dims d, int64_t panels, bool rows = false) {
-  int64_t t = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  int64_t t = o.threads > 0 ? o.threads : detail::online_cpus();
   const int64_t work = rows ? d.k * d.n / kMinBBytesPerThread : d.m * d.n * d.k / kMinMacsPerThread;
   if (o.threads <= 0) t = std::min<int64_t>(t, std::max<int64_t>(1, work));
   return static_cast<int>(std::clamp<int64_t>(t, 1, panels));

@@ -2,6 +2,7 @@
 // counter; each worker runs the job once per epoch when its index is within the job's width.
 #include "lib/ref/workers.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -108,6 +109,11 @@ void run_on_threads(int threads, const std::function<void(int)>& fn) {
 
 void run_on_threads(int threads, const std::function<void()>& fn) {
   run_on_threads(threads, std::function<void(int)>([&fn](int) { fn(); }));
+}
+
+int online_cpus() {
+  static const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return cpus;
 }
 
 }  // namespace ork::ref::detail

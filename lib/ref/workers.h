@@ -17,5 +17,9 @@ void run_on_threads(int threads, const std::function<void()>& fn);
 // i-th kept worker, so one index stays on one thread from call to call (while the workers
 // are free): work given out by index finds its data in that core's cache again.
 void run_on_threads(int threads, const std::function<void(int)>& fn);
+// The CPUs online, read once per process (at least 1). std::thread::hardware_concurrency()
+// reads /sys/devices/system/cpu/online on every call in glibc (an open, a read and a close:
+// ~3 us, more than a small matmul's arithmetic), and a call chooses its threads every time.
+int online_cpus();
 
 }  // namespace ork::ref::detail
