@@ -33,7 +33,7 @@ import re
 import subprocess
 import sys
 
-from house_tree import write_tree, tally
+from house_tree import run, write_tree, tally
 
 SKIP_PREFIXES = ("fuzz/corpus/",)
 SELF = "tests/house/check_citations.py"
@@ -219,13 +219,9 @@ def self_test():
     return tally(len(SELF_TEST_CASES), failed)
 
 
-def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    if len(argv) != 2:
-        print(__doc__)
-        return 2
-    root = os.path.abspath(argv[1])
+def check_root(root):
+    """The check over the tree at root: its report, and 1 when it found a fault."""
+    root = os.path.abspath(root)
     if not tracked_files(root):
         print(f"no files under {root}: wrong source root?")
         return 1
@@ -236,6 +232,10 @@ def main(argv):
           + ("" if not failures else ": cite docs/ (docs/hardware.md lists the public sources) "
              "or the public source itself"))
     return 1 if failures else 0
+
+
+def main(argv):
+    return run(argv, __doc__, self_test, check_root)
 
 
 if __name__ == "__main__":

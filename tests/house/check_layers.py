@@ -22,7 +22,7 @@ import re
 import sys
 import tempfile
 
-from house_tree import write_tree, tally
+from house_tree import run, write_tree, tally
 
 UNIT_ROOTS = ("driver", "lib", "tools", "examples")
 # A dependency variable that stands for a folder other than the one defining it:
@@ -281,22 +281,22 @@ def self_test():
     return tally(len(cases), failed)
 
 
-def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    if len(argv) != 2:
-        print(__doc__)
-        return 2
-    errors = check(argv[1])
+def check_root(root):
+    """The check over the tree at root: its report, and 1 when it found a fault."""
+    errors = check(root)
     for e in errors:
         print(e)
     if errors:
         print(f"{len(errors)} include(s) or dependencies against the layers "
               "(docs/README.md \"Layers\")")
         return 1
-    units = sum(1 for f in meson_files(argv[1]) if f.split("/")[0] in UNIT_ROOTS)
+    units = sum(1 for f in meson_files(root) if f.split("/")[0] in UNIT_ROOTS)
     print(f"layers: {units} folders, every include within their declared dependencies")
     return 0
+
+
+def main(argv):
+    return run(argv, __doc__, self_test, check_root)
 
 
 if __name__ == "__main__":

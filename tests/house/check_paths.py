@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 
-from house_tree import write_tree
+from house_tree import run, write_tree
 
 TOPS = ("driver", "lib", "tools", "tests-hw", "tests", "include", "docs", "scripts",
         "examples", "fuzz", ".ci")
@@ -251,13 +251,9 @@ def self_test():
     return 0
 
 
-def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    if len(argv) != 2:
-        print(__doc__)
-        return 2
-    problems, checked = stale_references(argv[1])
+def check_root(root):
+    """The check over the tree at root: its report, and 1 when it found a fault."""
+    problems, checked = stale_references(root)
     for p in problems:
         print(p)
     if not problems:
@@ -268,6 +264,10 @@ def main(argv):
               f"the line '{OPT_OUT}')")
         return 1
     return 0
+
+
+def main(argv):
+    return run(argv, __doc__, self_test, check_root)
 
 
 if __name__ == "__main__":

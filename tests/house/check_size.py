@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-from house_tree import write_tree, tally
+from house_tree import run, write_tree, tally
 
 MAX_FILE_LINES = 450
 MAX_FUNCTION_LINES = 60
@@ -311,13 +311,8 @@ def self_test():
     return tally(len(cases), failed)
 
 
-def main(argv):
-    if argv[1:] == ["--self-test"]:
-        return self_test()
-    if len(argv) != 2:
-        print(__doc__)
-        return 2
-    root = argv[1]
+def check_root(root):
+    """The check over the tree at root: its report, and 1 when it found a fault."""
     files = source_files(root)
     if not files:
         print(f"no source files under {root}: wrong source root?")
@@ -328,6 +323,10 @@ def main(argv):
     print(f"{len(files)} source files checked: {len(failures)} over {MAX_FILE_LINES} lines a file or "
           f"{MAX_FUNCTION_LINES} lines a function")
     return 1 if failures else 0
+
+
+def main(argv):
+    return run(argv, __doc__, self_test, check_root)
 
 
 if __name__ == "__main__":
