@@ -321,8 +321,11 @@ Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& o) {
     p.cap_bytes = p.stream.memory_bytes;
     return input_order_plan(std::move(p), *graph);
   }
+  // fifo first: the critical-path order replaces it only when priced strictly faster (as in
+  // lib/sched's schedule()), so the scheduled plan is fifo's own order unless the model says
+  // another is faster, and never slower than fifo by the model.
   std::vector<sched::Policy> policies = {sched::Policy::fifo};
-  if (o.order == Order::scheduled) policies.insert(policies.begin(), sched::Policy::critical_path);
+  if (o.order == Order::scheduled) policies.push_back(sched::Policy::critical_path);
   if (auto best = best_list_plan(p, *graph, policies, o.budget_bytes)) return std::move(*best);
   return input_order_plan(std::move(p), *graph);
 }

@@ -22,7 +22,7 @@
 namespace ork::exec {
 
 enum class Order {
-  scheduled,   // list schedule, critical-path priority (the fifo one when that is faster)
+  scheduled,   // list schedule: the fifo one, or the critical-path one when that is priced faster
   fifo,        // list schedule, input-order priority
   sequential,  // the input order: load a tensor, compute with it, then the next
 };

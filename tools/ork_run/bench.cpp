@@ -181,7 +181,7 @@ Ratios ratios(const BenchArgs& a, Timings& t) {
 }
 
 void print_text(const BenchArgs& a, const nlohmann::json& orders, const Ratios& r, const nlohmann::json& targets,
-                const nlohmann::json& correctness, const std::string& backend, bool all_checked) {
+                const nlohmann::json& correctness, const std::string& backend, bool all_checked, bool same_order) {
   std::printf("bench     %s: %lld tokens of m = %lld, budget %.1f MiB, %d rounds, io cap %s\n", a.path.c_str(),
               static_cast<long long>(a.tokens), static_cast<long long>(a.m), static_cast<double>(a.budget_bytes) / 1048576.0,
               a.repeats, a.io_rate > 0 ? fmt::format("{:.3f} GB/s", a.io_rate / 1e9).c_str() : "none");
@@ -196,6 +196,7 @@ void print_text(const BenchArgs& a, const nlohmann::json& orders, const Ratios& 
   const Spread fr = spread(r.fifo), sr = spread(r.sequential), bal = spread(r.balance);
   std::printf("ratios    fifo / scheduled %.3f / %.3f / %.3f; sequential / scheduled %.3f / %.3f / %.3f (min / median / max)\n",
               fr.min, fr.median, fr.max, sr.min, sr.median, sr.max);
+  if (same_order) std::printf("          (scheduled is fifo's order: nothing was priced faster, so that ratio is noise)\n");
   std::printf("balance   I/O / device %.2f / %.2f / %.2f\n", bal.min, bal.median, bal.max);
   if (!r.one_in_flight.empty()) {
     const Spread one = spread(r.one_in_flight);
@@ -229,9 +230,13 @@ int run_bench_orders(const BenchArgs& a) {
   const nlohmann::json orders = orders_json(a, *plans, runs->runs, &within_budget);
   const Ratios r = ratios(a, *runs);
   // The targets (overlap <= 1.10 when balanced; scheduled never slower than fifo and >= 1.5x
-  // faster than sequential when balanced; peak never above the budget), on medians.
+  // faster than sequential when balanced; peak never above the budget), on medians. When the
+  // scheduler priced nothing faster than fifo's order, the scheduled plan is that order
+  // (plan.cpp) and runs the same jobs: not slower by identity, and the measured ratio is the
+  // machine's noise around 1 (reported all the same).
+  const bool same_order = plans->at(exec::Order::scheduled).order == plans->at(exec::Order::fifo).order;
   const nlohmann::json targets = {{"overlap_le_1_10", r.overlap.median <= 1.10},
-                                  {"not_slower_than_fifo", spread(r.fifo).median >= 1.0},
+                                  {"not_slower_than_fifo", same_order || spread(r.fifo).median >= 1.0},
                                   {"sequential_ge_1_5x", spread(r.sequential).median >= 1.5},
                                   {"peak_within_budget", within_budget}};
   bool met = true;
@@ -244,13 +249,14 @@ int run_bench_orders(const BenchArgs& a) {
                         {"ratios", {{"fifo_over_scheduled", spread_json(r.fifo)},
                                     {"sequential_over_scheduled", spread_json(r.sequential)}}},
                         {"balance_io_over_device", spread_json(r.balance)},
+                        {"scheduled_is_fifo_order", same_order},
                         {"targets", targets}, {"targets_met", met},
                         {"correctness", *correctness}, {"checked", all_checked}};
   if (!r.one_in_flight.empty()) out["ratios"]["inflight1_over_scheduled"] = spread_json(r.one_in_flight);
   if (a.json)
     std::printf("%s\n", out.dump().c_str());
   else
-    print_text(a, orders, r, targets, *correctness, d.backend, all_checked);
+    print_text(a, orders, r, targets, *correctness, d.backend, all_checked, same_order);
   return code(all_checked && met ? Exit::ok : Exit::check_failed);
 }
 
