@@ -106,13 +106,13 @@ bool use_rows(const Kernel& kr, int64_t m, const FastOptions& o) {
   return o.short_path && kr.micro_rows != nullptr && m <= kr.short_m && isa_supported(kr.rows_isa);
 }
 
-// A packed for the job: the kernel's tiles, or u8_biased rows (no padding rows) for the
-// rows kernel; `groups` is the panels' group count either way.
+// A packed for the job: the kernel's tiles, or rows (no padding rows) in the rows kernel's
+// format for the rows kernel; `groups` is the panels' group count either way.
 ScratchPool::Lease packed_a(const Kernel& kr, bool rows, std::span<const int8_t> a, Dims d, int64_t groups) {
   Kernel ak = kr;
   if (rows) {
     ak.mr = 1;
-    ak.a_format = AFormat::u8_biased;
+    ak.a_format = kr.rows_a_format;
     ak.a_unit = 0;
     ak.a_chunk_major = false;
   }
@@ -243,7 +243,7 @@ void run_panels(const Job& job, int64_t p0, int64_t p1) {
   auto panel_lease = scratch_pool().take(static_cast<size_t>((p1 - p0) * panel_bytes));
   std::vector<int32_t> biases(static_cast<size_t>((p1 - p0) * job.kr->nr));
   pack_panels(*job.kr, job.b, job.d, p0, p1, job.groups, panel_lease.as<uint8_t>(), biases.data());
-  if (job.rows && job.kr->a_format != AFormat::u8_biased)  // the rows kernel's A is biased
+  if (job.rows && detail::rows_need_column_bias(*job.kr))  // the rows kernel's A is biased
     detail::column_bias(panel_lease.as<uint8_t>(), p1 - p0, job.groups, job.kr->nr, biases.data());
   compute_panels(job, panel_lease.as<uint8_t>(), biases.data(), p0, p1);
 }
@@ -342,7 +342,7 @@ Result<PackedB> pack_b_int8(std::span<const int8_t> b, int64_t k, int64_t n, BOr
     if (order == BOrder::row_major) pack_panels(**kr, b, d, p0, p1, out.groups_, dst, bias);
     else pack_panels_columns(**kr, b.data(), d, p0, p1, out.groups_, dst, bias);
   });
-  if ((*kr)->micro_rows != nullptr && (*kr)->a_format != AFormat::u8_biased) {  // AMX: for short M
+  if (detail::rows_need_column_bias(**kr)) {  // AMX: for short M
     out.rows_bias_.resize(out.bias_.size());
     detail::column_bias(out.panels_.data(), panels, out.groups_, (*kr)->nr, out.rows_bias_.data());
   }

@@ -36,11 +36,12 @@ struct Kernel {
   void (*thread_begin)();  // per-thread state (AMX tile configuration), or null
   void (*thread_end)();
   // The short-M path, used for M <= short_m (0 = none): `rows` (1 .. short_m) rows of A,
-  // packed as u8_biased rows (no padding rows, `a_stride` bytes apart), against the same
-  // panels, over `groups` K groups; the rows x nr tile stored (or added) row-major. A full
-  // tile of mr rows would multiply mr - M rows of padding: 7/8 of VNNI's work at M = 1, 31/32
-  // of AMX's. The panel format must be 4-byte quads (the rows kernel reads B as VNNI does);
-  // a tier whose A is not u8_biased adds -128 x column sum itself (column_bias, pack.h).
+  // packed as rows in rows_a_format (no padding rows, `a_stride` bytes apart), against the
+  // same panels, over `groups` K groups; the rows x nr tile stored (or added) row-major. A
+  // full tile of mr rows would multiply mr - M rows of padding: 7/8 of VNNI's work at M = 1,
+  // 31/32 of AMX's, 3/4 of SDOT's. The panel format must be 4-byte quads; a rows kernel that
+  // reads biased A over panels packed without bias (AMX's use of VNNI's) adds -128 x column
+  // sum itself (rows_need_column_bias below; column_bias, pack.h).
   void (*micro_rows)(int rows, const uint8_t* a, int64_t a_stride, const uint8_t* bp, int64_t groups,
                      int32_t* out, bool accumulate) = nullptr;
   int short_m = 0;                 // <= kMaxShortM
@@ -59,7 +60,16 @@ struct Kernel {
   // rows in 4 mr contiguous bytes, and a K chunk of every block one contiguous run, so the
   // row-block loop over one panel chunk reads A as a single sequential stream (VNNI).
   bool a_chunk_major = false;
+  // How the rows kernel wants its rows of A: u8_biased (VNNI's and AMX's rows kernel) or s8
+  // (SDOT's, signed x signed like its tiles, so no column bias either).
+  AFormat rows_a_format = AFormat::u8_biased;
 };
+
+// The rows kernel reads biased A while the tier's panels carry no bias (AMX): the short-M
+// path adds -128 x column sum itself (column_bias, pack.h).
+inline bool rows_need_column_bias(const Kernel& k) {
+  return k.micro_rows != nullptr && k.rows_a_format == AFormat::u8_biased && k.a_format != AFormat::u8_biased;
+}
 
 constexpr int kMaxShortM = 8;      // rows of the short-M path's tile (nr <= 64 columns each)
 
@@ -91,6 +101,10 @@ void add_bias_avx512(int32_t* dst, const int32_t* t, const int32_t* bias, int64_
 #endif
 #if defined(__aarch64__)
 const Kernel& sdot_kernel();        // kernel_sdot.cpp (compiled with +dotprod)
+// SDOT's short-M kernel: 1 .. kSdotShortM rows x 16 columns, s8 rows of A. Past 6 rows its
+// accumulators (4 vectors a row) and B's 4 vectors would not fit the 32 vector registers;
+// 7 and 8 rows are two of the 4-row tiles with one or no padding row.
+constexpr int kSdotShortM = 6;
 #endif
 
 }  // namespace ork::ref::detail
