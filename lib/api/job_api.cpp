@@ -92,14 +92,21 @@ ork_status matmul_submit(ork_device* device, const ork_weights* weights, const o
 ork_status job_wait(ork_job* job, int64_t timeout_ms) {
   constexpr const char* fn = "ork_job_wait";
   if (job == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: job is NULL", fn));
-  if (job->state == JobState::closed || job->device == nullptr)
-    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the job's device was closed before the job was waited "
-                                                    "(the close waited for it and discarded its result)", fn));
-  if (job->waited) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the job was already waited", fn));
   if (timeout_ms < -1)
     return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: timeout_ms = {}: give -1 (no limit) or >= 0", fn, timeout_ms));
-  std::lock_guard lock(job->device->mutex);
-  if (auto s = jobs_of(*job->device).complete_through(job, timeout_ms); s != ORK_OK) return s;
+  const auto closed = [&] {
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the job's device was closed before the job was waited "
+                                                    "(the close waited for it and discarded its result)", fn));
+  };
+  // The job's state changes under its device's mutex (another thread's submit or wait may
+  // complete it), so it is read only with the mutex held; `device` changes only when the
+  // device closes, which the caller may not race with a wait on the same job.
+  ork_device* device = job->device;
+  if (device == nullptr) return closed();
+  std::lock_guard lock(device->mutex);
+  if (job->state == JobState::closed || job->device == nullptr) return closed();
+  if (job->waited) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the job was already waited", fn));
+  if (auto s = jobs_of(*device).complete_through(job, timeout_ms); s != ORK_OK) return s;
   job->waited = true;
   return job->status == ORK_OK ? ok() : fail(job->status, job->error);
 }

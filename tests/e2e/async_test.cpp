@@ -151,6 +151,31 @@ TEST_P(Async, MisusesAreNamed) {
   ork_job_release(j);
 }
 
+// options.stats is per call: a batch's one job cannot fill it, so the add refuses it by
+// name, and the batch (and the device) go on working without that matmul.
+TEST_P(Async, BatchRefusesPerCallStats) {
+  Weights& w = add_weights(64, 32, 21);
+  auto a = ork::ref::random_int8(2 * 64, 22);
+  std::vector<int32_t> c(2 * 32, 7);
+  ork_tensor ta = host(a.data()), tc = host(c.data());
+  ork_stats st{};
+  st.struct_size = sizeof st;
+  ork_matmul_options o{};
+  o.struct_size = sizeof o;
+  o.stats = &st;
+  ork_batch* b = nullptr;
+  ASSERT_EQ(ork_batch_create(dev_, &b), ORK_OK) << ork_last_error();
+  EXPECT_EQ(ork_batch_add_matmul(b, w.handle, &ta, 2, &tc, &o), ORK_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ork_last_error()).find("options.stats"), std::string::npos) << ork_last_error();
+  ASSERT_EQ(ork_batch_add_matmul(b, w.handle, &ta, 2, &tc, nullptr), ORK_OK) << ork_last_error();
+  ork_job* j = nullptr;
+  ASSERT_EQ(ork_batch_submit(b, &j), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_job_wait(j, -1), ORK_OK) << ork_last_error();
+  EXPECT_EQ(c, reference(a, w, 2));
+  ork_job_release(j);
+  ork_batch_destroy(b);
+}
+
 // A job outliving its device: the close waits for it; waiting after is refused, release works.
 TEST_P(Async, JobAfterItsDeviceClosed) {
   ork_device* d = nullptr;

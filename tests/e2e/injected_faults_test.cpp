@@ -145,6 +145,30 @@ TEST_P(Injected, JobTimeoutResetsAndTheNextCallWorks) {
   expect_exact();
 }
 
+// The same wedge through an asynchronous job: a wait with no time left says the job is
+// still in flight and keeps it; the full wait says it failed on the device (C not written);
+// the next job on the device is exact.
+TEST_P(Injected, WedgedAsyncJobIsStillInFlightThenFailedThenTheNextWorks) {
+  open("job:wedge");
+  ASSERT_EQ(make_weights(), ORK_OK) << ork_last_error();
+  got_.assign(M * N, kSentinel);
+  ork_tensor a{}, c{};
+  a.host = a_.data();
+  c.host = got_.data();
+  ork_job* j = nullptr;
+  ASSERT_EQ(ork_matmul_submit(dev_, w_handle_, &a, M, &c, nullptr, &j), ORK_OK) << ork_last_error();
+  EXPECT_EQ(ork_job_wait(j, 0), ORK_E_TIMEOUT);
+  EXPECT_TRUE(contains(ork_last_error(), "still in flight")) << ork_last_error();
+  EXPECT_EQ(ork_job_wait(j, -1), ORK_E_TIMEOUT);
+  EXPECT_TRUE(contains(ork_last_error(), "failed on the device")) << ork_last_error();
+  EXPECT_EQ(got_, std::vector<int32_t>(M * N, kSentinel)) << "a failed job wrote C";
+  ork_job_release(j);
+  ASSERT_EQ(ork_matmul_submit(dev_, w_handle_, &a, M, &c, nullptr, &j), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_job_wait(j, -1), ORK_OK) << ork_last_error();
+  EXPECT_EQ(got_, want_);
+  ork_job_release(j);
+}
+
 TEST_P(Injected, CoreStillWedgedAfterResetIsNamed) {
   open("job:wedge x*");
   ASSERT_EQ(make_weights(), ORK_OK) << ork_last_error();

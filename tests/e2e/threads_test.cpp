@@ -1,8 +1,8 @@
 // One device used from several threads at once (docs/library.md, "Threads and processes"):
 // four threads, a weight each, M = 8, K = 256, N = 128 (the shape that gave wrong cells
 // before the device had a queue), every cell of every call checked against the CPU
-// reference. Built with -Db_sanitize=thread it is the ThreadSanitizer check
-// (docs/library.md, "Threads").
+// reference; then the same through asynchronous jobs and batch replays from every thread.
+// Built with -Db_sanitize=thread it is the ThreadSanitizer check (docs/library.md, "Threads").
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -73,6 +73,73 @@ TEST_P(Threads, FourThreadsOneDeviceEveryCellExact) {
       }
     });
   }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failed.load(), 0) << ork_last_error();
+  EXPECT_EQ(bad.load(), 0) << "cells that differ from the reference";
+  for (ork_weights* w : weights) ork_weights_destroy(w);
+  ork_device_close(dev);
+}
+
+// Thread t's calls through the asynchronous entry points: even threads submit every call
+// and wait two behind (two jobs in flight per thread, interleaved with the other threads'
+// on the one device queue), odd threads record one batch of their matmul and replay it
+// with each call's A copied into the batch's A. Returns the wrong cells; counts failures.
+int64_t async_calls(ork_device* dev, ork_weights* w, const Operands& o, int t, std::atomic<int64_t>& failed) {
+  int64_t bad = 0;
+  std::vector<std::vector<int32_t>> c(kCalls, std::vector<int32_t>(kM * kN, -1));
+  if (t % 2 == 0) {
+    std::vector<ork_job*> jobs(kCalls, nullptr);
+    auto finish = [&](int i) {
+      if (ork_job_wait(jobs[i], -1) != ORK_OK) ++failed;
+      else bad += wrong_cells(c[i], o.expected[i]);
+      ork_job_release(jobs[i]);
+    };
+    for (int i = 0; i < kCalls; ++i) {
+      ork_tensor a{}, out{};
+      a.host = const_cast<int8_t*>(o.a[i].data());
+      out.host = c[i].data();
+      if (ork_matmul_submit(dev, w, &a, kM, &out, nullptr, &jobs[i]) != ORK_OK) ++failed;
+      if (i >= 2 && jobs[i - 2] != nullptr) finish(i - 2);
+    }
+    for (int i = kCalls - 2; i < kCalls; ++i)
+      if (jobs[i] != nullptr) finish(i);
+    return bad;
+  }
+  std::vector<int8_t> a_in(kM * kK);
+  std::vector<int32_t> c_out(kM * kN, -1);
+  ork_tensor a{}, out{};
+  a.host = a_in.data();
+  out.host = c_out.data();
+  ork_batch* b = nullptr;
+  if (ork_batch_create(dev, &b) != ORK_OK || ork_batch_add_matmul(b, w, &a, kM, &out, nullptr) != ORK_OK) {
+    ++failed;
+    ork_batch_destroy(b);
+    return bad;
+  }
+  for (int i = 0; i < kCalls; ++i) {
+    a_in = o.a[i];
+    ork_job* j = nullptr;
+    if (ork_batch_submit(b, &j) != ORK_OK || ork_job_wait(j, -1) != ORK_OK) ++failed;
+    else bad += wrong_cells(c_out, o.expected[i]);
+    ork_job_release(j);
+  }
+  ork_batch_destroy(b);
+  return bad;
+}
+
+TEST_P(Threads, FourThreadsSubmitWaitAndReplayEveryCellExact) {
+  ork_device* dev = nullptr;
+  ASSERT_EQ(ork_device_open(GetParam().c_str(), &dev), ORK_OK) << ork_last_error();
+  std::vector<Operands> ops;
+  std::vector<ork_weights*> weights(kThreads, nullptr);
+  for (int t = 0; t < kThreads; ++t) ops.push_back(make_operands(static_cast<uint64_t>(t + 11)));
+  std::atomic<int64_t> bad{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      if (ork_weights_create(dev, ORK_DTYPE_INT8, kK, kN, ops[t].w.data(), &weights[t]) != ORK_OK) ++failed;
+      else bad += async_calls(dev, weights[t], ops[t], t, failed);
+    });
   for (auto& th : threads) th.join();
   EXPECT_EQ(failed.load(), 0) << ork_last_error();
   EXPECT_EQ(bad.load(), 0) << "cells that differ from the reference";
