@@ -231,7 +231,7 @@ typedef struct ork_memory_info {
   uint64_t window_bytes;             /* the window itself: 4 GiB (emulator: its IOVA range) */
   uint64_t context_bytes;            /* of bytes_resident, held by cached contexts */
   uint64_t context_capacity_bytes;   /* their bound (ORK_CONTEXT_CACHE_BYTES) */
-  uint64_t weight_cache_bytes;       /* emulator: host bytes of prepared weights (process-wide) */
+  uint64_t weight_cache_bytes;       /* emulator: host bytes of this device's prepared weights */
   uint64_t weight_cache_capacity_bytes; /* their bound (ORK_EMU_WEIGHT_CACHE_BYTES); 0 elsewhere */
 } ork_memory_info;
 
