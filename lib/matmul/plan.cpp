@@ -134,7 +134,7 @@ Status check_options(const PlanOptions& o) {
                                    ": only fp16 inputs can give fp16 C (int8/int4 give int32)");
   }
   if (o.cores < 1 || o.cores > kMaxCores) {
-    return make_error(-EINVAL, fmt_dim("cores", o.cores, "must be 1..3"));
+    return make_error(-EINVAL, fmt_dim("cores", o.cores, ("must be 1.." + std::to_string(kMaxCores)).c_str()));
   }
   if (o.mc_cap < 0) return make_error(-EINVAL, fmt_dim("mc_cap", o.mc_cap, "must be >= 0 (0 = bank limit)"));
   return {};
