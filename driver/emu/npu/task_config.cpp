@@ -48,8 +48,9 @@ TaskOutcome read_cna(const RegisterFile& regs, TaskConfig& c) {
   c.kt = s1.datain_channel;
   if (c.mc == 0) return bad("CNA_DATA_SIZE0.DATAIN_HEIGHT = 0: no rows");
   if (s0.datain_width != 1) return bad(fmt::format("CNA_DATA_SIZE0.DATAIN_WIDTH = {}: the matmul form has W = 1", s0.datain_width));
-  if (c.kt == 0 || c.kt % 32 != 0)
-    return bad(fmt::format("CNA_DATA_SIZE1.DATAIN_CHANNEL = {}: must be a positive multiple of 32 (weight blocks of 32 K)", c.kt));
+  if (c.kt == 0 || c.kt % hw::kKBlock != 0)
+    return bad(fmt::format("CNA_DATA_SIZE1.DATAIN_CHANNEL = {}: must be a positive multiple of {} (weight blocks of {} K)", c.kt,
+                           hw::kKBlock, hw::kKBlock));
   if (s1.datain_channel_real != ((c.kt - 1) & 0x3fffu))
     return bad(fmt::format("CNA_DATA_SIZE1.DATAIN_CHANNEL_REAL = {}, expected DATAIN_CHANNEL-1 = {}", s1.datain_channel_real, c.kt - 1));
   if (auto v = regs.view<R::CnaDataSize2>().dataout_width; v != 1)
