@@ -32,6 +32,12 @@ int64_t output_index(DType dtype, int64_t m, int64_t n, int64_t rows) {
   return output_index(output_atom(dtype), m, n, rows);
 }
 
+Status check_size(const char* what, int64_t have, int64_t need) {
+  if (have == need) return {};
+  return make_error(-EINVAL, std::string(what) + ": " + std::to_string(have) +
+                                 " elements given, the plan needs " + std::to_string(need));
+}
+
 namespace {
 
 // The int8 atoms (driver/common/npu_layout.h): a feature atom of 16 bytes (and elements), a
@@ -41,12 +47,6 @@ constexpr int64_t kAtom = hw::kAtomBytes;
 constexpr int64_t kBlock = hw::kKBlock;
 static_assert(hw::weight_atom(8) == kBlock && hw::feature_atom(8) == kAtom);
 constexpr int64_t kC2 = hw::output_atom(hw::output_element_bits(8, false));
-
-Status check_size(const char* what, int64_t have, int64_t need) {
-  if (have == need) return {};
-  return make_error(-EINVAL, std::string(what) + ": " + std::to_string(have) +
-                                 " elements given, the plan needs " + std::to_string(need));
-}
 
 Status check_int8(const Plan& plan) {
   if (plan.dtype == DType::int8) return {};

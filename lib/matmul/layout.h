@@ -25,6 +25,10 @@ int64_t output_index(int64_t c2, int64_t m, int64_t n, int64_t rows);
 // Output of a dtype's default result type (int8 -> int32, fp16 -> fp32, int4 -> int16).
 int64_t output_index(DType dtype, int64_t m, int64_t n, int64_t rows);
 
+// The packers' buffer check (every dtype's): -EINVAL naming `what`, the elements given and
+// the plan's need, unless have == need.
+Status check_size(const char* what, int64_t have, int64_t need);
+
 // Rows [begin, end) of C or A: threads split a big matrix by rows (end -1: to the last row).
 struct RowRange {
   int64_t begin = 0, end = -1;
