@@ -31,7 +31,7 @@ constexpr Entry decode(uint64_t raw) {
                static_cast<uint16_t>(raw)};
 }
 
-// Trailer (contract section 5; VND RKNPU_PC_DATA_EXTRA_AMOUNT = 4).
+// Trailer (docs/regcmd-contract.md section 5; VND RKNPU_PC_DATA_EXTRA_AMOUNT = 4).
 inline constexpr size_t kTrailerEntries = 4;
 inline constexpr uint32_t kOpEnCnaCoreDpu = 0x0d;  // bit0 CNA, bit2 CORE, bit3 DPU (MTX)
 // The trailer's special targets (docs/hardware.md section 3, TRM via MTX/RKT-M): 0x0041

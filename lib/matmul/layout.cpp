@@ -1,4 +1,4 @@
-// Native layouts and the int8 host pack / unpack (layout.h). Formulas: contract section 2.
+// Native layouts and the int8 host pack / unpack (layout.h). Formulas: docs/regcmd-contract.md section 2.
 #include "lib/matmul/layout.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Host pack / unpack for fp16 and int4 (layout.h). Plain loops over the index functions of
-// the contract (section 2): these run once per weight upload and once per call for A/C, and
+// docs/regcmd-contract.md (section 2): these run once per weight upload and once per call for A/C, and
 // are checked element by element against the index functions in tests/lib/matmul/test_layout.
 #include <algorithm>
 #include <cerrno>

@@ -258,7 +258,7 @@ Result<Plan> make_plan(const Shape& shape, const PlanOptions& options) {
   Plan p;
   p.shape = shape;
   p.dtype = options.dtype;
-  p.mp = shape.m;  // NC1HWC2 needs no M padding (contract section 2)
+  p.mp = shape.m;  // NC1HWC2 needs no M padding (docs/regcmd-contract.md section 2)
   p.kp = round_up(shape.k, kKAlign);
   p.np = round_up(shape.n, weight_atom(options.dtype));
   p.fp16_out = options.fp16_out;

@@ -1,4 +1,4 @@
-// CNA feature and weight DMA (docs/emulator.md "CNA"). Index functions: contract section 2.
+// CNA feature and weight DMA (docs/emulator.md "CNA"). Index functions: docs/regcmd-contract.md section 2.
 #include "driver/emu/npu/cna.h"
 
 #include <fmt/format.h>
