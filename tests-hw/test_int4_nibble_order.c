@@ -1,4 +1,4 @@
-/* int4 nibble order on the board (contract section 2: element i = low nibble of byte i/2
+/* int4 nibble order on the board (docs/regcmd-contract.md section 2: element i = low nibble of byte i/2
  * when i is even; no public source states it). A is a 0/1 selection matrix (row m picks
  * K index m), so C[m][n] = W[m][n]: with the other order the silicon would return
  * W[m ^ 1][n] (neighbouring K swapped) -- printed as the diagnosis. W4A4 and w4a8. */

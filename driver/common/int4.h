@@ -2,7 +2,7 @@
 // caller's operands and weights, the native operands the planner lays out, the NPU's int4
 // feature and weight data the emulated CNA reads) holds element i in the low nibble of byte
 // i/2 when i is even and in the high nibble when odd, as a two's complement value -8..7
-// (contract section 2; the order on silicon is checked by tests-hw/test_int4_nibble_order).
+// (docs/regcmd-contract.md section 2; the order on silicon is checked by tests-hw/test_int4_nibble_order).
 // The emulator uses it too, like the fp16 converter beside it: if the order were wrong, the
 // hardware test above is what shows it, and the emulator and the library would have to
 // change together anyway. Header only, so lib/ref and tools need no link to the driver.

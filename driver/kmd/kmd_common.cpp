@@ -8,6 +8,7 @@
 #include <cstring>
 #include <set>
 
+#include "driver/common/npu_cores.h"
 #include "driver/common/npu_window.h"
 #include "driver/os/debug.h"
 #include "driver/os/ioctl.h"
@@ -55,8 +56,9 @@ Result<OpenedNode> open_drm_node(Os& os, const std::string& node, KmdKind kind) 
   if (version->name != want) {
     return make_error(-ENODEV, fmt::format("{} is DRM driver '{}', not '{}'", node, version->name, want));
   }
-  // Neither uAPI is asked for a core count here: 3 is the RK3588 fact, ORK_CORES may lower it.
-  auto cores = core_count(3);
+  // Neither uAPI is asked for a core count here: the RK3588's (npu_cores.h) is the fact,
+  // ORK_CORES may lower it.
+  auto cores = core_count(hw::kNpuCores);
   if (!cores) return cores.error();
   DeviceInfo info;
   info.kind = kind;

@@ -31,12 +31,16 @@ constexpr Entry decode(uint64_t raw) {
                static_cast<uint16_t>(raw)};
 }
 
-// Trailer (contract section 5; VND RKNPU_PC_DATA_EXTRA_AMOUNT = 4).
+// Trailer (docs/regcmd-contract.md section 5; VND RKNPU_PC_DATA_EXTRA_AMOUNT = 4).
 inline constexpr size_t kTrailerEntries = 4;
 inline constexpr uint32_t kOpEnCnaCoreDpu = 0x0d;  // bit0 CNA, bit2 CORE, bit3 DPU (MTX)
+// The trailer's special targets (docs/hardware.md section 3, TRM via MTX/RKT-M): 0x0041
+// "must be set before op_en" (no register meaning known) and 0, padding; the PC writes
+// neither into a register.
 inline constexpr uint16_t kTargetTrailerMarker = 0x0041;  // "set before op_en" (TRM via MTX)
 inline constexpr uint64_t kTrailerMarker = encode(kTargetTrailerMarker, 0, 0);
-inline constexpr uint64_t kPadding = 0;  // target 0: the PC ignores it
+inline constexpr uint16_t kTargetPadding = 0x0000;
+inline constexpr uint64_t kPadding = encode(kTargetPadding, 0, 0);  // target 0: the PC ignores it
 
 class Builder {
  public:

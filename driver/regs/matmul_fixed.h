@@ -115,7 +115,7 @@ inline constexpr FixedWrite kMatmulFixed[] = {
     {Block::dpu, DPU_LUT_LO_SLOPE_SHIFT, 0},
 };
 
-// CNA / CORE precision codes (IN_PRECISION, PROC_PRECISION; contract section 2): int8 0,
+// CNA / CORE precision codes (IN_PRECISION, PROC_PRECISION; docs/regcmd-contract.md section 2): int8 0,
 // fp16 2 (MTX npu_hw.h); int4 6 (ORK regcmd_i4.h capture: 0x100c = 0x360, i.e. IN = PROC =
 // 6; rocket-userspace npu_hw.h).
 inline constexpr uint32_t kPrecisionInt8 = 0, kPrecisionFp16 = 2, kPrecisionInt4 = 6;

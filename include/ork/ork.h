@@ -72,7 +72,8 @@ typedef struct ork_matmul_options {
   uint32_t struct_size; /* sizeof(ork_matmul_options), or 0 for the defaults */
   int32_t cores;        /* 1..3 NPU cores; 0 = all the device has */
   int32_t mc_cap;       /* cap on rows per M-tile (experiments); 0 = the bank limit */
-  /* Since API version 1.1 (older callers pass a smaller struct_size and get the defaults): */
+  /* Added within API version 1 (a caller built before them passes a smaller struct_size and
+     gets the defaults): */
   int32_t a_dtype;      /* dtype of A; 0 = the weights' dtype. ORK_DTYPE_INT8 with INT4
                            weights = w4a8 (weights widened to int8 on the device) */
   int32_t c_dtype;      /* dtype of C; 0 = int32 (int8/int4 weights) or fp32 (fp16).

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/npu_window.h"
 #include "lib/api/error.h"
 
 using ork::api::fail;
@@ -38,8 +39,12 @@ ork_status buffer_end_cpu(const ork_buffer& b, bool write, const char* what) {
 namespace {
 
 // The largest buffer accepted: rocket's CREATE_BO takes a 32-bit size, and the NPU's address
-// window is 4 GiB (docs/kernel-interfaces.md); a host (cpu) buffer gets the same bound.
-constexpr size_t kMaxBufferBytes = size_t{0xffffffff} - 4095;
+// window is 4 GiB (driver/common/npu_window.h; docs/kernel-interfaces.md): the window less
+// one 4 KiB page, the largest whole number of pages a 32-bit size holds (0xfffff000). A host
+// (cpu) buffer gets the same bound.
+constexpr size_t kPageBytes = 4096;
+constexpr size_t kMaxBufferBytes = size_t{ork::hw::kNpuWindowBytes} - kPageBytes;
+static_assert(kMaxBufferBytes == 0xfffff000);
 
 }  // namespace
 

@@ -164,12 +164,15 @@ void release(ork_device* device) {
   if (device != nullptr && device->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete device;
 }
 
+std::string resolve_device_name(const char* name_or_null) {
+  const std::string name = name_or_null ? name_or_null : "default";
+  if (name != "default" && !name.empty()) return name;
+  const char* env = std::getenv("ORK_DEVICE");
+  return (env && *env) ? env : "auto";
+}
+
 Result<std::unique_ptr<ork_device>> open_device(const char* name_or_null) {
-  std::string name = name_or_null ? name_or_null : "default";
-  if (name == "default" || name.empty()) {
-    const char* env = std::getenv("ORK_DEVICE");
-    name = (env && *env) ? env : "auto";
-  }
+  std::string name = resolve_device_name(name_or_null);
   // An optional ":NODE" names the device node (card vs render node matters on rknpu).
   std::string node;
   if (auto colon = name.find(':'); colon != std::string::npos) {

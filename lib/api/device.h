@@ -86,8 +86,12 @@ class DeviceRef {
 // The device's job queue (made on first use; the caller holds the device's mutex).
 JobQueue& jobs_of(ork_device& device);
 
+// The device a name stands for: nullptr, "" and "default" -> $ORK_DEVICE when set and not
+// empty, else "auto"; any other name is itself. The one reader of ORK_DEVICE's default rule
+// (open_device, and tools that name the device before opening it).
+std::string resolve_device_name(const char* name);
 // Opens a device by name: rknpu[:NODE], rocket[:NODE], emu, emu-rknpu, emu-rocket, cpu,
-// auto; nullptr / "default" -> $ORK_DEVICE, else auto.
+// auto; nullptr / "default" -> $ORK_DEVICE, else auto (resolve_device_name).
 Result<std::unique_ptr<ork_device>> open_device(const char* name);
 // An emulated device over a fake kernel of the given configuration (tools and tests: e.g. a
 // PC that does no work, to measure the host's own cost), through the `kind` interface.

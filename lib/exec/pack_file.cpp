@@ -2,12 +2,14 @@
 #include "lib/exec/pack_file.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "driver/common/errno_text.h"
 #include "lib/exec/activation.h"
 #include "lib/matmul/context.h"
 
@@ -15,6 +17,10 @@ namespace ork::exec {
 namespace {
 
 constexpr size_t kHeaderFields = 56;  // bytes covered by the header checksum
+
+// The errno of a failed stdio call, read right after it; EIO when the call set none (a short
+// fwrite need not).
+int stdio_errno() { return errno != 0 ? errno : EIO; }
 
 template <typename T>
 void put(uint8_t* p, size_t at, T v) { std::memcpy(p + at, &v, sizeof v); }
@@ -87,8 +93,11 @@ PackWriter::~PackWriter() {
 }
 
 Status PackWriter::write_at(uint64_t offset, const void* data, size_t bytes) {
-  if (std::fseek(f_, static_cast<long>(offset), SEEK_SET) != 0 || std::fwrite(data, 1, bytes, f_) != bytes)
-    return make_error(-EIO, fmt::format("{}: write of {} bytes at {} failed: {}", path_, bytes, offset, std::strerror(errno)));
+  errno = 0;
+  if (std::fseek(f_, static_cast<long>(offset), SEEK_SET) != 0 || std::fwrite(data, 1, bytes, f_) != bytes) {
+    const int err = stdio_errno();
+    return make_error(-err, fmt::format("{}: write of {} bytes at {} failed: {}", path_, bytes, offset, errno_text(err)));
+  }
   return {};
 }
 
@@ -145,9 +154,11 @@ Status PackWriter::finish() {
   const uint8_t zero = 0;
   if (written < model_.file_bytes)
     if (auto s = write_at(model_.file_bytes - 1, &zero, 1); !s) return s;
+  errno = 0;
   if (std::fclose(f_) != 0) {
+    const int err = stdio_errno();
     f_ = nullptr;
-    return make_error(-EIO, fmt::format("{}: close failed: {}", path_, std::strerror(errno)));
+    return make_error(-err, fmt::format("{}: close failed: {}", path_, errno_text(err)));
   }
   f_ = nullptr;
   return {};

@@ -9,6 +9,7 @@
 
 #include "lib/exec/pack_file.h"
 #include "lib/exec/plan.h"
+#include "driver/common/npu_cores.h"
 #include "driver/emu/npu/timing.h"
 
 namespace ork::exec {
@@ -41,7 +42,8 @@ namespace {
 Status check_project_options(const ModelDesc& d, const ProjectOptions& o) {
   if (auto s = check_desc(d); !s) return s.error();
   if (o.m < 1 || o.m > 4096) return make_error(-EINVAL, fmt::format("m = {}: must be 1..4096", o.m));
-  if (o.cores < 1 || o.cores > 3) return make_error(-EINVAL, fmt::format("cores = {}: must be 1..3", o.cores));
+  if (o.cores < 1 || o.cores > hw::kNpuCores)
+    return make_error(-EINVAL, fmt::format("cores = {}: must be 1..{}", o.cores, hw::kNpuCores));
   if (!(o.disk_bytes_per_s > 0) || !std::isfinite(o.disk_bytes_per_s))
     return make_error(-EINVAL, fmt::format("disk rate {} bytes/s: must be a positive number", o.disk_bytes_per_s));
   if (o.host_ns.size() != d.matmuls.size())

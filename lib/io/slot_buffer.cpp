@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/errno_text.h"
+
 namespace ork::io {
 
 Result<SlotBuffer> SlotBuffer::allocate(size_t size_bytes) {
@@ -19,8 +21,8 @@ Result<SlotBuffer> SlotBuffer::allocate(size_t size_bytes) {
   void* map = ::mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                      -1, 0);
   if (map == MAP_FAILED) {
-    return make_error(-ENOMEM, fmt::format("slot of {} bytes: mmap failed (errno {})",
-                                           size_bytes, errno));
+    const int err = errno;
+    return make_error(-ENOMEM, fmt::format("slot of {} bytes: mmap failed: {}", size_bytes, errno_text(err)));
   }
   const uintptr_t base = reinterpret_cast<uintptr_t>(map);
   const uintptr_t aligned = (base + kAlignBytes - 1) & ~(uintptr_t{kAlignBytes} - 1);

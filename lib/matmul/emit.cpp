@@ -13,7 +13,7 @@ namespace {
 
 namespace R = ork::regs;
 
-// Precision codes (driver/regs/matmul_fixed.h, contract section 2).
+// Precision codes (driver/regs/matmul_fixed.h, docs/regcmd-contract.md section 2).
 constexpr uint32_t kPrecInt8 = R::kPrecisionInt8, kPrecFp16 = R::kPrecisionFp16, kPrecInt4 = R::kPrecisionInt4;
 
 uint32_t precision(DType d) { return d == DType::fp16 ? kPrecFp16 : d == DType::int4 ? kPrecInt4 : kPrecInt8; }
@@ -96,7 +96,7 @@ Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, re
   put(rc, opt, R::DpuDataCubeWidth{.width = 0});
   put(rc, opt, R::DpuDataCubeHeight{.height = u32(t.mc - 1)});
   // ORIG_CHANNEL (the channels before alignment) = CHANNEL: every public writer's value for
-  // a matmul (MTX, the vendor runtime, Mesa; contract section 8).
+  // a matmul (MTX, the vendor runtime, Mesa; docs/regcmd-contract.md section 8).
   put(rc, opt, R::DpuDataCubeChannel{.channel = u32(t.nt - 1), .orig_channel = u32(t.nt - 1)});
   // fp16 C: the DPU's fp32 -> fp16 conversion (MTX gen_matmul_fp16); scale 1 = identity as
   // the CVT registers' matmul setting (docs/hardware.md section 4). Only on one-slice plans:
@@ -105,7 +105,7 @@ Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, re
   put(rc, opt, R::DpuOutCvtScale{.out_cvt_scale = 1, .fp32tofp16_en = plan.npu_fp16_out() ? 1u : 0u});
   emit_shape_followers(plan, t, rc, opt);
   // Every other register a matmul depends on, with the captures' value (matmul_fixed.h):
-  // the core keeps whatever the previous job wrote there (contract section 3a).
+  // the core keeps whatever the previous job wrote there (docs/regcmd-contract.md section 3a).
   for (const R::FixedWrite& f : R::kMatmulFixed) rc.emit_raw(f.block, f.offset, f.value);
   if (!rc.ok()) return make_error(-EINVAL, fmt::format("emitter: {}", rc.error()));
   return Status::success();

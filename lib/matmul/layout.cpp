@@ -1,4 +1,4 @@
-// Native layouts and the int8 host pack / unpack (layout.h). Formulas: contract section 2.
+// Native layouts and the int8 host pack / unpack (layout.h). Formulas: docs/regcmd-contract.md section 2.
 #include "lib/matmul/layout.h"
 
 #include <algorithm>
@@ -9,6 +9,8 @@
 #endif
 #include <string>
 
+#include "driver/common/npu_layout.h"
+
 namespace ork::matmul {
 
 int64_t feature_index(DType dtype, int64_t m, int64_t k, int64_t rows) {
@@ -18,7 +20,8 @@ int64_t feature_index(DType dtype, int64_t m, int64_t k, int64_t rows) {
 
 int64_t weight_index(DType dtype, int64_t k, int64_t n, int64_t depth) {
   const int64_t wa = weight_atom(dtype);  // kernels per block: 32 int8, 16 fp16, 64 int4
-  return (n / wa) * wa * depth + (k / 32) * (wa * 32) + (n % wa) * 32 + k % 32;
+  constexpr int64_t kb = hw::kKBlock;  // each kernel's K values in runs of 32
+  return (n / wa) * wa * depth + (k / kb) * (wa * kb) + (n % wa) * kb + k % kb;
 }
 
 int64_t output_index(int64_t c2, int64_t m, int64_t n, int64_t rows) {
@@ -29,17 +32,21 @@ int64_t output_index(DType dtype, int64_t m, int64_t n, int64_t rows) {
   return output_index(output_atom(dtype), m, n, rows);
 }
 
-namespace {
-
-constexpr int64_t kAtom = 16;   // int8 feature atom, bytes (and elements)
-constexpr int64_t kBlock = 32;  // int8 weight block edge: 32 kernels x 32 K
-constexpr int64_t kC2 = 4;      // int32 output atom, elements
-
 Status check_size(const char* what, int64_t have, int64_t need) {
   if (have == need) return {};
   return make_error(-EINVAL, std::string(what) + ": " + std::to_string(have) +
                                  " elements given, the plan needs " + std::to_string(need));
 }
+
+namespace {
+
+// The int8 atoms (driver/common/npu_layout.h): a feature atom of 16 bytes (and elements), a
+// square weight block of 32 kernels x 32 K (the transposes below rely on it being square),
+// an int32 output atom of 4 elements.
+constexpr int64_t kAtom = hw::kAtomBytes;
+constexpr int64_t kBlock = hw::kKBlock;
+static_assert(hw::weight_atom(8) == kBlock && hw::feature_atom(8) == kAtom);
+constexpr int64_t kC2 = hw::output_atom(hw::output_element_bits(8, false));
 
 Status check_int8(const Plan& plan) {
   if (plan.dtype == DType::int8) return {};

@@ -25,6 +25,10 @@ int64_t output_index(int64_t c2, int64_t m, int64_t n, int64_t rows);
 // Output of a dtype's default result type (int8 -> int32, fp16 -> fp32, int4 -> int16).
 int64_t output_index(DType dtype, int64_t m, int64_t n, int64_t rows);
 
+// The packers' buffer check (every dtype's): -EINVAL naming `what`, the elements given and
+// the plan's need, unless have == need.
+Status check_size(const char* what, int64_t have, int64_t need);
+
 // Rows [begin, end) of C or A: threads split a big matrix by rows (end -1: to the last row).
 struct RowRange {
   int64_t begin = 0, end = -1;
@@ -52,7 +56,7 @@ Status unpack_c_slices_int32(std::span<const int32_t> native, const Plan& plan,
 // ---- fp16 and int4 (layout_dtypes.cpp): per-element loops over the index functions above.
 // fp16 operands are binary16 bit patterns. int4 operands are packed nibble streams of the
 // row-major matrix (element i = row*cols + col in the low nibble of byte i/2 when i is even,
-// else the high one; contract section 2), ceil(rows*cols/2) bytes.
+// else the high one; docs/regcmd-contract.md section 2), ceil(rows*cols/2) bytes.
 Status pack_a_fp16(std::span<const uint16_t> a, const Plan& plan, std::span<uint16_t> out);
 Status pack_b_fp16(std::span<const uint16_t> b, const Plan& plan, std::span<uint16_t> out);
 Status pack_a_int4(std::span<const uint8_t> a, const Plan& plan, std::span<uint8_t> out);

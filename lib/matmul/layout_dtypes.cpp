@@ -1,5 +1,5 @@
 // Host pack / unpack for fp16 and int4 (layout.h). Plain loops over the index functions of
-// the contract (section 2): these run once per weight upload and once per call for A/C, and
+// docs/regcmd-contract.md (section 2): these run once per weight upload and once per call for A/C, and
 // are checked element by element against the index functions in tests/lib/matmul/test_layout.
 #include <algorithm>
 #include <cerrno>
@@ -11,12 +11,6 @@
 
 namespace ork::matmul {
 namespace {
-
-Status check_len(const char* what, int64_t have, int64_t need) {
-  if (have == need) return {};
-  return make_error(-EINVAL, std::string(what) + ": " + std::to_string(have) +
-                                 " elements given, the plan needs " + std::to_string(need));
-}
 
 Status check_dtype(const Plan& plan, DType want, const char* fn) {
   if (plan.dtype == want) return {};
@@ -35,8 +29,8 @@ int64_t slice_base(const Plan& p, int64_t s) { return p.np * p.slice_k * s; }
 Status pack_a_fp16(std::span<const uint16_t> a, const Plan& plan, std::span<uint16_t> out) {
   if (auto s = check_dtype(plan, DType::fp16, "pack_a_fp16"); !s) return s;
   const int64_t m_rows = plan.shape.m, k_len = plan.shape.k;
-  if (auto s = check_len("A", static_cast<int64_t>(a.size()), m_rows * k_len); !s) return s;
-  if (auto s = check_len("native A", static_cast<int64_t>(out.size()), plan.mp * plan.kp); !s) return s;
+  if (auto s = check_size("A", static_cast<int64_t>(a.size()), m_rows * k_len); !s) return s;
+  if (auto s = check_size("native A", static_cast<int64_t>(out.size()), plan.mp * plan.kp); !s) return s;
   std::fill(out.begin(), out.end(), uint16_t{0});  // K padding: +0.0
   for (int64_t m = 0; m < m_rows; ++m)
     for (int64_t k = 0; k < k_len; ++k) out[feature_index(DType::fp16, m, k, plan.mp)] = a[m * k_len + k];
@@ -46,8 +40,8 @@ Status pack_a_fp16(std::span<const uint16_t> a, const Plan& plan, std::span<uint
 Status pack_b_fp16(std::span<const uint16_t> b, const Plan& plan, std::span<uint16_t> out) {
   if (auto s = check_dtype(plan, DType::fp16, "pack_b_fp16"); !s) return s;
   const int64_t k_len = plan.shape.k, n_len = plan.shape.n;
-  if (auto s = check_len("B", static_cast<int64_t>(b.size()), k_len * n_len); !s) return s;
-  if (auto s = check_len("native B", static_cast<int64_t>(out.size()), plan.np * plan.kp); !s) return s;
+  if (auto s = check_size("B", static_cast<int64_t>(b.size()), k_len * n_len); !s) return s;
+  if (auto s = check_size("native B", static_cast<int64_t>(out.size()), plan.np * plan.kp); !s) return s;
   std::fill(out.begin(), out.end(), uint16_t{0});
   for (int64_t s = 0; s < plan.slices; ++s) {
     const int64_t k0 = s * plan.slice_k, kt = slice_kt(plan, s), base = slice_base(plan, s);
@@ -60,9 +54,9 @@ Status pack_b_fp16(std::span<const uint16_t> b, const Plan& plan, std::span<uint
 Status pack_a_int4(std::span<const uint8_t> a, const Plan& plan, std::span<uint8_t> out) {
   if (auto s = check_dtype(plan, DType::int4, "pack_a_int4"); !s) return s;
   const int64_t m_rows = plan.shape.m, k_len = plan.shape.k;
-  if (auto s = check_len("A (packed int4 bytes)", static_cast<int64_t>(a.size()), int4_packed_bytes(m_rows * k_len)); !s)
+  if (auto s = check_size("A (packed int4 bytes)", static_cast<int64_t>(a.size()), int4_packed_bytes(m_rows * k_len)); !s)
     return s;
-  if (auto s = check_len("native A", static_cast<int64_t>(out.size()), plan.a_bytes()); !s) return s;
+  if (auto s = check_size("native A", static_cast<int64_t>(out.size()), plan.a_bytes()); !s) return s;
   std::fill(out.begin(), out.end(), uint8_t{0});
   for (int64_t m = 0; m < m_rows; ++m)
     for (int64_t k = 0; k < k_len; ++k)
@@ -73,9 +67,9 @@ Status pack_a_int4(std::span<const uint8_t> a, const Plan& plan, std::span<uint8
 Status pack_b_int4(std::span<const uint8_t> b, const Plan& plan, std::span<uint8_t> out) {
   if (auto s = check_dtype(plan, DType::int4, "pack_b_int4"); !s) return s;
   const int64_t k_len = plan.shape.k, n_len = plan.shape.n;
-  if (auto s = check_len("B (packed int4 bytes)", static_cast<int64_t>(b.size()), int4_packed_bytes(k_len * n_len)); !s)
+  if (auto s = check_size("B (packed int4 bytes)", static_cast<int64_t>(b.size()), int4_packed_bytes(k_len * n_len)); !s)
     return s;
-  if (auto s = check_len("native B", static_cast<int64_t>(out.size()), plan.b_bytes()); !s) return s;
+  if (auto s = check_size("native B", static_cast<int64_t>(out.size()), plan.b_bytes()); !s) return s;
   std::fill(out.begin(), out.end(), uint8_t{0});
   for (int64_t s = 0; s < plan.slices; ++s) {
     const int64_t k0 = s * plan.slice_k, kt = slice_kt(plan, s), base = slice_base(plan, s);
@@ -87,9 +81,9 @@ Status pack_b_int4(std::span<const uint8_t> b, const Plan& plan, std::span<uint8
 }
 
 Status widen_int4(std::span<const uint8_t> packed, int64_t count, std::span<int8_t> out) {
-  if (auto s = check_len("packed int4 bytes", static_cast<int64_t>(packed.size()), int4_packed_bytes(count)); !s)
+  if (auto s = check_size("packed int4 bytes", static_cast<int64_t>(packed.size()), int4_packed_bytes(count)); !s)
     return s;
-  if (auto s = check_len("widened int8", static_cast<int64_t>(out.size()), count); !s) return s;
+  if (auto s = check_size("widened int8", static_cast<int64_t>(out.size()), count); !s) return s;
   for (int64_t i = 0; i < count; ++i) out[i] = int4::value_at(packed.data(), i);
   return {};
 }
@@ -100,8 +94,8 @@ namespace {
 template <class Native, class Out, class Op>
 Status unpack_with(std::span<const Native> native, const Plan& plan, std::span<Out> c, Op op) {
   const int64_t m_rows = plan.shape.m, n_len = plan.shape.n, c2 = plan.out_atom();
-  if (auto s = check_len("native C", static_cast<int64_t>(native.size()), c_elements_per_slice(plan)); !s) return s;
-  if (auto s = check_len("C", static_cast<int64_t>(c.size()), m_rows * n_len); !s) return s;
+  if (auto s = check_size("native C", static_cast<int64_t>(native.size()), c_elements_per_slice(plan)); !s) return s;
+  if (auto s = check_size("C", static_cast<int64_t>(c.size()), m_rows * n_len); !s) return s;
   for (int64_t m = 0; m < m_rows; ++m)
     for (int64_t n = 0; n < n_len; ++n) op(c[m * n_len + n], native[output_index(c2, m, n, plan.mp)]);
   return {};

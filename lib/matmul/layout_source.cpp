@@ -10,12 +10,13 @@
 #include <string>
 
 #include "driver/common/int4.h"
+#include "driver/common/npu_layout.h"
 #include "lib/matmul/layout.h"
 
 namespace ork::matmul {
 namespace {
 
-constexpr int64_t kRun = 32;  // K values per kernel per native block
+constexpr int64_t kRun = hw::kKBlock;  // K values per kernel per native block (npu_layout.h)
 
 int64_t elem_bytes(DType d) { return d == DType::fp16 ? 2 : 1; }  // int4: handled as nibbles
 

@@ -19,17 +19,17 @@ const char* dtype_name(DType dtype) {
   return "unknown";
 }
 
-// Contract section 2: int8 (K/16,M,16) bytes, fp16 (K/8,M,8) halves, int4 (K/32,M,32) nibbles;
-// weights (N/32,K/32,32,32), (N/16,K/32,16,32), (N/64,K/32,64,32).
+// The atoms are the NPU's (driver/common/npu_layout.h; docs/regcmd-contract.md section 2):
+// int8 (K/16,M,16) bytes, fp16 (K/8,M,8) halves, int4 (K/32,M,32) nibbles; weights
+// (N/32,K/32,32,32), (N/16,K/32,16,32), (N/64,K/32,64,32). Output without fp16 C: int32,
+// fp32, int16 partials (int4).
 int64_t element_bits(DType dtype) {
   return dtype == DType::fp16 ? 16 : dtype == DType::int4 ? 4 : 8;
 }
-int64_t weight_atom(DType dtype) {
-  return dtype == DType::fp16 ? 16 : dtype == DType::int4 ? 64 : 32;
-}
-int64_t feature_atom(DType dtype) { return 16 * 8 / element_bits(dtype); }
-int64_t output_atom(DType dtype) { return dtype == DType::int4 ? 8 : 4; }
-int64_t output_element_bytes(DType dtype) { return dtype == DType::int4 ? 2 : 4; }
+int64_t weight_atom(DType dtype) { return hw::weight_atom(element_bits(dtype)); }
+int64_t feature_atom(DType dtype) { return hw::feature_atom(element_bits(dtype)); }
+int64_t output_atom(DType dtype) { return hw::output_atom(hw::output_element_bits(element_bits(dtype), false)); }
+int64_t output_element_bytes(DType dtype) { return hw::output_element_bits(element_bits(dtype), false) / 8; }
 
 namespace {
 
@@ -68,13 +68,13 @@ int64_t resident_rows(int64_t kt) { return hw::resident_rows(kt); }
 
 int64_t Plan::a_bytes() const { return bits_to_bytes(mp * kp, dtype); }
 int64_t Plan::b_bytes() const { return bits_to_bytes(np * kp, dtype); }
-int64_t Plan::out_atom() const { return npu_fp16_out() ? 8 : output_atom(dtype); }
-int64_t Plan::out_bytes() const { return 16 / out_atom(); }
+int64_t Plan::out_atom() const { return npu_fp16_out() ? hw::output_atom(16) : output_atom(dtype); }
+int64_t Plan::out_bytes() const { return hw::kAtomBytes / out_atom(); }
 int64_t Plan::c_bytes_per_slice() const { return mp * np * out_bytes(); }
 
 int64_t Plan::a_offset(const Task& t) const {
   // Element (m0, k0) of (K/fa, mp, fa): 16-byte atoms, k0 is a multiple of the atom.
-  return (t.k0 / feature_atom(dtype)) * mp * 16 + t.m0 * 16;
+  return (t.k0 / feature_atom(dtype)) * mp * hw::kAtomBytes + t.m0 * hw::kAtomBytes;
 }
 
 int64_t Plan::b_offset(const Task& t) const {
@@ -85,7 +85,7 @@ int64_t Plan::b_offset(const Task& t) const {
 }
 
 int64_t Plan::c_offset(const Task& t) const {
-  return (t.n0 / out_atom()) * mp * 16 + t.m0 * 16;
+  return (t.n0 / out_atom()) * mp * hw::kAtomBytes + t.m0 * hw::kAtomBytes;
 }
 
 namespace {
@@ -134,7 +134,7 @@ Status check_options(const PlanOptions& o) {
                                    ": only fp16 inputs can give fp16 C (int8/int4 give int32)");
   }
   if (o.cores < 1 || o.cores > kMaxCores) {
-    return make_error(-EINVAL, fmt_dim("cores", o.cores, "must be 1..3"));
+    return make_error(-EINVAL, fmt_dim("cores", o.cores, ("must be 1.." + std::to_string(kMaxCores)).c_str()));
   }
   if (o.mc_cap < 0) return make_error(-EINVAL, fmt_dim("mc_cap", o.mc_cap, "must be >= 0 (0 = bank limit)"));
   return {};
@@ -258,7 +258,7 @@ Result<Plan> make_plan(const Shape& shape, const PlanOptions& options) {
   Plan p;
   p.shape = shape;
   p.dtype = options.dtype;
-  p.mp = shape.m;  // NC1HWC2 needs no M padding (contract section 2)
+  p.mp = shape.m;  // NC1HWC2 needs no M padding (docs/regcmd-contract.md section 2)
   p.kp = round_up(shape.k, kKAlign);
   p.np = round_up(shape.n, weight_atom(options.dtype));
   p.fp16_out = options.fp16_out;

@@ -5,6 +5,7 @@
 
 #include "driver/common/cbuf_limits.h"
 #include "driver/common/npu_cores.h"
+#include "driver/common/npu_layout.h"
 #include "driver/common/npu_window.h"
 #include <cstdint>
 #include <string>
@@ -17,13 +18,14 @@ namespace ork::matmul {
 enum class DType { int8, fp16, int4 };
 const char* dtype_name(DType dtype);
 
-// Per-dtype atoms (docs/regcmd-contract.md section 2). Feature and output atoms are 16 bytes.
+// Per-dtype atoms (docs/regcmd-contract.md section 2), by driver/common/npu_layout.h.
+// Feature and output atoms are 16 bytes.
 int64_t element_bits(DType dtype);         // 8 int8, 16 fp16, 4 int4
 int64_t weight_atom(DType dtype);          // kernels per weight block: 32 int8, 16 fp16, 64 int4
 int64_t feature_atom(DType dtype);         // K elements per 16-byte feature atom: 16 / 8 / 32
 int64_t output_atom(DType dtype);          // N elements per 16-byte output atom: 4 (int32/fp32), 8 (int16)
 int64_t output_element_bytes(DType dtype); // 4 int32 / fp32, 2 int16 partials (int4)
-inline constexpr int64_t kKAlign = 32;     // K padding of every dtype (weight block is [..][32])
+inline constexpr int64_t kKAlign = hw::kKBlock;  // K padding of every dtype (weight block is [..][32])
 inline constexpr int64_t kNpuWindowBytes = static_cast<int64_t>(hw::kNpuWindowBytes);  // driver/common/npu_window.h
 
 // Hardware constants (docs/regcmd-contract.md, docs/emulator.md "CBUF limits"). The

@@ -60,7 +60,7 @@ class CpuGroupMatmul final : public GroupMatmul {
 // added on the host). Per-group: one submit for all groups, as K-slices of the group width
 // whose outputs stay apart (group_plan.h). Two device copies of the weights, each made on
 // first use: int8 (w8a8, and w4a8 with int4 codes widened as they are uploaded), and native
-// int4 for w4a4 (int4 x int4 with int16 partials; the dtypes path of API 1.1). One context
+// int4 for w4a4 (int4 x int4 with int16 partials; the dtypes path added within API version 1). One context
 // per (M, cores) and copy, kept for the next call.
 class NpuGroupMatmul final : public GroupMatmul {
  public:

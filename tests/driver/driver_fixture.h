@@ -1,5 +1,6 @@
 // Helpers for the driver tests: a recording stand-in for the PC (so the fake kernel's own
-// mechanics can be checked call by call), and raw-uAPI shorthands over any Os.
+// mechanics can be checked call by call), a backend opened over a fake kernel, and raw-uAPI
+// shorthands over any Os.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,10 +8,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "driver/common/npu_irq.h"
 #include "driver/emu/kernel/fake_kernel.h"
+#include "driver/kmd/kmd.h"
 #include "driver/os/ioctl.h"
 #include "uapi/rknpu_ioctl.h"
 #include "uapi/rocket_accel.h"
@@ -52,6 +55,16 @@ inline emu::FakeKernelConfig recorded(Recorder& rec) {
   emu::FakeKernelConfig cfg;
   cfg.executor = rec.executor();
   return cfg;
+}
+
+// A backend of `kind` over the fake kernel `k`, at the node each kernel interface has on a
+// board (rknpu /dev/dri/card1, rocket /dev/accel/accel0); nullptr, with a failed
+// expectation naming the error, when it does not open.
+inline std::unique_ptr<driver::Kmd> open_kmd(emu::FakeKernel& k, driver::KmdKind kind) {
+  auto r = kind == driver::KmdKind::rknpu ? driver::open_rknpu(k, "/dev/dri/card1")
+                                          : driver::open_rocket(k, "/dev/accel/accel0");
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return r.ok() ? std::move(r.value()) : nullptr;
 }
 
 // A raw rknpu BO: MEM_CREATE (48-byte), MEM_MAP, mmap.

@@ -19,12 +19,7 @@ constexpr uint32_t M = 8, K = 64, N = 32;  // one 32-column weight tile per task
 
 class RealNpu : public ::testing::TestWithParam<KmdKind> {
  protected:
-  std::unique_ptr<driver::Kmd> open(emu::FakeKernel& k) {
-    auto r = GetParam() == KmdKind::rknpu ? driver::open_rknpu(k, "/dev/dri/card1")
-                                          : driver::open_rocket(k, "/dev/accel/accel0");
-    EXPECT_TRUE(r.ok()) << r.error().message;
-    return std::move(r.value());
-  }
+  std::unique_ptr<driver::Kmd> open(emu::FakeKernel& k) { return open_kmd(k, GetParam()); }
   std::unique_ptr<driver::Kmd> open() { return open(kernel); }
   // Runs the matmul below; the number of wrong C cells, or -1 if the submit failed.
   int64_t matmul_mismatches(emu::FakeKernel& k, bool sync_a);

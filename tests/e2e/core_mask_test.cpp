@@ -11,11 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "driver/emu/kernel/fake_kernel.h"
-#include "lib/api/device.h"
-#include "lib/ref/oracle.h"
 #include "lib/ref/random.h"
-#include "ork/ork.h"
+#include "tests/e2e/int8_fixture.h"
 
 namespace {
 
@@ -23,38 +20,29 @@ using ork::ref::random_int8;
 
 constexpr int64_t M = 200, K = 512, N = 384;  // enough N-tasks to give each of 3 cores work
 
-class CoreMask : public ::testing::TestWithParam<const char*> {
+class CoreMask : public ork::e2e::Int8Call {
  protected:
+  CoreMask() : Int8Call(M, K, N) {}
   void SetUp() override {
     ASSERT_EQ(ork_device_open(GetParam(), &dev_), ORK_OK) << ork_last_error();
-    ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, w_.data(), &wh_), ORK_OK) << ork_last_error();
-    ASSERT_TRUE(ork::ref::matmul_int8(a_, w_, want_, {M, K, N}).ok());
-  }
-  void TearDown() override {
-    ork_weights_destroy(wh_);
-    ork_device_close(dev_);
+    set_operands(random_int8(M * K, 1), random_int8(K * N, 2));
+    ASSERT_EQ(create_weights(), ORK_OK) << ork_last_error();
   }
   ork_status run(uint32_t mask, int cores = 0) {
-    c_.assign(M * N, 0x5a5a5a5a);
     ork_matmul_options o{};
     o.struct_size = sizeof o;
     o.core_mask = mask;
     o.cores = cores;
-    return ork_matmul(dev_, wh_, a_.data(), M, c_.data(), &o);
+    return run_with(o, 0x5a5a5a5a);
   }
   bool rocket() const { return std::string(GetParam()) == "emu-rocket"; }
-
-  ork_device* dev_ = nullptr;
-  ork_weights* wh_ = nullptr;
-  std::vector<int8_t> a_ = random_int8(M * K, 1), w_ = random_int8(K * N, 2);
-  std::vector<int32_t> c_, want_ = std::vector<int32_t>(M * N);
 };
 
 TEST_P(CoreMask, EveryMaskIsExactOnItsCores) {
   for (uint32_t mask = 1; mask <= 7; ++mask) {
     const ork::emu::KernelStats before = dev_->fake->stats();
     ASSERT_EQ(run(mask), ORK_OK) << "mask " << mask << ": " << ork_last_error();
-    EXPECT_EQ(c_, want_) << "mask " << mask;
+    EXPECT_EQ(got_, want_) << "mask " << mask;
     const ork::emu::KernelStats after = dev_->fake->stats();
     if (rocket()) {
       uint64_t jobs = 0;
@@ -74,9 +62,9 @@ TEST_P(CoreMask, EveryMaskIsExactOnItsCores) {
 
 TEST_P(CoreMask, MaskAndCoresTogether) {
   EXPECT_EQ(run(0x6, 2), ORK_OK) << ork_last_error();
-  EXPECT_EQ(c_, want_);
+  EXPECT_EQ(got_, want_);
   EXPECT_EQ(run(0, 2), ORK_OK) << ork_last_error();  // no mask: cores 0 and 1
-  EXPECT_EQ(c_, want_);
+  EXPECT_EQ(got_, want_);
 }
 
 TEST_P(CoreMask, BadMasksAreNamed) {
@@ -90,7 +78,7 @@ TEST_P(CoreMask, BadMasksAreNamed) {
   ASSERT_EQ(run(0x5, 1), ORK_E_INVALID_ARGUMENT);
   EXPECT_NE(std::string(ork_last_error()).find("cores = 1 with core_mask = 0x5"), std::string::npos) << ork_last_error();
   ASSERT_EQ(run(0x7), ORK_OK) << ork_last_error();  // the device is fine after the refusals
-  EXPECT_EQ(c_, want_);
+  EXPECT_EQ(got_, want_);
 }
 
 INSTANTIATE_TEST_SUITE_P(Emu, CoreMask, ::testing::Values("emu-rknpu", "emu-rocket"));

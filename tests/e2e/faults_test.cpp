@@ -4,52 +4,29 @@
 // NPU's kernel (driver/emu/kernel/fake_kernel.h) of the device under test.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
-#include "driver/emu/kernel/fake_kernel.h"
-#include "lib/api/device.h"
-#include "lib/ref/oracle.h"
-#include "ork/ork.h"
+#include "tests/e2e/int8_fixture.h"
 
 namespace {
 
 constexpr int64_t M = 70, K = 256, N = 96;
 
-class Faults : public ::testing::TestWithParam<const char*> {
+class Faults : public ork::e2e::Int8Call {
  protected:
+  Faults() : Int8Call(M, K, N) {}
   void SetUp() override {
     ASSERT_EQ(ork_device_open(GetParam(), &dev_), ORK_OK) << ork_last_error();
     ASSERT_NE(dev_->fake, nullptr);
-    std::mt19937 rng(5);
-    a_.resize(M * K);
-    w_.resize(K * N);
-    for (auto& x : a_) x = static_cast<int8_t>(rng());
-    for (auto& x : w_) x = static_cast<int8_t>(rng());
-    want_.resize(M * N);
-    ASSERT_TRUE(ork::ref::matmul_int8(a_, w_, want_, {M, K, N}).ok());
-    ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, w_.data(), &w_handle_), ORK_OK) << ork_last_error();
+    draw(5);
+    ASSERT_EQ(create_weights(), ORK_OK) << ork_last_error();
   }
-  void TearDown() override {
-    ork_weights_destroy(w_handle_);
-    ork_device_close(dev_);
-  }
-  ork::emu::Faults& faults() { return dev_->fake->faults(); }
-  ork_status run(int cores = 3) {
-    got_.assign(M * N, 0);
-    ork_matmul_options opt{.struct_size = sizeof(opt), .cores = cores, .mc_cap = 0};
-    return ork_matmul(dev_, w_handle_, a_.data(), M, got_.data(), &opt);
-  }
+  ork_status run(int cores = 3) { return run_on(cores, 0); }
   void expect_correct_run() {
     ASSERT_EQ(run(), ORK_OK) << ork_last_error();
     EXPECT_EQ(got_, want_);
   }
-
-  ork_device* dev_ = nullptr;
-  ork_weights* w_handle_ = nullptr;
-  std::vector<int8_t> a_, w_;
-  std::vector<int32_t> want_, got_;
 };
 
 TEST_P(Faults, WedgedJobTimesOutResetsAndTheNextCallWorks) {

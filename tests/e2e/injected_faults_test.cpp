@@ -10,15 +10,11 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "driver/emu/kernel/fake_kernel.h"
-#include "lib/api/device.h"
-#include "lib/ref/oracle.h"
-#include "ork/ork.h"
+#include "tests/e2e/int8_fixture.h"
 
 namespace {
 
@@ -35,48 +31,28 @@ ork_status open_with_faults(const char* device, const char* spec, ork_device** o
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-class Injected : public ::testing::TestWithParam<const char*> {
+class Injected : public ork::e2e::Int8Call {
  protected:
-  void SetUp() override {
-    std::mt19937 rng(11);
-    a_.resize(M * K);
-    w_.resize(K * N);
-    for (auto& x : a_) x = static_cast<int8_t>(rng());
-    for (auto& x : w_) x = static_cast<int8_t>(rng());
-    want_.resize(M * N);
-    ASSERT_TRUE(ork::ref::matmul_int8(a_, w_, want_, {M, K, N}).ok());
-  }
-  void TearDown() override {
-    ork_weights_destroy(w_handle_);
-    ork_device_close(dev_);
-  }
+  Injected() : Int8Call(M, K, N) {}
+  void SetUp() override { draw(11); }
   // Opens the device under test with `spec`; the weights are created before any rule that
   // targets jobs or submits can fire (they only upload).
   void open(const char* spec) {
     ASSERT_EQ(open_with_faults(GetParam(), spec, &dev_), ORK_OK) << ork_last_error();
     ASSERT_NE(dev_->fake, nullptr);
   }
-  ork_status make_weights() { return ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, w_.data(), &w_handle_); }
-  ork_status run(int cores = 3) {
-    got_.assign(M * N, kSentinel);
-    ork_matmul_options opt{.struct_size = sizeof(opt), .cores = cores, .mc_cap = 0};
-    return ork_matmul(dev_, w_handle_, a_.data(), M, got_.data(), &opt);
-  }
+  ork_status make_weights() { return create_weights(); }
+  ork_status run(int cores = 3) { return run_on(cores, kSentinel); }
   void expect_exact() {
     ASSERT_EQ(run(), ORK_OK) << ork_last_error();
     EXPECT_EQ(got_, want_);
   }
-  ork::emu::Faults& faults() { return dev_->fake->faults(); }
   // Every rule fired as often as it was asked to (none left over).
   void expect_rules_spent() {
     for (const auto& r : faults().rules) EXPECT_EQ(r.count, 0) << "rule '" << r.text << "' did not fire";
   }
 
   static constexpr int32_t kSentinel = 0x5a5a5a5a;
-  ork_device* dev_ = nullptr;
-  ork_weights* w_handle_ = nullptr;
-  std::vector<int8_t> a_, w_;
-  std::vector<int32_t> want_, got_;
 };
 
 TEST_P(Injected, BadSpecIsAClearErrorNamingTheRule) {

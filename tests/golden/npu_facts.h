@@ -66,7 +66,7 @@ struct FieldValue {
 };
 std::vector<FieldValue> fields_of(const RegFact& reg, uint32_t value);
 
-// Trailer words that are not register writes of a block (MTX npu_hw.h, contract section 5).
+// Trailer words that are not register writes of a block (MTX npu_hw.h, docs/regcmd-contract.md section 5).
 inline constexpr uint16_t kTargetOpEnable = 0x0081;  // MTX OP_ENABLE = PC_OP_ENABLE | 0x01
 inline constexpr uint16_t kTargetMarker = 0x0041;    // MTX OP_40 = PC_OP_40 | 0x01
 

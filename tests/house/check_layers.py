@@ -2,9 +2,11 @@
 """The layers, held to the build: every #include of driver/, lib/, tools/ and examples/
 must reach a folder that the including folder's meson.build declares a dependency on
 (directly or through the dependencies of those), and every declared dependency and every
-include must be one the map of docs/README.md ("The layers", MAP below) gives the folder:
-a folder it may use, directly or through those. Up the layers or across one row
-(lib/ref -> lib/exec, driver/os -> driver/kmd, one tool -> another) fails alike.
+include must be one the map of docs/README.md gives the folder: a folder it may use,
+directly or through those. Up the layers or across one row (lib/ref -> lib/exec,
+driver/os -> driver/kmd, one tool -> another) fails alike. The map is read from the
+README's picture ("The layers"), so it is written once; a folder the picture does not
+place fails, and so does a README without the picture.
 
 Each folder with a meson.build is one unit. A unit's declared dependencies are the
 `<name>_dep` variables its meson.build names (comments left out) that some meson.build
@@ -17,6 +19,7 @@ Usage: check_layers.py SOURCE_ROOT      exit 0, or 1 with one line per offending
        check_layers.py --self-test      builds small trees with known faults and checks
                                         that each is reported (the check can fail)
 """
+import collections
 import os
 import re
 import sys
@@ -38,69 +41,132 @@ DEP_DEF_RE = re.compile(r"^\s*(\w+_dep)\s*=\s*declare_dependency\b", re.M)
 DEP_USE_RE = re.compile(r"\b(\w+_dep)\b")
 
 
-# The map of docs/README.md ("The layers"): each folder and the folders it may use directly.
-# A folder may use what those use too; a dependency (declared or included) outside that
-# closure fails, so an edge inside a layer (lib/ref -> lib/exec, driver/os -> driver/kmd)
-# fails like one up the layers. A new folder must be placed here before it builds.
-# tools/<tool> stands for every tool but tools/common.
-MAP = {
+# The map is docs/README.md's picture ("The layers"), read by layer_map below: each row names
+# its folders in the left column and, after the arrow, the folders they may use directly (a
+# parenthesis is a note, not an edge). A folder may use what those use too; a dependency
+# (declared or included) outside that closure fails, so an edge inside a layer (lib/ref ->
+# lib/exec, driver/os -> driver/kmd) fails like one up the layers. A new folder must be placed
+# in the picture before it builds. tools/<tool> stands for every tool but tools/common.
+README = os.path.join("docs", "README.md")
+PATH_TOKEN_RE = re.compile(r"^[a-z_]+(/[\w<>.]+)*/?$")
+
+# What the build needs beside the picture, each for a reason the picture does not draw:
+# folders of folders (their meson.build only visits their subfolders); ork_driver_dep, the
+# driver layer as a whole (driver/meson.build); the generated ork_config.h at the build root
+# (".") that lib/io and lib/api read; the public header that libork implements.
+BUILD_MAP = {
     ".": set(),
-    "include": set(),  # a folder of folders
-    "include/uapi": set(),
-    "include/ork": set(),
-    "driver/common": set(),
-    "driver/regs": set(),
-    "driver/regcmd": {"driver/regs", "driver/common"},  # the NPU window (npu_window.h)
-    "driver/os": {"driver/common", "include/uapi"},
-    "driver/emu": set(),  # a folder of folders: its meson.build only visits them
-    "driver/emu/npu": {"driver/regcmd", "driver/os"},
-    "driver/kmd": {"driver/os", "include/uapi"},
-    "driver/emu/kernel": {"driver/emu/npu", "include/uapi"},
-    "driver/emu/shim": {"driver/emu/kernel"},
-    "driver": {"driver/kmd", "driver/emu/kernel"},  # ork_driver_dep: the whole layer
-    "lib": set(),  # a folder of folders
-    "lib/ref": {"driver/common"},
-    "lib/io": {"driver/common", "."},
-    "lib/sched": {"driver/common"},
-    "lib/matmul": {"lib/ref", "driver/kmd", "driver/regcmd"},
-    "lib/quant": {"lib/matmul"},
-    # the emulator's timing model prices a plan's matmuls (the board projection)
-    "lib/exec": {"lib/quant", "lib/io", "lib/sched", "driver/emu/npu"},
-    # an emulated device owns its fake kernel, whose counters the statistics read
-    "lib/api": {"include/ork", "lib/exec", "driver/kmd", "driver/emu/kernel", "."},
-    "tools": set(),  # a folder of folders
-    "tools/common": {"lib/api"},
-    "tools/<tool>": {"lib/api", "tools/common"},
-    "examples": {"include/ork"},
+    "include": set(),
+    "driver/emu": set(),
+    "lib": set(),
+    "tools": set(),
+    "driver": {"driver/kmd", "driver/emu/kernel"},
+    "lib/io": {"."},
+    "lib/api": {"include/ork", "."},
 }
 
 
-def map_entry(folder):
-    """The MAP key that places `folder`, or None."""
-    if folder in MAP:
+def picture_lines(text):
+    """The lines of the first fenced block under the heading "## The layers", or None."""
+    lines = text.splitlines()
+    try:
+        start = next(i for i, l in enumerate(lines) if l.strip() == "## The layers")
+        fence = next(i for i in range(start, len(lines)) if lines[i].startswith("```"))
+        end = next(i for i in range(fence + 1, len(lines)) if lines[i].startswith("```"))
+    except StopIteration:
+        return None
+    return lines[fence + 1:end]
+
+
+def row_folders(left):
+    """The folders a row's left column names (a file stands for its folder), or []."""
+    folders = []
+    for token in re.split(r"\s{2,}", left.strip()):
+        if "/" not in token or " " in token or not PATH_TOKEN_RE.match(token):
+            break
+        token = token.rstrip("/")
+        folders.append(os.path.dirname(token) if re.search(r"\.\w+$", token) else token)
+    return folders
+
+
+def targets(text):
+    """The folders a row's right column names, notes in parentheses left out."""
+    depth, kept = 0, []
+    for ch in text:
+        depth += ch == "("
+        if depth == 0:
+            kept.append(ch)
+        depth -= ch == ")" and depth > 0
+    words = re.split(r"[\s,;]+", "".join(kept))
+    return {w for w in words if "/" in w and PATH_TOKEN_RE.match(w)}
+
+
+def layer_map(text):
+    """{folder: folders it may use directly} from the picture in `text`, or None."""
+    lines = picture_lines(text)
+    if not lines:
+        return None
+    arrows = collections.Counter(m.start() for l in lines for m in re.finditer(r"-> ", l))
+    if not arrows:
+        return None
+    col = arrows.most_common(1)[0][0]
+    rows, current = {}, None
+    for line in lines:
+        if len(line) > 1 and line[0] == " " and line[1] not in " .":
+            folders = row_folders(line[:col])
+            current = (folders, []) if line[col:col + 2] == "->" else (folders, None)
+            for f in folders:
+                rows[f] = current
+            if current[1] is not None:
+                current[1].append(line[col + 2:])
+        elif line.strip().startswith("...."):
+            current = None
+        elif current is not None and current[1] is not None:
+            current[1].append(line[col:])
+    return {f: targets(" ".join(right)) if right is not None else set() for f, (_, right) in rows.items()}
+
+
+def read_map(root):
+    """The map of root's docs/README.md with BUILD_MAP's entries added, or None."""
+    try:
+        with open(os.path.join(root, README), encoding="utf-8") as f:
+            drawn = layer_map(f.read())
+    except OSError:
+        return None
+    if drawn is None:
+        return None
+    merged = {k: set(v) for k, v in drawn.items()}
+    for folder, extra in BUILD_MAP.items():
+        merged.setdefault(folder, set()).update(extra)
+    return merged
+
+
+def map_entry(layers, folder):
+    """The key of the map `layers` that places `folder`, or None."""
+    if folder in layers:
         return folder
     if folder.startswith("tools/") and folder.count("/") == 1:
         return "tools/<tool>"
     return None
 
 
-def map_closure(folder):
+def map_closure(layers, folder):
     """Every folder `folder` may use, by the map (itself not included)."""
     seen, todo = set(), [folder]
     while todo:
-        key = map_entry(todo.pop())
-        for d in MAP.get(key, ()) if key else ():
+        key = map_entry(layers, todo.pop())
+        for d in layers.get(key, ()) if key else ():
             if d not in seen:
                 seen.add(d)
                 todo.append(d)
     return seen
 
 
-def against_map(folder, target):
+def against_map(layers, folder, target):
     """Why an edge folder -> target breaks the map, or None when the map allows it."""
-    if folder == "." or target in map_closure(folder):
+    if folder == "." or target in map_closure(layers, folder):
         return None
-    if folder in map_closure(target):
+    if folder in map_closure(layers, target):
         return f"above {folder} in the map"
     return f"not a folder the map lets {folder} use"
 
@@ -189,14 +255,18 @@ def include_target(inc, src_folder, folders):
 
 
 def check(root):
+    layers = read_map(root)
+    if layers is None:
+        return [f"{README}: no picture of the layers (a fenced block with '->' rows under "
+                "\"## The layers\")"]
     defined, uses = read_units(root)
     deps = folder_deps(defined, uses)
     folders = set(uses) | set(SPECIAL_DEPS.values())
-    errors = [f"{f}/meson.build: a folder docs/README.md's map does not place (add it to MAP)"
-              for f in sorted(uses) if map_entry(f) is None]
+    errors = [f"{f}/meson.build: a folder docs/README.md's map does not place (add it to the picture)"
+              for f in sorted(uses) if map_entry(layers, f) is None]
     for folder in sorted(uses):
         for d in sorted(deps[folder]):
-            why = against_map(folder, d)
+            why = against_map(layers, folder, d)
             if why:
                 errors.append(f"{folder}/meson.build: depends on {d}, {why}")
     for folder in sorted(f for f in uses if f.split("/")[0] in UNIT_ROOTS):
@@ -211,7 +281,7 @@ def check(root):
                 if not m:
                     continue
                 target = include_target(m.group(1), owner(folders, folder), folders)
-                why = against_map(folder, target) if target != folder else None
+                why = against_map(layers, folder, target) if target != folder else None
                 if target in allowed and not why:
                     continue
                 why = why or f"not a dependency {folder}/meson.build declares"
@@ -219,9 +289,50 @@ def check(root):
     return errors
 
 
+# The self-test's picture, drawn as docs/README.md draws its own: (left column, the right
+# column's lines). A note in parentheses names a folder that is no edge (driver/emu/npu).
+SAMPLE_ROWS = [
+    ("tools/<tool>        a tool", ["lib/api"]),
+    ("lib/api             handles", ["lib/exec (a note: driver/emu/npu is", "no edge), driver/kmd"]),
+    ("lib/exec            models", ["lib/matmul"]),
+    ("lib/matmul          plan", ["lib/ref, driver/kmd"]),
+    ("lib/ref  lib/io     oracle, io", ["driver/common"]),
+    (".....", None),
+    ("driver/kmd          backends", ["driver/os"]),
+    ("driver/emu/npu      the NPU", ["driver/os"]),
+    ("driver/os           the seam", None),
+]
+
+
+def sample_readme(rows):
+    """A docs/README.md whose picture has `rows` (arrows at column 36)."""
+    lines = ["# book", "", "## The layers", "", "```"]
+    for left, right in rows:
+        if right is None:
+            lines.append(left if left.startswith(".") else f" {left}")
+            continue
+        lines.append(f" {left:<35}-> {right[0]}")
+        lines += [" " * 39 + r for r in right[1:]]
+    return "\n".join(lines + ["```", ""])
+
+
+def self_test_parse():
+    """The picture read back: 1 when it is not the map SAMPLE_ROWS draws."""
+    want = {"tools/<tool>": {"lib/api"}, "lib/api": {"lib/exec", "driver/kmd"},
+            "lib/exec": {"lib/matmul"}, "lib/matmul": {"lib/ref", "driver/kmd"},
+            "lib/ref": {"driver/common"}, "lib/io": {"driver/common"},
+            "driver/kmd": {"driver/os"}, "driver/emu/npu": {"driver/os"}, "driver/os": set()}
+    got = layer_map(sample_readme(SAMPLE_ROWS))
+    if got != want:
+        print(f"self-test 'the picture read back': expected {want}, got {got}")
+        return 1
+    return 0
+
+
 def self_test():
     """Each case: a tiny tree with one fault, and the text its report must contain."""
     base = {
+        "docs/README.md": sample_readme(SAMPLE_ROWS),
         "meson.build": "ork_config_dep = declare_dependency()\n",
         "driver/os/meson.build": "ork_os_dep = declare_dependency()\n",
         "driver/os/os.h": "#pragma once\n",
@@ -268,8 +379,17 @@ def self_test():
          "tools/u/main.cpp:1: includes tools/t/cli.h: tools/t is not a folder the map lets tools/u use"),
         ("a folder the map does not place", {"lib/extra/meson.build": "ork_extra_dep = declare_dependency()\n"},
          "lib/extra/meson.build: a folder docs/README.md's map does not place"),
+        # The map is the picture: a row it loses unplaces the folder, and no picture fails.
+        ("a row the picture lost",
+         {"docs/README.md": sample_readme([r for r in SAMPLE_ROWS if not r[0].startswith("lib/matmul")])},
+         "lib/matmul/meson.build: a folder docs/README.md's map does not place"),
+        ("an edge the picture lost",
+         {"docs/README.md": sample_readme([(l, ["lib/ref"] if l.startswith("lib/matmul") else r)
+                                           for l, r in SAMPLE_ROWS])},
+         "lib/matmul/meson.build: depends on driver/os, not a folder the map lets lib/matmul use"),
+        ("no picture", {"docs/README.md": "# book\n"}, "docs/README.md: no picture of the layers"),
     ]
-    failed = 0
+    failed = self_test_parse()
     for name, change, expect in cases:
         with tempfile.TemporaryDirectory() as tmp:
             write_tree(tmp, {**base, **change})
@@ -278,7 +398,7 @@ def self_test():
         if not ok:
             failed += 1
             print(f"self-test '{name}': expected {expect!r}, got {errors}")
-    return tally(len(cases), failed)
+    return tally(len(cases) + 1, failed)
 
 
 def check_root(root):

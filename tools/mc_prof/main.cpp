@@ -139,11 +139,7 @@ std::string check_configs(const Args& a, const std::vector<Config>& cfgs, int ma
 // The device mc_prof runs on: --device, else $ORK_DEVICE, else auto. --zero-time runs on
 // the emulator only, so there the default (auto) is emu.
 std::string device_name(const Args& a) {
-  std::string name = a.device;
-  if (name.empty() || name == "default") {
-    const char* env = std::getenv("ORK_DEVICE");
-    name = env && *env ? env : "auto";
-  }
+  std::string name = ork::api::resolve_device_name(a.device.c_str());
   if (a.zero_time && name == "auto") name = "emu";
   return name;
 }

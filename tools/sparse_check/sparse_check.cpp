@@ -207,7 +207,8 @@ void add_options(CLI::App& app, Args& args) {
   add_number(app, "M", args.m, "rows of A and C", int64_t{1}, kMaxDim)->required();
   add_number(app, "K", args.k, "columns of A, rows of W", int64_t{1}, kMaxDim)->required();
   add_number(app, "N", args.n, "columns of W and C", int64_t{1}, kMaxDim)->required();
-  add_number(app, "cores", args.cores, "NPU cores 1..3 (0: all the device has); also --cores", 0, 3);
+  add_number(app, "cores", args.cores,
+             fmt::format("NPU cores 1..{} (0: all the device has); also --cores", matmul::kMaxCores), 0, matmul::kMaxCores);
   add_cores(app, args.cores);
   add_device(app, args.device);
   app.add_flag("--full", args.full, "check every cell, not a sample");

@@ -1,4 +1,4 @@
-// CNA feature and weight DMA (docs/emulator.md "CNA"). Index functions: contract section 2.
+// CNA feature and weight DMA (docs/emulator.md "CNA"). Index functions: docs/regcmd-contract.md section 2.
 #include "driver/emu/npu/cna.h"
 
 #include <fmt/format.h>
@@ -7,11 +7,13 @@
 #include <cstring>
 
 #include "driver/common/fp16.h"
+#include "driver/common/npu_layout.h"
 
 namespace ork::emu {
 namespace {
 
-constexpr uint64_t kAtomBytes = 16;  // feature and output atoms (contract section 2)
+constexpr uint64_t kAtomBytes = hw::kAtomBytes;  // feature atoms (driver/common/npu_layout.h)
+constexpr size_t kRun = hw::kKBlock;             // each kernel's K values per weight block
 
 TaskOutcome read_fault(std::string what) {
   return {CoreStatus::dma_read_error, kIntDmaReadError, std::move(what)};
@@ -55,9 +57,9 @@ TaskOutcome load_weights(const DeviceMemory& mem, const TaskConfig& cfg, const u
 }
 
 // Weights: [N/wa][K/32][wa][32] elements (wa = 32 int8, 16 fp16, 64 int4), so each column's
-// 32-K block is 32 contiguous elements.
+// 32-K block is kRun = 32 contiguous elements.
 void gather_weights_int(const TaskConfig& cfg, const uint8_t* w, std::vector<int8_t>& bt) {
-  const size_t kt = cfg.kt, wa = cfg.weight_atom(), kblocks = kt / 32;
+  const size_t kt = cfg.kt, wa = cfg.weight_atom(), kblocks = kt / kRun;
   bt.resize(size_t{cfg.cols} * kt);
   // Per atom block, 8 K-blocks at a time (8 x wa x 32 elements, in L1), then kernel by
   // kernel: each column gets 256 contiguous elements per pass. Column by column the reads
@@ -71,11 +73,11 @@ void gather_weights_int(const TaskConfig& cfg, const uint8_t* w, std::vector<int
       for (size_t j = 0; j < width; ++j) {
         int8_t* dst = bt.data() + (n0 + j) * kt;
         for (size_t kb = kb0; kb < kb1; ++kb) {
-          const size_t first = n0 * kt + kb * wa * 32 + j * 32;  // element (n0 + j, 32 kb)
+          const size_t first = n0 * kt + kb * wa * kRun + j * kRun;  // element (n0 + j, 32 kb)
           if (cfg.type == NpuType::int8) {
-            std::memcpy(dst + kb * 32, w + first, 32);
+            std::memcpy(dst + kb * kRun, w + first, kRun);
           } else {
-            for (size_t i = 0; i < 32; ++i) dst[kb * 32 + i] = int4::value_at(w, static_cast<int64_t>(first + i));
+            for (size_t i = 0; i < kRun; ++i) dst[kb * kRun + i] = int4::value_at(w, static_cast<int64_t>(first + i));
           }
         }
       }
@@ -99,13 +101,13 @@ void gather_weight_block_f16(const TaskConfig& cfg, const uint8_t* w, size_t n0,
   const size_t kt = cfg.kt, width = std::min<size_t>(wa, cfg.cols - n0);
   const float* table = half_table().data();
   blk.assign(kt * wa, 0.0f);  // columns past the task's end stay 0 and are never stored
-  for (size_t kb = 0; kb < kt / 32; ++kb) {
-    const uint8_t* block = w + ((n0 / wa) * wa * kt + kb * wa * 32) * 2;  // 512 contiguous halves
+  for (size_t kb = 0; kb < kt / kRun; ++kb) {
+    const uint8_t* block = w + ((n0 / wa) * wa * kt + kb * wa * kRun) * 2;  // 512 contiguous halves
     for (size_t nn = 0; nn < width; ++nn) {
-      for (size_t j = 0; j < 32; ++j) {
+      for (size_t j = 0; j < kRun; ++j) {
         uint16_t h;
-        std::memcpy(&h, block + (nn * 32 + j) * 2, 2);
-        blk[(kb * 32 + j) * wa + nn] = table[h];
+        std::memcpy(&h, block + (nn * kRun + j) * 2, 2);
+        blk[(kb * kRun + j) * wa + nn] = table[h];
       }
     }
   }

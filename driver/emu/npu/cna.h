@@ -22,9 +22,9 @@ TaskOutcome load_weights(const DeviceMemory& mem, const TaskConfig& cfg, const u
 // Dense forms for the CORE (cols = cfg.cols columns, kt = cfg.kt).
 // int8 / int4: bt[n * kt + k] = B[k][n] as int8 (int4 sign-extended), the engine's input.
 void gather_weights_int(const TaskConfig& cfg, const uint8_t* weights, std::vector<int8_t>& bt);
-// fp16, one block of kF16BlockColumns columns from n0 (a multiple of 16):
-// blk[k * 16 + j] = B[k][n0 + j] as float (exact); 0 past the last column.
-inline constexpr size_t kF16BlockColumns = 16;
+// fp16, one block of kF16BlockColumns columns from n0 (a multiple of 16, the fp16 weight
+// atom): blk[k * 16 + j] = B[k][n0 + j] as float (exact); 0 past the last column.
+inline constexpr size_t kF16BlockColumns = hw::weight_atom(16);
 void gather_weight_block_f16(const TaskConfig& cfg, const uint8_t* weights, size_t n0, std::vector<float>& blk);
 // Feature tile -> int8 values, mc x kt: int8 is the tile itself (returned without a copy);
 // int4 nibbles are sign-extended into `widened`. Or floats (fp16).

@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "driver/common/fp16.h"
+#include "driver/common/npu_layout.h"
 
 namespace ork::emu {
 namespace {
 
-constexpr uint64_t kAtomBytes = 16;
+constexpr uint64_t kAtomBytes = hw::kAtomBytes;  // output atoms (driver/common/npu_layout.h)
 
 // Host pointers of every output surface, or the fault naming the first that is outside.
 TaskOutcome map_surfaces(const DeviceMemory& mem, const TaskConfig& cfg, std::vector<uint8_t*>& surfaces) {

@@ -1,4 +1,4 @@
-// The DPU's output DMA: C written as the DPU registers say (contract section 2-3): surfaces
+// The DPU's output DMA: C written as the DPU registers say (docs/regcmd-contract.md sections 2-3): surfaces
 // of C2 columns (4 for int32/fp32, 8 for fp16/int16), DST_SURF_STRIDE atoms apart, one
 // 16-byte atom per row.
 #pragma once

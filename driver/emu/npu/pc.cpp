@@ -19,11 +19,6 @@
 namespace ork::emu {
 namespace {
 
-// Special targets of the trailer (docs/hardware.md section 3, TRM via MTX/RKT-M):
-// 0x0041 "must be set before op_en" (no register meaning known), 0x0081 op_en.
-constexpr uint16_t kTargetPadding = 0x0000;
-constexpr uint16_t kTargetMarker = 0x0041;
-
 struct TaskFetch {
   std::vector<uint64_t> entries;
   bool ok = false;
@@ -73,7 +68,8 @@ TaskRun run_task(const DeviceMemory& mem, RegisterFile& regs, std::span<const ui
   bool wrote_base = false, wrote_amount = false;
   for (size_t i = 0; i < raw.size(); ++i) {
     const regcmd::Entry e = regcmd::decode(raw[i]);
-    if (e.target == kTargetPadding || e.target == kTargetMarker) continue;
+    // Padding and the trailer's marker (regcmd.h) write no register.
+    if (e.target == regcmd::kTargetPadding || e.target == regcmd::kTargetTrailerMarker) continue;
     if (e.target == regs::target_of(regs::Block::global) && e.reg == regs::GLOBAL_OPERATION_ENABLE) {
       run.triggered = true;
       run.outcome = execute_op_en(regs, mem, e.value, work);

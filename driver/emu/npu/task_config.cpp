@@ -14,7 +14,7 @@ namespace {
 
 namespace R = ork::regs;
 
-// Precision codes (driver/regs/matmul_fixed.h; contract section 2).
+// Precision codes (driver/regs/matmul_fixed.h; docs/regcmd-contract.md section 2).
 constexpr uint32_t kPrecInt8 = R::kPrecisionInt8, kPrecFp16 = R::kPrecisionFp16, kPrecInt4 = R::kPrecisionInt4;
 
 TaskOutcome bad(std::string message) {
@@ -48,8 +48,9 @@ TaskOutcome read_cna(const RegisterFile& regs, TaskConfig& c) {
   c.kt = s1.datain_channel;
   if (c.mc == 0) return bad("CNA_DATA_SIZE0.DATAIN_HEIGHT = 0: no rows");
   if (s0.datain_width != 1) return bad(fmt::format("CNA_DATA_SIZE0.DATAIN_WIDTH = {}: the matmul form has W = 1", s0.datain_width));
-  if (c.kt == 0 || c.kt % 32 != 0)
-    return bad(fmt::format("CNA_DATA_SIZE1.DATAIN_CHANNEL = {}: must be a positive multiple of 32 (weight blocks of 32 K)", c.kt));
+  if (c.kt == 0 || c.kt % hw::kKBlock != 0)
+    return bad(fmt::format("CNA_DATA_SIZE1.DATAIN_CHANNEL = {}: must be a positive multiple of {} (weight blocks of {} K)", c.kt,
+                           hw::kKBlock, hw::kKBlock));
   if (s1.datain_channel_real != ((c.kt - 1) & 0x3fffu))
     return bad(fmt::format("CNA_DATA_SIZE1.DATAIN_CHANNEL_REAL = {}, expected DATAIN_CHANNEL-1 = {}", s1.datain_channel_real, c.kt - 1));
   if (auto v = regs.view<R::CnaDataSize2>().dataout_width; v != 1)
@@ -98,7 +99,7 @@ TaskOutcome read_core(const RegisterFile& regs, const TaskConfig& c, uint32_t dp
   if (o0.dataout_width != 0 || o0.dataout_height != c.mc - 1)
     return bad(fmt::format("CORE_DATAOUT_SIZE_0: WIDTH-1 {} HEIGHT-1 {}, expected 0 and {}", o0.dataout_width, o0.dataout_height, c.mc - 1));
   // The DPU keeps 13 bits of the channel count: it must agree with the CORE's in those bits
-  // (a raw N = 16384 task keeps 16383 in the CORE and 8191 in the DPU: contract section 3).
+  // (a raw N = 16384 task keeps 16383 in the CORE and 8191 in the DPU: docs/regcmd-contract.md section 3).
   const uint32_t core_channel = regs.view<R::CoreDataoutSize1>().dataout_channel;
   if ((core_channel & 0x1fffu) != dpu_channel)
     return bad(fmt::format("CORE_DATAOUT_SIZE_1.DATAOUT_CHANNEL = {} disagrees with DPU_DATA_CUBE_CHANNEL = {}", core_channel, dpu_channel));
@@ -122,7 +123,7 @@ TaskOutcome read_dpu(const RegisterFile& regs, TaskConfig& c) {
   if (auto h = regs.view<R::DpuDataCubeHeight>().height; h != c.mc - 1)
     return bad(fmt::format("DPU_DATA_CUBE_HEIGHT.HEIGHT = {}, expected DATAIN_HEIGHT-1 = {}", h, c.mc - 1));
   // ORIG_CHANNEL: N-1 like CHANNEL in every public matmul; another value's effect (fewer
-  // real channels than aligned ones) is not modelled, so it is refused (contract section 3).
+  // real channels than aligned ones) is not modelled, so it is refused (docs/regcmd-contract.md section 3).
   const auto cube = regs.view<R::DpuDataCubeChannel>();
   if (cube.orig_channel != cube.channel)
     return bad(fmt::format("DPU_DATA_CUBE_CHANNEL.ORIG_CHANNEL = {}, a matmul needs CHANNEL = {}", cube.orig_channel, cube.channel));
@@ -138,7 +139,7 @@ TaskOutcome read_dpu(const RegisterFile& regs, TaskConfig& c) {
 }
 
 // The registers a matmul depends on beyond those above (driver/regs/matmul_fixed.h,
-// contract section 3a). The core keeps what the previous job left in them, and their effect
+// docs/regcmd-contract.md section 3a). The core keeps what the previous job left in them, and their effect
 // on other values is not modelled: a task runs only with the captures' matmul values.
 TaskOutcome check_fixed(const RegisterFile& regs, const TaskConfig& c) {
   for (const R::FixedWrite& f : R::kMatmulFixed) {

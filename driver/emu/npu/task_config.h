@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "driver/common/npu_layout.h"
 #include "driver/emu/npu/regfile.h"
 #include "driver/emu/npu/task.h"
 
@@ -35,9 +36,11 @@ struct TaskConfig {
   uint32_t data_banks = 0, weight_banks = 0;
 
   uint32_t row_bytes() const { return kt * elem_bits / 8; }      // one feature row in CBUF
-  uint32_t weight_atom() const { return type == NpuType::int8 ? 32 : type == NpuType::fp16 ? 16 : 64; }
-  uint32_t out_c2() const { return (type == NpuType::int8 || (type == NpuType::fp16 && !fp16_out)) ? 4 : 8; }
-  uint32_t out_bytes() const { return 16 / out_c2(); }
+  // The native layouts' atoms (driver/common/npu_layout.h): kernels per weight block, N
+  // elements per 16-byte output atom (C2) and the output element's bytes.
+  uint32_t weight_atom() const { return static_cast<uint32_t>(hw::weight_atom(elem_bits)); }
+  uint32_t out_c2() const { return static_cast<uint32_t>(hw::output_atom(hw::output_element_bits(elem_bits, fp16_out))); }
+  uint32_t out_bytes() const { return static_cast<uint32_t>(hw::kAtomBytes) / out_c2(); }
 };
 
 // Fills `cfg` from the register file; config_error (naming the register and the values)

@@ -18,12 +18,6 @@ using driver::KmdKind;
 using driver::SubmitDesc;
 using driver::TaskRef;
 
-std::unique_ptr<Kmd> open_kmd(emu::FakeKernel& k, KmdKind kind) {
-  auto r = kind == KmdKind::rknpu ? driver::open_rknpu(k, "/dev/dri/card1") : driver::open_rocket(k, "/dev/accel/accel0");
-  EXPECT_TRUE(r.ok()) << r.error().message;
-  return r.ok() ? std::move(r.value()) : nullptr;
-}
-
 // `tasks` tasks of 20 entries on `core`, writing `out`.
 SubmitDesc job_on(const Bo& regcmd, const Bo& out, int core, uint32_t tasks, uint32_t timeout_ms = 6000) {
   SubmitDesc d;

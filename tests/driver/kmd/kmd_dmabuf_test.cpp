@@ -21,17 +21,11 @@ using driver::BoUsage;
 using driver::Kmd;
 using driver::KmdKind;
 
-std::unique_ptr<Kmd> open_kind(emu::FakeKernel& k, KmdKind kind) {
-  auto r = kind == KmdKind::rknpu ? driver::open_rknpu(k, "/dev/dri/card1") : driver::open_rocket(k, "/dev/accel/accel0");
-  EXPECT_TRUE(r.ok()) << r.error().message;
-  return r.ok() ? std::move(r.value()) : nullptr;
-}
-
 class Dmabuf : public ::testing::TestWithParam<std::tuple<KmdKind, KmdKind>> {
  protected:
   void SetUp() override {
-    exporter = open_kind(k1, std::get<0>(GetParam()));
-    importer = open_kind(k2, std::get<1>(GetParam()));
+    exporter = open_kmd(k1, std::get<0>(GetParam()));
+    importer = open_kmd(k2, std::get<1>(GetParam()));
   }
   void TearDown() override {
     exporter.reset();

@@ -29,12 +29,7 @@ class Backend : public ::testing::TestWithParam<KmdKind> {
     EXPECT_EQ(kernel.live_bo_count(), 0u);
     EXPECT_EQ(kernel.open_file_count(), 0u);
   }
-  std::unique_ptr<Kmd> open(emu::FakeKernel& k) {
-    auto r = GetParam() == KmdKind::rknpu ? driver::open_rknpu(k, "/dev/dri/card1")
-                                          : driver::open_rocket(k, "/dev/accel/accel0");
-    EXPECT_TRUE(r.ok()) << r.error().message;
-    return r.ok() ? std::move(r.value()) : nullptr;
-  }
+  std::unique_ptr<Kmd> open(emu::FakeKernel& k) { return open_kmd(k, GetParam()); }
   // `n` tasks of 20 entries each in one regcmd BO; the jobs' out BO is `out`.
   SubmitDesc desc_for(const driver::Bo& regcmd, const driver::Bo& out, std::vector<int> cores,
                       uint32_t tasks_per_core) {

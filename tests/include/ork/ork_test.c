@@ -19,7 +19,7 @@ static void test_c_and_cpp_agree(void** state) {
   /* 16 + 16 + 64 + 32 chars, then hw_version, cores, emulated: 128 + 3 * 4 bytes. */
   assert_int_equal(c.info_size, 140);
   assert_int_equal(c.info_cores_offset, 132);
-  /* struct_size, cores, mc_cap (12 bytes, API 1) + a_dtype, c_dtype (API 1.1). */
+  /* struct_size, cores, mc_cap (12 bytes, API version 1 as first released) + a_dtype, c_dtype (added within version 1). */
   /* + core_mask (uint32) and the stats pointer (API 2), appended: older callers keep theirs. */
   assert_int_equal(c.options_size, 32);
   assert_int_equal(c.options_mc_cap_offset, 8);

@@ -1,4 +1,4 @@
-/* The dtypes of API 1.1 through the C API, as a C program uses them: fp16 weights with fp32 and
+/* The dtypes added within API version 1 through the C API, as a C program uses them: fp16 weights with fp32 and
  * fp16 C, int4 weights as W4A4 (int4 A) and w4a8 (int8 A, options.a_dtype), bad combinations
  * named, and old callers whose options end before a_dtype. Every backend against plain loops. */
 #include <stdlib.h>

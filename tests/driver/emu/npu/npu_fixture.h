@@ -1,7 +1,7 @@
 // Test helpers for the emulated NPU: a device memory with BOs separated by unmapped guard
 // gaps, native-layout packers written straight from the contract's index functions
 // (docs/regcmd-contract.md section 2), plain reference loops, and a task emitter that
-// writes exactly the registers of contract section 3.
+// writes exactly the registers of docs/regcmd-contract.md section 3.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -48,7 +48,7 @@ class Device {
 
 enum class Type { int8 = 0, fp16 = 2, int4 = 6 };
 
-// One task per contract section 3 (addresses are IOVAs of the task's first elements).
+// One task per docs/regcmd-contract.md section 3 (addresses are IOVAs of the task's first elements).
 struct TaskSpec {
   Type type = Type::int8;
   uint32_t mc = 0, kt = 0, nt = 0;
@@ -61,7 +61,7 @@ struct TaskSpec {
   bool skip_fixed = false;   // omit the fixed matmul registers (driver/regs/matmul_fixed.h)
 };
 
-// Bank split the planner writes on the K-reduction schedule (contract section 4): whole
+// Bank split the planner writes on the K-reduction schedule (docs/regcmd-contract.md section 4): whole
 // 64-row groups past 64 rows, the rows themselves up to 64 (docs/emulator.md "CBUF limits").
 inline void k_reduction_banks(TaskSpec& t) {
   const uint32_t bits = t.type == Type::int8 ? 8 : t.type == Type::fp16 ? 16 : 4;
