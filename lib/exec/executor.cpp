@@ -406,9 +406,9 @@ class Walk {
 
 Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, const ExecPlan& plan,
                            const PlanOptions& po, DeviceRef dev, const RunOptions& options) {
-  if (plan.slot_total > po.budget_bytes)
+  if (plan.slot_total > slot_limit(po))  // the budget, or the NPU window when that is smaller
     return make_error(-EINVAL, fmt::format("the plan's slots take {} bytes, over the budget of {}", plan.slot_total,
-                                           po.budget_bytes));
+                                           slot_limit(po)));
   if ((dev.kmd == nullptr) != (dev.runner == nullptr)) return make_error(-EINVAL, "a device needs both its kmd and runner");
   if (options.inflight < 1 || options.inflight > 8)
     return make_error(-EINVAL, fmt::format("inflight = {}: must be 1..8 matmuls on the device at once", options.inflight));

@@ -1,8 +1,11 @@
 // The packed model file: writer and checked reader (pack_file.h).
 #include "lib/exec/pack_file.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -173,6 +176,10 @@ struct JsonSpan {
 
 // The fixed header: magic, version, checksum, offsets in order. Fills m's offsets.
 Result<JsonSpan> parse_header(std::span<const uint8_t> head, uint64_t file_bytes, PackedModel& m) {
+  // The magic before the size: a short file of other bytes (/etc/passwd) is not a packed
+  // model at all, only one that starts like one is a truncated packed model.
+  if (!head.empty() && std::memcmp(head.data(), kPackMagic, std::min<size_t>(head.size(), 8)) != 0)
+    return make_error(-EINVAL, "not a packed model file (bad magic; pack it with ork_pack)");
   if (head.size() < kPackHeaderBytes)
     return make_error(-EINVAL, fmt::format("model file truncated: {} bytes, smaller than the {}-byte header",
                                            file_bytes, kPackHeaderBytes));
@@ -264,9 +271,15 @@ Result<PackedModel> parse_packed(std::span<const uint8_t> head, uint64_t file_by
 Result<PackedModel> read_packed(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return make_error(-errno, fmt::format("{}: {}", path, std::strerror(errno)));
-  std::fseek(f, 0, SEEK_END);
-  const long size = std::ftell(f);
-  std::fseek(f, 0, SEEK_SET);
+  // The size from fstat, and only of a regular file: a directory opens for reading, and its
+  // ftell after SEEK_END is LONG_MAX, once reported as a truncated model of that many bytes.
+  struct stat st {};
+  if (::fstat(::fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::fclose(f);
+    return make_error(-EINVAL, fmt::format("{}: {}, not a packed model file", path,
+                                           S_ISDIR(st.st_mode) ? "a directory" : "not a regular file"));
+  }
+  const long size = static_cast<long>(st.st_size);
   // The header first; then as much as it says the description spans (at most 64 MiB).
   std::vector<uint8_t> head(static_cast<size_t>(std::clamp<long>(size, 0, static_cast<long>(kPackHeaderBytes))));
   size_t got = std::fread(head.data(), 1, head.size(), f);

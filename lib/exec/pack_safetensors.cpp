@@ -1,6 +1,7 @@
 // Packing a safetensors model (pack_safetensors.h).
 #include "lib/exec/pack_safetensors.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -51,6 +52,16 @@ Result<std::vector<float>> to_float(const io::TensorInfo& t, const std::vector<u
   return f;
 }
 
+// An fp16 model's weight (element i of the K x N matrix) must be a finite fp16: NaN or an
+// infinity (or an F32 / BF16 past fp16's 65504, which rounds to one) would reach every
+// product it enters, as the integer path's quantiser refuses them (quant::check_finite).
+Status check_fp16(const io::TensorInfo& t, const MatmulDesc& md, int64_t i, float source, uint16_t h) {
+  if ((h & 0x7c00) != 0x7c00) return {};  // exponent all ones: inf or NaN
+  return make_error(-EINVAL, fmt::format("tensor \"{}\": W[{}][{}] = {}: fp16 weights must be finite{}", t.name,
+                                         i / md.n, i % md.n, source,
+                                         std::isfinite(source) ? " (past fp16's 65504, it rounds to infinity)" : ""));
+}
+
 // Host-format K x N weights (and scales) for the model dtype.
 Status convert(const io::TensorInfo& t, const std::vector<uint8_t>& raw, const ModelDesc& d, const MatmulDesc& md,
                std::vector<uint8_t>& out, std::vector<float>& scales) {
@@ -64,7 +75,13 @@ Status convert(const io::TensorInfo& t, const std::vector<uint8_t>& raw, const M
   }
   if (d.dtype == matmul::DType::fp16 && t.dtype == "F16") {
     out.resize(static_cast<size_t>(count) * 2);
-    for (int64_t i = 0; i < count; ++i) std::memcpy(&out[o.dst(i) * 2], &raw[static_cast<size_t>(i) * 2], 2);
+    for (int64_t i = 0; i < count; ++i) {
+      uint16_t h;
+      std::memcpy(&h, &raw[static_cast<size_t>(i) * 2], 2);
+      const auto at = static_cast<int64_t>(o.dst(i));
+      if (auto st = check_fp16(t, md, at, ork::half_to_float(h), h); !st) return st;
+      std::memcpy(&out[static_cast<size_t>(at) * 2], &h, 2);
+    }
     return {};
   }
   auto f = to_float(t, raw, o);
@@ -73,6 +90,7 @@ Status convert(const io::TensorInfo& t, const std::vector<uint8_t>& raw, const M
     out.resize(static_cast<size_t>(count) * 2);
     for (int64_t i = 0; i < count; ++i) {
       const uint16_t h = ork::float_to_half((*f)[static_cast<size_t>(i)]);
+      if (auto st = check_fp16(t, md, i, (*f)[static_cast<size_t>(i)], h); !st) return st;
       std::memcpy(&out[static_cast<size_t>(i) * 2], &h, 2);
     }
     return {};

@@ -105,7 +105,7 @@ struct Builder {
 
   void build() {
     const ModelDesc& d = model.desc;
-    p.stream.memory_bytes = static_cast<int64_t>(o.budget_bytes);
+    p.stream.memory_bytes = static_cast<int64_t>(slot_limit(o));
     p.stream.cores = 1;  // one matmul at a time on the device; it spreads over the NPU cores itself
     // The packed file, outside the scheduled memory: what every load reads.
     file = buffer("file", static_cast<int64_t>(model.file_bytes), false);
@@ -240,6 +240,9 @@ Status check_plan_inputs(const PackedModel& model, const PlanOptions& o) {
   if (o.budget_bytes < largest)
     return make_error(-EINVAL, fmt::format("budget {} bytes is smaller than the largest layer (layer {}, {} bytes)",
                                            o.budget_bytes, largest_layer, largest));
+  if (o.window_bytes < largest)
+    return make_error(-EINVAL, fmt::format("NPU window {} bytes is smaller than the largest layer (layer {}, {} bytes)",
+                                           o.window_bytes, largest_layer, largest));
   return Status::success();
 }
 
@@ -284,6 +287,8 @@ std::optional<ExecPlan> best_list_plan(const ExecPlan& p, const sched::Graph& gr
 
 }  // namespace
 
+uint64_t slot_limit(const PlanOptions& o) { return std::min(o.budget_bytes, o.window_bytes); }
+
 std::vector<bool> pinned_tensors(const PackedModel& model, const PlanOptions& o) {
   const ModelDesc& d = model.desc;
   std::vector<bool> pinned(static_cast<size_t>(d.layers) * d.matmuls.size(), false);
@@ -296,9 +301,10 @@ std::vector<bool> pinned_tensors(const PackedModel& model, const PlanOptions& o)
     total += layer;
     largest_layer = std::max(largest_layer, layer);
   }
-  if (total <= o.budget_bytes) return std::vector<bool>(pinned.size(), true);
-  if (o.budget_bytes <= 2 * largest_layer) return pinned;
-  uint64_t room = o.budget_bytes - 2 * largest_layer;
+  const uint64_t limit = slot_limit(o);
+  if (total <= limit) return std::vector<bool>(pinned.size(), true);
+  if (limit <= 2 * largest_layer) return pinned;
+  uint64_t room = limit - 2 * largest_layer;
   for (size_t i = 0; i < pinned.size(); ++i) {
     const uint64_t b = align_up(model.tensor(static_cast<int>(i / d.matmuls.size()), static_cast<int>(i % d.matmuls.size())).bytes, align);
     if (b > room) break;  // in layer order: the first tensor that does not fit ends the pinned prefix
@@ -326,7 +332,7 @@ Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& o) {
   // another is faster, and never slower than fifo by the model.
   std::vector<sched::Policy> policies = {sched::Policy::fifo};
   if (o.order == Order::scheduled) policies.push_back(sched::Policy::critical_path);
-  if (auto best = best_list_plan(p, *graph, policies, o.budget_bytes)) return std::move(*best);
+  if (auto best = best_list_plan(p, *graph, policies, slot_limit(o))) return std::move(*best);
   return input_order_plan(std::move(p), *graph);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "driver/common/npu_cores.h"
+#include "driver/common/npu_window.h"
 #include "driver/common/result.h"
 #include "lib/exec/pack_file.h"
 #include "lib/sched/schedule.h"
@@ -32,7 +33,10 @@ Result<Order> parse_order(const std::string& name);
 struct PlanOptions {
   int64_t m = 1;              // rows per token step (1 decode, 64..512 prefill)
   int64_t tokens = 1;
-  uint64_t budget_bytes = 0;  // weight slots, in bytes
+  uint64_t budget_bytes = 0;  // weight slots, in bytes of host RAM
+  // The NPU address window the slots (device buffers) must fit in, bytes: 4 GiB on the
+  // RK3588 (driver/common/npu_window.h); a smaller one leaves room for other users of it.
+  uint64_t window_bytes = hw::kNpuWindowBytes;
   Order order = Order::scheduled;
   int cores = hw::kNpuCores;  // NPU cores one matmul is planned on
   double disk_bytes_per_ns = 1.2;  // the loads' rate (GB/s); docs/io.md measured ~1.2 GB/s here
@@ -75,13 +79,17 @@ int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n,
 int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                           int cores);
 
+// What the slots may take: the budget (host RAM) and the window (NPU addresses) both hold
+// them, so the smaller of the two, in bytes.
+uint64_t slot_limit(const PlanOptions& options);
+
 // The residency rule (as the board projection's, project.h): with more than one token, every
 // tensor stays when the whole model fits the budget; otherwise room for two of the largest
 // layers is kept for streaming and tensors are pinned in layer order while the rest of the
 // budget holds them. Slot bytes (`align`-rounded), per (layer * matmuls + matmul).
 std::vector<bool> pinned_tensors(const PackedModel& model, const PlanOptions& options);
 
-// Checks the budget (>= the largest layer), builds the stream, schedules and assigns slots.
+// Checks the budget and the window (each >= the largest layer, named), builds the stream, schedules and assigns slots.
 Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& options);
 
 // Slots for an order: a load takes a free slot of its size (else the smallest larger free

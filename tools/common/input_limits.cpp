@@ -54,6 +54,23 @@ std::string human_bytes(uint64_t bytes) {
   return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.2f} {}", v, units[u]);
 }
 
+uint64_t default_memory_budget(std::optional<uint64_t> available) {
+  if (!available) return kFallbackBudgetBytes;
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  return *available / 2 / kMiB * kMiB;
+}
+
+std::string check_writable(const std::string& flag, const std::string& path) {
+  struct stat st {};
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  // O_APPEND without O_TRUNC: an existing file keeps its bytes until the run writes it.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return fmt::format("{} {}: cannot write it: {}", flag, path, std::strerror(errno));
+  ::close(fd);
+  if (!existed) ::unlink(path.c_str());
+  return {};
+}
+
 std::string check_memory(const std::string& what, uint64_t bytes) {
   const auto avail = available_memory();
   if (!avail || bytes <= *avail) return {};

@@ -17,6 +17,18 @@ std::optional<uint64_t> available_memory();
 // directory when the file does not exist yet); nullopt when statvfs fails.
 std::optional<uint64_t> free_disk(const std::string& path);
 
+// A memory budget taken from the machine when the user gives none: half of MemAvailable
+// (`available`), rounded down to a MiB — the other half left for what a budget does not
+// cover (activations, the emulated NPU's copies, the page cache the reads go through) — or
+// kFallbackBudgetBytes when MemAvailable cannot be read.
+inline constexpr uint64_t kFallbackBudgetBytes = uint64_t{512} << 20;
+uint64_t default_memory_budget(std::optional<uint64_t> available);
+
+// "" when `path` can be opened for writing (an existing file is left as it was, a new one
+// is removed again), else "--trace /x/y.json: cannot write it: No such file or directory":
+// an output checked before a long run rather than after it.
+std::string check_writable(const std::string& flag, const std::string& path);
+
 // "--slots 100000 needs 195.3 GiB of memory; 14.2 GiB is available" (or "" when it fits).
 // `what` names the flag(s) and value(s), e.g. "--slots 100000".
 std::string check_memory(const std::string& what, uint64_t bytes);

@@ -16,6 +16,7 @@
 #include "lib/exec/reference.h"
 #include "tools/common/cli.h"
 #include "tools/common/spread.h"
+#include "tools/ork_run/run_inputs.h"
 #include "tools/ork_run/zero_work.h"
 
 namespace ork::tools {
@@ -71,6 +72,7 @@ exec::PlanOptions plan_options(const BenchArgs& a) {
   po.m = a.m;
   po.tokens = a.tokens;
   po.budget_bytes = a.budget_bytes;
+  po.window_bytes = a.window_bytes;
   po.cores = a.cores;
   po.disk_bytes_per_ns = a.io_rate > 0 ? a.io_rate / 1e9 : a.disk_bytes_per_ns;
   return po;
@@ -242,7 +244,7 @@ int run_bench_orders(const BenchArgs& a) {
   bool met = true;
   for (const auto& [k, v] : targets.items()) met = met && v.get<bool>();
   nlohmann::json out = {{"model", a.path}, {"tokens", a.tokens}, {"m", a.m}, {"cores", a.cores}, {"repeats", a.repeats},
-                        {"budget_bytes", a.budget_bytes}, {"io_rate", a.io_rate}, {"device", d.backend},
+                        {"budget_bytes", a.budget_bytes}, {"io_rate", a.io_rate}, {"device", device_label(d)},
                         {"inflight", a.inflight},
                         {"timing_device", "emu, timing-only PC in timed mode (each job its modelled board time)"},
                         {"orders", orders},

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -23,6 +24,7 @@
 #include "tools/common/spread.h"
 #include "tools/ork_run/bench.h"
 #include "tools/ork_run/project.h"
+#include "tools/ork_run/run_inputs.h"
 #include "tools/common/size_arg.h"
 
 namespace {
@@ -59,11 +61,12 @@ Figures figures(const exec::RunStats& s, int64_t tokens) {
 }
 
 struct Args {
-  std::string path, budget_text = "512M", device_name, order_text = "scheduled", trace_path;
+  // budget_text / window_text empty: the machine's default / the 4 GiB window (run_inputs.h).
+  std::string path, budget_text, window_text, device_name, order_text = "scheduled", trace_path, plan_out;
   int64_t tokens = 4, m = 1;
   int cores = 3, inflight = 2;
   double disk_gbs = 1.2;
-  bool json = false;
+  bool json = false, plan_only = false;
 };
 
 // A run's inputs checked before the device is touched: the model read, its plan built.
@@ -71,29 +74,44 @@ struct Prepared {
   exec::PackedModel model;
   exec::PlanOptions po;
   exec::ExecPlan plan;
+  tools::Memory memory;
 };
 
-// Budget, order and --trace checked, the model read and planned: -1 to go on, else the exit code.
+// The outputs (--trace, --plan-out) checked before anything runs: never the model, and
+// writable, so that a bad path fails now and not after a run of minutes. "" or the message.
+std::string check_outputs(const Args& a) {
+  for (const auto& [flag, path] : {std::pair<std::string, std::string>{"--trace", a.trace_path}, {"--plan-out", a.plan_out}}) {
+    if (path.empty()) continue;
+    if (auto e = tools::check_not_an_input({flag, path}, {{"MODEL", a.path}}); !e.empty()) return e;
+    if (auto e = tools::check_writable(flag, path); !e.empty()) return e;
+  }
+  return {};
+}
+
+// Budget, window, order and the outputs checked, the model read and planned (and the plan
+// written with --plan-out): -1 to go on, else the exit code.
 int prepare(const Args& a, Prepared& p) {
-  auto budget = io::tools::parse_size(a.budget_text);
-  if (!budget) return error(fmt::format("--budget {}: {}", a.budget_text, budget.error().message));
-  if (auto e = tools::check_memory(fmt::format("--budget {}", a.budget_text), *budget); !e.empty()) return error(e);
+  auto memory = tools::parse_memory(a.budget_text, a.window_text);
+  if (!memory) return error(memory.error().message);
+  p.memory = *memory;
   auto order = exec::parse_order(a.order_text);
   if (!order) return error(order.error().message);
-  if (!a.trace_path.empty())
-    if (auto e = tools::check_not_an_input({"--trace", a.trace_path}, {{"MODEL", a.path}}); !e.empty()) return error(e);
+  if (auto e = check_outputs(a); !e.empty()) return error(e);
   auto model = exec::read_packed(a.path);
   if (!model) return error(model.error().message);
   p.model = std::move(*model);
   p.po.m = a.m;
   p.po.tokens = a.tokens;
-  p.po.budget_bytes = *budget;
+  p.po.budget_bytes = p.memory.budget_bytes;
+  p.po.window_bytes = p.memory.window_bytes;
   p.po.order = *order;
   p.po.cores = a.cores == 0 ? 3 : a.cores;  // 0 = all: the RK3588 has 3, the device may have fewer
   p.po.disk_bytes_per_ns = a.disk_gbs;
   auto plan = exec::build_plan(p.model, p.po);
   if (!plan) return error(plan.error().message);
   p.plan = std::move(*plan);
+  if (!a.plan_out.empty())
+    if (auto e = tools::write_plan(a.plan_out, p.plan, p.po, a.path); !e.empty()) return error(e, tools::Exit::check_failed);
   return -1;
 }
 
@@ -114,7 +132,9 @@ void print_json(const Args& a, const Prepared& p, const std::string& backend, in
   nlohmann::json j = {{"model", a.path}, {"device", backend}, {"tokens", a.tokens}, {"m", a.m},
                       {"token_us", f.token_us}, {"token_min_us", f.token_min_us}, {"token_max_us", f.token_max_us},
                       {"token_mean_us", f.mean_us}, {"io_us", f.io_us}, {"device_us", f.device_us}, {"overlap", f.overlap},
-                      {"hit_rate", s.hit_rate()}, {"peak_bytes", s.peak_bytes}, {"budget_bytes", s.budget_bytes},
+                      {"hit_rate", s.hit_rate()}, {"peak_bytes", s.peak_bytes}, {"budget_bytes", p.memory.budget_bytes},
+                      {"budget_source", p.memory.budget_given ? "--budget" : "MemAvailable / 2"},
+                      {"window_bytes", p.memory.window_bytes}, {"peak_rss_bytes", tools::peak_rss_bytes()},
                       {"model_bytes", p.model.weight_bytes()}, {"order", exec::order_name(p.po.order)},
                       {"inflight", inflight}, {"max_inflight", s.max_inflight},
                       {"policy", plan.policy}, {"predicted_us", static_cast<double>(plan.predicted_ns) / 1e3},
@@ -146,10 +166,13 @@ void print_text(const Args& a, const Prepared& p, const std::string& backend, in
   std::printf("overlap   %.2f (mean token time / max(I/O, device); 1.00 = fully overlapped)\n", f.overlap);
   std::printf("loader    hit rate %.2f (%llu of %llu loads ready when their matmul started)\n", s.hit_rate(),
               static_cast<unsigned long long>(s.hits), static_cast<unsigned long long>(s.loads));
-  std::printf("memory    peak %.1f MiB of a %.1f MiB budget (%zu slots; %.1f MiB of %lld tensors pinned across tokens)\n",
-              static_cast<double>(s.peak_bytes) / mib, static_cast<double>(s.budget_bytes) / mib, plan.slot_bytes.size(),
+  std::printf("memory    peak %.1f MiB of a %.1f MiB budget%s (%zu slots; %.1f MiB of %lld tensors pinned across tokens)\n",
+              static_cast<double>(s.peak_bytes) / mib, static_cast<double>(s.budget_bytes) / mib,
+              p.memory.budget_given ? "" : " (half of MemAvailable)", plan.slot_bytes.size(),
               static_cast<double>(plan.pinned_bytes) / mib,
               static_cast<long long>(std::count(plan.pinned.begin(), plan.pinned.end(), true)));
+  std::printf("process   peak RSS %.1f MiB (getrusage; activations, the reference, the emulated NPU's copies: "
+              "outside the budget)\n", static_cast<double>(tools::peak_rss_bytes()) / mib);
   std::printf("plan      predicted %.1f ms for the run, lower bound %.1f ms\n", static_cast<double>(plan.predicted_ns) / 1e6,
               static_cast<double>(plan.lower_bound_ns) / 1e6);
   for (const auto& fb : s.fallbacks) std::printf("fallback  %s\n", fb.c_str());
@@ -163,6 +186,17 @@ void print_text(const Args& a, const Prepared& p, const std::string& backend, in
 int run(const Args& a) {
   Prepared p;
   if (int rc = prepare(a, p); rc >= 0) return rc;
+  if (a.plan_only) {  // the plan only: no device opened, nothing run or checked
+    const nlohmann::json j = {{"plan_out", a.plan_out}, {"ops", p.plan.order.size()}, {"order", exec::order_name(p.po.order)},
+                              {"policy", p.plan.policy}, {"predicted_us", static_cast<double>(p.plan.predicted_ns) / 1e3},
+                              {"lower_bound_us", static_cast<double>(p.plan.lower_bound_ns) / 1e3},
+                              {"budget_bytes", p.memory.budget_bytes}, {"window_bytes", p.memory.window_bytes}};
+    if (a.json) std::printf("%s\n", j.dump().c_str());
+    else std::printf("plan      %s: %zu ops, predicted %.1f ms (draw it: ork_sched %s --svg plan.svg)\n",
+                     a.plan_out.c_str(), p.plan.order.size(), static_cast<double>(p.plan.predicted_ns) / 1e6,
+                     a.plan_out.c_str());
+    return tools::code(tools::Exit::ok);
+  }
   auto opened = api::open_device(a.device_name.empty() ? nullptr : a.device_name.c_str());
   if (!opened)  // an unknown name is bad usage; a device that is not there is exit 3
     return error(fmt::format("--device: {}", opened.error().message),
@@ -184,9 +218,9 @@ int run(const Args& a) {
   const bool trace_written = a.trace_path.empty() || write_trace(a.trace_path, run->trace);
   const int inflight = ref.kmd != nullptr ? a.inflight : 1;
   if (a.json)
-    print_json(a, p, dev.backend, inflight, run->stats, check);
+    print_json(a, p, tools::device_label(dev), inflight, run->stats, check);
   else
-    print_text(a, p, dev.backend, inflight, run->stats, check);
+    print_text(a, p, tools::device_label(dev), inflight, run->stats, check);
   return tools::code(check && trace_written ? tools::Exit::ok : tools::Exit::check_failed);
 }
 
@@ -194,7 +228,10 @@ int run(const Args& a) {
 void add_run_options(CLI::App& app, Args& a) {
   app.add_option("model", a.path, "a packed model file (ork_pack); required except with --project --synthetic");
   tools::add_number(app, "--tokens", a.tokens, "token steps to run", int64_t{1}, int64_t{100000});
-  app.add_option("--budget", a.budget_text, "bytes for weight slots (K/M/G suffixes)")->capture_default_str();
+  app.add_option("--budget", a.budget_text, "bytes of host RAM for weight slots (K/M/G suffixes); default half of "
+                 "MemAvailable (/proc/meminfo) in whole MiB, 512M when it cannot be read");
+  app.add_option("--window", a.window_text, "bytes of the NPU's address window the slots may take (K/M/G); default "
+                 "and most 4G, the RK3588's 32-bit window");
   tools::add_device(app, a.device_name);
   app.add_option("--order", a.order_text, "scheduled, fifo or sequential")->capture_default_str();
   tools::add_number(app, "--m", a.m, "rows per token step: 1 decode, 64..512 prefill", int64_t{1}, int64_t{4096});
@@ -203,6 +240,9 @@ void add_run_options(CLI::App& app, Args& a) {
                     "next is prepared; the cpu device runs one at a time)", 1, 8);
   tools::add_number(app, "--disk-gbs", a.disk_gbs, "disk rate the plan assumes, GB/s", 0.001, 1000.0);
   app.add_option("--trace", a.trace_path, "write a Perfetto / chrome://tracing JSON of the run (never the model)");
+  auto* plan_out = app.add_option("--plan-out", a.plan_out, "write the plan (its sched::Stream, ops in the order run) in "
+                                  "ork_sched's text format before the run: ork_sched FILE --svg/--trace draws it");
+  app.add_flag("--plan-only", a.plan_only, "with --plan-out: write the plan and stop (no device, no run)")->needs(plan_out);
   tools::add_json(app, a.json);
 }
 
@@ -240,20 +280,21 @@ int project(const Args& a, tools::ProjectArgs& pa, bool budget_given) {
     if (!b) return error(fmt::format("--budget {}: {}", a.budget_text, b.error().message));
     pa.budget_bytes = *b;
   }
+  if (!a.window_text.empty()) return error("--window: --project uses the 4 GiB window; it is a run's flag");
   return tools::run_project(pa);
 }
 
 // The run's options checked and handed to the order benchmark.
 int bench_orders(const Args& a, tools::BenchArgs& ba) {
   if (ba.io_rate > 0 && ba.io_rate < 1e6) return error(fmt::format("--io-rate {}: below 1e6 bytes/s", ba.io_rate));
-  auto b = io::tools::parse_size(a.budget_text);
-  if (!b) return error(fmt::format("--budget {}: {}", a.budget_text, b.error().message));
-  if (auto e = tools::check_memory(fmt::format("--budget {}", a.budget_text), *b); !e.empty()) return error(e);
+  auto memory = tools::parse_memory(a.budget_text, a.window_text);
+  if (!memory) return error(memory.error().message);
   ba.path = a.path;
   ba.device_name = a.device_name;
   ba.tokens = a.tokens;
   ba.m = a.m;
-  ba.budget_bytes = *b;
+  ba.budget_bytes = memory->budget_bytes;
+  ba.window_bytes = memory->window_bytes;
   ba.cores = a.cores == 0 ? 3 : a.cores;
   ba.disk_bytes_per_ns = a.disk_gbs;
   ba.inflight = a.inflight;

@@ -1,5 +1,6 @@
 // The packed model file: round trips of every dtype, and each corruption named.
 #include <cstring>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -134,6 +135,25 @@ TEST_F(PackErrors, TruncatedHeader) {
   auto b = bytes_;
   b.resize(100);
   EXPECT_NE(message_for(b).find("truncated"), std::string::npos);
+}
+
+// A short file that does not start like a packed model is one of another kind (a text file),
+// not a truncated model; one that does start like it is truncated.
+TEST_F(PackErrors, ShortFileOfOtherBytesIsBadMagicNotTruncated) {
+  const std::string text = "root:x:0:0:root:/root:/bin/bash\n";
+  EXPECT_EQ(message_for({text.begin(), text.end()}),
+            scratch("bad.ork") + ": not a packed model file (bad magic; pack it with ork_pack)");
+  EXPECT_EQ(message_for({bytes_.begin(), bytes_.begin() + 6}),
+            scratch("bad.ork") + ": model file truncated: 6 bytes, smaller than the 4096-byte header");
+}
+
+// A directory opens for reading; its size is not a file's (ftell said LONG_MAX).
+TEST_F(PackErrors, DirectoryIsNamedAsOne) {
+  const std::string dir = scratch("a_dir.ork");
+  std::filesystem::create_directories(dir);
+  auto m = read_packed(dir);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().message, dir + ": a directory, not a packed model file");
 }
 
 TEST_F(PackErrors, MissingTensor) {

@@ -173,5 +173,30 @@ TEST(PackSafetensors, WrongShapeNamed) {
   EXPECT_NE(s.error().message.find("gate_proj.weight\" has shape"), std::string::npos) << s.error().message;
 }
 
+// An fp16 model refuses weights that are not finite fp16s, naming the tensor and the element
+// (row k, column n of K x N), as the integer path does: NaN (F16), infinity (BF16), NaN (F32)
+// and a finite F32 past 65504, which would round to infinity.
+TEST(PackSafetensors, NonFiniteFp16WeightsNamed) {
+  auto d = synthetic_desc("tiny", 1, matmul::DType::fp16);
+  ASSERT_TRUE(d);
+  const int64_t kk = d->matmuls[4].k, k = 2, n = 3;  // gate: stored N x K, element (k, n)
+  const float big = 1e6f;
+  const struct { std::string dtype; std::vector<uint8_t> bytes; std::string want; } cases[] = {
+      {"F16", {0x00, 0x7e}, "W[2][3] = nan: fp16 weights must be finite"},
+      {"BF16", {0x80, 0x7f}, "W[2][3] = inf: fp16 weights must be finite"},
+      {"F32", {0x00, 0x00, 0xc0, 0x7f}, "W[2][3] = nan: fp16 weights must be finite"},
+      {"F32", std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(&big), reinterpret_cast<const uint8_t*>(&big) + 4),
+       "W[2][3] = 1000000: fp16 weights must be finite (past fp16's 65504, it rounds to infinity)"}};
+  for (const auto& c : cases) {
+    auto tensors = model_tensors(*d, c.dtype);
+    std::memcpy(tensors[4].data.data() + (n * kk + k) * static_cast<int64_t>(c.bytes.size()), c.bytes.data(), c.bytes.size());
+    const std::string st = scratch("nonfinite.safetensors");
+    write_safetensors(st, tensors);
+    auto s = pack_safetensors(st, *d, scratch("nonfinite.ork"));
+    ASSERT_FALSE(s) << c.dtype << " " << c.want;
+    EXPECT_EQ(s.error().message, "tensor \"model.layers.0.mlp.gate_proj.weight\": " + c.want) << c.dtype;
+  }
+}
+
 }  // namespace
 }  // namespace ork::exec

@@ -145,5 +145,31 @@ TEST(Plan, BudgetSmallerThanTheLargestLayerIsNamed) {
   EXPECT_NE(p.error().message.find("smaller than the largest layer"), std::string::npos) << p.error().message;
 }
 
+// The NPU window holds the slots as the budget does: one smaller than the largest layer is
+// refused naming the layer (the same layer and bytes as the budget's message), and one
+// between the largest layer and the budget bounds the slots instead of the budget.
+TEST(Plan, WindowSmallerThanTheLargestLayerIsNamedAndBoundsTheSlots) {
+  const PackedModel model = tiny_model(3);
+  PlanOptions o;
+  o.budget_bytes = 8192;
+  auto by_budget = build_plan(model, o);
+  ASSERT_FALSE(by_budget);
+  const std::string& b = by_budget.error().message;
+  const std::string layer = b.substr(b.find(" (layer "));  // " (layer L, N bytes)"
+  o.budget_bytes = 1 << 20;
+  o.window_bytes = 8192;
+  auto by_window = build_plan(model, o);
+  ASSERT_FALSE(by_window);
+  EXPECT_EQ(by_window.error().message, "NPU window 8192 bytes is smaller than the largest layer" + layer);
+  const uint64_t largest = std::stoull(layer.substr(layer.find(", ") + 2));
+  o.window_bytes = largest + 4096;
+  o.tokens = 2;
+  auto p = build_plan(model, o);
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->stream.memory_bytes, static_cast<int64_t>(largest + 4096));
+  EXPECT_LE(p->slot_total, largest + 4096);
+  EXPECT_EQ(slot_limit(o), largest + 4096);
+}
+
 }  // namespace
 }  // namespace ork::exec

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 
 #include "tools/common/input_limits.h"
@@ -82,6 +84,27 @@ TEST_F(InputLimits, AnOutputThatIsAnInputIsRefusedWhateverItsName) {
   EXPECT_EQ(check_not_an_input({"--out", (dir_ / "new.npy").string()}, {{"--a", a}}), "") << "not there yet";
   const std::string e = check_not_an_input({"--out", link}, {{"--b", b}, {"--a", a}});
   EXPECT_EQ(e, "--out " + link + " is the same file as the input --a " + a + ": refusing to overwrite an input");
+}
+
+TEST(DefaultMemoryBudget, HalfOfMemAvailableInWholeMiBElse512MiB) {
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  EXPECT_EQ(default_memory_budget(uint64_t{8} << 30), uint64_t{4} << 30);
+  EXPECT_EQ(default_memory_budget(3 * kMiB + 1), kMiB) << "1.5 MiB rounds down to 1";
+  EXPECT_EQ(default_memory_budget(2 * kMiB - 1), 0u);
+  EXPECT_EQ(default_memory_budget(std::nullopt), 512 * kMiB);
+}
+
+TEST_F(InputLimits, CheckWritableLeavesFilesAsTheyWereAndNamesWhatFails) {
+  const std::string kept = write("kept.json", "abc");
+  EXPECT_EQ(check_writable("--trace", kept), "");
+  std::ifstream in(kept);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "abc") << "an existing file is not truncated";
+  const std::string fresh = (dir_ / "fresh.json").string();
+  EXPECT_EQ(check_writable("--trace", fresh), "");
+  EXPECT_FALSE(fs::exists(fresh)) << "a file made by the check is removed again";
+  const std::string missing = (dir_ / "no" / "t.json").string();
+  EXPECT_EQ(check_writable("--trace", missing), "--trace " + missing + ": cannot write it: No such file or directory");
+  EXPECT_EQ(check_writable("--plan-out", dir_.string()), "--plan-out " + dir_.string() + ": cannot write it: Is a directory");
 }
 
 }  // namespace

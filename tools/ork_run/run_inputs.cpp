@@ -1,0 +1,62 @@
+// ork_run's memory flags, device label, peak RSS and plan file (run_inputs.h).
+#include "tools/ork_run/run_inputs.h"
+
+#include <sys/resource.h>
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "driver/common/npu_window.h"
+#include "lib/exec/plan_text.h"
+#include "tools/common/input_limits.h"
+#include "tools/common/size_arg.h"
+
+namespace ork::tools {
+
+Result<Memory> parse_memory(const std::string& budget_text, const std::string& window_text) {
+  Memory m;
+  m.budget_given = !budget_text.empty();
+  if (!m.budget_given) {
+    m.budget_bytes = default_memory_budget(available_memory());
+  } else {
+    auto b = io::tools::parse_size(budget_text);
+    if (!b) return make_error(-EINVAL, fmt::format("--budget {}: {}", budget_text, b.error().message));
+    if (auto e = check_memory(fmt::format("--budget {}", budget_text), *b); !e.empty()) return make_error(-EINVAL, e);
+    m.budget_bytes = *b;
+  }
+  m.window_bytes = hw::kNpuWindowBytes;
+  if (!window_text.empty()) {
+    auto w = io::tools::parse_size(window_text);
+    if (!w) return make_error(-EINVAL, fmt::format("--window {}: {}", window_text, w.error().message));
+    if (*w > hw::kNpuWindowBytes)
+      return make_error(-EINVAL, fmt::format("--window {}: above the NPU's 4 GiB address window (32-bit address "
+                                             "registers)", window_text));
+    m.window_bytes = *w;
+  }
+  return m;
+}
+
+std::string device_label(const ork_device& d) {
+  if (d.backend != "emu" || !d.kmd) return d.backend;  // rknpu, rocket and cpu say which they are
+  return std::string("emu-") + driver::kmd_kind_name(d.kmd->info().kind);
+}
+
+uint64_t peak_rss_bytes() {
+  rusage u{};
+  if (::getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return static_cast<uint64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+std::string write_plan(const std::string& path, const exec::ExecPlan& plan, const exec::PlanOptions& options,
+                       const std::string& model_path) {
+  auto text = exec::format_plan(plan, options, model_path);
+  if (!text) return fmt::format("--plan-out {}: {}", path, text.error().message);
+  std::ofstream out(path);
+  out << *text;
+  out.close();
+  if (!out) return fmt::format("--plan-out {}: cannot write it", path);
+  return {};
+}
+
+}  // namespace ork::tools

@@ -1,0 +1,38 @@
+// ork_run's memory flags and what it reports of the process (docs/execution.md "ork_run"):
+// --budget (host RAM for slots; default from the machine, tools/common/input_limits.h) and
+// --window (the NPU address window for the slots; default the RK3588's 4 GiB), the device
+// named as it was opened, the process's measured peak RSS, and --plan-out's file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "driver/common/result.h"
+#include "lib/api/device.h"
+#include "lib/exec/plan.h"
+
+namespace ork::tools {
+
+struct Memory {
+  uint64_t budget_bytes = 0, window_bytes = 0;
+  bool budget_given = false;  // false: default_memory_budget of MemAvailable
+};
+
+// `budget_text` empty: the machine's default; else parsed (K/M/G) and checked against the
+// memory available, as before. `window_text` empty: hw::kNpuWindowBytes; else parsed, and
+// above 4 GiB refused (the NPU's address registers are 32 bits). Errors name the flag.
+Result<Memory> parse_memory(const std::string& budget_text, const std::string& window_text);
+
+// "emu-rknpu", "emu-rocket", "rknpu", "rocket", "cpu": the backend and, for a kernel
+// interface, which one (ork_device's backend says "emu" for both emulated ones).
+std::string device_label(const ork_device& device);
+
+// The process's peak resident set so far (getrusage's ru_maxrss, KiB on Linux), bytes.
+uint64_t peak_rss_bytes();
+
+// Writes the plan in ork_sched's text format (lib/exec/plan_text.h) to `path`; the message
+// when it cannot, else "".
+std::string write_plan(const std::string& path, const exec::ExecPlan& plan, const exec::PlanOptions& options,
+                       const std::string& model_path);
+
+}  // namespace ork::tools
