@@ -146,6 +146,9 @@ int FakeKernel::open(const char* path, int flags) {
   {
     std::lock_guard lock(state_->mutex);
     if (state_->faults.gone) return fail(ENOENT);  // the node has vanished
+    // An injected refusal (ORK_EMU_FAULTS open:eacces): a node that exists but this user
+    // may not open, as on a board without the video/render group.
+    if (int err = fire_call_rules(state_->faults, FaultPoint::open)) return fail(err);
   }
   if ((flags & O_ACCMODE) != O_RDWR) return fail(EACCES);  // DRM nodes are opened O_RDWR
   // A real descriptor number, so that the fd never collides with the process's own. A raw
