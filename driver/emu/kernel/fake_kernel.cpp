@@ -279,10 +279,11 @@ int FakeKernel::poll(struct pollfd* fds, nfds_t nfds, int timeout_ms) {
       if (it == state_->fences.end()) {
         // A DRM file has nothing to read here (no events); anything else is not ours.
         if (!state_->files.count(fds[i].fd)) fds[i].revents = POLLNVAL;
-      } else if (it->second->signals && it->second->ready_at <= now) {
+      } else if (it->second->signals && it->second->ready_at <= now && !state_->faults.hold_jobs) {
         fds[i].revents = static_cast<short>(fds[i].events & (POLLIN | POLLRDNORM));
       } else if (it->second->signals) {
-        next = std::min(next, it->second->ready_at);
+        // A held job is looked at again every millisecond: the hold is lifted by a test.
+        next = std::min(next, state_->faults.hold_jobs ? now + std::chrono::milliseconds(1) : it->second->ready_at);
       }
       if (fds[i].revents) ++ready;
     }
