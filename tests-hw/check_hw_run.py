@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 
-NODE = r"/dev/dri/(card1|renderD129)"  # readdir order
+NODE = r"/dev/dri/(card0|card1|renderD129)"  # readdir order; card0 is the display
 REFUSED = (r"tests-hw: NPU NODE NOT USABLE: " + NODE + r" exists but cannot be opened \(Permission denied\); "
            r"it may be the NPU; libork's open of rknpu: no rknpu device found \(nodes seen: .*\)\. "
            + re.escape("Not testing the emulator on a board: fix the access (docs/board.md) and run again"))

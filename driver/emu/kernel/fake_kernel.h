@@ -48,6 +48,11 @@ struct FakeKernelConfig {
   bool rknpu_fences = true;
   bool rocket = true;  // the mainline accel device
   std::string rocket_node = "/dev/accel/accel0";
+  // A board's display controller: DRM driver "rockchip" on card0 (which is why the NPU is
+  // card1), answering DRM_VERSION and nothing else. "" = none (the default: unit tests list
+  // the NPU's nodes alone); the LD_PRELOAD shim's machine has it, so discovery's
+  // driver-name check has another driver's card node to skip off the board too.
+  std::string display_card;
   int cores = kMaxCores;  // 1..3
   TimingMode timing = TimingMode::fast;
   uint32_t hw_version = 0x46495245;  // GET_HW_VERSION in ORK's trace ("FIRE")
