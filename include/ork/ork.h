@@ -271,9 +271,9 @@ typedef struct ork_stats {
   uint64_t cpu_threads;         /* cpu: host threads the reference multiply ran on (the cores
                                    option or core_mask's bits; 0 = as the shape needs, up to the
                                    online CPUs; fp16 runs on 1; ork_qmatmul: the most of its
-                                   K-groups' multiplies). One call's: its
-                                   threads; cumulative: the sum over calls, so cpu_threads /
-                                   calls is the mean. 0 elsewhere */
+                                   K-groups' multiplies). One call's: its threads; cumulative:
+                                   the sum over calls, so cpu_threads / calls is the mean.
+                                   0 elsewhere */
 } ork_stats;
 
 ORK_API ork_status ork_device_memory(ork_device* device, ork_memory_info* info);
