@@ -33,7 +33,7 @@ extern "C" {
 #define ORK_API
 #endif
 
-#define ORK_API_VERSION 4
+#define ORK_API_VERSION 5
 
 typedef enum ork_status {
   ORK_OK = 0,
@@ -63,7 +63,8 @@ typedef struct ork_device_info {
   char node[64];             /* device node, "" for cpu */
   char driver_version[32];   /* kernel driver version, "" for cpu */
   uint32_t hw_version;       /* rknpu GET_HW_VERSION, 0 when unknown */
-  int32_t cores;             /* NPU cores (RK3588: 3); 1 for cpu */
+  int32_t cores;             /* NPU cores (RK3588: 3); cpu: 3 as well, its cores option
+                                meaning host threads (ork_stats.cpu_threads) */
   int32_t emulated;          /* 1 on the emulated NPU */
 } ork_device_info;
 
@@ -267,6 +268,13 @@ typedef struct ork_stats {
   uint64_t emulator_ns;         /* emulator: host ns its NPU model spent executing the jobs (the
                                    arithmetic, on this CPU); 0 elsewhere. With ORK_EMU_TIMING=
                                    fast, wall_ns - emulator_ns is the library's own host cost */
+  /* Since API version 5: */
+  uint64_t cpu_threads;         /* cpu: host threads the reference multiply ran on (the cores
+                                   option or core_mask's bits; 0 = as the shape needs, up to the
+                                   online CPUs; fp16 runs on 1; ork_qmatmul: the most of its
+                                   K-groups' multiplies). One call's: its threads; cumulative:
+                                   the sum over calls, so cpu_threads / calls is the mean.
+                                   0 elsewhere */
 } ork_stats;
 
 ORK_API ork_status ork_device_memory(ork_device* device, ork_memory_info* info);

@@ -69,9 +69,12 @@ ork_status resolve_types(const ork_weights& w, const ork_matmul_options& o, Call
 // needs, up to the machine's), run as host threads of the int8 paths (the
 // fp16 reference is one loop in the defined order). Integer sums are exact, so the thread
 // count never changes a byte (lib/ref/fast.h).
-ork_status run_cpu(const ork_weights& w, const CallTypes& t, const void* a, int64_t m, void* c, int cores) {
+// `*threads` receives the host threads the multiply ran on (the fp16 reference runs on one).
+ork_status run_cpu(const ork_weights& w, const CallTypes& t, const void* a, int64_t m, void* c, int cores,
+                   int* threads) {
   const ref::Dims d{m, w.k, w.n};
-  const ref::FastOptions fo{.threads = cores};
+  const ref::FastOptions fo{.threads = cores, .threads_used = threads};
+  *threads = 1;
   const size_t mk = sz(m * w.k), mn = sz(m * w.n);
   Status s;
   if (w.dtype == ORK_DTYPE_FP16) {
@@ -174,7 +177,9 @@ ork_status run_cpu_call(const ork_weights& w, const void* a, int64_t m, void* c,
   if (auto st = resolve_types(w, o, &t); st != ORK_OK) return st;
   const auto t0 = std::chrono::steady_clock::now();
   // A core_mask's bit count or `cores` as host threads; 0: as many as the shape needs.
-  const ork_status st = run_cpu(w, t, a, m, c, o.core_mask != 0 ? std::popcount(o.core_mask) : o.cores);
+  int threads = 0;
+  const ork_status st = run_cpu(w, t, a, m, c, o.core_mask != 0 ? std::popcount(o.core_mask) : o.cores, &threads);
+  meter.cpu_threads = static_cast<uint64_t>(threads);
   meter.host_device_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   return st;
 }

@@ -171,13 +171,15 @@ ORK_API ork_status ork_qmatmul(ork_device* device, const ork_qweights* weights, 
     ork::api::CallMeter meter(*device);
     const ork::quant::QRunOptions ro{.act = {.bits = *bits, .per_row = o.per_row == 1},
                                      .cores = o.cores == 0 ? max_cores : o.cores,
-                                     .stats = device->kmd ? &meter.run : nullptr};
+                                     .stats = &meter.run};
     const auto t0 = std::chrono::steady_clock::now();
     auto s = weights->impl->run({a, static_cast<size_t>(m * q.k())}, m, {c, static_cast<size_t>(m * q.n())}, ro);
     if (!s) return fail(ork::make_error(s.error().code, fmt::format("{}: {}", fn, s.error().message)));
-    if (!device->kmd)
+    if (!device->kmd) {
+      meter.cpu_threads = static_cast<uint64_t>(meter.run.cpu_threads);
       meter.host_device_ns =
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    }
     return meter.finish(o.stats);
   });
 }

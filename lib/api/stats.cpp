@@ -87,6 +87,7 @@ ork_status CallMeter::finish(ork_stats* out) {
     s.context_evictions = device_.runner->cache_stats().evictions - evictions0_;
   } else {
     s.device_ns = nonneg(host_device_ns);  // the cpu is the device: its multiply
+    s.cpu_threads = cpu_threads;
   }
   if (device_.fake) {
     const auto c = device_.fake->weight_cache_stats();

@@ -33,6 +33,7 @@ class CallMeter {
   explicit CallMeter(ork_device& device);
   matmul::RunStats run;          // what the runner measured (NPU backends)
   int64_t host_device_ns = -1;   // cpu backend: ns in the reference multiply
+  uint64_t cpu_threads = 0;      // cpu backend: host threads the multiply ran on
   uint64_t calls = 1;            // matmuls accounted (a batch's job: all of its matmuls)
   // Adds the call to the device's totals and, when `out` is not null, writes the call's
   // figures to it (struct_size rules). Call only for a call that succeeded.

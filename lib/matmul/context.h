@@ -50,6 +50,7 @@ struct RunStats {
   int64_t bytes_from_device = 0;  // bytes synced back (the output slots read)
   int submits = 0;
   bool built = false;       // true when this call planned and built the command lists
+  int cpu_threads = 0;      // lib/quant's cpu backend: the most host threads a multiply ran on
 };
 
 // Builds the context of `plan` over resident `weights` (packed for this plan's slices).

@@ -26,7 +26,7 @@ namespace {
 class CpuGroupMatmul final : public GroupMatmul {
  public:
   explicit CpuGroupMatmul(const QuantWeights& w) : w_(w) {}
-  Status run(const QuantActivations& qa, int, const GroupSink& sink, matmul::RunStats*) override {
+  Status run(const QuantActivations& qa, int, const GroupSink& sink, matmul::RunStats* stats) override {
     const int64_t n = w_.n(), m = qa.m;
     std::vector<int32_t> acc(static_cast<size_t>(m * n));
     std::vector<int8_t> a_g, widened;
@@ -46,7 +46,9 @@ class CpuGroupMatmul final : public GroupMatmul {
         w_.widen_rows(k0, rows, widened);
         b = widened;
       }
-      if (auto s = ref::matmul_int8_fast(a, b, acc, ref::Dims{m, rows, n}); !s) return s;
+      int threads = 0;
+      if (auto s = ref::matmul_int8_fast(a, b, acc, ref::Dims{m, rows, n}, {.threads_used = &threads}); !s) return s;
+      if (stats) stats->cpu_threads = std::max(stats->cpu_threads, threads);
       if (auto s = sink(g, acc); !s) return s;
     }
     return Status::success();

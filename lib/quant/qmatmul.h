@@ -27,7 +27,7 @@ struct QRunOptions {
   ActScheme act;
   int cores = hw::kNpuCores;  // NPU cores (1..kNpuCores); ignored by the cpu backend
   // NPU backends add the call's pack, submit, wait, device and unpack figures here (the
-  // C API's statistics); null = not measured. The cpu backend leaves it untouched.
+  // C API's statistics); null = not measured. The cpu backend sets only cpu_threads.
   matmul::RunStats* stats = nullptr;
 };
 

@@ -310,8 +310,9 @@ Status matmul_int8_fast(std::span<const int8_t> a, std::span<const int8_t> b,
   auto a_lease = packed_a(**kr, rows, a, d, groups);
   const Job job{*kr, b, CLayout::row_major(c, d.n), d, a_lease.as<uint8_t>(), groups, rows};
   const int64_t panels = (d.n + (*kr)->nr - 1) / (*kr)->nr;
-  for_panel_chunks(choose_threads(options, d, panels, rows), panels,
-                   [&job](int64_t p0, int64_t p1) { run_panels(job, p0, p1); });
+  const int threads = choose_threads(options, d, panels, rows);
+  if (options.threads_used) *options.threads_used = threads;
+  for_panel_chunks(threads, panels, [&job](int64_t p0, int64_t p1) { run_panels(job, p0, p1); });
   return {};
 }
 
@@ -394,7 +395,9 @@ Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b
   const Job job{&kr, {}, c, d, a_lease.as<uint8_t>(), b.groups_, rows};
   const int64_t panels = (d.n + kr.nr - 1) / kr.nr, panel_bytes = b.groups_ * kr.nr * 4;
   const int32_t* bias = (rows && !b.rows_bias_.empty() ? b.rows_bias_ : b.bias_).data();
-  for_panel_chunks(choose_threads(options, d, panels, rows), panels, [&](int64_t p0, int64_t p1) {
+  const int threads = choose_threads(options, d, panels, rows);
+  if (options.threads_used) *options.threads_used = threads;
+  for_panel_chunks(threads, panels, [&](int64_t p0, int64_t p1) {
     compute_panels(job, b.panels_.data() + p0 * panel_bytes, bias + p0 * kr.nr, p0, p1);
   });
   return {};

@@ -34,6 +34,9 @@ struct FastOptions {
   // rows (docs/cpu-reference.md "Short M"). false: always the tier's full tiles (what a
   // benchmark compares it with; the tests run both).
   bool short_path = true;
+  // When set: receives the threads the call ran on (what `threads` = 0 chose, or `threads`
+  // capped by the shape's panels), for the cpu device's statistics (ork_stats.cpu_threads).
+  int* threads_used = nullptr;
 };
 
 Status matmul_int8_fast(std::span<const int8_t> a, std::span<const int8_t> b,

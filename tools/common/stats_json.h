@@ -26,7 +26,8 @@ inline nlohmann::json stats_json(const ork_stats& s) {
           {"submits", s.submits},
           {"device_unknown_calls", s.device_unknown_calls},
           {"context_evictions", s.context_evictions},
-          {"emulator_ns", s.emulator_ns}};
+          {"emulator_ns", s.emulator_ns},
+          {"cpu_threads", s.cpu_threads}};
 }
 
 inline nlohmann::json memory_json(const ork_memory_info& m) {

@@ -17,10 +17,23 @@ int copy_string(std::string_view value, char* user, __kernel_size_t* len) {
   return 0;
 }
 
+// The display controller's DRM device (FakeKernelConfig::display_card), as the mainline
+// rockchip DRM driver names itself (rockchip_drm_drv.c: "rockchip", "RockChip Soc DRM", 1.0.0).
+int display_version(struct drm_version* v) {
+  v->version_major = 1;
+  v->version_minor = 0;
+  v->version_patchlevel = 0;
+  int rc = copy_string("rockchip", v->name, &v->name_len);
+  if (rc == 0) rc = copy_string("20140818", v->date, &v->date_len);
+  if (rc == 0) rc = copy_string("RockChip Soc DRM", v->desc, &v->desc_len);
+  return rc;
+}
+
 }  // namespace
 
 int handle_drm_version(IoctlContext& ctx) {
   auto* v = static_cast<struct drm_version*>(ctx.arg);
+  if (ctx.file.kind == NodeKind::display) return display_version(v);
   bool rocket = ctx.file.kind == NodeKind::rocket;
   // rknpu 0.9.8 (the version whose uAPI we speak); rocket 1.0.0. The "[ork-emu]" tag in
   // desc tells the backends they run on the emulator (DeviceInfo::emulated), also through

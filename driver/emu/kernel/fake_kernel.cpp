@@ -56,6 +56,7 @@ const IoctlDesc* find_ioctl(NodeKind kind, unsigned nr) {
   for (const IoctlDesc& desc : kCoreIoctls) {
     if (desc.nr == nr) return &desc;
   }
+  if (kind == NodeKind::display) return nullptr;  // another driver: none of the NPU's ioctls
   if (kind == NodeKind::rocket) {
     for (const IoctlDesc& desc : kRocketIoctls) {
       if (desc.nr == nr) return &desc;
@@ -138,6 +139,7 @@ bool FakeKernel::emulates(const char* path) const {
   if (!path) return false;
   const FakeKernelConfig& c = state_->config;
   if (c.rknpu && (c.rknpu_card == path || c.rknpu_render == path)) return true;
+  if (!c.display_card.empty() && c.display_card == path) return true;
   return c.rocket && c.rocket_node == path;
 }
 
@@ -146,6 +148,9 @@ int FakeKernel::open(const char* path, int flags) {
   {
     std::lock_guard lock(state_->mutex);
     if (state_->faults.gone) return fail(ENOENT);  // the node has vanished
+    // An injected refusal (ORK_EMU_FAULTS open:eacces): a node that exists but this user
+    // may not open, as on a board without the video/render group.
+    if (int err = fire_call_rules(state_->faults, FaultPoint::open)) return fail(err);
   }
   if ((flags & O_ACCMODE) != O_RDWR) return fail(EACCES);  // DRM nodes are opened O_RDWR
   // A real descriptor number, so that the fd never collides with the process's own. A raw
@@ -163,8 +168,10 @@ int FakeKernel::open(const char* path, int flags) {
         std::make_shared<AddressSpace>(IovaAllocator::Direction::bottom_up, kPageBytes, hw::kNpuWindowBytes,
                                        &state_->weights, c.int8_engine);
   } else {
-    file.kind = c.rknpu_card == path ? NodeKind::rknpu_card : NodeKind::rknpu_render;
-    file.space = state_->rknpu_space;
+    file.kind = c.rknpu_card == path     ? NodeKind::rknpu_card
+                : c.display_card == path ? NodeKind::display
+                                         : NodeKind::rknpu_render;
+    file.space = state_->rknpu_space;  // display: never used (it creates no BOs)
   }
   state_->files.emplace(fd, std::move(file));
   return fd;
@@ -276,10 +283,11 @@ int FakeKernel::poll(struct pollfd* fds, nfds_t nfds, int timeout_ms) {
       if (it == state_->fences.end()) {
         // A DRM file has nothing to read here (no events); anything else is not ours.
         if (!state_->files.count(fds[i].fd)) fds[i].revents = POLLNVAL;
-      } else if (it->second->signals && it->second->ready_at <= now) {
+      } else if (it->second->signals && it->second->ready_at <= now && !state_->faults.hold_jobs) {
         fds[i].revents = static_cast<short>(fds[i].events & (POLLIN | POLLRDNORM));
       } else if (it->second->signals) {
-        next = std::min(next, it->second->ready_at);
+        // A held job is looked at again every millisecond: the hold is lifted by a test.
+        next = std::min(next, state_->faults.hold_jobs ? now + std::chrono::milliseconds(1) : it->second->ready_at);
       }
       if (fds[i].revents) ++ready;
     }
@@ -294,8 +302,8 @@ int FakeKernel::poll(struct pollfd* fds, nfds_t nfds, int timeout_ms) {
 std::vector<std::string> FakeKernel::list_nodes(const char* glob_pattern) {
   const FakeKernelConfig& c = state_->config;
   std::vector<std::string> nodes;
-  for (const std::string* node : {&c.rknpu_card, &c.rknpu_render, &c.rocket_node}) {
-    bool present = node == &c.rocket_node ? c.rocket : c.rknpu;
+  for (const std::string* node : {&c.display_card, &c.rknpu_card, &c.rknpu_render, &c.rocket_node}) {
+    bool present = node == &c.display_card ? !node->empty() : node == &c.rocket_node ? c.rocket : c.rknpu;
     if (present && fnmatch(glob_pattern, node->c_str(), 0) == 0) nodes.push_back(*node);
   }
   return nodes;

@@ -48,6 +48,11 @@ struct FakeKernelConfig {
   bool rknpu_fences = true;
   bool rocket = true;  // the mainline accel device
   std::string rocket_node = "/dev/accel/accel0";
+  // A board's display controller: DRM driver "rockchip" on card0 (which is why the NPU is
+  // card1), answering DRM_VERSION and nothing else. "" = none (the default: unit tests list
+  // the NPU's nodes alone); the LD_PRELOAD shim's machine has it, so discovery's
+  // driver-name check has another driver's card node to skip off the board too.
+  std::string display_card;
   int cores = kMaxCores;  // 1..3
   TimingMode timing = TimingMode::fast;
   uint32_t hw_version = 0x46495245;  // GET_HW_VERSION in ORK's trace ("FIRE")
@@ -87,6 +92,12 @@ struct Faults {
   int wedge_jobs = 0;             // the next N jobs never complete (timeout, core reset)
   int dma_error_jobs = 0;         // the next N jobs raise DMA_READ_ERROR (bit 12)
   bool refuse_bo_create = false;  // MEM_CREATE / CREATE_BO fail with ENOMEM
+  // While set, no asynchronous job completes: an rknpu fence does not signal and rocket's
+  // PREP_BO reports the BO busy, whatever the modelled time, so a test sees a job in flight
+  // however fast or slow the host is. Clear it before a wait without a timeout (an rknpu
+  // fence's poll sees the change within 1 ms; PREP_BO sleeps to its deadline). Blocking
+  // submits are not held.
+  bool hold_jobs = false;
   // Rules of ORK_EMU_FAULTS (read when an emu device opens) or set by tests: each counts the
   // events at its point and fires on the chosen ones (fault_spec.h, docs/emulator.md).
   std::vector<FaultRule> rules;

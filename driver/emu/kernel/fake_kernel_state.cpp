@@ -37,7 +37,9 @@ uint8_t* alloc_host_pages(uint64_t bytes) {
 
 // Whether rule `r` sees an event at `point`, and whether it fires on it (counting it down).
 bool fires(FaultRule& r, FaultPoint point) {
-  const bool call = point != FaultPoint::mmap && point != FaultPoint::job;
+  // An open is counted only by "open" rules: ioctl and device rules count the calls on an
+  // open file, and a spec written before opens could fail keeps its meaning.
+  const bool call = point != FaultPoint::mmap && point != FaultPoint::job && point != FaultPoint::open;
   const bool match = r.point == point ||
                      (call && (r.point == FaultPoint::ioctl || r.point == FaultPoint::device));
   if (!match || r.count == 0) return false;

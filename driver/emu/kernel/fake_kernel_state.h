@@ -22,7 +22,7 @@ namespace ork::emu {
 
 inline constexpr uint64_t kPageBytes = 4096;
 
-enum class NodeKind { rknpu_card, rknpu_render, rocket };
+enum class NodeKind { rknpu_card, rknpu_render, rocket, display };  // display: FakeKernelConfig::display_card
 
 // One IOMMU domain: an IOVA allocator and the device's view of the BOs in it. The vendor
 // driver has one per device; rocket one per open file (rocket_gem.c, per-fd domain).

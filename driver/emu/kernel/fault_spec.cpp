@@ -21,10 +21,11 @@ constexpr Named kPoints[] = {
     {"sync", static_cast<int>(FaultPoint::sync)},     {"destroy", static_cast<int>(FaultPoint::destroy)},
     {"action", static_cast<int>(FaultPoint::action)}, {"mmap", static_cast<int>(FaultPoint::mmap)},
     {"job", static_cast<int>(FaultPoint::job)},       {"device", static_cast<int>(FaultPoint::device)},
+    {"open", static_cast<int>(FaultPoint::open)},
 };
 constexpr Named kErrnos[] = {
     {"eintr", EINTR}, {"eagain", EAGAIN}, {"eio", EIO},       {"enomem", ENOMEM},
-    {"enospc", ENOSPC}, {"enodev", ENODEV}, {"eperm", EPERM}, {"einval", EINVAL},
+    {"enospc", ENOSPC}, {"enodev", ENODEV}, {"eperm", EPERM}, {"eacces", EACCES}, {"einval", EINVAL},
     {"ebusy", EBUSY},   {"etimedout", ETIMEDOUT}, {"efault", EFAULT},
 };
 constexpr Named kJobs[] = {{"wedge", static_cast<int>(JobFault::wedge)},

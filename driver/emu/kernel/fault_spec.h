@@ -24,6 +24,8 @@ enum class FaultPoint {
   mmap,     // mmap() of a BO
   job,      // a core's chain (one per core and submit on rknpu, one per task on rocket)
   device,   // the device node itself
+  open,     // open() of an emulated node (counted by no other point: an "ioctl" rule never
+            // fails an open, so existing specs behave as before)
 };
 
 enum class JobFault {
@@ -47,8 +49,8 @@ struct FaultRule {
 //   spec  = rule { "," rule }
 //   rule  = point ":" what [ "@" N ] [ "x" COUNT | "x*" ]
 //   point = ioctl | submit | create | map | sync | destroy | action | mmap   what = errno name
-//         | job (what = wedge | dma | stray) | device (what = gone)
-// errno names: eintr eagain eio enomem enospc enodev eperm einval ebusy etimedout efault.
+//         | open | job (what = wedge | dma | stray) | device (what = gone)
+// errno names: eintr eagain eio enomem enospc enodev eperm eacces einval ebusy etimedout efault.
 // N >= 1 is the matching event that fires first (default 1), COUNT >= 1 how many in a row
 // (default 1), "x*" all from N on. Spaces around tokens are allowed.
 Result<std::vector<FaultRule>> parse_fault_spec(std::string_view spec);

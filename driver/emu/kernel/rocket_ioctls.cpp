@@ -150,8 +150,10 @@ int handle_rocket_prep_bo(IoctlContext& ctx) {
   bo->sync_to_cpu(0, bo->bytes);  // dma_sync_sgtable_for_cpu: done whether the wait succeeds
   Clock::time_point deadline{std::chrono::nanoseconds(args->timeout_ns)};
   Clock::time_point now = Clock::now();
-  if (bo->ready_at > now) {  // timed mode only: the job is still "running"
-    if (bo->ready_at > deadline) {
+  // Timed mode (or a test's hold, Faults::hold_jobs): the job is still "running".
+  const Clock::time_point ready = ctx.kernel.faults.hold_jobs ? Clock::time_point::max() : bo->ready_at;
+  if (ready > now) {
+    if (ready > deadline) {
       ctx.sleep_until = deadline;
       return deadline > now ? -ETIMEDOUT : -EBUSY;  // like rocket_ioctl_prep_bo
     }

@@ -5,7 +5,8 @@
 //   across jobs; resets clear it.
 // - adversarial: every job starts, alternately, from a random value in every register, and
 //   from the register state a vendor-runtime matmul task leaves (a public capture replayed
-//   over random values). A correct command stream writes everything it depends on, so both
+//   over random values); which one by (core + job) % 2, so both occur on every core and
+//   among the cores' first jobs. A correct command stream writes everything it depends on, so both
 //   modes change nothing in a correct result (docs/emulator.md "Register state").
 #pragma once
 
@@ -27,8 +28,9 @@ void fill_random(RegisterFile& regs, uint64_t seed);
 // The registers the vendor runtime's matmul task writes, with the values it wrote
 // (prior_state.cpp names the capture).
 void replay_vendor_task(RegisterFile& regs);
-// The state job number `job` of a core starts from in adversarial mode: even jobs random,
-// odd jobs the vendor task over random values. Deterministic in (core, job).
+// The state job number `job` of `core` starts from in adversarial mode: random when
+// core + job is even, the vendor task over random values when it is odd (core 1's job 0,
+// core 0's job 1). Deterministic in (core, job).
 void adversarial_state(RegisterFile& regs, int core, uint64_t job);
 
 }  // namespace ork::emu

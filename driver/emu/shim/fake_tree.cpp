@@ -34,6 +34,17 @@ constexpr const char* kRknpuUevent =
     "OF_COMPATIBLE_N=1\nMODALIAS=of:NnpuT(null)Crockchip,rk3588-rknpu\n";
 constexpr const char* kRocketDevice = "rknn";
 constexpr const char* kRocketUevent = "MODALIAS=platform:rknn\n";
+// The display's DRM device belongs to the DT node display-subsystem (compatible
+// "rockchip,display-subsystem", the RK3588 device trees), whose driver is "rockchip".
+constexpr const char* kDisplayDevice = "display-subsystem";
+constexpr const char* kDisplayUevent =
+    "OF_NAME=display-subsystem\nOF_FULLNAME=/display-subsystem\nOF_COMPATIBLE_0=rockchip,display-subsystem\n"
+    "OF_COMPATIBLE_N=1\nMODALIAS=of:Ndisplay-subsystemT(null)Crockchip,display-subsystem\n";
+
+const char* uevent_of(std::string_view device) {
+  if (device == kRknpuDevice) return kRknpuUevent;
+  return device == kDisplayDevice ? kDisplayUevent : kRocketUevent;
+}
 
 struct Node {
   std::string path;    // /dev/dri/card1
@@ -59,6 +70,7 @@ std::vector<Node> emulated_nodes() {
     std::string name = path.substr(path.rfind('/') + 1);
     list.push_back({path, name, path.substr(5), cls, device, makedev(maj, static_cast<unsigned>(number))});
   };
+  if (!c.display_card.empty()) add(c.display_card, "drm", kDisplayDevice, kDrmMajor);
   if (c.rknpu) {
     add(c.rknpu_card, "drm", kRknpuDevice, kDrmMajor);
     add(c.rknpu_render, "drm", kRknpuDevice, kDrmMajor);
@@ -91,7 +103,7 @@ std::vector<Entry> spec() {
       devices_made += "|" + dev + "|";
       e.push_back({Entry::dir, dev, ""});
       e.push_back({Entry::link, dev + "/subsystem", "../../../bus/platform"});
-      e.push_back({Entry::file, dev + "/uevent", n.device == std::string_view(kRknpuDevice) ? kRknpuUevent : kRocketUevent});
+      e.push_back({Entry::file, dev + "/uevent", uevent_of(n.device)});
       e.push_back({Entry::dir, fmt::format("{}/{}", dev, n.cls), ""});
     }
     const std::string node_dir = fmt::format("{}/{}/{}", dev, n.cls, n.name);

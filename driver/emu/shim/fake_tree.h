@@ -7,8 +7,10 @@
 //
 // The layout follows Linux's (Documentation/ABI/testing/sysfs-dev; libdrm xf86drm.c reads
 // /sys/dev/char/MAJ:MIN/device/{drm,subsystem,uevent}):
-//   dev/dri/card1, dev/dri/renderD129, dev/accel/accel0   (placeholders; open goes to the
-//                                                           fake kernel, stat is faked)
+//   dev/dri/card0, dev/dri/card1, dev/dri/renderD129, dev/accel/accel0   (placeholders;
+//                                                    open goes to the fake kernel, stat is faked)
+//   sys/dev/char/226:0 -> ../../devices/platform/display-subsystem/drm/card0   (the display,
+//                                                    DRM driver "rockchip": not the NPU)
 //   sys/dev/char/226:1 -> ../../devices/platform/fdab0000.npu/drm/card1
 //   sys/devices/platform/fdab0000.npu/{uevent, subsystem -> bus/platform, drm/card1/...}
 //   sys/dev/char/261:0 -> ../../devices/platform/rknn/accel/accel0

@@ -1,5 +1,6 @@
 // libork_emu_shim.so: an LD_PRELOAD library that serves the emulated NPU's device nodes
-// (/dev/dri/card1, /dev/dri/renderD129, /dev/accel/accel0) from the fake kernel, so that
+// (/dev/dri/card1, /dev/dri/renderD129, /dev/accel/accel0, and the display's /dev/dri/card0)
+// from the fake kernel, so that
 // unmodified programs (tests-hw, tools, anything speaking the rknpu or rocket uAPI) run off
 // the board. Idea from Mesa's drm-shim (docs/hardware.md section 7); the code is ours.
 //
@@ -31,8 +32,14 @@
 
 namespace ork::emu {
 
+// The machine the shim pretends to be is a board: besides the NPU, the display
+// controller's DRM device on card0 (another driver, which discovery must skip).
 FakeKernel& shared_fake_kernel() {
-  static FakeKernel kernel;
+  static FakeKernel kernel([] {
+    FakeKernelConfig c;
+    c.display_card = "/dev/dri/card0";
+    return c;
+  }());
   return kernel;
 }
 

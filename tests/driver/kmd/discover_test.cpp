@@ -78,6 +78,27 @@ TEST(Discover, NothingFoundNamesWhatWasSeen) {
   EXPECT_EQ(any.error().message, "no rknpu or rocket device found (nodes seen: none)");
 }
 
+// A board's display controller (DRM driver "rockchip") on card0, before the NPU's card1: the
+// driver-name check skips it, says what it saw, and refuses it when named.
+TEST(Discover, AnotherDriversCardNodeIsSkipped) {
+  emu::FakeKernelConfig cfg;
+  cfg.display_card = "/dev/dri/card0";
+  emu::FakeKernel kernel(cfg);
+  EXPECT_EQ(kernel.list_nodes("/dev/dri/card*"), (std::vector<std::string>{"/dev/dri/card0", "/dev/dri/card1"}));
+  auto kmd = driver::discover(kernel, KmdKind::rknpu);
+  ASSERT_TRUE(kmd.ok()) << kmd.error().message;
+  EXPECT_EQ((*kmd)->info().node, "/dev/dri/card1");
+  auto named = driver::discover(kernel, std::nullopt, "/dev/dri/card0");
+  ASSERT_FALSE(named.ok());
+  EXPECT_EQ(named.error().code, -ENODEV);
+  EXPECT_EQ(named.error().message, "/dev/dri/card0 is DRM driver 'rockchip'; libork speaks 'rknpu' and 'rocket'");
+  cfg.rknpu = false;  // the display alone: seen, skipped, nothing found
+  emu::FakeKernel display_only(cfg);
+  auto none = driver::discover(display_only, KmdKind::rknpu);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().message, "no rknpu device found (nodes seen: /dev/dri/card0 (rockchip))");
+}
+
 TEST(Discover, FakeKernelListsItsNodesByPattern) {
   emu::FakeKernel kernel;
   EXPECT_EQ(kernel.list_nodes("/dev/dri/card*"), (std::vector<std::string>{"/dev/dri/card1"}));

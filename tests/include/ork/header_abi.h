@@ -15,6 +15,7 @@ struct HeaderAbi {
   size_t options_core_mask_offset, options_stats_offset; /* API version 2 */
   size_t stats_size, stats_calls_offset, stats_evictions_offset;
   size_t stats_emulator_offset, qmatmul_options_size, qmatmul_stats_offset; /* API version 4 */
+  size_t stats_cpu_threads_offset;                                          /* API version 5 */
   size_t memory_size, memory_largest_offset;
   size_t status_size;
   void (*matmul)(void);

@@ -17,6 +17,7 @@ void header_abi_c(struct HeaderAbi* out) {
   out->stats_calls_offset = offsetof(ork_stats, calls);
   out->stats_evictions_offset = offsetof(ork_stats, context_evictions);
   out->stats_emulator_offset = offsetof(ork_stats, emulator_ns);
+  out->stats_cpu_threads_offset = offsetof(ork_stats, cpu_threads);
   out->qmatmul_options_size = sizeof(ork_qmatmul_options);
   out->qmatmul_stats_offset = offsetof(ork_qmatmul_options, stats);
   out->memory_size = sizeof(ork_memory_info);

@@ -14,7 +14,7 @@ static void test_c_and_cpp_agree(void** state) {
   struct HeaderAbi c, cpp;
   header_abi_c(&c);
   header_abi_cpp(&cpp);
-  assert_int_equal(c.api_version, 4);
+  assert_int_equal(c.api_version, 5);
   assert_int_equal(cpp.api_version, c.api_version);
   /* 16 + 16 + 64 + 32 chars, then hw_version, cores, emulated: 128 + 3 * 4 bytes. */
   assert_int_equal(c.info_size, 140);
@@ -25,10 +25,12 @@ static void test_c_and_cpp_agree(void** state) {
   assert_int_equal(c.options_mc_cap_offset, 8);
   assert_int_equal(c.options_core_mask_offset, 20);
   assert_int_equal(c.options_stats_offset, 24);
-  /* struct_size + reserved, then 18 uint64 counters (emulator_ns appended in API 4);
-   * memory: header + 8 uint64 figures. */
-  assert_int_equal(c.stats_size, 152);
+  /* struct_size + reserved, then 19 uint64 counters (emulator_ns appended in API 4,
+   * cpu_threads in API 5); memory: header + 8 uint64 figures. */
+  assert_int_equal(c.stats_size, 160);
   assert_int_equal(c.stats_emulator_offset, 144);
+  assert_int_equal(c.stats_cpu_threads_offset, 152);
+  assert_int_equal(cpp.stats_cpu_threads_offset, c.stats_cpu_threads_offset);
   /* struct_size, activation_bits, per_row, cores (16 bytes, API 1), then the stats pointer. */
   assert_int_equal(c.qmatmul_options_size, 24);
   assert_int_equal(c.qmatmul_stats_offset, 16);

@@ -244,6 +244,66 @@ static void test_core_mask_checked_and_exact(void** state) {
   ork_device_close(cpu);
 }
 
+/* One cpu call on `threads` requested (cores, or a core_mask when mask != 0): its cpu_threads. */
+static uint64_t cpu_call_threads(ork_device* cpu, ork_weights* w, int32_t cores, uint32_t mask) {
+  enum { WN = 256 }; /* >= 3 kernel panels on every tier, so 3 threads are not capped */
+  int8_t a[M * K];
+  int32_t c[M * WN];
+  fill_int8(a, sizeof a, 7);
+  ork_stats call;
+  memset(&call, 0xAB, sizeof call);
+  call.struct_size = sizeof call;
+  ork_matmul_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.cores = cores;
+  o.core_mask = mask;
+  o.stats = &call;
+  assert_int_equal(ork_matmul(cpu, w, a, M, c, &o), ORK_OK);
+  assert_int_equal(call.struct_size, sizeof call);
+  return call.cpu_threads;
+}
+
+/* API 5's cpu_threads: the cpu device runs `cores` (or the mask's bits) as host threads and
+ * says so per call; the totals sum them; the NPU backends report 0. */
+static void test_cpu_threads_reported(void** state) {
+  (void)state;
+  ork_device* cpu = open_or_fail("cpu");
+  int8_t wv[K * 256];
+  fill_int8(wv, sizeof wv, 8);
+  ork_weights* w = NULL;
+  assert_int_equal(ork_weights_create(cpu, ORK_DTYPE_INT8, K, 256, wv, &w), ORK_OK);
+  assert_int_equal(ork_device_reset_stats(cpu), ORK_OK);
+  assert_int_equal(cpu_call_threads(cpu, w, 1, 0), 1);
+  assert_int_equal(cpu_call_threads(cpu, w, 2, 0), 2);
+  assert_int_equal(cpu_call_threads(cpu, w, 3, 0), 3);
+  assert_int_equal(cpu_call_threads(cpu, w, 0, 0x5), 2);
+  const uint64_t chosen = cpu_call_threads(cpu, w, 0, 0); /* as the shape needs */
+  assert_true(chosen >= 1);
+  ork_stats total;
+  memset(&total, 0, sizeof total);
+  total.struct_size = sizeof total;
+  assert_int_equal(ork_device_get_stats(cpu, &total), ORK_OK);
+  assert_int_equal(total.calls, 5);
+  assert_int_equal(total.cpu_threads, 1 + 2 + 3 + 2 + chosen);
+  ork_weights_destroy(w);
+  ork_device_close(cpu);
+  ork_device* emu = open_or_fail("emu");
+  ork_weights* we = make_weights(emu, 2);
+  ork_stats call;
+  memset(&call, 0xAB, sizeof call);
+  call.struct_size = sizeof call;
+  ork_matmul_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.cores = 3;
+  o.stats = &call;
+  run(emu, we, &o);
+  assert_int_equal(call.cpu_threads, 0);
+  ork_weights_destroy(we);
+  ork_device_close(emu);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_null_arguments_and_struct_size),
@@ -251,6 +311,7 @@ int main(void) {
       cmocka_unit_test(test_per_call_stats_and_smaller_struct_size),
       cmocka_unit_test(test_memory_query),
       cmocka_unit_test(test_core_mask_checked_and_exact),
+      cmocka_unit_test(test_cpu_threads_reported),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,11 @@
 // ork_info run as a user would: --json lists every backend, --stats reports the workload,
 // ORK_DEVICE is honoured, and the exit codes.
 // Part of meson test 'tool_runs' (the fixture: tests/tools/tool_runs.h).
+#include <cstddef>
+
 #include <nlohmann/json.hpp>
+
+#include "ork/ork.h"
 
 #include "tests/tools/tool_runs.h"
 
@@ -12,7 +16,7 @@ TEST_F(ToolRuns, OrkInfoJsonListsEveryBackend) {
   RunResult r = run_tool({ork_info_, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["api_version"], 4);
+  EXPECT_EQ(j["api_version"], 5);
   ASSERT_EQ(j["devices"].size(), 6u);
   std::vector<std::string> names;
   for (const auto& d : j["devices"]) names.push_back(d["name"]);
@@ -47,7 +51,14 @@ TEST_F(ToolRuns, OrkInfoStatsReportsTheWorkload) {
     EXPECT_EQ(d["stats"]["calls"], 4);
     EXPECT_GT(d["stats"]["wall_ns"].get<uint64_t>(), 0u);
     EXPECT_GT(d["memory"]["bytes_resident"].get<uint64_t>(), 1024u * 5120u - 1);  // both weights
-    if (d["name"] == "cpu") continue;
+    // Every ork_stats counter under its name: calls .. emulator_ns (API 4), cpu_threads (API 5).
+    EXPECT_EQ(d["stats"].size(), (sizeof(ork_stats) - offsetof(ork_stats, calls)) / sizeof(uint64_t));
+    ASSERT_TRUE(d["stats"].contains("cpu_threads"));
+    if (d["name"] == "cpu") {
+      EXPECT_GE(d["stats"]["cpu_threads"].get<uint64_t>(), 4u);  // 4 calls, each on >= 1 thread
+      continue;
+    }
+    EXPECT_EQ(d["stats"]["cpu_threads"], 0);
     EXPECT_EQ(d["stats"]["context_builds"], 2);  // one per weight
     EXPECT_EQ(d["stats"]["context_hits"], 2);
     EXPECT_GT(d["stats"]["bytes_to_device"].get<uint64_t>(), 0u);

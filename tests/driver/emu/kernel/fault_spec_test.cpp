@@ -16,9 +16,9 @@ namespace ork::emu {
 namespace {
 
 TEST(FaultSpec, RulesParseToPointWhatSkipAndCount) {
-  auto r = parse_fault_spec(" submit:eio@3 , ioctl:eintr x40,job:wedge x*,device:gone@7,mmap:enomem@2x3");
+  auto r = parse_fault_spec(" submit:eio@3 , ioctl:eintr x40,job:wedge x*,device:gone@7,mmap:enomem@2x3,open:eacces x*");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  ASSERT_EQ(r->size(), 5u);
+  ASSERT_EQ(r->size(), 6u);
   const auto& v = *r;
   EXPECT_EQ(v[0].point, FaultPoint::submit);
   EXPECT_EQ(v[0].err, EIO);
@@ -39,6 +39,9 @@ TEST(FaultSpec, RulesParseToPointWhatSkipAndCount) {
   EXPECT_EQ(v[4].err, ENOMEM);
   EXPECT_EQ(v[4].skip, 1);
   EXPECT_EQ(v[4].count, 3);
+  EXPECT_EQ(v[5].point, FaultPoint::open);
+  EXPECT_EQ(v[5].err, EACCES);
+  EXPECT_EQ(v[5].count, -1);
   EXPECT_TRUE(parse_fault_spec("").ok());
   EXPECT_TRUE(parse_fault_spec("").value().empty());
 }
@@ -111,6 +114,22 @@ TEST(FaultSpec, RulesFireOnTheChosenEventsOnly) {
   EXPECT_EQ(err, -ENODEV);
   EXPECT_EQ(k.open("/dev/accel/accel0", O_RDWR), -ENOENT);
   EXPECT_EQ(k.close(fd), 0);  // close still works
+}
+
+// open:ERRNO fails opens of a node that exists (a board's node without the video group);
+// ioctl rules, which count every call on an open file, never fail an open.
+TEST(FaultSpec, OpenRulesFailOpensAndOnlyOpens) {
+  FakeKernel k;
+  k.faults().rules = *parse_fault_spec("ioctl:eio x3,open:eacces@2");
+  int first = k.open("/dev/dri/card1", O_RDWR);
+  ASSERT_GE(first, 0);
+  EXPECT_EQ(k.open("/dev/dri/card1", O_RDWR), -EACCES);
+  int third = k.open("/dev/dri/renderD129", O_RDWR);
+  ASSERT_GE(third, 0);
+  EXPECT_EQ(k.faults().rules[0].count, 3);  // the opens were not ioctl events
+  EXPECT_EQ(k.faults().rules[1].count, 0);
+  EXPECT_EQ(k.close(first), 0);
+  EXPECT_EQ(k.close(third), 0);
 }
 
 }  // namespace

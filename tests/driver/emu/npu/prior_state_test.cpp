@@ -83,15 +83,33 @@ TEST(RegisterState, EveryFixedRegisterIsChecked) {
 }
 
 // A complete task gives the same bytes whatever the core held: random values in every
-// register (even jobs) and the vendor runtime's int4 task over random values (odd jobs).
+// register (core + job even) and the vendor runtime's int4 task over random values (odd).
 TEST(RegisterState, ACompleteTaskIsExactFromAdversarialState) {
-  for (uint64_t job = 0; job < 6; ++job) {
-    Product p;
-    auto regs = std::make_unique<RegisterFile>();
-    adversarial_state(*regs, 0, job);
-    const ChainResult r = p.run(*regs, p.t);
-    ASSERT_EQ(r.status, CoreStatus::ok) << "job " << job << ": " << r.message;
-    EXPECT_TRUE(p.exact()) << "job " << job;
+  for (int core = 0; core < 3; ++core) {
+    for (uint64_t job = 0; job < 4; ++job) {
+      Product p;
+      auto regs = std::make_unique<RegisterFile>();
+      adversarial_state(*regs, core, job);
+      const ChainResult r = p.run(*regs, p.t);
+      ASSERT_EQ(r.status, CoreStatus::ok) << "core " << core << " job " << job << ": " << r.message;
+      EXPECT_TRUE(p.exact()) << "core " << core << " job " << job;
+    }
+  }
+}
+
+// Which state a job starts from: the vendor task's when core + job is odd, so every core
+// meets both and the cores' first jobs do too (with job alone, job 0 was random everywhere
+// and a test submitting once per core never met the vendor state).
+TEST(RegisterState, BothStatesOnEveryCoreAndOnJobZero) {
+  auto regs = std::make_unique<RegisterFile>();
+  for (int core = 0; core < 3; ++core) {
+    for (uint64_t job = 0; job < 4; ++job) {
+      adversarial_state(*regs, core, job);
+      const bool vendor = (static_cast<uint64_t>(core) + job) % 2 == 1;
+      // CNA_CONV_CON1 = 0x360 is the vendor task's value; a random word equals it with
+      // probability 2^-32 and is checked for this fixed seed.
+      EXPECT_EQ(regs->get(regs::CNA_CONV_CON1) == 0x360u, vendor) << "core " << core << " job " << job;
+    }
   }
 }
 
@@ -102,7 +120,7 @@ TEST(RegisterState, AdversarialStatesDiffer) {
   int same = 0;
   for (uint32_t off = 0; off < 0x10000; off += 4) same += a->get(static_cast<uint16_t>(off)) == b->get(static_cast<uint16_t>(off));
   EXPECT_LT(same, 16);  // two random fills share almost no word
-  adversarial_state(*a, 0, 1);  // the vendor task: its precision codes and bypasses
+  adversarial_state(*a, 0, 1);  // core 0, job 1: the vendor task's precision codes and bypasses
   EXPECT_EQ(a->get(regs::CNA_CONV_CON1), 0x360u);
   EXPECT_EQ(a->get(regs::DPU_DATA_FORMAT), 0x38000006u);
   EXPECT_EQ(a->get(regs::DPU_BS_CFG), 0x53u);

@@ -54,15 +54,33 @@ void raw_rknpu() {
   check(::close(fd) == 0, "close");
 }
 
-// What a board's discovery reads: libdrm folds card1 and renderD129 into one platform
-// device (bus info from the uevent's OF_FULLNAME), the nodes stat as DRM character devices,
-// /dev/accel lists accel0 (ACCEL_MAJOR 261), and nothing else is in the emulated /dev/dri.
+// The display's card0: a platform device of its own, its DRM driver "rockchip".
+void display_view(drmDevicePtr d) {
+  check(d->available_nodes == (1 << DRM_NODE_PRIMARY), "display: a card node only");
+  check(std::strcmp(d->nodes[DRM_NODE_PRIMARY], "/dev/dri/card0") == 0, "display: /dev/dri/card0");
+  check(std::strcmp(d->businfo.platform->fullname, "/display-subsystem") == 0, "display: OF_FULLNAME");
+  int fd = ::open("/dev/dri/card0", O_RDWR);
+  check(fd >= 0, "open(/dev/dri/card0)");
+  if (fd < 0) return;
+  drmVersionPtr v = drmGetVersion(fd);
+  check(v && std::strcmp(v->name, "rockchip") == 0, "card0 is DRM driver rockchip");
+  if (v) drmFreeVersion(v);
+  check(::close(fd) == 0, "close card0");
+}
+
+// What a board's discovery reads: libdrm sees the display (card0) and folds card1 and
+// renderD129 into one platform device (bus info from the uevent's OF_FULLNAME), the nodes
+// stat as DRM character devices, /dev/accel lists accel0 (ACCEL_MAJOR 261).
 void board_view() {
   drmDevicePtr devices[8];
   int n = drmGetDevices2(0, devices, 8);
-  check(n == 1, "drmGetDevices2 finds one device");
-  if (n == 1) {
-    drmDevicePtr d = devices[0];
+  check(n == 2, "drmGetDevices2 finds two devices (the display and the NPU)");
+  for (int i = 0; i < n; ++i) {
+    if (devices[i]->nodes[DRM_NODE_PRIMARY] && std::strcmp(devices[i]->nodes[DRM_NODE_PRIMARY], "/dev/dri/card0") == 0)
+      display_view(devices[i]);
+  }
+  if (n == 2) {
+    drmDevicePtr d = std::strcmp(devices[0]->nodes[DRM_NODE_PRIMARY], "/dev/dri/card1") == 0 ? devices[0] : devices[1];
     check(d->bustype == DRM_BUS_PLATFORM, "bus type platform");
     check(d->available_nodes == ((1 << DRM_NODE_PRIMARY) | (1 << DRM_NODE_RENDER)), "card and render node");
     check(std::strcmp(d->nodes[DRM_NODE_PRIMARY], "/dev/dri/card1") == 0, "primary node /dev/dri/card1");
@@ -80,7 +98,9 @@ void board_view() {
   check(::stat("/dev/accel/accel0", &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 261 &&
             minor(st.st_rdev) == 0,
         "stat /dev/accel/accel0: char 261:0");
-  check(::stat("/dev/dri/card0", &st) != 0 && errno == ENOENT, "/dev/dri/card0 is not there");
+  check(::stat("/dev/dri/card0", &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 226 && minor(st.st_rdev) == 0,
+        "stat /dev/dri/card0: char 226:0");
+  check(::stat("/dev/dri/card2", &st) != 0 && errno == ENOENT, "/dev/dri/card2 is not there");
   std::string listed;
   if (DIR* d = ::opendir("/dev/accel")) {
     while (const dirent* e = ::readdir(d))
@@ -93,17 +113,23 @@ void board_view() {
         "realpath /sys/dev/char/261:0/device");
 }
 
-// libork's discovery over the real Os finds both emulated interfaces.
+// libork's discovery over the real Os finds both emulated interfaces, rknpu on card1 after
+// skipping the display's card0 by its driver name (and refusing card0 when named).
 void libork_discovery() {
   for (auto kind : {ork::driver::KmdKind::rknpu, ork::driver::KmdKind::rocket}) {
     auto kmd = ork::driver::discover(ork::driver::real_os(), kind);
     check(kmd.ok(), kmd.ok() ? "discover" : kmd.error().message.c_str());
     if (!kmd.ok()) continue;
+    if (kind == ork::driver::KmdKind::rknpu) check((*kmd)->info().node == "/dev/dri/card1", "rknpu found on card1");
     check((*kmd)->info().emulated, "DeviceInfo.emulated through the shim");
     auto bo = (*kmd)->bo_create(8192, ork::driver::BoUsage::data);
     check(bo.ok(), "bo_create through the shim");
     if (bo.ok()) (*bo)->map()[8191] = 1;
   }
+  auto display = ork::driver::discover(ork::driver::real_os(), std::nullopt, "/dev/dri/card0");
+  check(!display.ok() && display.error().message ==
+                             "/dev/dri/card0 is DRM driver 'rockchip'; libork speaks 'rknpu' and 'rocket'",
+        "card0 named: refused by its driver name");
 }
 
 }  // namespace
