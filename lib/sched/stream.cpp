@@ -112,7 +112,7 @@ Status finalize_stream(Stream& s, bool check_buffer_names) {
   }
   if (Status st = link_programs(s); !st) return st;
   for (Op& op : s.ops) {
-    if (op.kind == OpKind::start && op.partner < 0) {  // seed 4: a start without a wait
+    if (op.kind == OpKind::start && op.partner < 0) {  // a start without a wait (docs/sched.md, section 2)
       op.kind = OpKind::barrier;
       op.unwaited_start = true;
     }
