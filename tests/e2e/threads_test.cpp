@@ -46,38 +46,48 @@ int64_t wrong_cells(const std::vector<int32_t>& got, const std::vector<int32_t>&
   return bad;
 }
 
-class Threads : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(Threads, FourThreadsOneDeviceEveryCellExact) {
+// Four threads on one device opened by name, each with its own operands (seeds seed..seed+3):
+// each thread makes its weights (creation shares the device's queue too), then runs
+// `calls` (thread index, weights, operands, failure count) -> wrong cells. Every call's
+// failure and every wrong cell fails the test.
+template <class Calls>
+void four_threads(const std::string& device, uint64_t seed, Calls calls) {
   ork_device* dev = nullptr;
-  ASSERT_EQ(ork_device_open(GetParam().c_str(), &dev), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_device_open(device.c_str(), &dev), ORK_OK) << ork_last_error();
   std::vector<Operands> ops;
   std::vector<ork_weights*> weights(kThreads, nullptr);
-  for (int t = 0; t < kThreads; ++t) ops.push_back(make_operands(static_cast<uint64_t>(t + 1)));
-  // The weights are made from the threads too: creation shares the device's queue.
+  for (int t = 0; t < kThreads; ++t) ops.push_back(make_operands(seed + static_cast<uint64_t>(t)));
   std::atomic<int64_t> bad{0}, failed{0};
   std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
+  for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
-      if (ork_weights_create(dev, ORK_DTYPE_INT8, kK, kN, ops[t].w.data(), &weights[t]) != ORK_OK) {
-        ++failed;
-        return;
-      }
-      for (int i = 0; i < kCalls; ++i) {
-        std::vector<int32_t> c(kM * kN, -1);
-        if (ork_matmul(dev, weights[t], ops[t].a[i].data(), kM, c.data(), nullptr) != ORK_OK) {
-          ++failed;
-          continue;
-        }
-        bad += wrong_cells(c, ops[t].expected[i]);
-      }
+      if (ork_weights_create(dev, ORK_DTYPE_INT8, kK, kN, ops[t].w.data(), &weights[t]) != ORK_OK) ++failed;
+      else bad += calls(dev, t, weights[t], ops[t], failed);
     });
-  }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failed.load(), 0) << ork_last_error();
   EXPECT_EQ(bad.load(), 0) << "cells that differ from the reference";
   for (ork_weights* w : weights) ork_weights_destroy(w);
   ork_device_close(dev);
+}
+
+// Blocking ork_matmul calls, one C per call.
+int64_t sync_calls(ork_device* dev, ork_weights* w, const Operands& o, std::atomic<int64_t>& failed) {
+  int64_t bad = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    std::vector<int32_t> c(kM * kN, -1);
+    if (ork_matmul(dev, w, o.a[i].data(), kM, c.data(), nullptr) != ORK_OK) ++failed;
+    else bad += wrong_cells(c, o.expected[i]);
+  }
+  return bad;
+}
+
+class Threads : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Threads, FourThreadsOneDeviceEveryCellExact) {
+  four_threads(GetParam(), 1, [](ork_device* dev, int, ork_weights* w, const Operands& o, std::atomic<int64_t>& failed) {
+    return sync_calls(dev, w, o, failed);
+  });
 }
 
 // Thread t's calls through the asynchronous entry points: even threads submit every call
@@ -128,23 +138,8 @@ int64_t async_calls(ork_device* dev, ork_weights* w, const Operands& o, int t, s
 }
 
 TEST_P(Threads, FourThreadsSubmitWaitAndReplayEveryCellExact) {
-  ork_device* dev = nullptr;
-  ASSERT_EQ(ork_device_open(GetParam().c_str(), &dev), ORK_OK) << ork_last_error();
-  std::vector<Operands> ops;
-  std::vector<ork_weights*> weights(kThreads, nullptr);
-  for (int t = 0; t < kThreads; ++t) ops.push_back(make_operands(static_cast<uint64_t>(t + 11)));
-  std::atomic<int64_t> bad{0}, failed{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      if (ork_weights_create(dev, ORK_DTYPE_INT8, kK, kN, ops[t].w.data(), &weights[t]) != ORK_OK) ++failed;
-      else bad += async_calls(dev, weights[t], ops[t], t, failed);
-    });
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(failed.load(), 0) << ork_last_error();
-  EXPECT_EQ(bad.load(), 0) << "cells that differ from the reference";
-  for (ork_weights* w : weights) ork_weights_destroy(w);
-  ork_device_close(dev);
+  four_threads(GetParam(), 11, [](ork_device* dev, int t, ork_weights* w, const Operands& o,
+                                   std::atomic<int64_t>& failed) { return async_calls(dev, w, o, t, failed); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Threads, ::testing::Values("emu", "emu-rocket", "cpu"),
