@@ -15,6 +15,7 @@
 #include "lib/sched/chooser.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
+#include "tools/ork_sched/huge_pages.h"
 #include "tools/ork_sched/render.h"
 
 namespace {
@@ -122,6 +123,7 @@ int run(const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ork::tools::reexec_with_huge_pages(argv);
   CLI::App app{"ork_sched: reorder a load/start/wait/store stream so DMA and compute overlap "
                "(the list scheduler of docs/sched.md). Exit 0 done, 1 the stream cannot run (or a picture "
                "cannot be written), 2 bad usage or an invalid stream."};
