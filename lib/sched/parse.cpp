@@ -183,6 +183,7 @@ Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
   Stream stream;
   const auto lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
   stream.ops.reserve(lines);  // an upper bound; untouched capacity costs no page
+  stream.buffers.reserve(lines / 2);  // most streams declare fewer; growing copied every buffer
   LineParser parser{stream, NameTable(lines / 2), 0, {}};
   while (!text.empty()) {
     ++parser.line;
