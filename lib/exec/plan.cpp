@@ -3,16 +3,15 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 
 #include <fmt/format.h>
 
 #include "driver/emu/npu/timeline.h"
 #include "lib/sched/bounds.h"
+#include "lib/sched/chooser.h"
 #include "lib/sched/graph.h"
-#include "lib/sched/list_schedule.h"
-#include "lib/sched/priority.h"
 #include "lib/sched/simulate.h"
+#include "lib/sched/slots.h"
 
 namespace ork::exec {
 
@@ -177,50 +176,19 @@ struct Builder {
 
 }  // namespace
 
-void assign_slots(ExecPlan& p) {
-  p.slot_bytes.clear();
-  std::multimap<uint64_t, int> free_slots;  // bytes -> slot
-  std::map<int, int> slot_of_buffer;
-  std::vector<int> slot_of_op(p.stream.ops.size(), -1);
-  std::map<int, int> readers;  // weight buffer -> programs still to wait for
-  for (const sched::Op& o : p.stream.ops)
-    if (o.kind == sched::OpKind::start) ++readers[o.reads[0].buffer];
-  for (int op : p.order) {
-    const sched::Op& o = p.stream.ops[static_cast<size_t>(op)];
-    if (o.kind == sched::OpKind::load) {
-      const int b = o.writes[0].buffer;
-      const auto bytes = static_cast<uint64_t>(p.stream.buffers[static_cast<size_t>(b)].bytes);
-      auto it = free_slots.lower_bound(bytes);
-      int slot;
-      if (it != free_slots.end()) {
-        slot = it->second;
-        free_slots.erase(it);
-      } else {
-        slot = static_cast<int>(p.slot_bytes.size());
-        p.slot_bytes.push_back(bytes);
-      }
-      slot_of_buffer[b] = slot;
-      slot_of_op[static_cast<size_t>(op)] = slot;
-    } else if (o.kind == sched::OpKind::wait) {
-      const sched::Op& start = p.stream.ops[static_cast<size_t>(o.partner)];
-      const int b = start.reads[0].buffer;  // the weight buffer comes first
-      if (--readers[b] > 0) continue;       // a pinned tensor: later tokens read it too
-      const int slot = slot_of_buffer.at(b);
-      free_slots.emplace(p.slot_bytes[static_cast<size_t>(slot)], slot);
-    }
-  }
-  // The program that reads a load's weights uses the load's slot.
+void assign_slots(ExecPlan& p, const sched::Graph& graph) {
+  const sched::SlotPlacement slots = sched::place_slots(graph, p.order);
+  p.slot_bytes.assign(slots.slot_bytes.begin(), slots.slot_bytes.end());
+  p.slot_total = static_cast<uint64_t>(slots.total_bytes);
+  // A load's slot is its weight buffer's; a program (start and wait) uses the slot of the
+  // weight buffer it reads first.
   for (size_t i = 0; i < p.stream.ops.size(); ++i) {
     const sched::Op& o = p.stream.ops[i];
-    if (o.kind == sched::OpKind::load) p.op_steps[i].slot = slot_of_op[i];
+    const int b = o.kind == sched::OpKind::load    ? o.writes[0].buffer
+                  : o.kind == sched::OpKind::start ? o.reads[0].buffer
+                                                   : p.stream.ops[static_cast<size_t>(o.partner)].reads[0].buffer;
+    p.op_steps[i].slot = slots.slot_of_buffer[static_cast<size_t>(b)];
   }
-  for (size_t i = 0; i < p.stream.ops.size(); ++i) {
-    const sched::Op& o = p.stream.ops[i];
-    if (o.kind != sched::OpKind::load) p.op_steps[i].slot = slot_of_buffer.at(o.kind == sched::OpKind::start ? o.reads[0].buffer
-                                                              : p.stream.ops[static_cast<size_t>(o.partner)].reads[0].buffer);
-  }
-  p.slot_total = 0;
-  for (uint64_t b : p.slot_bytes) p.slot_total += b;
 }
 
 namespace {
@@ -252,37 +220,30 @@ ExecPlan input_order_plan(ExecPlan p, const sched::Graph& graph) {
   p.order.resize(p.stream.ops.size());
   for (size_t i = 0; i < p.order.size(); ++i) p.order[i] = static_cast<int>(i);
   p.policy = "input";
-  assign_slots(p);
+  assign_slots(p, graph);
   p.predicted_ns = sched::simulate_order(p.stream, graph, p.order).makespan;
   return p;
 }
 
-// The list scheduler's best order under the budget among `policies`, if one fits. Its memory
+// The order the executor runs: lib/sched's one chooser (chooser.h) on the stream, which
+// says the executor's memory (slots aligned to the pack's 4 KiB, in the budget) and
+// the rule: the fifo list, or the critical-path one when priced strictly faster. Its memory
 // model counts live bytes; slots add fragmentation (a free slot of another size is not
-// reused), so the cap is lowered until the slots fit the budget.
-std::optional<ExecPlan> best_list_plan(const ExecPlan& p, const sched::Graph& graph,
-                                       const std::vector<sched::Policy>& policies, uint64_t budget_bytes) {
-  std::optional<ExecPlan> best;
-  for (sched::Policy pol : policies) {
-    const sched::Priority prio = sched::make_priority(p.stream, graph, pol);
-    for (int pct = 100; pct >= 10; pct -= 10) {
-      sched::ListParams lp;
-      lp.cap_bytes = p.stream.memory_bytes * pct / 100;
-      lp.pool.capacity_bytes = lp.cap_bytes;
-      lp.pool.alignment_bytes = 4096;
-      const sched::ListResult r = sched::list_schedule(p.stream, graph, prio, lp);
-      ExecPlan cand = p;
-      cand.order = r.order;
-      cand.cap_bytes = lp.cap_bytes;
-      cand.policy = sched::policy_name(pol);
-      assign_slots(cand);
-      if (cand.slot_total > budget_bytes || !sched::order_respects_graph(graph, cand.order)) continue;
-      cand.predicted_ns = sched::simulate_order(cand.stream, graph, cand.order).makespan;
-      if (!best || cand.predicted_ns < best->predicted_ns) best = std::move(cand);
-      break;
-    }
-  }
-  return best;
+// reused), so the chooser lowers the cap until the slots fit the budget; with no cap that
+// fits, the input order.
+Result<ExecPlan> chosen_plan(ExecPlan p, const sched::Graph& graph) {
+  sched::Options so;
+  so.policy = sched::stream_policy(p.stream, sched::Policy::fifo);
+  Result<sched::Schedule> s = sched::schedule(p.stream, graph, so);
+  if (!s) return s.error();
+  p.lower_bound_ns = s->bounds.value;
+  if (s->pass == sched::Pass::input) return input_order_plan(std::move(p), graph);
+  p.order = std::move(s->order);
+  p.cap_bytes = p.stream.memory_bytes * s->cap_percent / 100;
+  p.policy = sched::policy_name(s->policy);
+  assign_slots(p, graph);
+  p.predicted_ns = s->makespan;
+  return p;
 }
 
 }  // namespace
@@ -319,21 +280,17 @@ Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& o) {
   ExecPlan p;
   p.order_kind = o.order;
   Builder{model, o, p}.build();
+  p.stream.slot_align_bytes = kPackAlign;  // every slot is a multiple of it
+  if (o.order != Order::sequential) p.stream.policy = o.order == Order::scheduled ? "critical-path" : "fifo";
   if (auto s = sched::finalize_stream(p.stream); !s) return s.error();
   auto graph = sched::build_graph(p.stream);
   if (!graph) return graph.error();
-  p.lower_bound_ns = sched::lower_bound(p.stream, *graph).value;
   if (o.order == Order::sequential) {
+    p.lower_bound_ns = sched::lower_bound(p.stream, *graph).value;
     p.cap_bytes = p.stream.memory_bytes;
     return input_order_plan(std::move(p), *graph);
   }
-  // fifo first: the critical-path order replaces it only when priced strictly faster (as in
-  // lib/sched's schedule()), so the scheduled plan is fifo's own order unless the model says
-  // another is faster, and never slower than fifo by the model.
-  std::vector<sched::Policy> policies = {sched::Policy::fifo};
-  if (o.order == Order::scheduled) policies.push_back(sched::Policy::critical_path);
-  if (auto best = best_list_plan(p, *graph, policies, slot_limit(o))) return std::move(*best);
-  return input_order_plan(std::move(p), *graph);
+  return chosen_plan(std::move(p), *graph);
 }
 
 }  // namespace ork::exec

@@ -17,7 +17,8 @@
 #include "driver/common/npu_window.h"
 #include "driver/common/result.h"
 #include "lib/exec/pack_file.h"
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
+#include "lib/sched/graph.h"
 #include "lib/sched/stream.h"
 
 namespace ork::exec {
@@ -92,8 +93,9 @@ std::vector<bool> pinned_tensors(const PackedModel& model, const PlanOptions& op
 // Checks the budget and the window (each >= the largest layer, named), builds the stream, schedules and assigns slots.
 Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& options);
 
-// Slots for an order: a load takes a free slot of its size (else the smallest larger free
-// one, else a new slot); the wait of the last program that reads it frees it.
-void assign_slots(ExecPlan& plan);
+// Slots for plan.order (lib/sched/slots.h on the stream's graph): a load takes a free slot of
+// its size (else the smallest larger free one, else a new slot); the wait of the last program
+// that reads it frees it. Fills slot_bytes, slot_total and every op step's slot.
+void assign_slots(ExecPlan& plan, const sched::Graph& graph);
 
 }  // namespace ork::exec

@@ -102,6 +102,18 @@ struct LineParser {
       stream.memory_bytes = *v;
       return {};
     }
+    if (w[0] == "slots") {  // checked (a power of two, at most memory) by finalize_stream
+      auto v = parse_size(w[1]);
+      if (!v) return fail(v.error().message);
+      stream.slot_align_bytes = *v;
+      return {};
+    }
+    if (w[0] == "policy") {
+      if (w[1] != "fifo" && w[1] != "critical-path" && w[1] != "best")
+        return fail("policy '" + w[1] + "': expected fifo, critical-path or best");
+      stream.policy = w[1];
+      return {};
+    }
     int cores = 0;
     auto [end, ec] = std::from_chars(w[1].data(), w[1].data() + w[1].size(), cores);
     if (ec != std::errc() || end != w[1].data() + w[1].size() || cores < 1 || cores > kMaxCores)
@@ -134,7 +146,8 @@ struct LineParser {
   Status op(const std::vector<std::string_view>& w) {
     OpKind kind = OpKind::barrier;
     if (!op_kind(w[0], kind))
-      return fail("unknown op '" + std::string(w[0]) + "' (memory, cores, buffer, load, store, start, wait, barrier)");
+      return fail("unknown op '" + std::string(w[0]) +
+                  "' (memory, cores, slots, policy, buffer, load, store, start, wait, barrier)");
     if (w.size() < 2) return fail(std::string(w[0]) + " needs a name");
     Op& op = stream.ops.emplace_back(Op{kind, std::string(w[1]), {}, {}, 0, -1, false, line});
     for (size_t i = 2; i < w.size(); ++i)
@@ -157,7 +170,8 @@ struct LineParser {
     }
     const std::vector<std::string_view>& w = words;
     if (w.empty()) return {};
-    if (w[0] == "memory" || w[0] == "cores") return header(std::vector<std::string>(w.begin(), w.end()));
+    if (w[0] == "memory" || w[0] == "cores" || w[0] == "slots" || w[0] == "policy")
+      return header(std::vector<std::string>(w.begin(), w.end()));
     if (w[0] == "buffer") return buffer(w);
     return op(w);
   }
@@ -169,6 +183,7 @@ Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
   Stream stream;
   const auto lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
   stream.ops.reserve(lines);  // an upper bound; untouched capacity costs no page
+  stream.buffers.reserve(lines / 2);  // most streams declare fewer; growing copied every buffer
   LineParser parser{stream, NameTable(lines / 2), 0, {}};
   while (!text.empty()) {
     ++parser.line;
@@ -201,6 +216,8 @@ void format_accesses(std::ostringstream& out, const Stream& s, const char* key,
 std::string format_stream(const Stream& s) {
   std::ostringstream out;
   out << "memory " << s.memory_bytes << "\ncores " << s.cores << '\n';
+  if (s.slot_align_bytes > 0) out << "slots " << s.slot_align_bytes << '\n';
+  if (!s.policy.empty()) out << "policy " << s.policy << '\n';
   for (const Buffer& b : s.buffers)
     out << "buffer " << b.name << ' ' << b.bytes << (b.in_memory ? "" : " xram") << '\n';
   for (const Op& op : s.ops) {

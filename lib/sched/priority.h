@@ -18,7 +18,7 @@
 namespace ork::sched {
 
 // best (ours, schedule() only): the fastest of a few rules, fifo and critical-path each with
-// and without DMA lookahead and at two prefetch caps (schedule.h); as a queue order it is fifo.
+// and without DMA lookahead and at two prefetch caps (chooser.h); as a queue order it is fifo.
 enum class Policy { fifo, critical_path, best };
 
 struct Priority {

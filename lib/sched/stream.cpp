@@ -86,6 +86,12 @@ Status finalize_stream(Stream& s, bool check_buffer_names) {
                                    std::to_string(kMaxBytes) + " bytes (256 TiB)");
   if (s.cores < 1 || s.cores > kMaxCores)
     return make_error(-EINVAL, "cores " + std::to_string(s.cores) + " must be from 1 to " + std::to_string(kMaxCores));
+  if (s.slot_align_bytes < 0 || s.slot_align_bytes > s.memory_bytes ||
+      (s.slot_align_bytes & (s.slot_align_bytes - 1)) != 0)
+    return make_error(-EINVAL, "slots " + std::to_string(s.slot_align_bytes) +
+                                   ": the slot alignment must be a power of two bytes, at most memory");
+  if (!s.policy.empty() && s.policy != "fifo" && s.policy != "critical-path" && s.policy != "best")
+    return make_error(-EINVAL, "policy '" + s.policy + "': expected fifo, critical-path or best");
   if (static_cast<int64_t>(s.ops.size()) > kMaxOps)
     return make_error(-EINVAL, "the stream has " + std::to_string(s.ops.size()) + " ops; at most " +
                                    std::to_string(kMaxOps) + " are allowed");

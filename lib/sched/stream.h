@@ -44,6 +44,12 @@ struct Op {
 struct Stream {
   int64_t memory_bytes = 0;
   int cores = 1;
+  // How the chooser (chooser.h) is to treat this stream, when its writer says (text lines
+  // `slots SIZE`, `policy NAME`): slot_align_bytes > 0 is the executor's memory, a slot per
+  // buffer (slots.h) with the list's pool aligned to it; 0 is the pool (pool.h). `policy` is
+  // the rule the writer chose with ("fifo", "critical-path", "best"); empty: the caller's.
+  int64_t slot_align_bytes = 0;
+  std::string policy;
   std::vector<Buffer> buffers;
   std::vector<Op> ops;
 };
@@ -64,7 +70,8 @@ const char* kind_name(OpKind kind);
 
 // Links starts and waits, turns unwaited starts into barriers and checks every rule
 // that the text format states: unknown buffers, duplicate names, a wait without a start,
-// ranges outside their buffer, missing reads/writes on DMA ops, memory/cores >= 1, and
+// ranges outside their buffer, missing reads/writes on DMA ops, memory/cores >= 1, a slot
+// alignment that is 0 or a power of two up to memory, a policy that is empty or named, and
 // the bounds above.
 // Builders that make streams in code call it too. The parser, which has already refused
 // duplicate buffer names as it read them, passes check_buffer_names = false.

@@ -261,6 +261,27 @@ int speed(const std::vector<int>& sizes, int repeat, Policy policy, const std::s
   return failures;
 }
 
+// The speed streams (decode, random) written as text files, DIR/<kind>_<size>.stream, for
+// timing the ork_sched process by hand (docs/sched.md section 5). 0, or 1 naming a file
+// that cannot be written.
+int write_streams(const std::vector<int>& sizes, const std::string& dir) {
+  for (const std::string kind : {"decode", "random"}) {
+    for (int size : sizes) {
+      const std::string path = fmt::format("{}/{}_{}.stream", dir, kind, size);
+      const std::string tmp = path + ".tmp";
+      std::ofstream out(tmp);
+      out << format_stream(scaling_stream(kind, size));
+      out.close();
+      if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        fmt::print(stderr, "ork_sched_bench: cannot write {}\n", path);
+        std::remove(tmp.c_str());
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 // Largest --sizes and --random: the stream bound of lib/sched (kMaxOps), and a suite
@@ -278,7 +299,7 @@ int main(int argc, char** argv) {
   int heldout_count = 60;
   uint64_t heldout_seed = 777;
   Policy speed_policy = Policy::fifo;
-  std::string ork_sched;
+  std::string ork_sched, write_dir;
   bool json_out = false, no_speed = false, no_quality = false;
   app.add_option("--examples", examples, "folder with the worked example streams");
   ork::tools::add_number(app, "--random", random_count, "random DAGs in the quality suite", 0, kMaxRandom);
@@ -293,11 +314,14 @@ int main(int argc, char** argv) {
       ->transform(CLI::CheckedTransformer(policies));
   app.add_option("--process", ork_sched, "also time this ork_sched binary as a process on each speed stream");
   ork::tools::add_repeat(app, repeat, 1000, "timing repeats (min / median / max reported)");
+  app.add_option("--write-streams", write_dir, "only write the speed streams (decode, random) at --sizes as "
+                 "DIR/<kind>_<size>.stream and stop")->check(CLI::ExistingDirectory);
   app.add_flag("--no-speed", no_speed, "skip the speed runs");
   app.add_flag("--no-quality", no_quality, "skip the quality suite");
   ork::tools::add_json(app, json_out);
   if (int rc = ork::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
   return ork::tools::run_main("ork_sched_bench", [&] {
+    if (!write_dir.empty()) return write_streams(sizes, write_dir);
     nlohmann::json report;
     int failures = 0;
     if (!no_quality) failures = quality(bench_suite(examples, random_count), json_out, report);

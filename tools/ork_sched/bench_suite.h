@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 
 namespace ork::sched {
 

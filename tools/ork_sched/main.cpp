@@ -12,9 +12,10 @@
 #include <utility>
 
 #include "lib/sched/parse.h"
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
+#include "tools/ork_sched/huge_pages.h"
 #include "tools/ork_sched/render.h"
 
 namespace {
@@ -27,6 +28,7 @@ struct Args {
   int cores = 0;
   int64_t reserve = 0;
   Options options;
+  CLI::Option* policy_flag = nullptr;
 };
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -45,8 +47,10 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--svg", a.svg, "write an SVG Gantt chart of input and new order");
   std::map<std::string, Policy> policies{
       {"fifo", Policy::fifo}, {"critical-path", Policy::critical_path}, {"best", Policy::best}};
-  app.add_option("--policy", a.options.policy, "ready-queue order: fifo (Torq's), critical-path, or best (the fastest of eight rules)")
-      ->transform(CLI::CheckedTransformer(policies));
+  a.policy_flag = app.add_option("--policy", a.options.policy,
+                                 "ready-queue order: fifo (Torq's), critical-path, or best (the fastest of eight "
+                                 "rules); default: the file's 'policy' line, else fifo")
+                      ->transform(CLI::CheckedTransformer(policies));
   std::map<std::string, CoreChoice> choices{{"first-free", CoreChoice::first_free},
                                             {"least-loaded", CoreChoice::least_loaded}};
   app.add_option("--core-choice", a.options.core_choice, "core for a start: first-free (Torq's) or least-loaded")
@@ -94,12 +98,14 @@ int run(const Args& a) {
     fmt::print(stderr, "ork_sched: {}: {}\n", a.file, stream.error().message);
     return 2;
   }
+  Options options = a.options;  // the file's policy (a plan ork_run wrote) unless --policy says
+  if (a.policy_flag->count() == 0) options.policy = stream_policy(*stream, options.policy);
   ork::Result<Graph> graph = build_graph(*stream);
   if (!graph) {
     fmt::print(stderr, "ork_sched: {}: {}\n", a.file, graph.error().message);
     return 1;
   }
-  ork::Result<Schedule> sched = schedule(*stream, *graph, a.options);
+  ork::Result<Schedule> sched = schedule(*stream, *graph, options);
   if (!sched) {
     fmt::print(stderr, "ork_sched: {}: {}\n", a.file, sched.error().message);
     return 1;
@@ -107,7 +113,7 @@ int run(const Args& a) {
   if (a.json) fmt::print("{}\n", render_json_text(*stream, *sched));
   else fmt::print("{}", render_text(*stream, *sched));
   if (a.svg.empty() && a.trace.empty()) return 0;
-  const std::vector<Panel> panels = make_panels(*stream, *graph, *sched, a.options);
+  const std::vector<Panel> panels = make_panels(*stream, *graph, *sched, options);
   bool ok = true;
   if (!a.svg.empty()) ok = write_file(a.svg, render_svg(*stream, panels)) && ok;
   if (!a.trace.empty()) ok = write_file(a.trace, render_trace(*stream, panels).dump()) && ok;
@@ -117,6 +123,7 @@ int run(const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ork::tools::reexec_with_huge_pages(argv);
   CLI::App app{"ork_sched: reorder a load/start/wait/store stream so DMA and compute overlap "
                "(the list scheduler of docs/sched.md). Exit 0 done, 1 the stream cannot run (or a picture "
                "cannot be written), 2 bad usage or an invalid stream."};

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 
 namespace ork::sched {
 

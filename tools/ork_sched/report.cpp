@@ -16,7 +16,10 @@ std::vector<Panel> make_panels(const Stream& s, const Graph& g, const Schedule& 
   memory.capacity_bytes = s.memory_bytes;
   const double bpc = options.swap_bytes_per_cycle > 0 ? options.swap_bytes_per_cycle : load_bandwidth(s);
   std::vector<SwapDma> input_swaps;
-  if (Result<Placement> p = place_order(s, g, input, memory, true, bpc); p) input_swaps = p->swaps;
+  if (s.slot_align_bytes > 0) {  // slots have no spill: the input order is drawn as it is
+  } else if (Result<Placement> p = place_order(s, g, input, memory, true, bpc); p) {
+    input_swaps = p->swaps;
+  }
   std::vector<Panel> panels;
   panels.push_back({"input order", simulate_order(s, g, input, {}, input_swaps, true), input_swaps});
   panels.push_back({"new order", simulate_order(s, g, sched.order, sched.core_of, sched.swaps, true), sched.swaps});

@@ -1,5 +1,5 @@
 // The streams the tests share: the examples of tools/ork_sched/examples, loaded, and a
-// small stream that must reload a buffer (placement_test.cpp, schedule_test.cpp).
+// small stream that must reload a buffer (placement_test.cpp, chooser_test.cpp).
 #pragma once
 
 #include <fstream>

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "lib/sched/list_schedule.h"
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 #include "tests/lib/sched/example_streams.h"
 
 namespace ork::sched {

@@ -9,7 +9,7 @@
 
 #include "lib/sched/list_schedule.h"
 #include "lib/sched/parse.h"
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 #include "tests/lib/sched/example_streams.h"
 
 namespace ork::sched {

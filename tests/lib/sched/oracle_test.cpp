@@ -1,4 +1,4 @@
-// Cross-cutting; exercises lib/sched/schedule.cpp and bounds.cpp against oracles, on generate.cpp's tiles.
+// Cross-cutting; exercises lib/sched/chooser.cpp and bounds.cpp against oracles, on generate.cpp's tiles.
 // Oracles: Johnson's rule for independent load -> compute tiles on one core, and brute force
 // over every order of streams of at most 8 ops.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include "lib/sched/bounds.h"
 #include "lib/sched/generate.h"
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 #include "tests/lib/sched/brute_force.h"
 
 namespace ork::sched {

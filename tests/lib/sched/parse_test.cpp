@@ -5,7 +5,7 @@
 #include <random>
 
 #include "lib/sched/parse.h"
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 
 namespace ork::sched {
 namespace {
@@ -60,13 +60,19 @@ TEST(Parse, ErrorsNameTheLineAndTheProblem) {
   EXPECT_EQ(error_of(head + "load L1 writes=w cycles=-1\n"), "line 3: cycles='-1' is not a count from 0 to 1099511627776 (2^40)");
   EXPECT_EQ(error_of(head + "load L1 writes=w speed=3\n"), "line 3: unknown key 'speed' (reads, writes, cycles)");
   EXPECT_EQ(error_of(head + "copy C1\n"),
-            "line 3: unknown op 'copy' (memory, cores, buffer, load, store, start, wait, barrier)");
+            "line 3: unknown op 'copy' (memory, cores, slots, policy, buffer, load, store, start, wait, barrier)");
   EXPECT_EQ(error_of(head + "load L1 cycles=3\n"), "line 3: a load needs writes=<buffer>");
   EXPECT_EQ(error_of(head + "store S1 writes=w\n"), "line 3: a store needs reads=<buffer>");
   EXPECT_EQ(error_of("memory 12Q\n"), "line 1: '12Q' is not a size (e.g. 4096, 30K, 2M)");
   EXPECT_EQ(error_of("cores 0\n"), "line 1: cores '0' must be a count from 1 to 1024");
   EXPECT_EQ(error_of("buffer w 4K\n"), "no 'memory SIZE' line (or --memory) gives the memory size");
   EXPECT_EQ(error_of("memory 1M\nbuffer w 0\n"), "line 2: buffer w has size 0");
+  EXPECT_EQ(error_of("memory 1M\npolicy fastest\n"), "line 2: policy 'fastest': expected fifo, critical-path or best");
+  EXPECT_EQ(error_of("memory 1M\nslots 3K\n"),
+            "slots 3072: the slot alignment must be a power of two bytes, at most memory");
+  EXPECT_EQ(error_of("memory 1M\nslots 2M\n"),
+            "slots 2097152: the slot alignment must be a power of two bytes, at most memory");
+  EXPECT_EQ(error_of("memory 1M\nslots\n"), "line 2: slots takes one value");
 }
 
 // Values at the edges of int64: each once overflowed a sum (offset + length, a makespan)
@@ -130,6 +136,14 @@ TEST(Parse, SizesAndRoundTrip) {
   Result<Stream> s = parse_stream(text);
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(format_stream(*s), text);
+  // The chooser's lines (a plan ork_run wrote): the executor's slots and its rule.
+  const std::string planned = "memory 8192\ncores 1\nslots 4096\npolicy critical-path\nbuffer a 4096\n"
+                              "load L writes=a cycles=4\nstart P reads=a cycles=9\nwait P\n";
+  s = parse_stream(planned);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->slot_align_bytes, 4096);
+  EXPECT_EQ(s->policy, "critical-path");
+  EXPECT_EQ(format_stream(*s), planned);
 }
 
 // Mutated streams: every one either parses and schedules, or fails with a message.

@@ -1,4 +1,4 @@
-// Cross-cutting; exercises lib/sched/schedule.cpp and placement.cpp on generate.cpp's streams.
+// Cross-cutting; exercises lib/sched/chooser.cpp and placement.cpp on generate.cpp's streams.
 // Pins the schedules of a few generated 10k-op streams by a hash of everything schedule()
 // returns (order, cores, pass, makespans, swaps, bounds, every attempt) and of the committed
 // order's pool offsets. The digests were computed before the speed work of docs/sched.md
@@ -14,7 +14,7 @@
 
 #include "lib/sched/generate.h"
 #include "lib/sched/placement.h"
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 
 namespace ork::sched {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "lib/sched/parse.h"
 #include "lib/sched/placement.h"
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 #include "tests/lib/sched/example_streams.h"
 
 namespace ork::sched {

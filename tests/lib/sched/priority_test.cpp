@@ -5,7 +5,7 @@
 #include "lib/sched/generate.h"
 #include "lib/sched/list_schedule.h"
 #include "lib/sched/parse.h"
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 
 namespace ork::sched {
 namespace {

@@ -1,4 +1,4 @@
-// Cross-cutting; exercises lib/sched/schedule.cpp, list_schedule.cpp, priority.cpp, placement.cpp, bounds.cpp.
+// Cross-cutting; exercises lib/sched/chooser.cpp, list_schedule.cpp, priority.cpp, placement.cpp, bounds.cpp.
 // Properties over thousands of random streams (ORK_SCHED_PROPERTY_STREAMS, default 2000):
 // the schedule is a permutation that keeps every edge, re-simulating it gives the reported
 // makespan, it is never above the input order, pass 0 stays within memory, it never
@@ -13,7 +13,7 @@
 
 #include "lib/sched/generate.h"
 #include "lib/sched/placement.h"
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 
 namespace ork::sched {
 namespace {

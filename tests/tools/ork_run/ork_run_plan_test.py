@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ork_run's plan file, memory flags and reports end to end: --plan-out writes the plan in
-ork_sched's text format, which ork_sched reads and draws (--svg, --trace), pricing its
-input order at exactly the plan's predicted time and lower bound; --plan-only stops there
+ork_sched's text format, which ork_sched reads and draws (--svg, --trace), choosing with the
+executor's own chooser the order run at exactly the plan's predicted time and lower bound; --plan-only stops there
 with no device; --window refuses a window below the largest layer, naming it, and bounds
 the slots; --budget defaults from the machine; peak_rss_bytes and the device as opened are
 reported; bad outputs and models that are no packed files are named before anything runs.
@@ -44,8 +44,8 @@ alone = os.path.join(tmp, "alone.stream")
 run([ork_run, *common, "--plan-out", alone, "--plan-only"], 0, "ork_sched " + alone, env={"ORK_DEVICE": "nosuch"})
 check(os.path.exists(plan) and open(plan).read() == open(alone).read(), "--plan-only wrote another plan than the run")
 
-# ork_sched reads it, prices its input order (the order run) at the plan's predicted time,
-# with the same lower bound, and draws both pictures.
+# ork_sched reads it, makes the order run at the plan's predicted time (its makespan), with
+# the same lower bound, and draws both pictures.
 svg, trace = os.path.join(tmp, "plan.svg"), os.path.join(tmp, "plan.json")
 s = run([ork_sched, plan, "--json", "--svg", svg, "--trace", trace], 0)
 if s.returncode == 0 and j:
@@ -53,7 +53,8 @@ if s.returncode == 0 and j:
     head = re.search(r"# predicted_ns (\d+) lower_bound_ns (\d+) ", open(plan).read())
     check(head is not None, "the plan file lacks its predicted_ns line")
     predicted_ns, lower_ns = (int(head.group(1)), int(head.group(2))) if head else (-1, -1)
-    check(sj["makespan_input"] == predicted_ns, f"ork_sched prices the plan at {sj['makespan_input']}, the plan said {predicted_ns}")
+    check(sj["makespan"] == predicted_ns, f"ork_sched's order takes {sj['makespan']}, the plan said {predicted_ns}")
+    check(sj["policy"] == j["policy"], f"ork_sched chose with {sj['policy']}, ork_run with {j['policy']}")
     check(sj["lower_bound"] == lower_ns, f"ork_sched's lower bound {sj['lower_bound']}, the plan's {lower_ns}")
     check(round(j["predicted_us"] * 1000) == predicted_ns and round(j["lower_bound_us"] * 1000) == lower_ns,
           f"ork_run --json predicted {j['predicted_us']} us, lower bound {j['lower_bound_us']} us; the plan file {head.groups()}")

@@ -1,10 +1,11 @@
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 
 #include <array>
 #include <cmath>
 #include <numeric>
 
 #include "lib/sched/placement.h"
+#include "lib/sched/slots.h"
 
 namespace ork::sched {
 
@@ -29,6 +30,13 @@ Status check_options(const Options& o) {
   probe.capacity_bytes = probe.reserve_bytes + probe.alignment_bytes;  // shape check only
   if (Result<Pool> p = Pool::create(probe); !p) return p.error();
   return {};
+}
+
+Policy stream_policy(const Stream& s, Policy fallback) {
+  if (s.policy == "fifo") return Policy::fifo;
+  if (s.policy == "critical-path") return Policy::critical_path;
+  if (s.policy == "best") return Policy::best;
+  return fallback;
 }
 
 namespace {
@@ -131,6 +139,51 @@ void choose(const Context& c, const Heuristic& rule, int64_t bar, Schedule& s) {
   s.swap_bytes = best_placement.swap_bytes;
 }
 
+
+// The executor's memory (stream.slot_align_bytes > 0; docs/sched.md "Choosing a schedule"):
+// slots fragment, which the list's pool does not see, so the cap steps down by 10 % of memory
+// (from cap_percent to 10 %) until the order's slots fit memory; the first that fits is the
+// rule's candidate, whatever its makespan (the list decides how far ahead the loads run). A
+// slot has no spill, so there is no pass 1: with no cap that fits, the input order stays (the
+// executor's input keeps one layer's tensors at a time). `s` arrives holding the input order.
+bool choose_slots(const Context& c, const Heuristic& rule, Schedule& s) {
+  const Priority prio = make_priority(c.s, c.g, rule.policy);
+  PoolConfig pool = c.o.pool;
+  pool.alignment_bytes = c.s.slot_align_bytes;
+  for (int cap = c.o.cap_percent; cap >= 10; cap -= 10) {
+    ListParams params{c.s.memory_bytes * cap / 100, rule.prefetch_percent, c.o.urgent_starts, c.o.window,
+                      c.o.core_choice, pool, rule.dma_lookahead};
+    const ListResult l = list_schedule(c.s, c.g, prio, params);
+    Attempt a{Pass::zero, rule.policy, rule.dma_lookahead, rule.prefetch_percent, cap, l.makespan, false, 0, 0};
+    a.placed = place_slots(c.g, l.order).total_bytes <= c.s.memory_bytes && order_respects_graph(c.g, l.order);
+    s.attempts.push_back(a);
+    if (!a.placed) continue;
+    commit(s, Pass::zero, rule, cap, l);
+    s.makespan = simulate_order(c.s, c.g, l.order).makespan;
+    return true;
+  }
+  return false;
+}
+
+// The slot model's choice over `rules` (fifo first): a committed candidate beats the input
+// order whatever their makespans; among candidates a later one is kept only when strictly
+// faster.
+Schedule schedule_slots(const Context& c, const std::vector<Heuristic>& rules, const Schedule& input) {
+  Schedule best = input;
+  bool have = false;
+  std::vector<Attempt> attempts;
+  for (const Heuristic& rule : rules) {
+    Schedule cand = input;
+    const bool placed = choose_slots(c, rule, cand);
+    attempts.insert(attempts.end(), cand.attempts.begin(), cand.attempts.end());
+    if (placed && (!have || cand.makespan < best.makespan)) {
+      best = std::move(cand);
+      have = true;
+    }
+  }
+  best.attempts = std::move(attempts);
+  return best;
+}
 }  // namespace
 
 Result<Schedule> schedule(const Stream& stream, const Options& options) {
@@ -139,33 +192,33 @@ Result<Schedule> schedule(const Stream& stream, const Options& options) {
   return schedule(stream, *graph, options);
 }
 
-Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Options& options) {
-  if (Status st = check_options(options); !st) return st.error();
-  PoolConfig memory = options.pool;
-  memory.capacity_bytes = stream.memory_bytes;
-  if (Result<Pool> p = Pool::create(memory); !p) return p.error();
-  const double bpc = options.swap_bytes_per_cycle > 0 ? options.swap_bytes_per_cycle : load_bandwidth(stream);
-  Context c{stream, graph, options, memory, bpc};
+namespace {
 
+// The input order, priced: under the pool, after allocation (swaps included; an input order
+// that cannot run at all is an error); under slots, by the model alone (the executor's input
+// order is its fallback).
+Result<Schedule> input_schedule(const Context& c) {
   Schedule input;
-  input.order.resize(stream.ops.size());
+  input.order.resize(c.s.ops.size());
   std::iota(input.order.begin(), input.order.end(), 0);
-  const SimResult sim = simulate_order(stream, graph, input.order);
+  const SimResult sim = simulate_order(c.s, c.g, input.order);
   input.core_of = sim.core_of;
   input.makespan_input = sim.makespan;
+  input.makespan_input_priced = sim.makespan;
+  input.makespan = sim.makespan;
   input.peak_bytes = sim.peak_bytes;
-  Result<Placement> fits = place_order(stream, graph, input.order, memory, true, bpc);
+  if (c.s.slot_align_bytes > 0) return input;
+  Result<Placement> fits = place_order(c.s, c.g, input.order, c.memory, true, c.bpc);
   if (!fits) return make_error(fits.error().code, "the input order cannot run: " + fits.error().message);
-  input.makespan_input_priced =
-      fits->placed ? sim.makespan : simulate_order(stream, graph, input.order, sim.core_of, fits->swaps).makespan;
+  if (!fits->placed) input.makespan_input_priced = simulate_order(c.s, c.g, input.order, sim.core_of, fits->swaps).makespan;
   input.makespan = input.makespan_input_priced;
   input.swaps = fits->swaps;
   input.swap_bytes = fits->swap_bytes;
-  // The bar (docs/sched.md "Choosing a schedule"): the prediction when the input places with no
-  // swap, else its real cost.
-  const int64_t bar = input.makespan_input_priced;
+  return input;
+}
 
-  // The rules tried, fifo first; a later one is kept only when strictly faster.
+// The rules tried, fifo first.
+std::vector<Heuristic> rules_for(const Options& options) {
   std::vector<Heuristic> rules{{Policy::fifo, false, options.prefetch_percent}};
   if (options.policy == Policy::critical_path) rules.push_back({Policy::critical_path, false, options.prefetch_percent});
   if (options.policy == Policy::best) {
@@ -173,10 +226,33 @@ Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Option
     for (Heuristic& r : rules)  // the first prefetch cap is the caller's
       if (r.prefetch_percent == 40) r.prefetch_percent = options.prefetch_percent;
   }
-  Schedule best = input;
+  return rules;
+}
+
+}  // namespace
+
+Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Options& options) {
+  if (Status st = check_options(options); !st) return st.error();
+  PoolConfig memory = options.pool;
+  memory.capacity_bytes = stream.memory_bytes;
+  if (Result<Pool> p = Pool::create(memory); !p) return p.error();
+  const double bpc = options.swap_bytes_per_cycle > 0 ? options.swap_bytes_per_cycle : load_bandwidth(stream);
+  Context c{stream, graph, options, memory, bpc};
+  Result<Schedule> input = input_schedule(c);
+  if (!input) return input.error();
+  const std::vector<Heuristic> rules = rules_for(options);
+  if (stream.slot_align_bytes > 0) {
+    Schedule best = schedule_slots(c, rules, *input);
+    best.bounds = lower_bound(stream, graph);
+    return best;
+  }
+  // The bar (docs/sched.md "Choosing a schedule"): the prediction when the input places with no
+  // swap, else its real cost. A later rule is kept only when strictly faster.
+  const int64_t bar = input->makespan_input_priced;
+  Schedule best = *input;
   std::vector<Attempt> attempts;
   for (size_t r = 0; r < rules.size(); ++r) {
-    Schedule cand = input;
+    Schedule cand = *input;
     choose(c, rules[r], bar, cand);
     attempts.insert(attempts.end(), cand.attempts.begin(), cand.attempts.end());
     if (r == 0 || cand.makespan < best.makespan) best = std::move(cand);

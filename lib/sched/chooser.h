@@ -1,11 +1,18 @@
-// The stream reorderer's entry point (Torq's runOnOperation, docs/sched.md): a pure function
-// from a stream and options to a schedule. It prices the input order, runs listSchedule at
-// three caps (cap_percent, x0.85, x0.70 of memory), and commits
+// The one choice of a schedule (docs/sched.md "Choosing a schedule"; Torq's
+// runOnOperation): a pure function from a stream and options to a schedule, run by
+// ork_sched and by the executor's plan (lib/exec/plan.cpp) alike, so that `ork_sched` on a
+// plan ork_run wrote makes exactly the order and makespan the executor runs.
+//
+// Under the pool (the default) it prices the input order, runs listSchedule at three caps
+// (cap_percent, x0.85, x0.70 of memory), and commits
 //   pass 0: the first candidate that is faster than the input and that the pool places
 //           with no swap;
 //   pass 1: else the fastest candidate priced after allocation, swaps included, if it beats
 //           the input order priced the same way;
 //   input:  else the input order. Never slower than the input order by its own measure.
+// Under slots (stream.slot_align_bytes > 0: the executor's memory, slots.h) the cap steps
+// down from cap_percent by 10 % of memory to 10 % and the first list whose slots fit memory
+// is committed (pass 0); none: the input order.
 // With Policy::critical_path the FIFO choice is made too and the critical-path one is kept
 // only when it is strictly faster, so the new policy never loses to FIFO. Policy::best makes
 // the choice for each of kBestRules (fifo first) and keeps the fastest: the scheduler is a
@@ -80,7 +87,10 @@ struct Schedule {
 };
 
 Status check_options(const Options& options);
+// The policy a stream names ("fifo", "critical-path", "best"), if any; else `fallback`.
+Policy stream_policy(const Stream& stream, Policy fallback);
 Result<Schedule> schedule(const Stream& stream, const Options& options);
+// The same on the stream's graph (build_graph), when the caller has it.
 Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Options& options);
 
 }  // namespace ork::sched

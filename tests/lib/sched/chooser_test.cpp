@@ -1,12 +1,14 @@
-// lib/sched/schedule.cpp: the entry point's choices (schedule.h): its options checked, the
-// swaps of pass 1 committed and priced, pass 1 when every order swaps, and FIFO kept when the
-// critical-path candidate is slower.
+// lib/sched/chooser.cpp: the one choice of a schedule (chooser.h): its options checked, the
+// swaps of pass 1 committed and priced, pass 1 when every order swaps, FIFO kept when the
+// critical-path candidate is slower, and under slots (the executor's memory) the cap stepped
+// down until the slots fit, with no pass 1.
 #include <gtest/gtest.h>
 
 #include "lib/sched/generate.h"
 #include "lib/sched/parse.h"
-#include "lib/sched/schedule.h"
+#include "lib/sched/chooser.h"
 #include "lib/sched/simulate.h"
+#include "lib/sched/slots.h"
 #include "tests/lib/sched/example_streams.h"
 
 namespace ork::sched {
@@ -78,6 +80,37 @@ TEST(CriticalPath, KeepsFifoWhenFifoIsFaster) {
   for (const Attempt& a : cp.attempts)
     if (a.policy == Policy::critical_path) tried = tried || a.predicted > fifo.makespan;
   EXPECT_TRUE(tried);
+}
+
+// Under slots every committed order's slots fit memory, the caps tried step down by 10 % of
+// memory, nothing is priced with swaps, and on tight decode streams a cap below 100 % is
+// what fits (slots fragment where the list's pool does not).
+TEST(Slots, TheCapStepsDownUntilTheSlotsFit) {
+  int lowered = 0;
+  for (int64_t memory_k : {160, 192, 224, 256, 320, 384, 512}) {
+    DecodeParams p;
+    p.layers = 3;
+    p.memory_bytes = memory_k << 10;
+    Stream s = make_transformer_decode(p);
+    s.slot_align_bytes = 4096;
+    Graph g = build_graph(s).value();
+    Options o;
+    o.policy = Policy::critical_path;
+    Schedule r = schedule(s, g, o).value();
+    int expected_cap = 100;
+    for (const Attempt& a : r.attempts) {
+      EXPECT_EQ(a.pass, Pass::zero) << memory_k;
+      if (a.policy != Policy::fifo) continue;
+      EXPECT_EQ(a.cap_percent, expected_cap) << memory_k;
+      expected_cap = a.placed ? 100 : expected_cap - 10;
+    }
+    if (r.pass == Pass::input) continue;
+    EXPECT_LE(place_slots(g, r.order).total_bytes, s.memory_bytes) << memory_k;
+    EXPECT_EQ(simulate_order(s, g, r.order).makespan, r.makespan) << memory_k;
+    EXPECT_TRUE(r.swaps.empty());
+    lowered += r.cap_percent < 100;
+  }
+  EXPECT_GT(lowered, 0);
 }
 
 }  // namespace
