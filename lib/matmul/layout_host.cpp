@@ -68,7 +68,7 @@ inline uint16_t add(uint16_t, uint16_t y) { return y; }  // fp16 C is one slice:
 // One atom of C's row (c2 elements, or fewer at N's tail) from `count` slices, at element
 // `at` of each slice: a fixed-length loop the compiler vectorises.
 template <int64_t kC2, class Native, class Out>
-inline void atom(const Native* const* s, int64_t count, int64_t at, Out* row, bool first, int64_t len = kC2) {
+__attribute__((always_inline)) inline void atom(const Native* const* s, int64_t count, int64_t at, Out* row, bool first, int64_t len = kC2) {
   Out v[kC2];
   if (len == kC2) {
     if (first) {
@@ -88,14 +88,41 @@ inline void atom(const Native* const* s, int64_t count, int64_t at, Out* row, bo
   }
 }
 
+// A whole 8-row block of one surface: its atoms are one contiguous run of 8 x c2 elements
+// in every slice, summed as one fixed-length run (kRowBlock * kC2 lanes: the compiler keeps
+// it in vector registers), then stored as 8 row pieces of C (row stride n_len).
+template <int64_t kC2, class Native, class Out>
+__attribute__((always_inline)) inline void block_run(const Native* const* s, int64_t count, int64_t at, Out* c,
+                                                     int64_t n_len, bool first) {
+  constexpr int64_t kRun = kRowBlock * kC2;
+  Out v[kRun];
+  if (first) {
+    for (int64_t e = 0; e < kRun; ++e) v[e] = static_cast<Out>(s[0][at + e]);
+  } else {
+    for (int64_t r = 0; r < kRowBlock; ++r)
+      for (int64_t i = 0; i < kC2; ++i) v[r * kC2 + i] = add(c[r * n_len + i], static_cast<Out>(s[0][at + r * kC2 + i]));
+  }
+  for (int64_t j = 1; j < count; ++j) {
+    const Native* sj = s[j] + at;
+    for (int64_t e = 0; e < kRun; ++e) v[e] = add(v[e], static_cast<Out>(sj[e]));
+  }
+  for (int64_t r = 0; r < kRowBlock; ++r)
+    for (int64_t i = 0; i < kC2; ++i) c[r * n_len + i] = v[r * kC2 + i];
+}
+
 template <class Native, class Out>
-void unpack_impl(const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1) {
+__attribute__((always_inline)) inline void unpack_impl(const Native* const* s, int64_t count, const Plan& p, Out* c,
+                                                       bool first, int64_t r0, int64_t r1) {
   constexpr int64_t kC2 = kAtom / static_cast<int64_t>(sizeof(Native));
   const int64_t n_len = p.shape.n, full = n_len / kC2, tail = n_len % kC2;
   const int64_t surface = p.mp * kC2;  // elements per (mp, c2) surface
   for (int64_t m0 = r0; m0 < r1; m0 += kRowBlock) {
     const int64_t m1 = std::min(r1, m0 + kRowBlock);
     for (int64_t g = 0; g < full; ++g) {
+      if (m1 - m0 == kRowBlock) {
+        block_run<kC2>(s, count, g * surface + m0 * kC2, c + m0 * n_len + g * kC2, n_len, first);
+        continue;
+      }
       for (int64_t m = m0; m < m1; ++m) atom<kC2>(s, count, g * surface + m * kC2, c + m * n_len + g * kC2, first);
     }
     for (int64_t m = m0; m < m1 && tail > 0; ++m)
@@ -104,12 +131,16 @@ void unpack_impl(const Native* const* s, int64_t count, const Plan& p, Out* c, b
 }
 
 // fn(first, last) on rows of an M-row matrix: two threads, a half of the rows each (whole
-// 8-row blocks), when the work touches at least 1 Mi elements (C: 4 MiB at M = 512, N =
-// 2048); below that one thread is quicker than the hand-off. The NPU is idle meanwhile.
+// 8-row blocks), when the work moves at least `min_bytes` (read + written); below that one
+// thread is quicker than the hand-off. The NPU is idle meanwhile. The thresholds are int8's,
+// measured (1 Mi elements: A 1 MiB each way, C 4 MiB each way), now in bytes so that every
+// dtype hands off at the same traffic.
+constexpr int64_t kPackMinBytes = int64_t{2} << 20;
+constexpr int64_t kUnpackMinBytes = int64_t{8} << 20;
+
 template <class Fn>
-void on_row_halves(int64_t m, int64_t elements, Fn fn) {
-  constexpr int64_t kMinElements = int64_t{1} << 20;
-  if (elements < kMinElements || m < 2 * kRowBlock) return fn(int64_t{0}, m);
+void on_row_halves(int64_t m, int64_t bytes, int64_t min_bytes, Fn fn) {
+  if (bytes < min_bytes || m < 2 * kRowBlock) return fn(int64_t{0}, m);
   const int64_t half = m / 2 / kRowBlock * kRowBlock;
   std::atomic<int> next{0};
   ref::detail::run_on_threads(2, [&] {
@@ -123,7 +154,10 @@ Status unpack_group_as(const Plan& p, std::span<const uint8_t* const> slices, bo
   for (size_t i = 0; i < slices.size(); ++i) s[i] = reinterpret_cast<const Native*>(slices[i]);
   const auto count = static_cast<int64_t>(s.size());
   const int64_t m = p.shape.m, n = p.shape.n;
-  on_row_halves(m, (count + 1) * m * n, [&](int64_t r0, int64_t r1) { unpack_rows(s.data(), count, p, c, first, r0, r1); });
+  const auto bytes = static_cast<int64_t>((static_cast<size_t>(count) * sizeof(Native) + sizeof(Out)) *
+                                          static_cast<size_t>(m * n));
+  on_row_halves(m, bytes, kUnpackMinBytes,
+                [&](int64_t r0, int64_t r1) { unpack_rows(s.data(), count, p, c, first, r0, r1); });
   return {};
 }
 
@@ -148,19 +182,37 @@ void pack_int4_rows(const uint8_t* a, int64_t k, int64_t mp, int64_t kp, uint8_t
   }
 }
 
-void unpack_rows(const int32_t* const* s, int64_t count, const Plan& p, int32_t* c, bool first, int64_t r0, int64_t r1) {
-  unpack_impl(s, count, p, c, first, r0, r1);
+// Each element type's loop compiled twice: for the x86-64 baseline (SSE2) and for AVX2,
+// chosen at run time (AVX2 widens an int16 atom to int32 in one VPMOVSXWD). The same adds in
+// the same order either way: the ISA never changes a byte.
+#if defined(__x86_64__)
+#define ORK_UNPACK_ROWS(Native, Out)                                                                                   \
+  __attribute__((target("avx2"))) static void unpack_avx2(const Native* const* s, int64_t count, const Plan& p, Out* c, \
+                                                   bool first, int64_t r0, int64_t r1) {                             \
+    unpack_impl(s, count, p, c, first, r0, r1);                                                                        \
+  }                                                                                                                    \
+  void unpack_rows(const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1) { \
+    if (have_avx2()) return unpack_avx2(s, count, p, c, first, r0, r1);                                                \
+    unpack_impl(s, count, p, c, first, r0, r1);                                                                        \
+  }
+namespace {
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
 }
-void unpack_rows(const int16_t* const* s, int64_t count, const Plan& p, int32_t* c, bool first, int64_t r0, int64_t r1) {
-  unpack_impl(s, count, p, c, first, r0, r1);
-}
-void unpack_rows(const float* const* s, int64_t count, const Plan& p, float* c, bool first, int64_t r0, int64_t r1) {
-  unpack_impl(s, count, p, c, first, r0, r1);
-}
-void unpack_rows(const uint16_t* const* s, int64_t count, const Plan& p, uint16_t* c, bool first, int64_t r0,
-                 int64_t r1) {
-  unpack_impl(s, count, p, c, first, r0, r1);
-}
+}  // namespace
+#else
+#define ORK_UNPACK_ROWS(Native, Out)                                                                                   \
+  void unpack_rows(const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1) { \
+    unpack_impl(s, count, p, c, first, r0, r1);                                                                        \
+  }
+#endif
+
+ORK_UNPACK_ROWS(int32_t, int32_t)
+ORK_UNPACK_ROWS(int16_t, int32_t)
+ORK_UNPACK_ROWS(float, float)
+ORK_UNPACK_ROWS(uint16_t, uint16_t)
+#undef ORK_UNPACK_ROWS
 
 Status pack_a_native(const Plan& p, const void* a, std::span<uint8_t> out) {
   if (Status s = check_size("native A (bytes)", static_cast<int64_t>(out.size()), p.a_bytes()); !s) return s;
@@ -169,13 +221,14 @@ Status pack_a_native(const Plan& p, const void* a, std::span<uint8_t> out) {
   uint8_t* dst = out.data();
   switch (p.dtype) {
     case DType::int8:
-      on_row_halves(m, m * k, [&](int64_t f, int64_t l) { pack_atom_rows(src, k, p.mp, p.kp, dst, f, l); });
+      on_row_halves(m, 2 * m * k, kPackMinBytes, [&](int64_t f, int64_t l) { pack_atom_rows(src, k, p.mp, p.kp, dst, f, l); });
       return {};
     case DType::fp16:
-      on_row_halves(m, 2 * m * k, [&](int64_t f, int64_t l) { pack_atom_rows(src, 2 * k, p.mp, 2 * p.kp, dst, f, l); });
+      on_row_halves(m, 4 * m * k, kPackMinBytes,
+                    [&](int64_t f, int64_t l) { pack_atom_rows(src, 2 * k, p.mp, 2 * p.kp, dst, f, l); });
       return {};
     case DType::int4:
-      on_row_halves(m, m * k / 2, [&](int64_t f, int64_t l) { pack_int4_rows(src, k, p.mp, p.kp, dst, f, l); });
+      on_row_halves(m, m * k, kPackMinBytes, [&](int64_t f, int64_t l) { pack_int4_rows(src, k, p.mp, p.kp, dst, f, l); });
       return {};
   }
   return make_error(-EINVAL, "pack_a_native: unknown dtype");

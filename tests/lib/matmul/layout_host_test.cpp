@@ -119,13 +119,13 @@ void expect_group(Shape shape, DType dt, int64_t first_slice, int64_t count, boo
 TEST(LayoutHost, Int4SlicesAddInOnePassModulo2To32) {
   expect_group<int16_t, int32_t>({5, 1500, 9}, DType::int4, 0, 4);    // N tail, copy then adds
   expect_group<int16_t, int32_t>({5, 1500, 9}, DType::int4, 1, 3);    // a later group: added to C
-  expect_group<int16_t, int32_t>({40, 1500, 9000}, DType::int4, 0, 4);  // two threads
+  expect_group<int16_t, int32_t>({40, 4800, 9000}, DType::int4, 0, 10);  // >= 8 MiB moved: two threads
 }
 
 TEST(LayoutHost, Fp32SlicesAddInSliceOrder) {
   expect_group<float, float>({3, 4100, 13}, DType::fp16, 0, 3);
   expect_group<float, float>({3, 4100, 13}, DType::fp16, 2, 1);
-  expect_group<float, float>({40, 6000, 9000}, DType::fp16, 0, 3);  // two threads
+  expect_group<float, float>({40, 6000, 15000}, DType::fp16, 0, 3);  // two threads
   expect_group<float, float>({3, 4100, 13}, DType::fp16, 0, 3, true);  // fp16 C: into the fp32 partials
 }
 
