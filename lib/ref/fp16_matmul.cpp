@@ -2,59 +2,144 @@
 // of which the product's is exact, as in the oracle.
 #include "lib/ref/fp16_matmul.h"
 
+#include <algorithm>
+#include <atomic>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "driver/common/fp16.h"
+#include "lib/ref/fast.h"
+#include "lib/ref/workers.h"
 
 namespace ork::ref {
 namespace {
 
-// Row m of C in fp32, the oracle's order per cell; `acc` and `total` are N-long scratch.
-void row_fp32(std::span<const uint16_t> a, const std::vector<float>& bf, Dims d, int64_t m, int64_t slice_k,
-              float* acc, float* total) {
-  const int64_t n_len = d.n;
-  for (int64_t k0 = 0; k0 < d.k; k0 += slice_k) {
-    const int64_t k1 = k0 + slice_k < d.k ? k0 + slice_k : d.k;
-    for (int64_t n = 0; n < n_len; ++n) acc[n] = 0.0f;
+// A tile of C: up to kRows rows x kCols columns. Each cell's sum runs in the oracle's order
+// (per slice acc = 0, k increasing, then total = acc or total + acc); tiles only choose which
+// cells are computed together: kRows rows share every B load, and a tile's accumulators
+// (4 x 256 fp32 = 4 KiB) stay in L1 while B's rows of the slice go by.
+constexpr int64_t kRows = 4;
+constexpr int64_t kCols = 256;
+constexpr int64_t kLanes = 16;  // the inner loop's fixed length (one zmm, two ymm, four xmm)
+
+// acc[r][n] = acc[r][n] + av[r] * b[n] over rows r < rows and n < len, n in runs of kLanes.
+__attribute__((always_inline)) inline void tile_k(float (*acc)[kCols], const float* av, int64_t rows, const float* b,
+                                                  int64_t len) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float x = av[r];
+    float* d = acc[r];
+    int64_t n = 0;
+    for (; n + kLanes <= len; n += kLanes)
+      for (int64_t i = 0; i < kLanes; ++i) d[n + i] = d[n + i] + x * b[n + i];
+    for (; n < len; ++n) d[n] = d[n] + x * b[n];
+  }
+}
+
+struct Job {
+  const uint16_t* a;
+  const float* bf;  // B in fp32, K x N
+  Dims d;
+  int64_t slice_k;
+  float* total;  // M x N fp32 result
+};
+
+// One tile: rows [m0, m0 + rows), columns [n0, n0 + len).
+__attribute__((always_inline)) inline void tile(const Job& j, int64_t m0, int64_t rows, int64_t n0, int64_t len) {
+  float acc[kRows][kCols];
+  float av[kRows];
+  for (int64_t k0 = 0; k0 < j.d.k; k0 += j.slice_k) {
+    const int64_t k1 = std::min(j.d.k, k0 + j.slice_k);
+    for (int64_t r = 0; r < rows; ++r) std::fill(acc[r], acc[r] + len, 0.0f);
     for (int64_t k = k0; k < k1; ++k) {
-      const float av = half_to_float(a[m * d.k + k]);
-      const float* brow = bf.data() + k * n_len;
-      for (int64_t n = 0; n < n_len; ++n) acc[n] = acc[n] + av * brow[n];
+      for (int64_t r = 0; r < rows; ++r) av[r] = half_to_float(j.a[(m0 + r) * j.d.k + k]);
+      tile_k(acc, av, rows, j.bf + k * j.d.n + n0, len);
     }
-    if (k0 == 0) {
-      for (int64_t n = 0; n < n_len; ++n) total[n] = acc[n];
-    } else {
-      for (int64_t n = 0; n < n_len; ++n) total[n] = total[n] + acc[n];
+    for (int64_t r = 0; r < rows; ++r) {
+      float* t = j.total + (m0 + r) * j.d.n + n0;
+      for (int64_t n = 0; n < len; ++n) t[n] = k0 == 0 ? acc[r][n] : t[n] + acc[r][n];
     }
   }
 }
 
+void tile_default(const Job& j, int64_t m0, int64_t rows, int64_t n0, int64_t len) { tile(j, m0, rows, n0, len); }
+#if defined(__x86_64__)
+// The same source compiled for wider vectors: mul and add stay separate instructions
+// (-ffp-contract=off), so every tier's bytes are the oracle's.
+__attribute__((target("avx2"))) void tile_avx2(const Job& j, int64_t m0, int64_t rows, int64_t n0, int64_t len) {
+  tile(j, m0, rows, n0, len);
+}
+__attribute__((target("avx512f"))) void tile_avx512(const Job& j, int64_t m0, int64_t rows, int64_t n0, int64_t len) {
+  tile(j, m0, rows, n0, len);
+}
+#endif
+
+using TileFn = void (*)(const Job&, int64_t, int64_t, int64_t, int64_t);
+TileFn tile_fn() {
+#if defined(__x86_64__)
+  if (isa_supported(Isa::avx512_vnni)) return tile_avx512;  // that tier implies AVX-512F
+  if (isa_supported(Isa::avx2)) return tile_avx2;
+#endif
+  return tile_default;
+}
+
+// Threads for M x K x N: as asked, or (0) the online CPUs while each gets 2^22 MACs or more.
+int choose_threads(const Fp16Options& o, Dims d, int64_t tiles) {
+  int64_t t = o.threads > 0 ? o.threads : detail::online_cpus();
+  if (o.threads <= 0) t = std::min<int64_t>(t, std::max<int64_t>(1, d.m * d.k * d.n >> 22));
+  return static_cast<int>(std::clamp<int64_t>(t, 1, tiles));
+}
+
+// C's tiles on `threads` threads, each grabbing the next tile from one counter.
+void run_tiles(const Job& j, int threads) {
+  const int64_t row_tiles = (j.d.m + kRows - 1) / kRows, col_tiles = (j.d.n + kCols - 1) / kCols;
+  const TileFn fn = tile_fn();
+  std::atomic<int64_t> next{0};
+  const auto work = [&] {
+    for (int64_t i; (i = next.fetch_add(1)) < row_tiles * col_tiles;) {
+      const int64_t m0 = i / col_tiles * kRows, n0 = i % col_tiles * kCols;  // rows outer: A's rows stay
+      fn(j, m0, std::min(kRows, j.d.m - m0), n0, std::min(kCols, j.d.n - n0));
+    }
+  };
+  if (threads <= 1) return work();
+  detail::run_on_threads(threads, work);
+}
+
 template <class Out, class Store>
 Status run(std::span<const uint16_t> a, std::span<const uint16_t> b, std::span<Out> c, Dims d, int64_t slice_k,
-           Store store) {
+           const Fp16Options& o, Store store) {
   if (Status s = check_operands(d, a.size(), b.size(), c.size()); !s) return s;
   if (slice_k < 1) return make_error(-EINVAL, "slice_k = " + std::to_string(slice_k) + ": must be >= 1");
+  if (o.threads < 0) return make_error(-EINVAL, "threads = " + std::to_string(o.threads) + ": must be >= 0");
+  const int64_t tiles = (d.m + kRows - 1) / kRows * ((d.n + kCols - 1) / kCols);
+  const int threads = choose_threads(o, d, tiles);
+  if (o.threads_used) *o.threads_used = threads;
   std::vector<float> bf(b.size());
   for (size_t i = 0; i < b.size(); ++i) bf[i] = half_to_float(b[i]);
-  std::vector<float> acc(static_cast<size_t>(d.n)), total(static_cast<size_t>(d.n));
-  for (int64_t m = 0; m < d.m; ++m) {
-    row_fp32(a, bf, d, m, slice_k, acc.data(), total.data());
-    for (int64_t n = 0; n < d.n; ++n) store(c[m * d.n + n], total[n]);
+  std::vector<float> total;
+  float* out = nullptr;
+  if constexpr (std::is_same_v<Out, float>) {
+    out = c.data();
+  } else {
+    total.resize(c.size());
+    out = total.data();
   }
+  run_tiles({a.data(), bf.data(), d, slice_k, out}, threads);
+  if constexpr (!std::is_same_v<Out, float>)
+    for (size_t i = 0; i < c.size(); ++i) store(c[i], total[i]);
   return {};
 }
 
 }  // namespace
 
 Status matmul_fp16_rows(std::span<const uint16_t> a, std::span<const uint16_t> b, std::span<float> c, Dims d,
-                        int64_t slice_k) {
-  return run(a, b, c, d, slice_k, [](float& o, float v) { o = v; });
+                        int64_t slice_k, const Fp16Options& options) {
+  return run(a, b, c, d, slice_k, options, [](float& o, float v) { o = v; });
 }
 
 Status matmul_fp16_rows_to_fp16(std::span<const uint16_t> a, std::span<const uint16_t> b,
-                                std::span<uint16_t> c, Dims d, int64_t slice_k) {
-  return run(a, b, c, d, slice_k, [](uint16_t& o, float v) { o = float_to_half(v); });
+                                std::span<uint16_t> c, Dims d, int64_t slice_k, const Fp16Options& options) {
+  return run(a, b, c, d, slice_k, options, [](uint16_t& o, float v) { o = float_to_half(v); });
 }
 
 }  // namespace ork::ref
