@@ -79,7 +79,9 @@ TEST(RefFp16, TiledThreadedPathEqualsTheOracle) {
       ASSERT_TRUE(ref::matmul_fp16_rows(a, b, got, d, slice, {.threads = threads, .threads_used = &used}).ok());
       EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4)) << m << "x" << k << "x" << n << " t" << threads;
       EXPECT_GE(used, 1);
-      if (threads > 0) EXPECT_EQ(used, threads);
+      if (threads > 0) {
+        EXPECT_EQ(used, threads);
+      }
     }
   }
   std::vector<uint16_t> a(4), b(4);
