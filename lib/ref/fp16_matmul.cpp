@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "driver/common/fp16.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include "lib/ref/fast.h"
 #include "lib/ref/workers.h"
 
@@ -24,11 +27,11 @@ constexpr int64_t kCols = 256;
 constexpr int64_t kLanes = 16;  // the inner loop's fixed length (one zmm, two ymm, four xmm)
 
 // acc[r][n] = acc[r][n] + av[r] * b[n] over rows r < rows and n < len, n in runs of kLanes.
-__attribute__((always_inline)) inline void tile_k(float (*acc)[kCols], const float* av, int64_t rows, const float* b,
-                                                  int64_t len) {
+__attribute__((always_inline)) inline void tile_k(float (*acc)[kCols], const float* av, int64_t rows,
+                                                  const float* __restrict b, int64_t len) {
   for (int64_t r = 0; r < rows; ++r) {
     const float x = av[r];
-    float* d = acc[r];
+    float* __restrict d = acc[r];  // never B: without restrict -O2 keeps this loop scalar
     int64_t n = 0;
     for (; n + kLanes <= len; n += kLanes)
       for (int64_t i = 0; i < kLanes; ++i) d[n + i] = d[n + i] + x * b[n + i];
@@ -74,6 +77,32 @@ __attribute__((target("avx512f"))) void tile_avx512(const Job& j, int64_t m0, in
 }
 #endif
 
+// B's halves to fp32, elements [i0, i1). x86 with F16C: VCVTPH2PS, 8 at a time; it converts
+// every half (subnormals, inf, NaN payloads) exactly as driver/common/fp16.h does, which
+// tests/driver/common/fp16_test.cpp checks over all 65536 values against this instruction.
+void convert_default(const uint16_t* b, float* out, int64_t i0, int64_t i1) {
+  for (int64_t i = i0; i < i1; ++i) out[i] = half_to_float(b[i]);
+}
+#if defined(__x86_64__)
+__attribute__((target("avx,f16c"))) void convert_f16c(const uint16_t* b, float* out, int64_t i0, int64_t i1) {
+  int64_t i = i0;
+  for (; i + 8 <= i1; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i))));
+  convert_default(b, out, i, i1);
+}
+#endif
+
+// B converted on `threads` threads, a contiguous share each.
+void convert_b(std::span<const uint16_t> b, float* out, int threads) {
+  auto fn = convert_default;
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx")) fn = convert_f16c;
+#endif
+  const auto n = static_cast<int64_t>(b.size());
+  if (threads <= 1) return fn(b.data(), out, 0, n);
+  detail::run_on_threads(threads, [&](int i) { fn(b.data(), out, n * i / threads, n * (i + 1) / threads); });
+}
+
 using TileFn = void (*)(const Job&, int64_t, int64_t, int64_t, int64_t);
 TileFn tile_fn() {
 #if defined(__x86_64__)
@@ -115,7 +144,7 @@ Status run(std::span<const uint16_t> a, std::span<const uint16_t> b, std::span<O
   const int threads = choose_threads(o, d, tiles);
   if (o.threads_used) *o.threads_used = threads;
   std::vector<float> bf(b.size());
-  for (size_t i = 0; i < b.size(); ++i) bf[i] = half_to_float(b[i]);
+  convert_b(b, bf.data(), std::min(threads, detail::online_cpus()));
   std::vector<float> total;
   float* out = nullptr;
   if constexpr (std::is_same_v<Out, float>) {
