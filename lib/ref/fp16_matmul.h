@@ -1,10 +1,11 @@
 // The fp16 matmul of the CPU backend: the oracle's order exactly (oracle.h
 // matmul_fp16_sliced: per slice acc = 0.0f, k increasing, acc + a*b without FMA; slices added
-// in order), computed in tiles of 4 rows x 256 columns so the compiler can vectorise over n
-// (AVX-512F / AVX2 / baseline, chosen at run time) without reordering any cell's sum, the
+// in order), computed in tiles of 4 rows x 64 columns vectorised over n (AVX-512F with the
+// accumulators in registers / AVX2 / baseline, chosen at run time) without reordering any
+// cell's sum, the
 // tiles shared out over threads like the int8 fast path's panels. Cells are independent, so
-// the tiling, the ISA and the thread count never change a byte. B is converted to fp32 once
-// per call.
+// the tiling, the ISA and the thread count never change a byte. A and B are converted to
+// fp32 once per call into buffers kept per calling thread.
 #pragma once
 
 #include <cstdint>
