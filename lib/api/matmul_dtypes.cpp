@@ -66,10 +66,10 @@ ork_status resolve_types(const ork_weights& w, const ork_matmul_options& o, Call
 }
 
 // `cores`: the NPU cores the caller asked for (0 = all: as many host threads as the shape
-// needs, up to the machine's), run as host threads of the int8 paths (the
-// fp16 reference is one loop in the defined order). Integer sums are exact, so the thread
-// count never changes a byte (lib/ref/fast.h).
-// `*threads` receives the host threads the multiply ran on (the fp16 reference runs on one).
+// needs, up to the machine's), run as host threads of every dtype's path. Integer sums are
+// exact, and the fp16 path keeps each cell's order whatever the threads, so the thread count
+// never changes a byte (lib/ref/fast.h, lib/ref/fp16_matmul.h).
+// `*threads` receives the host threads the multiply ran on.
 ork_status run_cpu(const ork_weights& w, const CallTypes& t, const void* a, int64_t m, void* c, int cores,
                    int* threads) {
   const ref::Dims d{m, w.k, w.n};
@@ -81,9 +81,10 @@ ork_status run_cpu(const ork_weights& w, const CallTypes& t, const void* a, int6
     auto slice = fp16_slice_k(w.k, w.n);
     if (!slice) return fail(slice.error());
     std::span<const uint16_t> av{static_cast<const uint16_t*>(a), mk};
+    const ref::Fp16Options ho{.threads = cores, .threads_used = threads};
     s = t.c == ORK_DTYPE_FP16
-            ? ref::matmul_fp16_rows_to_fp16(av, w.host_fp16, {static_cast<uint16_t*>(c), mn}, d, *slice)
-            : ref::matmul_fp16_rows(av, w.host_fp16, {static_cast<float*>(c), mn}, d, *slice);
+            ? ref::matmul_fp16_rows_to_fp16(av, w.host_fp16, {static_cast<uint16_t*>(c), mn}, d, *slice, ho)
+            : ref::matmul_fp16_rows(av, w.host_fp16, {static_cast<float*>(c), mn}, d, *slice, ho);
   } else if (t.a == ORK_DTYPE_INT4) {  // W4A4: exact integer sums, as the sliced NPU path
     std::vector<int8_t> wide(mk);
     s = matmul::widen_int4({static_cast<const uint8_t*>(a), sz(matmul::int4_packed_bytes(m * w.k))}, m * w.k, wide);

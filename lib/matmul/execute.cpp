@@ -10,8 +10,7 @@
 
 #include "driver/common/fp16.h"
 #include "driver/regcmd/regcmd.h"
-#include "lib/matmul/layout.h"
-#include "lib/ref/workers.h"
+#include "lib/matmul/layout_host.h"
 
 namespace ork::matmul {
 namespace {
@@ -23,67 +22,11 @@ int64_t ns_since(Clock::time_point t0) {
 
 size_t elems(int64_t v) { return static_cast<size_t>(v); }
 
-// A big A or C is packed / unpacked by two threads, a half of the rows each (lib/ref's kept
-// workers): it is pure memory traffic (C: 4 MiB at M = 512, N = 2048) and the NPU is idle
-// meanwhile. Below 1 Mi elements one thread is quicker than the hand-off.
-template <class Fn>
-Status on_row_halves(int64_t m, int64_t n, Fn fn) {
-  constexpr int64_t kMinElements = int64_t{1} << 20;
-  if (m * n < kMinElements || m < 16) return fn(RowRange{});
-  const int64_t half = m / 2 / 8 * 8;  // whole 8-row blocks (layout.cpp) for the first half
-  Status results[2];
-  std::atomic<int> next{0};
-  ref::detail::run_on_threads(2, [&] {
-    for (int i; (i = next.fetch_add(1)) < 2;) results[i] = fn(i == 0 ? RowRange{0, half} : RowRange{half, m});
-  });
-  return results[0] ? results[1] : results[0];
-}
-
-// A of the call into the feature BO, in the plan's native layout.
-Status pack_a_any(const Plan& p, const void* a, const driver::Bo& bo) {
-  const size_t count = elems(p.shape.m * p.shape.k);
-  switch (p.dtype) {
-    case DType::int8:
-      return on_row_halves(p.shape.m, p.shape.k, [&](RowRange r) {
-        return pack_a_int8({static_cast<const int8_t*>(a), count}, p, {reinterpret_cast<int8_t*>(bo.map()), elems(p.a_bytes())}, r);
-      });
-    case DType::fp16:
-      return pack_a_fp16({static_cast<const uint16_t*>(a), count}, p,
-                         {reinterpret_cast<uint16_t*>(bo.map()), elems(p.a_bytes() / 2)});
-    case DType::int4:
-      return pack_a_int4({static_cast<const uint8_t*>(a), elems(int4_packed_bytes(p.shape.m * p.shape.k))}, p,
-                         {bo.map(), elems(p.a_bytes())});
-  }
-  return make_error(-EINVAL, "unknown dtype");
-}
-
-// Slice `slice`'s NPU output into C (fp16 with several slices: into the fp32 scratch `acc`).
-Status unpack_any(const Plan& p, const driver::Bo& bo, int64_t slice, void* c, std::vector<float>& acc) {
-  const size_t n = elems(c_elements_per_slice(p)), mn = elems(p.shape.m * p.shape.n);
-  const bool first = slice == 0;
-  switch (p.dtype) {
-    case DType::int8: {
-      std::span<const int32_t> nat{reinterpret_cast<const int32_t*>(bo.map()), n};
-      std::span<int32_t> out{static_cast<int32_t*>(c), mn};
-      const auto rows = [&](RowRange r) { return first ? unpack_c_int32(nat, p, out, r) : accumulate_c_int32(nat, p, out, r); };
-      return on_row_halves(p.shape.m, p.shape.n, rows);
-    }
-    case DType::int4:
-      return unpack_c_int16({reinterpret_cast<const int16_t*>(bo.map()), n}, p, {static_cast<int32_t*>(c), mn}, first);
-    case DType::fp16:
-      if (p.npu_fp16_out())
-        return unpack_c_fp16({reinterpret_cast<const uint16_t*>(bo.map()), n}, p, {static_cast<uint16_t*>(c), mn});
-      std::span<float> out = p.fp16_out ? std::span<float>(acc) : std::span<float>(static_cast<float*>(c), mn);
-      return unpack_c_fp32({reinterpret_cast<const float*>(bo.map()), n}, p, out, first);
-  }
-  return make_error(-EINVAL, "unknown dtype");
-}
-
 }  // namespace
 
 Status pack_input(driver::Kmd& kmd, const Context& x, const void* a, RunStats& st) {
   const auto t0 = Clock::now();
-  if (auto s = pack_a_any(x.plan, a, *x.a); !s) return s;
+  if (auto s = pack_a_native(x.plan, a, {x.a->map(), elems(x.plan.a_bytes())}); !s) return s;
   if (auto s = kmd.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s;
   st.pack_ns += ns_since(t0);
   st.bytes_to_device += static_cast<int64_t>(x.a->size());
@@ -108,12 +51,14 @@ void account_submit(RunStats& st, const driver::SubmitResult& r, int64_t submit_
 Status unpack_group(driver::Kmd& kmd, const Context& x, size_t group, void* c, OutputState& out, RunStats& st) {
   const auto t0 = Clock::now();
   const SliceGroup& g = x.groups[group];
+  std::vector<const uint8_t*> slices;  // the group's K-slices, unpacked in one pass (layout_host.h)
   for (int64_t i = 0; i < g.count; ++i) {
     const driver::Bo& cb = *x.c[static_cast<size_t>(i)];
     if (auto s = kmd.bo_sync(cb, driver::SyncDir::from_device); !s) return s;
     st.bytes_from_device += static_cast<int64_t>(cb.size());
-    if (auto s = unpack_any(x.plan, cb, g.first_slice + i, c, out.acc); !s) return s;
+    slices.push_back(cb.map());
   }
+  if (auto s = unpack_c_group(x.plan, slices, g.first_slice, c, out.acc); !s) return s;
   st.unpack_ns += ns_since(t0);
   return Status::success();
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "driver/common/npu_layout.h"
+#include "lib/matmul/layout_host.h"
 
 namespace ork::matmul {
 
@@ -41,12 +42,10 @@ Status check_size(const char* what, int64_t have, int64_t need) {
 namespace {
 
 // The int8 atoms (driver/common/npu_layout.h): a feature atom of 16 bytes (and elements), a
-// square weight block of 32 kernels x 32 K (the transposes below rely on it being square),
-// an int32 output atom of 4 elements.
+// square weight block of 32 kernels x 32 K (the transposes below rely on it being square).
 constexpr int64_t kAtom = hw::kAtomBytes;
 constexpr int64_t kBlock = hw::kKBlock;
 static_assert(hw::weight_atom(8) == kBlock && hw::feature_atom(8) == kAtom);
-constexpr int64_t kC2 = hw::output_atom(hw::output_element_bits(8, false));
 
 Status check_int8(const Plan& plan) {
   if (plan.dtype == DType::int8) return {};
@@ -114,31 +113,10 @@ Status pack_a_int8(std::span<const int8_t> a, const Plan& plan, std::span<int8_t
   const int64_t m_rows = plan.shape.m, k_len = plan.shape.k;
   if (Status s = check_size("A", static_cast<int64_t>(a.size()), m_rows * k_len); !s) return s;
   if (Status s = check_size("native A", static_cast<int64_t>(out.size()), plan.a_bytes()); !s) return s;
-  const int64_t surfaces = plan.kp / kAtom;
-  const int64_t surface_bytes = plan.mp * kAtom;
-  // Rows in blocks of 8, surfaces inside: each surface gets 128 contiguous bytes per block.
-  // Row by row, every 16-byte store went to another surface a power of two bytes away (the
-  // same few L1 sets); measured 2x slower (ork_bench "host layout work").
-  constexpr int64_t kRowBlock = 8;
-  const int64_t first = std::clamp<int64_t>(rows.begin, 0, m_rows);
-  const int64_t last = rows.end < 0 ? m_rows : std::clamp<int64_t>(rows.end, first, m_rows);
-  for (int64_t m0 = first; m0 < last; m0 += kRowBlock) {
-    const int64_t m1 = std::min(last, m0 + kRowBlock);
-    for (int64_t s = 0; s < surfaces; ++s) {
-      const int64_t k0 = s * kAtom;
-      const int64_t n = std::clamp<int64_t>(k_len - k0, 0, kAtom);
-      int8_t* dst = out.data() + s * surface_bytes + m0 * kAtom;
-      for (int64_t m = m0; m < m1; ++m, dst += kAtom) {
-        const int8_t* row = a.data() + m * k_len;
-        if (n == kAtom) {
-          std::memcpy(dst, row + k0, kAtom);
-        } else {  // the K tail: real values, then zero padding up to kp
-          if (n > 0) std::memcpy(dst, row + k0, static_cast<size_t>(n));
-          std::memset(dst + n, 0, static_cast<size_t>(kAtom - n));
-        }
-      }
-    }
-  }
+  int64_t first = 0, last = 0;
+  clamp_rows(rows, m_rows, &first, &last);
+  pack_atom_rows(reinterpret_cast<const uint8_t*>(a.data()), k_len, plan.mp, plan.kp,
+                 reinterpret_cast<uint8_t*>(out.data()), first, last);
   return {};
 }
 
@@ -175,11 +153,6 @@ Status pack_b_int8_strided(const int8_t* b, int64_t ld, const Plan& plan, std::s
 
 namespace {
 
-// int32 addition modulo 2^32: defined behaviour, and the oracle's result past 2^31.
-inline int32_t add_wrapping(int32_t x, int32_t y) {
-  return static_cast<int32_t>(static_cast<uint32_t>(x) + static_cast<uint32_t>(y));
-}
-
 template <bool kAdd>
 Status unpack_slice(std::span<const int32_t> native, const Plan& plan, std::span<int32_t> c, RowRange rows) {
   if (Status s = check_int8(plan); !s) return s;
@@ -189,40 +162,10 @@ Status unpack_slice(std::span<const int32_t> native, const Plan& plan, std::span
     return s;
   }
   if (Status s = check_size("C", static_cast<int64_t>(c.size()), m_rows * n_len); !s) return s;
-  const int64_t full = n_len / kC2, tail = n_len % kC2;
-  const int64_t surface = plan.mp * kC2;  // int32 elements per (m, 4) surface
-  // Rows in blocks of kRowBlock: for each surface the block's atoms are one contiguous
-  // 128-byte read, and the block's output rows stay in L1 while the surfaces go by. Rows of
-  // C are often a power of two bytes apart (the same L1 sets): 8 rows measured fastest
-  // (ork_bench "host layout work": 2 rows 726 us, 4: 560, 8: 540, 16: 968, 32: 788).
-  constexpr int64_t kRowBlock = 8;
-  const int64_t first = std::clamp<int64_t>(rows.begin, 0, m_rows);
-  const int64_t last = rows.end < 0 ? m_rows : std::clamp<int64_t>(rows.end, first, m_rows);
-  if (first >= last) return {};
-  if (m_rows == 1 && !kAdd) {  // decode (M = 1): one 16-byte copy per surface, nothing else
-    for (int64_t g = 0; g < full; ++g) std::memcpy(c.data() + g * kC2, native.data() + g * surface, 16);
-    for (int64_t i = 0; i < tail; ++i) c[full * kC2 + i] = native[full * surface + i];
-    return {};
-  }
-  for (int64_t m0 = first; m0 < last; m0 += kRowBlock) {
-    const int64_t m1 = std::min(last, m0 + kRowBlock);
-    for (int64_t g = 0; g < full; ++g) {  // whole atoms: a fixed 16-byte copy or 4 adds
-      const int32_t* src = native.data() + g * surface + m0 * kC2;
-      int32_t* row = c.data() + m0 * n_len + g * kC2;
-      for (int64_t m = m0; m < m1; ++m, src += kC2, row += n_len) {
-        if constexpr (kAdd) {
-          for (int64_t i = 0; i < kC2; ++i) row[i] = add_wrapping(row[i], src[i]);
-        } else {
-          std::memcpy(row, src, kC2 * sizeof(int32_t));
-        }
-      }
-    }
-    for (int64_t m = m0; m < m1 && tail > 0; ++m) {  // the last, partial atom of each row
-      const int32_t* src = native.data() + full * surface + m * kC2;
-      int32_t* row = c.data() + m * n_len + full * kC2;
-      for (int64_t i = 0; i < tail; ++i) row[i] = kAdd ? add_wrapping(row[i], src[i]) : src[i];
-    }
-  }
+  int64_t first = 0, last = 0;
+  clamp_rows(rows, m_rows, &first, &last);
+  const int32_t* slice = native.data();
+  unpack_rows(&slice, 1, plan, c.data(), !kAdd, first, last);
   return {};
 }
 

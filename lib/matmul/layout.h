@@ -1,10 +1,11 @@
 // Native NPU layouts (docs/regcmd-contract.md section 2; docs/hardware.md section 5) and the
-// host-side int8 pack / unpack that the runner calls on every matmul.
+// host-side pack / unpack of one slice (the per-call, threaded entry points: layout_host.h).
 //
 // Index functions return the element index (nibble index for int4) of logical element
 // (m, k) / (k, n) / (m, n) inside a native buffer; they are the specification and the tests'
 // oracle. The pack/unpack functions are the fast path: loops over 16-byte atoms and 32x32
 // blocks, no per-element index call (decode shapes must pack in microseconds).
+// `rows` of the A / C functions: those rows only (threads split a big matrix by rows).
 #pragma once
 
 #include <cstdint>
@@ -53,13 +54,14 @@ Status accumulate_c_int32(std::span<const int32_t> native, const Plan& plan, std
 Status unpack_c_slices_int32(std::span<const int32_t> native, const Plan& plan,
                              std::span<int32_t> c);
 
-// ---- fp16 and int4 (layout_dtypes.cpp): per-element loops over the index functions above.
+// ---- fp16 and int4 (layout_dtypes.cpp): B in per-element loops over the index functions
+// above; A and C in the 16-byte atom loops of layout_host.h (int8's too).
 // fp16 operands are binary16 bit patterns. int4 operands are packed nibble streams of the
 // row-major matrix (element i = row*cols + col in the low nibble of byte i/2 when i is even,
 // else the high one; docs/regcmd-contract.md section 2), ceil(rows*cols/2) bytes.
-Status pack_a_fp16(std::span<const uint16_t> a, const Plan& plan, std::span<uint16_t> out);
+Status pack_a_fp16(std::span<const uint16_t> a, const Plan& plan, std::span<uint16_t> out, RowRange rows = {});
 Status pack_b_fp16(std::span<const uint16_t> b, const Plan& plan, std::span<uint16_t> out);
-Status pack_a_int4(std::span<const uint8_t> a, const Plan& plan, std::span<uint8_t> out);
+Status pack_a_int4(std::span<const uint8_t> a, const Plan& plan, std::span<uint8_t> out, RowRange rows = {});
 Status pack_b_int4(std::span<const uint8_t> b, const Plan& plan, std::span<uint8_t> out);
 // w4a8: a packed int4 stream of `count` elements widened to one int8 per element.
 Status widen_int4(std::span<const uint8_t> packed, int64_t count, std::span<int8_t> out);
@@ -70,9 +72,11 @@ inline int64_t int4_packed_bytes(int64_t count) { return int4::packed_bytes(coun
 // int16 partials (int4) widened to int32 and added modulo 2^32; fp32 partials (fp16) added
 // in fp32, one add per element per slice, in slice order; fp16 (one slice, DPU-converted)
 // copied.
-Status unpack_c_int16(std::span<const int16_t> native, const Plan& plan, std::span<int32_t> c, bool first);
-Status unpack_c_fp32(std::span<const float> native, const Plan& plan, std::span<float> c, bool first);
-Status unpack_c_fp16(std::span<const uint16_t> native, const Plan& plan, std::span<uint16_t> c);
+Status unpack_c_int16(std::span<const int16_t> native, const Plan& plan, std::span<int32_t> c, bool first,
+                      RowRange rows = {});
+Status unpack_c_fp32(std::span<const float> native, const Plan& plan, std::span<float> c, bool first,
+                     RowRange rows = {});
+Status unpack_c_fp16(std::span<const uint16_t> native, const Plan& plan, std::span<uint16_t> c, RowRange rows = {});
 
 // Elements of one slice's native output (mp * np).
 inline int64_t c_elements_per_slice(const Plan& plan) { return plan.mp * plan.np; }

@@ -1,6 +1,7 @@
-// Host pack / unpack for fp16 and int4 (layout.h). Plain loops over the index functions of
-// docs/regcmd-contract.md (section 2): these run once per weight upload and once per call for A/C, and
-// are checked element by element against the index functions in tests/lib/matmul/test_layout.
+// Host pack / unpack for fp16 and int4 (layout.h). B: plain loops over the index functions of
+// docs/regcmd-contract.md (section 2), once per weight upload. A and C, once per call: the
+// 16-byte atom loops of layout_host.h, shared with int8. Checked element by element against
+// the index functions in tests/lib/matmul/layout_dtypes_test.cpp and layout_host_test.cpp.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -8,6 +9,7 @@
 
 #include "driver/common/int4.h"
 #include "lib/matmul/layout.h"
+#include "lib/matmul/layout_host.h"
 
 namespace ork::matmul {
 namespace {
@@ -26,14 +28,16 @@ int64_t slice_base(const Plan& p, int64_t s) { return p.np * p.slice_k * s; }
 
 }  // namespace
 
-Status pack_a_fp16(std::span<const uint16_t> a, const Plan& plan, std::span<uint16_t> out) {
+Status pack_a_fp16(std::span<const uint16_t> a, const Plan& plan, std::span<uint16_t> out, RowRange rows) {
   if (auto s = check_dtype(plan, DType::fp16, "pack_a_fp16"); !s) return s;
   const int64_t m_rows = plan.shape.m, k_len = plan.shape.k;
   if (auto s = check_size("A", static_cast<int64_t>(a.size()), m_rows * k_len); !s) return s;
   if (auto s = check_size("native A", static_cast<int64_t>(out.size()), plan.mp * plan.kp); !s) return s;
-  std::fill(out.begin(), out.end(), uint16_t{0});  // K padding: +0.0
-  for (int64_t m = 0; m < m_rows; ++m)
-    for (int64_t k = 0; k < k_len; ++k) out[feature_index(DType::fp16, m, k, plan.mp)] = a[m * k_len + k];
+  int64_t first = 0, last = 0;
+  clamp_rows(rows, m_rows, &first, &last);
+  // An fp16 atom is 8 elements = 16 bytes: the byte rows of int8's packer, 2K bytes long.
+  pack_atom_rows(reinterpret_cast<const uint8_t*>(a.data()), 2 * k_len, plan.mp, 2 * plan.kp,
+                 reinterpret_cast<uint8_t*>(out.data()), first, last);
   return {};
 }
 
@@ -51,16 +55,15 @@ Status pack_b_fp16(std::span<const uint16_t> b, const Plan& plan, std::span<uint
   return {};
 }
 
-Status pack_a_int4(std::span<const uint8_t> a, const Plan& plan, std::span<uint8_t> out) {
+Status pack_a_int4(std::span<const uint8_t> a, const Plan& plan, std::span<uint8_t> out, RowRange rows) {
   if (auto s = check_dtype(plan, DType::int4, "pack_a_int4"); !s) return s;
   const int64_t m_rows = plan.shape.m, k_len = plan.shape.k;
   if (auto s = check_size("A (packed int4 bytes)", static_cast<int64_t>(a.size()), int4_packed_bytes(m_rows * k_len)); !s)
     return s;
   if (auto s = check_size("native A", static_cast<int64_t>(out.size()), plan.a_bytes()); !s) return s;
-  std::fill(out.begin(), out.end(), uint8_t{0});
-  for (int64_t m = 0; m < m_rows; ++m)
-    for (int64_t k = 0; k < k_len; ++k)
-      int4::put(out.data(), feature_index(DType::int4, m, k, plan.mp), int4::value_at(a.data(), m * k_len + k));
+  int64_t first = 0, last = 0;
+  clamp_rows(rows, m_rows, &first, &last);
+  pack_int4_rows(a.data(), k_len, plan.mp, plan.kp, out.data(), first, last);  // 32 nibbles = 16 bytes per atom
   return {};
 }
 
@@ -90,38 +93,37 @@ Status widen_int4(std::span<const uint8_t> packed, int64_t count, std::span<int8
 
 namespace {
 
-// Row-major C from one slice's (np/c2, mp, c2) native output through `op(dst, src)`.
-template <class Native, class Out, class Op>
-Status unpack_with(std::span<const Native> native, const Plan& plan, std::span<Out> c, Op op) {
-  const int64_t m_rows = plan.shape.m, n_len = plan.shape.n, c2 = plan.out_atom();
+// Row-major C from one slice's (np/c2, mp, c2) native output (layout_host.h's one-pass loop).
+template <class Native, class Out>
+Status unpack_one(std::span<const Native> native, const Plan& plan, std::span<Out> c, bool first, RowRange rows) {
+  const int64_t m_rows = plan.shape.m, n_len = plan.shape.n;
   if (auto s = check_size("native C", static_cast<int64_t>(native.size()), c_elements_per_slice(plan)); !s) return s;
   if (auto s = check_size("C", static_cast<int64_t>(c.size()), m_rows * n_len); !s) return s;
-  for (int64_t m = 0; m < m_rows; ++m)
-    for (int64_t n = 0; n < n_len; ++n) op(c[m * n_len + n], native[output_index(c2, m, n, plan.mp)]);
+  int64_t r0 = 0, r1 = 0;
+  clamp_rows(rows, m_rows, &r0, &r1);
+  const Native* slice = native.data();
+  unpack_rows(&slice, 1, plan, c.data(), first, r0, r1);
   return {};
 }
 
 }  // namespace
 
-Status unpack_c_int16(std::span<const int16_t> native, const Plan& plan, std::span<int32_t> c, bool first) {
+Status unpack_c_int16(std::span<const int16_t> native, const Plan& plan, std::span<int32_t> c, bool first,
+                      RowRange rows) {
   if (auto s = check_dtype(plan, DType::int4, "unpack_c_int16"); !s) return s;
-  if (first) return unpack_with(native, plan, c, [](int32_t& d, int16_t v) { d = v; });
-  return unpack_with(native, plan, c, [](int32_t& d, int16_t v) {
-    d = static_cast<int32_t>(static_cast<uint32_t>(d) + static_cast<uint32_t>(int32_t{v}));  // modulo 2^32
-  });
+  return unpack_one(native, plan, c, first, rows);
 }
 
-Status unpack_c_fp32(std::span<const float> native, const Plan& plan, std::span<float> c, bool first) {
+Status unpack_c_fp32(std::span<const float> native, const Plan& plan, std::span<float> c, bool first, RowRange rows) {
   if (auto s = check_dtype(plan, DType::fp16, "unpack_c_fp32"); !s) return s;
   if (plan.npu_fp16_out()) return make_error(-EINVAL, "unpack_c_fp32: this plan's NPU output is fp16");
-  if (first) return unpack_with(native, plan, c, [](float& d, float v) { d = v; });
-  return unpack_with(native, plan, c, [](float& d, float v) { d = d + v; });  // one fp32 add
+  return unpack_one(native, plan, c, first, rows);
 }
 
-Status unpack_c_fp16(std::span<const uint16_t> native, const Plan& plan, std::span<uint16_t> c) {
+Status unpack_c_fp16(std::span<const uint16_t> native, const Plan& plan, std::span<uint16_t> c, RowRange rows) {
   if (auto s = check_dtype(plan, DType::fp16, "unpack_c_fp16"); !s) return s;
   if (!plan.npu_fp16_out()) return make_error(-EINVAL, "unpack_c_fp16: this plan's NPU output is fp32");
-  return unpack_with(native, plan, c, [](uint16_t& d, uint16_t v) { d = v; });
+  return unpack_one(native, plan, c, true, rows);
 }
 
 }  // namespace ork::matmul

@@ -6,7 +6,8 @@
 // Every result is checked against the oracle: exit 1 when the fast path differs.
 // `ork_bench --decode` is another mode: a whole model's decode loop (decode.h); `--async`:
 // asynchronous jobs and batch replay against blocking calls (async.h); `--peak`: the fast
-// path against the measured VPDPBUSD peak and streaming-read bound (peak.h).
+// path against the measured VPDPBUSD peak and streaming-read bound (peak.h); `--host-dtypes`:
+// the library's host time per call of int8, fp16 and int4 (host_dtypes.h).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -29,6 +30,7 @@
 #include "tools/ork_bench/async.h"
 #include "tools/ork_bench/decode.h"
 #include "tools/ork_bench/emulator.h"
+#include "tools/ork_bench/host_dtypes.h"
 #include "tools/ork_bench/layout_bench.h"
 #include "tools/ork_bench/peak.h"
 #include "lib/ref/random.h"
@@ -309,6 +311,7 @@ int main(int argc, char** argv) {
       if (std::string_view(argv[i]) == "--decode") return ork::bench::run_decode(argc, argv);  // decode.h
       if (std::string_view(argv[i]) == "--async") return ork::bench::run_async(argc, argv);    // async.h
       if (std::string_view(argv[i]) == "--peak") return ork::bench::run_peak(argc, argv);      // peak.h
+      if (std::string_view(argv[i]) == "--host-dtypes") return ork::bench::run_host_dtypes(argc, argv);  // host_dtypes.h
     }
     return ork::bench::main_impl(argc, argv);
   });

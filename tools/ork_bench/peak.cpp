@@ -4,7 +4,10 @@
 // - a streaming read of as many bytes as the decode call's packed B, the same buffer every
 //   time, as the decode call reuses its B (so both see the same cache level);
 // - the decode call (M = 1) per tier, rows kernel and full tiles, on 1 and 2 threads;
-// - M = 512 per tier on 1 and 2 threads.
+// - M = 512 per tier on 1 and 2 threads;
+// - the cpu device's other dtypes, as it runs them, on 1 and 2 threads, decode and M = 512:
+//   fp16 (lib/ref/fp16_matmul.h) and W4A4 int4 (A's nibbles widened, then the int8 kernel on
+//   B's int4 values), as a fraction of the same VPDPBUSD peak (an int8 MAC rate: docs/cpu-reference.md).
 // Each figure is min / median / max over rounds; "% peak" and "2t/1t" (rate over the
 // 1-thread twin's rate) use medians.
 #include "tools/ork_bench/peak.h"
@@ -17,13 +20,18 @@
 #include <deque>
 #include <functional>
 #include <latch>
+#include <optional>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <unistd.h>
 #include <vector>
 
+#include "lib/matmul/layout.h"
+#include "lib/matmul/plan.h"
 #include "lib/ref/fast.h"
+#include "lib/ref/fp16_matmul.h"
 #include "lib/ref/oracle.h"
 #include "lib/ref/random.h"
 #include "tools/common/cli.h"
@@ -52,6 +60,8 @@ struct Row {
   std::vector<double> seconds;  // per unit, one per round
   bool exact = true;
   std::string base;  // the row this one is compared with: its 1-thread twin
+  bool int8 = true;  // B's bytes are the int8 packed B (the stream comparison applies)
+  std::function<bool()> check;  // the other dtypes' rows: their result against the oracle
 };
 
 double median_of(const Row& r) { return tools::spread(r.seconds).median; }
@@ -120,6 +130,17 @@ struct Operands {
   std::vector<int32_t> want;          // the oracle: A's first 16 rows
   std::vector<ref::PackedB> packed;    // per tier: best, then avx512_vnni when it differs
   std::deque<std::vector<int32_t>> c;  // one C per row (stable addresses), checked after the rounds
+  // fp16: A and B as finite binary16 values, the oracle's first rows at the plan's slice width.
+  std::vector<uint16_t> a16, b16;
+  std::vector<float> want16;
+  int64_t slice_k = 0;
+  // int4 W4A4: A as the packed nibble stream, B's int4 values packed for the int8 kernel.
+  std::vector<uint8_t> a4;
+  std::vector<int8_t> b4;
+  std::vector<int32_t> want4;
+  std::optional<ref::PackedB> packed4;
+  std::deque<std::vector<float>> c16;
+  std::deque<std::vector<int32_t>> c4;
 };
 
 // One row of matmul_int8_packed: A's first `m` rows, `units` calls per sample, into c.
@@ -153,6 +174,76 @@ Operands make_operands(const PeakArgs& args) {
   return ops;
 }
 
+// Values in -8..7 from random bytes; as int4 nibbles for A.
+std::vector<int8_t> int4_values(size_t n, uint64_t seed) {
+  std::vector<int8_t> v = ref::random_int8(n, seed);
+  for (auto& x : v) x = static_cast<int8_t>(x >> 4);
+  return v;
+}
+
+void make_dtype_operands(const PeakArgs& args, Operands& ops) {
+  const auto halves = [](size_t n, uint64_t seed) {  // |x| < 2: exponent field <= 15
+    std::vector<uint16_t> v(n);
+    const auto r = ref::random_int8(2 * n, seed);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint16_t>((uint8_t(r[2 * i]) | uint8_t(r[2 * i + 1]) << 8) & 0xbfff);
+    return v;
+  };
+  ops.a16 = halves(static_cast<size_t>(args.m * args.k), 5);
+  ops.b16 = halves(static_cast<size_t>(args.k * args.n), 6);
+  auto plan = matmul::make_plan({1, args.k, args.n}, {.dtype = matmul::DType::fp16, .cores = 1});
+  ops.slice_k = plan ? plan->slice_k : args.k;  // the cpu device's slice width (lib/api)
+  const int64_t rows = std::min<int64_t>(16, args.m);
+  ops.want16.resize(static_cast<size_t>(rows * args.n));
+  (void)ref::matmul_fp16_sliced(std::span(ops.a16).first(static_cast<size_t>(rows * args.k)), ops.b16, ops.want16,
+                                {rows, args.k, args.n}, ops.slice_k);
+  const std::vector<int8_t> a4 = int4_values(static_cast<size_t>(args.m * args.k), 7);
+  ops.b4 = int4_values(static_cast<size_t>(args.k * args.n), 8);
+  ops.a4.assign(static_cast<size_t>(matmul::int4_packed_bytes(args.m * args.k)), 0);
+  for (size_t i = 0; i < a4.size(); ++i) ops.a4[i / 2] |= static_cast<uint8_t>((a4[i] & 0xf) << (i % 2 * 4));
+  ops.want4.resize(static_cast<size_t>(rows * args.n));
+  (void)ref::matmul_int4(std::span(a4).first(static_cast<size_t>(rows * args.k)), ops.b4, ops.want4,
+                         {rows, args.k, args.n});
+  if (auto p = ref::pack_b_int8(ops.b4, args.k, args.n, ref::BOrder::row_major); p) ops.packed4 = std::move(*p);
+}
+
+// The cpu device's fp16 call (lib/api run_cpu): A's first m rows, `units` calls per sample.
+Row fp16_row(const PeakArgs& args, Operands& ops, int64_t m, int threads, int units) {
+  std::vector<float>& c = ops.c16.emplace_back(static_cast<size_t>(m * args.n));
+  const std::span<const uint16_t> a = std::span(ops.a16).first(static_cast<size_t>(m * args.k));
+  const ref::Dims d{m, args.k, args.n};
+  Row r{fmt::format("{} fp16", m == 1 ? "decode" : fmt::format("M={}", m)), m == 1 ? Kind::decode : Kind::big, threads,
+        static_cast<double>(m * args.k * args.n), units, [&ops, a, &c, d, threads, units] {
+          for (int i = 0; i < units; ++i)
+            if (!ref::matmul_fp16_rows(a, ops.b16, c, d, ops.slice_k, {.threads = threads})) return false;
+          return true;
+        }};
+  r.int8 = false;
+  r.check = [&ops, &c] {
+    const size_t n = std::min(c.size(), ops.want16.size());
+    return std::memcmp(c.data(), ops.want16.data(), n * sizeof(float)) == 0;
+  };
+  return r;
+}
+
+// The cpu device's W4A4 call: the packed A widened to int8, then the int8 kernel.
+Row int4_row(const PeakArgs& args, Operands& ops, int64_t m, int threads, int units) {
+  std::vector<int32_t>& c = ops.c4.emplace_back(static_cast<size_t>(m * args.n));
+  const ref::FastOptions o{.threads = threads};
+  Row r{fmt::format("{} int4 (w4a4)", m == 1 ? "decode" : fmt::format("M={}", m)), m == 1 ? Kind::decode : Kind::big,
+        threads, static_cast<double>(m * args.k * args.n), units, [&ops, &c, m, k = args.k, o, units] {
+          std::vector<int8_t> wide(static_cast<size_t>(m * k));
+          for (int i = 0; i < units; ++i) {
+            const size_t bytes = static_cast<size_t>(matmul::int4_packed_bytes(m * k));
+            if (!matmul::widen_int4(std::span(ops.a4).first(bytes), m * k, wide)) return false;
+            if (!ref::matmul_int8_packed(wide, m, *ops.packed4, c, o)) return false;
+          }
+          return true;
+        }};
+  r.int8 = false;
+  r.check = [&ops, &c] { return std::equal(ops.want4.begin(), ops.want4.begin() + std::min(c.size(), ops.want4.size()), c.begin()); };
+  return r;
+}
+
 std::vector<Row> make_rows(const PeakArgs& args, Operands& ops, const std::vector<uint8_t>& stream_buf) {
   std::vector<Row> rows;
   add_peak_rows(rows);
@@ -165,6 +256,12 @@ std::vector<Row> make_rows(const PeakArgs& args, Operands& ops, const std::vecto
       if (short_path || m <= 8) rows.push_back(packed_row(ops, 0, m, 1, short_path, args.batch));
   for (size_t tier = 0; tier < ops.packed.size(); ++tier)
     for (int t : {1, 2}) rows.push_back(packed_row(ops, tier, args.m, t, true, 1));
+  for (int t : {1, 2}) rows.push_back(fp16_row(args, ops, 1, t, std::max(1, args.batch / 4)));
+  for (int t : {1, 2}) rows.push_back(fp16_row(args, ops, args.m, t, 1));
+  if (ops.packed4) {
+    for (int t : {1, 2}) rows.push_back(int4_row(args, ops, 1, t, args.batch));
+    for (int t : {1, 2}) rows.push_back(int4_row(args, ops, args.m, t, 1));
+  }
   for (Row& r : rows) r.base = r.name;  // a 2-thread row's twin has the same name
   return rows;
 }
@@ -185,6 +282,10 @@ void run_rounds(std::vector<Row>& rows, int rounds) {
 void check_rows(std::vector<Row>& rows, const Operands& ops) {
   size_t ci = 0;
   for (Row& r : rows) {
+    if (r.check) {
+      r.exact = r.exact && r.check();
+      continue;
+    }
     if (r.kind != Kind::decode && r.kind != Kind::big) continue;
     const std::vector<int32_t>& c = ops.c[ci++];
     const size_t n = std::min(c.size(), ops.want.size());
@@ -209,7 +310,7 @@ Derived derive(const std::vector<Row>& rows, const Row& r, double b_bytes) {
   const Row* peak = find(rows, Kind::peak, r.threads);
   const Row* stream = find(rows, Kind::stream, r.threads);
   if (r.kind == Kind::decode || r.kind == Kind::big) d.pct_peak = 100 * rate_of(r) / rate_of(*peak);
-  if (r.kind == Kind::decode) d.pct_stream = 100 * (b_bytes / median_of(r)) / rate_of(*stream);
+  if (r.kind == Kind::decode && r.int8) d.pct_stream = 100 * (b_bytes / median_of(r)) / rate_of(*stream);
   if (const Row* one = find(rows, r.kind, 1, r.base); r.threads == 2 && one) d.scaling = rate_of(r) / rate_of(*one);
   return d;
 }
@@ -297,6 +398,7 @@ int run_peak(int argc, char** argv) {
     return 2;
   }
   Operands ops = make_operands(args);
+  make_dtype_operands(args, ops);
   const double b_bytes = static_cast<double>(ops.packed[0].bytes());
   const std::vector<uint8_t> stream_buf(ops.packed[0].bytes(), 1);
   std::vector<Row> rows = make_rows(args, ops, stream_buf);

@@ -1,5 +1,5 @@
 // The CPU reference's fp16 matmuls (lib/ref/fp16_matmul.h): the slice order is the defined
-// one (docs/dtypes.md), and the row-at-a-time path returns the oracle's bytes.
+// one (docs/dtypes.md), and the cpu device's tiled, threaded path returns the oracle's bytes.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -58,6 +58,35 @@ TEST(RefFp16, RowPathEqualsTheOracle) {
   std::vector<float> c(1);
   EXPECT_FALSE(ref::matmul_fp16_rows(a, b, c, {1, 4, 1}, 0).ok());
   EXPECT_FALSE(ref::matmul_fp16_rows(a, b, c, {1, 3, 1}, 4).ok());
+}
+
+// Tiles (4 rows x 256 columns, 16-lane runs) and threads choose only which cells are
+// computed together: partial tiles on both edges, 1..3 threads and the automatic count give
+// the oracle's bytes; a negative thread count is refused.
+TEST(RefFp16, TiledThreadedPathEqualsTheOracle) {
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  for (auto [m, k, n, slice] : {std::tuple{7, 300, 530, 128}, {13, 2100, 257, 2048}, {1, 500, 1000, 480}}) {
+    std::vector<uint16_t> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+    for (auto& x : a) x = ork::float_to_half(u(rng));
+    for (auto& x : b) x = ork::float_to_half(u(rng));
+    const ref::Dims d{m, k, n};
+    std::vector<float> want(static_cast<size_t>(m * n));
+    ASSERT_TRUE(ref::matmul_fp16_sliced(a, b, want, d, slice).ok());
+    for (int threads : {0, 1, 2, 3}) {
+      std::vector<float> got(want.size());
+      int used = -1;
+      ASSERT_TRUE(ref::matmul_fp16_rows(a, b, got, d, slice, {.threads = threads, .threads_used = &used}).ok());
+      EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4)) << m << "x" << k << "x" << n << " t" << threads;
+      EXPECT_GE(used, 1);
+      if (threads > 0) {
+        EXPECT_EQ(used, threads);
+      }
+    }
+  }
+  std::vector<uint16_t> a(4), b(4);
+  std::vector<float> c(1);
+  EXPECT_FALSE(ref::matmul_fp16_rows(a, b, c, {1, 4, 1}, 4, {.threads = -1}).ok());
 }
 
 }  // namespace

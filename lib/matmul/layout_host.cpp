@@ -1,0 +1,257 @@
+// The per-call host layout work of every dtype (layout_host.h). Formulas: docs/regcmd-contract.md
+// section 2 (feature_index / output_index in layout.cpp are the same facts per element).
+#include "lib/matmul/layout_host.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "driver/common/npu_layout.h"
+#include "lib/ref/workers.h"
+
+namespace ork::matmul {
+namespace {
+
+// Every dtype's feature and output atom: 16 bytes (driver/common/npu_layout.h).
+constexpr int64_t kAtom = hw::kAtomBytes;
+static_assert(kAtom == 16);
+
+// Rows in blocks of 8: for each surface a block's atoms are one contiguous 128-byte run, and
+// the block's rows of the row-major side stay in L1 while the surfaces go by. Row by row,
+// every 16-byte access went to another surface a power of two bytes away (the same few L1
+// sets): measured 2x slower; 8 rows measured fastest of 2..32 (ork_bench "host layout work").
+constexpr int64_t kRowBlock = 8;
+
+// Rows [m0, m1) of A, row m at rows + (m - m0) * stride, into their atoms of every surface.
+void pack_block(const uint8_t* rows, int64_t stride, int64_t row_bytes, int64_t m0, int64_t m1, int64_t mp,
+                int64_t kp_bytes, uint8_t* out) {
+  const int64_t surfaces = kp_bytes / kAtom;
+  for (int64_t s = 0; s < surfaces; ++s) {
+    const int64_t k0 = s * kAtom;
+    const int64_t n = std::clamp<int64_t>(row_bytes - k0, 0, kAtom);
+    uint8_t* dst = out + s * mp * kAtom + m0 * kAtom;
+    const uint8_t* row = rows + k0;
+    for (int64_t m = m0; m < m1; ++m, dst += kAtom, row += stride) {
+      if (n == kAtom) {
+        std::memcpy(dst, row, kAtom);
+      } else {  // the K tail: real values, then zero padding up to kp
+        if (n > 0) std::memcpy(dst, row, static_cast<size_t>(n));
+        std::memset(dst + n, 0, static_cast<size_t>(kAtom - n));
+      }
+    }
+  }
+}
+
+// int4 row m of an odd K, realigned to whole bytes: ceil(K/2) bytes, the last high nibble 0.
+// Row m starts at nibble m*K (int4.h: element i in the low nibble of byte i/2 when i is even).
+void realign_int4_row(const uint8_t* a, int64_t k, int64_t m, uint8_t* dst) {
+  const int64_t start = m * k, bytes = (k + 1) / 2;
+  if (start % 2 == 0) {
+    std::memcpy(dst, a + start / 2, static_cast<size_t>(bytes));
+  } else {  // element 2j is the high nibble of src[j], element 2j+1 the low one of src[j+1]
+    const uint8_t* src = a + start / 2;
+    for (int64_t j = 0; j + 1 < bytes; ++j)
+      dst[j] = static_cast<uint8_t>((src[j] >> 4) | (src[j + 1] << 4));
+    dst[bytes - 1] = static_cast<uint8_t>(src[bytes - 1] >> 4);  // element K-1; K is odd
+  }
+  dst[bytes - 1] &= 0x0f;  // the nibble past element K-1 (the next row's first): K padding
+}
+
+// int32 addition modulo 2^32 (the oracle's result past 2^31); fp32 one rounded add.
+inline int32_t add(int32_t x, int32_t y) { return static_cast<int32_t>(static_cast<uint32_t>(x) + static_cast<uint32_t>(y)); }
+inline float add(float x, float y) { return x + y; }
+inline uint16_t add(uint16_t, uint16_t y) { return y; }  // fp16 C is one slice: never added
+
+// One atom of C's row (c2 elements, or fewer at N's tail) from `count` slices, at element
+// `at` of each slice: a fixed-length loop the compiler vectorises.
+template <int64_t kC2, class Native, class Out>
+__attribute__((always_inline)) inline void atom(const Native* const* s, int64_t count, int64_t at, Out* row, bool first, int64_t len = kC2) {
+  Out v[kC2];
+  if (len == kC2) {
+    if (first) {
+      for (int64_t i = 0; i < kC2; ++i) v[i] = static_cast<Out>(s[0][at + i]);
+    } else {
+      for (int64_t i = 0; i < kC2; ++i) v[i] = add(row[i], static_cast<Out>(s[0][at + i]));
+    }
+    for (int64_t j = 1; j < count; ++j)
+      for (int64_t i = 0; i < kC2; ++i) v[i] = add(v[i], static_cast<Out>(s[j][at + i]));
+    for (int64_t i = 0; i < kC2; ++i) row[i] = v[i];
+    return;
+  }
+  for (int64_t i = 0; i < len; ++i) {
+    Out x = first ? static_cast<Out>(s[0][at + i]) : add(row[i], static_cast<Out>(s[0][at + i]));
+    for (int64_t j = 1; j < count; ++j) x = add(x, static_cast<Out>(s[j][at + i]));
+    row[i] = x;
+  }
+}
+
+// A whole 8-row block of one surface: its atoms are one contiguous run of 8 x c2 elements
+// in every slice, summed as one fixed-length run (kRowBlock * kC2 lanes: the compiler keeps
+// it in vector registers), then stored as 8 row pieces of C (row stride n_len).
+template <int64_t kC2, class Native, class Out>
+__attribute__((always_inline)) inline void block_run(const Native* const* s, int64_t count, int64_t at, Out* c,
+                                                     int64_t n_len, bool first) {
+  constexpr int64_t kRun = kRowBlock * kC2;
+  Out v[kRun];
+  if (first) {
+    for (int64_t e = 0; e < kRun; ++e) v[e] = static_cast<Out>(s[0][at + e]);
+  } else {
+    for (int64_t r = 0; r < kRowBlock; ++r)
+      for (int64_t i = 0; i < kC2; ++i) v[r * kC2 + i] = add(c[r * n_len + i], static_cast<Out>(s[0][at + r * kC2 + i]));
+  }
+  for (int64_t j = 1; j < count; ++j) {
+    const Native* sj = s[j] + at;
+    for (int64_t e = 0; e < kRun; ++e) v[e] = add(v[e], static_cast<Out>(sj[e]));
+  }
+  for (int64_t r = 0; r < kRowBlock; ++r)
+    for (int64_t i = 0; i < kC2; ++i) c[r * n_len + i] = v[r * kC2 + i];
+}
+
+template <class Native, class Out>
+__attribute__((always_inline)) inline void unpack_impl(const Native* const* s, int64_t count, const Plan& p, Out* c,
+                                                       bool first, int64_t r0, int64_t r1) {
+  constexpr int64_t kC2 = kAtom / static_cast<int64_t>(sizeof(Native));
+  const int64_t n_len = p.shape.n, full = n_len / kC2, tail = n_len % kC2;
+  const int64_t surface = p.mp * kC2;  // elements per (mp, c2) surface
+  for (int64_t m0 = r0; m0 < r1; m0 += kRowBlock) {
+    const int64_t m1 = std::min(r1, m0 + kRowBlock);
+    for (int64_t g = 0; g < full; ++g) {
+      if (m1 - m0 == kRowBlock) {
+        block_run<kC2>(s, count, g * surface + m0 * kC2, c + m0 * n_len + g * kC2, n_len, first);
+        continue;
+      }
+      for (int64_t m = m0; m < m1; ++m) atom<kC2>(s, count, g * surface + m * kC2, c + m * n_len + g * kC2, first);
+    }
+    for (int64_t m = m0; m < m1 && tail > 0; ++m)
+      atom<kC2>(s, count, full * surface + m * kC2, c + m * n_len + full * kC2, first, tail);
+  }
+}
+
+// fn(first, last) on rows of an M-row matrix: two threads, a half of the rows each (whole
+// 8-row blocks), when the work moves at least `min_bytes` (read + written); below that one
+// thread is quicker than the hand-off. The NPU is idle meanwhile. The thresholds are int8's,
+// measured (1 Mi elements: A 1 MiB each way, C 4 MiB each way), now in bytes so that every
+// dtype hands off at the same traffic.
+constexpr int64_t kPackMinBytes = int64_t{2} << 20;
+constexpr int64_t kUnpackMinBytes = int64_t{8} << 20;
+
+template <class Fn>
+void on_row_halves(int64_t m, int64_t bytes, int64_t min_bytes, Fn fn) {
+  if (bytes < min_bytes || m < 2 * kRowBlock) return fn(int64_t{0}, m);
+  const int64_t half = m / 2 / kRowBlock * kRowBlock;
+  std::atomic<int> next{0};
+  ref::detail::run_on_threads(2, [&] {
+    for (int i; (i = next.fetch_add(1)) < 2;) i == 0 ? fn(int64_t{0}, half) : fn(half, m);
+  });
+}
+
+template <class Native, class Out>
+Status unpack_group_as(const Plan& p, std::span<const uint8_t* const> slices, bool first, Out* c) {
+  std::vector<const Native*> s(slices.size());
+  for (size_t i = 0; i < slices.size(); ++i) s[i] = reinterpret_cast<const Native*>(slices[i]);
+  const auto count = static_cast<int64_t>(s.size());
+  const int64_t m = p.shape.m, n = p.shape.n;
+  const auto bytes = static_cast<int64_t>((static_cast<size_t>(count) * sizeof(Native) + sizeof(Out)) *
+                                          static_cast<size_t>(m * n));
+  on_row_halves(m, bytes, kUnpackMinBytes,
+                [&](int64_t r0, int64_t r1) { unpack_rows(s.data(), count, p, c, first, r0, r1); });
+  return {};
+}
+
+}  // namespace
+
+void pack_atom_rows(const uint8_t* a, int64_t row_bytes, int64_t mp, int64_t kp_bytes, uint8_t* out, int64_t first,
+                    int64_t last) {
+  for (int64_t m0 = first; m0 < last; m0 += kRowBlock) {
+    const int64_t m1 = std::min(last, m0 + kRowBlock);
+    pack_block(a + m0 * row_bytes, row_bytes, row_bytes, m0, m1, mp, kp_bytes, out);
+  }
+}
+
+void pack_int4_rows(const uint8_t* a, int64_t k, int64_t mp, int64_t kp, uint8_t* out, int64_t first, int64_t last) {
+  if (k % 2 == 0) return pack_atom_rows(a, k / 2, mp, kp / 2, out, first, last);
+  const int64_t bytes = (k + 1) / 2;
+  std::vector<uint8_t> block(static_cast<size_t>(kRowBlock * bytes));
+  for (int64_t m0 = first; m0 < last; m0 += kRowBlock) {
+    const int64_t m1 = std::min(last, m0 + kRowBlock);
+    for (int64_t m = m0; m < m1; ++m) realign_int4_row(a, k, m, block.data() + (m - m0) * bytes);
+    pack_block(block.data(), bytes, bytes, m0, m1, mp, kp / 2, out);
+  }
+}
+
+// Each element type's loop compiled twice: for the x86-64 baseline (SSE2) and for AVX2,
+// chosen at run time (AVX2 widens an int16 atom to int32 in one VPMOVSXWD). The same adds in
+// the same order either way: the ISA never changes a byte.
+#if defined(__x86_64__)
+#define ORK_UNPACK_ROWS(Native, Out)                                                                                   \
+  __attribute__((target("avx2"))) static void unpack_avx2(const Native* const* s, int64_t count, const Plan& p, Out* c, \
+                                                   bool first, int64_t r0, int64_t r1) {                             \
+    unpack_impl(s, count, p, c, first, r0, r1);                                                                        \
+  }                                                                                                                    \
+  void unpack_rows(const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1) { \
+    if (have_avx2()) return unpack_avx2(s, count, p, c, first, r0, r1);                                                \
+    unpack_impl(s, count, p, c, first, r0, r1);                                                                        \
+  }
+namespace {
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+}  // namespace
+#else
+#define ORK_UNPACK_ROWS(Native, Out)                                                                                   \
+  void unpack_rows(const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1) { \
+    unpack_impl(s, count, p, c, first, r0, r1);                                                                        \
+  }
+#endif
+
+ORK_UNPACK_ROWS(int32_t, int32_t)
+ORK_UNPACK_ROWS(int16_t, int32_t)
+ORK_UNPACK_ROWS(float, float)
+ORK_UNPACK_ROWS(uint16_t, uint16_t)
+#undef ORK_UNPACK_ROWS
+
+Status pack_a_native(const Plan& p, const void* a, std::span<uint8_t> out) {
+  if (Status s = check_size("native A (bytes)", static_cast<int64_t>(out.size()), p.a_bytes()); !s) return s;
+  const auto* src = static_cast<const uint8_t*>(a);
+  const int64_t m = p.shape.m, k = p.shape.k;
+  uint8_t* dst = out.data();
+  switch (p.dtype) {
+    case DType::int8:
+      on_row_halves(m, 2 * m * k, kPackMinBytes, [&](int64_t f, int64_t l) { pack_atom_rows(src, k, p.mp, p.kp, dst, f, l); });
+      return {};
+    case DType::fp16:
+      on_row_halves(m, 4 * m * k, kPackMinBytes,
+                    [&](int64_t f, int64_t l) { pack_atom_rows(src, 2 * k, p.mp, 2 * p.kp, dst, f, l); });
+      return {};
+    case DType::int4:
+      on_row_halves(m, m * k, kPackMinBytes, [&](int64_t f, int64_t l) { pack_int4_rows(src, k, p.mp, p.kp, dst, f, l); });
+      return {};
+  }
+  return make_error(-EINVAL, "pack_a_native: unknown dtype");
+}
+
+Status unpack_c_group(const Plan& p, std::span<const uint8_t* const> slices, int64_t first, void* c,
+                      std::span<float> acc) {
+  const auto count = static_cast<int64_t>(slices.size());
+  if (count < 1 || first < 0 || first + count > p.slices)
+    return make_error(-EINVAL, "unpack_c_group: slices " + std::to_string(first) + " + " + std::to_string(count) +
+                                   " of a plan with " + std::to_string(p.slices));
+  const bool copy = first == 0;
+  switch (p.dtype) {
+    case DType::int8: return unpack_group_as<int32_t>(p, slices, copy, static_cast<int32_t*>(c));
+    case DType::int4: return unpack_group_as<int16_t>(p, slices, copy, static_cast<int32_t*>(c));
+    case DType::fp16:
+      if (p.npu_fp16_out()) return unpack_group_as<uint16_t>(p, slices, copy, static_cast<uint16_t*>(c));
+      if (!p.fp16_out) return unpack_group_as<float>(p, slices, copy, static_cast<float*>(c));
+      if (Status s = check_size("fp32 partial sums of an fp16 C", static_cast<int64_t>(acc.size()), p.shape.m * p.shape.n); !s)
+        return s;
+      return unpack_group_as<float>(p, slices, copy, acc.data());
+  }
+  return make_error(-EINVAL, "unpack_c_group: unknown dtype");
+}
+
+}  // namespace ork::matmul

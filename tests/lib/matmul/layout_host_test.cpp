@@ -1,0 +1,154 @@
+// The per-call layout loops of every dtype (lib/matmul/layout_host.h) against the index
+// functions of layout.h, element by element: A packed (K tails, odd K int4 rows that start on
+// a high nibble, the two-thread split at a row that is not a multiple of 8) and a slice
+// group's outputs added in one pass exactly as slice-by-slice unpacking adds them (int32
+// modulo 2^32, fp32 in slice order), copied or added to C.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "driver/common/int4.h"
+#include "lib/matmul/layout.h"
+#include "lib/matmul/layout_host.h"
+
+namespace ork::matmul {
+namespace {
+
+Plan plan_of(Shape s, DType dt, bool fp16_out = false) {
+  auto p = make_plan(s, {.dtype = dt, .cores = 3, .mc_cap = 0, .fp16_out = fp16_out});
+  EXPECT_TRUE(p.ok()) << p.error().message;
+  return *p;
+}
+
+std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> v(n);
+  for (auto& b : v) b = static_cast<uint8_t>(rng() | 0x11);  // no zero nibble: padding shows
+  return v;
+}
+
+// Native A byte by byte from the index functions (the specification).
+std::vector<uint8_t> spec_a(const Plan& p, const std::vector<uint8_t>& a) {
+  std::vector<uint8_t> out(static_cast<size_t>(p.a_bytes()), 0);
+  const int64_t m_rows = p.shape.m, k_len = p.shape.k;
+  for (int64_t m = 0; m < m_rows; ++m)
+    for (int64_t k = 0; k < k_len; ++k) {
+      const int64_t at = feature_index(p.dtype, m, k, p.mp), i = m * k_len + k;
+      if (p.dtype == DType::int8) out[at] = a[i];
+      if (p.dtype == DType::fp16) std::memcpy(&out[2 * at], &a[2 * i], 2);
+      if (p.dtype == DType::int4) int4::put(out.data(), at, int4::value_at(a.data(), i));
+    }
+  return out;
+}
+
+size_t a_input_bytes(const Plan& p) {
+  const int64_t e = p.shape.m * p.shape.k;
+  return static_cast<size_t>(p.dtype == DType::fp16 ? 2 * e : p.dtype == DType::int4 ? (e + 1) / 2 : e);
+}
+
+void expect_pack(Shape s, DType dt) {
+  const Plan p = plan_of(s, dt);
+  const auto a = random_bytes(a_input_bytes(p), static_cast<uint32_t>(s.m * 7 + s.k));
+  std::vector<uint8_t> out(static_cast<size_t>(p.a_bytes()), 0xee);  // stale bytes must all go
+  ASSERT_TRUE(pack_a_native(p, a.data(), out).ok());
+  const auto want = spec_a(p, a);
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_EQ(out[i], want[i]) << dtype_name(dt) << " " << s.m << "x" << s.k << " byte " << i;
+}
+
+TEST(LayoutHost, PackAFollowsTheIndexFunctionsForEveryDtype) {
+  for (DType dt : {DType::int8, DType::fp16, DType::int4})
+    for (Shape s : {Shape{1, 1, 8}, Shape{3, 17, 8}, Shape{9, 100, 8}, Shape{5, 4100, 8}}) expect_pack(s, dt);
+  expect_pack({7, 999, 8}, DType::int4);  // odd K: rows 1, 3, 5 start on a high nibble
+  expect_pack({2, 1, 8}, DType::int4);    // one element a row
+}
+
+TEST(LayoutHost, PackASplitsBigMatricesOverTwoThreadsExactly) {
+  expect_pack({67, 32769, 8}, DType::int4);  // >= 1 Mi bytes, odd K and M: the threaded split
+  expect_pack({37, 30000, 8}, DType::fp16);
+  expect_pack({45, 24000, 8}, DType::int8);
+}
+
+// The group's slices summed element by element through output_index, slice by slice.
+template <class Native, class Out>
+std::vector<Out> spec_unpack(const Plan& p, const std::vector<std::vector<Native>>& s, std::vector<Out> c, bool first) {
+  for (int64_t m = 0; m < p.shape.m; ++m)
+    for (int64_t n = 0; n < p.shape.n; ++n) {
+      Out& d = c[static_cast<size_t>(m * p.shape.n + n)];
+      for (size_t j = 0; j < s.size(); ++j) {
+        const auto v = static_cast<Out>(s[j][static_cast<size_t>(output_index(p.out_atom(), m, n, p.mp))]);
+        if constexpr (std::is_same_v<Out, float>) d = (first && j == 0) ? v : d + v;
+        else d = (first && j == 0) ? v : static_cast<Out>(static_cast<uint32_t>(d) + static_cast<uint32_t>(v));
+      }
+    }
+  return c;
+}
+
+template <class Native, class Out>
+void expect_group(Shape shape, DType dt, int64_t first_slice, int64_t count, bool fp16_out = false) {
+  const Plan p = plan_of(shape, dt, fp16_out);
+  ASSERT_LE(first_slice + count, p.slices);
+  std::mt19937 rng(static_cast<uint32_t>(shape.m + shape.n + count));
+  std::vector<std::vector<Native>> s(static_cast<size_t>(count), std::vector<Native>(static_cast<size_t>(c_elements_per_slice(p))));
+  for (auto& v : s)
+    for (auto& x : v) {
+      if constexpr (std::is_same_v<Native, float>) x = std::bit_cast<float>(static_cast<uint32_t>(rng() & 0xbfffffffu));
+      else x = static_cast<Native>(rng());
+    }
+  std::vector<Out> c(static_cast<size_t>(shape.m * shape.n));
+  for (auto& x : c) x = static_cast<Out>(rng() % 1000);
+  const auto want = spec_unpack(p, s, c, first_slice == 0);
+  std::vector<const uint8_t*> ptrs;
+  for (auto& v : s) ptrs.push_back(reinterpret_cast<const uint8_t*>(v.data()));
+  std::vector<float> acc;
+  Out* target = c.data();
+  if (fp16_out && !p.npu_fp16_out()) {
+    acc.assign(c.begin(), c.end());
+    target = reinterpret_cast<Out*>(acc.data());
+  }
+  ASSERT_TRUE(unpack_c_group(p, ptrs, first_slice, c.data(), acc).ok());
+  for (size_t i = 0; i < want.size(); ++i) {
+    if constexpr (std::is_same_v<Out, float>) ASSERT_EQ(std::bit_cast<uint32_t>(target[i]), std::bit_cast<uint32_t>(want[i])) << i;
+    else ASSERT_EQ(target[i], want[i]) << i;
+  }
+}
+
+TEST(LayoutHost, Int4SlicesAddInOnePassModulo2To32) {
+  expect_group<int16_t, int32_t>({5, 1500, 9}, DType::int4, 0, 4);    // N tail, copy then adds
+  expect_group<int16_t, int32_t>({5, 1500, 9}, DType::int4, 1, 3);    // a later group: added to C
+  expect_group<int16_t, int32_t>({40, 4800, 9000}, DType::int4, 0, 10);  // >= 8 MiB moved: two threads
+}
+
+TEST(LayoutHost, Fp32SlicesAddInSliceOrder) {
+  expect_group<float, float>({3, 4100, 13}, DType::fp16, 0, 3);
+  expect_group<float, float>({3, 4100, 13}, DType::fp16, 2, 1);
+  expect_group<float, float>({40, 6000, 15000}, DType::fp16, 0, 3);  // two threads
+  expect_group<float, float>({3, 4100, 13}, DType::fp16, 0, 3, true);  // fp16 C: into the fp32 partials
+}
+
+TEST(LayoutHost, Int32AndFp16OutputsCopyOrAdd) {
+  expect_group<int32_t, int32_t>({3, 5000, 13}, DType::int8, 0, 3);
+  expect_group<int32_t, int32_t>({3, 5000, 13}, DType::int8, 1, 2);
+  expect_group<int32_t, int32_t>({1, 64, 2050}, DType::int8, 0, 1);  // decode
+  expect_group<uint16_t, uint16_t>({3, 64, 21}, DType::fp16, 0, 1, true);  // one slice: the NPU's fp16
+}
+
+TEST(LayoutHost, GroupOutsideThePlanIsAnError) {
+  const Plan p = plan_of({2, 1500, 9}, DType::int4);
+  std::vector<int16_t> s(static_cast<size_t>(c_elements_per_slice(p)));
+  std::vector<const uint8_t*> ptrs(static_cast<size_t>(p.slices + 1), reinterpret_cast<const uint8_t*>(s.data()));
+  std::vector<int32_t> c(18);
+  auto st = unpack_c_group(p, ptrs, 0, c.data(), {});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("unpack_c_group"), std::string::npos);
+  const Plan h = plan_of({2, 4100, 9}, DType::fp16, true);  // fp16 C from 3 slices needs the partials
+  std::vector<float> f(static_cast<size_t>(c_elements_per_slice(h)));
+  std::vector<const uint8_t*> one{reinterpret_cast<const uint8_t*>(f.data())};
+  EXPECT_FALSE(unpack_c_group(h, one, 0, c.data(), {}).ok());
+}
+
+}  // namespace
+}  // namespace ork::matmul

@@ -1,0 +1,215 @@
+// ork_bench --host-dtypes: the library's own host cost per ork_matmul call of each dtype,
+// measured side by side in one run (docs/matmul-schedule.md "Host cost per dtype"). The
+// device is the emulated NPU (rknpu interface, 3 cores) with a PC that does no work
+// (driver/emu/kernel/zero_work.h): it runs no arithmetic and models no time, so a call's
+// wall time is what the library does on the host (plan lookup, packing A, the submit path,
+// unpacking C), which is what the dtypes may differ in. Per shape, three resident weights
+// (int8, fp16, int4; default A and C dtypes: int8 -> int32, fp16 -> fp32, int4 A -> int32),
+// one warm-up call each (contexts built), then rounds: each round times `calls` calls of
+// every dtype in turn (the order rotating), so a load burst on a shared machine hits all
+// three alike; min / median / max microseconds per call over the rounds, and the ratios of
+// medians. Nothing is computed, so nothing is checked here: the results' bytes are the e2e
+// dtype sweeps' (tests/e2e).
+#include "tools/ork_bench/host_dtypes.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "driver/emu/kernel/fake_kernel.h"
+#include "driver/emu/kernel/zero_work.h"
+#include "lib/api/device.h"
+#include "tools/common/cli.h"
+#include "tools/common/input_limits.h"
+#include "tools/common/ork_handles.h"
+#include "tools/common/spread.h"
+
+namespace ork::bench {
+namespace {
+
+struct ShapeArg {
+  int64_t m, k, n;
+};
+
+struct HostArgs {
+  std::vector<std::string> shapes;  // "MxKxN"; empty = the default table
+  int rounds = 7;
+  double sample_ms = 2;  // calls per sample: enough for about this long (at least 1)
+  bool json = false;
+};
+
+// The default table: decode and prefill of a 2048-wide layer, M = 1..512, and a 7B model's
+// FFN shapes (Qwen2.5-7B: hidden 3584, intermediate 18944) at M = 128.
+std::vector<ShapeArg> default_shapes() {
+  std::vector<ShapeArg> s;
+  for (int64_t m : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512}) s.push_back({m, 2048, 2048});
+  s.push_back({128, 3584, 18944});
+  s.push_back({128, 18944, 3584});
+  return s;
+}
+
+constexpr std::array<ork_dtype, 3> kDtypes = {ORK_DTYPE_INT8, ORK_DTYPE_FP16, ORK_DTYPE_INT4};
+const char* key_of(ork_dtype d) { return d == ORK_DTYPE_INT8 ? "int8" : d == ORK_DTYPE_FP16 ? "fp16" : "int4"; }
+
+// Bytes of an M x K (or K x N) operand and of C, per dtype.
+size_t operand_bytes(ork_dtype d, int64_t rows, int64_t cols) {
+  const auto e = static_cast<size_t>(rows * cols);
+  return d == ORK_DTYPE_FP16 ? 2 * e : d == ORK_DTYPE_INT4 ? (e + 1) / 2 : e;
+}
+
+// Random bytes; fp16 as finite values in [-1, 1) (bit patterns of binary16 with exponent
+// below 15), though the zero-work PC reads none of them.
+std::vector<uint8_t> random_operand(ork_dtype d, int64_t rows, int64_t cols, uint32_t seed) {
+  std::vector<uint8_t> v(operand_bytes(d, rows, cols));
+  std::mt19937 rng(seed);
+  for (auto& b : v) b = static_cast<uint8_t>(rng());
+  if (d == ORK_DTYPE_FP16)
+    for (size_t i = 1; i < v.size(); i += 2) v[i] = static_cast<uint8_t>(v[i] & 0xbb);  // exponent <= 0b01110
+  return v;
+}
+
+struct DtypeRun {
+  tools::WeightsPtr w;
+  std::vector<uint8_t> a, c;
+  int calls = 1;
+  std::vector<double> us;  // per call, one per round
+};
+
+Result<tools::DevicePtr> open_zero_work() {
+  emu::FakeKernelConfig cfg;
+  cfg.executor = emu::zero_work_executor();
+  auto d = api::open_emulator(driver::KmdKind::rknpu, cfg);
+  if (!d) return d.error();
+  return tools::DevicePtr(d->release());
+}
+
+double us_of(ork_device* dev, DtypeRun& r, int64_t m, int calls, std::string& error) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i)
+    if (ork_matmul(dev, r.w.get(), r.a.data(), m, r.c.data(), nullptr) != ORK_OK) {
+      error = ork_last_error();
+      return -1;
+    }
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
+}
+
+// One shape's rows: weights made, warmed up, timed round-robin. `error` set on failure.
+std::array<DtypeRun, 3> run_shape(ork_device* dev, const ShapeArg& s, const HostArgs& args, std::string& error) {
+  std::array<DtypeRun, 3> runs;
+  for (size_t i = 0; i < kDtypes.size() && error.empty(); ++i) {
+    const ork_dtype d = kDtypes[i];
+    const auto w = random_operand(d, s.k, s.n, 11 + static_cast<uint32_t>(i));
+    ork_weights* h = nullptr;
+    if (ork_weights_create(dev, d, s.k, s.n, w.data(), &h) != ORK_OK) {
+      error = fmt::format("{} weights {} x {}: {}", key_of(d), s.k, s.n, ork_last_error());
+      break;
+    }
+    runs[i].w.reset(h);
+    runs[i].a = random_operand(d, s.m, s.k, 21 + static_cast<uint32_t>(i));
+    runs[i].c.resize(static_cast<size_t>(s.m * s.n) * 4);  // int32 / fp32 C
+    const double warm = us_of(dev, runs[i], s.m, 1, error);  // builds the context
+    if (warm >= 0) runs[i].calls = std::clamp(static_cast<int>(args.sample_ms * 1e3 / std::max(warm, 1.0)), 1, 1000);
+  }
+  for (int round = 0; round < args.rounds && error.empty(); ++round)
+    for (size_t j = 0; j < kDtypes.size() && error.empty(); ++j) {
+      DtypeRun& r = runs[(j + static_cast<size_t>(round)) % kDtypes.size()];
+      const double us = us_of(dev, r, s.m, r.calls, error);
+      if (us >= 0) r.us.push_back(us);
+    }
+  return runs;
+}
+
+nlohmann::json row_json(const ShapeArg& s, const std::array<DtypeRun, 3>& runs) {
+  nlohmann::json row = {{"m", s.m}, {"k", s.k}, {"n", s.n}};
+  for (size_t i = 0; i < kDtypes.size(); ++i) {
+    const tools::Spread sp = tools::spread(runs[i].us);
+    const std::string key = key_of(kDtypes[i]);
+    row[key + "_us"] = sp.median;
+    row[key + "_us_min"] = sp.min;
+    row[key + "_us_max"] = sp.max;
+    row[key + "_calls_per_sample"] = runs[i].calls;
+  }
+  row["fp16_over_int8"] = row["fp16_us"].get<double>() / row["int8_us"].get<double>();
+  row["int4_over_int8"] = row["int4_us"].get<double>() / row["int8_us"].get<double>();
+  return row;
+}
+
+int parse(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) {
+  CLI::App app{"ork_bench --host-dtypes: host microseconds per ork_matmul call, int8 / fp16 / int4 side by side, on "
+               "the emulated NPU with a PC that does no work (wall time = the library's host time)"};
+  tools::add_conventions(app, "ork_bench");
+  bool mode = false;
+  app.add_flag("--host-dtypes", mode, "this mode");
+  app.add_option("--shapes", args.shapes, "MxKxN shapes, comma separated (default: M = 1..512 at 2048 x 2048, "
+                 "128x3584x18944, 128x18944x3584)")->delimiter(',');
+  tools::add_repeat(app, args.rounds, 1000, "rounds (min / median / max reported)", "--rounds");
+  tools::add_json(app, args.json);
+  if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+  for (const std::string& t : args.shapes) {
+    ShapeArg s{};
+    char x1 = 0, x2 = 0, rest = 0;
+    if (std::sscanf(t.c_str(), "%ld%c%ld%c%ld%c", &s.m, &x1, &s.k, &x2, &s.n, &rest) != 5 || x1 != 'x' || x2 != 'x' ||
+        s.m < 1 || s.k < 1 || s.n < 1 || s.m > 65536 || s.k > 65536 || s.n > 65536) {
+      fmt::print(stderr, "ork_bench: --shapes {}: expected MxKxN, each 1..65536\n", t);
+      return 2;
+    }
+    shapes.push_back(s);
+  }
+  if (shapes.empty()) shapes = default_shapes();
+  uint64_t most = 0;  // one shape at a time: A, B (fp16 twice: the host copy) and C of the three dtypes
+  for (const ShapeArg& s : shapes)
+    most = std::max<uint64_t>(most, static_cast<uint64_t>(6 * s.m * s.k + 8 * s.k * s.n + 24 * s.m * s.n));
+  if (const std::string e = tools::check_memory("--shapes", most); !e.empty()) {
+    fmt::print(stderr, "ork_bench: {}\n", e);
+    return 2;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int run_host_dtypes(int argc, char** argv) {
+  HostArgs args;
+  std::vector<ShapeArg> shapes;
+  if (int rc = parse(args, argc, argv, shapes); rc >= 0) return rc;
+  auto dev = open_zero_work();
+  if (!dev) {
+    fmt::print(stderr, "ork_bench: the zero-work emulator: {}\n", dev.error().message);
+    return 1;
+  }
+  nlohmann::json j = {{"mode", "host_dtypes"}, {"device", "emu (rknpu, 3 cores), zero-work PC"},
+                      {"rounds", args.rounds}, {"rows", nlohmann::json::array()}};
+  if (!args.json)
+    fmt::print("host us per ork_matmul call on the zero-work emulator, {} rounds, min / median / max\n{:>22} {:>26} "
+               "{:>26} {:>26} {:>7} {:>7}\n", args.rounds, "M x K x N", "int8", "fp16", "int4", "fp16/8", "int4/8");
+  for (const ShapeArg& s : shapes) {
+    std::string error;
+    const auto runs = run_shape(dev->get(), s, args, error);
+    if (!error.empty()) {
+      fmt::print(stderr, "ork_bench: {} x {} x {}: {}\n", s.m, s.k, s.n, error);
+      return 1;
+    }
+    const nlohmann::json row = row_json(s, runs);
+    j["rows"].push_back(row);
+    if (args.json) continue;
+    const auto cell = [&](const char* k) {
+      const std::string b = k;
+      return fmt::format("{:.1f} / {:.1f} / {:.1f}", row[b + "_us_min"].get<double>(), row[b + "_us"].get<double>(),
+                         row[b + "_us_max"].get<double>());
+    };
+    fmt::print("{:>22} {:>26} {:>26} {:>26} {:>7.2f} {:>7.2f}\n", fmt::format("{} x {} x {}", s.m, s.k, s.n),
+               cell("int8"), cell("fp16"), cell("int4"), row["fp16_over_int8"].get<double>(),
+               row["int4_over_int8"].get<double>());
+  }
+  if (args.json) fmt::print("{}\n", j.dump(2));
+  return 0;
+}
+
+}  // namespace ork::bench
