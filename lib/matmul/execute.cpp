@@ -10,6 +10,7 @@
 
 #include "driver/common/fp16.h"
 #include "driver/regcmd/regcmd.h"
+#include "lib/matmul/job.h"
 #include "lib/matmul/layout.h"
 #include "lib/ref/workers.h"
 
@@ -82,6 +83,7 @@ Status unpack_any(const Plan& p, const driver::Bo& bo, int64_t slice, void* c, s
 }  // namespace
 
 Status pack_input(driver::Kmd& kmd, const Context& x, const void* a, RunStats& st) {
+  complete_busy(x);  // its A and output BOs are about to be reused (job.h, the rule)
   const auto t0 = Clock::now();
   if (auto s = pack_a_any(x.plan, a, *x.a); !s) return s;
   if (auto s = kmd.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s;
