@@ -36,6 +36,8 @@ ork_status batch_add(ork_batch* b, const ork_weights* weights, const ork_tensor*
                      const ork_matmul_options* options) {
   constexpr const char* fn = "ork_batch_add_matmul";
   if (b == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: batch is NULL", fn));
+  if (!handle_live(HandleKind::batch, b))
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: not a live batch (destroyed already?)", fn));
   if (b->device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the batch's device was closed", fn));
   std::lock_guard lock(b->device->mutex);
   TensorCall t;
@@ -144,6 +146,8 @@ ork_status batch_submit(ork_batch* b, ork_job** out) {
   if (out == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: out is NULL", fn));
   *out = nullptr;
   if (b == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: batch is NULL", fn));
+  if (!handle_live(HandleKind::batch, b))
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: not a live batch (destroyed already?)", fn));
   if (b->device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the batch's device was closed", fn));
   if (!b->refused.empty()) return fail(ORK_E_INVALID_ARGUMENT, b->refused);
   if (b->items.empty()) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the batch has no matmul", fn));
@@ -183,6 +187,10 @@ ork_status batch_create(ork_device* device, ork_batch** out) {
 
 void batch_destroy(ork_batch* b) {
   if (b == nullptr) return;
+  if (!handle_dies(HandleKind::batch, b)) {
+    (void)fail(ORK_E_INVALID_ARGUMENT, "ork_batch_destroy: not a live batch (destroyed already?): ignored");
+    return;
+  }
   if (b->device != nullptr) {
     // A job of the batch still in flight holds its contexts (lib/matmul/job.h): they go
     // with it, once the NPU is done with their BOs.

@@ -12,6 +12,7 @@
 
 #include "driver/kmd/kmd.h"
 #include "lib/api/buffer.h"
+#include "lib/api/handles.h"
 #include "lib/api/stats.h"
 #include "lib/api/tensor.h"
 #include "lib/matmul/job.h"
@@ -41,6 +42,7 @@ enum class JobState {
 }  // namespace ork::api
 
 struct ork_job {
+  ork::api::Live<ork::api::HandleKind::job> live{this};  // until released (handles.h)
   ork_device* device = nullptr;  // null once the device was closed
   ork::api::JobState state = ork::api::JobState::in_flight;
   bool waited = false;   // ork_job_wait returned its outcome: a second wait is refused

@@ -88,6 +88,8 @@ ork_status matmul_submit(ork_device* device, const ork_weights* weights, const o
 ork_status job_wait(ork_job* job, int64_t timeout_ms) {
   constexpr const char* fn = "ork_job_wait";
   if (job == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: job is NULL", fn));
+  if (!handle_live(HandleKind::job, job))  // checked before anything reads it (handles.h)
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: not a live job (released already?)", fn));
   if (timeout_ms < -1)
     return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: timeout_ms = {}: give -1 (no limit) or >= 0", fn, timeout_ms));
   const auto closed = [&] {
@@ -109,6 +111,10 @@ ork_status job_wait(ork_job* job, int64_t timeout_ms) {
 
 void job_release(ork_job* job) {
   if (job == nullptr) return;
+  if (!handle_dies(HandleKind::job, job)) {
+    (void)fail(ORK_E_INVALID_ARGUMENT, "ork_job_release: not a live job (released already?): ignored");
+    return;
+  }
   if (job->device != nullptr) {
     std::lock_guard lock(job->device->mutex);
     jobs_of(*job->device).release(job);
