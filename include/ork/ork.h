@@ -16,6 +16,14 @@
  * what it would alone. Not covered: closing a device, or destroying weights, while another
  * thread still uses them. Separate processes each have their own kernel file (on emu: their
  * own emulated NPU) and cannot see each other's memory. docs/library.md, "Threads".
+ *
+ * Handles: a handle passed after its ork_device_close, ork_weights_destroy, ork_job_release,
+ * ork_batch_destroy, ork_model_close or ork_session_destroy to that function again, to
+ * ork_job_wait, ork_batch_add_matmul / _submit, ork_model_get_info or ork_session_* is
+ * refused without touching freed memory: ORK_E_INVALID_ARGUMENT, or for the void functions
+ * nothing done and ork_last_error() naming it. Undefined, as a pointer after free() is in C:
+ * other entry points given a released handle, and a released handle whose address a newer
+ * handle of the same kind has taken (it names that one).
  */
 #ifndef ORK_ORK_H
 #define ORK_ORK_H
@@ -420,8 +428,9 @@ ORK_API ork_status ork_model_open(const char* path, ork_model** out);
 ORK_API ork_status ork_model_get_info(const ork_model* model, ork_model_info* info);
 ORK_API void ork_model_close(ork_model* model);
 
-/* Plans the session: a budget below the largest layer is ORK_E_INVALID_ARGUMENT. The model
- * and the device must outlive the session. */
+/* Plans the session: a budget below the largest layer is ORK_E_INVALID_ARGUMENT. The session
+ * holds its model and device: the model may be closed first (the session keeps it until it
+ * is destroyed); after ork_device_close a token step is refused (ORK_E_INVALID_ARGUMENT). */
 ORK_API ork_status ork_session_create(ork_device* device, const ork_model* model,
                                       const ork_session_options* options, ork_session** out);
 /* Runs one token step. `input`: m x hidden activations (int8_t per element for integer

@@ -67,6 +67,11 @@ ORK_API ork_status ork_device_open(const char* name, ork_device** out) {
 // Drops the handle's reference: the device itself goes when its last weights do (device.h).
 ORK_API void ork_device_close(ork_device* device) {
   if (device == nullptr) return;
+  // A handle closed already is refused before anything reads it (handles.h).
+  if (!ork::api::handle_dies(ork::api::HandleKind::device, device)) {
+    (void)fail(ORK_E_INVALID_ARGUMENT, "ork_device_close: not an open device (closed already?): ignored");
+    return;
+  }
   {
     // Jobs in flight end on the device now, their results discarded; jobs and batches lose
     // the device (a later wait or submit is refused, release and destroy still work).
@@ -109,6 +114,10 @@ ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64
 
 ORK_API void ork_weights_destroy(ork_weights* weights) {
   if (weights == nullptr) return;
+  if (!ork::api::handle_dies(ork::api::HandleKind::weights, weights)) {
+    (void)fail(ORK_E_INVALID_ARGUMENT, "ork_weights_destroy: not live weights (destroyed already?): ignored");
+    return;
+  }
   if (weights->device == nullptr) {
     delete weights;
     return;

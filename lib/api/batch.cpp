@@ -2,7 +2,6 @@
 // submit descriptor), replay with only A's contents changing (batch.h).
 #include "lib/api/batch.h"
 
-#include <chrono>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -12,7 +11,7 @@
 #include "lib/api/job.h"
 #include "lib/api/matmul_t.h"
 #include "lib/api/weights.h"
-#include "lib/matmul/execute.h"
+#include "lib/matmul/job.h"
 
 namespace ork::api {
 
@@ -33,12 +32,12 @@ void batch_weights_gone(ork_batch& b, const ork_weights* w) {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 ork_status batch_add(ork_batch* b, const ork_weights* weights, const ork_tensor* a, int64_t m, const ork_tensor* c,
                      const ork_matmul_options* options) {
   constexpr const char* fn = "ork_batch_add_matmul";
   if (b == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: batch is NULL", fn));
+  if (!handle_live(HandleKind::batch, b))
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: not a live batch (destroyed already?)", fn));
   if (b->device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the batch's device was closed", fn));
   std::lock_guard lock(b->device->mutex);
   TensorCall t;
@@ -86,23 +85,9 @@ ork_status record(ork_device& dev, ork_batch& b) {
   return ORK_OK;
 }
 
-// A of one matmul, read now: gathered if strided, bracketed by its buffer's CPU syncs.
-ork_status pack_item(ork_device& dev, const BatchItem& it, matmul::RunStats& st) {
-  std::vector<uint8_t> scratch;
-  if (it.a_ref.buffer)
-    if (auto s = buffer_begin_cpu(*it.a_ref.buffer, false, "ork_batch_submit"); s != ORK_OK) return s;
-  const void* a = dense_input(it.a_ref, it.a_op, scratch);
-  auto packed = matmul::pack_input(*dev.kmd, *it.ctx, a, st);
-  ork_status end = ORK_OK;
-  if (it.a_ref.buffer) end = buffer_end_cpu(*it.a_ref.buffer, false, "ork_batch_submit");
-  if (!packed) return fail(packed.error());
-  return end;
-}
-
-// The step writing one matmul's C at completion: held, its CPU access begun.
-ork_status item_step(const BatchItem& it, JobStep& s) {
-  s.ctx = it.ctx;
-  s.out = matmul::make_output_state(*it.ctx);
+// One matmul into the job: A read now (gathered if strided, bracketed by its buffer's CPU
+// syncs) and packed; C written at completion into `s` (held, its CPU access begun first).
+ork_status add_item(const BatchItem& it, matmul::Job& mm, JobStep& s) {
   s.c_op = it.c_op;
   s.c_ref = it.c_ref;
   s.c_use = BufferUse(it.c_ref.buffer);
@@ -111,7 +96,15 @@ ork_status item_step(const BatchItem& it, JobStep& s) {
     if (auto st = buffer_begin_cpu(*it.c_ref.buffer, true, "ork_batch_submit"); st != ORK_OK) return st;
     s.c_started = true;
   }
-  return ORK_OK;
+  std::vector<uint8_t> scratch;
+  if (it.a_ref.buffer)
+    if (auto st = buffer_begin_cpu(*it.a_ref.buffer, false, "ork_batch_submit"); st != ORK_OK) return st;
+  const void* a = dense_input(it.a_ref, it.a_op, scratch);
+  auto added = mm.add(it.ctx, a, s.c);
+  ork_status end = ORK_OK;
+  if (it.a_ref.buffer) end = buffer_end_cpu(*it.a_ref.buffer, false, "ork_batch_submit");
+  if (!added) return fail(added.error());
+  return end;
 }
 
 // cpu: every matmul now, one after the other; the job is born complete.
@@ -129,25 +122,22 @@ ork_status run_cpu_batch(ork_batch& b, ork_job& job) {
   return ORK_OK;
 }
 
+// The batch as one matmul job (lib/matmul/job.h) of its chained descriptor: packing each
+// matmul's A first completes the batch's previous job still in flight on its contexts.
 ork_status submit_npu_batch(ork_device& dev, ork_batch& b, ork_job& job) {
+  matmul::RunStats st;
   if (!b.recorded) {
     if (auto s = record(dev, b); s != ORK_OK) return s;
-    job.meter->run.built = true;
-  } else {
-    for (const BatchItem& it : b.items) jobs_of(dev).complete_using(it.ctx.get());  // its previous job
+    st.built = true;
   }
-  for (const BatchItem& it : b.items)
-    if (auto s = pack_item(dev, it, job.meter->run); s != ORK_OK) return s;
+  auto mm = std::make_unique<matmul::Job>(*dev.kmd, st);
+  job.steps.reserve(b.items.size());
   for (const BatchItem& it : b.items) {
     job.steps.emplace_back();
-    if (auto s = item_step(it, job.steps.back()); s != ORK_OK) return s;
+    if (auto s = add_item(it, *mm, job.steps.back()); s != ORK_OK) return s;
   }
-  job.meter->run.device_ns = 0;
-  const auto t0 = Clock::now();
-  auto pending = dev.kmd->submit_async(b.desc);
-  job.submit_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-  if (!pending) return fail(pending.error());
-  job.pending = std::move(*pending);
+  if (auto s = mm->submit(&b.desc); !s) return fail(s.error());
+  job.mm = std::move(mm);
   return ORK_OK;
 }
 
@@ -156,6 +146,8 @@ ork_status batch_submit(ork_batch* b, ork_job** out) {
   if (out == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: out is NULL", fn));
   *out = nullptr;
   if (b == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: batch is NULL", fn));
+  if (!handle_live(HandleKind::batch, b))
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: not a live batch (destroyed already?)", fn));
   if (b->device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the batch's device was closed", fn));
   if (!b->refused.empty()) return fail(ORK_E_INVALID_ARGUMENT, b->refused);
   if (b->items.empty()) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the batch has no matmul", fn));
@@ -195,12 +187,15 @@ ork_status batch_create(ork_device* device, ork_batch** out) {
 
 void batch_destroy(ork_batch* b) {
   if (b == nullptr) return;
+  if (!handle_dies(HandleKind::batch, b)) {
+    (void)fail(ORK_E_INVALID_ARGUMENT, "ork_batch_destroy: not a live batch (destroyed already?): ignored");
+    return;
+  }
   if (b->device != nullptr) {
+    // A job of the batch still in flight holds its contexts (lib/matmul/job.h): they go
+    // with it, once the NPU is done with their BOs.
     std::lock_guard lock(b->device->mutex);
-    JobQueue& q = jobs_of(*b->device);
-    for (const BatchItem& it : b->items)
-      if (it.ctx) q.complete_using(it.ctx.get());  // the NPU is done with its BOs
-    q.remove_batch(b);
+    jobs_of(*b->device).remove_batch(b);
     for (BatchItem& it : b->items) it.ctx.reset();
   }
   delete b;

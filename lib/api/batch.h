@@ -9,6 +9,7 @@
 
 #include "driver/kmd/kmd.h"
 #include "lib/api/buffer.h"
+#include "lib/api/handles.h"
 #include "lib/api/tensor.h"
 #include "lib/matmul/context.h"
 #include "lib/matmul/run.h"
@@ -37,6 +38,7 @@ void batch_weights_gone(ork_batch& batch, const ork_weights* weights);
 }  // namespace ork::api
 
 struct ork_batch {
+  ork::api::Live<ork::api::HandleKind::batch> live{this};  // until destroyed (handles.h)
   ork_device* device = nullptr;  // null once the device was closed
   std::vector<ork::api::BatchItem> items;
   bool recorded = false;            // contexts built and chained into `desc`

@@ -9,6 +9,7 @@
 
 #include "driver/common/result.h"
 #include "driver/kmd/kmd.h"
+#include "lib/api/handles.h"
 #include "lib/api/stats.h"
 #include "lib/matmul/run.h"
 #include "ork/ork.h"
@@ -32,6 +33,9 @@ class Int8Engine;
 // blocking ork_matmul, making weights resident), so calls from many threads run one after
 // another.
 struct ork_device {
+  // A live handle (handles.h) from its opening to its ork_device_close: a second close is
+  // refused without touching the device, which may be gone.
+  ork::api::Live<ork::api::HandleKind::device> live{this};
   std::recursive_mutex mutex;  // recursive: an entry point may hold it around a helper that takes it too
   std::string backend;                          // "rknpu", "rocket", "emu", "cpu"
   // The emulated NPU's integer engine, for "emu": the device's own, declared before the fake

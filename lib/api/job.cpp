@@ -16,27 +16,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t ns_since(Clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-}
-
 // Milliseconds left until `deadline` (-1 stays "no limit"), never below 0.
 int64_t left_ms(Clock::time_point deadline, bool forever) {
   if (forever) return -1;
   return std::max<int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count());
 }
 
-// The C of every step written (unless discarded), scattered and its CPU access ended.
-ork_status finish_steps(ork_device& device, ork_job& job) {
-  ork_status result = ORK_OK;
+// After the matmul job's outcome `result`: the C of every step scattered (unless the job
+// failed or was discarded) and its CPU access ended.
+ork_status finish_steps(ork_job& job, ork_status result) {
   for (JobStep& s : job.steps) {
-    if (result == ORK_OK && !job.discard) {
-      const matmul::Context& ctx = *s.ctx;
-      auto st = matmul::unpack_group(*device.kmd, ctx, 0, s.c, s.out, job.meter->run);
-      if (st) st = matmul::run_groups(*device.kmd, ctx, 1, s.c, s.out, job.meter->run);
-      if (!st) result = fail(st.error());
-      else scatter_output(s.c_ref, s.c_op, s.c_scratch);
-    }
+    if (result == ORK_OK && !job.discard) scatter_output(s.c_ref, s.c_op, s.c_scratch);
     if (s.c_started) {
       const ork_status end = buffer_end_cpu(*s.c_ref.buffer, true, "ork_job_wait");
       if (result == ORK_OK) result = end;
@@ -60,37 +50,31 @@ void JobQueue::settle(ork_job& job, ork_status status) {
   job.error = status == ORK_OK ? std::string() : std::string(ork_last_error());
   if (status == ORK_OK && job.meter && !job.discard) job.meter->finish(job.stats_out);
   job.state = JobState::done;
-  job.pending.reset();
+  job.mm.reset();
   job.meter.reset();
   for (JobStep& s : job.steps) {
-    s.ctx.reset();
     s.c_use.reset();
     s.c_scratch = {};
-    s.out = {};
   }
 }
 
 bool JobQueue::complete_front(int64_t timeout_ms) {
   ork_job& job = *inflight_.front();
-  if (job.pending) {
-    const auto t0 = Clock::now();
-    auto r = device_.kmd->wait(*job.pending, timeout_ms);
+  ork_status status = ORK_OK;
+  if (job.mm && job.discard) {
+    job.mm->drain();  // released unwaited: C not written (unless a new call completed it)
+  } else if (job.mm) {
+    const Status r = job.mm->complete(timeout_ms);
     if (!r && r.error().code == -EBUSY) return false;  // still running: stays in flight
-    if (!r) {
-      inflight_.pop_front();
-      const ork_status s = fail(r.error().code == -ETIMEDOUT ? ORK_E_TIMEOUT : ORK_E_DEVICE,
-                                fmt::format("ork_job_wait: the job failed on the device: {}", r.error().message));
-      const bool discard = job.discard;
-      job.discard = true;  // C is undefined after a failed job: not unpacked
-      finish_steps(device_, job);
-      job.discard = discard;
-      settle(job, s);
-      return true;
-    }
-    matmul::account_submit(job.meter->run, *r, job.submit_ns + ns_since(t0));
+    if (!r && job.mm->failed_on_device())  // C is undefined after a failed job: not unpacked
+      status = fail(r.error().code == -ETIMEDOUT ? ORK_E_TIMEOUT : ORK_E_DEVICE,
+                    fmt::format("ork_job_wait: {}", r.error().message));
+    else if (!r)
+      status = fail(r.error());
+    job.meter->run = job.mm->stats();
   }
   inflight_.pop_front();
-  settle(job, finish_steps(device_, job));
+  settle(job, finish_steps(job, status));
   return true;
 }
 
@@ -109,14 +93,6 @@ ork_status JobQueue::complete_through(ork_job* job, int64_t timeout_ms) {
 
 void JobQueue::complete_all() {
   while (!inflight_.empty()) complete_front(-1);
-}
-
-void JobQueue::complete_using(const matmul::Context* ctx) {
-  ork_job* last = nullptr;
-  for (ork_job* j : inflight_)
-    for (const JobStep& s : j->steps)
-      if (s.ctx.get() == ctx) last = j;
-  if (last != nullptr) complete_through(last, -1);
 }
 
 void JobQueue::release(ork_job* job) {

@@ -12,27 +12,25 @@
 
 #include "driver/kmd/kmd.h"
 #include "lib/api/buffer.h"
+#include "lib/api/handles.h"
 #include "lib/api/stats.h"
 #include "lib/api/tensor.h"
-#include "lib/matmul/context.h"
-#include "lib/matmul/execute.h"
+#include "lib/matmul/job.h"
 #include "ork/ork.h"
 
 struct ork_batch;
 
 namespace ork::api {
 
-// One matmul of a job: the context it runs on (held until the job completes, also if the
-// runner's cache evicts it meanwhile) and where its C goes.
+// Where one matmul of a job puts its C: the matmul job (lib/matmul/job.h) writes the dense
+// `c`; at completion it is scattered into a strided C and C's CPU access ends.
 struct JobStep {
-  std::shared_ptr<matmul::Context> ctx;
   Operand c_op;
   TensorRef c_ref;
   BufferUse c_use;                  // C's buffer cannot be destroyed while the job runs
   std::vector<uint8_t> c_scratch;   // a strided C is unpacked here, then scattered
   void* c = nullptr;                // the dense C the unpack writes
   bool c_started = false;           // C's dma-buf CPU access begun (ended at completion)
-  matmul::OutputState out;
 };
 
 enum class JobState {
@@ -44,13 +42,15 @@ enum class JobState {
 }  // namespace ork::api
 
 struct ork_job {
+  ork::api::Live<ork::api::HandleKind::job> live{this};  // until released (handles.h)
   ork_device* device = nullptr;  // null once the device was closed
   ork::api::JobState state = ork::api::JobState::in_flight;
   bool waited = false;   // ork_job_wait returned its outcome: a second wait is refused
   bool discard = false;  // released unwaited: completed without writing C
   std::vector<ork::api::JobStep> steps;
-  std::unique_ptr<ork::driver::PendingJob> pending;  // the one kernel job (null on cpu)
-  int64_t submit_ns = 0;                             // the submit ioctl's host time
+  // The one kernel job of its matmuls (null on cpu): holds their contexts until it
+  // completes, also if the runner's cache evicts them meanwhile.
+  std::unique_ptr<ork::matmul::Job> mm;
   std::unique_ptr<ork::api::CallMeter> meter;        // accounts the job at its completion
   ork_stats* stats_out = nullptr;                    // options.stats: filled at completion
   ork_status status = ORK_OK;                        // the outcome once done
@@ -74,9 +74,6 @@ class JobQueue {
   ork_status complete_through(ork_job* job, int64_t timeout_ms);
   // Completes every in-flight job (their outcomes stay in them).
   void complete_all();
-  // Completes the in-flight jobs up to the last one running on `ctx`: its A and output
-  // BOs are about to be reused by a new call.
-  void complete_using(const matmul::Context* ctx);
   // The owner releases `job`: completed first (discarding C) if still in flight.
   void release(ork_job* job);
   // The device closing: every in-flight job is waited for on the device, its result
@@ -90,8 +87,8 @@ class JobQueue {
   bool empty() const { return inflight_.empty(); }
 
  private:
-  // The front job: its kernel wait (timeout_ms), then every step's unpack. false: still in
-  // flight after timeout_ms.
+  // The front job: its matmul job completed within timeout_ms (or drained when discarded),
+  // then every step's C scattered. false: still in flight after timeout_ms.
   bool complete_front(int64_t timeout_ms);
   void settle(ork_job& job, ork_status status);
 

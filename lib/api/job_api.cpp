@@ -1,6 +1,5 @@
 // ork_matmul_submit, ork_job_wait, ork_job_release (ork.h "Asynchronous jobs and
 // batches"): the checks of the sync call, then the call split at the kernel wait.
-#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -24,10 +23,8 @@ void end_input(TensorCall& t) {
 }
 
 // The step writing the call's C, taking over C's hold, scratch and CPU access from `t`.
-JobStep output_step(TensorCall& t, std::shared_ptr<matmul::Context> ctx) {
+JobStep output_step(TensorCall& t) {
   JobStep s;
-  s.out = matmul::make_output_state(*ctx);
-  s.ctx = std::move(ctx);
   s.c_op = t.c_op;
   s.c_ref = t.c_ref;
   s.c_use = std::move(t.c_use);
@@ -38,23 +35,22 @@ JobStep output_step(TensorCall& t, std::shared_ptr<matmul::Context> ctx) {
   return s;
 }
 
-// NPU backends: context, pack A, hand the first slice group to the kernel.
+// NPU backends: the call as a matmul job (lib/matmul/job.h) on the runner's context: A
+// packed (a job still in flight on that context completes first), the first slice group
+// handed to the kernel.
 ork_status submit_npu(ork_device& dev, const ork_weights& w, TensorCall& t, ork_job& job) {
   const matmul::ResidentWeights* rw = nullptr;
   matmul::RunOptions ro;
   if (auto s = npu_call(dev, w, t.opt, t.run, &rw, &ro); s != ORK_OK) return s;
-  auto ctx = dev.runner->acquire(*rw, t.m, ro, job.meter->run);
+  matmul::RunStats st;
+  auto ctx = dev.runner->acquire(*rw, t.m, ro, st);
   if (!ctx) return fail(ctx.error());
-  jobs_of(dev).complete_using(ctx->get());  // its A and output BOs are reused by this call
-  if (auto s = matmul::pack_input(*dev.kmd, **ctx, t.a, job.meter->run); !s) return fail(s.error());
+  auto mm = std::make_unique<matmul::Job>(*dev.kmd, st);
+  if (auto s = mm->add(std::move(*ctx), t.a, t.c); !s) return fail(s.error());
   end_input(t);
-  job.meter->run.device_ns = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto pending = dev.kmd->submit_async((*ctx)->groups[0].desc);
-  job.submit_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-  if (!pending) return fail(pending.error());
-  job.pending = std::move(*pending);
-  job.steps.push_back(output_step(t, std::move(*ctx)));
+  job.steps.push_back(output_step(t));  // t.c's scratch moves with its storage: the job's C stays valid
+  if (auto s = mm->submit(); !s) return fail(s.error());
+  job.mm = std::move(mm);
   return ORK_OK;
 }
 
@@ -92,6 +88,8 @@ ork_status matmul_submit(ork_device* device, const ork_weights* weights, const o
 ork_status job_wait(ork_job* job, int64_t timeout_ms) {
   constexpr const char* fn = "ork_job_wait";
   if (job == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: job is NULL", fn));
+  if (!handle_live(HandleKind::job, job))  // checked before anything reads it (handles.h)
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: not a live job (released already?)", fn));
   if (timeout_ms < -1)
     return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: timeout_ms = {}: give -1 (no limit) or >= 0", fn, timeout_ms));
   const auto closed = [&] {
@@ -113,6 +111,10 @@ ork_status job_wait(ork_job* job, int64_t timeout_ms) {
 
 void job_release(ork_job* job) {
   if (job == nullptr) return;
+  if (!handle_dies(HandleKind::job, job)) {
+    (void)fail(ORK_E_INVALID_ARGUMENT, "ork_job_release: not a live job (released already?): ignored");
+    return;
+  }
   if (job->device != nullptr) {
     std::lock_guard lock(job->device->mutex);
     jobs_of(*job->device).release(job);

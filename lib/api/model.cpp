@@ -1,6 +1,7 @@
 // ork_model / ork_session: the executor of lib/exec behind the C API (docs/execution.md,
 // docs/library.md "Streamed models").
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -9,6 +10,7 @@
 
 #include "lib/api/device.h"
 #include "lib/api/error.h"
+#include "lib/api/handles.h"
 #include "lib/api/job.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/pack_file.h"
@@ -18,13 +20,42 @@
 using ork::api::fail;
 using ork::api::guarded;
 
+using ork::api::HandleKind;
+
+// Shared: the caller's handle holds one reference and each session one more, so that
+// closing a model before its sessions leaves them a model to run (this was a use after
+// free). The handle dies at ork_model_close; the model with its last reference.
 struct ork_model {
+  ork_model(std::string p, ork::exec::PackedModel m) : path(std::move(p)), packed(std::move(m)) {}
+  ork::api::Live<HandleKind::model> live{this};
+  std::atomic<int> refs{1};
   std::string path;
   ork::exec::PackedModel packed;
 };
 
+namespace {
+
+void release_model(const ork_model* m) {
+  if (m != nullptr && const_cast<ork_model*>(m)->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete m;
+}
+
+// A session's reference on its model.
+struct ModelRef {
+  explicit ModelRef(const ork_model* m) : model(m) { const_cast<ork_model*>(m)->refs.fetch_add(1, std::memory_order_relaxed); }
+  ~ModelRef() { release_model(model); }
+  ModelRef(const ModelRef&) = delete;
+  ModelRef& operator=(const ModelRef&) = delete;
+  const ork_model* model;
+};
+
+}  // namespace
+
 struct ork_session {
+  ork_session(ork_device* d, const ork_model* m) : keep_device(d), device(d), keep_model(m), model(m) {}
+  ork::api::Live<HandleKind::session> live{this};
+  ork::api::DeviceRef keep_device;  // the device outlives the session's use of it (device.h)
   ork_device* device = nullptr;
+  ModelRef keep_model;
   const ork_model* model = nullptr;
   ork::exec::PlanOptions options;
   ork::exec::ExecPlan plan;
@@ -90,6 +121,8 @@ ORK_API ork_status ork_model_open(const char* path, ork_model** out) {
 
 ORK_API ork_status ork_model_get_info(const ork_model* model, ork_model_info* info) {
   if (model == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_model_get_info: model is NULL");
+  if (!ork::api::handle_live(HandleKind::model, model))
+    return fail(ORK_E_INVALID_ARGUMENT, "ork_model_get_info: not an open model (closed already?)");
   if (info == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_model_get_info: info is NULL");
   ork_model_info full{};
   full.struct_size = sizeof(ork_model_info);
@@ -115,7 +148,15 @@ ORK_API ork_status ork_model_get_info(const ork_model* model, ork_model_info* in
   return ork::api::ok();
 }
 
-ORK_API void ork_model_close(ork_model* model) { delete model; }
+// Drops the handle's reference: sessions made on the model keep it until they are destroyed.
+ORK_API void ork_model_close(ork_model* model) {
+  if (model == nullptr) return;
+  if (!ork::api::handle_dies(HandleKind::model, model)) {
+    (void)fail(ORK_E_INVALID_ARGUMENT, "ork_model_close: not an open model (closed already?): ignored");
+    return;
+  }
+  release_model(model);
+}
 
 ORK_API ork_status ork_session_create(ork_device* device, const ork_model* model, const ork_session_options* options,
                                       ork_session** out) {
@@ -124,12 +165,14 @@ ORK_API ork_status ork_session_create(ork_device* device, const ork_model* model
     *out = nullptr;
     if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_session_create: device is NULL");
     if (model == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_session_create: model is NULL");
+    if (!ork::api::handle_live(HandleKind::device, device))
+      return fail(ORK_E_INVALID_ARGUMENT, "ork_session_create: not an open device (closed already?)");
+    if (!ork::api::handle_live(HandleKind::model, model))
+      return fail(ORK_E_INVALID_ARGUMENT, "ork_session_create: not an open model (closed already?)");
     ork_session_options o{};
     if (options != nullptr && options->struct_size != 0)
       std::memcpy(&o, options, std::min<size_t>(options->struct_size, sizeof o));
-    auto s = std::make_unique<ork_session>();
-    s->device = device;
-    s->model = model;
+    auto s = std::make_unique<ork_session>(device, model);
     s->options.budget_bytes = o.budget_bytes == 0 ? (uint64_t{512} << 20) : o.budget_bytes;
     s->options.m = o.m == 0 ? 1 : o.m;
     s->options.tokens = 1;
@@ -154,6 +197,10 @@ ORK_API ork_status ork_session_create(ork_device* device, const ork_model* model
 ORK_API ork_status ork_session_run_token(ork_session* session, const void* input, size_t input_bytes) {
   return guarded([&] {
     if (session == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_session_run_token: session is NULL");
+    if (!ork::api::handle_live(HandleKind::session, session))
+      return fail(ORK_E_INVALID_ARGUMENT, "ork_session_run_token: not a live session (destroyed already?)");
+    if (session->device->closed)
+      return fail(ORK_E_INVALID_ARGUMENT, "ork_session_run_token: the session's device was closed");
     const auto& d = session->model->packed.desc;
     ork::exec::Activation in;
     ork::exec::RunOptions ro;
@@ -176,6 +223,8 @@ ORK_API ork_status ork_session_run_token(ork_session* session, const void* input
 
 ORK_API ork_status ork_session_read_output(const ork_session* session, void* out, size_t capacity, size_t* size) {
   if (session == nullptr) return fail(ORK_E_INVALID_ARGUMENT, "ork_session_read_output: session is NULL");
+  if (!ork::api::handle_live(HandleKind::session, session))
+    return fail(ORK_E_INVALID_ARGUMENT, "ork_session_read_output: not a live session (destroyed already?)");
   if (!session->has_output) return fail(ORK_E_INVALID_ARGUMENT, "ork_session_read_output: no token has run");
   const auto& d = session->model->packed.desc;
   const size_t bytes = activation_bytes(d, session->options.m);
@@ -190,6 +239,13 @@ ORK_API ork_status ork_session_read_output(const ork_session* session, void* out
   return ork::api::ok();
 }
 
-ORK_API void ork_session_destroy(ork_session* session) { delete session; }
+ORK_API void ork_session_destroy(ork_session* session) {
+  if (session == nullptr) return;
+  if (!ork::api::handle_dies(HandleKind::session, session)) {
+    (void)fail(ORK_E_INVALID_ARGUMENT, "ork_session_destroy: not a live session (destroyed already?): ignored");
+    return;
+  }
+  delete session;
+}
 
 }  // extern "C"

@@ -16,6 +16,7 @@
 
 struct ork_weights {
   ork::api::DeviceRef keep_device;  // first: released last, after the BOs below are freed
+  ork::api::Live<ork::api::HandleKind::weights> live{this};  // until destroyed (handles.h)
   ork_device* device = nullptr;
   ork_dtype dtype = ORK_DTYPE_INT8;
   int64_t k = 0, n = 0;

@@ -13,11 +13,11 @@
 
 #include <fmt/format.h>
 
-#include "lib/exec/inflight.h"
 #include "lib/exec/reader.h"
 #include "lib/exec/synthetic.h"
 #include "lib/exec/unpack.h"
 #include "lib/io/slot_buffer.h"
+#include "lib/matmul/job.h"
 
 namespace ork::exec {
 namespace {
@@ -136,7 +136,7 @@ class Walk {
   struct Job {
     int op = 0;  // its start op
     std::vector<uint8_t> c;
-    std::optional<InFlight> npu;  // handed to the NPU and not yet completed; empty: computed
+    std::unique_ptr<matmul::Job> npu;  // handed to the NPU (lib/matmul/job.h); null: computed
     int64_t begin_ns = 0;
   };
 
@@ -163,7 +163,7 @@ class Walk {
       const Status s = op >= 0 ? start(op) : complete_front();
       if (!s) {
         for (Job& j : inflight_)
-          if (j.npu) drain_matmul(*dev_.kmd, *j.npu);
+          if (j.npu) j.npu->drain();
         std::lock_guard lk(mu_);
         failed_ = true;
         error_ = s.error();
@@ -263,7 +263,7 @@ class Walk {
     Job job = std::move(inflight_.front());
     inflight_.pop_front();
     const Step& step = plan_.op_steps[static_cast<size_t>(job.op)];
-    if (auto s = complete_matmul(*dev_.kmd, *job.npu, job.c.data()); !s) return failed_in(step, s);
+    if (auto s = job.npu->complete(); !s) return failed_in(step, s);
     const int64_t end = now_ns();
     if (inflight_.empty()) out_.stats.device_ns += end - busy_since_;
     // On the device the jobs run one after another: this one from its submit or the end of
@@ -342,8 +342,9 @@ class Walk {
     return it->second.get();
   }
 
-  // Hands the matmul to the NPU: its context (completing first any job in flight on it: its
-  // A and output BOs are reused), A packed, the first slice group submitted.
+  // Hands the matmul to the NPU as a matmul job (lib/matmul/job.h): its context, A packed
+  // (a job of ours still in flight on the same context is completed first by the job's
+  // rule: its A and output BOs are reused), the first slice group submitted.
   Status launch(const Step& step, const Activation& a, Job& job) {
     const MatmulDesc& md = d_.matmuls[static_cast<size_t>(step.matmul)];
     auto w = weights_of(step, md);
@@ -353,18 +354,12 @@ class Walk {
     matmul::RunStats stats;
     auto ctx = dev_.runner->acquire(**w, po_.m, ro, stats);
     if (!ctx) return ctx.error();
-    auto uses = [&] {
-      for (const Job& j : inflight_)
-        if (j.npu->ctx == *ctx) return true;
-      return false;
-    };
-    while (uses())
-      if (auto s = complete_front(); !s) return s;
     const std::vector<uint8_t> op = operand_bytes(d_.dtype, a);
-    job.c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
-    auto launched = launch_matmul(*dev_.kmd, std::move(*ctx), op.data());
-    if (!launched) return launched.error();
-    job.npu = std::move(*launched);
+    job.c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));  // its storage moves with the Job
+    auto npu = std::make_unique<matmul::Job>(*dev_.kmd, stats);
+    if (auto s = npu->add(std::move(*ctx), op.data(), job.c.data()); !s) return s;
+    if (auto s = npu->submit(); !s) return s;
+    job.npu = std::move(npu);
     return {};
   }
 

@@ -66,7 +66,7 @@ struct RunOptions {
   double io_rate_cap_bytes_per_ns = 0;  // > 0: the reader no faster than this (reader.h)
   // Matmuls handed to the NPU at once (1..8): with 2 or more the device thread packs and
   // submits the next matmul of a layer that does not read the running one (k and v beside
-  // q; up beside gate) while the NPU runs it (inflight.h). 1: each matmul is waited before
+  // q; up beside gate) while the NPU runs it (lib/matmul/job.h). 1: each matmul is waited before
   // the next is prepared. The cpu backend always uses 1.
   int inflight = 2;
 };

@@ -24,6 +24,8 @@ struct SliceGroup {
   driver::SubmitDesc desc;
 };
 
+class Job;
+
 struct Context {
   Plan plan;
   const driver::Bo* weights = nullptr;            // packed by the plan's slice layout
@@ -32,6 +34,9 @@ struct Context {
   std::unique_ptr<driver::Bo> regcmd;
   std::vector<SliceGroup> groups;
   uint32_t core_mask = 0;  // the physical cores: plan core i runs on the i-th set bit
+  // The job in flight on this context's A and output BOs (job.h), null when none. Not part
+  // of the context's value: every use of the context completes it first (job.h "the rule").
+  mutable Job* busy = nullptr;
 
   // Bytes of the BOs this context owns (A, the output slots, the command lists; not the
   // weights): what the runner's cache bound counts.
@@ -52,6 +57,16 @@ struct RunStats {
   bool built = false;       // true when this call planned and built the command lists
   int cpu_threads = 0;      // lib/quant's cpu backend: the most host threads a multiply ran on
 };
+
+// One matmul's C being assembled: fp16 C from several K-slices keeps fp32 partials here,
+// rounded once at the end (docs/dtypes.md).
+struct OutputState {
+  std::vector<float> acc;
+};
+
+// Adds one kernel submit's figures (a blocking submit, or an asynchronous one and its wait)
+// to `stats`: submits, submit_ns, wait_ns, device_ns (-1 once any submit reports none).
+void account_submit(RunStats& stats, const driver::SubmitResult& result, int64_t submit_ns);
 
 // Builds the context of `plan` over resident `weights` (packed for this plan's slices).
 // `core_mask`: the physical cores the plan's cores 0..cores_used-1 map to, in order (the

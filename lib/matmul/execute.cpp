@@ -10,6 +10,8 @@
 
 #include "driver/common/fp16.h"
 #include "driver/regcmd/regcmd.h"
+#include "lib/matmul/job.h"
+#include "lib/matmul/layout.h"
 #include "lib/matmul/layout_host.h"
 
 namespace ork::matmul {
@@ -25,6 +27,7 @@ size_t elems(int64_t v) { return static_cast<size_t>(v); }
 }  // namespace
 
 Status pack_input(driver::Kmd& kmd, const Context& x, const void* a, RunStats& st) {
+  complete_busy(x);  // its A and output BOs are about to be reused (job.h, the rule)
   const auto t0 = Clock::now();
   if (auto s = pack_a_native(x.plan, a, {x.a->map(), elems(x.plan.a_bytes())}); !s) return s;
   if (auto s = kmd.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s;

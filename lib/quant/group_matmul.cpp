@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "lib/matmul/context.h"
-#include "lib/matmul/execute.h"
 #include "lib/matmul/layout.h"
 #include "lib/matmul/run.h"
 #include "lib/quant/group_plan.h"
@@ -146,7 +145,7 @@ class NpuGroupMatmul final : public GroupMatmul {
   }
 
   // Pack A once, submit each slice group, hand every slice's output to the sink as it comes.
-  // Timed like the runner's calls (lib/matmul/execute.h): pack, each submit, each unpack.
+  // Timed like the runner's calls (lib/matmul/context.h RunStats): pack, each submit, each unpack.
   Status run_groups(const matmul::Context& x, const void* a, size_t packed_bytes, const QuantActivations& qa,
                     std::vector<int32_t>& acc, const GroupSink& sink, matmul::RunStats& st) {
     using Clock = std::chrono::steady_clock;

@@ -2,7 +2,8 @@
 // destroyed after their device was closed (once a use-after-free: the BOs were freed through
 // a deleted device), and two kernel errors reported as what they are: MEM_MAP's EPERM is a
 // device error, not "no device"; an EIO refused by SUBMIT before any job ran is not a DMA
-// fault, while a job's real DMA error still says so.
+// fault, while a job's real DMA error still says so. Handles released twice, or used
+// after their release, are refused without touching freed memory.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -46,6 +47,58 @@ TEST(Lifetime, WeightsDestroyedAfterTheirDeviceWasClosed) {
     EXPECT_EQ(dev->refs.load(), npu ? 2 : 1);
     ork_qweights_destroy(q);  // NULL on cpu: ignored
     ork_weights_destroy(w2);  // the last reference: the device goes now (ASan checks the rest)
+  }
+}
+
+// Misuse that once crashed or hung: a second ork_job_release, a wait after the release, a
+// second ork_weights_destroy, ork_batch_destroy and ork_device_close. Each is refused with a
+// message naming the entry point, touches nothing freed (ASan checks), and the device goes
+// on working where it is still open.
+TEST(Lifetime, ReleasedHandlesAreRefusedNotTouched) {
+  for (const char* name : {"emu-rknpu", "emu-rocket", "cpu"}) {
+    SCOPED_TRACE(name);
+    ork_device* dev = nullptr;
+    ASSERT_EQ(ork_device_open(name, &dev), ORK_OK) << ork_last_error();
+    std::vector<int8_t> w(K * N, 3), a(M * K, 2);
+    std::vector<int32_t> c(M * N, 0), want(M * N, 2 * 3 * K);
+    ork_weights* weights = nullptr;
+    ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, K, N, w.data(), &weights), ORK_OK) << ork_last_error();
+    ork_tensor ta{}, tc{};
+    ta.host = a.data();
+    tc.host = c.data();
+    ork_job* job = nullptr;
+    ASSERT_EQ(ork_matmul_submit(dev, weights, &ta, M, &tc, nullptr, &job), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_job_wait(job, -1), ORK_OK) << ork_last_error();
+    EXPECT_EQ(c, want);
+    ork_job_release(job);
+    ork_job_release(job);
+    EXPECT_NE(std::string(ork_last_error()).find("ork_job_release: not a live job"), std::string::npos) << ork_last_error();
+    EXPECT_EQ(ork_job_wait(job, -1), ORK_E_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(ork_last_error()).find("ork_job_wait: not a live job"), std::string::npos) << ork_last_error();
+    // Released while in flight, then released again.
+    ASSERT_EQ(ork_matmul_submit(dev, weights, &ta, M, &tc, nullptr, &job), ORK_OK) << ork_last_error();
+    ork_job_release(job);
+    ork_job_release(job);
+    ork_batch* batch = nullptr;
+    ASSERT_EQ(ork_batch_create(dev, &batch), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_batch_add_matmul(batch, weights, &ta, M, &tc, nullptr), ORK_OK) << ork_last_error();
+    ork_batch_destroy(batch);
+    ork_batch_destroy(batch);
+    EXPECT_NE(std::string(ork_last_error()).find("ork_batch_destroy: not a live batch"), std::string::npos);
+    EXPECT_EQ(ork_batch_submit(batch, &job), ORK_E_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(ork_last_error()).find("not a live batch"), std::string::npos) << ork_last_error();
+    // The device still works after all that.
+    c.assign(c.size(), 0);
+    ASSERT_EQ(ork_matmul(dev, weights, a.data(), M, c.data(), nullptr), ORK_OK) << ork_last_error();
+    EXPECT_EQ(c, want);
+    ork_weights_destroy(weights);
+    ork_weights_destroy(weights);
+    EXPECT_NE(std::string(ork_last_error()).find("ork_weights_destroy: not live weights"), std::string::npos)
+        << ork_last_error();
+    ork_device_close(dev);
+    ork_device_close(dev);  // once a deadlock (or a use after free)
+    EXPECT_NE(std::string(ork_last_error()).find("ork_device_close: not an open device"), std::string::npos)
+        << ork_last_error();
   }
 }
 

@@ -1,6 +1,7 @@
 /* ork_model / ork_session (include/ork/ork.h, "Streamed models"): a tiny packed model run a
  * token at a time under a budget smaller than the model, the same output bytes on cpu, emu
- * and emu-rocket and in every order, a caller's own input, and each bad argument named.
+ * and emu-rocket and in every order, a caller's own input, each bad argument named, and
+ * the handles' lifetimes (a model closed before its session, second closes).
  * ORK_TEST_MODEL: a packed tiny model of 3 layers (ork_pack --synthetic tiny --layers 3). */
 #include <stdlib.h>
 #include <string.h>
@@ -116,12 +117,47 @@ static void test_bad_arguments_are_named(void** state) {
   ork_device_close(device);
 }
 
+/* The model closed before its session (once a use after free): the session keeps it and
+ * still gives the same output; the device closed under a session refuses its next token;
+ * a second close, destroy or a session on a closed model is refused with a message. */
+static void test_model_closed_before_its_session(void** state) {
+  (void)state;
+  int8_t want[64], got[64];
+  run_token("emu", ORK_ORDER_SCHEDULED, NULL, want, sizeof want);
+  ork_device* device = open_or_fail("emu");
+  ork_model* model = NULL;
+  assert_int_equal(ork_model_open(model_path(), &model), ORK_OK);
+  ork_session* s = NULL;
+  ork_session_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.budget_bytes = 96 << 10;
+  assert_int_equal(ork_session_create(device, model, &o, &s), ORK_OK);
+  ork_model_close(model);
+  ork_model_close(model); /* closed already: ignored, named */
+  assert_non_null(strstr(ork_last_error(), "ork_model_close: not an open model"));
+  ork_session* s2 = NULL;
+  expect_error(ork_session_create(device, model, &o, &s2), ORK_E_INVALID_ARGUMENT, "not an open model");
+  assert_null(s2);
+  assert_int_equal(ork_session_run_token(s, NULL, 0), ORK_OK);
+  size_t size = 0;
+  assert_int_equal(ork_session_read_output(s, got, sizeof got, &size), ORK_OK);
+  assert_memory_equal(got, want, sizeof want);
+  ork_device_close(device);
+  expect_error(ork_session_run_token(s, NULL, 0), ORK_E_INVALID_ARGUMENT, "device was closed");
+  ork_session_destroy(s);
+  ork_session_destroy(s); /* destroyed already: ignored, named */
+  assert_non_null(strstr(ork_last_error(), "ork_session_destroy: not a live session"));
+  expect_error(ork_session_run_token(s, NULL, 0), ORK_E_INVALID_ARGUMENT, "not a live session");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_info),
       cmocka_unit_test(test_same_bytes_on_every_backend_and_order),
       cmocka_unit_test(test_own_input_changes_the_output),
       cmocka_unit_test(test_bad_arguments_are_named),
+      cmocka_unit_test(test_model_closed_before_its_session),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

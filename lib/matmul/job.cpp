@@ -1,0 +1,95 @@
+// The matmul job (job.h): launch, complete, drain, and the rule of a context's buffers.
+#include "lib/matmul/job.h"
+
+#include <chrono>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "lib/matmul/execute.h"
+
+namespace ork::matmul {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t ns_since(Clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+void complete_busy(const Context& ctx) {
+  // complete() settles the job, which clears the mark of each of its contexts; its outcome
+  // is kept for its owner.
+  if (ctx.busy != nullptr) (void)ctx.busy->complete(-1);
+}
+
+Job::Job(driver::Kmd& kmd, RunStats stats) : kmd_(kmd), stats_(stats) {}
+
+Job::~Job() { drain(); }
+
+Status Job::add(std::shared_ptr<Context> ctx, const void* a, void* c) {
+  if (pending_) return make_error(-EINVAL, "a matmul added to a job already submitted");
+  if (auto s = pack_input(kmd_, *ctx, a, stats_); !s) return s;
+  Part part;
+  part.out = make_output_state(*ctx);
+  part.ctx = std::move(ctx);
+  part.c = c;
+  parts_.push_back(std::move(part));
+  return Status::success();
+}
+
+Status Job::submit(const driver::SubmitDesc* chained) {
+  if (parts_.empty() || pending_) return make_error(-EINVAL, "a job submitted without a matmul, or twice");
+  if (chained == nullptr && parts_.size() != 1)
+    return make_error(-EINVAL, "a job of several matmuls is submitted with their chained descriptor");
+  stats_.device_ns = 0;
+  const auto t0 = Clock::now();
+  auto pending = kmd_.submit_async(chained != nullptr ? *chained : parts_[0].ctx->groups[0].desc);
+  submit_ns_ = ns_since(t0);
+  if (!pending) return pending.error();
+  pending_ = std::move(*pending);
+  for (const Part& p : parts_) p.ctx->busy = this;
+  return Status::success();
+}
+
+Status Job::unpack() {
+  for (Part& p : parts_) {
+    if (auto s = unpack_group(kmd_, *p.ctx, 0, p.c, p.out, stats_); !s) return s;
+    if (auto s = run_groups(kmd_, *p.ctx, 1, p.c, p.out, stats_); !s) return s;
+  }
+  return Status::success();
+}
+
+void Job::settle(Status outcome) {
+  done_ = true;
+  outcome_ = std::move(outcome);
+  for (Part& p : parts_) {
+    if (p.ctx->busy == this) p.ctx->busy = nullptr;
+    p.out = {};
+  }
+}
+
+Status Job::complete(int64_t timeout_ms) {
+  if (done_ || !pending_) return done_ ? outcome_ : make_error(-EINVAL, "a job completed before it was submitted");
+  const auto t0 = Clock::now();
+  auto r = kmd_.wait(*pending_, timeout_ms);
+  if (!r && r.error().code == -EBUSY) return r.error();  // still running: stays in flight
+  if (!r) {
+    failed_on_device_ = true;
+    settle(make_error(r.error().code, fmt::format("the matmul failed on the device: {}", r.error().message)));
+    return outcome_;
+  }
+  account_submit(stats_, *r, submit_ns_ + ns_since(t0));
+  settle(unpack());
+  return outcome_;
+}
+
+void Job::drain() {
+  if (!in_flight()) return;
+  if (!pending_->finished) (void)kmd_.wait(*pending_, -1);
+  settle(make_error(-ECANCELED, "the job's result was discarded"));
+}
+
+}  // namespace ork::matmul
