@@ -39,12 +39,22 @@ int read_sysfs_u32(const std::string& path, uint32_t* out) {
 
 class RealFileOs final : public FileOs {
  public:
+  // A read-only open takes regular files only (driver/common/safe_file.h): with O_NONBLOCK,
+  // so a FIFO without a writer cannot block it, and -EINVAL for anything else (open_error
+  // names what the path is).
   int open(const char* path, int flags) override {
+    const bool input = (flags & O_ACCMODE) == O_RDONLY;
     int fd;
     do {
-      fd = ::open(path, flags | O_CLOEXEC);
+      fd = ::open(path, flags | O_CLOEXEC | (input ? O_NONBLOCK : 0));
     } while (fd < 0 && errno == EINTR);
-    return fd < 0 ? neg_errno() : fd;
+    if (fd < 0) return neg_errno();
+    struct stat st {};
+    if (input && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+      ::close(fd);
+      return -EINVAL;
+    }
+    return fd;
   }
   int close(int fd) override { return ::close(fd) < 0 ? neg_errno() : 0; }
   ssize_t pread(int fd, void* buf, size_t length, off_t offset) override {
