@@ -39,22 +39,19 @@ int read_sysfs_u32(const std::string& path, uint32_t* out) {
 
 class RealFileOs final : public FileOs {
  public:
-  // A read-only open takes regular files only (driver/common/safe_file.h): with O_NONBLOCK,
-  // so a FIFO without a writer cannot block it, and -EINVAL for anything else (open_error
-  // names what the path is).
+  // A read-only open takes regular files only, without blocking on a FIFO
+  // (driver/common/safe_file.h open_regular_input): -EINVAL for anything else, which
+  // open_error names.
   int open(const char* path, int flags) override {
-    const bool input = (flags & O_ACCMODE) == O_RDONLY;
+    if ((flags & O_ACCMODE) == O_RDONLY) {
+      auto fd = open_regular_input(path, flags);
+      return fd ? *fd : fd.error().code;
+    }
     int fd;
     do {
-      fd = ::open(path, flags | O_CLOEXEC | (input ? O_NONBLOCK : 0));
+      fd = ::open(path, flags | O_CLOEXEC);
     } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return neg_errno();
-    struct stat st {};
-    if (input && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-      ::close(fd);
-      return -EINVAL;
-    }
-    return fd;
+    return fd < 0 ? neg_errno() : fd;
   }
   int close(int fd) override { return ::close(fd) < 0 ? neg_errno() : 0; }
   ssize_t pread(int fd, void* buf, size_t length, off_t offset) override {

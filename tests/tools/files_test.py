@@ -187,8 +187,10 @@ with tempfile.TemporaryDirectory() as tmp:
     before = open(model, "rb").read()
 
     # SIGINT in the middle of a pack: the original stays, the temporary file goes.
+    # SIGINT at its default disposition in the child (a runner may start tests with it ignored).
     p = subprocess.Popen([tools["ork_pack"], "--synthetic", "qwen2.5-1.5b", "--layers", "8", "-o", model],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = False
     deadline = time.time() + TIMEOUT
     while time.time() < deadline and p.poll() is None:
