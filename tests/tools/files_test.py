@@ -13,7 +13,7 @@
 - empty or junk device and budget strings are refused, and long ones echoed capped;
 - the packed file's checksums are standard FNV-1a;
 - docs/tools.md states the range of sparse_check --random-cells the tool takes.
-Usage: files_test.py NAME=PATH ... docs=PATH_OF_docs/tools.md"""
+Usage: files_test.py NAME=PATH ... docs=DOCS (the path of the tools chapter, docs/tools.md)"""
 import json
 import os
 import re
