@@ -133,8 +133,13 @@ int parse_command_line(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int cli_code = app.exit(e);  // prints help / version / the error
-    return cli_code == 0 ? code(Exit::ok) : code(Exit::bad_usage);
+    if (e.get_exit_code() == 0) {
+      app.exit(e);  // prints the help or the version
+      return code(Exit::ok);
+    }
+    // CLI11's message with the value it names capped (a 100 KB argument is not echoed whole).
+    std::fprintf(stderr, "%s\nRun with --help for more information.\n", echo_capped(e.what(), 4 * kEchoBytes).c_str());
+    return code(Exit::bad_usage);
   }
   // An empty value given is refused, never read as the option left out: `--device ""` once
   // opened the default device and `--budget ""` took the default budget.
