@@ -121,13 +121,8 @@ namespace {
 // before anything is written. Each is a tensor of its own: a description's layers are backed
 // by the file's tensors (a pattern without "{layer}" once packed one tensor 100,000 times
 // from a 145-byte description), so the output is bounded by the input.
-Result<std::vector<const io::TensorInfo*>> find_tensors(const std::string& path, const io::SafetensorsFile& st,
-                                                        const ModelDesc& d) {
-  const uint64_t count = static_cast<uint64_t>(d.layers) * d.matmuls.size();
-  if (count > st.tensors.size())
-    return make_error(-EINVAL, fmt::format("{}: the description's {} layers x {} matmuls name {} tensors; the file holds "
-                                           "{}: each layer's matmul needs a tensor of its own",
-                                           path, d.layers, d.matmuls.size(), count, st.tensors.size()));
+Result<std::vector<const io::TensorInfo*>> match_tensors(const std::string& path, const io::SafetensorsFile& st,
+                                                         const ModelDesc& d) {
   std::map<std::string, const io::TensorInfo*> by_name;
   for (const auto& t : st.tensors) by_name[t.name] = &t;
   std::map<std::string, int> used;  // tensor name -> the layer that took it
@@ -150,6 +145,20 @@ Result<std::vector<const io::TensorInfo*>> find_tensors(const std::string& path,
     }
   }
   return out;
+}
+
+// match_tensors, with the bound named when the description asks for more tensors than the
+// file holds. The loop itself stops within the file's tensor count (each match takes a
+// tensor of its own), whatever `layers` says.
+Result<std::vector<const io::TensorInfo*>> find_tensors(const std::string& path, const io::SafetensorsFile& st,
+                                                        const ModelDesc& d) {
+  auto found = match_tensors(path, st, d);
+  const uint64_t count = static_cast<uint64_t>(d.layers) * d.matmuls.size();
+  if (found || count <= st.tensors.size()) return found;
+  return make_error(-EINVAL, fmt::format("{}: the description's {} layers x {} matmuls name {} tensors; the file holds "
+                                         "{}: each layer's matmul needs a tensor of its own ({})",
+                                         path, d.layers, d.matmuls.size(), count, st.tensors.size(),
+                                         found.error().message.substr(path.size() + 2)));
 }
 
 // Whether convert() stores scales for a tensor: integer models quantised from floats do.
