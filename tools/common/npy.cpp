@@ -134,7 +134,11 @@ Status npy_write_matrix(const std::string& path, NpyDtype dtype, int64_t rows, i
 
 Result<std::vector<uint8_t>> read_file(const std::string& path) {
   auto fd = open_regular_input(path);  // a FIFO or device is refused, never waited on
-  if (!fd) return fd.error();
+  if (!fd && fd.error().code == -EINVAL) return fd.error();
+  if (!fd) {
+    const int err = -fd.error().code;
+    return make_error(-err, fmt::format("{}: cannot open: {}", path, std::strerror(err)));
+  }
   FilePtr f(::fdopen(*fd, "rb"));
   if (!f) {
     ::close(*fd);
