@@ -27,7 +27,7 @@ void put_u64(std::vector<uint8_t>& b, size_t at, uint64_t v) {
 }
 
 uint64_t fnv1a(const uint8_t* p, size_t n) {  // 64-bit FNV-1a, as the writer's fingerprint
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64-bit basis (lib/exec/activation.h)
   for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
   return h;
 }

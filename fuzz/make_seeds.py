@@ -117,7 +117,7 @@ def pack_file_seeds(ork_pack):
 
 
 def fnv1a(data):
-    h = 1469598103934665603
+    h = 14695981039346656037  # FNV-1a 64-bit basis (lib/exec/activation.h)
     for c in data:
         h = ((h ^ c) * 1099511628211) & (2**64 - 1)
     return h
@@ -132,7 +132,7 @@ def pack_file_crashes():
     os.makedirs(d, exist_ok=True)
     h = bytearray(4096)
     h[0:8] = b'ORKPACK\0'
-    struct.pack_into('<IIQQQQ', h, 8, 1, 4096, 4096, 2**64 - 4096, 0, 0)
+    struct.pack_into('<IIQQQQ', h, 8, 2, 4096, 4096, 2**64 - 4096, 0, 0)
     struct.pack_into('<Q', h, 56, fnv1a(bytes(h[:56])))
     open(os.path.join(d, 'description_past_the_buffer'), 'wb').write(bytes(h))
     seed = bytearray(open(os.path.join(HERE, 'corpus', 'pack_file', 'tiny_int8_2_layers'), 'rb').read())
@@ -149,9 +149,28 @@ def pack_file_crashes():
     open(os.path.join(d, 'scale_range_wrapping_past_2_64'), 'wb').write(bytes(seed))
 
 
+def pack_file_hostile():
+    """Hostile heads the reader must refuse by name: a version 1 file (checksums with an FNV-1a
+    basis one digit short, 1469598103934665603, which the format's version 2 corrected)."""
+    seed = bytearray(open(os.path.join(HERE, 'corpus', 'pack_file', 'tiny_int8_2_layers'), 'rb').read())
+    old_basis = 1469598103934665603
+
+    def old_fnv(data):
+        h = old_basis
+        for c in data:
+            h = ((h ^ c) * 1099511628211) & (2**64 - 1)
+        return h
+    n = struct.unpack_from('<Q', seed, 24)[0]
+    struct.pack_into('<I', seed, 8, 1)
+    struct.pack_into('<Q', seed, 48, old_fnv(bytes(seed[4096:4096 + n])))
+    struct.pack_into('<Q', seed, 56, old_fnv(bytes(seed[:56])))
+    put('pack_file', 'version_1_old_fnv_basis', bytes(seed))
+
+
 # The two seed sets made by the library and its tools (after a build):
 #   fuzz/make_seeds.py build/lib/api/libork.so build/tools/ork_pack/ork_pack
 if len(sys.argv) == 3:
     packed_weights_seeds(sys.argv[1])
     pack_file_seeds(sys.argv[2])
     pack_file_crashes()
+    pack_file_hostile()

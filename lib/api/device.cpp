@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "driver/common/env.h"
+#include "driver/common/echo.h"
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/emu/npu/core.h"
 #include "driver/emu/npu/weight_cache.h"
@@ -172,12 +173,19 @@ std::string resolve_device_name(const char* name_or_null) {
 }
 
 Result<std::unique_ptr<ork_device>> open_device(const char* name_or_null) {
+  // "" is not NULL: an empty name is refused, never taken for the default (ork.h).
+  if (name_or_null != nullptr && *name_or_null == '\0')
+    return make_error(-EINVAL, "device name is empty: pass NULL (or \"default\") for $ORK_DEVICE, else auto");
   std::string name = resolve_device_name(name_or_null);
-  // An optional ":NODE" names the device node (card vs render node matters on rknpu).
+  // An optional ":NODE" names the device node (card vs render node matters on rknpu); only
+  // the kernel interfaces have one ("emu:foo" was once emu, the ":foo" ignored).
   std::string node;
   if (auto colon = name.find(':'); colon != std::string::npos) {
     node = name.substr(colon + 1);
     name = name.substr(0, colon);
+    if (node.empty() || name == "cpu" || name == "emu" || name == "emu-rknpu" || name == "emu-rocket")
+      return make_error(-EINVAL, fmt::format("device '{}': {}", echo_capped(name + ":" + node),
+                                             node.empty() ? "an empty :NODE" : "only rknpu, rocket and auto take a :NODE"));
   }
   if (name == "cpu") {
     auto d = std::make_unique<ork_device>();
@@ -194,7 +202,7 @@ Result<std::unique_ptr<ork_device>> open_device(const char* name_or_null) {
     return open_emu(driver::KmdKind::rknpu);
   }
   return make_error(-EINVAL, fmt::format("unknown device '{}': expected rknpu[:NODE], rocket[:NODE], "
-                                         "emu, emu-rknpu, emu-rocket, cpu or auto", name));
+                                         "emu, emu-rknpu, emu-rocket, cpu or auto", echo_capped(name)));
 }
 
 }  // namespace ork::api

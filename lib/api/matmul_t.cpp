@@ -12,6 +12,7 @@
 #include "lib/api/error.h"
 #include "lib/api/matmul_t.h"
 #include "lib/api/stats.h"
+#include "lib/api/struct_size.h"
 #include "lib/api/tensor.h"
 #include "lib/api/weights.h"
 
@@ -36,12 +37,7 @@ ork_status check_core_mask(const char* call, const ork_matmul_options& o, int ma
 }  // namespace
 ork_status check_matmul_options(const char* call, const ork_device& device, const ork_matmul_options* options,
                                 ork_matmul_options* opt, matmul::RunOptions* run) {
-  *opt = ork_matmul_options{};
-  if (options != nullptr && options->struct_size != 0) {
-    if (options->struct_size > sizeof(ork_matmul_options))
-      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: options.struct_size is larger than this library knows", call));
-    std::memcpy(opt, options, options->struct_size);
-  }
+  if (auto s = read_options(call, options, opt); s != ORK_OK) return s;
   const int max_cores = device.info.cores;
   if (opt->cores < 0 || opt->cores > max_cores)
     return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: cores = {}: the device has 1..{}", call, opt->cores, max_cores));

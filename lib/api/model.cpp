@@ -12,6 +12,7 @@
 #include "lib/api/error.h"
 #include "lib/api/handles.h"
 #include "lib/api/job.h"
+#include "lib/api/struct_size.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/pack_file.h"
 #include "lib/exec/plan.h"
@@ -140,11 +141,8 @@ ORK_API ork_status ork_model_get_info(const ork_model* model, ork_model_info* in
     largest = std::max(largest, s);
   }
   full.largest_layer_bytes = largest;
-  // struct_size rules: a caller's smaller struct gets the fields it has.
-  const size_t n = info->struct_size == 0 ? sizeof(ork_model_info) : std::min<size_t>(info->struct_size, sizeof(ork_model_info));
-  const uint32_t caller_size = info->struct_size;
-  std::memcpy(info, &full, n);
-  info->struct_size = caller_size == 0 ? static_cast<uint32_t>(sizeof(ork_model_info)) : caller_size;
+  // The output struct rule (struct_size.h): 0 refused, a smaller struct gets the fields it has.
+  if (auto st = ork::api::write_out_struct("ork_model_get_info: info", full, info); st != ORK_OK) return st;
   return ork::api::ok();
 }
 
@@ -170,8 +168,7 @@ ORK_API ork_status ork_session_create(ork_device* device, const ork_model* model
     if (!ork::api::handle_live(HandleKind::model, model))
       return fail(ORK_E_INVALID_ARGUMENT, "ork_session_create: not an open model (closed already?)");
     ork_session_options o{};
-    if (options != nullptr && options->struct_size != 0)
-      std::memcpy(&o, options, std::min<size_t>(options->struct_size, sizeof o));
+    if (auto st = ork::api::read_options("ork_session_create", options, &o); st != ORK_OK) return st;
     auto s = std::make_unique<ork_session>(device, model);
     s->options.budget_bytes = o.budget_bytes == 0 ? (uint64_t{512} << 20) : o.budget_bytes;
     s->options.m = o.m == 0 ? 1 : o.m;
@@ -229,7 +226,10 @@ ORK_API ork_status ork_session_read_output(const ork_session* session, void* out
   const auto& d = session->model->packed.desc;
   const size_t bytes = activation_bytes(d, session->options.m);
   if (size != nullptr) *size = bytes;
-  if (out == nullptr || capacity < bytes)
+  if (out == nullptr)
+    return fail(ORK_E_INVALID_ARGUMENT,
+                fmt::format("ork_session_read_output: out is NULL (the output is {} bytes; *size has them)", bytes));
+  if (capacity < bytes)
     return fail(ORK_E_INVALID_ARGUMENT,
                 fmt::format("ork_session_read_output: capacity = {}: the output is {} bytes", capacity, bytes));
   if (d.dtype == ork::matmul::DType::fp16)

@@ -11,11 +11,13 @@
 #include "lib/api/device.h"
 #include "lib/api/error.h"
 #include "lib/api/qweights.h"
+#include "lib/api/struct_size.h"
 #include "lib/quant/qmatmul.h"
 #include "ork/ork.h"
 
 using ork::api::fail;
 using ork::api::guarded;
+using ork::api::read_options;
 
 namespace {
 
@@ -24,18 +26,6 @@ constexpr int64_t kMaxDim = int64_t{1} << 24;  // as api.cpp: byte counts stay f
 ork_status check_dim(const char* fn, const char* what, int64_t v) {
   if (v < 1 || v > kMaxDim)
     return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: {} = {}: must be in 1..{}", fn, what, v, kMaxDim));
-  return ORK_OK;
-}
-
-// Copies a versioned options struct: struct_size 0 = defaults; larger than we know = error.
-template <class T>
-ork_status read_options(const char* fn, const T* in, T* out) {
-  *out = T{};
-  if (in == nullptr || in->struct_size == 0) return ORK_OK;
-  if (in->struct_size > sizeof(T))
-    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: options.struct_size = {} is larger than this library knows ({})",
-                                                    fn, in->struct_size, sizeof(T)));
-  std::memcpy(out, in, in->struct_size);
   return ORK_OK;
 }
 

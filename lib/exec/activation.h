@@ -42,7 +42,12 @@ std::vector<uint8_t> operand_bytes(matmul::DType dtype, const Activation& a);
 // Bytes of a matmul output of rows x n (int32 or fp32).
 inline int64_t output_bytes(int64_t rows, int64_t n) { return rows * n * 4; }
 
-// FNV-1a over bytes: a fingerprint of every matmul output, compared with the reference's.
-uint64_t fingerprint(std::span<const uint8_t> bytes, uint64_t h = 1469598103934665603ull);
+// FNV-1a (64-bit) over bytes: a fingerprint of every matmul output, compared with the
+// reference's, and the packed model file's checksums. The offset basis is FNV's
+// 14695981039346656037 and the prime 1099511628211 (Fowler, Noll, Vo: "FNV hash",
+// http://www.isthe.com/chongo/tech/comp/fnv/), so any standard FNV-1a tool agrees; the basis
+// was once one digit short (1469598103934665603), which packed model version 1 used.
+inline constexpr uint64_t kFnvOffsetBasis = 14695981039346656037ull;
+uint64_t fingerprint(std::span<const uint8_t> bytes, uint64_t h = kFnvOffsetBasis);
 
 }  // namespace ork::exec

@@ -21,10 +21,6 @@ namespace {
 
 constexpr size_t kHeaderFields = 56;  // bytes covered by the header checksum
 
-// The errno of a failed stdio call, read right after it; EIO when the call set none (a short
-// fwrite need not).
-int stdio_errno() { return errno != 0 ? errno : EIO; }
-
 template <typename T>
 void put(uint8_t* p, size_t at, T v) { std::memcpy(p + at, &v, sizeof v); }
 template <typename T>
@@ -45,7 +41,36 @@ nlohmann::json tensor_table(const PackedModel& m) {
   return t;
 }
 
+// The description's reserved space: the tensor table's final size is not known before the
+// offsets are, so room for the longest numbers (20 digits each) is reserved and the JSON
+// padded with spaces.
+uint64_t json_reserve(const ModelDesc& desc) {
+  const size_t count = static_cast<size_t>(desc.layers) * desc.matmuls.size();
+  return align_up(desc_to_json(desc).size() + 64 + count * (6 * 21 + 4), kPackAlign);
+}
+
 }  // namespace
+
+Result<uint64_t> packed_file_bytes(const ModelDesc& desc, const std::function<bool(int, int)>& scaled) {
+  if (auto s = check_desc(desc); !s) return s.error();
+  std::vector<uint64_t> tensor(desc.matmuls.size()), scales(desc.matmuls.size());
+  for (size_t j = 0; j < desc.matmuls.size(); ++j) {
+    auto b = packed_bytes(desc.dtype, desc.matmuls[j].k, desc.matmuls[j].n);
+    if (!b) return b.error();
+    tensor[j] = align_up(*b, kPackAlign);
+    scales[j] = align_up(static_cast<uint64_t>(desc.matmuls[j].n) * sizeof(float), kPackAlign);
+  }
+  // Sums of at most 2^31 layers x a few matmuls of at most 2^40 bytes each: checked anyway.
+  uint64_t total = kPackHeaderBytes + json_reserve(desc);
+  for (int l = 0; l < desc.layers; ++l) {
+    for (size_t j = 0; j < desc.matmuls.size(); ++j) {
+      const uint64_t add = tensor[j] + (scaled && scaled(l, static_cast<int>(j)) ? scales[j] : 0);
+      if (__builtin_add_overflow(total, add, &total))
+        return make_error(-EFBIG, "the packed model would be larger than 2^64 bytes");
+    }
+  }
+  return total;
+}
 
 Result<uint64_t> packed_bytes(matmul::DType dtype, int64_t k, int64_t n) {
   auto plan = layout_plan(dtype, k, n);
@@ -74,34 +99,26 @@ Result<PackWriter> PackWriter::create(const std::string& path, const ModelDesc& 
   PackWriter w;
   w.path_ = path;
   w.model_.desc = desc;
-  // The tensor table's final size is not known before the offsets are: reserve room for the
-  // longest numbers (20 digits each) and pad the JSON with spaces.
-  const size_t count = static_cast<size_t>(desc.layers) * desc.matmuls.size();
-  const uint64_t json_guess = desc_to_json(desc).size() + 64 + count * (6 * 21 + 4);
-  w.json_reserve_ = align_up(json_guess, kPackAlign);
+  w.json_reserve_ = json_reserve(desc);
   w.model_.data_offset = kPackHeaderBytes + w.json_reserve_;
   w.cursor_ = w.model_.data_offset;
-  w.f_ = std::fopen(path.c_str(), "wb");
-  if (w.f_ == nullptr) return make_error(-errno, fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
+  auto out = OutputFile::create(path);
+  if (!out) return out.error();
+  w.out_.emplace(std::move(*out));
   return w;
 }
 
 PackWriter::PackWriter(PackWriter&& o) noexcept
-    : f_(o.f_), path_(std::move(o.path_)), model_(std::move(o.model_)), json_reserve_(o.json_reserve_), cursor_(o.cursor_) {
-  o.f_ = nullptr;
+    : out_(std::move(o.out_)), path_(std::move(o.path_)), model_(std::move(o.model_)), json_reserve_(o.json_reserve_),
+      cursor_(o.cursor_) {
+  o.out_.reset();
 }
 
-PackWriter::~PackWriter() {
-  if (f_ != nullptr) std::fclose(f_);
-}
+PackWriter::~PackWriter() = default;
 
 Status PackWriter::write_at(uint64_t offset, const void* data, size_t bytes) {
-  errno = 0;
-  if (std::fseek(f_, static_cast<long>(offset), SEEK_SET) != 0 || std::fwrite(data, 1, bytes, f_) != bytes) {
-    const int err = stdio_errno();
-    return make_error(-err, fmt::format("{}: write of {} bytes at {} failed: {}", path_, bytes, offset, errno_text(err)));
-  }
-  return {};
+  if (!out_) return make_error(-EBADF, fmt::format("{}: the writer is finished", path_));
+  return out_->write_at(offset, data, bytes);
 }
 
 Status PackWriter::add(int layer, int mi, const void* row_major, std::span<const float> scales) {
@@ -157,14 +174,9 @@ Status PackWriter::finish() {
   const uint8_t zero = 0;
   if (written < model_.file_bytes)
     if (auto s = write_at(model_.file_bytes - 1, &zero, 1); !s) return s;
-  errno = 0;
-  if (std::fclose(f_) != 0) {
-    const int err = stdio_errno();
-    f_ = nullptr;
-    return make_error(-err, fmt::format("{}: close failed: {}", path_, errno_text(err)));
-  }
-  f_ = nullptr;
-  return {};
+  Status s = out_->commit();
+  out_.reset();  // committed, or the temporary file removed
+  return s;
 }
 
 namespace {
@@ -186,6 +198,9 @@ Result<JsonSpan> parse_header(std::span<const uint8_t> head, uint64_t file_bytes
   const uint8_t* p = head.data();
   if (std::memcmp(p, kPackMagic, 8) != 0) return make_error(-EINVAL, "not a packed model file (bad magic; pack it with ork_pack)");
   const auto version = get<uint32_t>(p, 8);
+  if (version == 1)
+    return make_error(-EINVAL, fmt::format("packed model version 1 (its checksums use an FNV-1a basis one digit short): "
+                                           "this build reads version {}; repack the model with ork_pack", kPackVersion));
   if (version != kPackVersion)
     return make_error(-EINVAL, fmt::format("packed model version {}: this build reads version {}", version, kPackVersion));
   if (get<uint64_t>(p, kHeaderFields) != fingerprint({p, kHeaderFields}))
@@ -269,15 +284,19 @@ Result<PackedModel> parse_packed(std::span<const uint8_t> head, uint64_t file_by
 }
 
 Result<PackedModel> read_packed(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return make_error(-errno, fmt::format("{}: {}", path, std::strerror(errno)));
-  // The size from fstat, and only of a regular file: a directory opens for reading, and its
-  // ftell after SEEK_END is LONG_MAX, once reported as a truncated model of that many bytes.
+  // Only a regular file, named before it is opened: a FIFO would block the open, and a
+  // directory opens for reading and its ftell after SEEK_END is LONG_MAX, once reported as a
+  // truncated model of that many bytes.
   struct stat st {};
-  if (::fstat(::fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::fclose(f);
-    return make_error(-EINVAL, fmt::format("{}: {}, not a packed model file", path,
-                                           S_ISDIR(st.st_mode) ? "a directory" : "not a regular file"));
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return make_error(-EINVAL, fmt::format("{}: {}, not a packed model file", echo_capped(path), file_kind(st.st_mode)));
+  auto fd = open_regular_input(path);
+  if (!fd) return fd.error();
+  std::FILE* f = ::fdopen(*fd, "rb");
+  if (f == nullptr || ::fstat(*fd, &st) != 0) {
+    const int err = errno;
+    if (f != nullptr) std::fclose(f); else ::close(*fd);
+    return make_error(-err, fmt::format("{}: {}", echo_capped(path), errno_text(err)));
   }
   const long size = static_cast<long>(st.st_size);
   // The header first; then as much as it says the description spans (at most 64 MiB).

@@ -10,24 +10,28 @@
 //                      tensor its packed weights, then (real models quantised from floats)
 //                      its per-column fp32 scales, also 4 KiB aligned.
 //
-// The header: magic "ORKPACK\0", u32 version (1), u32 header bytes (4096), u64 JSON offset,
+// The header: magic "ORKPACK\0", u32 version (2), u32 header bytes (4096), u64 JSON offset,
 // u64 JSON bytes, u64 data offset, u64 file bytes, u64 FNV-1a of the JSON, u64 FNV-1a of the
 // 56 bytes before it. Each is checked on open, and the file's size against the header.
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "driver/common/result.h"
+#include "driver/common/safe_file.h"
 #include "lib/exec/model.h"
 
 namespace ork::exec {
 
 inline constexpr char kPackMagic[8] = {'O', 'R', 'K', 'P', 'A', 'C', 'K', '\0'};
-inline constexpr uint32_t kPackVersion = 1;
+// Version 2: the checksums are standard FNV-1a (version 1 used a basis one digit short;
+// lib/exec/activation.h). A version 1 file is refused with a message that says to repack it.
+inline constexpr uint32_t kPackVersion = 2;
 inline constexpr uint64_t kPackAlign = 4096;
 inline constexpr uint64_t kPackHeaderBytes = 4096;
 
@@ -54,7 +58,15 @@ struct PackedModel {
 Result<uint64_t> packed_bytes(matmul::DType dtype, int64_t k, int64_t n);
 inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-// Writes a packed file: add tensors in order (layer-major), then finish().
+// The exact size in bytes of the file PackWriter writes for `desc` (header, the description's
+// reserved space, every tensor and its scales on their 4 KiB boundaries), computed before
+// anything is written so that the free space can be checked against it.
+// `scaled(layer, matmul)` says which tensors carry fp32 scales (none when empty).
+Result<uint64_t> packed_file_bytes(const ModelDesc& desc, const std::function<bool(int, int)>& scaled = {});
+
+// Writes a packed file: add tensors in order (layer-major), then finish(). The file is an
+// OutputFile (driver/common/safe_file.h): written beside the output and renamed over it by
+// finish(); a writer destroyed before, or a failed finish(), leaves the output as it was.
 class PackWriter {
  public:
   static Result<PackWriter> create(const std::string& path, const ModelDesc& desc);
@@ -68,7 +80,7 @@ class PackWriter {
  private:
   PackWriter() = default;
   Status write_at(uint64_t offset, const void* data, size_t bytes);
-  std::FILE* f_ = nullptr;
+  std::optional<OutputFile> out_;
   std::string path_;
   PackedModel model_;
   uint64_t json_reserve_ = 0;

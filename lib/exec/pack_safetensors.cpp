@@ -1,6 +1,8 @@
 // Packing a safetensors model (pack_safetensors.h).
 #include "lib/exec/pack_safetensors.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/safe_file.h"
 #include "lib/exec/pack_file.h"
 #include "lib/io/safetensors.h"
 #include "lib/quant/qweights.h"
@@ -112,29 +115,85 @@ std::string tensor_name(const MatmulDesc& m, int layer) {
   return s;
 }
 
-Status pack_safetensors(const std::string& path, const ModelDesc& d, const std::string& out_path,
-                        const std::function<void(int64_t, int64_t)>& progress) {
-  auto st = io::read_safetensors(path);
-  if (!st) return st.error();
+namespace {
+
+// The tensor of every (layer, matmul), layer-major, each looked up and its shape checked
+// before anything is written. Each is a tensor of its own: a description's layers are backed
+// by the file's tensors (a pattern without "{layer}" once packed one tensor 100,000 times
+// from a 145-byte description), so the output is bounded by the input.
+Result<std::vector<const io::TensorInfo*>> match_tensors(const std::string& path, const io::SafetensorsFile& st,
+                                                         const ModelDesc& d) {
   std::map<std::string, const io::TensorInfo*> by_name;
-  for (const auto& t : st->tensors) by_name[t.name] = &t;
-  // Every tensor is looked up and its shape checked before anything is written.
+  for (const auto& t : st.tensors) by_name[t.name] = &t;
+  std::map<std::string, int> used;  // tensor name -> the layer that took it
+  std::vector<const io::TensorInfo*> out;
   for (int l = 0; l < d.layers; ++l) {
     for (const auto& md : d.matmuls) {
       const std::string name = tensor_name(md, l);
       auto it = by_name.find(name);
       if (it == by_name.end()) return make_error(-EINVAL, fmt::format("{}: tensor \"{}\" is missing", path, name));
+      if (auto [at, fresh] = used.emplace(name, l); !fresh)
+        return make_error(-EINVAL, fmt::format("{}: tensor \"{}\" is named by layer {} and layer {}: each layer's "
+                                               "matmul needs a tensor of its own (\"{{layer}}\" in the pattern)",
+                                               path, name, at->second, l));
       const auto& shape = it->second->shape;
       const uint64_t rows = static_cast<uint64_t>(d.n_by_k ? md.n : md.k), cols = static_cast<uint64_t>(d.n_by_k ? md.k : md.n);
       if (shape.size() != 2 || shape[0] != rows || shape[1] != cols)
         return make_error(-EINVAL, fmt::format("{}: tensor \"{}\" has shape {}, the description says [{}, {}]", path, name,
                                                fmt::join(shape, "x"), rows, cols));
+      out.push_back(it->second);
     }
   }
+  return out;
+}
+
+// match_tensors, with the bound named when the description asks for more tensors than the
+// file holds. The loop itself stops within the file's tensor count (each match takes a
+// tensor of its own), whatever `layers` says.
+Result<std::vector<const io::TensorInfo*>> find_tensors(const std::string& path, const io::SafetensorsFile& st,
+                                                        const ModelDesc& d) {
+  auto found = match_tensors(path, st, d);
+  const uint64_t count = static_cast<uint64_t>(d.layers) * d.matmuls.size();
+  if (found || count <= st.tensors.size()) return found;
+  return make_error(-EINVAL, fmt::format("{}: the description's {} layers x {} matmuls name {} tensors; the file holds "
+                                         "{}: each layer's matmul needs a tensor of its own ({})",
+                                         path, d.layers, d.matmuls.size(), count, st.tensors.size(),
+                                         found.error().message.substr(path.size() + 2)));
+}
+
+// Whether convert() stores scales for a tensor: integer models quantised from floats do.
+bool has_scales(const ModelDesc& d, const io::TensorInfo& t) {
+  return d.dtype != matmul::DType::fp16 && !(d.dtype == matmul::DType::int8 && t.dtype == "I8");
+}
+
+}  // namespace
+
+Result<uint64_t> safetensors_pack_bytes(const std::string& path, const ModelDesc& d) {
+  auto st = io::read_safetensors(path);
+  if (!st) return st.error();
+  auto tensors = find_tensors(path, *st, d);
+  if (!tensors) return tensors.error();
+  const size_t per = d.matmuls.size();
+  return packed_file_bytes(d, [&](int l, int j) {
+    return has_scales(d, *(*tensors)[static_cast<size_t>(l) * per + static_cast<size_t>(j)]);
+  });
+}
+
+Status pack_safetensors(const std::string& path, const ModelDesc& d, const std::string& out_path,
+                        const std::function<void(int64_t, int64_t)>& progress) {
+  auto st = io::read_safetensors(path);
+  if (!st) return st.error();
+  auto tensors = find_tensors(path, *st, d);
+  if (!tensors) return tensors.error();
   auto w = PackWriter::create(out_path, d);
   if (!w) return w.error();
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return make_error(-errno, fmt::format("{}: {}", path, std::strerror(errno)));
+  auto fd = open_regular_input(path);
+  if (!fd) return fd.error();
+  std::FILE* f = ::fdopen(*fd, "rb");
+  if (f == nullptr) {
+    ::close(*fd);
+    return make_error(-ENOMEM, fmt::format("{}: fdopen failed", path));
+  }
   std::vector<uint8_t> raw, host;
   std::vector<float> scales;
   const int64_t total = static_cast<int64_t>(d.layers) * static_cast<int64_t>(d.matmuls.size());
@@ -142,7 +201,7 @@ Status pack_safetensors(const std::string& path, const ModelDesc& d, const std::
   Status s;
   for (int l = 0; l < d.layers && s; ++l) {
     for (size_t j = 0; j < d.matmuls.size() && s; ++j) {
-      const io::TensorInfo& t = *by_name.at(tensor_name(d.matmuls[j], l));
+      const io::TensorInfo& t = *(*tensors)[static_cast<size_t>(l) * d.matmuls.size() + j];
       raw.resize(t.bytes());
       if (std::fseek(f, static_cast<long>(t.file_offset), SEEK_SET) != 0 || std::fread(raw.data(), 1, raw.size(), f) != raw.size()) {
         s = make_error(-EIO, fmt::format("{}: short read of tensor \"{}\"", path, t.name));

@@ -39,7 +39,14 @@ int read_sysfs_u32(const std::string& path, uint32_t* out) {
 
 class RealFileOs final : public FileOs {
  public:
+  // A read-only open takes regular files only, without blocking on a FIFO
+  // (driver/common/safe_file.h open_regular_input): -EINVAL for anything else, which
+  // open_error names.
   int open(const char* path, int flags) override {
+    if ((flags & O_ACCMODE) == O_RDONLY) {
+      auto fd = open_regular_input(path, flags);
+      return fd ? *fd : fd.error().code;
+    }
     int fd;
     do {
       fd = ::open(path, flags | O_CLOEXEC);

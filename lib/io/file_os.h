@@ -15,6 +15,7 @@
 #include <string>
 
 #include "driver/common/errno_text.h"
+#include "driver/common/safe_file.h"
 
 struct io_uring;  // liburing's ring; only the real FileOs and the io_uring engine see inside
 struct iovec;
@@ -56,5 +57,14 @@ class FileOs {
 
 // The process's real file system (stateless singleton).
 FileOs& real_file_os();
+
+// The message of a failed FileOs::open: "open PATH: ENOENT (No such file or directory)", or,
+// for a path that is there but is not a regular file (the real FileOs refuses those with
+// -EINVAL), "PATH: a FIFO, not a regular file".
+inline std::string open_error(const std::string& path, int err) {
+  if (err == -EINVAL)
+    if (Status s = check_regular_input(path); !s && s.error().code == -EINVAL) return s.error().message;
+  return "open " + echo_capped(path) + ": " + errno_text(err);
+}
 
 }  // namespace ork::io

@@ -40,7 +40,7 @@ struct FdCloser {
 
 Result<SafetensorsFile> read_safetensors(const std::string& path, FileOs& os) {
   const int fd = os.open(path.c_str(), O_RDONLY);
-  if (fd < 0) return make_error(fd, fmt::format("open {}: {}", path, errno_text(fd)));
+  if (fd < 0) return make_error(fd, open_error(path, fd));
   FdCloser closer{os, fd};
   uint64_t size = 0;
   const int rc = os.file_size(fd, &size);

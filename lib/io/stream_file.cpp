@@ -83,12 +83,12 @@ Result<StreamFile> StreamFile::open(FileOs& os, const std::string& path, bool wa
       fallbacks->push_back(
           fmt::format("O_DIRECT refused at open ({}) -> buffered reads", errno_text(fd)));
     } else {
-      return make_error(fd, fmt::format("open {}: {}", path, errno_text(fd)));
+      return make_error(fd, open_error(path, fd));
     }
   }
   if (f.fd_ < 0) {
     const int fd = os.open(path.c_str(), O_RDONLY);
-    if (fd < 0) return make_error(fd, fmt::format("open {}: {}", path, errno_text(fd)));
+    if (fd < 0) return make_error(fd, open_error(path, fd));
     f.fd_ = fd;
   }
   const int rc = os.file_size(f.fd_, &f.size_);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "driver/common/safe_file.h"
 #include "lib/io/file_os.h"
 #include "lib/io/safetensors.h"
 
@@ -154,15 +155,16 @@ Result<uint64_t> write_synthetic_safetensors(const std::string& path, const Synt
   if (auto checked = checked_data_bytes(s); !checked) return checked.error();
   uint64_t data_bytes = 0;
   const std::string header = header_json(s, &data_bytes);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error(-errno, fmt::format("create {}: {}", path, errno_text(-errno)));
+  // Beside the output, renamed over it when complete (driver/common/safe_file.h).
+  auto out = OutputFile::create(path);
+  if (!out) return out.error();
+  const int fd = out->fd();
   unsigned char prefix[8];
   for (int i = 0; i < 8; ++i) prefix[i] = static_cast<unsigned char>(header.size() >> (8 * i));
   Status st = write_all(fd, reinterpret_cast<const char*>(prefix), 8, path);
   if (st) st = write_all(fd, header.data(), header.size(), path);
   if (st) st = write_data(fd, s, data_bytes, path);
-  if (st && ::fsync(fd) < 0) st = make_error(-errno, fmt::format("fsync {}", path));
-  ::close(fd);
+  if (st) st = out->commit();  // fsync'd before the rename
   if (!st) return st.error();
   return 8 + header.size() + data_bytes;
 }

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/echo.h"
+#include "driver/common/safe_file.h"
 #include "ork/ork.h"
 #include "ork_config.h"
 
@@ -37,14 +39,14 @@ std::string parse_whole(const std::string& text, T lo, T hi, T* value) {
   const bool negative = !text.empty() && text[0] == '-';
   const size_t first = negative ? 1 : 0;
   if (text.size() == first || text.find_first_not_of("0123456789", first) != std::string::npos)
-    return fmt::format("'{}' is not a whole number: expected {}", text, want);
-  if (negative && std::is_unsigned_v<T>) return fmt::format("{} is negative: expected {}", text, want);
+    return fmt::format("'{}' is not a whole number: expected {}", echo_capped(text), want);
+  if (negative && std::is_unsigned_v<T>) return fmt::format("{} is negative: expected {}", echo_capped(text), want);
   T v{};
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec == std::errc::result_out_of_range || (ec == std::errc() && (v > hi)))
-    return fmt::format("{} is too large: expected {}", text, want);
+    return fmt::format("{} is too large: expected {}", echo_capped(text), want);
   if (ec != std::errc() || end != text.data() + text.size())
-    return fmt::format("'{}' is not a whole number: expected {}", text, want);
+    return fmt::format("'{}' is not a whole number: expected {}", echo_capped(text), want);
   if (v < lo) return fmt::format("{} is too small: expected {}", text, want);
   *value = v;
   return {};
@@ -105,8 +107,8 @@ CLI::Validator real_number(double lo, double hi) {
         double v = 0;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
         if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
-          return fmt::format("'{}' is not a finite number: expected {}", text, want);
-        if (v < lo || v > hi) return fmt::format("{} is out of range: expected {}", text, want);
+          return fmt::format("'{}' is not a finite number: expected {}", echo_capped(text), want);
+        if (v < lo || v > hi) return fmt::format("{} is out of range: expected {}", echo_capped(text), want);
         text = fmt::format("{}", v);  // shortest round trip
         return {};
       },
@@ -131,13 +133,32 @@ int parse_command_line(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int cli_code = app.exit(e);  // prints help / version / the error
-    return cli_code == 0 ? code(Exit::ok) : code(Exit::bad_usage);
+    if (e.get_exit_code() == 0) {
+      app.exit(e);  // prints the help or the version
+      return code(Exit::ok);
+    }
+    // CLI11's message with the value it names capped (a 100 KB argument is not echoed whole).
+    std::fprintf(stderr, "%s\nRun with --help for more information.\n", echo_capped(e.what(), 4 * kEchoBytes).c_str());
+    return code(Exit::bad_usage);
+  }
+  // An empty value given is refused, never read as the option left out: `--device ""` once
+  // opened the default device and `--budget ""` took the default budget.
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->get_type_size() == 0 || o->count() == 0) continue;
+    for (const std::string& r : o->results()) {
+      if (!r.empty()) continue;
+      std::fprintf(stderr, "%s: an empty value: give one, or leave the option out for its default\n",
+                   o->get_name().c_str());
+      return code(Exit::bad_usage);
+    }
   }
   return -1;
 }
 
 int run_main(const std::string& tool, const std::function<int()>& body) {
+  // SIGINT / SIGTERM / SIGHUP while an output is written: its temporary file is removed and
+  // the output is left as it was (driver/common/safe_file.h).
+  remove_temp_files_on_signals();
   try {
     return body();
   } catch (const std::bad_alloc&) {

@@ -1,5 +1,7 @@
 #include "tools/common/input_limits.h"
 
+#include "driver/common/safe_file.h"
+
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <fcntl.h>
@@ -61,13 +63,11 @@ uint64_t default_memory_budget(std::optional<uint64_t> available) {
 }
 
 std::string check_writable(const std::string& flag, const std::string& path) {
-  struct stat st {};
-  const bool existed = ::stat(path.c_str(), &st) == 0;
-  // O_APPEND without O_TRUNC: an existing file keeps its bytes until the run writes it.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return fmt::format("{} {}: cannot write it: {}", flag, path, std::strerror(errno));
-  ::close(fd);
-  if (!existed) ::unlink(path.c_str());
+  // The output itself is never opened here (a FIFO would block the open, an existing file
+  // keeps its bytes): it must be a new path or a regular file, and its directory must take
+  // the temporary file the output is written to, which is created and removed again.
+  auto out = OutputFile::create(path);
+  if (!out) return fmt::format("{} {}", flag, out.error().message);
   return {};
 }
 
@@ -89,9 +89,18 @@ std::string read_file_bounded(const std::string& what, const std::string& path, 
                               std::string* out) {
   out->clear();
   const bool in = path == "-";
-  const int fd = in ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fmt::format("{} {}: cannot read: {}", what, path, std::strerror(errno));
   struct stat st {};
+  // A path names a regular file (a FIFO would block the open, /dev/zero never ends); only
+  // "-" reads stdin, whatever it is, with the bound below.
+  if (!in && ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return fmt::format("{} {}: is {}, not a regular file", what, echo_capped(path), file_kind(st.st_mode));
+  int fd = STDIN_FILENO;
+  if (!in) {
+    auto opened = open_regular_input(path);
+    if (!opened && opened.error().code == -EINVAL) return fmt::format("{} {}", what, opened.error().message);
+    if (!opened) return fmt::format("{} {}: cannot read: {}", what, echo_capped(path), std::strerror(-opened.error().code));
+    fd = *opened;
+  }
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     if (!in) ::close(fd);
     return fmt::format("{} {}: is a directory, not a file", what, path);
@@ -127,6 +136,8 @@ std::string read_file_bounded(const std::string& what, const std::string& path, 
 }
 
 std::string check_not_an_input(const NamedPath& output, const std::vector<NamedPath>& inputs) {
+  // A new path or a regular file, never a device node, a FIFO or a directory (safe_file.h).
+  if (Status st = check_output_path(output.path); !st) return fmt::format("{} {}", output.flag, st.error().message);
   struct stat out {};
   if (::stat(output.path.c_str(), &out) != 0) return {};  // does not exist yet: no input
   for (const NamedPath& in : inputs) {

@@ -24,8 +24,9 @@ std::optional<uint64_t> free_disk(const std::string& path);
 inline constexpr uint64_t kFallbackBudgetBytes = uint64_t{512} << 20;
 uint64_t default_memory_budget(std::optional<uint64_t> available);
 
-// "" when `path` can be opened for writing (an existing file is left as it was, a new one
-// is removed again), else "--trace /x/y.json: cannot write it: No such file or directory":
+// "" when `path` can be written as an output: a new path or a regular file whose directory
+// takes the temporary file it is written to (created and removed again; the output itself
+// is never opened), else "--trace /x/y.json: cannot create a file in its directory: ...":
 // an output checked before a long run rather than after it.
 std::string check_writable(const std::string& flag, const std::string& path);
 
@@ -35,7 +36,9 @@ std::string check_memory(const std::string& what, uint64_t bytes);
 std::string check_disk(const std::string& what, const std::string& path, uint64_t bytes);
 
 // "" unless `output` is the same file (device and inode, not name) as one of `inputs`:
-// then "--out a.npy is the input --a: refusing to overwrite an input".
+// then "--out a.npy is the input --a: refusing to overwrite an input"; or unless `output` is
+// neither a new path nor a regular file (driver/common/safe_file.h check_output_path): then
+// "--out /dev/full: a character device, not a regular file: refusing to write it".
 struct NamedPath {
   std::string flag, path;
 };

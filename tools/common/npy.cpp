@@ -1,5 +1,7 @@
 // .npy matrices: dtype / order / rank / size checks on top of the header parser, the
 // encoder, and whole-file I/O. Format facts: see npy.h.
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "tools/common/npy.h"
+
+#include "driver/common/safe_file.h"
 
 namespace ork::tools {
 namespace {
@@ -129,8 +133,17 @@ Status npy_write_matrix(const std::string& path, NpyDtype dtype, int64_t rows, i
 }
 
 Result<std::vector<uint8_t>> read_file(const std::string& path) {
-  FilePtr f(std::fopen(path.c_str(), "rb"));
-  if (!f) return io_error(path, "open");
+  auto fd = open_regular_input(path);  // a FIFO or device is refused, never waited on
+  if (!fd && fd.error().code == -EINVAL) return fd.error();
+  if (!fd) {
+    const int err = -fd.error().code;
+    return make_error(-err, fmt::format("{}: cannot open: {}", path, std::strerror(err)));
+  }
+  FilePtr f(::fdopen(*fd, "rb"));
+  if (!f) {
+    ::close(*fd);
+    return io_error(path, "open");
+  }
   std::vector<uint8_t> bytes;
   uint8_t chunk[1 << 16];
   size_t got = 0;
@@ -141,12 +154,8 @@ Result<std::vector<uint8_t>> read_file(const std::string& path) {
 }
 
 Status write_file(const std::string& path, std::span<const uint8_t> bytes) {
-  FilePtr f(std::fopen(path.c_str(), "wb"));
-  if (!f) return io_error(path, "create");
-  if (std::fwrite(bytes.data(), 1, bytes.size(), f.get()) != bytes.size())
-    return io_error(path, "write");
-  if (std::fclose(f.release()) != 0) return io_error(path, "close");
-  return Status::success();
+  // Beside the output, renamed over it when complete (driver/common/safe_file.h).
+  return write_file_atomically(path, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
 }
 
 }  // namespace ork::tools

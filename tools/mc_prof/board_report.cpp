@@ -4,11 +4,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "tools/common/input_limits.h"
 
 #include "driver/common/cbuf_limits.h"
 #include "driver/common/npu_cores.h"
@@ -65,13 +65,14 @@ std::string figure(const json& f, Figure& out) {
 }  // namespace
 
 Result<BoardReport> read_board_report(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return make_error(-EINVAL, fmt::format("cannot read the report '{}': {}", path, std::strerror(errno)));
-  std::stringstream text;
-  text << in.rdbuf();
+  // A regular file of at most 64 MiB (a board report is a few KiB): a FIFO or a device is
+  // refused by name, never waited on (tools/common/input_limits.h).
+  std::string text;
+  if (auto e = read_file_bounded("report", path, uint64_t{64} << 20, &text); !e.empty())
+    return make_error(-EINVAL, fmt::format("cannot read the report '{}': {}", path, e));
   json j;
   try {
-    j = json::parse(text.str());
+    j = json::parse(text);
   } catch (const json::exception& e) {
     return make_error(-EINVAL, fmt::format("report '{}' is not JSON: {}", path, e.what()));
   }

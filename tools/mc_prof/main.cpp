@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "driver/common/npu_cores.h"
 #include "driver/emu/kernel/fake_kernel.h"
 #include "lib/api/device.h"
+#include "driver/common/safe_file.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
 #include "tools/mc_prof/calibrate.h"
@@ -224,6 +224,13 @@ int run(Args& a) {
     return code(Exit::bad_usage);
   }
   if (!a.sweep.empty() && a.values.empty()) a.values = default_values(a.sweep);
+  // --svg is written at the end of a long sweep: checked first (a new path or a regular file
+  // whose directory takes the temporary file it is written to).
+  if (!a.svg.empty())
+    if (const std::string e = check_writable("--svg", a.svg); !e.empty()) {
+      fmt::print(stderr, "mc_prof: {}\n", e);
+      return code(Exit::bad_usage);
+    }
   const std::string name = device_name(a);
   std::unique_ptr<ork_device> dev;
   if (int rc = open_profiled(a, name, dev); rc != 0) return rc;
@@ -248,11 +255,11 @@ int run(Args& a) {
   else if (a.csv) fmt::print("{}", csv(rows));
   else if (int rc = print_text(a, rows, dev_name, timing, published); rc != 0) return rc;
   if (!a.svg.empty()) {
-    std::ofstream f(a.svg);
-    f << svg(rows, fmt::format("mc_prof {} on {}{}", sweep, dev_name, timing.empty() ? "" : " (" + timing + ")"),
-             timing != "fast" && timing != "zero-time");
-    if (!f) {
-      fmt::print(stderr, "mc_prof: cannot write {}\n", a.svg);
+    const ork::Status s = ork::write_file_atomically(
+        a.svg, svg(rows, fmt::format("mc_prof {} on {}{}", sweep, dev_name, timing.empty() ? "" : " (" + timing + ")"),
+                   timing != "fast" && timing != "zero-time"));
+    if (!s) {
+      fmt::print(stderr, "mc_prof: cannot write --svg {}\n", s.error().message);
       return code(Exit::check_failed);
     }
   }

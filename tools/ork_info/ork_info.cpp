@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "driver/common/echo.h"
 #include "driver/emu/npu/timeline.h"
 #include "tools/common/cli.h"
 #include "tools/common/ork_handles.h"
@@ -49,7 +50,7 @@ Probe probe(const std::string& name) {
 std::string emu_timing() { return ork::emu::timing_name_from_env(); }
 
 nlohmann::json to_json(const Probe& p) {
-  nlohmann::json j = {{"name", p.name}, {"opened", p.status == ORK_OK},
+  nlohmann::json j = {{"name", ork::echo_capped(p.name)}, {"opened", p.status == ORK_OK},
                       {"status", status_name(p.status)}};
   if (p.status != ORK_OK) {
     j["error"] = p.error;
@@ -82,9 +83,9 @@ void print_text(const std::vector<Probe>& probes, const char* env_device) {
              env_device ? fmt::format("ORK_DEVICE={}", env_device) : "auto (ORK_DEVICE unset)");
   for (const Probe& p : probes) {
     if (p.status == ORK_OK)
-      fmt::print("  {:<11} opened  {}\n", p.name, describe_info(p.info));
+      fmt::print("  {:<11} opened  {}\n", ork::echo_capped(p.name), describe_info(p.info));
     else
-      fmt::print("  {:<11} failed  {}\n", p.name, p.error);
+      fmt::print("  {:<11} failed  {}\n", ork::echo_capped(p.name), p.error);
   }
 }
 

@@ -26,19 +26,14 @@ int fail(const std::string& message, tools::Exit e = tools::Exit::bad_usage) {
   return tools::code(e);
 }
 
-int fail(const Error& e) {  // a failed write is a failed run; anything else is the input's
-  return fail(e.message, e.code == -EIO || e.code == -ENOSPC ? tools::Exit::check_failed : tools::Exit::bad_usage);
+// A failed write (the disk, the file system) is a failed run, exit 1; anything else is the
+// input's or the command line's, exit 2 (docs/tools.md "Conventions").
+bool is_write_failure(int code) {
+  return code == -EIO || code == -ENOSPC || code == -EFBIG || code == -EDQUOT || code == -EROFS;
 }
 
-// The bytes the packed file will hold at least (the weights in their host format), so that
-// the free space is checked before anything is written.
-uint64_t weight_bytes_at_least(const exec::ModelDesc& d) {
-  uint64_t per_layer = 0;
-  for (const auto& m : d.matmuls) {
-    const auto cells = static_cast<uint64_t>(m.k) * static_cast<uint64_t>(m.n);
-    per_layer += d.dtype == matmul::DType::fp16 ? cells * 2 : d.dtype == matmul::DType::int4 ? cells / 2 : cells;
-  }
-  return per_layer * static_cast<uint64_t>(d.layers);
+int fail(const Error& e) {
+  return fail(e.message, is_write_failure(e.code) ? tools::Exit::check_failed : tools::Exit::bad_usage);
 }
 
 struct Args {
@@ -52,6 +47,7 @@ int run(const Args& a) {
   if (a.synthetic.empty() == a.input.empty())
     return fail("give either MODEL.safetensors with --desc, or --synthetic NAME");
   if (!a.synthetic.empty() && !a.desc_path.empty()) return fail("--desc goes with MODEL.safetensors, not --synthetic");
+  // The output: a new path or a regular file, never an input (checked before an input is read).
   if (auto e = tools::check_not_an_input({"--out", a.out}, {{"MODEL", a.input}, {"--desc", a.desc_path}}); !e.empty())
     return fail(e);
   exec::ModelDesc desc;
@@ -69,8 +65,11 @@ int run(const Args& a) {
     if (!d) return fail(fmt::format("{}: {}", a.desc_path, d.error().message));
     desc = *d;
   }
+  // The exact size of the file, checked against the free space before anything is written.
   const std::string what = a.synthetic.empty() ? a.input : fmt::format("--synthetic {} --layers {}", a.synthetic, desc.layers);
-  if (auto e = tools::check_disk(what, a.out, weight_bytes_at_least(desc)); !e.empty()) return fail(e);
+  auto bytes = a.synthetic.empty() ? exec::safetensors_pack_bytes(a.input, desc) : exec::packed_file_bytes(desc);
+  if (!bytes) return fail(bytes.error().message);
+  if (auto e = tools::check_disk(what, a.out, *bytes); !e.empty()) return fail(e);
   Status s;
   {
     tools::Progress p("packing", static_cast<int64_t>(desc.layers) * static_cast<int64_t>(desc.matmuls.size()), !a.json);
@@ -79,16 +78,14 @@ int run(const Args& a) {
                             : exec::write_synthetic(a.out, desc, a.seed, tick);
     p.finish();
   }
-  if (!s) {
-    std::remove(a.out.c_str());
-    return fail(s.error());
-  }
+  if (!s) return fail(s.error());  // the output is as it was: only the writer's temporary file is removed
   auto m = exec::read_packed(a.out);
   if (!m) return fail(m.error().message, tools::Exit::check_failed);  // we just wrote it: a failed run
   if (a.json) {
     nlohmann::json j = {{"out", a.out}, {"model", desc.name}, {"dtype", exec::dtype_key(desc.dtype)},
                         {"layers", desc.layers}, {"matmuls", desc.matmuls.size()},
-                        {"weight_bytes", m->weight_bytes()}, {"file_bytes", m->file_bytes}};
+                        {"weight_bytes", m->weight_bytes()}, {"file_bytes", m->file_bytes},
+                        {"predicted_bytes", *bytes}};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("%s: %s %s, %d layers x %zu matmuls, %.2f GiB of weights (%llu bytes in the file)\n", a.out.c_str(),

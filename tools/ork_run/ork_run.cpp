@@ -6,7 +6,6 @@
 // could not be opened.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <utility>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +16,7 @@
 #include "lib/exec/executor.h"
 #include "lib/exec/plan.h"
 #include "lib/exec/reference.h"
+#include "driver/common/safe_file.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
 #include "tools/common/ork_handles.h"
@@ -117,10 +117,10 @@ int prepare(const Args& a, Prepared& p) {
 
 // False (and a message) when the trace file cannot be written: the run then fails.
 bool write_trace(const std::string& path, const std::vector<exec::TraceEvent>& trace) {
-  std::ofstream t(path);
-  t << exec::trace_json(trace);
-  if (t) return true;
-  std::fprintf(stderr, "ork_run: cannot write --trace %s\n", path.c_str());
+  // Beside the output, renamed over it when complete (driver/common/safe_file.h).
+  const Status s = write_file_atomically(path, exec::trace_json(trace));
+  if (s) return true;
+  std::fprintf(stderr, "ork_run: cannot write --trace %s\n", s.error().message.c_str());
   return false;
 }
 

@@ -3,11 +3,11 @@
 
 #include <sys/resource.h>
 
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "driver/common/npu_window.h"
+#include "driver/common/safe_file.h"
 #include "lib/exec/plan_text.h"
 #include "tools/common/input_limits.h"
 #include "tools/common/size_arg.h"
@@ -52,10 +52,7 @@ std::string write_plan(const std::string& path, const exec::ExecPlan& plan, cons
                        const std::string& model_path) {
   auto text = exec::format_plan(plan, options, model_path);
   if (!text) return fmt::format("--plan-out {}: {}", path, text.error().message);
-  std::ofstream out(path);
-  out << *text;
-  out.close();
-  if (!out) return fmt::format("--plan-out {}: cannot write it", path);
+  if (Status s = write_file_atomically(path, *text); !s) return fmt::format("--plan-out {}", s.error().message);
   return {};
 }
 

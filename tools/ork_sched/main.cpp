@@ -7,12 +7,12 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <utility>
 
 #include "lib/sched/parse.h"
 #include "lib/sched/chooser.h"
+#include "driver/common/safe_file.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
 #include "tools/ork_sched/huge_pages.h"
@@ -32,10 +32,9 @@ struct Args {
 };
 
 bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) fmt::print(stderr, "ork_sched: cannot write {}\n", path);
-  return static_cast<bool>(out);
+  const ork::Status s = ork::write_file_atomically(path, text);  // beside it, renamed into place
+  if (!s) fmt::print(stderr, "ork_sched: cannot write {}\n", s.error().message);
+  return static_cast<bool>(s);
 }
 
 void add_flags(CLI::App& app, Args& a) {

@@ -52,7 +52,11 @@ struct SourceResult {
 // otherwise (a typo must not quietly benchmark a file of its own). Returns whether to
 // delete the file at exit.
 Result<bool> prepare_file(Args& a) {
-  if (!a.file.empty() && std::filesystem::exists(a.file) && !a.create) return false;
+  if (!a.file.empty() && std::filesystem::exists(a.file) && !a.create) {
+    // A FIFO or a device is refused by name before anything opens it (it would block).
+    if (Status st = check_regular_input(a.file); !st) return make_error(-EINVAL, "--file " + st.error().message);
+    return false;
+  }
   if (!a.file.empty() && !a.create) {
     return make_error(-EINVAL, fmt::format("--file {}: no such file (--create writes a synthetic model there)", a.file));
   }

@@ -32,6 +32,22 @@ static void test_open_rejects_null_out_and_unknown_names(void** state) {
   assert_null(device);
   expect_error(ork_device_open("EMU", &device), ORK_E_INVALID_ARGUMENT, "EMU");
   expect_error(ork_device_open("emu-", &device), ORK_E_INVALID_ARGUMENT, "emu-");
+  /* "" is not NULL (never the default), a ":NODE" only where there is a node, and a name of
+   * any size echoed at most 200 bytes. */
+  expect_error(ork_device_open("", &device), ORK_E_INVALID_ARGUMENT, "empty");
+  assert_null(device);
+  expect_error(ork_device_open("emu:foo", &device), ORK_E_INVALID_ARGUMENT, "emu:foo");
+  expect_error(ork_device_open("cpu:x", &device), ORK_E_INVALID_ARGUMENT, "only rknpu, rocket and auto take a :NODE");
+  expect_error(ork_device_open("rknpu:", &device), ORK_E_INVALID_ARGUMENT, "empty :NODE");
+  assert_null(device);
+  enum { kLong = 100000 };
+  char* huge = malloc(kLong + 1);
+  assert_non_null(huge);
+  memset(huge, 'x', kLong);
+  huge[kLong] = '\0';
+  expect_error(ork_device_open(huge, &device), ORK_E_INVALID_ARGUMENT, "(100000 bytes)");
+  assert_true(strlen(ork_last_error()) < 400);
+  free(huge);
   ork_device_close(NULL); /* no-op, like free(NULL) */
 }
 

@@ -3,8 +3,12 @@
  * and emu-rocket and in every order, a caller's own input, each bad argument named, and
  * the handles' lifetimes (a model closed before its session, second closes).
  * ORK_TEST_MODEL: a packed tiny model of 3 layers (ork_pack --synthetic tiny --layers 3). */
+#define _DEFAULT_SOURCE /* mkdtemp, mkfifo, alarm (c_std=c11 hides POSIX) */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/lib/api/capi_helpers.h"
 
@@ -151,6 +155,54 @@ static void test_model_closed_before_its_session(void** state) {
   expect_error(ork_session_run_token(s, NULL, 0), ORK_E_INVALID_ARGUMENT, "not a live session");
 }
 
+/* One struct_size rule (lib/api/struct_size.h): an output struct of struct_size 0 is refused
+ * as every other is, options larger than the library knows are refused; a NULL output
+ * buffer is named as such, not as a capacity; a FIFO is refused, never waited on. */
+static void test_struct_size_rule_null_output_and_fifo(void** state) {
+  (void)state;
+  ork_model* model = NULL;
+  assert_int_equal(ork_model_open(model_path(), &model), ORK_OK);
+  ork_model_info info;
+  memset(&info, 0, sizeof info);
+  expect_error(ork_model_get_info(model, &info), ORK_E_INVALID_ARGUMENT, "struct_size is 0");
+  info.struct_size = 4;
+  expect_error(ork_model_get_info(model, &info), ORK_E_INVALID_ARGUMENT, "struct_size");
+  info.struct_size = sizeof info + 16; /* a newer caller: the fields this library knows */
+  assert_int_equal(ork_model_get_info(model, &info), ORK_OK);
+  assert_int_equal(info.struct_size, sizeof info);
+  assert_int_equal(info.layers, 3);
+  ork_device* device = open_or_fail("cpu");
+  ork_session* s = NULL;
+  ork_session_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o + 8;
+  o.budget_bytes = 96 << 10;
+  expect_error(ork_session_create(device, model, &o, &s), ORK_E_INVALID_ARGUMENT, "larger than this library knows");
+  assert_null(s);
+  o.struct_size = sizeof o;
+  assert_int_equal(ork_session_create(device, model, &o, &s), ORK_OK);
+  assert_int_equal(ork_session_run_token(s, NULL, 0), ORK_OK);
+  size_t size = 0;
+  expect_error(ork_session_read_output(s, NULL, 64, &size), ORK_E_INVALID_ARGUMENT, "out is NULL");
+  assert_null(strstr(ork_last_error(), "capacity"));
+  assert_int_equal(size, 64);
+  ork_session_destroy(s);
+  ork_device_close(device);
+  ork_model_close(model);
+  char dir[] = "/tmp/ork_model_fifo_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char fifo[64];
+  snprintf(fifo, sizeof fifo, "%s/model.ork", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  alarm(60); /* a regression blocks in open(2): fail by SIGALRM rather than hang */
+  model = (ork_model*)&model;
+  expect_error(ork_model_open(fifo, &model), ORK_E_INVALID_ARGUMENT, "a FIFO, not a packed model file");
+  alarm(0);
+  assert_null(model);
+  unlink(fifo);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_info),
@@ -158,6 +210,7 @@ int main(void) {
       cmocka_unit_test(test_own_input_changes_the_output),
       cmocka_unit_test(test_bad_arguments_are_named),
       cmocka_unit_test(test_model_closed_before_its_session),
+      cmocka_unit_test(test_struct_size_rule_null_output_and_fifo),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,6 @@
 // The packed model file: round trips of every dtype, and each corruption named.
+#include <sys/stat.h>
+
 #include <cstring>
 #include <filesystem>
 
@@ -225,6 +227,60 @@ TEST(Activation, RoundHalfEvenAndClamp) {
   Activation sum;
   combine(matmul::DType::int8, src, sum);
   EXPECT_EQ(sum.i8, (std::vector<int8_t>{127, -128, 7}));
+}
+
+// packed_file_bytes is the size PackWriter writes, exactly, for every dtype and layer count.
+TEST(PackFile, ExactSizeIsTheSizeWritten) {
+  for (auto dtype : {matmul::DType::int8, matmul::DType::int4, matmul::DType::fp16}) {
+    for (int layers : {1, 3}) {
+      auto d = synthetic_desc("tiny", layers, dtype);
+      ASSERT_TRUE(d);
+      const std::string path = scratch("exact.ork");
+      ASSERT_TRUE(write_synthetic(path, *d, 1));
+      auto want = packed_file_bytes(*d);
+      ASSERT_TRUE(want) << want.error().message;
+      EXPECT_EQ(std::filesystem::file_size(path), *want) << dtype_key(dtype) << " x " << layers;
+    }
+  }
+}
+
+// An output that is not a regular file or a new path is refused and left alone; a new
+// output replaces the old one by rename (another inode), with its permission bits.
+TEST(PackFile, OutputsAreNewPathsOrRegularFilesReplacedByRename) {
+  auto d = synthetic_desc("tiny", 1, matmul::DType::int8);
+  ASSERT_TRUE(d);
+  const std::string fifo = scratch("out.fifo");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto w = PackWriter::create(fifo, *d);
+  ASSERT_FALSE(w);
+  EXPECT_NE(w.error().message.find("a FIFO, not a regular file: refusing to write it"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  const std::string dir = scratch("out_dir");
+  std::filesystem::create_directories(dir);
+  EXPECT_FALSE(PackWriter::create(dir, *d));
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+  const std::string path = scratch("replace.ork");
+  write_all(path, {1, 2, 3});
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  ASSERT_TRUE(write_synthetic(path, *d, 1));
+  struct stat after {};
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  EXPECT_NE(before.st_ino, after.st_ino);
+  EXPECT_EQ(after.st_mode & 07777, 0640u);
+  EXPECT_TRUE(read_packed(path));
+}
+
+// FNV-1a of the published test vectors (http://www.isthe.com/chongo/tech/comp/fnv/): the
+// packed file's checksums agree with any standard FNV-1a tool.
+TEST(PackFile, FingerprintIsStandardFnv1a) {
+  EXPECT_EQ(fingerprint({}), 0xcbf29ce484222325ull);
+  const uint8_t a[] = {'a'};
+  EXPECT_EQ(fingerprint(a), 0xaf63dc4c8601ec8cull);
+  const uint8_t foobar[] = {'f', 'o', 'o', 'b', 'a', 'r'};
+  EXPECT_EQ(fingerprint(foobar), 0x85944171f73967e8ull);
 }
 
 }  // namespace

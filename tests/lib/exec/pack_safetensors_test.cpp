@@ -1,6 +1,8 @@
 // ork_pack's real-model path: safetensors (N x K, as Hugging Face stores Linear weights)
 // + a description -> a packed file whose tensors unpack to the expected K x N weights.
 #include <cstring>
+#include <utility>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -196,6 +198,77 @@ TEST(PackSafetensors, NonFiniteFp16WeightsNamed) {
     ASSERT_FALSE(s) << c.dtype << " " << c.want;
     EXPECT_EQ(s.error().message, "tensor \"model.layers.0.mlp.gate_proj.weight\": " + c.want) << c.dtype;
   }
+}
+
+// The size computed before writing is the size written, exactly: with scales (F32 quantised
+// to int8 and int4), without (I8 codes, fp16), and mixed.
+TEST(PackSafetensors, ExactSizeIsTheSizeWritten) {
+  for (auto [dtype, src] : {std::pair{matmul::DType::int8, "F32"}, std::pair{matmul::DType::int8, "I8"},
+                            std::pair{matmul::DType::int4, "BF16"}, std::pair{matmul::DType::fp16, "F16"}}) {
+    auto d = synthetic_desc("tiny", 2, dtype);
+    ASSERT_TRUE(d);
+    auto tensors = model_tensors(*d, src);
+    if (std::string(src) == "I8") tensors[3] = model_tensors(*d, "F32")[3];  // one tensor with scales
+    const std::string st = scratch("size.safetensors"), out = scratch("size.ork");
+    write_safetensors(st, tensors);
+    auto want = safetensors_pack_bytes(st, *d);
+    ASSERT_TRUE(want) << want.error().message;
+    ASSERT_TRUE(pack_safetensors(st, *d, out));
+    EXPECT_EQ(std::filesystem::file_size(out), *want) << dtype_key(dtype) << " from " << src;
+  }
+}
+
+// A description's layers are backed by tensors: a pattern without "{layer}" names one tensor
+// for every layer (it once packed 100,000 copies from a 145-byte description); refused before
+// anything is written, naming the bound.
+TEST(PackSafetensors, LayersMustBeBackedByTensorsOfTheirOwn) {
+  auto d = synthetic_desc("tiny", 1, matmul::DType::int8);
+  ASSERT_TRUE(d);
+  const std::string st = scratch("one_layer.safetensors"), out = scratch("many.ork");
+  write_safetensors(st, model_tensors(*d, "I8"));
+  std::filesystem::remove(out);
+  ModelDesc many = *d;
+  for (auto& m : many.matmuls) m.tensor = tensor_name(m, 0);  // no "{layer}": layer 0's tensors
+  many.layers = 100000;
+  auto s = pack_safetensors(st, many, out);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("100000 layers x 7 matmuls name 700000 tensors; the file holds 7"),
+            std::string::npos) << s.error().message;
+  EXPECT_FALSE(safetensors_pack_bytes(st, many));
+  many.layers = 2;  // within the count, but layer 1 names layer 0's tensors
+  s = pack_safetensors(st, many, out);
+  ASSERT_FALSE(s);
+  EXPECT_FALSE(std::filesystem::exists(out));
+  write_safetensors(st, model_tensors(*synthetic_desc("tiny", 2, matmul::DType::int8), "I8"));
+  s = pack_safetensors(st, many, out);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("is named by layer 0 and layer 1"), std::string::npos) << s.error().message;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// A failed pack leaves an existing output byte for byte as it was, and no temporary file
+// beside it (driver/common/safe_file.h): here a weight that fp16 cannot hold, in the last
+// tensor, after the others were written.
+TEST(PackSafetensors, FailureLeavesTheOutputAsItWas) {
+  auto d = synthetic_desc("tiny", 2, matmul::DType::fp16);
+  ASSERT_TRUE(d);
+  const std::string dir = scratch("keep_dir");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string st = dir + "/m.safetensors", out = dir + "/m.ork";
+  auto tensors = model_tensors(*d, "F32");
+  const float big = 1e9f;
+  std::memcpy(tensors.back().data.data(), &big, 4);
+  write_safetensors(st, tensors);
+  const std::vector<uint8_t> old = {'o', 'l', 'd', '\n'};
+  write_all(out, old);
+  auto s = pack_safetensors(st, *d, out);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("fp16 weights must be finite"), std::string::npos) << s.error().message;
+  EXPECT_EQ(read_all(out), old);
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 2) << "a temporary file was left beside the output";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // disk bounds naming the flag, a bounded whole-file read that refuses directories, files over
 // the limit and endless devices, and the same-file test that keeps an output off an input.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -72,7 +73,7 @@ TEST_F(InputLimits, ReadFileBoundedRefusesDirectoriesMissingFilesAndEndlessDevic
   const std::string missing = read_file_bounded("MODEL", (dir_ / "none").string(), 1024, &out);
   EXPECT_TRUE(has(missing, "cannot read: No such file or directory")) << missing;
   const std::string zero = read_file_bounded("--a", "/dev/zero", 1 << 20, &out);
-  EXPECT_TRUE(has(zero, "more than the 1.00 MiB this tool reads")) << zero;
+  EXPECT_TRUE(has(zero, "--a /dev/zero: is a character device, not a regular file")) << zero;
   EXPECT_EQ(out, "") << "nothing is kept from a refused read";
 }
 
@@ -103,8 +104,22 @@ TEST_F(InputLimits, CheckWritableLeavesFilesAsTheyWereAndNamesWhatFails) {
   EXPECT_EQ(check_writable("--trace", fresh), "");
   EXPECT_FALSE(fs::exists(fresh)) << "a file made by the check is removed again";
   const std::string missing = (dir_ / "no" / "t.json").string();
-  EXPECT_EQ(check_writable("--trace", missing), "--trace " + missing + ": cannot write it: No such file or directory");
-  EXPECT_EQ(check_writable("--plan-out", dir_.string()), "--plan-out " + dir_.string() + ": cannot write it: Is a directory");
+  EXPECT_EQ(check_writable("--trace", missing),
+            "--trace " + missing + ": cannot create a file in its directory: ENOENT (No such file or directory)");
+  EXPECT_EQ(check_writable("--plan-out", dir_.string()),
+            "--plan-out " + dir_.string() +
+                ": a directory, not a regular file: refusing to write it (outputs are new paths or regular files)");
+  // A FIFO is never opened (that would block until a reader came): refused by what it is.
+  const std::string fifo = (dir_ / "out.fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(check_writable("--trace", fifo), "--trace " + fifo +
+                                                 ": a FIFO, not a regular file: refusing to write it (outputs are new "
+                                                 "paths or regular files)");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  int left = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_))
+    left += e.path().filename().string().find(".tmp-") != std::string::npos;
+  EXPECT_EQ(left, 0) << "the check's temporary file is removed again";
 }
 
 }  // namespace

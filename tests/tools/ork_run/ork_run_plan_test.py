@@ -64,7 +64,7 @@ if s.returncode == 0 and j:
     check(sorted(sj["order"]) == sorted(ops), "ork_sched's order is not a permutation of the file's ops")
     check(open(svg).read().startswith("<svg") and "traceEvents" in json.load(open(trace)), "the pictures were not drawn")
 run([ork_run, *common, "--plan-only"], 2, "--plan-out")
-run([ork_run, *common, "--plan-out", os.path.join(tmp, "no", "p.stream")], 2, "cannot write it: No such file or directory")
+run([ork_run, *common, "--plan-out", os.path.join(tmp, "no", "p.stream")], 2, "cannot create a file in its directory: ENOENT (No such file or directory)")
 run([ork_run, *common, "--plan-out", model], 2, "refusing to overwrite an input")
 
 # --window: below the largest layer refused naming it (as the budget's message does).
@@ -99,7 +99,7 @@ for dev in ("emu-rocket", "cpu"):
 
 # Bad inputs named before the run: an unwritable --trace, a directory, a text file.
 run([ork_run, *common, "--trace", os.path.join(tmp, "no", "t.json")], 2,
-    "--trace " + os.path.join(tmp, "no", "t.json") + ": cannot write it: No such file or directory")
+    "--trace " + os.path.join(tmp, "no", "t.json") + ": cannot create a file in its directory: ENOENT (No such file or directory)")
 run([ork_run, tmp, "--budget", "96K"], 2, tmp + ": a directory, not a packed model file")
 text = os.path.join(tmp, "passwd")
 open(text, "w").write("root:x:0:0:root:/root:/bin/bash\n")
