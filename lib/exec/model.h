@@ -8,7 +8,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "driver/common/result.h"
 #include "lib/matmul/plan.h"
@@ -39,14 +43,31 @@ struct ModelDesc {
   int64_t width_of(const std::string& source) const;  // "x" -> hidden; a matmul -> its N; -1
 };
 
+// Each matmul's name to its index (the first when named twice), built in one pass: loops
+// over a layer's matmuls look their sources up here, since ModelDesc::find scans and a scan
+// per source made a description of 100,000 matmuls quadratic. It holds views of the
+// description's names: the description must outlive it, its names unchanged.
+class MatmulIndex {
+ public:
+  explicit MatmulIndex(const ModelDesc& desc);
+  int find(std::string_view name) const;  // -1 when none ("x" included)
+
+ private:
+  std::unordered_map<std::string_view, int> index_;
+};
+
 // Checks names, dtypes and that the shapes chain: every source exists and comes earlier,
 // the sources of one input have one width and it equals the matmul's K, the output's
 // width equals hidden. Each error names the matmul and the source.
 Status check_desc(const ModelDesc& desc);
 
 // The model description JSON (docs/execution.md "Model description"), read with
-// nlohmann-json; every field is checked and a bad one named.
+// nlohmann-json; every field is checked and a bad one named. The text is parsed with
+// parse_json_bounded (driver/common/json.h: nesting bounded first), its integers read with
+// json_int (whole and in range); desc_from_json is the same on a parsed value (a packed
+// model's header holds the description as its "model" object).
 Result<ModelDesc> parse_desc(const std::string& json_text);
+Result<ModelDesc> desc_from_json(const nlohmann::json& j);
 std::string desc_to_json(const ModelDesc& desc);
 
 const char* dtype_key(matmul::DType dtype);           // "int8", "int4", "fp16"
