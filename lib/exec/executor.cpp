@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <set>
 #include <thread>
@@ -75,6 +76,27 @@ class Walk {
   Status run() {
     last_token_end_ = t_start_ = now_ns();
     std::thread device([this] { device_loop(); });
+    Status walked;
+    try {
+      walked = walk_order();
+    } catch (const std::bad_alloc&) {
+      walked = make_error(-ENOMEM, fmt::format("out of host memory walking the order (M = {} rows, hidden {})", po_.m,
+                                               d_.hidden));
+    }
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+      cv_job_.notify_one();
+    }
+    device.join();
+    out_.stats.wall_ns = now_ns() - t_start_;
+    if (failed_) return error_;
+    return walked;
+  }
+
+ private:
+  // The calling thread's part of run(): the order, up to the last wait.
+  Status walk_order() {
     std::vector<int> unwaited;  // start ops whose wait the walk has passed without blocking
     bool ok = true;
     for (int op : plan_.order) {
@@ -98,18 +120,9 @@ class Walk {
     }
     for (int start : unwaited)
       if (ok) ok = await(start);
-    {
-      std::lock_guard lk(mu_);
-      stop_ = true;
-      cv_job_.notify_one();
-    }
-    device.join();
-    out_.stats.wall_ns = now_ns() - t_start_;
-    if (failed_) return error_;
     return Status::success();
   }
 
- private:
   // Blocks until the program of `start` completed (false: the run failed).
   bool await(int start) {
     std::unique_lock lk(mu_);
@@ -144,7 +157,29 @@ class Walk {
   // device at once, and completes them in that order. A start waits while a matmul it reads
   // (or any matmul of another layer) is still in flight; a completion happens when no start
   // can be made, or the walk waits for a program.
+  // What the thread calls may throw (std::bad_alloc from the activations of a large M): the
+  // thread catches it and fails the run with it, as with any error, never std::terminate.
   void device_loop() {
+    Status s;
+    try {
+      s = device_steps();
+    } catch (const std::bad_alloc&) {
+      s = make_error(-ENOMEM, fmt::format("out of host memory on the device thread (the activations of M = {} rows, "
+                                          "hidden {})", po_.m, d_.hidden));
+    } catch (const std::exception& e) {
+      s = make_error(-EIO, fmt::format("the device thread failed: {}", e.what()));
+    }
+    if (s) return;
+    for (Job& j : inflight_)
+      if (j.npu) drain_matmul(*dev_.kmd, *j.npu);
+    std::lock_guard lk(mu_);
+    failed_ = true;
+    error_ = s.error();
+    cv_done_.notify_all();
+  }
+
+  // device_loop's steps: success when the walk stopped it, else the first error.
+  Status device_steps() {
     for (;;) {
       int op = -1;
       {
@@ -154,22 +189,13 @@ class Walk {
           op = jobs_.front();
           jobs_.pop_front();
         } else if (inflight_.empty()) {
-          if (stop_) return;  // (a start with nothing in flight can always be made: jobs_ is empty)
+          if (stop_) return {};  // (a start with nothing in flight can always be made: jobs_ is empty)
           continue;
         } else if (jobs_.empty() && !stop_ && !walk_blocked()) {
           continue;  // the walk got what it waited for: its next start may come before a completion
         }
       }
-      const Status s = op >= 0 ? start(op) : complete_front();
-      if (!s) {
-        for (Job& j : inflight_)
-          if (j.npu) drain_matmul(*dev_.kmd, *j.npu);
-        std::lock_guard lk(mu_);
-        failed_ = true;
-        error_ = s.error();
-        cv_done_.notify_all();
-        return;
-      }
+      if (Status s = op >= 0 ? start(op) : complete_front(); !s) return s;
     }
   }
 
@@ -219,7 +245,7 @@ class Walk {
   bool finished(int t) const { return static_cast<int>(out_.stats.token_ns.size()) > t; }
   const Activation* source(int t, int l, const std::string& s) {
     if (s == "x") return &x_of(t, l);
-    return &acts_[{t, l}][static_cast<size_t>(d_.find(s))];
+    return &acts_[{t, l}][static_cast<size_t>(names_.find(s))];
   }
 
   // Waits for the matmul's weights, makes its A, and runs it (cpu, or one in flight at most:
@@ -377,6 +403,7 @@ class Walk {
  private:
   const PackedModel& model_;
   const ModelDesc& d_;
+  const MatmulIndex names_{d_};  // sources by name, O(1) each
   const ExecPlan& plan_;
   const PlanOptions& po_;
   DeviceRef dev_;
@@ -403,6 +430,23 @@ class Walk {
 };
 
 }  // namespace
+
+uint64_t activation_bytes_bound(const ModelDesc& d, int64_t m, int inflight) {
+  const double elem = d.dtype == matmul::DType::fp16 ? 2 : 1;
+  double outputs = 0, widest_k = 0, widest_n = 0;
+  for (const MatmulDesc& md : d.matmuls) {
+    outputs += static_cast<double>(md.n);
+    widest_k = std::max(widest_k, static_cast<double>(md.k));
+    widest_n = std::max(widest_n, static_cast<double>(md.n));
+  }
+  // No more matmuls in flight than a layer has. Measured on emu (a 2^20-wide model of one
+  // 2^20 x 1 matmul, ork_run --m 64 and 256): 5.2 MiB of peak RSS per row; this gives 7.
+  const double in_flight = static_cast<double>(std::clamp<int64_t>(inflight, 1, static_cast<int64_t>(d.matmuls.size())));
+  const double per_row = elem * (3 * static_cast<double>(d.hidden) + outputs) +
+                         in_flight * 2 * (2 * elem * widest_k + 4 * widest_n);
+  const double bytes = per_row * static_cast<double>(std::max<int64_t>(m, 1));
+  return bytes >= 0x1p64 ? UINT64_MAX : static_cast<uint64_t>(bytes);
+}
 
 Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, const ExecPlan& plan,
                            const PlanOptions& po, DeviceRef dev, const RunOptions& options) {
