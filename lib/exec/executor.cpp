@@ -16,40 +16,15 @@
 
 #include "lib/exec/inflight.h"
 #include "lib/exec/reader.h"
+#include "lib/exec/slots.h"
 #include "lib/exec/synthetic.h"
 #include "lib/exec/unpack.h"
-#include "lib/io/slot_buffer.h"
 
 namespace ork::exec {
 namespace {
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// The slots: BOs on a device, host buffers on the cpu backend, allocated once.
-struct Slots {
-  std::vector<std::unique_ptr<driver::Bo>> bos;
-  std::vector<io::SlotBuffer> host;
-  std::vector<std::span<std::byte>> spans;
-};
-
-Result<Slots> allocate_slots(const ExecPlan& plan, const DeviceRef& dev) {
-  Slots s;
-  for (uint64_t bytes : plan.slot_bytes) {
-    if (dev.kmd != nullptr) {
-      auto bo = dev.kmd->bo_create(bytes, driver::BoUsage::data);
-      if (!bo) return make_error(bo.error().code, fmt::format("allocating a {}-byte weight slot: {}", bytes, bo.error().message));
-      s.spans.emplace_back(reinterpret_cast<std::byte*>((*bo)->map()), bytes);
-      s.bos.push_back(std::move(*bo));
-    } else {
-      auto b = io::SlotBuffer::allocate(bytes);
-      if (!b) return b.error();
-      s.spans.emplace_back(b->data(), bytes);
-      s.host.push_back(std::move(*b));
-    }
-  }
-  return s;
 }
 
 class Walk {
@@ -80,8 +55,7 @@ class Walk {
     try {
       walked = walk_order();
     } catch (const std::bad_alloc&) {
-      walked = make_error(-ENOMEM, fmt::format("out of host memory walking the order (M = {} rows, hidden {})", po_.m,
-                                               d_.hidden));
+      walked = make_error(-ENOMEM, fmt::format("out of host memory walking the order ({})", rows()));
     }
     {
       std::lock_guard lk(mu_);
@@ -90,11 +64,12 @@ class Walk {
     }
     device.join();
     out_.stats.wall_ns = now_ns() - t_start_;
-    if (failed_) return error_;
-    return walked;
+    return failed_ ? Status(error_) : walked;
   }
 
  private:
+  std::string rows() const { return fmt::format("M = {} rows, hidden {}", po_.m, d_.hidden); }
+
   // The calling thread's part of run(): the order, up to the last wait.
   Status walk_order() {
     std::vector<int> unwaited;  // start ops whose wait the walk has passed without blocking
@@ -157,15 +132,13 @@ class Walk {
   // device at once, and completes them in that order. A start waits while a matmul it reads
   // (or any matmul of another layer) is still in flight; a completion happens when no start
   // can be made, or the walk waits for a program.
-  // What the thread calls may throw (std::bad_alloc from the activations of a large M): the
-  // thread catches it and fails the run with it, as with any error, never std::terminate.
+  // It catches what it calls (std::bad_alloc: a large M): the run's error, not std::terminate.
   void device_loop() {
     Status s;
     try {
       s = device_steps();
     } catch (const std::bad_alloc&) {
-      s = make_error(-ENOMEM, fmt::format("out of host memory on the device thread (the activations of M = {} rows, "
-                                          "hidden {})", po_.m, d_.hidden));
+      s = make_error(-ENOMEM, fmt::format("out of host memory on the device thread (the activations of {})", rows()));
     } catch (const std::exception& e) {
       s = make_error(-EIO, fmt::format("the device thread failed: {}", e.what()));
     }
@@ -430,23 +403,6 @@ class Walk {
 };
 
 }  // namespace
-
-uint64_t activation_bytes_bound(const ModelDesc& d, int64_t m, int inflight) {
-  const double elem = d.dtype == matmul::DType::fp16 ? 2 : 1;
-  double outputs = 0, widest_k = 0, widest_n = 0;
-  for (const MatmulDesc& md : d.matmuls) {
-    outputs += static_cast<double>(md.n);
-    widest_k = std::max(widest_k, static_cast<double>(md.k));
-    widest_n = std::max(widest_n, static_cast<double>(md.n));
-  }
-  // No more matmuls in flight than a layer has. Measured on emu (a 2^20-wide model of one
-  // 2^20 x 1 matmul, ork_run --m 64 and 256): 5.2 MiB of peak RSS per row; this gives 7.
-  const double in_flight = static_cast<double>(std::clamp<int64_t>(inflight, 1, static_cast<int64_t>(d.matmuls.size())));
-  const double per_row = elem * (3 * static_cast<double>(d.hidden) + outputs) +
-                         in_flight * 2 * (2 * elem * widest_k + 4 * widest_n);
-  const double bytes = per_row * static_cast<double>(std::max<int64_t>(m, 1));
-  return bytes >= 0x1p64 ? UINT64_MAX : static_cast<uint64_t>(bytes);
-}
 
 Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, const ExecPlan& plan,
                            const PlanOptions& po, DeviceRef dev, const RunOptions& options) {

@@ -71,17 +71,6 @@ struct RunOptions {
   int inflight = 2;
 };
 
-// The host memory a run's activations may hold at once, in bytes, for M = `m` rows
-// (docs/execution.md "The plan", the budgets): the layer inputs alive (a layer's x, the next layer's and
-// the previous token's output: 3 x hidden), one layer's matmul outputs (the sum of its N),
-// and for each of `inflight` matmuls (at most a layer's) its A twice (the sum of its sources, the operand
-// handed over) and its C (4 bytes a cell), each copied once more by the device (its BOs,
-// the emulated NPU's host memory). The weights' slots are the budget's, not counted here.
-// Saturates at UINT64_MAX. A caller checks it against the memory available before a run
-// (ork_run --m): M x hidden is the input's to choose, and 1024 rows of a 2^20-wide model
-// once took 5.5 GB.
-uint64_t activation_bytes_bound(const ModelDesc& desc, int64_t m, int inflight);
-
 // Runs the plan's tokens through the model in `path` on `device`.
 Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, const ExecPlan& plan,
                            const PlanOptions& plan_options, DeviceRef device, const RunOptions& options = {});

@@ -73,6 +73,17 @@ std::string desc_to_json(const ModelDesc& desc);
 const char* dtype_key(matmul::DType dtype);           // "int8", "int4", "fp16"
 Result<matmul::DType> parse_dtype(const std::string& name);
 
+// The host memory a run's activations may hold at once, in bytes, for M = `m` rows
+// (docs/execution.md "The plan", the budgets): the layer inputs alive (a layer's x, the next layer's and
+// the previous token's output: 3 x hidden), one layer's matmul outputs (the sum of its N),
+// and for each of `inflight` matmuls (at most a layer's) its A twice (the sum of its sources, the operand
+// handed over) and its C (4 bytes a cell), each copied once more by the device (its BOs,
+// the emulated NPU's host memory). The weights' slots are the budget's, not counted here.
+// Saturates at UINT64_MAX. A caller checks it against the memory available before a run
+// (ork_run --m): M x hidden is the input's to choose, and 1024 rows of a 2^20-wide model
+// once took 5.5 GB.
+uint64_t activation_bytes_bound(const ModelDesc& desc, int64_t m, int inflight);
+
 // Synthetic models of real shapes (docs/execution.md "Synthetic models"):
 //   tiny          hidden 64,   intermediate 160,   k/v 32  (tests)
 //   small         hidden 512,  intermediate 1408,  k/v 128 (the README's main job)
