@@ -58,7 +58,7 @@ Result<std::optional<FioResult>> run_fio(const std::string& path, uint64_t bs_by
   auto out = capture(r.command + " 2>&1");
   if (!out) return out.error();
   const auto brace = out->find('{');  // fio may print notes before the JSON
-  const auto parsed = parse_json_bounded(brace == std::string::npos ? std::string() : out->substr(brace), "fio's output");
+  auto parsed = parse_json_bounded(brace == std::string::npos ? std::string() : out->substr(brace), "fio's output");
   nlohmann::json doc = parsed ? *parsed : nlohmann::json();
   if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array() || doc["jobs"].empty()) {
     return make_error(-EIO, fmt::format("fio gave no JSON result: {}", out->substr(0, 300)));
