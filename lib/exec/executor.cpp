@@ -54,8 +54,8 @@ class Walk {
     Status walked;
     try {
       walked = walk_order();
-    } catch (const std::bad_alloc&) {
-      walked = make_error(-ENOMEM, fmt::format("out of host memory walking the order ({})", rows()));
+    } catch (const std::exception& e) {  // std::bad_alloc (a large M) or another: the run's error
+      walked = make_error(dynamic_cast<const std::bad_alloc*>(&e) ? -ENOMEM : -EIO, fmt::format("walking the order ({}): {}", rows(), e.what()));
     }
     {
       std::lock_guard lk(mu_);
