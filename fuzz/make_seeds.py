@@ -167,6 +167,71 @@ def pack_file_hostile():
     put('pack_file', 'version_1_old_fnv_basis', bytes(seed))
 
 
+def align_up(v, a):
+    return (v + a - 1) // a * a
+
+
+def packed_head(text):
+    """A packed model's head around any description text (checksums computed), the file ending
+    at its data offset: what a hostile writer can make, parse_packed's input."""
+    data_offset = align_up(4096 + len(text), 4096)
+    h = bytearray(data_offset)
+    h[0:8] = b'ORKPACK\0'
+    struct.pack_into('<IIQQQQQ', h, 8, 1, 4096, 4096, len(text), data_offset, data_offset, fnv1a(text))
+    struct.pack_into('<Q', h, 56, fnv1a(bytes(h[:56])))
+    h[4096:4096 + len(text)] = text
+    return bytes(h)
+
+
+# Model descriptions (docs/execution.md "Model description") and the hostile inputs that
+# once crashed or were silently narrowed, kept in the corpora so they stay fixed: nesting
+# 100,000 deep (a stack overflow where the description was serialised again), integers past
+# 2^32 and fractions (4294967298 layers packed 2, a K of 64.7 became 64, a layer index of 2^32
+# became 0, an offset of 8192.5 became 8192).
+TINY_DESC = {'name': 'tiny', 'dtype': 'int8', 'hidden': 64, 'layers': 2, 'layout': 'n_by_k',
+             'matmuls': [{'name': 'q', 'tensor': 'model.layers.{layer}.q.weight', 'k': 64, 'n': 64,
+                          'input': ['x'], 'shift': 9},
+                         {'name': 'o', 'tensor': 'model.layers.{layer}.o.weight', 'k': 64, 'n': 64,
+                          'input': ['q'], 'after': []}],
+             'output': ['x', 'o']}
+NESTED = '[' * 100000 + ']' * 100000
+
+
+def hostile_inputs():
+    mm = TINY_DESC['matmuls']
+    put('desc', 'tiny', json.dumps(TINY_DESC))
+    put('desc', 'nested_100k', NESTED)
+    put('desc', 'layers_past_2_32', json.dumps(dict(TINY_DESC, layers=2**32 + 2)))
+    put('desc', 'fractions', json.dumps(dict(TINY_DESC, layers=1.9, matmuls=[dict(mm[0], k=64.7), mm[1]])))
+    put('desc', 'shift_past_2_32', json.dumps(dict(TINY_DESC, matmuls=[dict(mm[0], shift=2**32 + 3), mm[1]])))
+    base = open(os.path.join(HERE, 'corpus', 'pack_file', 'tiny_int8_2_layers'), 'rb').read()
+    j = json.loads(base[4096:4096 + struct.unpack_from('<Q', base, 24)[0]])
+    for name, change in [('layer_index_2_32', lambda t: t[0].__setitem__(0, 2**32)),
+                         ('fractional_offset', lambda t: t[1].__setitem__(2, t[1][2] + 0.5)),
+                         ('negative_bytes', lambda t: t[2].__setitem__(3, -4096))]:
+        k = json.loads(json.dumps(j))
+        change(k['tensors'])
+        put('pack_file', name, packed_head(json.dumps(k, separators=(',', ':')).encode()))
+    d = os.path.join(HERE, 'crashes', 'pack_file')
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, 'description_nested_100k'), 'wb').write(
+        packed_head(('{"model":%s,"tensors":[]}' % NESTED).encode()))
+    put('safetensors', 'nested_shape_100k', safetensors_raw(
+        '{"a":{"dtype":"U8","shape":%s,"data_offsets":[0,1]}}' % NESTED, 1))
+    put('safetensors', 'fractional_offsets', safetensors_raw(
+        '{"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4.0]},"b":{"dtype":"U8","shape":[1],'
+        '"data_offsets":[4,4294967301]}}', 5))
+
+
+def safetensors_raw(header, data_bytes):
+    h = header.encode()
+    h += b' ' * (-len(h) % 8)
+    return struct.pack('<Q', len(h)) + h + bytes(data_bytes)
+
+
+hostile_inputs()
+
+
 # The two seed sets made by the library and its tools (after a build):
 #   fuzz/make_seeds.py build/lib/api/libork.so build/tools/ork_pack/ork_pack
 if len(sys.argv) == 3:

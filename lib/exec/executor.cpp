@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <set>
 #include <thread>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "lib/exec/reader.h"
+#include "lib/exec/slots.h"
 #include "lib/exec/synthetic.h"
 #include "lib/exec/unpack.h"
 #include "lib/io/slot_buffer.h"
@@ -24,31 +26,6 @@ namespace {
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// The slots: BOs on a device, host buffers on the cpu backend, allocated once.
-struct Slots {
-  std::vector<std::unique_ptr<driver::Bo>> bos;
-  std::vector<io::SlotBuffer> host;
-  std::vector<std::span<std::byte>> spans;
-};
-
-Result<Slots> allocate_slots(const ExecPlan& plan, const DeviceRef& dev) {
-  Slots s;
-  for (uint64_t bytes : plan.slot_bytes) {
-    if (dev.kmd != nullptr) {
-      auto bo = dev.kmd->bo_create(bytes, driver::BoUsage::data);
-      if (!bo) return make_error(bo.error().code, fmt::format("allocating a {}-byte weight slot: {}", bytes, bo.error().message));
-      s.spans.emplace_back(reinterpret_cast<std::byte*>((*bo)->map()), bytes);
-      s.bos.push_back(std::move(*bo));
-    } else {
-      auto b = io::SlotBuffer::allocate(bytes);
-      if (!b) return b.error();
-      s.spans.emplace_back(b->data(), bytes);
-      s.host.push_back(std::move(*b));
-    }
-  }
-  return s;
 }
 
 class Walk {
@@ -75,6 +52,27 @@ class Walk {
   Status run() {
     last_token_end_ = t_start_ = now_ns();
     std::thread device([this] { device_loop(); });
+    Status walked;
+    try {
+      walked = walk_order();
+    } catch (const std::exception& e) {  // std::bad_alloc (a large M) or another: the run's error
+      walked = make_error(dynamic_cast<const std::bad_alloc*>(&e) ? -ENOMEM : -EIO, fmt::format("walking the order ({}): {}", rows(), e.what()));
+    }
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+      cv_job_.notify_one();
+    }
+    device.join();
+    out_.stats.wall_ns = now_ns() - t_start_;
+    return failed_ ? Status(error_) : walked;
+  }
+
+ private:
+  std::string rows() const { return fmt::format("M = {} rows, hidden {}", po_.m, d_.hidden); }
+
+  // The calling thread's part of run(): the order, up to the last wait.
+  Status walk_order() {
     std::vector<int> unwaited;  // start ops whose wait the walk has passed without blocking
     bool ok = true;
     for (int op : plan_.order) {
@@ -98,18 +96,9 @@ class Walk {
     }
     for (int start : unwaited)
       if (ok) ok = await(start);
-    {
-      std::lock_guard lk(mu_);
-      stop_ = true;
-      cv_job_.notify_one();
-    }
-    device.join();
-    out_.stats.wall_ns = now_ns() - t_start_;
-    if (failed_) return error_;
     return Status::success();
   }
 
- private:
   // Blocks until the program of `start` completed (false: the run failed).
   bool await(int start) {
     std::unique_lock lk(mu_);
@@ -144,7 +133,27 @@ class Walk {
   // device at once, and completes them in that order. A start waits while a matmul it reads
   // (or any matmul of another layer) is still in flight; a completion happens when no start
   // can be made, or the walk waits for a program.
+  // It catches what it calls (std::bad_alloc: a large M): the run's error, not std::terminate.
   void device_loop() {
+    Status s;
+    try {
+      s = device_steps();
+    } catch (const std::bad_alloc&) {
+      s = make_error(-ENOMEM, fmt::format("out of host memory on the device thread (the activations of {})", rows()));
+    } catch (const std::exception& e) {
+      s = make_error(-EIO, fmt::format("the device thread failed: {}", e.what()));
+    }
+    if (s) return;
+    for (Job& j : inflight_)
+      if (j.npu) j.npu->drain();
+    std::lock_guard lk(mu_);
+    failed_ = true;
+    error_ = s.error();
+    cv_done_.notify_all();
+  }
+
+  // device_loop's steps: success when the walk stopped it, else the first error.
+  Status device_steps() {
     for (;;) {
       int op = -1;
       {
@@ -154,22 +163,13 @@ class Walk {
           op = jobs_.front();
           jobs_.pop_front();
         } else if (inflight_.empty()) {
-          if (stop_) return;  // (a start with nothing in flight can always be made: jobs_ is empty)
+          if (stop_) return {};  // (a start with nothing in flight can always be made: jobs_ is empty)
           continue;
         } else if (jobs_.empty() && !stop_ && !walk_blocked()) {
           continue;  // the walk got what it waited for: its next start may come before a completion
         }
       }
-      const Status s = op >= 0 ? start(op) : complete_front();
-      if (!s) {
-        for (Job& j : inflight_)
-          if (j.npu) j.npu->drain();
-        std::lock_guard lk(mu_);
-        failed_ = true;
-        error_ = s.error();
-        cv_done_.notify_all();
-        return;
-      }
+      if (Status s = op >= 0 ? start(op) : complete_front(); !s) return s;
     }
   }
 
@@ -219,7 +219,7 @@ class Walk {
   bool finished(int t) const { return static_cast<int>(out_.stats.token_ns.size()) > t; }
   const Activation* source(int t, int l, const std::string& s) {
     if (s == "x") return &x_of(t, l);
-    return &acts_[{t, l}][static_cast<size_t>(d_.find(s))];
+    return &acts_[{t, l}][static_cast<size_t>(names_.find(s))];
   }
 
   // Waits for the matmul's weights, makes its A, and runs it (cpu, or one in flight at most:
@@ -372,6 +372,7 @@ class Walk {
  private:
   const PackedModel& model_;
   const ModelDesc& d_;
+  const MatmulIndex names_{d_};  // sources by name, O(1) each
   const ExecPlan& plan_;
   const PlanOptions& po_;
   DeviceRef dev_;

@@ -1,10 +1,14 @@
 // Model descriptions: checks, JSON, and the synthetic shapes.
 #include "lib/exec/model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "driver/common/json.h"
 
 namespace ork::exec {
 
@@ -35,21 +39,32 @@ Result<matmul::DType> parse_dtype(const std::string& name) {
   return make_error(-EINVAL, fmt::format("unknown dtype \"{}\": expected int8, int4 or fp16", name));
 }
 
+MatmulIndex::MatmulIndex(const ModelDesc& desc) {
+  index_.reserve(desc.matmuls.size());
+  for (size_t i = 0; i < desc.matmuls.size(); ++i) index_.emplace(desc.matmuls[i].name, static_cast<int>(i));
+}
+
+int MatmulIndex::find(std::string_view name) const {
+  const auto it = index_.find(name);
+  return it == index_.end() ? -1 : it->second;
+}
+
 namespace {
 
 // The sources of one input: present, earlier than `before` (a matmul index, or the number
 // of matmuls for the layer output), all of width `want`.
-Status check_sources(const ModelDesc& d, const std::vector<std::string>& sources, int before,
+Status check_sources(const ModelDesc& d, const MatmulIndex& index, const std::vector<std::string>& sources, int before,
                      int64_t want, const std::string& what) {
   if (sources.empty()) return make_error(-EINVAL, fmt::format("{}: no inputs", what));
   for (const auto& s : sources) {
-    const int i = d.find(s);
+    const int i = s == "x" ? -1 : index.find(s);
     if (s != "x" && i < 0) return make_error(-EINVAL, fmt::format("{}: unknown source \"{}\"", what, s));
     if (s != "x" && i >= before)
       return make_error(-EINVAL, fmt::format("{}: source \"{}\" comes later in the layer", what, s));
-    if (d.width_of(s) != want)
+    const int64_t width = i < 0 ? d.hidden : d.matmuls[static_cast<size_t>(i)].n;
+    if (width != want)
       return make_error(-EINVAL, fmt::format("{}: shapes do not chain: source \"{}\" is {} wide, {} expected",
-                                             what, s, d.width_of(s), want));
+                                             what, s, width, want));
   }
   return {};
 }
@@ -60,53 +75,111 @@ Status check_desc(const ModelDesc& d) {
   if (d.hidden < 1) return make_error(-EINVAL, fmt::format("hidden = {}: must be >= 1", d.hidden));
   if (d.layers < 1) return make_error(-EINVAL, fmt::format("layers = {}: must be >= 1", d.layers));
   if (d.matmuls.empty()) return make_error(-EINVAL, "no matmuls in the layer");
+  const MatmulIndex index(d);
   for (size_t i = 0; i < d.matmuls.size(); ++i) {
     const MatmulDesc& m = d.matmuls[i];
     if (m.name.empty() || m.name == "x") return make_error(-EINVAL, fmt::format("matmul {}: bad name \"{}\"", i, m.name));
-    if (d.find(m.name) != static_cast<int>(i))
+    if (index.find(m.name) != static_cast<int>(i))
       return make_error(-EINVAL, fmt::format("matmul \"{}\" is named twice", m.name));
     if (m.k < 1 || m.n < 1 || m.k > (int64_t{1} << 20) || m.n > (int64_t{1} << 20))
       return make_error(-EINVAL, fmt::format("matmul \"{}\": K = {}, N = {}: each must be 1..2^20", m.name, m.k, m.n));
     if (m.shift < 0 || m.shift > 31)
       return make_error(-EINVAL, fmt::format("matmul \"{}\": shift = {}: must be 0..31", m.name, m.shift));
-    if (auto s = check_sources(d, m.inputs, static_cast<int>(i), m.k, fmt::format("matmul \"{}\"", m.name)); !s)
+    if (auto s = check_sources(d, index, m.inputs, static_cast<int>(i), m.k, fmt::format("matmul \"{}\"", m.name)); !s)
       return s;
     for (const auto& a : m.after) {
-      const int j = d.find(a);
+      const int j = index.find(a);
       if (j < 0 || j >= static_cast<int>(i))
         return make_error(-EINVAL, fmt::format("matmul \"{}\": \"after\" names \"{}\", not an earlier matmul", m.name, a));
     }
   }
-  return check_sources(d, d.output, static_cast<int>(d.matmuls.size()), d.hidden, "layer output");
+  return check_sources(d, index, d.output, static_cast<int>(d.matmuls.size()), d.hidden, "layer output");
 }
 
+namespace {
+
+constexpr const char* kDesc = "model description";
+constexpr int64_t kMaxWidth = int64_t{1} << 20;  // check_desc's bound on K and N (and so hidden)
+
+// A list of names ("input", "output", "after"): an array of strings.
+Result<std::vector<std::string>> names(const nlohmann::json& v, const std::string& what) {
+  if (!v.is_array()) return make_error(-EINVAL, fmt::format("{}: must be a list of names", what));
+  std::vector<std::string> out;
+  out.reserve(v.size());
+  for (const auto& e : v) {
+    if (!e.is_string()) return make_error(-EINVAL, fmt::format("{}: must be a list of names, got a JSON {}", what, e.type_name()));
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+// One entry of "matmuls": integers read whole and in range (json_int).
+Result<MatmulDesc> parse_matmul(const nlohmann::json& m, size_t i, matmul::DType dtype) {
+  const std::string what = fmt::format("{}: matmul {}", kDesc, i);
+  if (!m.is_object()) return make_error(-EINVAL, fmt::format("{}: not a JSON object", what));
+  MatmulDesc md;
+  md.name = m.at("name").get<std::string>();
+  md.tensor = m.value("tensor", std::string());
+  auto k = json_int<int64_t>(m, "k", 1, kMaxWidth, what);
+  if (!k) return k.error();
+  auto n = json_int<int64_t>(m, "n", 1, kMaxWidth, what);
+  if (!n) return n.error();
+  md.k = *k;
+  md.n = *n;
+  auto in = names(m.at("input"), what + " \"input\"");
+  if (!in) return in.error();
+  md.inputs = std::move(*in);
+  if (m.contains("after")) {
+    auto after = names(m.at("after"), what + " \"after\"");
+    if (!after) return after.error();
+    md.after = std::move(*after);
+  }
+  md.shift = synthetic_shift(md.k, dtype);
+  if (m.contains("shift")) {
+    auto shift = json_int<int>(m, "shift", 0, 31, what);
+    if (!shift) return shift.error();
+    md.shift = *shift;
+  }
+  return md;
+}
+
+}  // namespace
+
 Result<ModelDesc> parse_desc(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return make_error(-EINVAL, "model description: not a JSON object");
+  auto parsed = parse_json_bounded(text, kDesc);
+  if (!parsed) return parsed.error();
+  return desc_from_json(*parsed);
+}
+
+Result<ModelDesc> desc_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return make_error(-EINVAL, "model description: not a JSON object");
   ModelDesc d;
   try {
     d.name = j.value("name", std::string("model"));
     auto dt = parse_dtype(j.at("dtype").get<std::string>());
     if (!dt) return dt.error();
     d.dtype = *dt;
-    d.hidden = j.at("hidden").get<int64_t>();
-    d.layers = j.at("layers").get<int>();
+    auto hidden = json_int<int64_t>(j, "hidden", 1, kMaxWidth, kDesc);
+    if (!hidden) return hidden.error();
+    d.hidden = *hidden;
+    auto layers = json_int<int>(j, "layers", 1, std::numeric_limits<int>::max(), kDesc);
+    if (!layers) return layers.error();
+    d.layers = *layers;
     const std::string layout = j.value("layout", std::string("n_by_k"));
     if (layout != "n_by_k" && layout != "k_by_n")
       return make_error(-EINVAL, fmt::format("layout \"{}\": expected n_by_k or k_by_n", layout));
     d.n_by_k = layout == "n_by_k";
-    for (const auto& m : j.at("matmuls")) {
-      MatmulDesc md;
-      md.name = m.at("name").get<std::string>();
-      md.tensor = m.value("tensor", std::string());
-      md.k = m.at("k").get<int64_t>();
-      md.n = m.at("n").get<int64_t>();
-      md.inputs = m.at("input").get<std::vector<std::string>>();
-      if (m.contains("after")) md.after = m.at("after").get<std::vector<std::string>>();
-      md.shift = m.contains("shift") ? m.at("shift").get<int>() : synthetic_shift(md.k, d.dtype);
-      d.matmuls.push_back(std::move(md));
+    const nlohmann::json& matmuls = j.at("matmuls");
+    if (!matmuls.is_array()) return make_error(-EINVAL, "model description: \"matmuls\" must be a list");
+    d.matmuls.reserve(matmuls.size());
+    for (size_t i = 0; i < matmuls.size(); ++i) {
+      auto md = parse_matmul(matmuls[i], i, d.dtype);
+      if (!md) return md.error();
+      d.matmuls.push_back(std::move(*md));
     }
-    d.output = j.at("output").get<std::vector<std::string>>();
+    auto output = names(j.at("output"), "model description: \"output\"");
+    if (!output) return output.error();
+    d.output = std::move(*output);
   } catch (const nlohmann::json::exception& e) {
     return make_error(-EINVAL, fmt::format("model description: {}", e.what()));
   }
@@ -127,6 +200,23 @@ std::string desc_to_json(const ModelDesc& d) {
                             {"input", m.inputs}, {"after", m.after}, {"shift", m.shift}});
   j["output"] = d.output;
   return j.dump(1);
+}
+
+uint64_t activation_bytes_bound(const ModelDesc& d, int64_t m, int inflight) {
+  const double elem = d.dtype == matmul::DType::fp16 ? 2 : 1;
+  double outputs = 0, widest_k = 0, widest_n = 0;
+  for (const MatmulDesc& md : d.matmuls) {
+    outputs += static_cast<double>(md.n);
+    widest_k = std::max(widest_k, static_cast<double>(md.k));
+    widest_n = std::max(widest_n, static_cast<double>(md.n));
+  }
+  // No more matmuls in flight than a layer has. Measured on emu (a 2^20-wide model of one
+  // 2^20 x 1 matmul, ork_run --m 64 and 256): 5.2 MiB of peak RSS per row; this gives 7.
+  const double in_flight = static_cast<double>(std::clamp<int64_t>(inflight, 1, static_cast<int64_t>(d.matmuls.size())));
+  const double per_row = elem * (3 * static_cast<double>(d.hidden) + outputs) +
+                         in_flight * 2 * (2 * elem * widest_k + 4 * widest_n);
+  const double bytes = per_row * static_cast<double>(std::max<int64_t>(m, 1));
+  return bytes >= 0x1p64 ? UINT64_MAX : static_cast<uint64_t>(bytes);
 }
 
 int synthetic_shift(int64_t k, matmul::DType dtype) {

@@ -8,7 +8,11 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "driver/common/result.h"
 #include "lib/matmul/plan.h"
@@ -39,18 +43,46 @@ struct ModelDesc {
   int64_t width_of(const std::string& source) const;  // "x" -> hidden; a matmul -> its N; -1
 };
 
+// Each matmul's name to its index (the first when named twice), built in one pass: loops
+// over a layer's matmuls look their sources up here, since ModelDesc::find scans and a scan
+// per source made a description of 100,000 matmuls quadratic. It holds views of the
+// description's names: the description must outlive it, its names unchanged.
+class MatmulIndex {
+ public:
+  explicit MatmulIndex(const ModelDesc& desc);
+  int find(std::string_view name) const;  // -1 when none ("x" included)
+
+ private:
+  std::unordered_map<std::string_view, int> index_;
+};
+
 // Checks names, dtypes and that the shapes chain: every source exists and comes earlier,
 // the sources of one input have one width and it equals the matmul's K, the output's
 // width equals hidden. Each error names the matmul and the source.
 Status check_desc(const ModelDesc& desc);
 
 // The model description JSON (docs/execution.md "Model description"), read with
-// nlohmann-json; every field is checked and a bad one named.
+// nlohmann-json; every field is checked and a bad one named. The text is parsed with
+// parse_json_bounded (driver/common/json.h: nesting bounded first), its integers read with
+// json_int (whole and in range); desc_from_json is the same on a parsed value (a packed
+// model's header holds the description as its "model" object).
 Result<ModelDesc> parse_desc(const std::string& json_text);
+Result<ModelDesc> desc_from_json(const nlohmann::json& j);
 std::string desc_to_json(const ModelDesc& desc);
 
 const char* dtype_key(matmul::DType dtype);           // "int8", "int4", "fp16"
 Result<matmul::DType> parse_dtype(const std::string& name);
+
+// The host memory a run's activations may hold at once, in bytes, for M = `m` rows
+// (docs/execution.md "The plan", the budgets): the layer inputs alive (a layer's x, the next layer's and
+// the previous token's output: 3 x hidden), one layer's matmul outputs (the sum of its N),
+// and for each of `inflight` matmuls (at most a layer's) its A twice (the sum of its sources, the operand
+// handed over) and its C (4 bytes a cell), each copied once more by the device (its BOs,
+// the emulated NPU's host memory). The weights' slots are the budget's, not counted here.
+// Saturates at UINT64_MAX. A caller checks it against the memory available before a run
+// (ork_run --m): M x hidden is the input's to choose, and 1024 rows of a 2^20-wide model
+// once took 5.5 GB.
+uint64_t activation_bytes_bound(const ModelDesc& desc, int64_t m, int inflight);
 
 // Synthetic models of real shapes (docs/execution.md "Synthetic models"):
 //   tiny          hidden 64,   intermediate 160,   k/v 32  (tests)

@@ -7,12 +7,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "driver/common/errno_text.h"
+#include "driver/common/json.h"
 #include "lib/exec/activation.h"
 #include "lib/matmul/context.h"
 
@@ -152,7 +154,9 @@ Status PackWriter::finish() {
     return make_error(-EINVAL, fmt::format("{} of {} tensors written", model_.tensors.size(), count));
   model_.file_bytes = cursor_;
   nlohmann::json j;
-  j["model"] = nlohmann::json::parse(desc_to_json(model_.desc));
+  auto desc_json = parse_json_bounded(desc_to_json(model_.desc), "model description");
+  if (!desc_json) return desc_json.error();
+  j["model"] = std::move(*desc_json);
   j["tensors"] = tensor_table(model_);
   const std::string text = j.dump();
   if (text.size() > json_reserve_) return make_error(-EINVAL, "the tensor table outgrew its reserved space");
@@ -220,25 +224,47 @@ Result<JsonSpan> parse_header(std::span<const uint8_t> head, uint64_t file_bytes
   return js;
 }
 
+// One row of the tensor table: [layer, matmul, offset, bytes, scale offset, scale bytes],
+// integers whole and in range (json_int_value): a layer of 2^32 is no layer 0.
+Result<PackedTensor> table_entry(const nlohmann::json& e, size_t i) {
+  constexpr const char* kWhat = "packed model tensor table";
+  if (!e.is_array() || e.size() != 6)
+    return make_error(-EINVAL, fmt::format("{}: tensors[{}] is not [layer, matmul, offset, bytes, scale offset, scale bytes]", kWhat, i));
+  PackedTensor t;
+  int* ints[] = {&t.layer, &t.matmul};
+  for (size_t f = 0; f < 2; ++f) {
+    auto v = json_int_value<int>(e[f], fmt::format("tensors[{}][{}]", i, f), 0, std::numeric_limits<int>::max(), kWhat);
+    if (!v) return v.error();
+    *ints[f] = *v;
+  }
+  uint64_t* sizes[] = {&t.offset, &t.bytes, &t.scale_offset, &t.scale_bytes};
+  for (size_t f = 2; f < 6; ++f) {
+    auto v = json_int_value<uint64_t>(e[f], fmt::format("tensors[{}][{}]", i, f), 0, UINT64_MAX, kWhat);
+    if (!v) return v.error();
+    *sizes[f - 2] = *v;
+  }
+  return t;
+}
+
 // The description (checksummed JSON): the model and the tensor table, into m.
 Status parse_description(std::span<const uint8_t> head, JsonSpan span, PackedModel& m) {
   const uint8_t* js = head.data() + span.offset;
   if (get<uint64_t>(head.data(), 48) != fingerprint({js, span.bytes}))
     return make_error(-EINVAL, "packed model description is corrupted (checksum mismatch)");
-  nlohmann::json j = nlohmann::json::parse(js, js + span.bytes, nullptr, false);
-  if (j.is_discarded() || !j.contains("model") || !j.contains("tensors"))
-    return make_error(-EINVAL, "packed model description is not valid JSON");
-  auto desc = parse_desc(j["model"].dump());
+  auto parsed = parse_json_bounded({reinterpret_cast<const char*>(js), span.bytes}, "packed model description");
+  if (!parsed) return parsed.error();
+  const nlohmann::json& j = *parsed;
+  if (!j.is_object() || !j.contains("model") || !j.contains("tensors") || !j["tensors"].is_array())
+    return make_error(-EINVAL, "packed model description is not an object with \"model\" and a \"tensors\" list");
+  auto desc = desc_from_json(j["model"]);
   if (!desc) return desc.error();
   m.desc = std::move(*desc);
-  try {
-    for (const auto& e : j["tensors"]) {
-      PackedTensor t{e.at(0).get<int>(), e.at(1).get<int>(), e.at(2).get<uint64_t>(), e.at(3).get<uint64_t>(),
-                     e.at(4).get<uint64_t>(), e.at(5).get<uint64_t>()};
-      m.tensors.push_back(t);
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return make_error(-EINVAL, fmt::format("packed model tensor table: {}", e.what()));
+  const nlohmann::json& table = j["tensors"];
+  m.tensors.reserve(table.size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    auto t = table_entry(table[i], i);
+    if (!t) return t.error();
+    m.tensors.push_back(*t);
   }
   return Status::success();
 }
@@ -303,7 +329,8 @@ Result<PackedModel> read_packed(const std::string& path) {
   std::vector<uint8_t> head(static_cast<size_t>(std::clamp<long>(size, 0, static_cast<long>(kPackHeaderBytes))));
   size_t got = std::fread(head.data(), 1, head.size(), f);
   if (got == kPackHeaderBytes) {
-    const uint64_t want = std::min<uint64_t>({get<uint64_t>(head.data(), 32), static_cast<uint64_t>(size), 64u << 20});
+    const uint64_t want = std::min<uint64_t>({get<uint64_t>(head.data(), 32), static_cast<uint64_t>(size),
+                                                kPackHeaderBytes + kPackMaxDescriptionBytes});
     if (want > got) {
       head.resize(want);
       got += std::fread(head.data() + got, 1, want - got, f);

@@ -34,6 +34,10 @@ inline constexpr char kPackMagic[8] = {'O', 'R', 'K', 'P', 'A', 'C', 'K', '\0'};
 inline constexpr uint32_t kPackVersion = 2;
 inline constexpr uint64_t kPackAlign = 4096;
 inline constexpr uint64_t kPackHeaderBytes = 4096;
+// The most of a description read_packed reads (the rest is not read, so a larger one fails
+// its checksum): far above a real model's (28 layers of Qwen2.5-1.5B: 30 KiB), bounded so a
+// hostile header cannot make it allocate gigabytes.
+inline constexpr uint64_t kPackMaxDescriptionBytes = uint64_t{64} << 20;
 
 struct PackedTensor {
   int layer = 0, matmul = 0;

@@ -68,6 +68,7 @@ struct Builder {
   const PackedModel& model;
   const PlanOptions& o;
   ExecPlan& p;
+  const MatmulIndex names{model.desc};  // sources by name, O(1) each
 
   int buffer(std::string name, int64_t bytes, bool in_memory) {
     p.stream.buffers.push_back({std::move(name), bytes, in_memory, 0});
@@ -89,7 +90,7 @@ struct Builder {
     }
     std::vector<int> r;
     for (const auto& s : model.desc.output)
-      if (s != "x") r.push_back(acts[static_cast<size_t>(t)][static_cast<size_t>(l - 1)][static_cast<size_t>(model.desc.find(s))]);
+      if (s != "x") r.push_back(acts[static_cast<size_t>(t)][static_cast<size_t>(l - 1)][static_cast<size_t>(names.find(s))]);
     return r.empty() ? x_buffers(acts, in, t, l - 1) : r;
   }
 
@@ -153,10 +154,10 @@ struct Builder {
       if (s == "x") {
         for (int b : xb) start.reads.push_back(whole(b));
       } else {
-        start.reads.push_back(whole(layer_acts[static_cast<size_t>(d.find(s))]));
+        start.reads.push_back(whole(layer_acts[static_cast<size_t>(names.find(s))]));
       }
     }
-    for (const auto& s : md.after) start.reads.push_back(whole(layer_acts[static_cast<size_t>(d.find(s))]));
+    for (const auto& s : md.after) start.reads.push_back(whole(layer_acts[static_cast<size_t>(names.find(s))]));
     start.writes.push_back(whole(a));
     auto key = std::make_tuple(md.k, md.n);
     if (!cycles.count(key)) cycles[key] = std::max<int64_t>(1, modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores));

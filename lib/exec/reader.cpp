@@ -2,6 +2,7 @@
 #include "lib/exec/reader.h"
 
 #include <chrono>
+#include <new>
 #include <thread>
 
 #include <fmt/format.h>
@@ -22,13 +23,13 @@ constexpr uint64_t kChunkBytes = uint64_t{2} << 20;  // 1-4 MiB per read (docs/i
 }  // namespace
 
 Result<std::unique_ptr<TensorReader>> TensorReader::open(const std::string& path, std::vector<std::span<std::byte>> slots,
-                                                         double rate_cap_bytes_per_ns) {
+                                                         double rate_cap_bytes_per_ns, io::FileOs& os) {
   if (!(rate_cap_bytes_per_ns >= 0)) return make_error(-EINVAL, fmt::format("read rate cap {}: must be >= 0", rate_cap_bytes_per_ns));
   std::unique_ptr<TensorReader> r(new TensorReader());
   r->rate_cap_ = rate_cap_bytes_per_ns;
   r->slots_ = std::move(slots);
   const io::IoEnv env = io::read_io_env();
-  auto file = io::StreamFile::open(io::real_file_os(), path, !env.no_direct, &r->info_.fallbacks);
+  auto file = io::StreamFile::open(os, path, !env.no_direct, &r->info_.fallbacks);
   if (!file) return file.error();
   r->file_ = std::move(*file);
   r->info_.direct = r->file_.direct();
@@ -93,6 +94,16 @@ uint64_t TensorReader::bytes_read() const {
   return bytes_;
 }
 
+Status TensorReader::read(const Job& job) {
+  auto plan = io::plan_read({job.offset, job.bytes}, info_.align, kChunkBytes);
+  std::span<std::byte> slot = slots_[static_cast<size_t>(job.slot)];
+  if (!plan) return plan.error();
+  if (plan->head_bytes != 0 || plan->slot_bytes() > slot.size())
+    return make_error(-EINVAL, fmt::format("tensor at {} ({} bytes) does not fit slot {} of {} bytes", job.offset, job.bytes,
+                                           job.slot, slot.size()));
+  return engine_->read(*plan, static_cast<size_t>(job.slot), slot);
+}
+
 void TensorReader::loop() {
   for (;;) {
     Job job;
@@ -105,15 +116,12 @@ void TensorReader::loop() {
     }
     const int64_t t0 = now_ns();
     Status st;
-    auto plan = io::plan_read({job.offset, job.bytes}, info_.align, kChunkBytes);
-    std::span<std::byte> slot = slots_[static_cast<size_t>(job.slot)];
-    if (!plan) {
-      st = plan.error();
-    } else if (plan->head_bytes != 0 || plan->slot_bytes() > slot.size()) {
-      st = make_error(-EINVAL, fmt::format("tensor at {} ({} bytes) does not fit slot {} of {} bytes", job.offset, job.bytes,
-                                           job.slot, slot.size()));
-    } else {
-      st = engine_->read(*plan, static_cast<size_t>(job.slot), slot);
+    try {  // the thread's own: what it calls may throw (std::bad_alloc), the read fails with it
+      st = read(job);
+    } catch (const std::bad_alloc&) {
+      st = make_error(-ENOMEM, fmt::format("out of host memory reading the tensor at {} ({} bytes)", job.offset, job.bytes));
+    } catch (const std::exception& e) {
+      st = make_error(-EIO, fmt::format("reading the tensor at {}: {}", job.offset, e.what()));
     }
     if (st && rate_cap_ > 0)  // the capped disk: this read takes at least bytes / rate
       std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(

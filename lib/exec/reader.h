@@ -31,8 +31,11 @@ class TensorReader {
  public:
   // `rate_cap_bytes_per_ns` > 0: no read finishes sooner than its bytes at that rate (the
   // thread sleeps out the rest): a disk of at most that speed, for balanced benchmarks.
+  // `os`: the file system seam (lib/io/file_os.h); tests pass a fake that fails io_uring
+  // completions. It must outlive the reader.
   static Result<std::unique_ptr<TensorReader>> open(const std::string& path, std::vector<std::span<std::byte>> slots,
-                                                    double rate_cap_bytes_per_ns = 0);
+                                                    double rate_cap_bytes_per_ns = 0,
+                                                    io::FileOs& os = io::real_file_os());
   ~TensorReader();  // cancels what is queued, joins the thread
   TensorReader(const TensorReader&) = delete;
   TensorReader& operator=(const TensorReader&) = delete;
@@ -57,6 +60,7 @@ class TensorReader {
   };
   TensorReader() = default;
   void loop();
+  Status read(const Job& job);  // one tensor into its slot (the I/O thread's)
 
   io::StreamFile file_;
   std::unique_ptr<io::ReadEngine> engine_;

@@ -47,6 +47,7 @@ Status reference_matmul(matmul::DType dtype, const Activation& a, std::span<cons
 
 Result<ChainResult> reference_chain(const std::string& path, const PackedModel& model, int64_t m, int64_t tokens) {
   const ModelDesc& d = model.desc;
+  const MatmulIndex names(d);
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return make_error(-errno, fmt::format("{}: {}", path, std::strerror(errno)));
   ChainResult r;
@@ -69,7 +70,7 @@ Result<ChainResult> reference_chain(const std::string& path, const PackedModel& 
         if (!(st = read_exact(f, t.offset, native, t.bytes, path))) break;
         if (!(st = unpack_weights(d.dtype, md.k, md.n, native, rowmajor))) break;
         std::vector<const Activation*> src;
-        for (const auto& s : md.inputs) src.push_back(s == "x" ? &x : &acts[static_cast<size_t>(d.find(s))]);
+        for (const auto& s : md.inputs) src.push_back(s == "x" ? &x : &acts[static_cast<size_t>(names.find(s))]);
         Activation a;
         combine(d.dtype, src, a);
         if (!(st = reference_matmul(d.dtype, a, rowmajor, md.k, md.n, c))) break;
@@ -78,7 +79,7 @@ Result<ChainResult> reference_chain(const std::string& path, const PackedModel& 
       }
       if (!st) break;
       std::vector<const Activation*> out;
-      for (const auto& s : d.output) out.push_back(s == "x" ? &x : &acts[static_cast<size_t>(d.find(s))]);
+      for (const auto& s : d.output) out.push_back(s == "x" ? &x : &acts[static_cast<size_t>(names.find(s))]);
       Activation next;
       combine(d.dtype, out, next);
       x = std::move(next);

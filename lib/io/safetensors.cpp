@@ -9,6 +9,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "driver/common/json.h"
+
 namespace ork::io {
 namespace {
 
@@ -16,19 +18,6 @@ using nlohmann::json;
 
 Error tensor_error(const std::string& name, const std::string& what) {
   return make_error(-EINVAL, fmt::format("tensor \"{}\": {}", name, what));
-}
-
-// A non-negative integer that fits in 64 bits; JSON floats and negatives are lies.
-bool as_u64(const json& j, uint64_t* out) {
-  if (!j.is_number_integer()) return false;
-  if (j.is_number_unsigned()) {
-    *out = j.get<uint64_t>();
-    return true;
-  }
-  const int64_t v = j.get<int64_t>();
-  if (v < 0) return false;
-  *out = static_cast<uint64_t>(v);
-  return true;
 }
 
 // [4096, 11008]: the shape as JSON writes it, from the checked dimensions.
@@ -49,22 +38,23 @@ Result<TensorInfo> parse_tensor(const std::string& name, const json& entry, uint
   if (shape == entry.end() || !shape->is_array()) return tensor_error(name, "no \"shape\" array");
   unsigned __int128 elements = 1;
   for (const json& d : *shape) {
-    uint64_t dim = 0;
-    // The message names the dimension's index and JSON type, never dumps it: a hostile
-    // header nests arrays 100k deep, and printing them recursively overflows the stack.
-    if (!as_u64(d, &dim)) {
-      return tensor_error(name, fmt::format("shape dimension {} is {}, not an integer >= 0", t.shape.size(),
-                                            d.is_number() ? "a negative or fractional number"
-                                                          : std::string("a JSON ") + d.type_name()));
-    }
-    t.shape.push_back(dim);
-    elements *= dim;
+    // json_int_value names the dimension's index and JSON type, never prints a container.
+    auto dim = json_int_value<uint64_t>(d, fmt::format("shape dimension {}", t.shape.size()), 0, UINT64_MAX,
+                                        fmt::format("tensor \"{}\"", name));
+    if (!dim) return dim.error();
+    t.shape.push_back(*dim);
+    elements *= *dim;
     if (elements > (unsigned __int128){UINT64_MAX}) return tensor_error(name, "shape overflows 64 bits");
   }
   const auto offs = entry.find("data_offsets");
-  if (offs == entry.end() || !offs->is_array() || offs->size() != 2 ||
-      !as_u64((*offs)[0], &t.begin) || !as_u64((*offs)[1], &t.end)) {
-    return tensor_error(name, "\"data_offsets\" is not [begin, end] with integers >= 0");
+  if (offs == entry.end() || !offs->is_array() || offs->size() != 2)
+    return tensor_error(name, "\"data_offsets\" is not [begin, end]");
+  uint64_t* ends[] = {&t.begin, &t.end};
+  for (size_t i = 0; i < 2; ++i) {
+    auto v = json_int_value<uint64_t>((*offs)[i], fmt::format("data_offsets[{}]", i), 0, UINT64_MAX,
+                                      fmt::format("tensor \"{}\"", name));
+    if (!v) return v.error();
+    *ends[i] = *v;
   }
   if (t.end < t.begin) {
     return tensor_error(name, fmt::format("data_offsets [{}, {}] end before they begin", t.begin, t.end));
@@ -173,17 +163,19 @@ Result<SafetensorsFile> parse_safetensors_header(std::string_view header, uint64
                                            "({} bytes)", header.size(), file_bytes));
   }
   const uint64_t data_bytes = file_bytes - f.data_offset;
-  // Duplicate names: JSON allows them, a parser keeps one, and the other tensor's bytes
-  // would silently go missing. A first SAX pass collects the top-level keys (depth 1); the
-  // JSON library's callback parser could do it in one pass but rescans the enclosing object
-  // at every object end, which is quadratic (16k tensors took 3.2 s, 100k over 10 minutes).
+  // Nesting bounded and the text parsed first (driver/common/json.h), then duplicate names:
+  // JSON allows them, a parser keeps one, and the other tensor's bytes would silently go
+  // missing. A SAX pass collects the top-level keys (depth 1); the JSON library's callback
+  // parser could do it in one pass but rescans the enclosing object at every object end,
+  // which is quadratic (16k tensors took 3.2 s, 100k over 10 minutes).
+  auto parsed = parse_json_bounded(header, "header");
+  if (!parsed) return parsed.error();
+  const json& doc = *parsed;
+  if (!doc.is_object()) return make_error(-EINVAL, "header is not a JSON object");
   std::string duplicate;
   TopLevelKeys keys(&duplicate);
   if (!json::sax_parse(header.begin(), header.end(), &keys, json::input_format_t::json, /*strict=*/true))
     return make_error(-EINVAL, "header is not valid JSON");
-  const json doc = json::parse(header.begin(), header.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return make_error(-EINVAL, "header is not valid JSON");
-  if (!doc.is_object()) return make_error(-EINVAL, "header is not a JSON object");
   if (!duplicate.empty()) {
     return tensor_error(duplicate, "appears twice in the header");
   }

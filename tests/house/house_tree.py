@@ -1,5 +1,5 @@
 """What the house checks share: their command line, and for their self-tests writing a
-scratch tree of files and the tally line. Imported by check_size.py, check_layers.py, check_citations.py and check_paths.py (they
+scratch tree of files and the tally line. Imported by check_size.py, check_layers.py, check_citations.py, check_paths.py and check_json.py (they
 run as scripts from this folder, so it is on their import path)."""
 import os
 

@@ -2,11 +2,13 @@
 
 #include "driver/common/safe_file.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <cstdio>
@@ -17,7 +19,23 @@
 
 namespace ork::tools {
 
-std::optional<uint64_t> available_memory() {
+namespace {
+
+// What RLIMIT_AS (ulimit -v) still leaves this process: the limit less the address space it
+// has mapped (/proc/self/statm's first field, in pages); nullopt when unlimited or unreadable.
+std::optional<uint64_t> address_space_left() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  unsigned long long pages = 0;
+  const bool read = f != nullptr && std::fscanf(f, "%llu", &pages) == 1;
+  if (f != nullptr) std::fclose(f);
+  if (!read) return std::nullopt;
+  const uint64_t used = static_cast<uint64_t>(pages) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return r.rlim_cur > used ? r.rlim_cur - used : 0;
+}
+
+std::optional<uint64_t> mem_available() {
   std::FILE* f = std::fopen("/proc/meminfo", "r");
   if (f == nullptr) return std::nullopt;
   char line[256];
@@ -30,6 +48,14 @@ std::optional<uint64_t> available_memory() {
     }
   }
   std::fclose(f);
+  return out;
+}
+
+}  // namespace
+
+std::optional<uint64_t> available_memory() {
+  std::optional<uint64_t> out = mem_available();
+  if (auto room = address_space_left()) out = out ? std::min(*out, *room) : *room;
   return out;
 }
 
@@ -74,7 +100,8 @@ std::string check_writable(const std::string& flag, const std::string& path) {
 std::string check_memory(const std::string& what, uint64_t bytes) {
   const auto avail = available_memory();
   if (!avail || bytes <= *avail) return {};
-  return fmt::format("{} needs {} of memory; {} is available (MemAvailable in /proc/meminfo)", what,
+  return fmt::format("{} needs {} of memory; {} is available (MemAvailable in /proc/meminfo, or what "
+                     "RLIMIT_AS leaves when less)", what,
                      human_bytes(bytes), human_bytes(*avail));
 }
 

@@ -11,7 +11,8 @@
 
 namespace ork::tools {
 
-// MemAvailable in bytes; nullopt when /proc/meminfo cannot be read.
+// MemAvailable in bytes, or the address space RLIMIT_AS (ulimit -v) still leaves this
+// process when that is less; nullopt when neither can be read.
 std::optional<uint64_t> available_memory();
 // Bytes an unprivileged writer may still use on the file system holding `path` (or its
 // directory when the file does not exist yet); nullopt when statvfs fails.

@@ -11,6 +11,7 @@
 #include "tools/common/input_limits.h"
 
 #include "driver/common/cbuf_limits.h"
+#include "driver/common/json.h"
 #include "driver/common/npu_cores.h"
 
 namespace ork::tools {
@@ -20,16 +21,11 @@ using nlohmann::json;
 
 constexpr int64_t kMaxDim = int64_t{1} << 24;  // mc_prof's own shape bound (main.cpp)
 
-// "" when `f[key]` is a whole number in [lo, hi] (stored in `out`), else why not.
+// "" when `f[key]` is an integer in [lo, hi] (stored in `out`), else why not (json_int).
 std::string whole(const json& f, const char* key, int64_t lo, int64_t hi, int64_t& out) {
-  if (!f.contains(key)) return fmt::format("missing \"{}\"", key);
-  const json& v = f[key];
-  if (!v.is_number_integer() && !(v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()))
-    return fmt::format("\"{}\" must be a whole number, got {}", key, v.dump());
-  const double d = v.get<double>();
-  if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
-    return fmt::format("\"{}\" must be from {} to {}, got {}", key, lo, hi, v.dump());
-  out = static_cast<int64_t>(d);
+  auto v = json_int<int64_t>(f, key, lo, hi, "");
+  if (!v) return v.error().message;
+  out = *v;
   return {};
 }
 
@@ -66,16 +62,14 @@ std::string figure(const json& f, Figure& out) {
 
 Result<BoardReport> read_board_report(const std::string& path) {
   // A regular file of at most 64 MiB (a board report is a few KiB): a FIFO or a device is
-  // refused by name, never waited on (tools/common/input_limits.h).
+  // refused by name, never waited on (tools/common/input_limits.h); its JSON's nesting is
+  // bounded before it is parsed (driver/common/json.h).
   std::string text;
   if (auto e = read_file_bounded("report", path, uint64_t{64} << 20, &text); !e.empty())
     return make_error(-EINVAL, fmt::format("cannot read the report '{}': {}", path, e));
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    return make_error(-EINVAL, fmt::format("report '{}' is not JSON: {}", path, e.what()));
-  }
+  auto parsed = parse_json_bounded(text, fmt::format("report '{}'", path));
+  if (!parsed) return parsed.error();
+  const json& j = *parsed;
   if (!j.is_object() || !j.contains("figures"))
     return make_error(-EINVAL, fmt::format("report '{}': missing key \"figures\" (docs/timing-model.md \"Board reports\")", path));
   if (!j["figures"].is_array() || j["figures"].empty())

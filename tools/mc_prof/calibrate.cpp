@@ -90,7 +90,7 @@ std::string published_table(const json& r) {
   line("fitted figures", r["training"]);
   line("held-out figures", r["held_out"]);
   line("leave-one-out", r["leave_one_out"]);
-  out += fmt::format("experiment M (not published; chosen by the fit): {}\n", r["model"]["experiment_m"].get<int64_t>());
+  out += fmt::format("experiment M (not published; chosen by the fit): {}\n", r["model"]["experiment_m"].dump());
   return out;
 }
 

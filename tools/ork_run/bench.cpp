@@ -193,7 +193,7 @@ void print_text(const BenchArgs& a, const nlohmann::json& orders, const Ratios& 
                 exec::order_name(o), j["token_us"]["min"].get<double>() / 1e3, j["token_us"]["median"].get<double>() / 1e3,
                 j["token_us"]["max"].get<double>() / 1e3, j["io_us"]["median"].get<double>() / 1e3,
                 j["device_us"]["median"].get<double>() / 1e3, j["overlap"]["median"].get<double>(),
-                static_cast<double>(j["peak_bytes"].get<uint64_t>()) / 1048576.0);
+                j["peak_bytes"].get<double>() / 1048576.0);  // the run's own figure, not input
   }
   const Spread fr = spread(r.fifo), sr = spread(r.sequential), bal = spread(r.balance);
   std::printf("ratios    fifo / scheduled %.3f / %.3f / %.3f; sequential / scheduled %.3f / %.3f / %.3f (min / median / max)\n",

@@ -115,6 +115,18 @@ int prepare(const Args& a, Prepared& p) {
   return -1;
 }
 
+// "" when the activations (--m rows of the model's widths) fit beside the slots in the memory
+// available, checked before anything of the run is allocated (a 2^20-wide model at --m 2048
+// once died in std::bad_alloc on the device thread); else the message naming --m.
+std::string check_activations(const Args& a, const Prepared& p) {
+  const uint64_t acts = exec::activation_bytes_bound(p.model.desc, a.m, a.inflight);
+  const uint64_t total = acts > UINT64_MAX - p.plan.slot_total ? UINT64_MAX : acts + p.plan.slot_total;
+  return tools::check_memory(fmt::format("--m {} (activations of up to {} for a hidden size of {}, beside {} of weight "
+                                         "slots)", a.m, tools::human_bytes(acts), p.model.desc.hidden,
+                                         tools::human_bytes(p.plan.slot_total)),
+                             total);
+}
+
 // False (and a message) when the trace file cannot be written: the run then fails.
 bool write_trace(const std::string& path, const std::vector<exec::TraceEvent>& trace) {
   // Beside the output, renamed over it when complete (driver/common/safe_file.h).
@@ -197,6 +209,7 @@ int run(const Args& a) {
                      a.plan_out.c_str());
     return tools::code(tools::Exit::ok);
   }
+  if (auto e = check_activations(a, p); !e.empty()) return error(e);
   auto opened = api::open_device(a.device_name.empty() ? nullptr : a.device_name.c_str());
   if (!opened)  // an unknown name is bad usage; a device that is not there is exit 3
     return error(fmt::format("--device: {}", opened.error().message),

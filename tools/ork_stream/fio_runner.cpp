@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "driver/common/json.h"
 #include "lib/io/file_os.h"
 #include "tools/ork_stream/stream_bench.h"
 
@@ -57,9 +58,9 @@ Result<std::optional<FioResult>> run_fio(const std::string& path, uint64_t bs_by
   auto out = capture(r.command + " 2>&1");
   if (!out) return out.error();
   const auto brace = out->find('{');  // fio may print notes before the JSON
-  const auto doc = nlohmann::json::parse(brace == std::string::npos ? std::string() :
-                                         out->substr(brace), nullptr, false);
-  if (doc.is_discarded() || !doc.contains("jobs") || doc["jobs"].empty()) {
+  auto parsed = parse_json_bounded(brace == std::string::npos ? std::string() : out->substr(brace), "fio's output");
+  nlohmann::json doc = parsed ? *parsed : nlohmann::json();
+  if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array() || doc["jobs"].empty()) {
     return make_error(-EIO, fmt::format("fio gave no JSON result: {}", out->substr(0, 300)));
   }
   const double bw = doc["jobs"][0]["read"].value("bw_bytes", 0.0);

@@ -1,6 +1,7 @@
 // The executor, bit for bit against the CPU reference of the whole chain: tiny models on
 // cpu, emu and emu-rocket, every order, decode and prefill, every dtype; and the check
 // itself fails when the reference is of another model.
+#include <new>
 #include <set>
 
 #include <unistd.h>
@@ -243,6 +244,35 @@ TEST(ExecutorErrors, TruncatedAfterOpeningIsAnError) {
   // The device stays usable.
   Model b = make_model(matmul::DType::int8, 2, 3, "after_trunc.ork");
   EXPECT_TRUE(run(b, o, **dev));
+}
+
+// What the device thread calls may throw: std::bad_alloc there (the activations of a large M)
+// once ended the process in std::terminate. Thrown from the progress callback, which runs on
+// the device thread after each matmul, it is the run's error, and the device stays usable.
+TEST(ExecutorErrors, OutOfMemoryOnTheDeviceThreadIsTheRunsError) {
+  Model a = make_model(matmul::DType::int8, 2, 3, "oom.ork");
+  for (const char* device : {"cpu", "emu", "emu-rocket"}) {
+    SCOPED_TRACE(device);
+    auto dev = api::open_device(device);
+    ASSERT_TRUE(dev) << dev.error().message;
+    PlanOptions o;
+    o.budget_bytes = 64 << 10;
+    o.tokens = 2;
+    auto plan = build_plan(a.packed, o);
+    ASSERT_TRUE(plan);
+    RunOptions ro;
+    int calls = 0;
+    ro.progress = [&](int64_t, int64_t) {
+      if (++calls == 3) throw std::bad_alloc();
+    };
+    DeviceRef ref{(*dev)->kmd.get(), (*dev)->runner.get(), (*dev)->kmd ? 3 : 1};
+    auto out = run_plan(a.path, a.packed, *plan, o, ref, ro);
+    ASSERT_FALSE(out);
+    EXPECT_EQ(out.error().code, -ENOMEM);
+    EXPECT_EQ(out.error().message, "out of host memory on the device thread (the activations of M = 1 rows, hidden 64)");
+    EXPECT_EQ(calls, 3);
+    EXPECT_TRUE(run(a, o, **dev));
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -180,6 +181,94 @@ TEST_F(PackErrors, ShapesThatDoNotChain) {
   auto j = json();
   j["model"]["matmuls"][3]["k"] = 48;  // o reads q (64 wide)
   EXPECT_NE(message_for(with_json(j)).find("do not chain"), std::string::npos);
+}
+
+// Numbers in a packed header that once became others: a layer index of 2^32 read as 0, an
+// offset of 8192.5 as 8192, 4294967298 layers as 2 (checksums recomputed each time).
+TEST_F(PackErrors, TableAndModelNumbersAreIntegersInRange) {
+  auto j = json();
+  j["tensors"][0][0] = uint64_t{1} << 32;
+  EXPECT_NE(message_for(with_json(j)).find(
+                "packed model tensor table: tensors[0][0] = 4294967296: must be an integer in 0..2147483647"),
+            std::string::npos);
+  j = json();
+  j["tensors"][1][2] = 8192.5;
+  EXPECT_NE(message_for(with_json(j)).find("tensors[1][2] = 8192.5: must be an integer in 0..18446744073709551615"),
+            std::string::npos);
+  j = json();
+  j["tensors"][2][3] = -4096;
+  EXPECT_NE(message_for(with_json(j)).find("tensors[2][3] = -4096: must be an integer"), std::string::npos);
+  j = json();
+  j["tensors"][0] = {0, 0, 8192};
+  EXPECT_NE(message_for(with_json(j)).find("tensors[0] is not [layer, matmul, offset, bytes"), std::string::npos);
+  j = json();
+  j["model"]["layers"] = 4294967298u;
+  EXPECT_NE(message_for(with_json(j)).find("\"layers\" = 4294967298: must be an integer in 1..2147483647"),
+            std::string::npos);
+}
+
+// A packed header and description around any JSON `text` (checksums computed, the data
+// right after it, one 4 KiB block of it): what a hostile writer can make.
+std::vector<uint8_t> packed_around(const std::string& text) {
+  const uint64_t data = align_up(kPackHeaderBytes + text.size(), kPackAlign), file = data + kPackAlign;
+  std::vector<uint8_t> b(data, 0);
+  std::memcpy(b.data(), kPackMagic, 8);
+  const uint32_t fields32[] = {kPackVersion, static_cast<uint32_t>(kPackHeaderBytes)};
+  std::memcpy(b.data() + 8, fields32, 8);
+  const uint64_t fields[] = {kPackHeaderBytes, text.size(), data, file,
+                             fingerprint({reinterpret_cast<const uint8_t*>(text.data()), text.size()})};
+  std::memcpy(b.data() + 16, fields, sizeof fields);
+  const uint64_t hf = fingerprint({b.data(), 56});
+  std::memcpy(b.data() + 56, &hf, 8);
+  std::memcpy(b.data() + kPackHeaderBytes, text.data(), text.size());
+  return b;
+}
+
+// 100,000 nested '[' once overflowed the stack of read_packed's caller (the description was
+// serialised recursively): refused before anything recurses, from a file as ork_run opens it.
+TEST(PackHostile, DeepNestingInTheDescriptionIsRefused) {
+  for (const char* where : {"model", "tensors"}) {
+    nlohmann::json j = {{"model", 1}, {"tensors", 2}};
+    std::string text = j.dump();
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    text.replace(text.find(where == std::string("model") ? "1" : "2"), 1, deep);
+    std::vector<uint8_t> b = packed_around(text);
+    b.resize(b.size() + kPackAlign, 0);
+    const std::string path = scratch("deep.ork");
+    write_all(path, b);
+    auto m = read_packed(path);
+    ASSERT_FALSE(m) << where;
+    EXPECT_EQ(m.error().message, path + ": packed model description: JSON nested more than 64 levels deep (arrays and "
+                                        "objects), the most this reader accepts");
+  }
+}
+
+// A description of read_packed's limit (kPackMaxDescriptionBytes) with the most matmuls that
+// fit, one tensor each: parsed and checked within the test's normal timeout, which a check
+// quadratic in the matmuls (100,000 took over a minute) exceeds by hours.
+TEST(PackHostile, ADescriptionAtTheSizeLimitParses) {
+  std::string matmuls, table;
+  int count = 0;
+  const uint64_t data = kPackHeaderBytes + kPackMaxDescriptionBytes;
+  auto bytes = packed_bytes(matmul::DType::int8, 1, 1);
+  ASSERT_TRUE(bytes);
+  ASSERT_LE(*bytes, kPackAlign);  // every tensor fits the one block of data packed_around gives
+  while (matmuls.size() + table.size() + 200 < kPackMaxDescriptionBytes) {
+    matmuls += fmt::format(R"({}{{"name":"m{}","k":1,"n":1,"input":["x"]}})", count ? "," : "", count);
+    table += fmt::format("{}[0,{},{},{},0,0]", count ? "," : "", count, data, *bytes);
+    ++count;
+  }
+  const std::string text = R"({"model":{"dtype":"int8","hidden":1,"layers":1,"matmuls":[)" + matmuls +
+                           R"(],"output":["x"]},"tensors":[)" + table + "]}";
+  ASSERT_LE(text.size(), kPackMaxDescriptionBytes);
+  std::vector<uint8_t> head = packed_around(text);
+  ASSERT_EQ(head.size(), data);
+  auto m = parse_packed(head, data + kPackAlign);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(static_cast<int>(m->desc.matmuls.size()), count);
+  EXPECT_EQ(m->tensors.size(), static_cast<size_t>(count));
+  EXPECT_GT(count, 800000);
+  EXPECT_EQ(m->tensors.back().matmul, count - 1);
 }
 
 TEST(ModelDesc, ChecksNameEverySource) {

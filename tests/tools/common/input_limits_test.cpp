@@ -1,12 +1,15 @@
 // The checks of sizes taken from a tool's input (tools/common/input_limits.cpp): memory and
 // disk bounds naming the flag, a bounded whole-file read that refuses directories, files over
 // the limit and endless devices, and the same-file test that keeps an output off an input.
+#include <sys/resource.h>
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -93,6 +96,32 @@ TEST(DefaultMemoryBudget, HalfOfMemAvailableInWholeMiBElse512MiB) {
   EXPECT_EQ(default_memory_budget(3 * kMiB + 1), kMiB) << "1.5 MiB rounds down to 1";
   EXPECT_EQ(default_memory_budget(2 * kMiB - 1), 0u);
   EXPECT_EQ(default_memory_budget(std::nullopt), 512 * kMiB);
+}
+
+// Under ulimit -v the memory available is what the address-space limit leaves, when that is
+// less than MemAvailable: a size checked against MemAvailable alone passed and then aborted
+// in std::bad_alloc. In a child process, which lowers its own limit.
+TEST(AvailableMemory, IsBoundedByTheAddressSpaceLimit) {
+  constexpr uint64_t kRoom = uint64_t{256} << 20;
+  const auto unlimited = available_memory();
+  ASSERT_TRUE(unlimited);
+  ASSERT_GT(*unlimited, 2 * kRoom) << "the machine has too little memory for this test to tell the two apart";
+  EXPECT_EXIT(
+      {
+        std::FILE* f = std::fopen("/proc/self/statm", "r");
+        unsigned long long pages = 0;
+        if (f == nullptr || std::fscanf(f, "%llu", &pages) != 1) std::exit(3);
+        std::fclose(f);
+        rlimit r{};
+        getrlimit(RLIMIT_AS, &r);
+        r.rlim_cur = pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) + kRoom;
+        if (setrlimit(RLIMIT_AS, &r) != 0) std::exit(3);
+        const auto limited = available_memory();
+        if (!limited || *limited > kRoom) std::exit(4);
+        const std::string e = check_memory("--m 4096", uint64_t{1} << 30);
+        std::exit(e.rfind("--m 4096 needs 1.00 GiB of memory; ", 0) == 0 && e.find("RLIMIT_AS") != std::string::npos ? 0 : 5);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(InputLimits, CheckWritableLeavesFilesAsTheyWereAndNamesWhatFails) {

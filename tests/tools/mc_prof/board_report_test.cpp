@@ -59,7 +59,7 @@ TEST(BoardReport, BadReportsSayWhy) {
   };
   const std::string ok = R"("m": 1, "k": 32, "n": 32, "cores": 1, "mc_cap": 0)";
   EXPECT_NE(read_board_report("/nonexistent/report.json").error().message.find("cannot read the report"), std::string::npos);
-  EXPECT_NE(err("{\"figures\": [").find("is not JSON"), std::string::npos);
+  EXPECT_NE(err("{\"figures\": [").find("bad.json': not valid JSON"), std::string::npos);
   EXPECT_NE(err("{}").find("missing key \"figures\""), std::string::npos);
   EXPECT_NE(err(R"({"figures": []})").find("non-empty list"), std::string::npos);
   EXPECT_NE(err(R"({"figures": [{"measured_us": 5, )" + ok + "}]}").find("figures[0]: missing \"name\""), std::string::npos);
@@ -69,9 +69,19 @@ TEST(BoardReport, BadReportsSayWhy) {
   EXPECT_NE(err(R"({"figures": [{"name": "x", "measured_us": 0, )" + ok + "}]}").find("positive finite"), std::string::npos);
   EXPECT_NE(err(R"({"figures": [{"name": "x", "measured_us": "NaN", )" + ok + "}]}").find("must be a number"),
             std::string::npos);
-  EXPECT_NE(err(R"({"figures": [{"name": "x", "measured_us": 1e999, )" + ok + "}]}").find("not JSON"), std::string::npos);
+  EXPECT_NE(err(R"({"figures": [{"name": "x", "measured_us": 1e999, )" + ok + "}]}").find("not valid JSON"), std::string::npos);
   EXPECT_NE(err(R"({"figures": [{"name": "x", "measured_us": 5, "m": 1, "k": 32, "n": 32, "cores": 4, "mc_cap": 0}]})")
-                .find("\"cores\" must be from 1 to 3"),
+                .find("figures[0] (\"x\"): \"cores\" = 4: must be an integer in 1..3"),
+            std::string::npos);
+  // Integers whole and in range: a float is refused even when whole, a huge one is not narrowed.
+  for (const char* m : {"1.0", "64.7", "18446744073709551615", "4294967297", "\"2\""})
+    EXPECT_NE(err(R"({"figures": [{"name": "x", "measured_us": 5, "k": 32, "n": 32, "cores": 1, "mc_cap": 0, "m": )" +
+                  std::string(m) + "}]}")
+                  .find(std::string("\"m\" = ") + m + ": must be an integer in 1..16777216"),
+              std::string::npos)
+        << m;
+  // Nesting bounded before anything recurses (driver/common/json.h).
+  EXPECT_NE(err(R"({"figures": )" + std::string(100000, '[') + std::string(100000, ']') + "}").find("more than 64 levels"),
             std::string::npos);
   EXPECT_NE(err(R"({"figures": [{"name": "x", "measured_us": 5, "k": 32, "n": 32, "cores": 1, "mc_cap": 0}]})")
                 .find("missing \"m\""),
