@@ -1,0 +1,38 @@
+# Sourced by .ci/run and by each step script (.ci/sanitizers, .ci/fuzz, .ci/arm64), from the
+# repository's root: the compiler cache (scripts/ccache.sh), the step timer, and the one
+# clang build the sanitizer suite and the fuzz harnesses share.
+. scripts/ccache.sh
+
+# ci_step NAME COMMAND [ARG...]: runs the command, then prints "ci: NAME N s" (its wall time,
+# passed or not) and stops the script with the command's exit status if it failed.
+ci_step() {
+  ci_name=$1
+  shift
+  ci_t0=$(date +%s)
+  ci_rc=0
+  "$@" || ci_rc=$?
+  echo "ci: $ci_name $(($(date +%s) - ci_t0)) s"
+  if [ "$ci_rc" -ne 0 ]; then
+    echo "ci: $ci_name FAILED (exit $ci_rc)" >&2
+    exit "$ci_rc"
+  fi
+}
+
+# build-san: clang with AddressSanitizer + UndefinedBehaviorSanitizer and libFuzzer's
+# coverage (-Dfuzz=enabled), serving both .ci/sanitizers (every suite but slow) and .ci/fuzz
+# (the fuzz_<harness> binaries): one compile of the tree instead of a gcc ASan build and a
+# clang fuzz build. -O1 and no debug info: the sanitizers' own guidance for speed of checked
+# code, and about half the compile time of -O2 -g (docs/reliability.md "CI time"); ASan
+# symbolises reports by function, UBSan's file:line is compiled into each check.
+# -ffp-contract=off: what the emulator's core.cpp asks of gcc by pragma (no fused multiply-add
+# where its fp16 arithmetic must round each step), which clang does not read
+# (-Wno-unknown-pragmas: gcc's optimize pragma).
+san_setup() {
+  [ -f build-san/build.ninja ] && return 0
+  ccache_prefix=""
+  command -v ccache >/dev/null 2>&1 && ccache_prefix="ccache "
+  CC="${ccache_prefix}clang" CXX="${ccache_prefix}clang++" meson setup build-san -Dwerror=true \
+    -Dfuzz=enabled -Dbenchmarks=disabled -Db_sanitize=address,undefined -Db_lundef=false \
+    -Ddebug=false -Doptimization=1 -Dc_args="$san_flags" -Dcpp_args="$san_flags"
+}
+san_flags="-ffp-contract=off -Wno-unknown-pragmas"
