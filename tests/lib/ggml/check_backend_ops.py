@@ -24,8 +24,10 @@ def problems(text, op):
     """What is wrong with one run's output (empty list: it passed)."""
     text = ANSI.sub("", text)
     found = []
-    if not re.search(r"^Backend 1/1: ORK$", text, re.M):
-        found.append("the ORK device did not register (no 'Backend 1/1: ORK')")
+    if not re.search(r"^Backend \d+/\d+: ORK$", text, re.M):
+        found.append("the ORK device did not register (no 'Backend N/N: ORK')")
+    elif not re.search(r"^  Backend ORK: OK$", text, re.M):
+        found.append("test-backend-ops did not report 'Backend ORK: OK'")
     ok, failed, by_type, broadcast, m1 = 0, [], {t: 0 for t in WEIGHT_TYPES}, 0, 0
     for line in text.splitlines():
         m = CASE.match(line)
@@ -73,16 +75,17 @@ def run(binary, backend, device, op):
 
 
 def self_test():
-    good = ("Backend 1/1: ORK\n" + "".join(
+    good = ("Backend 1/2: CPU\n  Skipping\nBackend 2/2: ORK\n" + "".join(
         f"  MUL_MAT(type_a={t},type_b=f32,m=16,n={n},k=256,bs=[{b},1],nr=[1,1]): \x1b[1;32mOK\x1b[0m\n"
         for t in WEIGHT_TYPES for n, b in ((1, 1), (8, 2))) +
         "  MUL_MAT(type_a=q5_k,type_b=f32,m=16,n=1,k=256,bs=[1,1],nr=[1,1]): not supported [ORK]\n"
-        "  10/10 tests passed\n")
+        "  10/10 tests passed\n  Backend ORK: \x1b[1;32mOK\x1b[0m\n")
     bad = {
         "a failure": good.replace("n=8,k=256,bs=[2,1],nr=[1,1]): \x1b[1;32mOK",
                                   "n=8,k=256,bs=[2,1],nr=[1,1]): NMSE = 1 > 0.0005 \x1b[1;31mFAIL", 1),
         "a type not run": good.replace("type_a=bf16", "type_a=f32"),
-        "no device": good.replace("Backend 1/1: ORK", "Backend 1/1: CPU"),
+        "no device": good.replace("Backend 2/2: ORK", "Backend 2/2: CPU"),
+        "backend failed": good.replace("Backend ORK: \x1b[1;32mOK", "Backend ORK: \x1b[1;31mFAIL"),
         "a summary that disagrees": good.replace("10/10", "11/11"),
         "no broadcast": good.replace("bs=[2,1]", "bs=[1,1]"),
     }
