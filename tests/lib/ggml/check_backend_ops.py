@@ -8,6 +8,9 @@ test-backend-ops' own summary, and the cases that ran on ORK (not "not supported
 every weight type the backend offloads, broadcast batches and M = 1 among them.
 
 Usage: check_backend_ops.py TEST_BACKEND_OPS LIBGGML_ORK DEVICE OP
+       check_backend_ops.py --no-device TEST_BACKEND_OPS LIBGGML_ORK
+                                    a device that cannot open: the backend registers no
+                                    device, says so in one stderr line, llama.cpp goes on
        check_backend_ops.py --self-test     the checks fail on outputs they must refuse
 """
 import os
@@ -74,6 +77,25 @@ def run(binary, backend, device, op):
     return 1 if found else 0
 
 
+def no_device(binary, backend):
+    env = dict(os.environ, GGML_BACKEND_PATH=backend, ORK_DEVICE="no-such-device")
+    proc = subprocess.run([binary, "test", "-b", "ORK", "-o", "MUL_MAT"], env=env, capture_output=True,
+                          text=True, timeout=600)
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("ggml-ork:")]
+    found = []
+    if proc.returncode != 0:
+        found.append(f"test-backend-ops exited with {proc.returncode}")
+    if len(lines) != 1 or not lines[0].startswith("ggml-ork: no ORK device (") or "no-such-device" not in lines[0]:
+        found.append(f"expected one line 'ggml-ork: no ORK device (... no-such-device ...)', got {lines}")
+    if re.search(r"^Backend \d+/\d+: ORK$", proc.stdout, re.M) or "Testing 1 devices" not in proc.stdout:
+        found.append("an ORK device was registered, or the CPU device is not the only one")
+    for f in found:
+        print(f"check_backend_ops --no-device: {f}")
+    if not found:
+        print(f"no device: {lines[0]}")
+    return 1 if found else 0
+
+
 def self_test():
     good = ("Backend 1/2: CPU\n  Skipping\nBackend 2/2: ORK\n" + "".join(
         f"  MUL_MAT(type_a={t},type_b=f32,m=16,n={n},k=256,bs=[{b},1],nr=[1,1]): \x1b[1;32mOK\x1b[0m\n"
@@ -99,4 +121,6 @@ def self_test():
 if __name__ == "__main__":
     if sys.argv[1:] == ["--self-test"]:
         sys.exit(self_test())
+    if sys.argv[1:2] == ["--no-device"]:
+        sys.exit(no_device(*sys.argv[2:4]))
     sys.exit(run(*sys.argv[1:5]))
