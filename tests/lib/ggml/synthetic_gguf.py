@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""Synthetic GGUF models for the ggml backend (docs/llama-cpp.md "Whole models").
+
+Random weights (seeded, so a model is a function of its arguments) in the Llama or Qwen2
+architecture, F16, Q8_0 or Q4_0 matrices (norms and Qwen2's biases F32), with a real
+vocabulary: every tokenizer.* key copied from one of llama.cpp's models/ggml-vocab-*.gguf.
+Needs numpy (Debian python3-numpy) and gguf-py from the llama.cpp tree (--llama-cpp TREE).
+
+Usage: synthetic_gguf.py --llama-cpp TREE --arch llama|qwen2 --type f16|q8_0|q4_0
+                         --size tiny|qwen2.5-1.5b [--layers L] [--seed S] -o OUT.gguf
+"""
+import argparse
+import os
+import pathlib
+import sys
+
+# The shapes. qwen2.5-1.5b: Qwen/Qwen2.5-1.5B's config.json (hidden 1536, intermediate 8960,
+# 28 layers, 12 heads, 2 KV heads, rope theta 1e6, rms eps 1e-6), vocabulary from the file.
+SIZES = {
+    "tiny": dict(n_embd=256, n_ff=512, n_layer=2, n_head=4, n_head_kv=2, ctx=512),
+    "qwen2.5-1.5b": dict(n_embd=1536, n_ff=8960, n_layer=28, n_head=12, n_head_kv=2, ctx=4096),
+}
+VOCABS = {"llama": "ggml-vocab-llama-spm.gguf", "qwen2": "ggml-vocab-qwen2.gguf"}
+
+
+def copy_vocab(gguf, writer, path):
+    """Every tokenizer.* key of `path`, with its type, into `writer`; returns the vocab size."""
+    reader = gguf.GGUFReader(path)
+    n_vocab = 0
+    for name, field in reader.fields.items():
+        if not name.startswith("tokenizer."):
+            continue
+        vtype = field.types[0]
+        value = field.contents()
+        if vtype == gguf.GGUFValueType.ARRAY:
+            writer.add_key_value(name, value, vtype, sub_type=field.types[-1])
+            if name == "tokenizer.ggml.tokens":
+                n_vocab = len(value)
+        else:
+            writer.add_key_value(name, value, vtype)
+    return n_vocab
+
+
+def matrix(np, rng, rows, cols, qtype, gguf):
+    """rows x cols (ggml: ne0 = cols) of the given type, values ~ N(0, 1/sqrt(cols))."""
+    w = (rng.standard_normal((rows, cols)) / np.sqrt(cols)).astype(np.float32)
+    if qtype == "f16":
+        return w.astype(np.float16), None
+    t = gguf.GGMLQuantizationType.Q8_0 if qtype == "q8_0" else gguf.GGMLQuantizationType.Q4_0
+    return gguf.quants.quantize(w, t), t
+
+
+def write(args):
+    sys.path.insert(0, str(pathlib.Path(args.llama_cpp) / "gguf-py"))
+    import numpy as np
+    import gguf
+    s = dict(SIZES[args.size])
+    if args.layers:
+        s["n_layer"] = args.layers
+    rng = np.random.default_rng(args.seed)
+    tmp = args.output + ".tmp"
+    w = gguf.GGUFWriter(tmp, args.arch)
+    w.add_name(f"synthetic {args.arch} {args.size} {args.type}")
+    n_vocab = copy_vocab(gguf, w, str(pathlib.Path(args.llama_cpp) / "models" / VOCABS[args.arch]))
+    w.add_context_length(s["ctx"])
+    w.add_embedding_length(s["n_embd"])
+    w.add_block_count(s["n_layer"])
+    w.add_feed_forward_length(s["n_ff"])
+    w.add_head_count(s["n_head"])
+    w.add_head_count_kv(s["n_head_kv"])
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_rope_freq_base(1e6 if args.arch == "qwen2" else 1e4)
+    w.add_file_type({"f16": 1, "q8_0": 7, "q4_0": 2}[args.type])
+    e, ff = s["n_embd"], s["n_ff"]
+    kv = e // s["n_head"] * s["n_head_kv"]
+
+    def add(name, rows, cols):
+        data, t = matrix(np, rng, rows, cols, args.type, gguf)
+        w.add_tensor(name, data, raw_dtype=t)
+
+    def vec(name, n, value=None):
+        v = np.full(n, value, np.float32) if value is not None else rng.standard_normal(n).astype(np.float32) * 0.02
+        w.add_tensor(name, v)
+
+    add("token_embd.weight", n_vocab, e)
+    vec("output_norm.weight", e, 1.0)
+    add("output.weight", n_vocab, e)
+    for i in range(s["n_layer"]):
+        b = f"blk.{i}."
+        vec(b + "attn_norm.weight", e, 1.0)
+        add(b + "attn_q.weight", e, e)
+        add(b + "attn_k.weight", kv, e)
+        add(b + "attn_v.weight", kv, e)
+        add(b + "attn_output.weight", e, e)
+        if args.arch == "qwen2":
+            vec(b + "attn_q.bias", e)
+            vec(b + "attn_k.bias", kv)
+            vec(b + "attn_v.bias", kv)
+        vec(b + "ffn_norm.weight", e, 1.0)
+        add(b + "ffn_gate.weight", ff, e)
+        add(b + "ffn_up.weight", ff, e)
+        add(b + "ffn_down.weight", e, ff)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    os.replace(tmp, args.output)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--llama-cpp", required=True, help="the llama.cpp source tree (gguf-py, models/)")
+    p.add_argument("--arch", choices=sorted(VOCABS), required=True)
+    p.add_argument("--type", choices=["f16", "q8_0", "q4_0"], required=True)
+    p.add_argument("--size", choices=sorted(SIZES), default="tiny")
+    p.add_argument("--layers", type=int, default=0, help="override the size's layer count")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("-o", "--output", required=True)
+    write(p.parse_args())
+
+
+if __name__ == "__main__":
+    main()
