@@ -177,7 +177,7 @@ def packed_head(text):
     data_offset = align_up(4096 + len(text), 4096)
     h = bytearray(data_offset)
     h[0:8] = b'ORKPACK\0'
-    struct.pack_into('<IIQQQQQ', h, 8, 1, 4096, 4096, len(text), data_offset, data_offset, fnv1a(text))
+    struct.pack_into('<IIQQQQQ', h, 8, 2, 4096, 4096, len(text), data_offset, data_offset, fnv1a(text))
     struct.pack_into('<Q', h, 56, fnv1a(bytes(h[:56])))
     h[4096:4096 + len(text)] = text
     return bytes(h)

@@ -238,7 +238,7 @@ TEST_F(McProf, CalibrateRefusesBadReports) {
   std::ofstream(bad) << "{\"figures\": [";
   r = run({"--calibrate", bad});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("is not JSON"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
   r = run({"--calibrate", write_report("nokey.json", json::array({{{"name", "x"}, {"m", 1}}}))});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("figures[0] (\"x\"): missing \"measured_us\""), std::string::npos) << r.err;

@@ -29,7 +29,7 @@ def run(args, want_rc, want_text=None, limit_kib=None):
 
 
 def fnv1a(x):
-    h = 1469598103934665603
+    h = 14695981039346656037  # FNV-1a 64-bit basis (lib/exec/activation.h)
     for c in x:
         h = ((h ^ c) * 1099511628211) & (2**64 - 1)
     return h
@@ -40,7 +40,7 @@ def packed_around(text):
     data = (4096 + len(text) + 4095) // 4096 * 4096
     b = bytearray(data)
     b[0:8] = b"ORKPACK\0"
-    struct.pack_into("<IIQQQQQ", b, 8, 1, 4096, 4096, len(text), data, data, fnv1a(text))
+    struct.pack_into("<IIQQQQQ", b, 8, 2, 4096, 4096, len(text), data, data, fnv1a(text))
     struct.pack_into("<Q", b, 56, fnv1a(bytes(b[:56])))
     b[4096:4096 + len(text)] = text
     return bytes(b)
