@@ -105,7 +105,7 @@ TEST(Regdump, LargeFileInBoundedMemory) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    // Under AddressSanitizer (build-asan) freed blocks wait in its quarantine (256 MiB by
+    // Under AddressSanitizer (build-san) freed blocks wait in its quarantine (256 MiB by
     // default) and count in the RSS: turned off for this run, so that the figure is the
     // tool's live memory in every build. Other builds ignore the variable.
     const ToolRun r = run("--json " + path + " >/dev/null",
