@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <unistd.h>
@@ -94,6 +95,28 @@ Workers& workers() {
   return *w;
 }
 
+// What a call's threads threw: the first exception, rethrown on the caller's thread once every
+// thread has returned. Uncaught, a worker's exception (std::bad_alloc under memory pressure)
+// would be std::terminate, and the caller's own would unwind while the workers still ran fn.
+class FirstError {
+ public:
+  void run(const std::function<void(int)>& fn, int index) noexcept {
+    try {
+      fn(index);
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+  void rethrow() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::exception_ptr error_;
+};
+
 }  // namespace
 
 void run_on_threads(int threads, const std::function<void(int)>& fn) {
@@ -101,11 +124,15 @@ void run_on_threads(int threads, const std::function<void(int)>& fn) {
     fn(0);
     return;
   }
-  if (workers().try_run(threads - 1, fn)) return;
-  std::vector<std::jthread> fresh;
-  for (int t = 1; t < threads; ++t) fresh.emplace_back(fn, t);
-  fn(0);
-}  // the jthreads join here
+  FirstError error;
+  const std::function<void(int)> caught = [&](int index) { error.run(fn, index); };
+  if (!workers().try_run(threads - 1, caught)) {
+    std::vector<std::jthread> fresh;
+    for (int t = 1; t < threads; ++t) fresh.emplace_back(caught, t);
+    caught(0);
+  }  // the jthreads join here
+  error.rethrow();
+}
 
 void run_on_threads(int threads, const std::function<void()>& fn) {
   run_on_threads(threads, std::function<void(int)>([&fn](int) { fn(); }));

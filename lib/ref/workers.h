@@ -11,7 +11,8 @@ namespace ork::ref::detail {
 // Calls fn() on `threads` threads at once - the caller's and threads - 1 kept workers - and
 // returns when every call has returned. fn must be safe to run concurrently with itself.
 // A second caller while the workers are busy gets fresh threads for its call (never waits
-// for the first caller), so concurrent users stay independent.
+// for the first caller), so concurrent users stay independent. An exception thrown by fn on
+// any thread is caught there and the first one rethrown here, after every thread returned.
 void run_on_threads(int threads, const std::function<void()>& fn);
 // The same, fn(index) with the thread's index in 0 .. threads-1: 0 is the caller, i the
 // i-th kept worker, so one index stays on one thread from call to call (while the workers

@@ -3,11 +3,14 @@
 // extremes, grouped output layouts, named errors, concurrent callers and forked children.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <new>
 #include <string>
 #include <thread>
 #include <sys/wait.h>
@@ -22,6 +25,7 @@
 #include "driver/common/fp16.h"
 #include "lib/ref/oracle.h"
 #include "lib/ref/random.h"
+#include "lib/ref/workers.h"
 
 namespace ork::ref {
 namespace {
@@ -317,3 +321,21 @@ TEST(FastInt8, ThreadedCallsWorkInAForkedChild) {
 
 }  // namespace
 }  // namespace ork::ref
+
+// A worker that throws (std::bad_alloc under memory pressure) is the caller's exception, not
+// std::terminate; the caller's own waits for the workers; the kept workers work afterwards.
+TEST(Workers, AnExceptionOnAnyThreadReachesTheCallerAndTheWorkersStayUsable) {
+  for (int thrower : {0, 1, 2}) {
+    std::atomic<int> ran{0};
+    EXPECT_THROW(ork::ref::detail::run_on_threads(3, std::function<void(int)>([&](int i) {
+                   ++ran;
+                   if (i == thrower) throw std::bad_alloc();
+                 })),
+                 std::bad_alloc)
+        << "thrower " << thrower;
+    EXPECT_EQ(ran.load(), 3) << "every thread ran before the rethrow";
+  }
+  std::atomic<int> sum{0};
+  ork::ref::detail::run_on_threads(3, std::function<void(int)>([&](int i) { sum += i + 1; }));
+  EXPECT_EQ(sum.load(), 6);
+}
