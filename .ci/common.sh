@@ -27,12 +27,18 @@ ci_step() {
 # -ffp-contract=off: what the emulator's core.cpp asks of gcc by pragma (no fused multiply-add
 # where its fp16 arithmetic must round each step), which clang does not read
 # (-Wno-unknown-pragmas: gcc's optimize pragma).
+# -shared-libsan (with its directory as rpath): the runtime as a shared library, as gcc links
+# it, so the emulator's shim can be preloaded behind it into any process (the tests preload
+# "runtime:shim", driver/emu/shim/meson.build); with clang's default static runtime an
+# instrumented shim cannot load into an uninstrumented program (/bin/true in run-on-board).
 san_setup() {
   [ -f build-san/build.ninja ] && return 0
   ccache_prefix=""
   command -v ccache >/dev/null 2>&1 && ccache_prefix="ccache "
+  san_link="-shared-libsan -Wl,-rpath,$(clang --print-runtime-dir)"
   CC="${ccache_prefix}clang" CXX="${ccache_prefix}clang++" meson setup build-san -Dwerror=true \
     -Dfuzz=enabled -Dbenchmarks=disabled -Db_sanitize=address,undefined -Db_lundef=false \
-    -Ddebug=false -Doptimization=1 -Dc_args="$san_flags" -Dcpp_args="$san_flags"
+    -Ddebug=false -Doptimization=1 -Dc_args="$san_flags" -Dcpp_args="$san_flags" \
+    -Dc_link_args="$san_link" -Dcpp_link_args="$san_link"
 }
 san_flags="-ffp-contract=off -Wno-unknown-pragmas"
