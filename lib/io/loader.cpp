@@ -3,6 +3,8 @@
 // queue, L+1 prefetched after each load so it materialises during the compute of L).
 #include <chrono>
 
+#include <new>
+
 #include <fmt/format.h>
 
 #include "lib/io/loader.h"
@@ -196,6 +198,18 @@ void LayerLoader::queue_job(size_t slot_index, size_t layer, bool urgent) {
   cv_job_.notify_one();
 }
 
+// fill() on the worker thread, what it throws (std::bad_alloc under memory pressure) made the
+// slot's error, which the caller's load() then returns, instead of std::terminate.
+Status LayerLoader::fill_caught(size_t slot_index) noexcept {
+  try {
+    return fill(slot_index);
+  } catch (const std::bad_alloc&) {
+    return make_error(-ENOMEM, fmt::format("out of host memory filling slot {} on the I/O worker", slot_index));
+  } catch (const std::exception& e) {
+    return make_error(-EIO, fmt::format("filling slot {} on the I/O worker failed: {}", slot_index, e.what()));
+  }
+}
+
 void LayerLoader::worker_loop() {
   std::unique_lock<std::mutex> lk(mutex_);
   for (;;) {
@@ -205,7 +219,7 @@ void LayerLoader::worker_loop() {
     jobs_.pop_front();
     slots_[s].state = SlotState::kLoading;
     lk.unlock();
-    Status st = fill(s);  // unlocked: overlaps the caller's compute
+    Status st = fill_caught(s);  // unlocked: overlaps the caller's compute
     lk.lock();
     Slot& slot = slots_[s];
     slot.state = st ? SlotState::kReady : SlotState::kFailed;

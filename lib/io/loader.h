@@ -123,6 +123,7 @@ class LayerLoader {
   Status plan_slots(const std::string& path);
   Status make_engine();
   Status fill(size_t slot_index);  // engine read into the slot, on the calling thread
+  Status fill_caught(size_t slot_index) noexcept;  // fill() on the worker: a throw is the error
   Result<std::span<const std::byte>> load_sync(size_t layer);
   Result<std::span<const std::byte>> load_async(size_t layer, std::unique_lock<std::mutex>& lk);
   void prefetch_locked(size_t layer);

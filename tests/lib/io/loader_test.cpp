@@ -1,6 +1,8 @@
 // LayerLoader behaviour: hits and misses, explicit prefetch, the prefetch depth knob, bad
 // arguments, read errors that leave the loader usable, and cancellation on close.
+#include <atomic>
 #include <chrono>
+#include <new>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -154,6 +156,24 @@ TEST_F(Loader, ReadErrorIsReportedAndTheLoaderStaysUsable) {
     ASSERT_TRUE(b.ok()) << b.error().message;
     EXPECT_TRUE(test::layer_matches(model_, 1, b.value()));
   }
+}
+
+// What the worker thread's read throws (std::bad_alloc) is the load's error, not std::terminate.
+TEST_F(Loader, ThrowOnTheWorkerIsTheLoadsError) {
+  struct ThrowingOs : FaultyFileOs {
+    std::atomic<bool> armed{false};
+    ssize_t pread(int fd, void* buf, size_t length, off_t offset) override {
+      if (armed) throw std::bad_alloc();
+      return FaultyFileOs::pread(fd, buf, length, offset);
+    }
+  } os;
+  auto l = open({.source = SourceKind::kWorker, .n_slots = 2, .auto_prefetch = false}, os);
+  ASSERT_TRUE(l);
+  os.armed = true;
+  auto r = l->load(1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, -ENOMEM);
+  EXPECT_NE(r.error().message.find("out of host memory"), std::string::npos) << r.error().message;
 }
 
 TEST_F(Loader, CloseCancelsReadsInFlight) {
