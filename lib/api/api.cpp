@@ -41,7 +41,9 @@ extern "C" {
 ORK_API const char* ork_version(void) { return ORK_VERSION; }
 
 ORK_API const char* ork_status_string(ork_status status) {
-  switch (status) {
+  // Any int a C caller passed, read as the integer (enum_value, lib/api/weights.h): a C++
+  // load of an out-of-range enum is undefined (clang's UBSan: "load of value 99").
+  switch (ork::api::enum_value(status)) {
     case ORK_OK: return "ok";
     case ORK_E_INVALID_ARGUMENT: return "invalid argument";
     case ORK_E_UNSUPPORTED: return "unsupported";
