@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "include/ork/ork.h"
+#include "tests/support/address_space_limit.h"
 #include "lib/exec/pack_file.h"
 
 namespace {
@@ -90,6 +91,7 @@ TEST(SessionMemory, ActivationsThatDoNotFitAreNoMemoryNotAnAbort) {
 #ifdef ORK_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer's operator new reports out-of-memory instead of throwing";
 #endif
+  if (!ork::test::address_space_limit_applies()) GTEST_SKIP() << "RLIMIT_AS is not applied here (qemu-user)";
   const std::string path = write_wide_model();
   for (const char* device : {"cpu", "emu", "emu-rocket"}) {
     SCOPED_TRACE(device);

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "tests/support/address_space_limit.h"
 #include "tools/common/input_limits.h"
 
 namespace ork::tools {
@@ -102,6 +103,7 @@ TEST(DefaultMemoryBudget, HalfOfMemAvailableInWholeMiBElse512MiB) {
 // less than MemAvailable: a size checked against MemAvailable alone passed and then aborted
 // in std::bad_alloc. In a child process, which lowers its own limit.
 TEST(AvailableMemory, IsBoundedByTheAddressSpaceLimit) {
+  if (!ork::test::address_space_limit_applies()) GTEST_SKIP() << "RLIMIT_AS is not applied here (qemu-user)";
   constexpr uint64_t kRoom = uint64_t{256} << 20;
   const auto unlimited = available_memory();
   ASSERT_TRUE(unlimited);
