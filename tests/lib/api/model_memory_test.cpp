@@ -78,7 +78,8 @@ int run_out_of_memory(const std::string& path, const char* device_name) {
 // Under AddressSanitizer the throwing operator new never throws: its allocator reports
 // "out-of-memory" and ends the process (compiler-rt asan_new_delete.cpp, whatever
 // allocator_may_return_null says), and a lowered RLIMIT_AS starves its shadow memory. What
-// this test checks does not exist there; it runs in every other build (native, TSan, arm64).
+// this test checks does not exist there; it runs in the native builds (under qemu-user the
+// limit itself is not applied: the probe below).
 #if defined(__SANITIZE_ADDRESS__)
 #define ORK_UNDER_ASAN 1
 #elif defined(__has_feature)

@@ -100,8 +100,8 @@ open(desc, "w").write(json.dumps({"dtype": "int8", "hidden": hidden, "layers": 1
 wide = os.path.join(tmp, "wide.ork")
 run([ork_pack, st, "--desc", desc, "-o", wide], 0)
 # A lowered RLIMIT_AS starves AddressSanitizer's shadow memory (terabytes reserved at start),
-# so an ASan build (CI's build-san) leaves the address-space cases out; every other build
-# (native, arm64) runs them.
+# so an ASan build (CI's build-san) leaves the address-space cases out; the native builds
+# (gcc, TSan) run them.
 asan = any(n in subprocess.run(["ldd", ork_run], capture_output=True, text=True).stdout
            for n in ("libasan", "libclang_rt.asan"))
 # qemu-user (CI's arm64 step) does not apply RLIMIT_AS to the program it runs: the cases need
