@@ -24,6 +24,18 @@ bool is_block_type(ggml_type t) {
   return t == GGML_TYPE_Q8_0 || t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q4_1;
 }
 
+// fp16 weights in ggml's row order: n rows of k halves, an N x K matrix.
+ork_status create_fp16(ork_device* dev, const void* halves, int64_t k, int64_t n, ork_weights** out) {
+  ork_weights_desc desc{};
+  desc.struct_size = sizeof desc;
+  desc.dtype = ORK_DTYPE_FP16;
+  desc.k = k;
+  desc.n = n;
+  desc.layout = ORK_LAYOUT_N_BY_K;
+  desc.data = halves;
+  return ork_weights_create_ex(dev, &desc, out);
+}
+
 // BF16 weights run as fp16: every bf16 value with |x| <= 65504 converts exactly unless it is
 // below fp16's normal range (2^-14), where it rounds to an fp16 subnormal. A value past
 // 65504 is refused at import, naming it, rather than turned into inf.
@@ -40,14 +52,7 @@ ork_status import_bf16(ork_device* dev, const void* data, int64_t k, int64_t n, 
   }
   std::vector<ggml_fp16_t> h(count);
   ggml_fp32_to_fp16_row(f.data(), h.data(), static_cast<int64_t>(count));
-  ork_weights_desc desc{};
-  desc.struct_size = sizeof desc;
-  desc.dtype = ORK_DTYPE_FP16;
-  desc.k = k;
-  desc.n = n;
-  desc.layout = ORK_LAYOUT_N_BY_K;
-  desc.data = h.data();
-  return ork_weights_create_ex(dev, &desc, out);
+  return create_fp16(dev, h.data(), k, n, out);
 }
 
 const char* status_text(ork_status s) { return s == ORK_OK ? "" : ork_last_error(); }
@@ -143,14 +148,7 @@ ork_status import_slice(ork_device* dev, ggml_type type, const void* data, int64
                                     ggml_row_size(type, k) * static_cast<size_t>(n), k, n, &out->q);
   }
   if (type == GGML_TYPE_BF16) return import_bf16(dev, data, k, n, &out->w);
-  ork_weights_desc desc{};
-  desc.struct_size = sizeof desc;
-  desc.dtype = ORK_DTYPE_FP16;
-  desc.k = k;
-  desc.n = n;
-  desc.layout = ORK_LAYOUT_N_BY_K;
-  desc.data = data;
-  return ork_weights_create_ex(dev, &desc, &out->w);
+  return create_fp16(dev, data, k, n, &out->w);
 }
 
 ggml_status compute_mul_mat(Device& d, int n_threads, const ggml_tensor* node) {
