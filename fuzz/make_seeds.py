@@ -5,6 +5,8 @@ import json, os, shutil, struct, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'support'))
+from packed_format import fnv1a, packed_head, seal  # noqa: E402 (the head's layout, written once)
 
 
 def put(name, fname, data):
@@ -116,13 +118,6 @@ def pack_file_seeds(ork_pack):
             put('pack_file', name, data[:struct.unpack_from('<Q', data, 32)[0]])
 
 
-def fnv1a(data):
-    h = 14695981039346656037  # FNV-1a 64-bit basis (lib/exec/activation.h)
-    for c in data:
-        h = ((h ^ c) * 1099511628211) & (2**64 - 1)
-    return h
-
-
 def pack_file_crashes():
     """Reproducers of the two parse_packed bugs found while writing fuzz_pack_file (both fixed;
     the replay test keeps them fixed), with real checksums, so read_packed would meet them too:
@@ -133,7 +128,7 @@ def pack_file_crashes():
     h = bytearray(4096)
     h[0:8] = b'ORKPACK\0'
     struct.pack_into('<IIQQQQ', h, 8, 2, 4096, 4096, 2**64 - 4096, 0, 0)
-    struct.pack_into('<Q', h, 56, fnv1a(bytes(h[:56])))
+    seal(h)
     open(os.path.join(d, 'description_past_the_buffer'), 'wb').write(bytes(h))
     seed = bytearray(open(os.path.join(HERE, 'corpus', 'pack_file', 'tiny_int8_2_layers'), 'rb').read())
     n = struct.unpack_from('<Q', seed, 24)[0]
@@ -145,7 +140,7 @@ def pack_file_crashes():
     seed[4096:data_offset] = text + bytes(data_offset - 4096 - len(text))
     struct.pack_into('<Q', seed, 24, len(text))
     struct.pack_into('<Q', seed, 48, fnv1a(text))
-    struct.pack_into('<Q', seed, 56, fnv1a(bytes(seed[:56])))
+    seal(seed)
     open(os.path.join(d, 'scale_range_wrapping_past_2_64'), 'wb').write(bytes(seed))
 
 
@@ -154,33 +149,11 @@ def pack_file_hostile():
     basis one digit short, 1469598103934665603, which the format's version 2 corrected)."""
     seed = bytearray(open(os.path.join(HERE, 'corpus', 'pack_file', 'tiny_int8_2_layers'), 'rb').read())
     old_basis = 1469598103934665603
-
-    def old_fnv(data):
-        h = old_basis
-        for c in data:
-            h = ((h ^ c) * 1099511628211) & (2**64 - 1)
-        return h
     n = struct.unpack_from('<Q', seed, 24)[0]
     struct.pack_into('<I', seed, 8, 1)
-    struct.pack_into('<Q', seed, 48, old_fnv(bytes(seed[4096:4096 + n])))
-    struct.pack_into('<Q', seed, 56, old_fnv(bytes(seed[:56])))
+    struct.pack_into('<Q', seed, 48, fnv1a(bytes(seed[4096:4096 + n]), old_basis))
+    struct.pack_into('<Q', seed, 56, fnv1a(bytes(seed[:56]), old_basis))
     put('pack_file', 'version_1_old_fnv_basis', bytes(seed))
-
-
-def align_up(v, a):
-    return (v + a - 1) // a * a
-
-
-def packed_head(text):
-    """A packed model's head around any description text (checksums computed), the file ending
-    at its data offset: what a hostile writer can make, parse_packed's input."""
-    data_offset = align_up(4096 + len(text), 4096)
-    h = bytearray(data_offset)
-    h[0:8] = b'ORKPACK\0'
-    struct.pack_into('<IIQQQQQ', h, 8, 2, 4096, 4096, len(text), data_offset, data_offset, fnv1a(text))
-    struct.pack_into('<Q', h, 56, fnv1a(bytes(h[:56])))
-    h[4096:4096 + len(text)] = text
-    return bytes(h)
 
 
 # Model descriptions (docs/execution.md "Model description") and the hostile inputs that

@@ -13,6 +13,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from packed_format import fnv1a, packed_head, seal  # noqa: E402 (the head's layout, written once)
+
 ork_pack, ork_run = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp(prefix="ork_run_hostile_")
 failures = []
@@ -29,27 +32,9 @@ def run(args, want_rc, want_text=None, limit_kib=None):
     return p
 
 
-def fnv1a(x):
-    h = 14695981039346656037  # FNV-1a 64-bit basis (lib/exec/activation.h)
-    for c in x:
-        h = ((h ^ c) * 1099511628211) & (2**64 - 1)
-    return h
-
-
-def packed_around(text):
-    """A packed head around any description text, checksums right, the file ending at its data."""
-    data = (4096 + len(text) + 4095) // 4096 * 4096
-    b = bytearray(data)
-    b[0:8] = b"ORKPACK\0"
-    struct.pack_into("<IIQQQQQ", b, 8, 2, 4096, 4096, len(text), data, data, fnv1a(text))
-    struct.pack_into("<Q", b, 56, fnv1a(bytes(b[:56])))
-    b[4096:4096 + len(text)] = text
-    return bytes(b)
-
-
 # Nesting: refused before anything recurses, exit 2 naming the limit.
 deep = os.path.join(tmp, "deep.ork")
-open(deep, "wb").write(packed_around(b'{"model":' + b"[" * 100000 + b"]" * 100000 + b',"tensors":[]}'))
+open(deep, "wb").write(packed_head(b'{"model":' + b"[" * 100000 + b"]" * 100000 + b',"tensors":[]}'))
 run([ork_run, deep], 2, "nested more than 64 levels")
 desc = os.path.join(tmp, "deep.json")
 open(desc, "w").write("[" * 100000 + "]" * 100000)
@@ -83,7 +68,7 @@ for i, j, value, want in [(0, 0, 2**32, "tensors[0][0] = 4294967296: must be an 
     b[4096:data_offset] = text + bytes(data_offset - 4096 - len(text))
     struct.pack_into("<Q", b, 24, len(text))
     struct.pack_into("<Q", b, 48, fnv1a(text))
-    struct.pack_into("<Q", b, 56, fnv1a(bytes(b[:56])))
+    seal(b)
     bad = os.path.join(tmp, "bad_table.ork")
     open(bad, "wb").write(b)
     run([ork_run, bad, "--budget", "96K"], 2, want)
