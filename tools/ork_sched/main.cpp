@@ -94,6 +94,7 @@ int run(const Args& a) {
     overrides.memory_bytes = *bytes;
   }
   ork::Result<Stream> stream = parse_stream(text, overrides);
+  std::string().swap(text);  // the stream holds its own names: the text's pages go back to malloc for the graph
   if (!stream) {  // bad input: exit 2, like any file a tool cannot take
     fmt::print(stderr, "ork_sched: {}: {}\n", a.file, stream.error().message);
     return 2;
