@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -159,8 +160,21 @@ nlohmann::json spread_json(const ork::tools::Spread& s) {
 // the wall time that is this process's own work.
 double cpu_ms() { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
-// The ork_sched process on `s` written to a file, `repeat` times: wall ms.
-ork::tools::Spread process_ms(const std::string& ork_sched, const Stream& s, int repeat, Policy policy) {
+// CPU time (user + system) of the children waited for so far, ms: the ork_sched processes'
+// own work, whatever the machine's load does to their wall time.
+double children_cpu_ms() {
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  auto ms = [](const timeval& t) { return 1000.0 * static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1000.0; };
+  return ms(u.ru_utime) + ms(u.ru_stime);
+}
+
+struct ProcessTimes {
+  ork::tools::Spread wall, cpu;  // ms; n = 0 when not run or when a run failed
+};
+
+// The ork_sched process on `s` written to a file, `repeat` times: wall and CPU ms.
+ProcessTimes process_ms(const std::string& ork_sched, const Stream& s, int repeat, Policy policy) {
   char path[] = "/tmp/ork_sched_bench_XXXXXX";
   const int fd = mkstemp(path);
   if (fd < 0) return {};
@@ -168,15 +182,20 @@ ork::tools::Spread process_ms(const std::string& ork_sched, const Stream& s, int
   { std::ofstream(path) << format_stream(s); }
   const std::string command = fmt::format("'{}' '{}' --json --policy {} > /dev/null", ork_sched, path, policy_name(policy));
   bool ok = true;
-  ork::tools::Spread t = time_ms(repeat, [&] { ok = std::system(command.c_str()) == 0 && ok; });
+  std::vector<double> cpu;
+  ork::tools::Spread wall = time_ms(repeat, [&] {
+    const double before = children_cpu_ms();
+    ok = std::system(command.c_str()) == 0 && ok;
+    cpu.push_back(children_cpu_ms() - before);
+  });
   std::remove(path);
-  return ok ? t : ork::tools::Spread{};
+  return ok ? ProcessTimes{wall, ork::tools::spread(cpu)} : ProcessTimes{};
 }
 
 // One speed stream's timings, ms, each the min / median / max of `repeat` runs.
 struct SpeedRow {
   int ops = 0;
-  ork::tools::Spread sim, graph, list, sched, process, parse;  // process, parse: n = 0 when not run
+  ork::tools::Spread sim, graph, list, sched, process, process_cpu, parse;  // process*, parse: n = 0 when not run
   double sched_cpu = 0;  // process CPU ms per schedule() call, mean
 };
 
@@ -206,7 +225,11 @@ bool time_stream(const std::string& kind, const Stream& s, int repeat, Policy po
   const double cpu0 = cpu_ms();
   r.sched = time_ms(repeat, [&] { (void)schedule(s, options); });  // graph included
   r.sched_cpu = (cpu_ms() - cpu0) / repeat;
-  r.process = ork_sched.empty() || kind == "7b" ? ork::tools::Spread{} : process_ms(ork_sched, s, repeat, policy);
+  if (!ork_sched.empty() && kind != "7b") {
+    const ProcessTimes p = process_ms(ork_sched, s, repeat, policy);
+    r.process = p.wall;
+    r.process_cpu = p.cpu;
+  }
   // What the process spends reading the text format: parse_stream on the stream's text.
   const std::string text = r.process.n > 0 ? format_stream(s) : std::string();
   r.parse = r.process.n > 0 ? time_ms(repeat, [&] { (void)parse_stream(text); }) : ork::tools::Spread{};
@@ -227,6 +250,7 @@ void report_speed(const std::string& kind, const SpeedRow& r, int repeat, Policy
                              {"growth_per_op", per_op / first_per_op}, {"policy", policy_name(policy)},
                              {"schedule_cpu_ms_mean", r.sched_cpu}});
   if (r.process.n > 0) report["speed"].back()["process_ms_spread"] = spread_json(r.process);
+  if (r.process_cpu.n > 0) report["speed"].back()["process_cpu_ms_spread"] = spread_json(r.process_cpu);
   if (r.parse.n > 0) report["speed"].back()["parse_ms_spread"] = spread_json(r.parse);
   if (json_out) return;
   fmt::print("{:<7} {:>7} {:>9.3f} {:>9.3f} {:>10.3f} {:>10.3f} {:>26} {:>12.1f} {:>12.3f} {:>9.2f}\n", kind, r.ops,
@@ -234,9 +258,10 @@ void report_speed(const std::string& kind, const SpeedRow& r, int repeat, Policy
              fmt::format("{:.3f} / {:.3f} / {:.3f}", r.sched.min, r.sched.median, r.sched.max), sched_ms / sim_ms,
              per_op, per_op / first_per_op);
   fmt::print("{:<7} {:>7} schedule cpu {:.1f} ms (mean){}\n", "", "", r.sched_cpu,
-             r.process.n ? fmt::format("; ork_sched process {:.1f} / {:.1f} / {:.1f} ms, of which parse "
-                                       "{:.1f} / {:.1f} / {:.1f} ms", r.process.min, r.process.median,
-                                       r.process.max, r.parse.min, r.parse.median, r.parse.max)
+             r.process.n ? fmt::format("; ork_sched process {:.1f} / {:.1f} / {:.1f} ms (CPU {:.1f} / {:.1f} / "
+                                       "{:.1f} ms), of which parse {:.1f} / {:.1f} / {:.1f} ms", r.process.min,
+                                       r.process.median, r.process.max, r.process_cpu.min, r.process_cpu.median,
+                                       r.process_cpu.max, r.parse.min, r.parse.median, r.parse.max)
                          : "");
 }
 
