@@ -62,21 +62,44 @@ std::vector<std::vector<PlacedTask>> place(const std::vector<matmul::Plan>& plan
   return out;
 }
 
-// The group with parts[j] column parts per matmul: placed, then priced.
+// Each core's chain as it runs: the tasks of the group's first matmul, then the second's
+// (chain_contexts links the matmuls' command lists in that order on every core), each
+// matmul's tasks in the scheduler's order; and every plan's tasks reordered to match (a
+// plan's tasks are grouped by core, in submission order within a core: plan.h).
+void settle_chains(std::vector<matmul::Plan>& plans, std::vector<std::vector<PlacedTask>>& chains) {
+  std::vector<std::vector<matmul::Task>> tasks(plans.size());
+  for (size_t c = 0; c < chains.size(); ++c) {
+    std::stable_sort(chains[c].begin(), chains[c].end(),
+                     [](const PlacedTask& a, const PlacedTask& b) { return a.matmul < b.matmul; });
+    for (PlacedTask& t : chains[c]) {
+      auto& mine = tasks[static_cast<size_t>(t.matmul)];
+      matmul::Task task = plans[static_cast<size_t>(t.matmul)].tasks[static_cast<size_t>(t.task)];
+      task.core = static_cast<int>(c);
+      t.task = static_cast<int>(mine.size());
+      mine.push_back(task);
+    }
+  }
+  for (size_t j = 0; j < plans.size(); ++j) {
+    plans[j].tasks = std::move(tasks[j]);
+    plans[j].cores_used = static_cast<int>(chains.size());  // plan core c is physical core c
+  }
+}
+
+// The group with parts[j] column parts per matmul: placed, then priced as it runs.
 GroupPlan price(std::vector<matmul::Plan> plans, const std::vector<int>& parts, int cores,
                 const emu::TimingParams& params) {
   GroupPlan g;
   g.parts = parts;
   g.cores = place(plans, cores, params);
+  settle_chains(plans, g.cores);
   std::vector<emu::CoreWork> work;
   for (size_t c = 0; c < g.cores.size(); ++c) {
     if (g.cores[c].empty()) continue;
     emu::CoreWork w;
     w.core = static_cast<int>(c);
     for (const PlacedTask& t : g.cores[c]) {
-      matmul::Task& task = plans[static_cast<size_t>(t.matmul)].tasks[static_cast<size_t>(t.task)];
-      task.core = static_cast<int>(c);
-      w.tasks.push_back(plan_task_demand(plans[static_cast<size_t>(t.matmul)], task));
+      const matmul::Plan& plan = plans[static_cast<size_t>(t.matmul)];
+      w.tasks.push_back(plan_task_demand(plan, plan.tasks[static_cast<size_t>(t.task)]));
       g.weight_bytes += w.tasks.back().weight_bytes;
     }
     g.tasks += static_cast<int64_t>(w.tasks.size());
