@@ -44,6 +44,9 @@ for n in ("1", "3"):
             failures.append(f"--inflight {n}: {j}")
         if n == "1" and j.get("max_inflight") != 1:
             failures.append(f"--inflight 1 had {j.get('max_inflight')} matmuls in flight")
+        # The board plan: with room for the model, q, k and v go to the NPU as one chained job.
+        if j.get("max_group") != (0 if n == "1" else 3):
+            failures.append(f"--inflight {n}: max_group {j.get('max_group')}, the q/k/v group expected as one job")
 for bad in ("0", "9", "two"):
     run([ork_run, model, "--inflight", bad], 2, "--inflight")
 
