@@ -1,6 +1,7 @@
 // A group of matmuls as one chained job (group_job.h).
 #include "lib/exec/group_job.h"
 
+#include <algorithm>
 #include <utility>
 
 #include <fmt/format.h>
@@ -8,6 +9,23 @@
 #include "lib/exec/board_plan.h"
 
 namespace ork::exec {
+
+// Drops kept groups with no job in flight (their contexts not busy: the job's rule, lib/matmul
+// job.h) while the kept BOs are over keep_bytes_.
+void GroupJobs::bound() {
+  size_t bytes = 0;
+  for (const auto& [key, r] : recorded_)
+    for (const auto& c : r.contexts) bytes += c->device_bytes();
+  for (auto it = recorded_.begin(); it != recorded_.end() && bytes > keep_bytes_;) {
+    const auto& ctxs = it->second.contexts;
+    if (std::any_of(ctxs.begin(), ctxs.end(), [](const auto& c) { return c->busy != nullptr; })) {
+      ++it;
+      continue;
+    }
+    for (const auto& c : ctxs) bytes -= c->device_bytes();
+    it = recorded_.erase(it);
+  }
+}
 
 Result<GroupJobs::Recorded*> GroupJobs::record(std::span<const GroupMember> members) {
   Key key;
@@ -17,6 +35,7 @@ Result<GroupJobs::Recorded*> GroupJobs::record(std::span<const GroupMember> memb
     shapes.emplace_back(g.k, g.n);
   }
   if (auto it = recorded_.find(key); it != recorded_.end()) return &it->second;
+  bound();
   auto plan = plan_group(dtype_, m_, shapes, cores_);
   if (!plan) return plan.error();
   Recorded r;

@@ -17,6 +17,7 @@
 #include "driver/kmd/kmd.h"
 #include "lib/matmul/job.h"
 #include "lib/matmul/plan.h"
+#include "lib/matmul/run.h"
 
 namespace ork::exec {
 
@@ -31,11 +32,16 @@ struct GroupMember {
 
 class GroupJobs {
  public:
-  GroupJobs(driver::Kmd& kmd, matmul::DType dtype, int64_t m, int cores) : kmd_(kmd), dtype_(dtype), m_(m), cores_(cores) {}
+  // `keep_bytes`: the most bytes of BOs (A, C, command lists) the kept groups hold; past it
+  // the groups with no job in flight are dropped (built again when met again).
+  GroupJobs(driver::Kmd& kmd, matmul::DType dtype, int64_t m, int cores,
+            size_t keep_bytes = matmul::MatmulRunner::default_context_bytes())
+      : kmd_(kmd), dtype_(dtype), m_(m), cores_(cores), keep_bytes_(keep_bytes) {}
   // Packs every member's A and submits the group as one chained job (not waited for).
   // -ENOTSUP: the group's plan does not chain (a matmul in several slice groups); the caller
   // runs its matmuls one by one instead.
   Result<std::unique_ptr<matmul::Job>> launch(std::span<const GroupMember> members);
+  size_t kept() const { return recorded_.size(); }
 
  private:
   using Key = std::vector<std::tuple<const driver::Bo*, int64_t, int64_t>>;
@@ -44,11 +50,13 @@ class GroupJobs {
     driver::SubmitDesc desc;
   };
   Result<Recorded*> record(std::span<const GroupMember> members);
+  void bound();
 
   driver::Kmd& kmd_;
   matmul::DType dtype_;
   int64_t m_;
   int cores_;
+  size_t keep_bytes_;
   std::map<Key, Recorded> recorded_;
 };
 
