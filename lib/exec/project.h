@@ -1,8 +1,9 @@
 // The board projection (docs/execution.md "Board projection"): the modelled time of one
 // step (a decode token at M = 1, or M prefill rows) of a model's matmuls on the RK3588,
 // from three parts, each stated:
-//   device  the timing model's time of every matmul (modelled_matmul_ns: per-core task
-//           demands on shared DRAM plus one submit; driver/emu/npu/timing.h), on `cores`;
+//   device  the timing model's time of every group of the board plan below (per-core task
+//           chains on shared DRAM plus one submit per core; driver/emu/npu/timing.h), on
+//           `cores`;
 //   host    the host's own time per matmul call (plan lookup, packing A, the submit and
 //           wait ioctls, unpacking C), measured on the emulator with a PC that does no work
 //           (measure_host_ns) or given;
@@ -10,8 +11,8 @@
 // The board plan: each group of a layer's matmuls (q/k/v, o, gate/up, down) is one chained
 // submit per core, its tasks placed on the cores by lib/sched's list scheduler
 // (board_plan.h); groups run one after another (each needs the previous one's output), host
-// then device, so compute = device + host; the scheduled order overlaps I/O with compute, so a step takes max(I/O, compute)
-// (the sequential order: their sum). The residency rule: the whole model stays resident
+// then device, so compute = device + host; the scheduled order overlaps I/O with compute,
+// so a step takes max(I/O, compute) (the sequential order: their sum). The residency rule: the whole model stays resident
 // when its weights fit both the budget (host RAM for weights) and the NPU's address window;
 // otherwise two of its largest layers are kept as streaming slots, the rest of what fits
 // is pinned, and everything else is read from disk every step.
