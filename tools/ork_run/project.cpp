@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/api/backend.h"
 #include "lib/exec/pack_file.h"
 #include "lib/exec/project.h"
 #include "tools/common/cli.h"
@@ -139,8 +140,11 @@ int run_project(const ProjectArgs& a) {
   auto dev = open_zero_work_emulator();
   if (!dev) return fail(fmt::format("the zero-work emulator: {}", dev.error().message), Exit::device_unavailable);
   ork_device& d = **dev;
-  const exec::DeviceRef ref{d.kmd.get(), d.runner.get(), a.cores};
-  const uint64_t window = d.kmd->estimate_window().window_bytes;  // 4 GiB: 32-bit NPU addresses
+  const exec::DeviceRef ref = api::exec_device(d, a.cores);
+  ork_memory_info mem{};
+  mem.struct_size = sizeof mem;
+  if (ork_device_memory(&d, &mem) != ORK_OK) return fail(fmt::format("the zero-work emulator: {}", ork_last_error()), Exit::device_unavailable);
+  const uint64_t window = mem.window_bytes;  // 4 GiB: 32-bit NPU addresses
   nlohmann::json out = {{"model", a.path.empty() ? a.synthetic : a.path}, {"name", desc.name},
                         {"dtype", exec::dtype_key(desc.dtype)}, {"layers", desc.layers}, {"cores", a.cores},
                         {"disk_rate", a.disk_bytes_per_s}, {"window_bytes", window},

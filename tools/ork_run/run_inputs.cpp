@@ -37,9 +37,22 @@ Result<Memory> parse_memory(const std::string& budget_text, const std::string& w
   return m;
 }
 
-std::string device_label(const ork_device& d) {
-  if (d.backend != "emu" || !d.kmd) return d.backend;  // rknpu, rocket and cpu say which they are
-  return std::string("emu-") + driver::kmd_kind_name(d.kmd->info().kind);
+std::string device_label(const ork_device_info& info) {
+  const std::string backend = info.backend;
+  if (backend != "emu") return backend;  // rknpu, rocket and cpu say which they are
+  return "emu-" + std::string(info.kernel_interface);
+}
+
+Result<OpenedDevice> open_named_device(const std::string& name) {
+  ork_device* raw = nullptr;
+  const ork_status st = ork_device_open(name.empty() ? nullptr : name.c_str(), &raw);
+  OpenedDevice out;
+  out.device.reset(raw);
+  if (st != ORK_OK)
+    return make_error(st == ORK_E_INVALID_ARGUMENT ? -EINVAL : -ENODEV, fmt::format("--device: {}", ork_last_error()));
+  if (ork_device_get_info(raw, &out.info) != ORK_OK)
+    return make_error(-ENODEV, fmt::format("--device: {}", ork_last_error()));
+  return out;
 }
 
 uint64_t peak_rss_bytes() {

@@ -8,8 +8,9 @@
 #include <string>
 
 #include "driver/common/result.h"
-#include "lib/api/device.h"
 #include "lib/exec/plan.h"
+#include "ork/ork.h"
+#include "tools/common/ork_handles.h"
 
 namespace ork::tools {
 
@@ -24,8 +25,17 @@ struct Memory {
 Result<Memory> parse_memory(const std::string& budget_text, const std::string& window_text);
 
 // "emu-rknpu", "emu-rocket", "rknpu", "rocket", "cpu": the backend and, for a kernel
-// interface, which one (ork_device's backend says "emu" for both emulated ones).
-std::string device_label(const ork_device& device);
+// interface, which one (the info's backend says "emu" for both emulated ones).
+std::string device_label(const ork_device_info& info);
+
+// The device --device names ("" = the default), opened through the C API, with its facts.
+// The error names --device and ork_last_error(); its code is -EINVAL for a bad name (bad
+// usage), -ENODEV for a device that is not there or failed to open.
+struct OpenedDevice {
+  DevicePtr device;
+  ork_device_info info{};
+};
+Result<OpenedDevice> open_named_device(const std::string& name);
 
 // The process's peak resident set so far (getrusage's ru_maxrss, KiB on Linux), bytes.
 uint64_t peak_rss_bytes();
