@@ -64,7 +64,7 @@ TEST(GroupJobs, EveryMemberEqualsThePlainProductAndGroupsAreKeptWithinTheBound) 
   for (const char* name : {"emu", "emu-rocket"}) {
     auto dev = api::open_device(name);
     ASSERT_TRUE(dev) << dev.error().message;
-    driver::Kmd& kmd = *(*dev)->kmd;
+    driver::Kmd& kmd = *(*dev)->backend->kmd();
     const Weights q = make_weights(kmd, 96, 160, 1), k = make_weights(kmd, 96, 32, 2), d = make_weights(kmd, 4160, 64, 3);
     GroupJobs kept(kmd, matmul::DType::int8, 2, 3);
     run_and_check(kept, {&q, &k});
