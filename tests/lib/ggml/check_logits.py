@@ -22,14 +22,18 @@ import sys
 STATS = re.compile(r"^ggml-ork: MUL_MAT on ORK: (\d+), declined: (\d+), weight tensors imported: (\d+)$", re.M)
 
 
-def stats_problems(stderr, mul_mat, imported):
-    """What is wrong with the backend's statistics (empty list: as expected)."""
+def stats_problems(stderr, mul_mat, imported, per_graph=False):
+    """What is wrong with the backend's statistics (empty list: as expected). `mul_mat` is
+    the MUL_MATs expected on ORK, or with per_graph those of one graph: then the count must
+    be a positive multiple of it (a tool that runs graphs we do not count)."""
     m = STATS.search(stderr)
     if not m:
         return ["no statistics line from the backend (did the ORK device register?)"]
     ran, declined, got_imported = (int(g) for g in m.groups())
     found = []
-    if ran != mul_mat:
+    if per_graph and (ran == 0 or ran % mul_mat != 0):
+        found.append(f"{ran} MUL_MATs ran on ORK, expected a positive multiple of {mul_mat} (every weight matmul)")
+    elif not per_graph and ran != mul_mat:
         found.append(f"{ran} MUL_MATs ran on ORK, expected {mul_mat} (every weight matmul)")
     if declined != 0:
         found.append(f"{declined} MUL_MATs declined, expected none")
@@ -43,6 +47,9 @@ def self_test():
     cases = [("", 1), (line.format(75, 0, 15), 0), (line.format(74, 0, 15), 1),
              (line.format(75, 2, 15), 1), (line.format(75, 0, 30), 1), (line.format(0, 75, 0), 3)]
     bad = [(text, n) for text, n in cases if len(stats_problems(text, 75, 15)) != n]
+    per_graph = [(line.format(30, 0, 15), 0), (line.format(45, 0, 15), 0), (line.format(0, 0, 15), 1),
+                 (line.format(44, 0, 15), 1), (line.format(45, 1, 14), 2)]
+    bad += [(text, n) for text, n in per_graph if len(stats_problems(text, 15, 15, per_graph=True)) != n]
     for text, n in bad:
         print(f"self-test: {text.strip()!r} should give {n} problem(s)")
     return 1 if bad else 0
@@ -63,7 +70,7 @@ def main():
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     a = p.parse_args(argv[:len(argv) - len(extra) - (1 if extra else 0)])
     env = dict(os.environ, ORK_DEVICE=a.device, ORK_GGML_STATS="1")
-    r = subprocess.run([a.program, a.model, a.library] + extra, env=env, capture_output=True, text=True,
+    r = subprocess.run([a.program, a.model, a.library] + extra, env=env, capture_output=True, text=True, errors="replace",
                        timeout=3000)
     sys.stdout.write(r.stdout)
     sys.stderr.write(r.stderr)

@@ -11,8 +11,8 @@
 // BOUND = sqrt(5e-4) x sqrt(7 x layers + 1) by default, the error test-backend-ops' MUL_MAT
 // bound implies for the model (docs/llama-cpp.md "Numerics" derives it).
 //
-// With --expect-compute-failure the ORK run must fail in llama_decode after the model loaded
-// (a device that disappears mid-run, ORK_EMU_FAULTS=device:gone@N), with no crash or hang; a
+// With --expect-compute-failure the ORK run must fail in llama_decode after the prompt ran (a
+// device that disappears mid-run, ORK_EMU_FAULTS=device:gone@N), with no crash or hang; a
 // second llama_decode must fail as cleanly.
 //
 // Usage: logits_compare MODEL ORK_LIBRARY [--bound B] [--expect-compute-failure]
@@ -197,10 +197,15 @@ bool parse(int argc, char** argv, Args& a) {
   return a.library != nullptr;
 }
 
-// The ORK run that must fail mid-run: the load succeeded, a decode failed and a retry too.
+// The ORK run that must fail mid-run: the load and the prompt succeeded, a later decode
+// failed and a retry too.
 int check_failure(const Run& ork) {
   if (ork.failed_at < 0) {
     std::printf("FAIL the ORK run did not fail: no compute failure was injected\n");
+    return 1;
+  }
+  if (ork.failed_at == 0) {
+    std::printf("FAIL the ORK run failed in the prompt, not mid-run: inject the failure later\n");
     return 1;
   }
   std::printf("logits_compare: llama_decode failed at position %d with %d, again with %d\n", ork.failed_at,
