@@ -25,11 +25,20 @@ bool stats_wanted() {
   return v != nullptr && std::strcmp(v, "1") == 0;
 }
 
+// The counts, then libork's own figures for the device (ork_device_get_stats, cumulative):
+// the time inside libork and the device's share of it, so that a run splits into NPU time
+// (device_ns: on emu the modelled board time) and the CPU's (everything else).
 void print_stats() {
   std::fprintf(stderr, "ggml-ork: MUL_MAT on ORK: %llu, declined: %llu, weight tensors imported: %llu\n",
                static_cast<unsigned long long>(stats().mul_mat_ran.load()),
                static_cast<unsigned long long>(stats().mul_mat_declined.load()),
                static_cast<unsigned long long>(stats().weights_imported.load()));
+  ork_stats s{};
+  s.struct_size = sizeof s;
+  if (the_device() == nullptr || ork_device_get_stats(the_device()->dev, &s) != ORK_OK) return;
+  std::fprintf(stderr, "ggml-ork: libork calls: %llu, in libork: %.3f ms, device: %.3f ms, emulator compute: %.3f ms\n",
+               static_cast<unsigned long long>(s.calls), static_cast<double>(s.wall_ns) / 1e6,
+               static_cast<double>(s.device_ns) / 1e6, static_cast<double>(s.emulator_ns) / 1e6);
 }
 
 bool is_no_op(ggml_op op) {
