@@ -8,11 +8,20 @@ backend's statistics must say every weight matmul ran on ORK: a positive multipl
 model's weight matmuls per graph (7 per layer and the output matrix), none declined, each
 weight imported once.
 
+With --too-large: a model larger than the NPU window (synthetic_gguf.py --sparse, Qwen2.5-1.5B's
+shapes with 48 layers in F16: 4.96 GB of weight matrices for ORK's buffer against the 4 GiB
+window, written into a temporary directory as a hole) must fail to load as a buffer
+allocation failure: the backend's line naming the size, llama.cpp's own report, llama-simple
+exiting with an error (not a signal), nothing imported.
+
 Usage: check_llama_tools.py LLAMA_BIN_DIR MODEL LIBGGML_ORK DEVICE PER_GRAPH
+       check_llama_tools.py --too-large LLAMA_BIN_DIR NUMPY_PYTHON SYNTHETIC_GGUF LLAMA_TREE LIBGGML_ORK DEVICE
 """
 import os
+import re
 import subprocess
 import sys
+import tempfile
 
 from check_logits import stats_problems
 
@@ -25,7 +34,31 @@ def run(what, argv, env):
     return r
 
 
+def too_large(bin_dir, python, generator, tree, library, device):
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "too-large.gguf")
+        subprocess.run([python, generator, "--llama-cpp", tree, "--arch", "qwen2", "--type", "f16",
+                        "--size", "qwen2.5-1.5b", "--layers", "48", "--sparse", "-o", model], check=True)
+        env = dict(os.environ, GGML_BACKEND_PATH=library, ORK_DEVICE=device, ORK_GGML_STATS="1")
+        r = run("llama-simple", [os.path.join(bin_dir, "llama-simple"), "-m", model, "-n", "2", "Hello"], env)
+    found = []
+    if r.returncode <= 0:
+        found.append(f"llama-simple exited with {r.returncode}, expected an error exit")
+    if not re.search(r"^ggml-ork: a buffer of \d+ bytes does not fit the device", r.stderr, re.M):
+        found.append("no 'ggml-ork: a buffer of N bytes does not fit the device' line")
+    if "unable to allocate ORK buffer" not in r.stderr:
+        found.append("llama.cpp did not report 'unable to allocate ORK buffer'")
+    if not re.search(r"weight tensors imported: 0$", r.stderr, re.M):
+        found.append("weights were imported from a model that did not load")
+    return found
+
+
 def main():
+    if sys.argv[1] == "--too-large":
+        found = too_large(*sys.argv[2:8])
+        for f in found:
+            print(f"FAIL {sys.argv[7]}: {f}")
+        return 1 if found else 0
     bin_dir, model, library, device, per_graph = sys.argv[1:6]
     per_graph = int(per_graph)
     env = dict(os.environ, GGML_BACKEND_PATH=library, ORK_DEVICE=device, ORK_GGML_STATS="1")

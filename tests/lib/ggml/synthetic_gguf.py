@@ -7,7 +7,9 @@ vocabulary: every tokenizer.* key copied from one of llama.cpp's models/ggml-voc
 Needs numpy (Debian python3-numpy) and gguf-py from the llama.cpp tree (--llama-cpp TREE).
 
 Usage: synthetic_gguf.py --llama-cpp TREE --arch llama|qwen2 --type f16|q8_0|q4_0
-                         --size tiny|qwen2.5-1.5b [--layers L] [--seed S] -o OUT.gguf
+                         --size tiny|qwen2.5-1.5b [--layers L] [--seed S] [--sparse] -o OUT.gguf
+       --sparse: F16 shapes with the data left a hole (zeros, no disk), for a model larger
+       than the NPU window that must fail at its buffer allocation, before its data is read
 """
 import argparse
 import os
@@ -108,6 +110,16 @@ def matrix(np, rng, rows, cols, qtype, gguf):
     return gguf.quants.quantize(w, t), t
 
 
+def write_hole(w, gguf):
+    """The tensor infos, then the data section as a hole of its size (reads as zeros, takes
+    no disk): a model that must be refused before its data is read (ggml/docs/gguf.md: each
+    tensor's data padded to general.alignment, the section starting aligned)."""
+    w.write_ti_data_to_file()
+    f = w.fout[0]
+    size = sum(gguf.GGUFWriter.ggml_pad(ti.nbytes, w.data_alignment) for ti in w.tensors[0].values())
+    f.truncate(gguf.GGUFWriter.ggml_pad(f.tell(), w.data_alignment) + size)
+
+
 def write(args):
     sys.path.insert(0, str(pathlib.Path(args.llama_cpp) / "gguf-py"))
     import numpy as np
@@ -133,10 +145,16 @@ def write(args):
     kv = e // s["n_head"] * s["n_head_kv"]
 
     def add(name, rows, cols):
+        if args.sparse:
+            w.add_tensor_info(name, (rows, cols), np.float16, rows * cols * 2)
+            return
         data, t = matrix(np, rng, rows, cols, args.type, gguf)
         w.add_tensor(name, data, raw_dtype=t)
 
     def vec(name, n, value=None):
+        if args.sparse:
+            w.add_tensor_info(name, (n,), np.float32, n * 4)
+            return
         v = np.full(n, value, np.float32) if value is not None else rng.standard_normal(n).astype(np.float32) * 0.02
         w.add_tensor(name, v)
 
@@ -160,7 +178,10 @@ def write(args):
         add(b + "ffn_down.weight", e, ff)
     w.write_header_to_file()
     w.write_kv_data_to_file()
-    w.write_tensors_to_file()
+    if args.sparse:
+        write_hole(w, gguf)
+    else:
+        w.write_tensors_to_file()
     w.close()
     os.replace(tmp, args.output)
 
@@ -173,8 +194,13 @@ def main():
     p.add_argument("--size", choices=sorted(SIZES), default="tiny")
     p.add_argument("--layers", type=int, default=0, help="override the size's layer count")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--sparse", action="store_true",
+                   help="F16 shapes only, the data a hole of zeros: for a model too large to load")
     p.add_argument("-o", "--output", required=True)
-    write(p.parse_args())
+    args = p.parse_args()
+    if args.sparse and args.type != "f16":
+        p.error("--sparse writes F16 tensors: use --type f16")
+    write(args)
 
 
 if __name__ == "__main__":
