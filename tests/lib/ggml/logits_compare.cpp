@@ -32,7 +32,7 @@ namespace {
 
 constexpr const char* kPrompt = "The quick brown fox jumps over the lazy dog. Once upon a time, in a small town,";
 constexpr int kDecodeSteps = 4;
-constexpr double kMulMatNmse = 5e-4;  // tests/test-backend-ops.cpp test_mul_mat::max_nmse_err
+constexpr double kMulMatNmse = 5e-4;  // ggml-org/llama.cpp:tests/test-backend-ops.cpp test_mul_mat::max_nmse_err
 
 struct Run {
   std::vector<std::vector<float>> logits;  // one row of n_vocab per position

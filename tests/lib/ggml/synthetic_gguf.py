@@ -26,7 +26,7 @@ SIZES = {
 VOCABS = {"llama": "ggml-vocab-llama-spm.gguf", "qwen2": "ggml-vocab-qwen2.gguf"}
 
 
-# GGUF's metadata value types and their numpy forms (ggml/docs/gguf.md "File Structure":
+# GGUF's metadata value types and their numpy forms (ggml-org/llama.cpp:ggml/docs/gguf.md "File Structure":
 # gguf_metadata_value_type; 8 = STRING, 9 = ARRAY, the rest fixed-size little-endian).
 GGUF_SCALARS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "<u1",
                 10: "<u8", 11: "<i8", 12: "<f8"}
@@ -112,7 +112,7 @@ def matrix(np, rng, rows, cols, qtype, gguf):
 
 def write_hole(w, gguf):
     """The tensor infos, then the data section as a hole of its size (reads as zeros, takes
-    no disk): a model that must be refused before its data is read (ggml/docs/gguf.md: each
+    no disk): a model that must be refused before its data is read (ggml-org/llama.cpp:ggml/docs/gguf.md: each
     tensor's data padded to general.alignment, the section starting aligned)."""
     w.write_ti_data_to_file()
     f = w.fout[0]
