@@ -60,11 +60,12 @@ ggml_status backend_compute(ggml_backend_t b, ggml_cgraph* graph) {
   for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
     const ggml_tensor* node = ggml_graph_node(graph, i);
     if (is_no_op(node->op) || ggml_is_empty(node)) continue;
-    if (node->op != GGML_OP_MUL_MAT) {
+    if (node->op != GGML_OP_MUL_MAT && node->op != GGML_OP_MUL_MAT_ID) {
       std::fprintf(stderr, "ggml-ork: %s (%s) was not offered to ORK\n", node->name, ggml_op_name(node->op));
       return GGML_STATUS_FAILED;
     }
-    const ggml_status s = compute_mul_mat(*be->device, be->n_threads, node);
+    const ggml_status s = node->op == GGML_OP_MUL_MAT ? compute_mul_mat(*be->device, be->n_threads, node)
+                                                       : compute_mul_mat_id(*be->device, be->n_threads, node);
     if (s != GGML_STATUS_SUCCESS) return s;
   }
   return GGML_STATUS_SUCCESS;
@@ -121,8 +122,8 @@ ggml_backend_buffer_type_t dev_buffer_type(ggml_backend_dev_t d) { return buffer
 
 bool dev_supports_op(ggml_backend_dev_t, const ggml_tensor* op) {
   if (is_no_op(op->op)) return true;
-  if (op->op != GGML_OP_MUL_MAT) return false;
-  const bool ok = supports_mul_mat(op);
+  if (op->op != GGML_OP_MUL_MAT && op->op != GGML_OP_MUL_MAT_ID) return false;
+  const bool ok = op->op == GGML_OP_MUL_MAT ? supports_mul_mat(op) : supports_mul_mat_id(op);
   if (!ok) stats().mul_mat_declined.fetch_add(1);
   return ok;
 }
