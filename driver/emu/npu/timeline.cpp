@@ -54,35 +54,46 @@ void enter_phase(CoreState& s, double t, const TimingParams& p) {
   s.end = t;
 }
 
-// Fair shares of `total` among ceilings `caps` (water-filling); returns each core's rate.
-std::vector<double> water_fill(const std::vector<double>& caps, double total) {
-  std::vector<size_t> order(caps.size());
+// The buffers of one simulation, reused at every event: a simulation has three events per
+// task, and one allocation per buffer per event was most of its time under AddressSanitizer
+// (CI's build-san; docs/reliability.md "CI time").
+struct Scratch {
+  std::vector<double> caps;   // the ceilings of the cores in a DRAM phase, in core order
+  std::vector<size_t> who;    // their core indices
+  std::vector<size_t> order;  // water_fill's order of those ceilings
+  std::vector<double> share;  // water_fill's result, one per ceiling
+  std::vector<double> rate;   // dram_rates' result, one per core
+};
+
+// Fair shares of `total` among ceilings `caps` (water-filling): each ceiling's rate into
+// `rate`.
+void water_fill(const std::vector<double>& caps, double total, std::vector<size_t>& order,
+                std::vector<double>& rate) {
+  order.resize(caps.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return caps[a] < caps[b]; });
-  std::vector<double> rate(caps.size());
+  rate.assign(caps.size(), 0.0);
   double left = total;
   for (size_t i = 0; i < order.size(); ++i) {
     const double share = left / static_cast<double>(order.size() - i);
     rate[order[i]] = std::min(caps[order[i]], share);
     left -= rate[order[i]];
   }
-  return rate;
 }
 
-// Rates of the cores now in a DRAM phase (0 for the others).
-std::vector<double> dram_rates(const std::vector<CoreState>& cores, double t, double total) {
-  std::vector<double> caps;
-  std::vector<size_t> who;
+// Rates of the cores now in a DRAM phase (0 for the others), into `x.rate`.
+void dram_rates(const std::vector<CoreState>& cores, double t, double total, Scratch& x) {
+  x.caps.clear();
+  x.who.clear();
   for (size_t i = 0; i < cores.size(); ++i) {
     if (!cores[i].done() && cores[i].start <= t && cores[i].dram()) {
-      caps.push_back(cores[i].cap);
-      who.push_back(i);
+      x.caps.push_back(cores[i].cap);
+      x.who.push_back(i);
     }
   }
-  std::vector<double> rate(cores.size(), 0.0);
-  const auto shares = water_fill(caps, total);
-  for (size_t j = 0; j < who.size(); ++j) rate[who[j]] = shares[j];
-  return rate;
+  x.rate.assign(cores.size(), 0.0);
+  water_fill(x.caps, total, x.order, x.share);
+  for (size_t j = 0; j < x.who.size(); ++j) x.rate[x.who[j]] = x.share[j];
 }
 
 }  // namespace
@@ -112,8 +123,10 @@ std::vector<double> simulate_cores(std::span<const CoreWork> work, std::span<con
     t = std::min(t, cores[i].start);
     enter_phase(cores[i], cores[i].start, p);
   }
+  Scratch scratch;
   for (;;) {
-    const auto rate = dram_rates(cores, t, p.shared_dram_bytes_per_ns);
+    dram_rates(cores, t, p.shared_dram_bytes_per_ns, scratch);
+    const std::vector<double>& rate = scratch.rate;
     double dt = kInf;  // to the next event: a phase ends or a core starts
     for (size_t i = 0; i < cores.size(); ++i) {
       const CoreState& s = cores[i];
