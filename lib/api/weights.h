@@ -61,7 +61,7 @@ ork_status call_dtypes(const ork_weights& w, const ork_matmul_options& options, 
 ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, int64_t m, void* c,
                       const ork_matmul_options& options, const matmul::RunOptions& run, CallMeter& meter);
 
-// The two halves of run_matmul, for the async jobs and batches (job.cpp, batch.cpp): the
+// The two halves of run_matmul, for the async jobs and batches (job_queue.cpp, batch.cpp): the
 // NPU backends' resident weights and runner options of a call (the w4a8 copy made on its
 // first use), and the cpu backend's whole call. The caller holds the device's mutex.
 ork_status npu_call(ork_device& device, const ork_weights& w, const ork_matmul_options& options,

@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "lib/exec/slots.h"
+#include "lib/exec/device_slots.h"
 #include "lib/exec/synthetic.h"
 #include "lib/exec/unpack.h"
 #include "lib/io/slot_buffer.h"

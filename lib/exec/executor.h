@@ -7,7 +7,7 @@
 // one, host memory on the cpu backend; all of them are allocated once, before the run, and
 // their total never exceeds the budget. A load into a slot is issued only when the order
 // reaches it, which is after the wait of the last program that read the slot's previous
-// tensor (plan.h), so a slot is reused only when the schedule frees it.
+// tensor (exec_plan.h), so a slot is reused only when the schedule frees it.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +19,8 @@
 #include "driver/common/result.h"
 #include "driver/kmd/kmd.h"
 #include "lib/exec/pack_file.h"
-#include "lib/exec/plan.h"
-#include "lib/exec/reference.h"
+#include "lib/exec/exec_plan.h"
+#include "lib/exec/chain_reference.h"
 #include "lib/exec/trace.h"
 #include "lib/io/file_os.h"
 #include "lib/matmul/run.h"

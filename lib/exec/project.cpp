@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "lib/exec/pack_file.h"
-#include "lib/exec/plan.h"
+#include "lib/exec/exec_plan.h"
 #include "driver/common/npu_cores.h"
-#include "driver/emu/npu/timing.h"
+#include "driver/timing/timing_model.h"
 
 namespace ork::exec {
 
@@ -130,7 +130,7 @@ Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
   p.sequential_ns = p.io_ns + p.compute_ns;
   p.tokens_per_s = static_cast<double>(o.m) * 1e9 / p.step_ns;
   p.submits = static_cast<int64_t>(d.matmuls.size()) * d.layers;
-  p.dram_floor_ns = static_cast<double>(p.weight_bytes) / emu::kSharedDramBytesPerNs;
+  p.dram_floor_ns = static_cast<double>(p.weight_bytes) / timing::kSharedDramBytesPerNs;
   project_batched(d, o, p);
   return p;
 }

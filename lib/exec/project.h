@@ -2,7 +2,7 @@
 // step (a decode token at M = 1, or M prefill rows) of a model's matmuls on the RK3588,
 // from three parts, each stated:
 //   device  the timing model's time of every matmul (modelled_matmul_ns: per-core task
-//           demands on shared DRAM plus one submit; driver/emu/npu/timing.h), on `cores`;
+//           demands on shared DRAM plus one submit; driver/timing/timing_model.h), on `cores`;
 //   host    the host's own time per matmul call (plan lookup, packing A, the submit and
 //           wait ioctls, unpacking C), measured on the emulator with a PC that does no work
 //           (measure_host_ns) or given;
@@ -62,7 +62,7 @@ struct Projection {
   double tokens_per_s = 0;   // m per step
   int64_t submits = 0;       // per step: one per matmul
   int64_t tasks = 0;         // per step, all cores
-  // The weight bytes once through the shared DRAM limit (timing.h kSharedDramBytesPerNs):
+  // The weight bytes once through the shared DRAM limit (timing_model.h kSharedDramBytesPerNs):
   // no plan of these matmuls is faster on the model.
   double dram_floor_ns = 0;
   uint64_t weight_bytes = 0, resident_bytes = 0, streamed_bytes = 0, budget_bytes = 0, window_bytes = 0;

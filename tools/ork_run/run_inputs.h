@@ -9,7 +9,7 @@
 
 #include "driver/common/result.h"
 #include "lib/api/device.h"
-#include "lib/exec/plan.h"
+#include "lib/exec/exec_plan.h"
 
 namespace ork::tools {
 

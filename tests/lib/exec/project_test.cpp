@@ -7,7 +7,7 @@
 #include "driver/emu/kernel/fake_kernel.h"
 #include "lib/api/device.h"
 #include "lib/exec/pack_file.h"
-#include "lib/exec/plan.h"
+#include "lib/exec/exec_plan.h"
 #include "lib/exec/project.h"
 #include "driver/emu/kernel/zero_work.h"
 
