@@ -39,9 +39,9 @@ put('safetensors', 'empty', safetensors([]))
 put('safetensors', 'scalar_and_zero', safetensors([('a', 'F64', [], 8), ('b', 'U8', [0, 3], 0)]))
 
 os.makedirs(os.path.join(HERE, 'corpus', 'stream'), exist_ok=True)
-for f in ('seed_example1.stream', 'seed_example2.stream'):
+for f in ('example1.stream', 'example2.stream'):
     shutil.copy(os.path.join(ROOT, 'tools', 'ork_sched', 'examples', f),
-                os.path.join(HERE, 'corpus', 'stream', f))
+                os.path.join(HERE, 'corpus', 'stream', 'ork_sched_' + f))
 put('stream', 'sizes_and_ranges', 'memory 1M\ncores 3\nbuffer a 2K\nbuffer b 1KiB xram\n'
     'load L1 writes=a[0:512] cycles=10\nstart P1 reads=a[0:512] writes=a[512:256] cycles=5\n'
     'wait P1\nstore S1 reads=a[512:256] writes=b cycles=3 # done\n')

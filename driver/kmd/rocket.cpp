@@ -1,6 +1,6 @@
 // The mainline rocket backend: CREATE_BO + mmap, one drm_rocket_job per CoreJob, PREP_BO on
 // the out BOs to wait, FINI_BO/PREP_BO for cache sync, GEM_CLOSE to free (docs/hardware.md
-// section 2).
+// section 2), and open_rocket; the class is rocket_kmd.h.
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -8,12 +8,12 @@
 #include <climits>
 
 #include "driver/common/npu_window.h"
-#include "driver/kmd/kmd_common.h"
+#include "driver/kmd/rocket_kmd.h"
 #include "driver/os/debug.h"
 #include "driver/os/ioctl.h"
 #include "uapi/rocket_accel.h"
 
-namespace ork::driver {
+namespace ork::driver::rocket {
 namespace {
 
 // CPU-side waits of bo_sync(from_device): long enough for a job to finish or to be reset by
@@ -26,41 +26,7 @@ int64_t monotonic_ns() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-// An asynchronous rocket job: the uAPI has no syncobj or fence out (drm_rocket_submit has
-// no such field; rocket_accel.h), so completion is observed through the out BOs'
-// reservation fences with PREP_BO, each out BO in turn, until the job's deadline.
-struct RocketPending final : PendingJob {
-  std::vector<uint32_t> out_handles;
-  size_t next = 0;  // out BOs before this one were seen idle
-  uint32_t tasks = 0;
-  uint32_t timeout_ms = 0;
-  std::chrono::steady_clock::time_point start;
-  int64_t deadline_ns = 0;  // CLOCK_MONOTONIC, absolute (PREP_BO's timeout_ns)
-};
-
-class RocketKmd final : public DrmKmd {
- public:
-  RocketKmd(Os& os, UniqueFd fd, DeviceInfo info) : DrmKmd(os, std::move(fd), std::move(info)) {}
-
-  Result<std::unique_ptr<Bo>> bo_create(size_t bytes, BoUsage usage) override;
-  Status bo_sync(const Bo& bo, SyncDir dir) override;
-  Result<SubmitResult> submit(const SubmitDesc& desc) override;
-  // rocket has no reset ioctl: its kernel resets a core when a job times out (500 ms).
-  Status reset() override { return Status::success(); }
-  Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) override;
-  Result<SubmitResult> wait(PendingJob& job, int64_t timeout_ms) override;
-  AsyncMode async_mode() const override { return AsyncMode::prep_bo; }
-
- protected:
-  void bo_release(Bo& bo) noexcept override;
-
- private:
-  int prep_bo(uint32_t handle, int64_t deadline_ns);
-
-  // The last job timed out (so the kernel reset its core): a second timeout in a row means
-  // the reset did not bring the core back, and the message says so.
-  bool timed_out_before_ = false;
-};
+}  // namespace
 
 Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
   (void)usage;  // rocket BOs are all alike (shmem pages in the file's IOMMU domain)
@@ -209,7 +175,9 @@ Result<SubmitResult> RocketKmd::wait(PendingJob& pending, int64_t timeout_ms) {
   return result;
 }
 
-}  // namespace
+}  // namespace ork::driver::rocket
+
+namespace ork::driver {
 
 Result<std::unique_ptr<Kmd>> open_rocket(Os& os, const std::string& node) {
   auto opened = open_drm_node(os, node, KmdKind::rocket);
@@ -218,7 +186,7 @@ Result<std::unique_ptr<Kmd>> open_rocket(Os& os, const std::string& node) {
   const DrmVersion& v = opened->version;
   opened->info.driver_version = fmt::format("{}.{}.{}", v.major, v.minor, v.patch);
   opened->info.hw_version = 0;
-  return std::unique_ptr<Kmd>(std::make_unique<RocketKmd>(os, std::move(opened->fd), std::move(opened->info)));
+  return std::unique_ptr<Kmd>(std::make_unique<rocket::RocketKmd>(os, std::move(opened->fd), std::move(opened->info)));
 }
 
 }  // namespace ork::driver

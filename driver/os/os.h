@@ -1,6 +1,12 @@
-// The OS boundary: every syscall the driver makes to a device goes through an Os passed by
-// reference, not a global, so the emulator and tests can stand in. Implementations: the real
-// one (os_real.cpp), the emulated NPU's fake kernel (driver/emu/kernel/fake_kernel.h), test fakes.
+// The OS boundary to a device: every syscall the driver makes to a device node goes through an
+// Os passed by reference, not a global, so the emulator and tests can stand in.
+// Implementations: the real one (os_real.cpp), the emulated NPU's fake kernel
+// (driver/emu/kernel/fake_kernel.h), test fakes.
+//
+// One of two seams: the model file is read through lib/io's FileOs (lib/io/file_os.h:
+// pread, statx, io_uring), stood in for by fault-injecting file systems, while this one is
+// stood in for by the fake kernel; a run picks each independently (an emulated NPU reading a
+// real file). Why not one: docs/README.md, "Two OS seams, one convention".
 //
 // Convention (the kernel's and liburing's, the same as lib/io's FileOs): every call returns
 // >= 0 on success and a negative errno on failure; errno is never the channel, so nothing

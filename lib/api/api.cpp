@@ -11,7 +11,7 @@
 
 #include "lib/api/device.h"
 #include "lib/api/error.h"
-#include "lib/api/job.h"
+#include "lib/api/job_queue.h"
 #include "lib/api/stats.h"
 #include "lib/api/matmul_t.h"
 #include "lib/api/tensor.h"
@@ -126,7 +126,7 @@ ORK_API void ork_weights_destroy(ork_weights* weights) {
   }
   std::lock_guard lock(weights->device->mutex);
   // In-flight jobs on the device complete first (they may read these weights' BO), and
-  // batches using them refuse from now on (job.h).
+  // batches using them refuse from now on (job_queue.h).
   if (weights->device->jobs) weights->device->jobs->drop_weights(weights);
   weights->device->backend->forget(*weights);
   delete weights;

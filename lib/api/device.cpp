@@ -1,6 +1,6 @@
 // Opening a device by backend name (README.md "Devices"; docs/kernel-interfaces.md).
 #include "lib/api/device.h"
-#include "lib/api/job.h"
+#include "lib/api/job_queue.h"
 
 #include <cstdlib>
 #include <cstring>

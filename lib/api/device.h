@@ -21,7 +21,7 @@
 
 namespace ork::api {
 class JobQueue;
-// Out of line (job.cpp): code that makes an ork_device need not see the queue's definition.
+// Out of line (job_queue.cpp): code that makes an ork_device need not see the queue's definition.
 struct JobQueueDeleter {
   void operator()(JobQueue* q) const;
 };
@@ -60,7 +60,7 @@ struct ork_device {
   // device that still exists (this was a use-after-free).
   std::atomic<int> refs{1};
   std::atomic<bool> closed{false};  // ork_device_close was called (the handle is gone)
-  std::unique_ptr<ork::api::JobQueue, ork::api::JobQueueDeleter> jobs;     // asynchronous jobs and batches (job.h)
+  std::unique_ptr<ork::api::JobQueue, ork::api::JobQueueDeleter> jobs;     // asynchronous jobs and batches (job_queue.h)
   ~ork_device();
 };
 

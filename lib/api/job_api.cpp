@@ -7,7 +7,7 @@
 
 #include "lib/api/device.h"
 #include "lib/api/error.h"
-#include "lib/api/job.h"
+#include "lib/api/job_queue.h"
 #include "lib/api/matmul_t.h"
 #include "lib/api/weights.h"
 

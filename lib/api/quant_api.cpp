@@ -10,7 +10,7 @@
 
 #include "lib/api/device.h"
 #include "lib/api/error.h"
-#include "lib/api/qweights.h"
+#include "lib/api/qweights_handle.h"
 #include "lib/api/struct_size.h"
 #include "lib/quant/qmatmul.h"
 #include "ork/ork.h"

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "lib/api/error.h"
-#include "lib/api/qweights.h"
+#include "lib/api/qweights_handle.h"
 #include "lib/quant/ggml.h"
 
 using ork::api::fail;

@@ -8,18 +8,18 @@
 
 #include <fmt/format.h>
 
-#include "driver/emu/npu/timeline.h"
+#include "driver/timing/core_sim.h"
 #include "lib/sched/chooser.h"
 
 namespace ork::exec {
 
-emu::TaskDemand plan_task_demand(const matmul::Plan& plan, const matmul::Task& t) {
+timing::TaskDemand plan_task_demand(const matmul::Plan& plan, const matmul::Task& t) {
   const double eb = static_cast<double>(matmul::element_bits(plan.dtype)) / 8.0;
-  return emu::make_demand({.mc = t.mc, .kt = t.kt, .cols = t.nt, .weight_bytes = static_cast<double>(t.kt * t.nt) * eb,
+  return timing::make_demand({.mc = t.mc, .kt = t.kt, .cols = t.nt, .weight_bytes = static_cast<double>(t.kt * t.nt) * eb,
                            .row_bytes = static_cast<double>(t.kt) * eb,
                            .out_elem_bytes = static_cast<double>(plan.out_bytes()),
-                           .macs_per_cycle = plan.dtype == matmul::DType::fp16 ? emu::kFp16MacsPerCycle
-                                                                               : emu::kInt8MacsPerCycle});
+                           .macs_per_cycle = plan.dtype == matmul::DType::fp16 ? timing::kFp16MacsPerCycle
+                                                                               : timing::kInt8MacsPerCycle});
 }
 
 namespace {
@@ -28,13 +28,13 @@ namespace {
 // the task alone on its core), longest first, on `cores` slices; the chooser's order and
 // core_of place them. Returns per core its tasks in the order they start.
 std::vector<std::vector<PlacedTask>> place(const std::vector<matmul::Plan>& plans, int cores,
-                                           const emu::TimingParams& params) {
+                                           const timing::TimingParams& params) {
   std::vector<PlacedTask> all;
   std::vector<int64_t> cycles;
   for (size_t j = 0; j < plans.size(); ++j)
     for (size_t i = 0; i < plans[j].tasks.size(); ++i) {
       all.push_back({static_cast<int>(j), static_cast<int>(i)});
-      cycles.push_back(std::max<int64_t>(1, static_cast<int64_t>(emu::task_alone_ns(plan_task_demand(plans[j], plans[j].tasks[i]), params))));
+      cycles.push_back(std::max<int64_t>(1, static_cast<int64_t>(timing::task_alone_ns(plan_task_demand(plans[j], plans[j].tasks[i]), params))));
     }
   std::vector<size_t> by_length(all.size());
   std::iota(by_length.begin(), by_length.end(), size_t{0});
@@ -87,15 +87,15 @@ void settle_chains(std::vector<matmul::Plan>& plans, std::vector<std::vector<Pla
 
 // The group with parts[j] column parts per matmul: placed, then priced as it runs.
 GroupPlan price(std::vector<matmul::Plan> plans, const std::vector<int>& parts, int cores,
-                const emu::TimingParams& params) {
+                const timing::TimingParams& params) {
   GroupPlan g;
   g.parts = parts;
   g.cores = place(plans, cores, params);
   settle_chains(plans, g.cores);
-  std::vector<emu::CoreWork> work;
+  std::vector<timing::CoreWork> work;
   for (size_t c = 0; c < g.cores.size(); ++c) {
     if (g.cores[c].empty()) continue;
-    emu::CoreWork w;
+    timing::CoreWork w;
     w.core = static_cast<int>(c);
     for (const PlacedTask& t : g.cores[c]) {
       const matmul::Plan& plan = plans[static_cast<size_t>(t.matmul)];
@@ -107,7 +107,7 @@ GroupPlan price(std::vector<matmul::Plan> plans, const std::vector<int>& parts, 
   }
   g.submits = static_cast<int64_t>(work.size());
   const std::vector<double> start(work.size(), 0.0);
-  for (double e : emu::simulate_cores(work, start, params)) g.device_ns = std::max(g.device_ns, e);
+  for (double e : timing::simulate_cores(work, start, params)) g.device_ns = std::max(g.device_ns, e);
   g.plans = std::move(plans);
   return g;
 }
@@ -115,7 +115,7 @@ GroupPlan price(std::vector<matmul::Plan> plans, const std::vector<int>& parts, 
 }  // namespace
 
 Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
-                             int cores, const emu::TimingParams& params) {
+                             int cores, const timing::TimingParams& params) {
   if (shapes.empty()) return make_error(-EINVAL, "a group of no matmuls");
   if (cores < 1 || cores > matmul::kMaxCores)
     return make_error(-EINVAL, fmt::format("cores = {}: must be 1..{}", cores, matmul::kMaxCores));

@@ -3,7 +3,7 @@
 // matmul alone) become NPU tasks, and lib/sched's list scheduler places the tasks on the
 // cores (cores are its slices) instead of every matmul being split over every core. Each
 // core's tasks of the group are one chained submit; the group is priced with the emulator's
-// timing model (per-core chains on shared DRAM: driver/emu/npu/timeline.h), so one core's
+// timing model (per-core chains on shared DRAM: driver/timing/core_sim.h), so one core's
 // fixed task cost overlaps the other cores' weight streams.
 //
 // What is chosen: per matmul, how many column parts its plan has (matmul::make_plan with
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "driver/common/result.h"
-#include "driver/emu/npu/timing.h"
+#include "driver/timing/timing_model.h"
 #include "lib/matmul/plan.h"
 
 namespace ork::exec {
@@ -43,10 +43,10 @@ struct GroupPlan {
 // (the fitted constants, or another split of the fixed cost). Fails naming a shape no plan
 // takes.
 Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
-                             int cores, const emu::TimingParams& params = {});
+                             int cores, const timing::TimingParams& params = {});
 
 // The timing model's demand of one task of a plan (weight DMA, feature and output bytes,
-// MACs; driver/emu/npu/timing.h make_demand).
-emu::TaskDemand plan_task_demand(const matmul::Plan& plan, const matmul::Task& task);
+// MACs; driver/timing/timing_model.h make_demand).
+timing::TaskDemand plan_task_demand(const matmul::Plan& plan, const matmul::Task& task);
 
 }  // namespace ork::exec

@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "lib/exec/reference.h"
+#include "lib/exec/chain_reference.h"
 #include "lib/exec/unpack.h"
 
 namespace ork::exec {

@@ -15,7 +15,7 @@
 #include "lib/exec/activation.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/group_job.h"
-#include "lib/exec/slots.h"
+#include "lib/exec/device_slots.h"
 #include "lib/matmul/job.h"
 
 namespace ork::exec {

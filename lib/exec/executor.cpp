@@ -8,7 +8,6 @@
 #include <map>
 #include <mutex>
 #include <new>
-#include <optional>
 #include <set>
 #include <thread>
 
@@ -16,10 +15,9 @@
 
 #include "lib/exec/device_calls.h"
 #include "lib/exec/project.h"
-#include "lib/exec/reader.h"
-#include "lib/exec/slots.h"
+#include "lib/exec/device_slots.h"
 #include "lib/exec/synthetic.h"
-#include "lib/io/slot_buffer.h"
+#include "lib/io/tensor_reader.h"
 #include "lib/matmul/job.h"
 
 namespace ork::exec {
@@ -31,7 +29,7 @@ int64_t now_ns() {
 
 class Walk {
  public:
-  Walk(const PackedModel& m, const ExecPlan& p, const PlanOptions& po, DeviceRef d, Slots& s, TensorReader& r,
+  Walk(const PackedModel& m, const ExecPlan& p, const PlanOptions& po, DeviceRef d, Slots& s, io::TensorReader& r,
        RunOutput& out)
       : model_(m), d_(m.desc), plan_(p), po_(po), dev_(d), reader_(r), out_(out), calls_(m, po, d, s) {
     for (size_t g = 0; g < groups_of_.size(); ++g)
@@ -378,7 +376,7 @@ class Walk {
   const ExecPlan& plan_;
   const PlanOptions& po_;
   DeviceRef dev_;
-  TensorReader& reader_;
+  io::TensorReader& reader_;
   RunOutput& out_;
   std::map<std::pair<int, int>, Acts> acts_;
   std::map<std::pair<int, int>, Activation> x_;
@@ -413,7 +411,8 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
     return make_error(-EINVAL, fmt::format("inflight = {}: must be 1..8 matmuls on the device at once", options.inflight));
   auto slots = allocate_slots(plan, dev);
   if (!slots) return slots.error();
-  auto reader = TensorReader::open(path, slots->spans, options.io_rate_cap_bytes_per_ns);
+  auto reader = io::TensorReader::open(path, slots->spans, options.io_rate_cap_bytes_per_ns,
+                                      options.file_os != nullptr ? *options.file_os : io::real_file_os());
   if (!reader) return reader.error();
   RunOutput out;
   out.stats.budget_bytes = po.budget_bytes;
@@ -437,7 +436,7 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
     }
   }
   out.stats.bytes_read = (*reader)->bytes_read();
-  const ReaderInfo& info = (*reader)->info();
+  const io::ReaderInfo& info = (*reader)->info();
   out.stats.engine = info.engine;
   out.stats.direct = info.direct;
   out.stats.registered = info.registered;

@@ -7,7 +7,7 @@
 // one, host memory on the cpu backend; all of them are allocated once, before the run, and
 // their total never exceeds the budget. A load into a slot is issued only when the order
 // reaches it, which is after the wait of the last program that read the slot's previous
-// tensor (plan.h), so a slot is reused only when the schedule frees it.
+// tensor (exec_plan.h), so a slot is reused only when the schedule frees it.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +19,10 @@
 #include "driver/common/result.h"
 #include "driver/kmd/kmd.h"
 #include "lib/exec/pack_file.h"
-#include "lib/exec/plan.h"
-#include "lib/exec/reference.h"
+#include "lib/exec/exec_plan.h"
+#include "lib/exec/chain_reference.h"
 #include "lib/exec/trace.h"
+#include "lib/io/file_os.h"
 #include "lib/matmul/run.h"
 
 namespace ork::exec {
@@ -64,7 +65,10 @@ struct RunOptions {
   // the previous token's output to their synthetic input (synthetic.h).
   const Activation* first_input = nullptr;
   std::function<void(int64_t done, int64_t total)> progress;  // after each matmul
-  double io_rate_cap_bytes_per_ns = 0;  // > 0: the reader no faster than this (reader.h)
+  double io_rate_cap_bytes_per_ns = 0;  // > 0: the reader no faster than this (lib/io/tensor_reader.h)
+  // The file system the tensor reader reads the model through (lib/io/file_os.h); null =
+  // the real one. Tests pass a FileOs that injects faults; it must outlive the run.
+  io::FileOs* file_os = nullptr;
   // Matmuls handed to the NPU at once (1..8): with 2 or more the device thread packs and
   // submits the next matmul of a layer that does not read the running one (k and v beside
   // q; up beside gate) while the NPU runs it (lib/matmul/job.h). 1: each matmul is waited before

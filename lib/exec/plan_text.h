@@ -9,7 +9,7 @@
 #include <string>
 
 #include "driver/common/result.h"
-#include "lib/exec/plan.h"
+#include "lib/exec/exec_plan.h"
 
 namespace ork::exec {
 

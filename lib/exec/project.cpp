@@ -9,9 +9,9 @@
 
 #include "lib/exec/board_plan.h"
 #include "lib/exec/pack_file.h"
-#include "lib/exec/plan.h"
+#include "lib/exec/exec_plan.h"
 #include "driver/common/npu_cores.h"
-#include "driver/emu/npu/timing.h"
+#include "driver/timing/timing_model.h"
 
 namespace ork::exec {
 
@@ -88,7 +88,7 @@ void place_weights(uint64_t layer_bytes, const ProjectOptions& o, Projection& p)
 
 // The board plan of every group of the layer under `params`: device time per step, tasks
 // and submits per layer; the groups' plans into `groups` when given.
-Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, const emu::TimingParams& params,
+Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, const timing::TimingParams& params,
                                 std::vector<BatchGroup>* groups) {
   StepFigures f;
   std::vector<BatchGroup> gs = batch_groups(d);
@@ -121,15 +121,15 @@ void finish(StepFigures& f, const ModelDesc& d, const Projection& p) {
 // The board plan (the step's figures), the same plan with all fixed cost per submit, and the
 // previous plan (every matmul its own submit on all cores).
 Status project_plans(const ModelDesc& d, const ProjectOptions& o, Projection& p) {
-  auto board = plan_groups(d, o, emu::TimingParams{}, &p.groups);
+  auto board = plan_groups(d, o, timing::TimingParams{}, &p.groups);
   if (!board) return board.error();
   p.tasks_per_layer = board->tasks;
   finish(*board, d, p);
   p.device_ns = board->device_ns;
   p.tasks = board->tasks;
   p.submits = board->submits;
-  emu::TimingParams all_per_submit;
-  all_per_submit.submit_ns = emu::kSubmitNs + emu::kTaskNs;
+  timing::TimingParams all_per_submit;
+  all_per_submit.submit_ns = timing::kSubmitNs + timing::kTaskNs;
   all_per_submit.task_ns = 0;
   auto ps = plan_groups(d, o, all_per_submit, nullptr);
   if (!ps) return ps.error();
@@ -142,7 +142,7 @@ Status project_plans(const ModelDesc& d, const ProjectOptions& o, Projection& p)
   p.split_each.submits = static_cast<int64_t>(p.per_matmul.size());
   finish(p.split_each, d, p);
   // The groups' submits come first on every core at once: no stream hides them.
-  p.submit_ns = static_cast<double>(p.groups.size()) * d.layers * emu::kSubmitNs;
+  p.submit_ns = static_cast<double>(p.groups.size()) * d.layers * timing::kSubmitNs;
   p.fixed_ns = p.device_ns - p.dram_floor_ns - p.submit_ns;
   return Status::success();
 }
@@ -170,7 +170,7 @@ Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
   p.windows = windows_for(p);
   p.host_ns = layer_host * d.layers;
   p.io_ns = static_cast<double>(p.streamed_bytes) / o.disk_bytes_per_s * 1e9;
-  p.dram_floor_ns = static_cast<double>(p.weight_bytes) / emu::kSharedDramBytesPerNs;
+  p.dram_floor_ns = static_cast<double>(p.weight_bytes) / timing::kSharedDramBytesPerNs;
   if (Status st = project_plans(d, o, p); !st) return st.error();
   p.compute_ns = p.device_ns + p.host_ns;
   p.step_ns = std::max(p.io_ns, p.compute_ns);

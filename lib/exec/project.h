@@ -2,7 +2,7 @@
 // step (a decode token at M = 1, or M prefill rows) of a model's matmuls on the RK3588,
 // from three parts, each stated:
 //   device  the timing model's time of every group of the board plan below (per-core task
-//           chains on shared DRAM plus one submit per core; driver/emu/npu/timing.h), on
+//           chains on shared DRAM plus one submit per core; driver/timing/timing_model.h), on
 //           `cores`;
 //   host    the host's own time per matmul call (plan lookup, packing A, the submit and
 //           wait ioctls, unpacking C), measured on the emulator with a PC that does no work
@@ -76,7 +76,7 @@ struct Projection {
   int64_t tasks = 0;         // per step, all cores
   int64_t tasks_per_layer = 0;
   int windows = 1;           // NPU address windows the weights are spread over (windows_for)
-  // The weight bytes once through the shared DRAM limit (timing.h kSharedDramBytesPerNs):
+  // The weight bytes once through the shared DRAM limit (timing_model.h kSharedDramBytesPerNs):
   // no plan of these matmuls is faster on the model.
   double dram_floor_ns = 0;
   // Where the board plan's device time goes: the floor, the submits at the groups' starts

@@ -78,4 +78,11 @@ Status probe_uring(FileOs& os);
 // "unexpected end of file": the message a read that ran off the end of the file returns.
 Error eof_error(const StreamFile& file, uint64_t offset, uint64_t need_end);
 
+// Whether the file, as it is now (fstat), ends at or before `offset`. Under O_DIRECT a short
+// read that ends unaligned cannot be continued in place, so the engines read the chunk again
+// from its start; when the file was cut short under the reader at an odd byte, the kernel
+// ends every such read there, and reading again would return the same bytes for ever. Asked
+// on an unaligned short read: true is that end (an error), false a short read to retry.
+bool file_ends_at(const StreamFile& file, uint64_t offset);
+
 }  // namespace ork::io

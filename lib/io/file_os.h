@@ -1,11 +1,16 @@
-// The file-system boundary of lib/io: every syscall the weight sources make (open, pread,
+// The file-system boundary of lib/io: every syscall the weight readers make (open, pread,
 // statx, fadvise, mmap, io_uring setup and registration) goes through a FileOs passed by
 // reference, not a global, so tests can refuse io_uring, O_DIRECT or buffer
 // registration, inject short reads and EINTR, and still compare bytes.
 //
-// Convention (like liburing, unlike driver::Os): every call returns >= 0 on success and a
-// negative errno on failure; errno itself is never the channel. mmap returns nullptr and
-// stores -errno in *error.
+// One of two seams: devices are reached through driver::Os (driver/os/os.h: ioctl, poll,
+// node discovery), stood in for by the fake kernel, while this one is stood in for by
+// fault-injecting file systems; a run picks each independently. Why not one: docs/README.md,
+// "Two OS seams, one convention".
+//
+// Convention (the kernel's and liburing's, the same as driver::Os): every call returns >= 0
+// on success and a negative errno on failure; errno itself is never the channel. mmap
+// returns nullptr and stores -errno in *error.
 #pragma once
 
 #include <sys/types.h>

@@ -5,9 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "lib/io/io_env.h"
 #include "lib/io/loader.h"
-#include "lib/io/log.h"
+#include "lib/io/read_modes.h"
 
 namespace ork::io {
 namespace {
@@ -68,33 +67,19 @@ Result<std::unique_ptr<LayerLoader>> LayerLoader::open(const std::string& path,
   return loader;
 }
 
-// The source and O_DIRECT after the environment's overrides (each override recorded as a
-// fallback); returns whether the file should be opened with O_DIRECT.
+// The source and O_DIRECT after the environment's overrides (read_modes.h, each override
+// recorded as a fallback); returns whether the file should be opened with O_DIRECT.
 bool LayerLoader::resolve_modes() {
   LoaderOptions& o = options_;
-  LoaderStats& s = stats_;
-  const IoEnv env = o.use_env ? read_io_env() : IoEnv{};
-  if (o.source == SourceKind::kUring && env.no_uring) {
-    s.fallbacks.push_back("io_uring disabled by ORK_IO_NO_URING -> pread worker");
-    o.source = SourceKind::kWorker;
-    s.source = SourceKind::kUring;
-  } else {
-    s.source = o.source;
-  }
-  bool want_direct = o.direct == DirectMode::kOn ||
-                     (o.direct == DirectMode::kAuto && s.source == SourceKind::kUring);
+  stats_.source = o.source;  // what was asked for, even when the environment overrides it
+  const bool uring = o.source == SourceKind::kUring;
+  bool want_direct = o.direct == DirectMode::kOn || (o.direct == DirectMode::kAuto && uring);
   if (o.source == SourceKind::kMmap) want_direct = false;  // the page cache is the point
-  if (want_direct && env.no_direct) {
-    s.fallbacks.push_back("O_DIRECT disabled by ORK_IO_NO_DIRECT -> buffered reads");
-    want_direct = false;
-  }
-  if (o.register_buffers && env.no_register) {
-    if (o.source == SourceKind::kUring) {
-      s.fallbacks.push_back("buffer registration disabled by ORK_IO_NO_REGISTER -> plain reads");
-    }
-    o.register_buffers = false;
-  }
-  return want_direct;
+  const ReadModes m = apply_io_env({.uring = uring, .direct = want_direct, .register_buffers = o.register_buffers},
+                                   o.use_env, &stats_.fallbacks);
+  if (uring && !m.uring) o.source = SourceKind::kWorker;
+  o.register_buffers = m.register_buffers;
+  return m.direct;
 }
 
 // Every layer's read plan against the opened file's size and alignment, then the slots, each
@@ -140,10 +125,6 @@ Status LayerLoader::setup(const std::string& path) {
   s.async = o.n_slots > 1 && !single;  // the design's spawn guard: a worker only when it helps
   o.prefetch_depth = std::min(o.prefetch_depth, o.n_slots - 1);
   s.prefetch_depth = o.prefetch_depth;
-  for (const std::string& f : s.fallbacks) io_log(f);
-  io_log(fmt::format("{}: source {} engine {}{}{}", path, source_name(s.source),
-                     engine_name(s.engine), s.direct ? " O_DIRECT" : "",
-                     s.registered_buffers ? " registered" : ""));
   if (s.async) worker_ = std::thread([this] { worker_loop(); });
   return {};
 }
@@ -155,20 +136,13 @@ Status LayerLoader::make_engine() {
     engine_ = std::move(e.value());
     return {};
   }
-  if (options_.source == SourceKind::kUring) {
-    std::vector<std::span<std::byte>> spans;
-    for (Slot& s : slots_) spans.push_back(s.buffer.bytes());
-    UringOptions u{.queue_depth = options_.queue_depth,
-                   .register_buffers = options_.register_buffers,
-                   .max_iovec_bytes = options_.max_iovec_bytes};
-    auto e = make_uring_engine(file_, spans, u, &stats_.fallbacks, &stats_.registered_buffers);
-    if (e) {
-      engine_ = std::move(e.value());
-      return {};
-    }
-    stats_.fallbacks.push_back(fmt::format("{} -> pread worker", e.error().message));
-  }
-  engine_ = make_pread_engine(file_);
+  std::vector<std::span<std::byte>> spans;
+  for (Slot& s : slots_) spans.push_back(s.buffer.bytes());
+  const UringOptions u{.queue_depth = options_.queue_depth,
+                       .register_buffers = options_.register_buffers,
+                       .max_iovec_bytes = options_.max_iovec_bytes};
+  engine_ = make_read_engine(file_, spans, options_.source == SourceKind::kUring, u, &stats_.fallbacks,
+                             &stats_.registered_buffers);
   return {};
 }
 

@@ -65,7 +65,10 @@ Status PreadEngine::read_chunk(const ReadPlan& plan, const Chunk& c, std::byte* 
     got += static_cast<uint64_t>(n);
     if (got < c.need) {
       ++counters_.short_reads;
-      if (got % plan.align_bytes != 0) got = 0;  // O_DIRECT: unaligned remainder, start over
+      if (got % plan.align_bytes != 0) {  // O_DIRECT: an unaligned remainder cannot be read in place
+        if (file_ends_at(file_, c.file_offset + got)) return eof_error(file_, c.file_offset + got, plan.need_end);
+        got = 0;  // start the chunk over
+      }
     }
   }
   return {};
@@ -86,6 +89,11 @@ Error eof_error(const StreamFile& file, uint64_t offset, uint64_t need_end) {
   return make_error(-EIO, fmt::format("{}: unexpected end of file at offset {}: the layer "
                                       "ends at {} but the file has {} bytes",
                                       file.path(), offset, need_end, file.size_bytes()));
+}
+
+bool file_ends_at(const StreamFile& file, uint64_t offset) {
+  uint64_t size = 0;
+  return file.os().file_size(file.fd(), &size) >= 0 && size <= offset;
 }
 
 std::unique_ptr<ReadEngine> make_pread_engine(const StreamFile& file) {

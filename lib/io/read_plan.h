@@ -51,4 +51,5 @@ Result<ReadPlan> plan_read(Extent layer, uint32_t align_bytes, uint64_t chunk_by
 
 inline bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+
 }  // namespace ork::io

@@ -157,7 +157,10 @@ Status UringEngine::handle_completion(size_t index, int res, const ReadPlan& pla
   p.got += static_cast<uint64_t>(res);
   if (res == 0 || p.got >= p.chunk.need) return {};
   ++counters_.short_reads;
-  if (p.got % plan.align_bytes != 0) p.got = 0;  // O_DIRECT: unaligned remainder, start over
+  if (p.got % plan.align_bytes != 0) {  // O_DIRECT: an unaligned remainder cannot be read in place
+    if (file_ends_at(file_, p.chunk.file_offset + p.got)) return eof_error(file_, p.chunk.file_offset + p.got, plan.need_end);
+    p.got = 0;  // start the chunk over
+  }
   to_submit_.push_back(index);
   return {};
 }

@@ -1,6 +1,6 @@
 // The one choice of a schedule (docs/sched.md "Choosing a schedule"; Torq's
 // runOnOperation): a pure function from a stream and options to a schedule, run by
-// ork_sched and by the executor's plan (lib/exec/plan.cpp) alike, so that `ork_sched` on a
+// ork_sched and by the executor's plan (lib/exec/exec_plan.cpp) alike, so that `ork_sched` on a
 // plan ork_run wrote makes exactly the order and makespan the executor runs.
 //
 // Under the pool (the default) it prices the input order, runs listSchedule at three caps

@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int64_t kMaxDim = int64_t{1} << 24;  // mc_prof's own shape bound (main.cpp)
+constexpr int64_t kMaxDim = int64_t{1} << 24;  // mc_prof's own shape bound (mc_prof.cpp)
 
 // "" when `f[key]` is an integer in [lo, hi] (stored in `out`), else why not (json_int).
 std::string whole(const json& f, const char* key, int64_t lo, int64_t hi, int64_t& out) {

@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-json params_json(const emu::TimingParams& p) {
+json params_json(const timing::TimingParams& p) {
   return {{"task_ns", p.task_ns},
           {"core_dma_bytes_per_ns", p.core_dma_bytes_per_ns},
           {"shared_dram_bytes_per_ns", p.shared_dram_bytes_per_ns},
@@ -42,8 +42,8 @@ json published_report() {
   for (const Figure& f : all)
     if (f.train) train.push_back(f);
   const FitResult refit = fit(train);  // from the shipped constants
-  // The shipped model: timing.h's constants, with the M the training fit chose.
-  const FitResult shipped{emu::TimingParams{}, refit.experiment_m, 0};
+  // The shipped model: timing_model.h's constants, with the M the training fit chose.
+  const FitResult shipped{timing::TimingParams{}, refit.experiment_m, 0};
   const auto judged = judge(all, shipped, true);
   json figs = json::array();
   std::vector<double> fit_err, held_err, loo_err;
@@ -68,7 +68,7 @@ json published_report() {
           {"model", {{"params", params_json(shipped.params)},
                      {"experiment_m", shipped.experiment_m},
                      {"refit_params", params_json(refit.params)},
-                     {"source", "driver/emu/npu/timing.h; docs/timing-model.md"}}},
+                     {"source", "driver/timing/timing_model.h; docs/timing-model.md"}}},
           {"training", spread_json(fit_err, fit_names)},
           {"held_out", spread_json(held_err, held_names)},
           {"leave_one_out", spread_json(loo_err, names)}};
@@ -96,9 +96,9 @@ std::string published_table(const json& r) {
 
 namespace {
 
-// The old model (timing.h) and the model refitted on `figs`, figure by figure.
+// The old model (timing_model.h) and the model refitted on `figs`, figure by figure.
 json calibration(const std::string& path, const std::vector<Figure>& figs) {
-  const FitResult old_model{emu::TimingParams{}, 0, 0};
+  const FitResult old_model{timing::TimingParams{}, 0, 0};
   const FitResult new_model = fit(figs);
   const bool loo = figs.size() > 4;  // left-out errors need more figures than parameters
   const auto before = judge(figs, old_model, false);
@@ -134,7 +134,7 @@ void print_spread(const char* what, const json& s) {
 void print_calibration(const json& out) {
   const size_t n = out["figures"].size();
   const bool loo = out["new"].contains("leave_one_out");
-  fmt::print("mc_prof --calibrate {}: {} figures; old = timing.h's constants, new = refitted on the report\n",
+  fmt::print("mc_prof --calibrate {}: {} figures; old = timing_model.h's constants, new = refitted on the report\n",
              out["calibrate"].get<std::string>(), n);
   if (n < 4)
     fmt::print("note: {} figures for 4 fitted parameters: the ones they do not constrain stay near their old values\n", n);
@@ -150,7 +150,7 @@ void print_calibration(const json& out) {
   if (loo) print_spread("new, each figure left out", out["new"]["leave_one_out"]);
   const json& o = out["old"]["params"];
   const json& p = out["new"]["params"];
-  fmt::print("parameters (timing.h), old -> new:\n  kTaskNs {:.2f} -> {:.2f}\n  kCoreDmaBytesPerNs {:.5f} -> {:.5f}\n"
+  fmt::print("parameters (timing_model.h), old -> new:\n  kTaskNs {:.2f} -> {:.2f}\n  kCoreDmaBytesPerNs {:.5f} -> {:.5f}\n"
              "  kSharedDramBytesPerNs {:.5f} -> {:.5f}\n  kSerialMacEfficiency {:.6f} -> {:.6f}\n",
              o["task_ns"].get<double>(), p["task_ns"].get<double>(), o["core_dma_bytes_per_ns"].get<double>(),
              p["core_dma_bytes_per_ns"].get<double>(), o["shared_dram_bytes_per_ns"].get<double>(),

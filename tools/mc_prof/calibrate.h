@@ -1,5 +1,5 @@
 // mc_prof's model outputs: the published figures against the timing model with its leave-
-// one-out table (`--seed004`), and `--calibrate REPORT`, the model refitted from a board
+// one-out table (`--published`), and `--calibrate REPORT`, the model refitted from a board
 // report (docs/timing-model.md "Board reports"). No device: the model is arithmetic.
 #pragma once
 
@@ -9,9 +9,9 @@
 
 namespace ork::tools {
 
-// Every published figure (published.h) under the shipped constants (timing.h) and left out
+// Every published figure (published.h) under the shipped constants (timing_model.h) and left out
 // of a refit; `figures`, `model`, `training`, `held_out`, `leave_one_out` for the JSON
-// object of `--seed004 --json`.
+// object of `--published --json`.
 nlohmann::json published_report();
 // The same as a readable table.
 std::string published_table(const nlohmann::json& report);

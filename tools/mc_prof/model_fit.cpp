@@ -5,7 +5,7 @@
 #include <array>
 #include <cmath>
 
-#include "driver/emu/npu/timeline.h"
+#include "driver/timing/core_sim.h"
 #include "lib/matmul/plan.h"
 
 namespace ork::tools {
@@ -13,23 +13,23 @@ namespace {
 
 // The published experiment's layout: tiles of mc rows dealt round-robin to the cores, each
 // tile one submit of one task streaming all the weights.
-std::vector<emu::CoreWork> per_tile_work(const Setup& s, int64_t m) {
-  std::vector<emu::CoreWork> work(static_cast<size_t>(s.cores));
+std::vector<timing::CoreWork> per_tile_work(const Setup& s, int64_t m) {
+  std::vector<timing::CoreWork> work(static_cast<size_t>(s.cores));
   for (int c = 0; c < s.cores; ++c) work[static_cast<size_t>(c)].core = c, work[static_cast<size_t>(c)].submit_per_task = true;
   int64_t tile = 0;
   for (int64_t m0 = 0; m0 < m; m0 += s.mc, ++tile)
-    work[static_cast<size_t>(tile % s.cores)].tasks.push_back(emu::int8_tile_demand(std::min(s.mc, m - m0), s.k, s.n));
+    work[static_cast<size_t>(tile % s.cores)].tasks.push_back(timing::int8_tile_demand(std::min(s.mc, m - m0), s.k, s.n));
   return work;
 }
 
 // libork's plan: each core's tasks chained into one submit.
-std::vector<emu::CoreWork> chained_work(const Setup& s, int64_t m) {
+std::vector<timing::CoreWork> chained_work(const Setup& s, int64_t m) {
   auto plan = matmul::make_plan({m, s.k, s.n}, {.dtype = matmul::DType::int8, .cores = s.cores, .mc_cap = s.mc});
   if (!plan) return {};
-  std::vector<emu::CoreWork> work(static_cast<size_t>(plan->cores_used));
+  std::vector<timing::CoreWork> work(static_cast<size_t>(plan->cores_used));
   for (size_t c = 0; c < work.size(); ++c) work[c].core = static_cast<int>(c);
   for (const matmul::Task& t : plan->tasks)
-    work[static_cast<size_t>(t.core)].tasks.push_back(emu::make_demand(
+    work[static_cast<size_t>(t.core)].tasks.push_back(timing::make_demand(
         {.mc = t.mc, .kt = t.kt, .cols = t.nt, .weight_bytes = static_cast<double>(t.kt * t.nt),
          .row_bytes = static_cast<double>(t.kt), .out_elem_bytes = static_cast<double>(plan->out_bytes())}));
   return work;
@@ -38,12 +38,12 @@ std::vector<emu::CoreWork> chained_work(const Setup& s, int64_t m) {
 // The parameters fitted, as an unconstrained vector: logs of the positive ones, the logit
 // of the efficiency (0..1).
 using Vec = std::array<double, 4>;
-Vec to_vec(const emu::TimingParams& p) {
+Vec to_vec(const timing::TimingParams& p) {
   const double e = std::clamp(p.serial_mac_efficiency, 1e-6, 1 - 1e-6);
   return {std::log(std::max(p.task_ns, 1.0)), std::log(p.core_dma_bytes_per_ns), std::log(p.shared_dram_bytes_per_ns),
           std::log(e / (1 - e))};
 }
-emu::TimingParams from_vec(const Vec& v, emu::TimingParams p) {
+timing::TimingParams from_vec(const Vec& v, timing::TimingParams p) {
   p.task_ns = std::exp(v[0]);
   p.core_dma_bytes_per_ns = std::exp(v[1]);
   p.shared_dram_bytes_per_ns = std::exp(v[2]);
@@ -51,7 +51,7 @@ emu::TimingParams from_vec(const Vec& v, emu::TimingParams p) {
   return p;
 }
 
-double loss(std::span<const Figure> figures, const emu::TimingParams& p, int64_t m) {
+double loss(std::span<const Figure> figures, const timing::TimingParams& p, int64_t m) {
   double sum = 0;
   for (const Figure& f : figures) {
     const double us = modelled_us(f.setup, p, m);
@@ -116,18 +116,18 @@ Vec nelder_mead(F&& f, const Vec& x0, double& best) {
 
 }  // namespace
 
-double modelled_us(const Setup& s, const emu::TimingParams& p, int64_t m) {
+double modelled_us(const Setup& s, const timing::TimingParams& p, int64_t m) {
   const int64_t rows = s.m_unknown ? m : s.m;
   if (rows < 1 || s.cores < 1 || (s.per_tile && s.mc < 1)) return 0;
   const auto work = s.per_tile ? per_tile_work(s, rows) : chained_work(s, rows);
   if (work.empty()) return 0;
   double last = 0;
-  for (double end : emu::simulate_cores(work, {}, p)) last = std::max(last, end);
+  for (double end : timing::simulate_cores(work, {}, p)) last = std::max(last, end);
   return last / 1000;
 }
 
-emu::TimingParams fit_start() {
-  emu::TimingParams p;
+timing::TimingParams fit_start() {
+  timing::TimingParams p;
   p.task_ns = 100000;
   p.core_dma_bytes_per_ns = 10;
   p.shared_dram_bytes_per_ns = 20;
@@ -135,7 +135,7 @@ emu::TimingParams fit_start() {
   return p;
 }
 
-FitResult fit(std::span<const Figure> figures, const emu::TimingParams& start) {
+FitResult fit(std::span<const Figure> figures, const timing::TimingParams& start) {
   const bool any_unknown = std::any_of(figures.begin(), figures.end(), [](const Figure& f) { return f.setup.m_unknown; });
   FitResult best;
   best.loss = INFINITY;

@@ -1,5 +1,5 @@
 // The timing model against measured figures: what the model says a setup costs, a least-
-// squares fit of its four fitted parameters (timing.h), and leave-one-out errors. Pure
+// squares fit of its four fitted parameters (timing_model.h), and leave-one-out errors. Pure
 // arithmetic: no device. docs/timing-model.md "The fit".
 #pragma once
 
@@ -8,33 +8,33 @@
 #include <string>
 #include <vector>
 
-#include "driver/emu/npu/timing.h"
+#include "driver/timing/timing_model.h"
 #include "tools/mc_prof/published.h"
 
 namespace ork::tools {
 
 // Modelled µs of one setup (published.h) with parameters `p`; `m` replaces setup.m when
 // setup.m_unknown. 0 when the setup cannot be planned (chained, a shape the planner refuses).
-double modelled_us(const Setup& setup, const emu::TimingParams& p, int64_t m = 0);
+double modelled_us(const Setup& setup, const timing::TimingParams& p, int64_t m = 0);
 
 struct FitResult {
-  emu::TimingParams params;
+  timing::TimingParams params;
   int64_t experiment_m = 0;  // the M chosen for figures whose source does not state it
   double loss = 0;           // sum of squared log errors over the figures fitted
 };
 
 // Where every fit starts, from no figure: 100 us per task, 10 GB/s per core, 20 GB/s shared
-// (the middle of RK3588's measured 17-22 GB/s, timing.h), half the peak MAC rate past R.
+// (the middle of RK3588's measured 17-22 GB/s, timing_model.h), half the peak MAC rate past R.
 // The same start for every fit keeps leave-one-out honest: a fold's result cannot depend
 // on a model that saw the figure it leaves out.
-emu::TimingParams fit_start();
+timing::TimingParams fit_start();
 
 // Fits task_ns, core_dma_bytes_per_ns, shared_dram_bytes_per_ns and serial_mac_efficiency
 // (the others stay as in `start`) to `figures` (published_us as the measurement),
 // minimising the sum of squared log errors (Nelder-Mead from `start`, restarted once from
 // its result). When a figure's M is unknown, M is chosen from 384..1024 in steps of 32 as
 // part of the fit.
-FitResult fit(std::span<const Figure> figures, const emu::TimingParams& start = fit_start());
+FitResult fit(std::span<const Figure> figures, const timing::TimingParams& start = fit_start());
 
 struct Judged {
   const Figure* figure = nullptr;

@@ -26,7 +26,7 @@ struct Figure {
   std::string name;
   double published_us = 0;  // measured, µs (per submit or per matmul, as the setup says)
   Setup setup;
-  bool train = false;       // in the training set of the shipped constants (timing.h)
+  bool train = false;       // in the training set of the shipped constants (timing_model.h)
   std::string source;
 };
 

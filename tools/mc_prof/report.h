@@ -17,7 +17,7 @@ struct Row {
 
 std::string table(const std::vector<Row>& rows);
 // `timing`: the emulator's mode ("fast", "timed", "zero-time"), "" on a board (JSON null).
-// `extra`: more keys for the object (--seed004: the published figures, calibrate.h).
+// `extra`: more keys for the object (--published: the published figures, calibrate.h).
 std::string json(const std::vector<Row>& rows, const std::string& sweep, const std::string& device,
                  const std::string& timing, const nlohmann::json& extra = nlohmann::json::object());
 std::string csv(const std::vector<Row>& rows);

@@ -1,7 +1,7 @@
 // ork_info: which libork devices and backends open on this machine, and what they are.
 // Tries every backend name (or the one given), prints what opened and, for what failed,
 // the status and libork's message. Exit 0 when a device opened, 1 when none did, 2 on bad
-// usage. --stats: a short workload per device, then its statistics as JSON (stats.h).
+// usage. --stats: a short workload per device, then its statistics as JSON (info_stats.h).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -14,7 +14,7 @@
 #include "driver/emu/npu/timeline.h"
 #include "tools/common/cli.h"
 #include "tools/common/ork_handles.h"
-#include "tools/ork_info/stats.h"
+#include "tools/ork_info/info_stats.h"
 
 namespace ork::tools {
 namespace {

@@ -12,12 +12,12 @@
 #include "driver/common/result.h"
 #include "lib/api/backend.h"
 #include "lib/exec/executor.h"
-#include "lib/exec/plan.h"
-#include "lib/exec/reference.h"
+#include "lib/exec/exec_plan.h"
+#include "lib/exec/chain_reference.h"
 #include "tools/common/cli.h"
 #include "tools/common/spread.h"
 #include "tools/ork_run/run_inputs.h"
-#include "tools/ork_run/zero_work.h"
+#include "tools/ork_run/zero_work_device.h"
 
 namespace ork::tools {
 namespace {
@@ -232,7 +232,7 @@ int run_bench_orders(const BenchArgs& a) {
   // The targets (overlap <= 1.10 when balanced; scheduled never slower than fifo and >= 1.5x
   // faster than sequential when balanced; peak never above the budget), on medians. When the
   // scheduler priced nothing faster than fifo's order, the scheduled plan is that order
-  // (plan.cpp) and runs the same jobs: not slower by identity, and the measured ratio is the
+  // (lib/exec/exec_plan.cpp) and runs the same jobs: not slower by identity, and the measured ratio is the
   // machine's noise around 1 (reported all the same).
   const bool same_order = plans->at(exec::Order::scheduled).order == plans->at(exec::Order::fifo).order;
   const nlohmann::json targets = {{"overlap_le_1_10", r.overlap.median <= 1.10},

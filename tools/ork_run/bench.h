@@ -20,7 +20,7 @@ struct BenchArgs {
   std::string path, device_name;
   int64_t tokens = 2, m = 1;
   uint64_t budget_bytes = 0;
-  uint64_t window_bytes = hw::kNpuWindowBytes;  // the NPU window the slots may take (plan.h)
+  uint64_t window_bytes = hw::kNpuWindowBytes;  // the NPU window the slots may take (lib/exec/exec_plan.h)
   int cores = 3, repeats = 3, inflight = 2;
   double disk_bytes_per_ns = 1.2;  // the plans' disk rate (GB/s); --io-rate replaces it
   double io_rate = 0;              // bytes/s cap of the reader; 0 = the disk as it is

@@ -14,8 +14,8 @@
 
 #include "lib/api/backend.h"
 #include "lib/exec/executor.h"
-#include "lib/exec/plan.h"
-#include "lib/exec/reference.h"
+#include "lib/exec/exec_plan.h"
+#include "lib/exec/chain_reference.h"
 #include "driver/common/safe_file.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
@@ -23,7 +23,7 @@
 #include "tools/common/progress.h"
 #include "tools/common/spread.h"
 #include "tools/ork_run/bench.h"
-#include "tools/ork_run/project.h"
+#include "tools/ork_run/project_report.h"
 #include "tools/ork_run/run_inputs.h"
 #include "tools/common/size_arg.h"
 
@@ -259,7 +259,7 @@ void add_run_options(CLI::App& app, Args& a) {
   tools::add_json(app, a.json);
 }
 
-// --project: the modelled board time of the matmuls instead of a run (project.h).
+// --project: the modelled board time of the matmuls instead of a run (project_report.h).
 void add_project_options(CLI::App& app, bool& project, tools::ProjectArgs& pa) {
   app.add_flag("--project", project,
                "print the board projection (decode and prefill M=128 tokens/s: timing model + measured host + I/O)");

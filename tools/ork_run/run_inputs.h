@@ -8,7 +8,7 @@
 #include <string>
 
 #include "driver/common/result.h"
-#include "lib/exec/plan.h"
+#include "lib/exec/exec_plan.h"
 #include "ork/ork.h"
 #include "tools/common/ork_handles.h"
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "lib/exec/model.h"
-#include "lib/exec/plan.h"
+#include "lib/exec/exec_plan.h"
 #include "lib/exec/plan_text.h"
 
 #include "lib/sched/generate.h"
@@ -34,8 +34,8 @@ void add_example(std::vector<BenchCase>& out, const std::string& dir, const std:
 
 std::vector<BenchCase> bench_suite(const std::string& dir, int random_count) {
   std::vector<BenchCase> out;
-  add_example(out, dir, "seed_example1.stream", 4);
-  add_example(out, dir, "seed_example2.stream", 1);
+  add_example(out, dir, "example1.stream", 4);
+  add_example(out, dir, "example2.stream", 1);
   add_example(out, dir, "transformer_decode.stream", 4);
   struct Decode { int tiles; int64_t memory_k; int cores; int compute; };
   // Memory-bound decode (compute 40-60 % of the weight DMA) and compute-heavier variants.

@@ -27,7 +27,7 @@ Stream scaling_stream(const std::string& kind, int ops);
 
 // What `ork_run MODEL --plan-out FILE --plan-only` does for that 7B model at about `ops` ops,
 // less reading the file's tensor table: the plan built in the scheduled order (the chooser
-// under slots, lib/exec/plan.cpp) and its text (lib/exec/plan_text.h). The text's size in
+// under slots, lib/exec/exec_plan.cpp) and its text (lib/exec/plan_text.h). The text's size in
 // bytes, or the error.
 Result<size_t> seven_b_plan_only(int ops);
 

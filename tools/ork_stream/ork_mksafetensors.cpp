@@ -1,5 +1,5 @@
 // ork_mksafetensors: writes a synthetic safetensors model of a chosen size and layer count
-// (Llama-style tensor names, deterministic bytes; lib/io/synthetic.h) for tests and
+// (Llama-style tensor names, deterministic bytes; tools/ork_stream/synthetic_safetensors.h) for tests and
 // benchmarks. Exit 0 written, 1 write failed, 2 bad usage or not enough free space.
 #include <cstdio>
 
@@ -7,14 +7,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lib/io/synthetic.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
 #include "tools/common/size_arg.h"
+#include "tools/ork_stream/synthetic_safetensors.h"
 
 namespace {
 
 using namespace ork::io;
+using namespace ork::io::tools;
 
 struct Args {
   std::string out, size_text = "64M", dtype = "F16";

@@ -15,12 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/io/safetensors.h"
-#include "lib/io/stats_json.h"
-#include "lib/io/synthetic.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
 #include "tools/common/size_arg.h"
+#include "tools/ork_stream/loader_json.h"
 #include "tools/ork_stream/stream_bench.h"
+#include "tools/ork_stream/synthetic_safetensors.h"
 
 namespace ork::io::tools {
 namespace {

@@ -8,6 +8,7 @@
 
 #include "lib/io/file_os.h"
 #include "tools/ork_stream/stream_bench.h"
+#include "tools/ork_stream/stream_log.h"
 
 namespace ork::io::tools {
 namespace {
@@ -23,7 +24,14 @@ Result<std::unique_ptr<LayerLoader>> open_loader(const BenchConfig& c, SourceKin
   if (!st) return st.error();
   LoaderOptions o = c.options;
   o.source = source;
-  return LayerLoader::open(c.path, c.layers, o);
+  auto l = LayerLoader::open(c.path, c.layers, o);
+  if (l && io_log_enabled()) {  // what runs, after the fallbacks (ORK_DEBUG=io)
+    const LoaderStats s = (*l)->stats();
+    for (const std::string& f : s.fallbacks) io_log(f);
+    io_log(fmt::format("{}: source {} engine {}{}{}", c.path, source_name(s.source), engine_name(s.engine),
+                       s.direct ? " O_DIRECT" : "", s.registered_buffers ? " registered" : ""));
+  }
+  return l;
 }
 
 // Checksum the layer, then spin until `compute_us` has passed since `start`: a stand-in for

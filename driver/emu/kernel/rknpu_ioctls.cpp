@@ -27,7 +27,7 @@ struct CoreRange {
 struct CoreOutcome {
   uint32_t done = 0;
   CoreStatus status = CoreStatus::ok;
-  CoreWork work;  // what the core ran, for the timing model (driver/emu/npu/timeline.h)
+  timing::CoreWork work;  // what the core ran, for the timing model (driver/emu/npu/timeline.h)
 };
 
 // The cores a core_mask names: 0 = AUTO (the kernel picks the least loaded core), 1/2/4 one
@@ -142,7 +142,7 @@ int finish_submit(IoctlContext& ctx, rknpu_submit& args, const std::vector<CoreO
     return wedged ? -ETIMEDOUT : -EIO;
   }
   // The cores' timelines and the shared DRAM (timing model, docs/timing-model.md).
-  std::vector<CoreWork> work;
+  std::vector<timing::CoreWork> work;
   for (const CoreOutcome& o : outs) work.push_back(o.work);
   const NpuTimeline::Slot slot = k.timeline.schedule(work, timed, submitted);
   args.task_counter = args.task_number;
@@ -210,7 +210,7 @@ int submit_nonblock(IoctlContext& ctx, rknpu_submit& args, const std::vector<int
     for (int c : cores) k.stuck[static_cast<size_t>(c)] = StuckJob{submitted, args.timeout};
     return make_fence(ctx, args, fence);
   }
-  std::vector<CoreWork> work;
+  std::vector<timing::CoreWork> work;
   for (const CoreOutcome& o : outcomes) work.push_back(o.work);
   const bool timed = k.config.timing == TimingMode::timed;
   fence->ready_at = k.timeline.schedule(work, timed, submitted).done;

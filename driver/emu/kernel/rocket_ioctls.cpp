@@ -72,7 +72,7 @@ void run_job(IoctlContext& ctx, JobRef& job, std::set<const BoObject*>& touched)
   int core = pick_core(k);
   ++k.stats.rocket_jobs[static_cast<size_t>(core)];
   k.begin_job(core);
-  CoreWork work{.core = core};  // for the timing model (driver/emu/npu/timeline.h)
+  timing::CoreWork work{.core = core};  // for the timing model (driver/emu/npu/timeline.h)
   int status = 0;
   for (const drm_rocket_task& task : job.tasks) {
     ChainResult r = k.run_chain(ctx.file.space->memory, core, task.regcmd, task.regcmd_count, 1);
@@ -91,7 +91,7 @@ void run_job(IoctlContext& ctx, JobRef& job, std::set<const BoObject*>& touched)
   Clock::time_point ready = Clock::now();
   if (k.config.timing == TimingMode::timed) {
     ready = status ? ready + Clock::duration(kJobTimeout)
-                   : k.timeline.schedule(std::span<const CoreWork>(&work, 1), true, submitted).done;
+                   : k.timeline.schedule(std::span<const timing::CoreWork>(&work, 1), true, submitted).done;
   }
   for (auto& bo : job.out_bos) {
     bool first_writer = touched.insert(bo.get()).second;

@@ -151,7 +151,7 @@ ChainResult run_chain(const DeviceMemory& mem, RegisterFile& regs, int core, uin
     }
     ++result.tasks_done;
     result.demands.push_back(run.outcome.demand);
-    result.modelled_ns += task_alone_ns(run.outcome.demand);
+    result.modelled_ns += timing::task_alone_ns(run.outcome.demand);
     if (run.next_iova == 0) break;  // the last task of the chain wrote no pointer
     iova = run.next_iova;
     entries = run.next_entries;

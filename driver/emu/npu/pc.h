@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "driver/emu/npu/memory.h"
-#include "driver/emu/npu/timing.h"
+#include "driver/timing/timing_model.h"
 
 namespace ork::emu {
 
@@ -24,9 +24,9 @@ struct ChainResult {
   CoreStatus status = CoreStatus::ok;
   uint32_t tasks_done = 0;       // tasks that completed before the chain stopped
   uint32_t int_status = 0;       // last task's interrupt status bits
-  double modelled_ns = 0;        // completed tasks alone on one core (timing.h task_alone_ns),
+  double modelled_ns = 0;        // completed tasks alone on one core (timing_model.h task_alone_ns),
                                  // without the per-submit cost: the fake kernel adds it
-  std::vector<TaskDemand> demands;  // each completed task's bytes and MACs (timeline.h)
+  std::vector<timing::TaskDemand> demands;  // each completed task's bytes and MACs (timeline.h)
   std::string message;           // names the task and register on error
 };
 

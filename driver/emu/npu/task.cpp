@@ -12,8 +12,8 @@
 #include "driver/emu/npu/core.h"
 #include "driver/emu/npu/dpu.h"
 #include "driver/emu/npu/task_config.h"
-#include "driver/emu/npu/timing.h"
 #include "driver/emu/npu/weight_cache.h"
+#include "driver/timing/timing_model.h"
 
 namespace ork::emu {
 namespace {

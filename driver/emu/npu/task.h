@@ -22,7 +22,7 @@ struct TaskOutcome {
   CoreStatus status = CoreStatus::ok;
   uint32_t int_status = 0;
   std::string message;  // names the register or DMA that failed
-  TaskDemand demand;    // what the task cost (timing.h), set when it completed
+  timing::TaskDemand demand;    // what the task cost (timing_model.h), set when it completed
 };
 
 TaskOutcome execute_task(const RegisterFile& regs, const DeviceMemory& mem, ChainWork work = ChainWork::compute);

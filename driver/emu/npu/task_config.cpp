@@ -182,4 +182,18 @@ TaskOutcome read_task_config(const RegisterFile& regs, TaskConfig& cfg) {
   return check_fixed(regs, cfg);
 }
 
+timing::TaskDemand task_demand(const TaskConfig& cfg) {
+  double mpc = timing::kInt8MacsPerCycle;
+  switch (cfg.type) {
+    case NpuType::int8: mpc = timing::kInt8MacsPerCycle; break;
+    case NpuType::fp16: mpc = timing::kFp16MacsPerCycle; break;
+    case NpuType::int4: mpc = timing::kInt4MacsPerCycle; break;
+  }
+  // The weight DMA reads WEIGHT_SIZE0 bytes (the columns the DPU writes, whole atoms).
+  return timing::make_demand({.mc = cfg.mc, .kt = cfg.kt, .cols = cfg.cols,
+                              .weight_bytes = static_cast<double>(cfg.b_bytes),
+                              .row_bytes = static_cast<double>(cfg.row_bytes()),
+                              .out_elem_bytes = static_cast<double>(cfg.out_bytes()), .macs_per_cycle = mpc});
+}
+
 }  // namespace ork::emu

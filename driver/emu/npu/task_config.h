@@ -7,6 +7,7 @@
 #include "driver/common/npu_layout.h"
 #include "driver/emu/npu/regfile.h"
 #include "driver/emu/npu/task.h"
+#include "driver/timing/timing_model.h"
 
 namespace ork::emu {
 
@@ -46,5 +47,9 @@ struct TaskConfig {
 // Fills `cfg` from the register file; config_error (naming the register and the values)
 // when a "checked" register disagrees or a "used" one is out of range.
 TaskOutcome read_task_config(const RegisterFile& regs, TaskConfig& cfg);
+
+// What the task asks of its core and of DRAM (driver/timing/timing_model.h), from its
+// registers: the weight DMA's WEIGHT_SIZE0 bytes, the rows, K, the columns, the precision.
+timing::TaskDemand task_demand(const TaskConfig& cfg);
 
 }  // namespace ork::emu

@@ -1,7 +1,8 @@
 // The emulated NPU's cores on a time line: each core is its own timeline (busy until its
-// last job ends), and all cores share one DRAM bandwidth limit (timing.h
-// kSharedDramBytesPerNs). The fake kernel (driver/emu/kernel) asks this what a submit costs:
-// rknpu reports it as hw_elapse_time, and in timed mode a job completes only then.
+// last job ends), and all cores share one DRAM bandwidth limit (the simulation and the
+// model are driver/timing: core_sim.h, timing_model.h). The fake kernel (driver/emu/kernel)
+// asks this what a submit costs: rknpu reports it as hw_elapse_time, and in timed mode a
+// job completes only then.
 #pragma once
 
 #include <array>
@@ -11,7 +12,7 @@
 
 #include "driver/common/result.h"
 #include "driver/emu/npu/pc.h"
-#include "driver/emu/npu/timing.h"
+#include "driver/timing/core_sim.h"
 
 namespace ork::emu {
 
@@ -23,37 +24,16 @@ Result<bool> timed_from_env();
 // names the bad value).
 const char* timing_name_from_env();
 
-// One core's share of a submit (or one rocket job): its tasks in order.
-struct CoreWork {
-  int core = 0;
-  std::vector<TaskDemand> tasks;
-  // >= 0: a stand-in chain executor's own modelled time (fake kernel tests), taken as the
-  // core's whole busy time instead of submit + tasks.
-  double given_ns = -1;
-  // true: every task is its own submit (the published experiment's layout: one submit per
-  // M-tile); false: one submit for all of them (libork's chained command lists).
-  bool submit_per_task = false;
-};
-
 // Adds one PC kick (run_chain's result) to a core's work: its completed tasks' demands,
 // or, from an executor that reports time but no demands, its modelled_ns as given.
-void add_chain(CoreWork& work, const ChainResult& chain);
-
-// Runs every work item from its start (ns) to its end, concurrently: each pays
-// p.submit_ns (once, or per task with submit_per_task), then per task p.task_ns, its DRAM
-// phase (weight + feature + output bytes, no faster than the MACs and the core's DMA allow:
-// timing.h) and its MACs past the resident rows (serial_ns). Cores in a DRAM phase at the
-// same moment split p.shared_dram_bytes_per_ns fairly (water-filling: a core that needs
-// less leaves the rest to the others). Returns each item's end (ns). Pure.
-std::vector<double> simulate_cores(std::span<const CoreWork> work, std::span<const double> start_ns,
-                                   const TimingParams& p = {});
+void add_chain(timing::CoreWork& work, const ChainResult& chain);
 
 class NpuTimeline {
  public:
   using Clock = std::chrono::steady_clock;
   static constexpr int kCores = 3;
 
-  explicit NpuTimeline(TimingParams p = {}) : p_(p) {}
+  explicit NpuTimeline(timing::TimingParams p = {}) : p_(p) {}
 
   struct Slot {
     double elapsed_ns = 0;  // first core's start to last core's end: hw_elapse_time
@@ -65,12 +45,12 @@ class NpuTimeline {
   // time do not slow it (docs/timing-model.md, "What the model leaves out").
   // `submitted`: when the job reached the kernel (the emulator's own compute time overlaps
   // the modelled time instead of adding to it); default: now.
-  Slot schedule(std::span<const CoreWork> work, bool timed, Clock::time_point submitted = {});
+  Slot schedule(std::span<const timing::CoreWork> work, bool timed, Clock::time_point submitted = {});
 
-  const TimingParams& params() const { return p_; }
+  const timing::TimingParams& params() const { return p_; }
 
  private:
-  TimingParams p_;
+  timing::TimingParams p_;
   std::array<Clock::time_point, kCores> busy_until_{};
 };
 

@@ -1,4 +1,4 @@
-// ork_session_run_token when host memory runs out (lib/api/model.cpp): the activations of a
+// ork_session_run_token when host memory runs out (lib/api/model_api.cpp): the activations of a
 // 2^20-wide model at M = 2048 (2 GiB each) under an address-space limit that cannot hold
 // them. The allocation fails on the executor's device thread; that once ended the host
 // process in std::terminate, now the call returns ORK_E_NO_MEMORY naming the cause and the

@@ -7,9 +7,9 @@
 
 #include <set>
 
-#include "driver/emu/npu/timeline.h"
+#include "driver/timing/core_sim.h"
 #include "lib/exec/board_plan.h"
-#include "lib/exec/plan.h"
+#include "lib/exec/exec_plan.h"
 
 namespace ork::exec {
 namespace {
@@ -17,11 +17,11 @@ namespace {
 using Shapes = std::vector<std::pair<int64_t, int64_t>>;
 
 // The chains of `g` priced again from its plans: what the group's device time must be.
-double reprice(const GroupPlan& g, const emu::TimingParams& params = {}) {
-  std::vector<emu::CoreWork> work;
+double reprice(const GroupPlan& g, const timing::TimingParams& params = {}) {
+  std::vector<timing::CoreWork> work;
   for (size_t c = 0; c < g.cores.size(); ++c) {
     if (g.cores[c].empty()) continue;
-    emu::CoreWork w;
+    timing::CoreWork w;
     w.core = static_cast<int>(c);
     for (const PlacedTask& t : g.cores[c]) {
       const matmul::Plan& plan = g.plans[static_cast<size_t>(t.matmul)];
@@ -32,7 +32,7 @@ double reprice(const GroupPlan& g, const emu::TimingParams& params = {}) {
     work.push_back(w);
   }
   double end = 0;
-  for (double e : emu::simulate_cores(work, std::vector<double>(work.size(), 0.0), params)) end = std::max(end, e);
+  for (double e : timing::simulate_cores(work, std::vector<double>(work.size(), 0.0), params)) end = std::max(end, e);
   return end;
 }
 
@@ -87,7 +87,7 @@ TEST(BoardPlan, QwenDecodeKeepsTheCoresStreamingInFewerTasks) {
     device += g->device_ns;
     // No plan of the group beats one submit, one task's fixed cost and its weights once
     // through shared DRAM: the model's bound.
-    EXPECT_GE(g->device_ns, emu::kSubmitNs + emu::kTaskNs + g->weight_bytes / emu::kSharedDramBytesPerNs);
+    EXPECT_GE(g->device_ns, timing::kSubmitNs + timing::kTaskNs + g->weight_bytes / timing::kSharedDramBytesPerNs);
     for (const auto& [k, n] : s) {
       split_device += static_cast<double>(modelled_matmul_ns(matmul::DType::int8, 1, k, n, 3));
       split_tasks += static_cast<int64_t>(matmul::make_plan({1, k, n}, {.cores = 3})->tasks.size());
@@ -103,8 +103,8 @@ TEST(BoardPlan, QwenDecodeKeepsTheCoresStreamingInFewerTasks) {
 }
 
 TEST(BoardPlan, ThePlanFollowsTheFixedCostSplit) {
-  emu::TimingParams per_submit;
-  per_submit.submit_ns = emu::kSubmitNs + emu::kTaskNs;
+  timing::TimingParams per_submit;
+  per_submit.submit_ns = timing::kSubmitNs + timing::kTaskNs;
   per_submit.task_ns = 0;
   const Shapes down = {{8960, 1536}};
   auto g = plan_group(matmul::DType::int8, 1, down, 3, per_submit);

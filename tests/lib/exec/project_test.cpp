@@ -8,7 +8,7 @@
 #include "lib/api/device.h"
 #include "lib/exec/board_plan.h"
 #include "lib/exec/pack_file.h"
-#include "lib/exec/plan.h"
+#include "lib/exec/exec_plan.h"
 #include "lib/exec/project.h"
 #include "driver/emu/kernel/zero_work.h"
 

@@ -19,7 +19,14 @@
 #include "lib/io/file_os.h"
 #include "lib/io/stream_file.h"
 #include "lib/io/safetensors.h"
-#include "lib/io/synthetic.h"
+#include "tools/ork_stream/synthetic_safetensors.h"
+
+namespace ork::io {
+// The synthetic model files come from ork_stream's writer (the benchmark's, not lib/io's).
+using tools::SyntheticSpec;
+using tools::synthetic_byte;
+using tools::write_synthetic_safetensors;
+}  // namespace ork::io
 
 namespace ork::io::test {
 

@@ -10,7 +10,7 @@ namespace ork::sched {
 namespace {
 
 TEST(Bounds, SeedExampleOne) {
-  Stream s = test::example("seed_example1.stream");
+  Stream s = test::example("example1.stream");
   Bounds b = lower_bound(s, build_graph(s).value());
   EXPECT_EQ(b.critical_path, 30 + 100 + 100 + 20);  // L1 -> P1 -> P3 (reads o1) -> S3
   EXPECT_EQ(b.stream_load, 3 * 30 + 20 + 3);        // transfers + 1 per start

@@ -15,7 +15,7 @@ using test::example;
 using test::labels;
 
 TEST(SeedExample1, NewOrderMakespanAndCores) {
-  Stream s = example("seed_example1.stream");
+  Stream s = example("example1.stream");
   Schedule r = schedule(s, Options{}).value();
   EXPECT_EQ(r.makespan_input, 410);
   EXPECT_EQ(r.makespan, 250);
@@ -31,7 +31,7 @@ TEST(SeedExample1, NewOrderMakespanAndCores) {
 }
 
 TEST(SeedExample1, TheTenStepsOfTheSeedTable) {
-  Stream s = example("seed_example1.stream");
+  Stream s = example("example1.stream");
   Graph g = build_graph(s).value();
   std::vector<Decision> log;
   ListParams params;
@@ -50,7 +50,7 @@ TEST(SeedExample1, TheTenStepsOfTheSeedTable) {
 
 // Example 2 runs with urgentStarts = 1 as in the worked example (cap 100K, prefetchCap 40K).
 TEST(SeedExample2, L3HeldByPrefetchCapThenUrgentOnceP2Starts) {
-  Stream s = example("seed_example2.stream");
+  Stream s = example("example2.stream");
   Graph g = build_graph(s).value();
   std::vector<Decision> log;
   ListParams params;
@@ -98,7 +98,7 @@ TEST(SeedExample2, L3HeldByPrefetchCapThenUrgentOnceP2Starts) {
 }
 
 TEST(SeedExample2, UrgentStartsDecideHowFarAheadLoadsGo) {
-  Stream s = example("seed_example2.stream");
+  Stream s = example("example2.stream");
   s.memory_bytes = 200 << 10;  // room for every weight, so only the limits hold loads back
   Graph g = build_graph(s).value();
   ListParams params;

@@ -10,7 +10,7 @@ namespace {
 using test::example;
 
 TEST(Simulate, SeedExampleOneInputOrderTakes410) {
-  Stream s = example("seed_example1.stream");
+  Stream s = example("example1.stream");
   Graph g = build_graph(s).value();
   std::vector<int> input{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
   SimResult r = simulate_order(s, g, input, {}, {}, true);
@@ -31,7 +31,7 @@ TEST(Simulate, SeedExampleOneInputOrderTakes410) {
 }
 
 TEST(Simulate, SeedExampleOneNewOrderTakes250) {
-  Stream s = example("seed_example1.stream");
+  Stream s = example("example1.stream");
   Graph g = build_graph(s).value();
   // L1 start P1 L2 start P2 L3 wait P1 start P3 wait P2 wait P3 S3
   std::vector<int> order{0, 1, 3, 4, 6, 2, 7, 5, 8, 9};

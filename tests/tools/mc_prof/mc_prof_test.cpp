@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "driver/emu/npu/timeline.h"
-#include "driver/emu/npu/timing.h"
+#include "driver/timing/timing_model.h"
 #include "tests/tools/tool_runner.h"
 
 namespace ork::tools::test {
@@ -46,8 +46,8 @@ class McProf : public ::testing::Test {
 // The modelled device time of M = 64, K = 256, N = 96 on one core: one task of 64 rows
 // (the bank limit at K = 256 is 1408 rows), one submit. Weight-bound: 24576 B of weights.
 double expected_device_us() {
-  const emu::TaskDemand d = emu::int8_tile_demand(64, 256, 96);
-  const double ns = emu::kSubmitNs + emu::task_alone_ns(d);
+  const timing::TaskDemand d = timing::int8_tile_demand(64, 256, 96);
+  const double ns = timing::kSubmitNs + timing::task_alone_ns(d);
   return std::trunc(ns) / 1000;  // hw_elapse_time is whole ns
 }
 
@@ -85,10 +85,10 @@ TEST_F(McProf, ThreeCoresReportTheSharedDramTimeline) {
   const json& r = j["rows"][1];
   EXPECT_EQ(r["cores"], 3);
   EXPECT_EQ(r["tasks"], 3);
-  const emu::TaskDemand d = emu::int8_tile_demand(64, 256, 32);
-  const std::vector<emu::CoreWork> work{{0, {d}}, {1, {d}}, {2, {d}}};
+  const timing::TaskDemand d = timing::int8_tile_demand(64, 256, 32);
+  const std::vector<timing::CoreWork> work{{0, {d}}, {1, {d}}, {2, {d}}};
   double last = 0;
-  for (double end : emu::simulate_cores(work, {})) last = std::max(last, end);
+  for (double end : timing::simulate_cores(work, {})) last = std::max(last, end);
   EXPECT_NEAR(r["device_us"].get<double>(), std::trunc(last) / 1000, 1e-9);
 }
 
@@ -103,7 +103,7 @@ TEST_F(McProf, SweepOnTheEmulatorInFastMode) {
   EXPECT_EQ(j["rows"][1]["k"], 512);
   EXPECT_NEAR(j["rows"][0]["device_us"].get<double>(), expected_device_us(), 1e-9);
   // Twice the weight and feature bytes, the same output: the model's extra time exactly.
-  const double extra_us = (256.0 * 96 + 64.0 * 256) / emu::kCoreDmaBytesPerNs / 1000;
+  const double extra_us = (256.0 * 96 + 64.0 * 256) / timing::kCoreDmaBytesPerNs / 1000;
   EXPECT_NEAR(j["rows"][1]["device_us"].get<double>() - j["rows"][0]["device_us"].get<double>(), extra_us, 0.002);
 }
 
@@ -175,10 +175,10 @@ TEST_F(McProf, ZeroTimeOnTheDefaultDevicePrintsNoNan) {
   EXPECT_LE(row["us_median"].get<double>(), row["us_max"].get<double>());
 }
 
-// --seed004 --json: the emulator rows, then every published figure against the timing model
+// --published --json: the emulator rows, then every published figure against the timing model
 // (docs/timing-model.md): its error under the shipped model and left out of a refit.
 TEST_F(McProf, PublishedExperimentListsEveryFigure) {
-  const json j = run_json({"--seed004", "--device", "emu", "--iters", "1", "--warmup", "0"});
+  const json j = run_json({"--published", "--device", "emu", "--iters", "1", "--warmup", "0"});
   EXPECT_EQ(j["sweep"], "published");
   EXPECT_EQ(j["rows"].size(), 8u);
   ASSERT_EQ(j["figures"].size(), 14u);
@@ -246,7 +246,7 @@ TEST_F(McProf, CalibrateRefusesBadReports) {
                                                                        {"k", 32}, {"n", 32}, {"cores", 1}, {"mc_cap", 0}}}))});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("\"measured_us\" must be a positive finite time, got -3"), std::string::npos) << r.err;
-  r = run({"--calibrate", bad, "--seed004"});
+  r = run({"--calibrate", bad, "--published"});
   EXPECT_EQ(r.exit_code, 2);
 }
 

@@ -21,14 +21,14 @@ std::vector<Figure> training() {
   return out;
 }
 
-// The constants in timing.h are the training fit's result (to 0.1 %): change the model or a
-// figure and this fails until the constants are refitted (mc_prof --seed004 prints them).
+// The constants in timing_model.h are the training fit's result (to 0.1 %): change the model or a
+// figure and this fails until the constants are refitted (mc_prof --published prints them).
 TEST(ModelFit, ShippedConstantsAreTheTrainingFit) {
   const FitResult r = fit(training());
-  EXPECT_NEAR(r.params.task_ns / emu::kTaskNs, 1, 1e-3);
-  EXPECT_NEAR(r.params.core_dma_bytes_per_ns / emu::kCoreDmaBytesPerNs, 1, 1e-3);
-  EXPECT_NEAR(r.params.shared_dram_bytes_per_ns / emu::kSharedDramBytesPerNs, 1, 1e-3);
-  EXPECT_NEAR(r.params.serial_mac_efficiency / emu::kSerialMacEfficiency, 1, 1e-3);
+  EXPECT_NEAR(r.params.task_ns / timing::kTaskNs, 1, 1e-3);
+  EXPECT_NEAR(r.params.core_dma_bytes_per_ns / timing::kCoreDmaBytesPerNs, 1, 1e-3);
+  EXPECT_NEAR(r.params.shared_dram_bytes_per_ns / timing::kSharedDramBytesPerNs, 1, 1e-3);
+  EXPECT_NEAR(r.params.serial_mac_efficiency / timing::kSerialMacEfficiency, 1, 1e-3);
   // The training figures within 3 %; the held-out K = 3584 single-core figures within 15 %.
   for (const Judged& j : judge(published_figures(), r, false)) {
     if (j.figure->train) {
@@ -43,7 +43,7 @@ TEST(ModelFit, ShippedConstantsAreTheTrainingFit) {
 // Figures made by the model under known parameters and M: the fit, started elsewhere,
 // finds them again.
 TEST(ModelFit, RecoversTheParametersThatMadeTheFigures) {
-  emu::TimingParams truth;
+  timing::TimingParams truth;
   truth.task_ns = 70000, truth.core_dma_bytes_per_ns = 9.5, truth.shared_dram_bytes_per_ns = 19,
   truth.serial_mac_efficiency = 0.6;
   std::vector<Figure> figs = published_figures();
@@ -71,7 +71,7 @@ TEST(ModelFit, LeaveOneOutNeverSeesTheFigureItJudges) {
 }
 
 TEST(ModelFit, PerTileLayoutDealsTilesToCores) {
-  emu::TimingParams p;
+  timing::TimingParams p;
   const double tile31 = modelled_us({.m = 31, .k = 2048, .n = 2048, .cores = 1, .mc = 31}, p);
   const double tile20 = modelled_us({.m = 20, .k = 2048, .n = 2048, .cores = 1, .mc = 20}, p);
   // 640 rows = 20 tiles of 31 + one of 20, one core: their sum.

@@ -8,8 +8,8 @@ import sys
 import tempfile
 
 tool, bench, examples = sys.argv[1:4]
-ex1 = os.path.join(examples, "seed_example1.stream")
-ex2 = os.path.join(examples, "seed_example2.stream")
+ex1 = os.path.join(examples, "example1.stream")
+ex2 = os.path.join(examples, "example2.stream")
 failures = []
 
 
@@ -85,7 +85,7 @@ expect(code == 0, "bench quality suite passes its checks: " + err)
 if code == 0:
     b = json.loads(out)
     expect(b["failed_checks"] == 0 and b["geomean"]["all"]["cp/fifo"] <= 1.0, "bench geomeans")
-    expect(any(c["name"] == "seed_example1.stream" and c["fifo"] == 250 for c in b["cases"]), "bench runs example 1")
+    expect(any(c["name"] == "example1.stream" and c["fifo"] == 250 for c in b["cases"]), "bench runs example 1")
     h = b["heldout"]["geomean"]["all"]
     expect(b["heldout"]["streams"]["all"] > 10 and h["best"] <= h["critical-path"] <= h["fifo"] and h["best"] >= 1.0,
            "held-out geomeans: best <= critical-path <= fifo, none under the bound")

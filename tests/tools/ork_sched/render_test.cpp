@@ -10,7 +10,7 @@ namespace ork::sched {
 namespace {
 
 struct Fixture {
-  Stream s = test::example("seed_example1.stream");
+  Stream s = test::example("example1.stream");
   Graph g = build_graph(s).value();
   Schedule r = schedule(s, g, Options{}).value();
 };
@@ -44,7 +44,7 @@ TEST(Render, JsonPassInputIsAString) {
 // escapes and share a program name, a pass-1 stream with swaps, and best's many attempts.
 TEST(Render, JsonTextIsTheTreesDump) {
   std::vector<std::pair<Stream, Options>> cases;
-  for (const char* file : {"seed_example1.stream", "seed_example2.stream", "transformer_decode.stream"})
+  for (const char* file : {"example1.stream", "example2.stream", "transformer_decode.stream"})
     cases.push_back({test::example(file), Options{}});
   // Names that need escapes: a quote, a backslash, control characters (0x01, 0x1f: a tab
   // would split the name) and a two-byte UTF-8 character.

@@ -32,8 +32,8 @@ TEST_P(Int8Matmul, TilesMatchAPlainLoop) {
       const ChainResult r = run_one(dev, one_task(t));
       ASSERT_EQ(r.status, CoreStatus::ok) << r.message;
       EXPECT_EQ(r.tasks_done, 1u);
-      ASSERT_EQ(r.demands.size(), 1u);  // the timing model saw the task (timing_test.cpp)
-      EXPECT_DOUBLE_EQ(r.modelled_ns, task_alone_ns(r.demands[0]));
+      ASSERT_EQ(r.demands.size(), 1u);  // the timing model saw the task (tests/driver/emu/npu/task_demand_test.cpp)
+      EXPECT_DOUBLE_EQ(r.modelled_ns, timing::task_alone_ns(r.demands[0]));
     }
   }
   const auto want = ref_matmul_i32(a, b, p.M, p.K, p.N);

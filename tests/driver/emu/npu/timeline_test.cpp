@@ -1,95 +1,35 @@
-// The timeline (driver/emu/npu/timeline.h): the cores' shared DRAM, a stand-in executor's
-// time taken as given, fast and timed modes, and the environment that picks the mode.
+// The timeline (driver/emu/npu/timeline.h): a stand-in executor's time taken as given, fast
+// and timed modes, and the environment that picks the mode. The cores' shared DRAM itself:
+// tests/driver/timing/core_sim_test.cpp.
 #include <chrono>
 
 #include "driver/emu/npu/timeline.h"
-#include "driver/emu/npu/timing.h"
+#include "driver/timing/timing_model.h"
 #include "tests/driver/emu/npu/npu_fixture.h"
-#include "tests/driver/emu/npu/timing_params.h"
 
 namespace ork::emu::testing {
 namespace {
 
-TaskDemand weights_only(double bytes) {
-  TaskDemand d;
+timing::TaskDemand weights_only(double bytes) {
+  timing::TaskDemand d;
   d.weight_bytes = bytes;
   return d;
 }
 
-// Timeline tests use test_params(): 10 B/ns per core, 15 B/ns shared, 30 + 90 us fixed.
-constexpr double kFixed = 30000 + 90000;
-
-TEST(Timeline, OneCoreAloneIsSubmitPlusItsTasks) {
-  const CoreWork w{0, {weights_only(1e6), weights_only(2e6)}};
-  const auto ends = simulate_cores({&w, 1}, {}, test_params());
-  EXPECT_NEAR(ends[0], 30000 + 2 * 90000 + 3e6 / 10, 1e-6);
-}
-
-TEST(Timeline, ThreeCoresShareTheDramLimit) {
-  // 3 x 10 B/ns > 15: each core streams at 5.
-  std::vector<CoreWork> w{{0, {weights_only(1e6)}}, {1, {weights_only(1e6)}}, {2, {weights_only(1e6)}}};
-  for (double end : simulate_cores(w, {}, test_params())) EXPECT_NEAR(end, kFixed + 1e6 / 5.0, 1e-6);
-  // Two cores: 2 x 10 > 15: 7.5 each.
-  w.pop_back();
-  for (double end : simulate_cores(w, {}, test_params())) EXPECT_NEAR(end, kFixed + 1e6 / 7.5, 1e-6);
-  // The shipped constants: three cores cannot stream faster than the shared limit together.
-  w.push_back({2, {weights_only(1e6)}});
-  const double shared = std::min(kSharedDramBytesPerNs / 3, kCoreDmaBytesPerNs);
-  for (double end : simulate_cores(w, {})) EXPECT_NEAR(end, kSubmitNs + kTaskNs + 1e6 / shared, 1e-6);
-}
-
-TEST(Timeline, AComputeBoundCoreLeavesBandwidthToTheOthers) {
-  TaskDemand slow = weights_only(1e6);
-  slow.macs = 5e5 * 1024;  // 500 us of MACs: the core needs only 1e6 B / 5e5 ns = 2 B/ns
-  std::vector<CoreWork> w{{0, {slow}}, {1, {weights_only(1e6)}}, {2, {weights_only(1e6)}}};
-  const auto ends = simulate_cores(w, {}, test_params());
-  EXPECT_NEAR(ends[0], kFixed + 5e5, 1e-6);
-  EXPECT_NEAR(ends[1], kFixed + 1e6 / 6.5, 1e-6);  // (15 - 2) / 2 each
-  EXPECT_NEAR(ends[2], ends[1], 1e-9);
-}
-
-TEST(Timeline, MacsAfterTheWeightsLeaveDramToTheOthers) {
-  // Core 0's 100 us of serial MACs come after its weights: core 1 streams alone meanwhile.
-  TaskDemand a = weights_only(1e6);
-  a.serial_macs = 1e5 * 1024 * 0.5;  // 100 us at half the peak rate
-  std::vector<CoreWork> w{{0, {a}}, {1, {weights_only(2e6)}}};
-  const auto ends = simulate_cores(w, {}, test_params());
-  // Both stream at 7.5 until core 0's 1e6 B are done (133333 ns), then core 1 alone at 10.
-  const double both = 1e6 / 7.5;
-  EXPECT_NEAR(ends[0], kFixed + both + 1e5, 1e-6);
-  EXPECT_NEAR(ends[1], kFixed + both + (2e6 - 1e6) / 10, 1e-6);
-}
-
-TEST(Timeline, ALateCoreSharesOnlyWhileBothStream) {
-  // Core 1 starts when core 0 has streamed alone at 10 B/ns for 100 us; from then both get
-  // 7.5 B/ns until core 0 finishes; then core 1 is alone again.
-  const double lead = 100000;
-  std::vector<CoreWork> w{{0, {weights_only(4e6)}}, {1, {weights_only(4e6)}}};
-  const double starts[] = {0, lead};
-  const auto ends = simulate_cores(w, starts, test_params());
-  // Core 1 pays its fixed cost first (core 0 streams alone meanwhile), then both stream.
-  const double both_from = lead + kFixed;
-  const double left0 = 4e6 - 10.0 * lead;
-  const double end0 = both_from + left0 / 7.5;
-  const double left1 = 4e6 - 7.5 * (end0 - both_from);
-  EXPECT_NEAR(ends[0], end0, 1e-6);
-  EXPECT_NEAR(ends[1], end0 + left1 / 10.0, 1e-6);
-}
-
 TEST(Timeline, AStandInExecutorsTimeIsTakenAsGiven) {
-  CoreWork w{1, {}};
+  timing::CoreWork w{1, {}};
   ChainResult r;
   r.tasks_done = 2;
   r.modelled_ns = 2000;  // no demands: a stand-in
   add_chain(w, r);
   EXPECT_EQ(w.given_ns, 2000.0);
-  EXPECT_EQ(simulate_cores({&w, 1}, {})[0], 2000.0);
+  EXPECT_EQ(timing::simulate_cores({&w, 1}, {})[0], 2000.0);
 }
 
 TEST(Timeline, FastModeEverySubmitStandsAlone) {
   NpuTimeline tl;
-  const CoreWork w{0, {weights_only(1e6)}};
-  const double alone = kSubmitNs + kTaskNs + 1e6 / kCoreDmaBytesPerNs;
+  const timing::CoreWork w{0, {weights_only(1e6)}};
+  const double alone = timing::kSubmitNs + timing::kTaskNs + 1e6 / timing::kCoreDmaBytesPerNs;
   EXPECT_NEAR(tl.schedule({&w, 1}, false).elapsed_ns, alone, 1e-6);
   EXPECT_NEAR(tl.schedule({&w, 1}, false).elapsed_ns, alone, 1e-6);
 }
@@ -106,8 +46,8 @@ TEST(Timeline, TimedModeQueuesOnABusyCore) {
     return std::chrono::duration<double, std::nano>(b - a).count();
   };
   NpuTimeline tl;
-  const CoreWork w{2, {weights_only(1e6)}};
-  const double alone = kSubmitNs + kTaskNs + 1e6 / kCoreDmaBytesPerNs;
+  const timing::CoreWork w{2, {weights_only(1e6)}};
+  const double alone = timing::kSubmitNs + timing::kTaskNs + 1e6 / timing::kCoreDmaBytesPerNs;
   const Clock::time_point t0 = Clock::time_point{} + std::chrono::seconds(100);  // any fixed instant
   const auto first = tl.schedule({&w, 1}, true, t0);
   EXPECT_NEAR(first.elapsed_ns, alone, 1e-6);
@@ -118,7 +58,7 @@ TEST(Timeline, TimedModeQueuesOnABusyCore) {
   EXPECT_NEAR(second.elapsed_ns, alone, 1e-6);
   EXPECT_NEAR(ns_between(first.done, second.done), alone, 2.0);
   // Core 0 is idle at the same instant: no queueing.
-  const CoreWork other{0, {weights_only(1e6)}};
+  const timing::CoreWork other{0, {weights_only(1e6)}};
   const auto third = tl.schedule({&other, 1}, true, half);
   EXPECT_NEAR(ns_between(half, third.done), alone, 2.0);
   EXPECT_LT(third.done, second.done);

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "lib/exec/plan.h"
+#include "lib/exec/exec_plan.h"
 #include "lib/exec/synthetic.h"
 #include "lib/sched/graph.h"
 #include "tests/lib/exec/exec_util.h"

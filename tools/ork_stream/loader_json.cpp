@@ -1,6 +1,7 @@
-#include "lib/io/stats_json.h"
+// LoaderStats as JSON (loader_json.h).
+#include "tools/ork_stream/loader_json.h"
 
-namespace ork::io {
+namespace ork::io::tools {
 
 nlohmann::json stats_to_json(const LoaderStats& s) {
   return {
@@ -30,4 +31,4 @@ nlohmann::json stats_to_json(const LoaderStats& s) {
   };
 }
 
-}  // namespace ork::io
+}  // namespace ork::io::tools

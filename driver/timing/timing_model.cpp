@@ -1,13 +1,12 @@
-// The per-task timing model (timing.h): bytes and MACs from the task's registers, and the
+// The per-task timing model (timing_model.h): bytes and MACs from the task's shape, and the
 // time of a task alone on one core.
-#include "driver/emu/npu/timing.h"
+#include "driver/timing/timing_model.h"
 
 #include <algorithm>
 
 #include "driver/common/cbuf_limits.h"
-#include "driver/emu/npu/task_config.h"
 
-namespace ork::emu {
+namespace ork::timing {
 
 TaskDemand make_demand(const TileShape& t) {
   TaskDemand d;
@@ -19,19 +18,6 @@ TaskDemand make_demand(const TileShape& t) {
   d.serial_macs = static_cast<double>(t.mc - resident) * t.kt * t.cols;
   d.macs_per_cycle = t.macs_per_cycle;
   return d;
-}
-
-TaskDemand task_demand(const TaskConfig& cfg) {
-  double mpc = kInt8MacsPerCycle;
-  switch (cfg.type) {
-    case NpuType::int8: mpc = kInt8MacsPerCycle; break;
-    case NpuType::fp16: mpc = kFp16MacsPerCycle; break;
-    case NpuType::int4: mpc = kInt4MacsPerCycle; break;
-  }
-  // The weight DMA reads WEIGHT_SIZE0 bytes (the columns the DPU writes, whole atoms).
-  return make_demand({.mc = cfg.mc, .kt = cfg.kt, .cols = cfg.cols, .weight_bytes = static_cast<double>(cfg.b_bytes),
-                      .row_bytes = static_cast<double>(cfg.row_bytes()),
-                      .out_elem_bytes = static_cast<double>(cfg.out_bytes()), .macs_per_cycle = mpc});
 }
 
 double compute_ns(const TaskDemand& d, const TimingParams& p) {
@@ -53,4 +39,4 @@ TaskDemand int8_tile_demand(int64_t mc, int64_t k, int64_t n) {
                       .row_bytes = static_cast<double>(k), .out_elem_bytes = 4, .macs_per_cycle = kInt8MacsPerCycle});
 }
 
-}  // namespace ork::emu
+}  // namespace ork::timing

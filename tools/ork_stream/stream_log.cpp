@@ -1,10 +1,11 @@
-#include "lib/io/log.h"
+// ork_stream_bench's log (stream_log.h).
+#include "tools/ork_stream/stream_log.h"
 
 #include <cstdio>
 
 #include "driver/common/env.h"
 
-namespace ork::io {
+namespace ork::io::tools {
 
 // `io` or `all` in ORK_DEBUG (read once, by driver/common/env.h).
 bool io_log_enabled() { return debug_names("io"); }
@@ -14,4 +15,4 @@ void io_log(std::string_view message) {
   std::fprintf(stderr, "ork io: %.*s\n", static_cast<int>(message.size()), message.data());
 }
 
-}  // namespace ork::io
+}  // namespace ork::io::tools

@@ -1,7 +1,10 @@
-// The executor's I/O thread: reads tensors from the packed file into their slots, in the
-// order they are submitted, with lib/io's engines (io_uring with O_DIRECT and the slots
-// registered as fixed buffers; pread and buffered I/O as fallbacks; ORK_IO_NO_URING,
-// ORK_IO_NO_DIRECT and ORK_IO_NO_REGISTER force them, as for the layer loader, docs/io.md).
+// The tensor reader: the one reader of streamed weights the product runs (lib/exec's
+// executor streams a packed model's tensors through it). Its I/O thread reads tensors from
+// the file into the caller's slots, in the order they are submitted, with lib/io's engines
+// (io_uring with O_DIRECT and the slots registered as fixed buffers; pread and buffered I/O
+// as fallbacks; ORK_IO_NO_URING, ORK_IO_NO_DIRECT and ORK_IO_NO_REGISTER force them,
+// read_modes.h, the same choice as the layer loader's; docs/io.md). Every file access goes
+// through the FileOs passed to open(), so the fault tests run this path (tests/lib/io).
 #pragma once
 
 #include <condition_variable>
@@ -16,9 +19,10 @@
 
 #include "driver/common/result.h"
 #include "lib/io/engine.h"
+#include "lib/io/file_os.h"
 #include "lib/io/stream_file.h"
 
-namespace ork::exec {
+namespace ork::io {
 
 struct ReaderInfo {
   std::string engine;
@@ -35,7 +39,7 @@ class TensorReader {
   // completions. It must outlive the reader.
   static Result<std::unique_ptr<TensorReader>> open(const std::string& path, std::vector<std::span<std::byte>> slots,
                                                     double rate_cap_bytes_per_ns = 0,
-                                                    io::FileOs& os = io::real_file_os());
+                                                    FileOs& os = real_file_os());
   ~TensorReader();  // cancels what is queued, joins the thread
   TensorReader(const TensorReader&) = delete;
   TensorReader& operator=(const TensorReader&) = delete;
@@ -62,8 +66,8 @@ class TensorReader {
   void loop();
   Status read(const Job& job);  // one tensor into its slot (the I/O thread's)
 
-  io::StreamFile file_;
-  std::unique_ptr<io::ReadEngine> engine_;
+  StreamFile file_;
+  std::unique_ptr<ReadEngine> engine_;
   std::vector<std::span<std::byte>> slots_;
   ReaderInfo info_;
   mutable std::mutex mu_;
@@ -78,4 +82,4 @@ class TensorReader {
   std::thread thread_;
 };
 
-}  // namespace ork::exec
+}  // namespace ork::io

@@ -1,5 +1,5 @@
-// The executor's I/O thread (reader.h).
-#include "lib/exec/reader.h"
+// The tensor reader's I/O thread (tensor_reader.h).
+#include "lib/io/tensor_reader.h"
 
 #include <chrono>
 #include <new>
@@ -7,11 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "lib/io/file_os.h"
-#include "lib/io/io_env.h"
+#include "lib/io/read_modes.h"
 #include "lib/io/read_plan.h"
 
-namespace ork::exec {
+namespace ork::io {
 namespace {
 
 int64_t now_ns() {
@@ -23,13 +22,13 @@ constexpr uint64_t kChunkBytes = uint64_t{2} << 20;  // 1-4 MiB per read (docs/i
 }  // namespace
 
 Result<std::unique_ptr<TensorReader>> TensorReader::open(const std::string& path, std::vector<std::span<std::byte>> slots,
-                                                         double rate_cap_bytes_per_ns, io::FileOs& os) {
+                                                         double rate_cap_bytes_per_ns, FileOs& os) {
   if (!(rate_cap_bytes_per_ns >= 0)) return make_error(-EINVAL, fmt::format("read rate cap {}: must be >= 0", rate_cap_bytes_per_ns));
   std::unique_ptr<TensorReader> r(new TensorReader());
   r->rate_cap_ = rate_cap_bytes_per_ns;
   r->slots_ = std::move(slots);
-  const io::IoEnv env = io::read_io_env();
-  auto file = io::StreamFile::open(os, path, !env.no_direct, &r->info_.fallbacks);
+  const ReadModes modes = apply_io_env({}, /*use_env=*/true, &r->info_.fallbacks);
+  auto file = StreamFile::open(os, path, modes.direct, &r->info_.fallbacks);
   if (!file) return file.error();
   r->file_ = std::move(*file);
   r->info_.direct = r->file_.direct();
@@ -37,20 +36,9 @@ Result<std::unique_ptr<TensorReader>> TensorReader::open(const std::string& path
   if (r->info_.align > 4096 || kChunkBytes % r->info_.align != 0)
     return make_error(-EINVAL, fmt::format("{}: O_DIRECT alignment {} is larger than the packed file's 4 KiB", path,
                                            r->info_.align));
-  if (env.no_uring) {
-    r->info_.fallbacks.push_back("ORK_IO_NO_URING set -> pread");
-  } else {
-    io::UringOptions uo;
-    uo.register_buffers = !env.no_register;
-    auto e = io::make_uring_engine(r->file_, r->slots_, uo, &r->info_.fallbacks, &r->info_.registered);
-    if (e) {
-      r->engine_ = std::move(*e);
-    } else {
-      r->info_.fallbacks.push_back(fmt::format("{} -> pread", e.error().message));
-    }
-  }
-  if (!r->engine_) r->engine_ = io::make_pread_engine(r->file_);
-  r->info_.engine = io::engine_name(r->engine_->kind());
+  r->engine_ = make_read_engine(r->file_, r->slots_, modes.uring, UringOptions{.register_buffers = modes.register_buffers},
+                                &r->info_.fallbacks, &r->info_.registered);
+  r->info_.engine = engine_name(r->engine_->kind());
   r->thread_ = std::thread([p = r.get()] { p->loop(); });
   return r;
 }
@@ -95,7 +83,7 @@ uint64_t TensorReader::bytes_read() const {
 }
 
 Status TensorReader::read(const Job& job) {
-  auto plan = io::plan_read({job.offset, job.bytes}, info_.align, kChunkBytes);
+  auto plan = plan_read({job.offset, job.bytes}, info_.align, kChunkBytes);
   std::span<std::byte> slot = slots_[static_cast<size_t>(job.slot)];
   if (!plan) return plan.error();
   if (plan->head_bytes != 0 || plan->slot_bytes() > slot.size())
@@ -138,4 +126,4 @@ void TensorReader::loop() {
   }
 }
 
-}  // namespace ork::exec
+}  // namespace ork::io

@@ -1,14 +1,15 @@
-// The emulated NPU's timing model: what one task costs, from the registers it ran with.
+// The NPU's timing model: what one task costs, from its shape (rows, K, columns, bytes).
 // Every constant is here, with its source; docs/timing-model.md has the calibration table
-// (model vs the published M-tile experiment) and what the model leaves out. Units: ns and bytes (bytes per ns =
-// GB/s). The multi-core timelines and the shared DRAM limit are in timeline.h.
+// (model vs the published M-tile experiment) and what the model leaves out. Units: ns and
+// bytes (bytes per ns = GB/s). Cores sharing the DRAM limit are core_sim.h. Read by the
+// emulated NPU (driver/emu/npu: a task's demand from its registers, task_config.h; the
+// cores' timelines, timeline.h) and by the board projection (lib/exec: a plan's tasks),
+// which therefore does not depend on the emulator.
 #pragma once
 
 #include <cstdint>
 
-namespace ork::emu {
-
-struct TaskConfig;  // task_config.h
+namespace ork::timing {
 
 // ---- Constants (one place) ------------------------------------------------------------
 
@@ -24,7 +25,7 @@ inline constexpr double kFp16MacsPerCycle = 512;
 inline constexpr double kInt4MacsPerCycle = 1024;
 // The four fitted parameters (docs/timing-model.md "The fit": least squares in log error
 // over the training figures of the published M-tile experiment, tools/mc_prof/model_fit.cpp;
-// `mc_prof --seed004` refits them and test_mc_prof_fit checks they are what the fit gives).
+// `mc_prof --published` refits them and test_mc_prof_fit checks they are what the fit gives).
 //
 // One core's DMA from DRAM: every M-tile re-streams its K x N weights at this rate (the
 // experiment's own estimate: "~4 MB at N = 2048 in ~380 us ~ 11 GB/s").
@@ -82,7 +83,6 @@ struct TileShape {
   double macs_per_cycle = kInt8MacsPerCycle;
 };
 TaskDemand make_demand(const TileShape& t);
-TaskDemand task_demand(const TaskConfig& cfg);
 
 // An int8 M-tile of mc rows x K x N (int32 out), as the planner's full-K tasks run it.
 TaskDemand int8_tile_demand(int64_t mc, int64_t k, int64_t n);
@@ -96,4 +96,4 @@ double compute_ns(const TaskDemand& d, const TimingParams& p = {});
 double serial_ns(const TaskDemand& d, const TimingParams& p = {});
 double task_alone_ns(const TaskDemand& d, const TimingParams& p = {});
 
-}  // namespace ork::emu
+}  // namespace ork::timing

@@ -1,5 +1,5 @@
-// ork_run --project (project.h): the modelled board time per step of a model's matmuls.
-#include "tools/ork_run/project.h"
+// ork_run --project (project_report.h): the modelled board time per step of a model's matmuls.
+#include "tools/ork_run/project_report.h"
 
 #include <cstdio>
 #include <vector>
@@ -11,7 +11,7 @@
 #include "lib/exec/pack_file.h"
 #include "lib/exec/project.h"
 #include "tools/common/cli.h"
-#include "tools/ork_run/zero_work.h"
+#include "tools/ork_run/zero_work_device.h"
 
 namespace ork::tools {
 namespace {

@@ -1,10 +1,10 @@
 // stats_to_json: every LoaderStats field under its key, with the value it holds, and the
 // hit rate derived from loads and hits (0 with no load, not a division by zero).
-#include "lib/io/stats_json.h"
+#include "tools/ork_stream/loader_json.h"
 
 #include <gtest/gtest.h>
 
-namespace ork::io {
+namespace ork::io::tools {
 namespace {
 
 TEST(StatsJson, EveryFieldUnderItsKey) {
@@ -31,4 +31,4 @@ TEST(StatsJson, NoLoadsIsAZeroHitRate) {
 }
 
 }  // namespace
-}  // namespace ork::io
+}  // namespace ork::io::tools

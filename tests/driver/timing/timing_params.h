@@ -1,10 +1,10 @@
-// Round timing parameters for the timing-model tests (timing_test.cpp, timeline_test.cpp),
+// Round timing parameters for the timing-model tests (timing_model_test.cpp, core_sim_test.cpp),
 // so every expected time is arithmetic on the model's definition.
 #pragma once
 
-#include "driver/emu/npu/timing.h"
+#include "driver/timing/timing_model.h"
 
-namespace ork::emu::testing {
+namespace ork::timing::testing {
 
 inline TimingParams test_params() {
   TimingParams p;
@@ -16,4 +16,4 @@ inline TimingParams test_params() {
   return p;
 }
 
-}  // namespace ork::emu::testing
+}  // namespace ork::timing::testing

@@ -1,5 +1,5 @@
 // The executor's weight slots (slots.h).
-#include "lib/exec/slots.h"
+#include "lib/exec/device_slots.h"
 
 #include <fmt/format.h>
 

@@ -1,12 +1,12 @@
 // Building and scheduling the execution plan (plan.h).
-#include "lib/exec/plan.h"
+#include "lib/exec/exec_plan.h"
 
 #include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
-#include "driver/emu/npu/timeline.h"
+#include "driver/timing/core_sim.h"
 #include "lib/exec/board_plan.h"
 #include "lib/sched/bounds.h"
 #include "lib/sched/chooser.h"
@@ -38,7 +38,7 @@ int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n,
 
 int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                           int cores) {
-  std::vector<emu::CoreWork> work;
+  std::vector<timing::CoreWork> work;
   for (const auto& [k, n] : shapes) {
     auto plan = matmul::make_plan(matmul::Shape{m, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = cores});
     if (!plan) return 0;
@@ -50,7 +50,7 @@ int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::p
     for (const auto& t : plan->tasks) work[static_cast<size_t>(t.core)].tasks.push_back(plan_task_demand(*plan, t));
   }
   const std::vector<double> start(work.size(), 0.0);
-  const auto end = emu::simulate_cores(work, start);
+  const auto end = timing::simulate_cores(work, start);
   double last = 0;
   for (double e : end) last = std::max(last, e);
   return static_cast<int64_t>(last);

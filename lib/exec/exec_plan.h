@@ -72,8 +72,7 @@ struct ExecPlan {
   std::string policy;              // "critical_path", "fifo", "input"
 };
 
-// The modelled device time of one matmul (the emulator's timing model, driver/emu/npu
-// timing.h: per-core task demands on shared DRAM, plus one submit), ns.
+// The modelled device time of one matmul (the timing model, driver/timing/timing_model.h: per-core task demands on shared DRAM, plus one submit), ns.
 int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores);
 // The same for several matmuls (K, N each) in one submit: their tasks one after another on
 // each core, one submit cost per core (a chained batch job, docs/execution.md "Projection").

@@ -1,6 +1,6 @@
-// Each device's queue of asynchronous jobs (job.h): completion in submission order, the
+// Each device's queue of asynchronous jobs (job_queue.h): completion in submission order, the
 // unpack of each matmul's C at completion, release, and the device closing.
-#include "lib/api/job.h"
+#include "lib/api/job_queue.h"
 
 #include <algorithm>
 #include <chrono>

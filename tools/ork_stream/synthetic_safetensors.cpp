@@ -1,4 +1,5 @@
-#include "lib/io/synthetic.h"
+// The synthetic safetensors writer (synthetic_safetensors.h).
+#include "tools/ork_stream/synthetic_safetensors.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -15,7 +16,7 @@
 #include "lib/io/file_os.h"
 #include "lib/io/safetensors.h"
 
-namespace ork::io {
+namespace ork::io::tools {
 namespace {
 
 struct Entry {
@@ -169,4 +170,4 @@ Result<uint64_t> write_synthetic_safetensors(const std::string& path, const Synt
   return 8 + header.size() + data_bytes;
 }
 
-}  // namespace ork::io
+}  // namespace ork::io::tools

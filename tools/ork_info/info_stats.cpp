@@ -1,6 +1,6 @@
-// ork_info --stats (stats.h): a short workload on a device, then its statistics and memory
+// ork_info --stats (info_stats.h): a short workload on a device, then its statistics and memory
 // figures as JSON, so what the counters measure can be seen on any machine.
-#include "tools/ork_info/stats.h"
+#include "tools/ork_info/info_stats.h"
 
 #include <fmt/format.h>
 

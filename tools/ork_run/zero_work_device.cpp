@@ -1,5 +1,5 @@
-// The zero-work emulator (zero_work.h).
-#include "tools/ork_run/zero_work.h"
+// The zero-work emulator (zero_work_device.h).
+#include "tools/ork_run/zero_work_device.h"
 
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/emu/kernel/zero_work.h"

@@ -11,11 +11,11 @@
 #include "lib/api/device.h"
 #include "lib/api/error.h"
 #include "lib/api/handles.h"
-#include "lib/api/job.h"
+#include "lib/api/job_queue.h"
 #include "lib/api/struct_size.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/pack_file.h"
-#include "lib/exec/plan.h"
+#include "lib/exec/exec_plan.h"
 #include "ork/ork.h"
 
 using ork::api::fail;

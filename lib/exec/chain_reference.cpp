@@ -1,5 +1,5 @@
 // The reference chain (reference.h).
-#include "lib/exec/reference.h"
+#include "lib/exec/chain_reference.h"
 
 #include <cstdio>
 #include <cstring>

@@ -1,5 +1,6 @@
-// Synthetic safetensors model files, for tests and benchmarks (no model downloads exist
-// here). The layout mimics a Llama-style decoder: per layer two norms [hidden], four
+// Synthetic safetensors model files, for ork_stream's benchmark and ork_mksafetensors, and
+// lib/io's tests (no model downloads exist here): the benchmark's, not the product's, so they
+// live with the tools (docs/io.md). The layout mimics a Llama-style decoder: per layer two norms [hidden], four
 // attention matrices [hidden, hidden] and three MLP matrices ([ffn, hidden] x2, [hidden,
 // ffn]), named "model.layers.<n>.<...>", plus embeddings before the layers and a final norm
 // after. Every data byte is a pure function of (seed, offset in the data), so a test can
@@ -11,7 +12,7 @@
 
 #include "driver/common/result.h"
 
-namespace ork::io {
+namespace ork::io::tools {
 
 struct SyntheticSpec {
   uint64_t layers = 4;
@@ -47,4 +48,4 @@ inline uint8_t synthetic_byte(uint64_t seed, uint64_t data_offset) {
   return static_cast<uint8_t>(synthetic_word(seed, data_offset / 8) >> (8 * (data_offset % 8)));
 }
 
-}  // namespace ork::io
+}  // namespace ork::io::tools

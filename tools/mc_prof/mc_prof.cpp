@@ -1,5 +1,5 @@
 // mc_prof: µs per matmul and per submit for a shape, 1 core against N cores, the host/device
-// breakdown, and sweeps (mc cap, K, N, cores) — the published M-tile experiment is `--seed004`.
+// breakdown, and sweeps (mc cap, K, N, cores) — the published M-tile experiment is `--published`.
 // Runs unchanged on a board (device time from the kernel) and on the emulated NPU.
 #include <unistd.h>
 
@@ -184,7 +184,7 @@ int measure_rows(ork_device& dev, const std::vector<Config>& cfgs, const std::ve
   return 0;
 }
 
-// The text report: the table, the published figures (--seed004), the CPU comparison
+// The text report: the table, the published figures (--published), the CPU comparison
 // (--vs-cpu), the scaling line. 0, or the exit code.
 int print_text(const Args& a, const std::vector<Row>& rows, const std::string& dev_name, const std::string& timing,
                const nlohmann::json& published) {
@@ -245,7 +245,7 @@ int run(Args& a) {
   std::vector<Row> rows;
   if (int rc = measure_rows(*dev, cfgs, labels, rows); rc != 0) return rc;
   const std::string sweep = a.published_sweep ? "published" : a.sweep.empty() ? "cores" : a.sweep;
-  // --seed004: the published figures against the timing model (docs/timing-model.md).
+  // --published: the published figures against the timing model (docs/timing-model.md).
   const nlohmann::json published = a.published_sweep ? published_report() : nlohmann::json::object();
   if (a.json) fmt::print("{}", json(rows, sweep, dev_name, timing, published));
   else if (a.csv) fmt::print("{}", csv(rows));
@@ -287,13 +287,13 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->allow_extra_args(false)
       ->transform(whole_number(0, kMaxDim));
-  CLI::Option* seed = app.add_flag("--seed004", a.published_sweep,
+  CLI::Option* published = app.add_flag("--published", a.published_sweep,
       "the published M-tile experiment: M-tile cap 31 vs mg_max*64 at K=2048/3584, 1 and 3 cores, then every "
       "published figure against the timing model (fitted or left out)");
   app.add_option("--calibrate", a.calibrate,
                  "refit the timing model from a board report (JSON, docs/timing-model.md \"Board reports\") and "
                  "print the old and new errors; no device is opened")
-      ->excludes(seed);
+      ->excludes(published);
   CLI::Option* json_opt = add_json(app, a.json);
   add_csv(app, a.csv, json_opt);
   app.add_option("--svg", a.svg, "write an SVG plot of the sweep to this file");
