@@ -50,6 +50,16 @@ class RocketKmd final : public DrmKmd {
   Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) override;
   Result<SubmitResult> wait(PendingJob& job, int64_t timeout_ms) override;
   AsyncMode async_mode() const override { return AsyncMode::prep_bo; }
+  // A window is an open file: the node again, with its own IOMMU domain (rocket_drv.c opens
+  // one per file; docs/kernel-interfaces.md "Windows").
+  Result<std::unique_ptr<Kmd>> open_window(int window) const override {
+    if (Status st = check_window_index(window); !st) return st.error();
+    auto opened = open_drm_node(os_, info_.node, KmdKind::rocket);
+    if (!opened) return opened.error();
+    auto kmd = std::make_unique<RocketKmd>(os_, std::move(opened->fd), info_);
+    kmd->window_ = window;
+    return std::unique_ptr<Kmd>(std::move(kmd));
+  }
 
  protected:
   void bo_release(Bo& bo) noexcept override;
@@ -127,7 +137,7 @@ Result<SubmitResult> RocketKmd::submit(const SubmitDesc& desc) {
 }
 
 Result<std::unique_ptr<PendingJob>> RocketKmd::submit_async(const SubmitDesc& desc) {
-  if (Status st = validate_submit(desc, info_.cores); !st) return st.error();
+  if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
   if (desc.out_bos.empty()) {
     return make_error(-EINVAL, "submit: rocket waits on the out BOs (PREP_BO); out_bos is empty");
   }
