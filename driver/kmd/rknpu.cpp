@@ -45,7 +45,8 @@ Result<std::unique_ptr<Bo>> RknpuKmd::bo_create(size_t bytes, BoUsage usage) {
   int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_RKNPU_MEM_CREATE, &args);
   if (rc) {
     return make_error(
-        rc, fmt::format("RKNPU_MEM_CREATE of {} bytes failed: {}", bytes, errno_text(rc)));
+        rc, fmt::format("RKNPU_MEM_CREATE of {} bytes in NPU window {} failed: {}{}", bytes, window_, errno_text(rc),
+                        rc == -ENOMEM ? " (the window's 4 GiB of NPU addresses, or memory, ran out)" : ""));
   }
   if (args.dma_addr + args.size > hw::kNpuWindowBytes) {
     destroy_handle(args.handle, args.obj_addr);

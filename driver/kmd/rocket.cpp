@@ -84,7 +84,8 @@ Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
   int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_ROCKET_CREATE_BO, &args);
   if (rc) {
     return make_error(
-        rc, fmt::format("ROCKET_CREATE_BO of {} bytes failed: {}", bytes, errno_text(rc)));
+        rc, fmt::format("ROCKET_CREATE_BO of {} bytes in NPU window {} failed: {}{}", bytes, window_, errno_text(rc),
+                        rc == -ENOMEM ? " (the window's 4 GiB of NPU addresses, or memory, ran out)" : ""));
   }
   size_t size = (bytes + 4095) & ~size_t{4095};  // the kernel maps whole pages
   if (args.dma_address + size > hw::kNpuWindowBytes) {

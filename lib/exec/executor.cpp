@@ -18,6 +18,7 @@
 #include "lib/exec/slots.h"
 #include "lib/exec/synthetic.h"
 #include "lib/exec/unpack.h"
+#include "lib/exec/windows.h"
 #include "lib/io/slot_buffer.h"
 #include "lib/matmul/job.h"
 
@@ -39,16 +40,15 @@ class Walk {
     done_.assign(static_cast<size_t>(po.tokens), std::vector<size_t>(static_cast<size_t>(d_.layers), 0));
   }
   ~Walk() {
-    for (auto& [key, w] : views_) dev_.runner->forget(*w);
+    for (auto& [key, w] : views_) win(std::get<0>(key)).runner->forget(*w);
   }
 
   // The walk of the order, on the calling thread, with the model's semantics (lib/sched
   // simulate.h): a load is handed to the I/O thread, a start to the device thread (both
   // return at once). A wait blocks only when something needs what it frees: a load into the
   // slot its program read (the slot is reused only after that program completed), and the
-  // end of the run; so starts that come after a wait in the order still reach the device
-  // thread while the program waited for runs. The sequential order blocks at every wait: it
-  // is the baseline with no overlap.
+  // end of the run; so starts after a wait in the order still reach the device thread while
+  // the program waited for runs. The sequential order blocks at every wait (the baseline).
   Status run() {
     last_token_end_ = t_start_ = now_ns();
     std::thread device([this] { device_loop(); });
@@ -69,6 +69,7 @@ class Walk {
   }
 
  private:
+  DeviceRef win(int slot) const { return dev_.window(slots_.window[static_cast<size_t>(slot)]); }  // the slot's NPU window
   std::string rows() const { return fmt::format("M = {} rows, hidden {}", po_.m, d_.hidden); }
 
   // The calling thread's part of run(): the order, up to the last wait.
@@ -324,14 +325,14 @@ class Walk {
     c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
     matmul::RunOptions ro;
     ro.cores = dev_.cores;
-    return dev_.runner->run(**w, op.data(), po_.m, c.data(), ro);
+    return win(step.slot).runner->run(**w, op.data(), po_.m, c.data(), ro);
   }
 
   // The slot as resident weights of the matmul's shape (made once per slot and shape),
   // synced for the NPU: the read wrote it from the CPU.
   Result<const matmul::ResidentWeights*> weights_of(const Step& step, const MatmulDesc& md) {
     const driver::Bo& bo = *slots_.bos[static_cast<size_t>(step.slot)];
-    if (auto s = dev_.kmd->bo_sync(bo, driver::SyncDir::to_device); !s) return s.error();
+    if (auto s = win(step.slot).kmd->bo_sync(bo, driver::SyncDir::to_device); !s) return s.error();
     auto key = std::make_tuple(step.slot, md.k, md.n);
     auto it = views_.find(key);
     if (it == views_.end()) {
@@ -352,11 +353,11 @@ class Walk {
     matmul::RunOptions ro;
     ro.cores = dev_.cores;
     matmul::RunStats stats;
-    auto ctx = dev_.runner->acquire(**w, po_.m, ro, stats);
+    auto ctx = win(step.slot).runner->acquire(**w, po_.m, ro, stats);
     if (!ctx) return ctx.error();
     const std::vector<uint8_t> op = operand_bytes(d_.dtype, a);
     job.c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));  // its storage moves with the Job
-    auto npu = std::make_unique<matmul::Job>(*dev_.kmd, stats);
+    auto npu = std::make_unique<matmul::Job>(*win(step.slot).kmd, stats);
     if (auto s = npu->add(std::move(*ctx), op.data(), job.c.data()); !s) return s;
     if (auto s = npu->submit(); !s) return s;
     job.npu = std::move(npu);
@@ -408,13 +409,16 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
   if ((dev.kmd == nullptr) != (dev.runner == nullptr)) return make_error(-EINVAL, "a device needs both its kmd and runner");
   if (options.inflight < 1 || options.inflight > 8)
     return make_error(-EINVAL, fmt::format("inflight = {}: must be 1..8 matmuls on the device at once", options.inflight));
-  auto slots = allocate_slots(plan, dev);
+  auto windows = place_windows(model, plan, po);  // a layer's BOs and jobs in one NPU window
+  if (!windows) return windows.error();
+  auto slots = allocate_slots(plan, dev, windows->slot_window);
   if (!slots) return slots.error();
   auto reader = TensorReader::open(path, slots->spans, options.io_rate_cap_bytes_per_ns);
   if (!reader) return reader.error();
   RunOutput out;
   out.stats.budget_bytes = po.budget_bytes;
   out.stats.peak_bytes = plan.slot_total;
+  out.stats.windows = windows->windows;
   Status st;
   {
     Walk walk(model, plan, po, dev, *slots, **reader, out);

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "driver/common/result.h"
@@ -32,6 +33,13 @@ struct DeviceRef {
   driver::Kmd* kmd = nullptr;
   matmul::MatmulRunner* runner = nullptr;
   int cores = 3;
+  // A plan over several NPU windows (PlanOptions::windows, windows.h): window w > 0 is
+  // more_windows[w - 1], its own Kmd (Kmd::open_window) and runner; window 0 is kmd, runner.
+  std::vector<std::pair<driver::Kmd*, matmul::MatmulRunner*>> more_windows;
+  DeviceRef window(int w) const {
+    return w == 0 ? DeviceRef{kmd, runner, cores, {}} : DeviceRef{more_windows[static_cast<size_t>(w - 1)].first,
+                                                                   more_windows[static_cast<size_t>(w - 1)].second, cores, {}};
+  }
 };
 
 struct RunStats {
@@ -45,6 +53,7 @@ struct RunStats {
   int max_inflight = 0;           // most matmuls on the device at once (observed)
   uint64_t peak_bytes = 0;        // slot memory held (all slots; allocated once)
   uint64_t budget_bytes = 0;
+  int windows = 1;                // NPU windows the slots spread over (windows.h)
   std::string engine;             // "uring", "pread", "mmap"
   bool direct = false, registered = false;
   std::vector<std::string> fallbacks;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 
 #include <fmt/format.h>
@@ -70,11 +71,18 @@ Status project_matmuls(const ModelDesc& d, const ProjectOptions& o, Projection& 
   return Status::success();
 }
 
-// What stays resident and what streams: two layers' slots stream, whatever else fits in
-// the budget and the NPU's window stays pinned.
-void place_weights(uint64_t layer_bytes, const ProjectOptions& o, Projection& p) {
+// What stays resident and what streams: resident when the budget holds every layer and at
+// most max_windows windows hold them, each layer whole (windows.h's rule; a layer larger than
+// a window never fits); else two layers' slots stream through one window, whatever else fits
+// in the budget and that window stays pinned.
+void place_weights(uint64_t layer_bytes, int layers, const ProjectOptions& o, Projection& p) {
+  const uint64_t per_window = layer_bytes == 0 ? 0 : o.window_bytes / layer_bytes;  // whole layers
+  const int64_t windows = per_window == 0 ? INT64_MAX : (layers + static_cast<int64_t>(per_window) - 1) / static_cast<int64_t>(per_window);
+  p.resident = p.weight_bytes <= o.budget_bytes && windows <= std::max(o.max_windows, 1);
+  p.windows = p.resident ? static_cast<int>(windows) : 1;
+  p.window_switches = p.windows > 1 ? p.windows : 0;
+  p.switch_ns = static_cast<double>(p.window_switches) * kWindowSwitchNs;
   const uint64_t room = std::min(o.budget_bytes, o.window_bytes);
-  p.resident = p.weight_bytes <= room;
   if (p.resident) {
     p.resident_bytes = p.weight_bytes;
   } else {
@@ -95,7 +103,7 @@ void project_batched(const ModelDesc& d, const ProjectOptions& o, Projection& p)
     batched_layer += static_cast<double>(g.device_ns);
   }
   p.batched_device_ns = batched_layer * d.layers;
-  p.batched_step_ns = std::max(p.io_ns, p.batched_device_ns + p.host_ns);
+  p.batched_step_ns = std::max(p.io_ns, p.batched_device_ns + p.host_ns + p.switch_ns);
   p.batched_tokens_per_s = static_cast<double>(o.m) * 1e9 / p.batched_step_ns;
   p.batched_submits = static_cast<int64_t>(p.groups.size()) * d.layers;
 }
@@ -121,11 +129,11 @@ Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
   }
   const double layers = d.layers;
   p.weight_bytes = layer_bytes * static_cast<uint64_t>(d.layers);
-  place_weights(layer_bytes, o, p);
+  place_weights(layer_bytes, d.layers, o, p);
   p.device_ns = layer_device * layers;
   p.host_ns = layer_host * layers;
   p.io_ns = static_cast<double>(p.streamed_bytes) / o.disk_bytes_per_s * 1e9;
-  p.compute_ns = p.device_ns + p.host_ns;
+  p.compute_ns = p.device_ns + p.host_ns + p.switch_ns;
   p.step_ns = std::max(p.io_ns, p.compute_ns);
   p.sequential_ns = p.io_ns + p.compute_ns;
   p.tokens_per_s = static_cast<double>(o.m) * 1e9 / p.step_ns;

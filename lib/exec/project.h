@@ -10,27 +10,40 @@
 // Calls are synchronous (one submit per matmul, host then device), so compute = device +
 // host; the scheduled order overlaps I/O with compute, so a step takes max(I/O, compute)
 // (the sequential order: their sum). The residency rule: the whole model stays resident
-// when its weights fit both the budget (host RAM for weights) and the NPU's address window;
-// otherwise two of its largest layers are kept as streaming slots, the rest of what fits
-// is pinned, and everything else is read from disk every step.
+// when its weights fit the budget (host RAM for weights) and its layers, each whole, fit at
+// most max_windows NPU address windows (lib/exec/windows.h; a step then switches windows
+// `windows` times, each at kWindowSwitchNs); otherwise it streams through one window: two of
+// its largest layers are kept as streaming slots, the rest of what fits is pinned, and
+// everything else is read from disk every step.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "driver/common/npu_window.h"
 #include "driver/common/result.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/model.h"
 
 namespace ork::exec {
 
+// What one switch of NPU window costs the model, ns: an assumption, never measured. On the
+// vendor driver a SUBMIT in another IOMMU domain detaches the NPU's IOMMU from the old domain
+// and attaches the new one before the job (rknpu_iommu.c rknpu_iommu_switch_domain: page
+// table base written, TLB zapped), with no job of the old domain in flight (the executor
+// drains at a layer's edge: a layer reads the previous one's whole output). 100 us is taken
+// as a generous bound for two IOMMU register programs and a TLB flush through an ioctl; a
+// board measures it (docs/board.md "What a board must confirm").
+inline constexpr double kWindowSwitchNs = 100e3;
+
 struct ProjectOptions {
   int64_t m = 1;                    // rows per step: 1 decode, 128 prefill
   int cores = 3;
   double disk_bytes_per_s = 1.2e9;  // docs/io.md's measured rate on this machine
   uint64_t budget_bytes = 0;        // host RAM the weights may take
-  uint64_t window_bytes = 0;        // the NPU's address window (KmdInfo::window_bytes)
+  uint64_t window_bytes = 0;        // each NPU address window (KmdInfo::window_bytes)
+  int max_windows = hw::kMaxNpuWindows;  // windows a resident model may span (1: the old one-window rule)
   std::vector<double> host_ns;      // per matmul of a layer (desc order): host time per call
 };
 
@@ -67,6 +80,9 @@ struct Projection {
   double dram_floor_ns = 0;
   uint64_t weight_bytes = 0, resident_bytes = 0, streamed_bytes = 0, budget_bytes = 0, window_bytes = 0;
   bool resident = false;     // the whole model stays resident
+  int windows = 1;           // NPU windows the weights use (layers whole in each)
+  int64_t window_switches = 0;  // per step: windows > 1 enters each once (kWindowSwitchNs each)
+  double switch_ns = 0;         // their cost, per step, part of compute_ns
   double disk_bytes_per_s = 0;
   // The same step with each BatchGroup as one submit (ork_batch, API 3); host time as above.
   std::vector<BatchGroup> groups;

@@ -25,8 +25,9 @@ const char* kPlanText =
 const char* kBatchedText =
     "each group of matmuls with one input (q/k/v; gate/up) as one chained batch job: one submit per core per group";
 const char* kRuleText =
-    "resident when the weights fit min(budget, NPU window); else two largest layers' slots stream and the rest of "
-    "that room is pinned; the remainder is read from disk every step";
+    "resident when the weights fit the budget and their layers, each whole, at most 16 NPU windows (rknpu IOMMU "
+    "domains, rocket files; each entered once a step); else two largest layers' slots stream through one window and "
+    "the rest of min(budget, window) is pinned; the remainder is read from disk every step";
 
 nlohmann::json step_json(const exec::Projection& p) {
   nlohmann::json per;
@@ -51,6 +52,9 @@ nlohmann::json step_json(const exec::Projection& p) {
           {"submits", p.submits},
           {"tasks", p.tasks},
           {"dram_floor_us", p.dram_floor_ns / 1e3},
+          {"windows", p.windows},
+          {"window_switches", p.window_switches},
+          {"switch_us", p.switch_ns / 1e3},
           {"plan", kPlanText},
           {"per_matmul", per},
           {"batched",
@@ -98,6 +102,7 @@ void report_model(const ProjectArgs& a, const exec::ModelDesc& desc, const exec:
   out["weight_bytes"] = p.weight_bytes;
   out["budget_bytes"] = p.budget_bytes;
   out["resident"] = p.resident;
+  out["windows"] = p.windows;
   out["resident_bytes"] = p.resident_bytes;
   out["streamed_bytes"] = p.streamed_bytes;
   if (a.json) return;
@@ -105,10 +110,11 @@ void report_model(const ProjectArgs& a, const exec::ModelDesc& desc, const exec:
   std::printf("model     %s: %s %s, %d layers, %.0f MiB of weights; %d cores; disk %.2f GB/s\n",
               a.path.empty() ? a.synthetic.c_str() : a.path.c_str(), desc.name.c_str(), exec::dtype_key(desc.dtype),
               desc.layers, static_cast<double>(p.weight_bytes) / mib, a.cores, a.disk_bytes_per_s / 1e9);
-  std::printf("memory    %s: %.0f MiB resident, %.0f MiB streamed per step (budget %.0f MiB, window %.0f MiB)\n",
+  std::printf("memory    %s: %.0f MiB resident, %.0f MiB streamed per step (budget %.0f MiB, %d window(s) of %.0f MiB, "
+              "%lld switch(es) a step at %.0f us)\n",
               p.resident ? "resident" : "streamed", static_cast<double>(p.resident_bytes) / mib,
-              static_cast<double>(p.streamed_bytes) / mib, static_cast<double>(p.budget_bytes) / mib,
-              static_cast<double>(window) / mib);
+              static_cast<double>(p.streamed_bytes) / mib, static_cast<double>(p.budget_bytes) / mib, p.windows,
+              static_cast<double>(window) / mib, static_cast<long long>(p.window_switches), exec::kWindowSwitchNs / 1e3);
   std::printf("host      %s\n", out["host_source"].get<std::string>().c_str());
 }
 

@@ -42,6 +42,18 @@ std::string device_label(const ork_device& d) {
   return std::string("emu-") + driver::kmd_kind_name(d.kmd->info().kind);
 }
 
+std::string open_windows(ork_device& d, int n, Windows& w, exec::DeviceRef& ref) {
+  if (!d.kmd) return {};  // the cpu device: host memory, no NPU windows
+  for (int i = 1; i < n; ++i) {
+    auto kmd = d.kmd->open_window(i);
+    if (!kmd) return fmt::format("opening NPU window {} of {}: {}", i, n, kmd.error().message);
+    w.runners.push_back(std::make_unique<matmul::MatmulRunner>(**kmd));
+    w.kmds.push_back(std::move(*kmd));
+    ref.more_windows.emplace_back(w.kmds.back().get(), w.runners.back().get());
+  }
+  return {};
+}
+
 uint64_t peak_rss_bytes() {
   rusage u{};
   if (::getrusage(RUSAGE_SELF, &u) != 0) return 0;

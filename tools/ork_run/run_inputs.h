@@ -5,10 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "driver/common/result.h"
 #include "lib/api/device.h"
+#include "lib/exec/executor.h"
 #include "lib/exec/plan.h"
 
 namespace ork::tools {
@@ -26,6 +29,16 @@ Result<Memory> parse_memory(const std::string& budget_text, const std::string& w
 // "emu-rknpu", "emu-rocket", "rknpu", "rocket", "cpu": the backend and, for a kernel
 // interface, which one (ork_device's backend says "emu" for both emulated ones).
 std::string device_label(const ork_device& device);
+
+// Windows 1.. of a run over several NPU windows (lib/exec/windows.h): each its Kmd
+// (Kmd::open_window) and runner. Declared after the device, so they go before it.
+struct Windows {
+  std::vector<std::unique_ptr<driver::Kmd>> kmds;
+  std::vector<std::unique_ptr<matmul::MatmulRunner>> runners;
+};
+// Opens windows 1..n-1 of `device` into `windows` and `ref.more_windows`: "" or the message.
+// Nothing for n = 1 or the cpu device (no windows).
+std::string open_windows(ork_device& device, int n, Windows& windows, exec::DeviceRef& ref);
 
 // The process's peak resident set so far (getrusage's ru_maxrss, KiB on Linux), bytes.
 uint64_t peak_rss_bytes();

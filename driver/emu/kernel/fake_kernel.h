@@ -89,9 +89,9 @@ struct FakeKernelConfig {
   uint64_t window_bytes = hw::kNpuWindowBytes;
 };
 
-// The vendor driver's IOMMU domains: ids 0..15 (RKNPU_MAX_IOMMU_DOMAIN_NUM, VND
-// include/rknpu_drv.h; docs/kernel-interfaces.md "Windows").
-inline constexpr int kRknpuDomains = 16;
+// The vendor driver's IOMMU domains: ids 0..15 (RKNPU_MAX_IOMMU_DOMAIN_NUM in the vendor
+// driver's rknpu_drv.h, hw::kMaxNpuWindows; docs/kernel-interfaces.md "Windows").
+inline constexpr int kRknpuDomains = hw::kMaxNpuWindows;
 
 // ORK_EMU_WINDOW=<bytes>[K|M|G]: FakeKernelConfig::window_bytes for the emu devices; unset:
 // 4 GiB. Refused (naming the variable): not a size, below 1 MiB, or above 4 GiB.
