@@ -60,8 +60,11 @@ TEST(Windows, LayersWholeAndInOrderEachSlotInItsLayersWindow) {
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(p->windows, 3);
   EXPECT_EQ(p->layer_window, (std::vector<int>{0, 0, 0, 1, 1, 1, 2}));
-  for (const Step& s : plan->op_steps)
-    if (s.slot >= 0) EXPECT_EQ(p->slot_window[static_cast<size_t>(s.slot)], p->layer_window[static_cast<size_t>(s.layer)]);
+  for (const Step& s : plan->op_steps) {
+    if (s.slot >= 0) {
+      EXPECT_EQ(p->slot_window[static_cast<size_t>(s.slot)], p->layer_window[static_cast<size_t>(s.layer)]);
+    }
+  }
   ASSERT_EQ(p->slot_bytes.size(), 3u);
   EXPECT_EQ(p->slot_bytes[0], 3 * layer_bytes(m));
   EXPECT_EQ(p->slot_bytes[2], layer_bytes(m));
