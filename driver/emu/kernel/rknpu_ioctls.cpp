@@ -282,10 +282,10 @@ int handle_rknpu_mem_create(IoctlContext& ctx) {
   uint32_t handle = args->handle;
   if (handle == 0) {
     // The BO's IOVA comes from domain iommu_domain_id's allocator (VND rknpu_gem.c
-    // rknpu_gem_object_create: it switches to that domain, maps, and records the id; the
-    // 40-byte legacy struct is zero-extended: domain 0). An id past 0..15 is -EINVAL there.
+    // rknpu_gem_object_create: it switches the NPU to that domain, maps, and records the id;
+    // the 40-byte legacy struct is zero-extended: domain 0). An id past 0..15 is -EINVAL.
     const int32_t domain = args->iommu_domain_id;
-    if (domain < 0 || domain >= kRknpuDomains) return -EINVAL;
+    if (int rc = switch_domain(ctx.kernel, domain)) return rc;
     bool cached = args->flags & RKNPU_MEM_CACHEABLE;
     int rc = ctx.kernel.create_bo_in(ctx.file, ctx.kernel.rknpu_space(domain), args->size, args->flags, cached,
                                      &handle);
