@@ -108,7 +108,7 @@ ORK_API ork_status ork_weights_create(ork_device* device, ork_dtype dtype, int64
     w->k = k;
     w->n = n;
     std::lock_guard lock(device->mutex);
-    if (auto s = ork::api::fill_weights(*device, *w, data); s != ORK_OK) return s;
+    if (auto s = device->backend->make_weights(*w, data); s != ORK_OK) return s;
     *out = w.release();
     return ork::api::ok();
   });
@@ -128,22 +128,14 @@ ORK_API void ork_weights_destroy(ork_weights* weights) {
   // In-flight jobs on the device complete first (they may read these weights' BO), and
   // batches using them refuse from now on (job.h).
   if (weights->device->jobs) weights->device->jobs->drop_weights(weights);
-  if (weights->host_bytes) ork::api::add_host_weight_bytes(*weights->device, -weights->host_bytes);
-  if (weights->device->runner) {
-    if (weights->resident) weights->device->runner->forget(*weights->resident);
-    if (weights->resident_w4a8) weights->device->runner->forget(*weights->resident_w4a8);
-  }
+  weights->device->backend->forget(*weights);
   delete weights;
 }
 
 ORK_API ork_status ork_matmul(ork_device* device, const ork_weights* weights, const void* a,
                               int64_t m, void* c, const ork_matmul_options* options) {
-  return guarded([&] {
-    // Two dense host tensors; a NULL pointer keeps its own message ("A is NULL").
-    ork_tensor ta{.host = const_cast<void*>(a), .buffer = nullptr, .offset_bytes = 0, .row_stride = 0};
-    ork_tensor tc{.host = c, .buffer = nullptr, .offset_bytes = 0, .row_stride = 0};
-    return ork::api::matmul_tensors("ork_matmul", device, weights, a ? &ta : nullptr, m, c ? &tc : nullptr, options);
-  });
+  // Dense host A and C, handed to the backend as they are (matmul_t.h).
+  return guarded([&] { return ork::api::matmul_dense("ork_matmul", device, weights, a, m, c, options); });
 }
 
 }  // extern "C"

@@ -47,6 +47,7 @@ ork_status batch_add(ork_batch* b, const ork_weights* weights, const ork_tensor*
   it.m = m;
   it.opt = t.opt;
   it.run = t.run;
+  it.types = t.types;
   it.a_op = t.a_op;
   it.c_op = t.c_op;
   it.a_ref = t.a_ref;
@@ -66,18 +67,18 @@ ork_status batch_add(ork_batch* b, const ork_weights* weights, const ork_tensor*
 }
 
 // The first submit after an add: a context per matmul, then one descriptor of them all.
-ork_status record(ork_device& dev, ork_batch& b) {
+ork_status record(driver::Kmd& kmd, ork_batch& b) {
   std::vector<matmul::Context*> ctxs;
   for (BatchItem& it : b.items) {
     const matmul::ResidentWeights* rw = nullptr;
     matmul::RunOptions ro;
-    if (auto s = npu_call(dev, *it.weights, it.opt, it.run, &rw, &ro); s != ORK_OK) return s;
-    auto ctx = matmul::build_call_context(*dev.kmd, *rw, it.m, ro);
+    if (auto s = npu_call(kmd, *it.weights, it.types, it.opt, it.run, &rw, &ro); s != ORK_OK) return s;
+    auto ctx = matmul::build_call_context(kmd, *rw, it.m, ro);
     if (!ctx) return fail(ctx.error());
     it.ctx = std::move(*ctx);
     ctxs.push_back(it.ctx.get());
   }
-  auto desc = matmul::chain_contexts(*dev.kmd, ctxs);
+  auto desc = matmul::chain_contexts(kmd, ctxs);
   if (!desc) return fail(ORK_E_UNSUPPORTED, fmt::format("ork_batch_submit: {}: submit that matmul with "
                                                         "ork_matmul_submit", desc.error().message));
   b.desc = std::move(*desc);
@@ -107,30 +108,17 @@ ork_status add_item(const BatchItem& it, matmul::Job& mm, JobStep& s) {
   return end;
 }
 
-// cpu: every matmul now, one after the other; the job is born complete.
-ork_status run_cpu_batch(ork_batch& b, ork_job& job) {
-  for (const BatchItem& it : b.items) {
-    std::vector<uint8_t> a_scratch;
-    JobStep s;
-    s.c_op = it.c_op;
-    s.c_ref = it.c_ref;
-    s.c = output_target(s.c_ref, s.c_op, s.c_scratch);
-    const void* a = dense_input(it.a_ref, it.a_op, a_scratch);
-    if (auto st = run_cpu_call(*it.weights, a, it.m, s.c, it.opt, *job.meter); st != ORK_OK) return st;
-    scatter_output(s.c_ref, s.c_op, s.c_scratch);
-  }
-  return ORK_OK;
-}
-
 // The batch as one matmul job (lib/matmul/job.h) of its chained descriptor: packing each
 // matmul's A first completes the batch's previous job still in flight on its contexts.
-ork_status submit_npu_batch(ork_device& dev, ork_batch& b, ork_job& job) {
+}  // namespace
+
+ork_status submit_npu_batch(driver::Kmd& kmd, ork_batch& b, ork_job& job) {
   matmul::RunStats st;
   if (!b.recorded) {
-    if (auto s = record(dev, b); s != ORK_OK) return s;
+    if (auto s = record(kmd, b); s != ORK_OK) return s;
     st.built = true;
   }
-  auto mm = std::make_unique<matmul::Job>(*dev.kmd, st);
+  auto mm = std::make_unique<matmul::Job>(kmd, st);
   job.steps.reserve(b.items.size());
   for (const BatchItem& it : b.items) {
     job.steps.emplace_back();
@@ -140,6 +128,8 @@ ork_status submit_npu_batch(ork_device& dev, ork_batch& b, ork_job& job) {
   job.mm = std::move(mm);
   return ORK_OK;
 }
+
+namespace {
 
 ork_status batch_submit(ork_batch* b, ork_job** out) {
   constexpr const char* fn = "ork_batch_submit";
@@ -157,12 +147,8 @@ ork_status batch_submit(ork_batch* b, ork_job** out) {
   job->device = &dev;
   job->meter = std::make_unique<CallMeter>(dev);
   job->meter->calls = b->items.size();
-  if (!dev.kmd) {
-    if (auto s = run_cpu_batch(*b, *job); s != ORK_OK) return s;
-    job->meter->finish(nullptr);
-    job->meter.reset();
-    job->state = JobState::done;
-  } else if (auto s = submit_npu_batch(dev, *b, *job); s != ORK_OK) {
+  // One matmul job on the NPU, or (cpu) every matmul now, the job born complete.
+  if (auto s = dev.backend->submit_batch(*b, *job); s != ORK_OK) {
     const std::string why = ork_last_error();
     for (JobStep& st : job->steps)
       if (st.c_started) buffer_end_cpu(*st.c_ref.buffer, true, fn);

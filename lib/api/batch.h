@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "driver/kmd/kmd.h"
+#include "lib/api/backend.h"
 #include "lib/api/buffer.h"
 #include "lib/api/handles.h"
 #include "lib/api/tensor.h"
@@ -24,6 +25,7 @@ struct BatchItem {
   int64_t m = 0;
   ork_matmul_options opt{};
   matmul::RunOptions run;
+  CallTypes types;  // A and C dtypes, resolved at add
   Operand a_op, c_op;
   TensorRef a_ref, c_ref;
   BufferUse a_use, c_use;

@@ -19,7 +19,7 @@ namespace {
 
 ork_status dmabuf_sync(const ork_buffer& b, bool start, bool write, const char* what) {
   if (!b.bo) return ORK_OK;
-  if (auto s = b.device->kmd->dmabuf_sync(*b.bo, start, write); !s)
+  if (auto s = b.device->backend->kmd()->dmabuf_sync(*b.bo, start, write); !s)
     return fail(ORK_E_DEVICE, fmt::format("{}: {}", what, s.error().message));
   return ORK_OK;
 }
@@ -64,8 +64,8 @@ ORK_API ork_status ork_buffer_create(ork_device* device, size_t bytes, ork_buffe
     b->keep_device = ork::api::DeviceRef(device);
     b->device = device;
     b->bytes = bytes;
-    if (device->kmd) {
-      auto bo = device->kmd->bo_create(bytes, ork::driver::BoUsage::data);
+    if (ork::driver::Kmd* kmd = device->backend->kmd()) {  // NPU: a BO; cpu: host memory
+      auto bo = kmd->bo_create(bytes, ork::driver::BoUsage::data);
       if (!bo) return fail(bo.error().code == -ENOMEM ? ORK_E_NO_MEMORY : ORK_E_DEVICE,
                            fmt::format("ork_buffer_create: {} bytes: {}", bytes, bo.error().message));
       b->bo = std::move(*bo);
@@ -97,8 +97,8 @@ ORK_API ork_status ork_buffer_export_dmabuf(ork_buffer* buffer, int* fd) {
     if (!buffer->bo)
       return fail(ORK_E_UNSUPPORTED, fmt::format("ork_buffer_export_dmabuf: the {} backend has no kernel interface to "
                                                  "export a dma-buf from",
-                                                 buffer->device->backend));
-    auto r = buffer->device->kmd->bo_export(*buffer->bo);
+                                                 buffer->device->name));
+    auto r = buffer->device->backend->kmd()->bo_export(*buffer->bo);
     if (!r) return fail(ORK_E_DEVICE, fmt::format("ork_buffer_export_dmabuf: {}", r.error().message));
     *fd = *r;
     return ork::api::ok();
@@ -116,11 +116,11 @@ ORK_API ork_status ork_buffer_import_dmabuf(ork_device* device, int fd, size_t b
                                                       "supported",
                                                       bytes, kMaxBufferBytes));
     if (fd < 0) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_buffer_import_dmabuf: fd = {}: not a file descriptor", fd));
-    if (!device->kmd)
+    if (device->backend->kmd() == nullptr)
       return fail(ORK_E_UNSUPPORTED, fmt::format("ork_buffer_import_dmabuf: the {} backend has no kernel interface to "
                                                  "import a dma-buf into",
-                                                 device->backend));
-    auto bo = device->kmd->bo_import(fd, bytes);
+                                                 device->name));
+    auto bo = device->backend->kmd()->bo_import(fd, bytes);
     if (!bo) {
       const int code = bo.error().code;
       const ork_status st = code == -EBADF || code == -EINVAL || code == -EEXIST ? ORK_E_INVALID_ARGUMENT

@@ -20,8 +20,7 @@
 ork_device::~ork_device() {
   if (jobs) jobs->close();  // in-flight jobs end on the device before its BOs go
   jobs.reset();
-  runner.reset();  // contexts hold BOs: release them before the kernel interface
-  kmd.reset();
+  backend.reset();  // its runner's contexts and the weights' BOs go before the kernel interface
   fake.reset();
 }
 
@@ -34,39 +33,24 @@ JobQueue& jobs_of(ork_device& device) {
 
 namespace {
 
-template <size_t N>
-void copy_str(char (&dst)[N], std::string_view src) {
-  const size_t n = std::min(src.size(), N - 1);
-  std::memcpy(dst, src.data(), n);
-  dst[n] = '\0';
-}
-
-void fill_info(ork_device& d) {
-  copy_str(d.info.backend, d.backend);
-  if (!d.kmd) {
-    // The CPU reference takes every option an NPU device takes (docs/cpu-reference.md):
-    // cores 1..3 as on the RK3588, each core one host thread of the int8 paths.
-    d.info.cores = matmul::kMaxCores;
-    return;
-  }
-  const driver::DeviceInfo& k = d.kmd->info();
-  copy_str(d.info.kernel_interface, driver::kmd_kind_name(k.kind));
-  copy_str(d.info.node, k.node);
-  copy_str(d.info.driver_version, k.driver_version);
-  d.info.hw_version = k.hw_version;
-  d.info.cores = k.cores;
-  d.info.emulated = k.emulated ? 1 : 0;
-}
-
-Result<std::unique_ptr<ork_device>> finish(std::unique_ptr<ork_device> d) {
-  if (d->kmd) {
-    // The context cache's bound (docs/library.md "Contexts and their bound").
-    auto bytes = env_bytes("ORK_CONTEXT_CACHE_BYTES", matmul::MatmulRunner::default_context_bytes());
-    if (!bytes) return bytes.error();
-    d->runner = std::make_unique<matmul::MatmulRunner>(*d->kmd, static_cast<size_t>(*bytes));
-  }
-  fill_info(*d);
+// The device with its backend: its facts filled in.
+std::unique_ptr<ork_device> finish(std::unique_ptr<ork_device> d, std::unique_ptr<Backend> backend) {
+  d->backend = std::move(backend);
+  copy_str(d->info.backend, d->name);
+  d->backend->describe(d->info);
   return d;
+}
+
+// An NPU device over `kmd` (the real kernel's or the fake kernel's interface).
+Result<std::unique_ptr<ork_device>> finish_npu(std::unique_ptr<ork_device> d, std::unique_ptr<driver::Kmd> kmd) {
+  // The context cache's bound (docs/library.md "Contexts and their bound").
+  auto bytes = env_bytes("ORK_CONTEXT_CACHE_BYTES", matmul::MatmulRunner::default_context_bytes());
+  if (!bytes) {
+    kmd.reset();  // the kernel interface closes before the fake kernel under it (d's) goes
+    return bytes.error();
+  }
+  auto backend = make_npu_backend(std::move(kmd), d->fake.get(), static_cast<size_t>(*bytes));
+  return finish(std::move(d), std::move(backend));
 }
 
 // The emulated NPU's integer multiply, lent from the CPU reference's fast path (exact: the
@@ -99,7 +83,7 @@ class FastEngine final : public emu::Int8Engine {
 Result<std::unique_ptr<ork_device>> open_emulator_owning(driver::KmdKind kind, const emu::FakeKernelConfig& config,
                                                          std::unique_ptr<const emu::Int8Engine> engine) {
   auto d = std::make_unique<ork_device>();
-  d->backend = "emu";
+  d->name = "emu";
   emu::FakeKernelConfig own = config;
   if (engine) own.int8_engine = engine.get();
   d->int8_engine = std::move(engine);
@@ -111,8 +95,7 @@ Result<std::unique_ptr<ork_device>> open_emulator_owning(driver::KmdKind kind, c
   d->fake->faults().rules = std::move(*rules);
   auto kmd = driver::discover(*d->fake, kind);
   if (!kmd) return kmd.error();
-  d->kmd = std::move(*kmd);
-  return finish(std::move(d));
+  return finish_npu(std::move(d), std::move(*kmd));
 }
 
 // "emu", "emu-rknpu", "emu-rocket": the unchanged kernel-interface code over the fake kernel,
@@ -152,9 +135,8 @@ Result<std::unique_ptr<ork_device>> open_real(std::optional<driver::KmdKind> kin
   auto kmd = driver::discover(driver::real_os(), kind, node);
   if (!kmd) return kmd.error();
   auto d = std::make_unique<ork_device>();
-  d->backend = driver::kmd_kind_name((*kmd)->info().kind);
-  d->kmd = std::move(*kmd);
-  return finish(std::move(d));
+  d->name = driver::kmd_kind_name((*kmd)->info().kind);
+  return finish_npu(std::move(d), std::move(*kmd));
 }
 
 }  // namespace
@@ -166,6 +148,10 @@ ork_device* retain(ork_device* device) {
 
 void release(ork_device* device) {
   if (device != nullptr && device->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete device;
+}
+
+exec::DeviceRef exec_device(const ork_device& device, int cores) {
+  return {device.backend->kmd(), device.backend->runner(), std::min(cores, device.info.cores)};
 }
 
 std::string resolve_device_name(const char* name_or_null) {
@@ -192,8 +178,9 @@ Result<std::unique_ptr<ork_device>> open_device(const char* name_or_null) {
   }
   if (name == "cpu") {
     auto d = std::make_unique<ork_device>();
-    d->backend = "cpu";
-    return finish(std::move(d));
+    d->name = "cpu";
+    auto backend = make_cpu_backend(*d);
+    return finish(std::move(d), std::move(backend));
   }
   if (name == "emu" || name == "emu-rknpu") return open_emu(driver::KmdKind::rknpu);
   if (name == "emu-rocket") return open_emu(driver::KmdKind::rocket);

@@ -1,14 +1,19 @@
-// What an ork_device is inside: a backend (a kernel interface over the real OS or over the
-// emulated NPU, or the CPU reference) and the matmul runner bound to it.
+// What an ork_device is inside: its backend object (backend.h: the NPU through a kernel
+// interface over the real OS or over the emulated NPU, or the CPU reference), its queue,
+// statistics and references.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "driver/common/result.h"
 #include "driver/kmd/kmd.h"
+#include "lib/api/backend.h"
 #include "lib/api/handles.h"
 #include "lib/api/stats.h"
 #include "lib/matmul/run.h"
@@ -28,22 +33,23 @@ struct FakeKernelConfig;
 class Int8Engine;
 }
 
-// Thread safety: `mutex` is the device's queue. Every entry point that touches the runner,
-// the kernel interface or the weights of a device holds it for its whole device work (a
+// Thread safety: `mutex` is the device's queue. Every entry point that touches the backend
+// or the weights of a device takes it once, at its top, for its whole device work (a
 // blocking ork_matmul, making weights resident), so calls from many threads run one after
-// another.
+// another; nothing below an entry point takes it again (a plain mutex: a second lock on one
+// thread would deadlock, not pass).
 struct ork_device {
   // A live handle (handles.h) from its opening to its ork_device_close: a second close is
   // refused without touching the device, which may be gone.
   ork::api::Live<ork::api::HandleKind::device> live{this};
-  std::recursive_mutex mutex;  // recursive: an entry point may hold it around a helper that takes it too
-  std::string backend;                          // "rknpu", "rocket", "emu", "cpu"
+  std::mutex mutex;
+  std::string name;                             // the backend's name: "rknpu", "rocket", "emu", "cpu"
   // The emulated NPU's integer engine, for "emu": the device's own, declared before the fake
   // kernel that multiplies with it, so that it outlives the kernel.
   std::unique_ptr<const ork::emu::Int8Engine> int8_engine;
   std::unique_ptr<ork::emu::FakeKernel> fake;   // the emulated NPU, for "emu"
-  std::unique_ptr<ork::driver::Kmd> kmd;        // null for "cpu"
-  std::unique_ptr<ork::matmul::MatmulRunner> runner;
+  // What the device computes with (backend.h), declared after the fake kernel it may drive.
+  std::unique_ptr<ork::api::Backend> backend;
   ork_device_info info{};
   ork::api::DeviceStats stats;                  // cumulative counters (stats.h)
   std::atomic<int64_t> host_weight_bytes{0};    // cpu: packed weights' host bytes
@@ -89,6 +95,14 @@ class DeviceRef {
 };
 // The device's job queue (made on first use; the caller holds the device's mutex).
 JobQueue& jobs_of(ork_device& device);
+
+// `src` into a fixed char array, truncated, always terminated (ork_device_info's strings).
+template <size_t N>
+void copy_str(char (&dst)[N], std::string_view src) {
+  const size_t n = std::min(src.size(), N - 1);
+  std::memcpy(dst, src.data(), n);
+  dst[n] = '\0';
+}
 
 // The device a name stands for: nullptr, "" and "default" -> $ORK_DEVICE when set and not
 // empty, else "auto"; any other name is itself. The one reader of ORK_DEVICE's default rule

@@ -35,17 +35,17 @@ JobStep output_step(TensorCall& t) {
   return s;
 }
 
-// NPU backends: the call as a matmul job (lib/matmul/job.h) on the runner's context: A
-// packed (a job still in flight on that context completes first), the first slice group
-// handed to the kernel.
-ork_status submit_npu(ork_device& dev, const ork_weights& w, TensorCall& t, ork_job& job) {
-  const matmul::ResidentWeights* rw = nullptr;
-  matmul::RunOptions ro;
-  if (auto s = npu_call(dev, w, t.opt, t.run, &rw, &ro); s != ORK_OK) return s;
+}  // namespace
+
+// The NPU backend's submit (backend.h): the call as a matmul job (lib/matmul/job.h) on the
+// runner's context: A packed (a job still in flight on that context completes first), the
+// first slice group handed to the kernel.
+ork_status submit_npu_call(driver::Kmd& kmd, matmul::MatmulRunner& runner, const matmul::ResidentWeights& rw,
+                           const matmul::RunOptions& ro, TensorCall& t, ork_job& job) {
   matmul::RunStats st;
-  auto ctx = dev.runner->acquire(*rw, t.m, ro, st);
+  auto ctx = runner.acquire(rw, t.m, ro, st);
   if (!ctx) return fail(ctx.error());
-  auto mm = std::make_unique<matmul::Job>(*dev.kmd, st);
+  auto mm = std::make_unique<matmul::Job>(kmd, st);
   if (auto s = mm->add(std::move(*ctx), t.a, t.c); !s) return fail(s.error());
   end_input(t);
   job.steps.push_back(output_step(t));  // t.c's scratch moves with its storage: the job's C stays valid
@@ -53,6 +53,8 @@ ork_status submit_npu(ork_device& dev, const ork_weights& w, TensorCall& t, ork_
   job.mm = std::move(mm);
   return ORK_OK;
 }
+
+namespace {
 
 ork_status matmul_submit(ork_device* device, const ork_weights* weights, const ork_tensor* a, int64_t m,
                          const ork_tensor* c, const ork_matmul_options* options, ork_job** out) {
@@ -67,13 +69,8 @@ ork_status matmul_submit(ork_device* device, const ork_weights* weights, const o
   job->device = device;
   job->meter = std::make_unique<CallMeter>(*device);
   job->stats_out = t.opt.stats;
-  if (!device->kmd) {  // cpu: the work is done here; the job is born complete
-    const ork_status run = run_cpu_call(*weights, t.a, m, t.c, t.opt, *job->meter);
-    if (auto s = finish_tensor_call(t, run); s != ORK_OK) return s;
-    job->meter->finish(job->stats_out);
-    job->meter.reset();
-    job->state = JobState::done;
-  } else if (auto s = submit_npu(*device, *weights, t, *job); s != ORK_OK) {
+  // Handed to the NPU, or (cpu) run here, the job born complete.
+  if (auto s = device->backend->submit(*weights, t, *job); s != ORK_OK) {
     const std::string why = ork_last_error();
     for (JobStep& st : job->steps)
       if (st.c_started) buffer_end_cpu(*st.c_ref.buffer, true, fn);

@@ -51,23 +51,34 @@ ork_status check_matmul_options(const char* call, const ork_device& device, cons
   return ORK_OK;
 }
 
-ork_status begin_tensor_call(const char* call, ork_device* device, const ork_weights* weights, const ork_tensor* a,
-                             int64_t m, const ork_tensor* c, const ork_matmul_options* options, TensorCall* t) {
+namespace {
+
+// Every check of a call before its operands' own: device, weights, A and C given, M,
+// options, dtypes (resolved here, once). Fills t's call, m, opt, run, types and operands.
+ork_status check_call(const char* call, ork_device* device, const ork_weights* weights, bool a_given, int64_t m,
+                      bool c_given, const ork_matmul_options* options, TensorCall* t) {
   t->call = call;
   if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: device is NULL", call));
   if (weights == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: weights is NULL", call));
   if (weights->device != device)
     return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: the weights belong to another device", call));
-  if (a == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: A is NULL", call));
-  if (c == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: C is NULL", call));
+  if (!a_given) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: A is NULL", call));
+  if (!c_given) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: C is NULL", call));
   if (m < 1) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("M = {}: must be >= 1", m));
   if (m > kMaxDim) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("M = {}: larger than {} is not supported", m, kMaxDim));
   if (auto s = check_matmul_options(call, *device, options, &t->opt, &t->run); s != ORK_OK) return s;
-  int32_t a_dtype = 0, c_dtype = 0;
-  if (auto s = call_dtypes(*weights, t->opt, &a_dtype, &c_dtype); s != ORK_OK) return s;
+  if (auto s = call_dtypes(*weights, t->opt, &t->types); s != ORK_OK) return s;
   t->m = m;
-  t->a_op = Operand{.call = call, .name = "A", .rows = m, .cols = weights->k, .dtype = a_dtype};
-  t->c_op = Operand{.call = call, .name = "C", .rows = m, .cols = weights->n, .dtype = c_dtype};
+  t->a_op = Operand{.call = call, .name = "A", .rows = m, .cols = weights->k, .dtype = t->types.a};
+  t->c_op = Operand{.call = call, .name = "C", .rows = m, .cols = weights->n, .dtype = t->types.c};
+  return ORK_OK;
+}
+
+}  // namespace
+
+ork_status begin_tensor_call(const char* call, ork_device* device, const ork_weights* weights, const ork_tensor* a,
+                             int64_t m, const ork_tensor* c, const ork_matmul_options* options, TensorCall* t) {
+  if (auto s = check_call(call, device, weights, a != nullptr, m, c != nullptr, options, t); s != ORK_OK) return s;
   if (auto s = resolve_tensor(*device, a, t->a_op, &t->a_ref); s != ORK_OK) return s;
   if (auto s = resolve_tensor(*device, c, t->c_op, &t->c_ref); s != ORK_OK) return s;
   t->a_use = BufferUse(t->a_ref.buffer);
@@ -103,12 +114,25 @@ ork_status finish_tensor_call(TensorCall& t, ork_status run) {
 ork_status matmul_tensors(const char* call, ork_device* device, const ork_weights* weights, const ork_tensor* a,
                           int64_t m, const ork_tensor* c, const ork_matmul_options* options) {
   if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: device is NULL", call));
-  std::lock_guard lock(device->mutex);  // the device's queue (device.h); the meter reads the runner too
+  std::lock_guard lock(device->mutex);  // the device's queue (device.h): the call's one lock
   TensorCall t;
   if (auto s = begin_tensor_call(call, device, weights, a, m, c, options, &t); s != ORK_OK) return s;
   CallMeter meter(*device);
-  const ork_status run = run_matmul(*device, *weights, t.a, m, t.c, t.opt, t.run, meter);
+  const ork_status run = device->backend->multiply(*weights, t.types, t.a, m, t.c, t.opt, t.run, meter);
   if (auto s = finish_tensor_call(t, run); s != ORK_OK) return s;
+  return meter.finish(t.opt.stats);
+}
+
+ork_status matmul_dense(const char* call, ork_device* device, const ork_weights* weights, const void* a, int64_t m,
+                        void* c, const ork_matmul_options* options) {
+  if (device == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: device is NULL", call));
+  std::lock_guard lock(device->mutex);  // the device's queue (device.h): the call's one lock
+  TensorCall t;
+  if (auto s = check_call(call, device, weights, a != nullptr, m, c != nullptr, options, &t); s != ORK_OK) return s;
+  if (auto s = check_host_aligned(t.a_op, a); s != ORK_OK) return s;
+  if (auto s = check_host_aligned(t.c_op, c); s != ORK_OK) return s;
+  CallMeter meter(*device);
+  if (auto s = device->backend->multiply(*weights, t.types, a, m, c, t.opt, t.run, meter); s != ORK_OK) return s;
   return meter.finish(t.opt.stats);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "lib/api/backend.h"
 #include "lib/api/tensor.h"
 #include "lib/matmul/run.h"
 #include "ork/ork.h"
@@ -33,15 +34,20 @@ struct TensorCall {
   void* c = nullptr;        // dense M x N
   int64_t m = 0;
   ork_matmul_options opt{};
-  matmul::RunOptions run;  // cores, core_mask (run_matmul adds mc_cap, fp16_out)
+  matmul::RunOptions run;  // cores, core_mask (the NPU backend adds mc_cap, fp16_out)
+  CallTypes types;         // A and C dtypes, resolved once
   bool a_started = false, c_started = false;
 };
 ork_status begin_tensor_call(const char* call, ork_device* device, const ork_weights* weights, const ork_tensor* a,
                              int64_t m, const ork_tensor* c, const ork_matmul_options* options, TensorCall* out);
 ork_status finish_tensor_call(TensorCall& t, ork_status run);
 
-// begin, run_matmul (accounted by a CallMeter, stats.h), finish: the sync call.
+// begin, the backend's multiply (accounted by a CallMeter, stats.h), finish: the sync call.
 ork_status matmul_tensors(const char* call, ork_device* device, const ork_weights* weights, const ork_tensor* a,
                           int64_t m, const ork_tensor* c, const ork_matmul_options* options);
+// ork_matmul: dense host A and C, checked as matmul_tensors checks two dense host tensors
+// (the same messages), then handed to the backend as they are.
+ork_status matmul_dense(const char* call, ork_device* device, const ork_weights* weights, const void* a, int64_t m,
+                        void* c, const ork_matmul_options* options);
 
 }  // namespace ork::api

@@ -66,14 +66,7 @@ struct ork_session {
 
 namespace {
 
-int32_t dtype_code(ork::matmul::DType d) {
-  switch (d) {
-    case ork::matmul::DType::int8: return ORK_DTYPE_INT8;
-    case ork::matmul::DType::int4: return ORK_DTYPE_INT4;
-    case ork::matmul::DType::fp16: return ORK_DTYPE_FP16;
-  }
-  return 0;
-}
+int32_t dtype_code(ork::matmul::DType d) { return ork::matmul::dtype_info(d).code; }  // the dtype table
 
 // Bytes of an activation of rows x hidden in the API's format.
 size_t activation_bytes(const ork::exec::ModelDesc& d, int64_t rows) {
@@ -208,7 +201,7 @@ ORK_API ork_status ork_session_run_token(ork_session* session, const void* input
     ork_device& dev = *session->device;
     std::lock_guard lock(dev.mutex);  // the device's queue (device.h)
     if (dev.jobs) ork::api::jobs_of(dev).complete_all();  // the executor waits on the kernel itself
-    ork::exec::DeviceRef ref{dev.kmd.get(), dev.runner.get(), session->options.cores};
+    const ork::exec::DeviceRef ref = ork::api::exec_device(dev, session->options.cores);
     session->has_output = false;
     auto r = ork::exec::run_plan(session->model->path, session->model->packed, session->plan, session->options, ref, ro);
     if (!r) return fail(r.error());

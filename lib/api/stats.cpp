@@ -63,7 +63,7 @@ CallMeter::CallMeter(ork_device& device) : device_(device), t0_ns_(now_ns()) {
     cache_misses0_ = c.misses;
     chain_ns0_ = device_.fake->chain_ns();
   }
-  if (device_.runner) evictions0_ = device_.runner->cache_stats().evictions;
+  if (const auto* r = device_.backend->runner()) evictions0_ = r->cache_stats().evictions;
 }
 
 ork_status CallMeter::finish(ork_stats* out) {
@@ -71,7 +71,7 @@ ork_status CallMeter::finish(ork_stats* out) {
   s.struct_size = sizeof(ork_stats);
   s.calls = calls;
   s.wall_ns = nonneg(now_ns() - t0_ns_);
-  if (device_.kmd) {
+  if (host_device_ns < 0) {  // the runner measured the call (an NPU backend)
     s.plan_ns = nonneg(run.plan_ns);
     s.pack_ns = nonneg(run.pack_ns);
     s.wait_ns = nonneg(run.wait_ns);
@@ -84,7 +84,7 @@ ork_status CallMeter::finish(ork_stats* out) {
     s.submits = static_cast<uint64_t>(run.submits);
     s.context_builds = run.built ? calls : 0;
     s.context_hits = run.built ? 0 : calls;
-    s.context_evictions = device_.runner->cache_stats().evictions - evictions0_;
+    s.context_evictions = device_.backend->runner()->cache_stats().evictions - evictions0_;
   } else {
     s.device_ns = nonneg(host_device_ns);  // the cpu is the device: its multiply
     s.cpu_threads = cpu_threads;
@@ -117,31 +117,7 @@ ork_memory_info memory_info(const ork_device& d) {
   ork_memory_info m{};
   m.struct_size = sizeof m;
   const uint64_t host_free = available_host_bytes();
-  if (!d.kmd) {  // cpu: no device memory, no window
-    m.exact = 1;
-    m.bytes_resident = nonneg(d.host_weight_bytes.load());
-    m.largest_allocation_bytes = host_free;
-    return m;
-  }
-  driver::WindowInfo w = d.kmd->estimate_window();
-  if (d.fake) {  // the fake kernel knows its window: the real free bytes and largest gap
-    if (auto u = d.fake->window_usage(d.kmd->node_fd())) {
-      w.window_bytes = u->window_bytes;
-      w.free_bytes = u->window_bytes - u->used_bytes;
-      w.largest_free_bytes = u->largest_free;
-      w.exact = true;
-    }
-  }
-  m.exact = w.exact ? 1 : 0;
-  m.bytes_resident = w.resident_bytes;
-  m.window_bytes = w.window_bytes;
-  m.window_free_bytes = w.free_bytes;
-  m.largest_allocation_bytes = host_free ? std::min(w.largest_free_bytes, host_free) : w.largest_free_bytes;
-  if (d.runner) {
-    const auto c = d.runner->cache_stats();
-    m.context_bytes = c.bytes;
-    m.context_capacity_bytes = c.capacity;
-  }
+  d.backend->memory(d, host_free, m);  // the window, or (cpu) the host
   if (d.fake) {
     const auto c = d.fake->weight_cache_stats();
     m.weight_cache_bytes = c.bytes;

@@ -27,7 +27,8 @@ class DeviceStats {
 };
 
 // One call's accounting: construct before the work, fill `run` (NPU backends, from the
-// runner) or `host_device_ns` (cpu: the reference multiply), then finish().
+// runner) or `host_device_ns` (cpu: the reference multiply; set, it says the host was the
+// device), then finish().
 class CallMeter {
  public:
   explicit CallMeter(ork_device& device);

@@ -8,6 +8,7 @@
 
 #include "driver/common/int4.h"
 #include "lib/api/error.h"
+#include "lib/matmul/dtype.h"
 
 namespace ork::api {
 namespace {
@@ -25,17 +26,25 @@ void copy_nibble_rows(const uint8_t* src, int64_t src_stride, uint8_t* dst, int6
     for (int64_t k = 0; k < cols; ++k) int4::put(dst, m * dst_stride + k, int4::code_at(src, m * src_stride + k));
 }
 
+// The element pointer `base` (offset_bytes into its memory) aligned to the element size.
+ork_status check_aligned(const Operand& op, const uint8_t* base, size_t offset_bytes, int bits) {
+  const size_t align = bits >= 8 ? static_cast<size_t>(bits / 8) : 1;
+  if (reinterpret_cast<uintptr_t>(base) % align != 0)
+    return fail(ORK_E_INVALID_ARGUMENT,
+                fmt::format("{}: {} at offset_bytes {}: the element pointer is not aligned to the {}-byte element",
+                            op.call, op.name, offset_bytes, align));
+  return ORK_OK;
+}
+
 }  // namespace
 
+ork_status check_host_aligned(const Operand& op, const void* p) {
+  return check_aligned(op, static_cast<const uint8_t*>(p), 0, element_bits(op.dtype));
+}
+
 int element_bits(int32_t dtype) {
-  switch (dtype) {
-    case ORK_DTYPE_INT4: return 4;
-    case ORK_DTYPE_INT8: return 8;
-    case ORK_DTYPE_FP16: return 16;
-    case ORK_DTYPE_INT32:
-    case ORK_DTYPE_FP32: return 32;
-  }
-  return 0;
+  const matmul::ElementType* e = matmul::element_type(dtype);  // the dtype table
+  return e ? e->bits : 0;
 }
 
 ork_status resolve_tensor(const ork_device& device, const ork_tensor* t, const Operand& op, TensorRef* out) {
@@ -77,11 +86,7 @@ ork_status resolve_tensor(const ork_device& device, const ork_tensor* t, const O
   } else {
     out->base = static_cast<uint8_t*>(t->host) + t->offset_bytes;
   }
-  const size_t align = bits >= 8 ? static_cast<size_t>(bits / 8) : 1;
-  if (reinterpret_cast<uintptr_t>(out->base) % align != 0)
-    return fail(ORK_E_INVALID_ARGUMENT,
-                fmt::format("{}: {} at offset_bytes {}: the element pointer is not aligned to the {}-byte element",
-                            op.call, op.name, t->offset_bytes, align));
+  if (auto s = check_aligned(op, out->base, t->offset_bytes, bits); s != ORK_OK) return s;
   out->row_stride = stride;
   out->dense = stride == op.cols || op.rows == 1;
   out->span_bytes = span;

@@ -41,6 +41,10 @@ int element_bits(int32_t dtype);
 // inside the buffer (the message names the operand, the bytes needed and the bytes given).
 ork_status resolve_tensor(const ork_device& device, const ork_tensor* t, const Operand& op, TensorRef* out);
 
+// A dense host operand at `p` (ork_matmul's A and C): aligned to its element as resolve_tensor
+// requires of a host tensor at offset 0 (the same message).
+ork_status check_host_aligned(const Operand& op, const void* p);
+
 // The operand's elements as a dense row-major matrix: `r.base` when dense, else gathered
 // into `scratch`.
 const void* dense_input(const TensorRef& r, const Operand& op, std::vector<uint8_t>& scratch);

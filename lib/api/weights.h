@@ -8,7 +8,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "lib/api/backend.h"
 #include "lib/api/device.h"
+#include "lib/matmul/cpu_matmul.h"
 #include "lib/matmul/layout_source.h"
 #include "lib/matmul/run.h"
 #include "lib/ref/fast.h"
@@ -26,12 +28,9 @@ struct ork_weights {
   // `packed`, the caller's int4 stream (K*N/2 bytes: host memory keeps int4).
   mutable std::unique_ptr<ork::matmul::ResidentWeights> resident_w4a8;
   std::vector<uint8_t> packed;
-  // cpu backend: int8 weights (int8, and int4 widened) packed once for the fast path's
-  // kernel (packing per call was most of a decode call: docs/cpu-reference.md), or fp16
-  // bit patterns, row-major K x N.
-  ork::ref::PackedB host_packed;
-  std::vector<uint16_t> host_fp16;
-  int64_t host_bytes = 0;  // of host_packed and host_fp16, counted in the device's bytes_resident
+  // cpu backend: the CPU reference's form of the weights (lib/matmul/cpu_matmul.h).
+  ork::matmul::HostWeights host;
+  int64_t host_bytes = 0;  // host.bytes(), counted in the device's bytes_resident
 };
 
 namespace ork::api {
@@ -50,30 +49,19 @@ int enum_value(const Enum& e) {
   std::memcpy(&v, &e, sizeof v);
   return static_cast<int>(v);
 }
-// Fills w.resident / w.packed / w.host* from the caller's data (w.dtype, k, n set).
-ork_status fill_weights(ork_device& device, ork_weights& w, const void* data);
-// The dtypes of A and C of one call after defaults; a bad pair is ORK_E_INVALID_ARGUMENT
-// naming both dtypes.
-ork_status call_dtypes(const ork_weights& w, const ork_matmul_options& options, int32_t* a_dtype, int32_t* c_dtype);
-// C = A x W for options already checked for cores / mc_cap / core_mask (`run` carries
-// them); checks a_dtype / c_dtype. The call's figures go to `meter` (stats.h). Takes the
-// device's mutex (device.h): the whole device part of a sync call is one queue entry.
-ork_status run_matmul(ork_device& device, const ork_weights& w, const void* a, int64_t m, void* c,
-                      const ork_matmul_options& options, const matmul::RunOptions& run, CallMeter& meter);
+// The dtypes of A and C of one call after defaults (the dtype table); a bad pair is
+// ORK_E_INVALID_ARGUMENT naming both dtypes. Every call resolves them once, here.
+ork_status call_dtypes(const ork_weights& w, const ork_matmul_options& options, CallTypes* types);
 
-// The two halves of run_matmul, for the async jobs and batches (job.cpp, batch.cpp): the
-// NPU backends' resident weights and runner options of a call (the w4a8 copy made on its
-// first use), and the cpu backend's whole call. The caller holds the device's mutex.
-ork_status npu_call(ork_device& device, const ork_weights& w, const ork_matmul_options& options,
-                    const matmul::RunOptions& run, const matmul::ResidentWeights** rw, matmul::RunOptions* ro);
-ork_status run_cpu_call(const ork_weights& w, const void* a, int64_t m, void* c, const ork_matmul_options& options,
-                        CallMeter& meter);
-
-// Engine layouts and packed blobs (weights_ex.cpp, weights_packed.cpp; docs/library.md).
+// The dtype table's row of a weights dtype already checked (check_weights_dtype, or a
+// blob's / a descriptor's check); its DType.
+const matmul::DTypeInfo& dtype_row(ork_dtype dtype);
 matmul::DType internal_dtype(ork_dtype dtype);
-// Fills w.resident / w.packed / w.host* from K x N or N x K data with a row stride
-// (w.dtype, k, n set; the source already checked).
-ork_status fill_weights_source(ork_device& device, ork_weights& w, const matmul::WeightSource& src);
+// Engine layouts and packed blobs (weights_ex.cpp, weights_packed.cpp; docs/library.md).
+// From K x N or N x K data with a row stride (the source already checked): the cpu
+// backend's w.host, and the K x N int4 stream an NPU backend keeps for the w4a8 copy.
+ork_status host_weights_from(ork_weights& w, const matmul::WeightSource& src);
+std::vector<uint8_t> int4_stream_from(const ork_weights& w, const matmul::WeightSource& src);
 // The weights' values as dense K x N (int8_t, uint16_t or the int4 nibble stream): what the
 // cpu backend packs into a blob's NPU layout on export.
 ork_status dense_values(const ork_weights& w, std::vector<uint8_t>& out);

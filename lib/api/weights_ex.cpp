@@ -70,51 +70,39 @@ ork_status fill_cpu_int(ork_weights& w, const matmul::WeightSource& src, Index a
   auto packed = ref::pack_b_int8({b, sz(rows * cols)}, w.k, w.n,
                                  src.n_by_k ? ref::BOrder::column_major : ref::BOrder::row_major);
   if (!packed) return fail(packed.error());
-  w.host_packed = std::move(*packed);
+  w.host.packed = std::move(*packed);
   return ok();
 }
 
 }  // namespace
 
-matmul::DType internal_dtype(ork_dtype d) {
-  return d == ORK_DTYPE_FP16 ? matmul::DType::fp16 : d == ORK_DTYPE_INT4 ? matmul::DType::int4 : matmul::DType::int8;
+
+std::vector<uint8_t> int4_stream_from(const ork_weights& w, const matmul::WeightSource& src) {
+  return int4_k_by_n(w, static_cast<const uint8_t*>(src.data), Index{src.n_by_k, matmul::source_stride(w.k, w.n, src)});
 }
 
-ork_status fill_weights_source(ork_device& device, ork_weights& w, const matmul::WeightSource& src) {
+ork_status host_weights_from(ork_weights& w, const matmul::WeightSource& src) {
   const Index at{src.n_by_k, matmul::source_stride(w.k, w.n, src)};
-  const auto* bytes = static_cast<const uint8_t*>(src.data);
-  if (device.kmd) {
-    auto r = matmul::ResidentWeights::create_with(
-        *device.kmd, internal_dtype(w.dtype), w.k, w.n,
-        [&](const matmul::Plan& plan, std::span<uint8_t> out) { return matmul::pack_b_source(plan, src, out); });
-    if (!r) return fail(r.error());
-    w.resident = std::move(*r);
-    if (w.dtype == ORK_DTYPE_INT4) w.packed = int4_k_by_n(w, bytes, at);
-    return ok();
-  }
+  w.host = matmul::HostWeights{.dtype = internal_dtype(w.dtype), .k = w.k, .n = w.n};
   if (w.dtype == ORK_DTYPE_FP16) {  // the cpu backend keeps fp16 as K x N bit patterns
     const auto* p = static_cast<const uint16_t*>(src.data);
-    w.host_fp16.resize(sz(w.k * w.n));
+    w.host.fp16.resize(sz(w.k * w.n));
     for (int64_t k = 0; k < w.k; ++k)
-      for (int64_t n = 0; n < w.n; ++n) w.host_fp16[sz(k * w.n + n)] = p[at(k, n)];
-  } else if (auto s = fill_cpu_int(w, src, at); s != ORK_OK) {
-    return s;
+      for (int64_t n = 0; n < w.n; ++n) w.host.fp16[sz(k * w.n + n)] = p[at(k, n)];
+    return ok();
   }
-  // Counted in the device's bytes_resident like fill_weights' (ork_weights_destroy subtracts).
-  w.host_bytes = static_cast<int64_t>(w.host_packed.bytes() + w.host_fp16.size() * sizeof(uint16_t));
-  add_host_weight_bytes(device, w.host_bytes);
-  return ok();
+  return fill_cpu_int(w, src, at);
 }
 
 ork_status dense_values(const ork_weights& w, std::vector<uint8_t>& out) {
   const int64_t kn = w.k * w.n;
   if (w.dtype == ORK_DTYPE_FP16) {
     out.resize(sz(kn * 2));
-    std::memcpy(out.data(), w.host_fp16.data(), out.size());
+    std::memcpy(out.data(), w.host.fp16.data(), out.size());
     return ok();
   }
   std::vector<int8_t> values(sz(kn));
-  if (auto s = ref::unpack_b_int8(w.host_packed, values); !s) return fail(s.error());
+  if (auto s = ref::unpack_b_int8(w.host.packed, values); !s) return fail(s.error());
   if (w.dtype == ORK_DTYPE_INT8) {
     out.assign(reinterpret_cast<const uint8_t*>(values.data()), reinterpret_cast<const uint8_t*>(values.data()) + kn);
     return ok();
@@ -133,7 +121,7 @@ ork_status check_desc(const ork_weights_desc& d) {
     if (v < 1 || v > kMaxDim)
       return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: desc.{} = {}: must be in 1..{}", kFn, what, v, kMaxDim));
   const int dtype = ork::api::enum_value(d.dtype);  // any int a C caller stored: read as one (weights.h)
-  if (dtype != ORK_DTYPE_INT8 && dtype != ORK_DTYPE_FP16 && dtype != ORK_DTYPE_INT4)
+  if (ork::matmul::weights_dtype(dtype) == nullptr)
     return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: desc.dtype = {}: weights are int8 (1), fp16 (2) or int4 (3)", kFn,
                                                     dtype));
   if (d.layout != ORK_LAYOUT_K_BY_N && d.layout != ORK_LAYOUT_N_BY_K)
@@ -177,7 +165,7 @@ ORK_API ork_status ork_weights_create_ex(ork_device* device, const ork_weights_d
     w->n = d.n;
     const ork::matmul::WeightSource src{.data = d.data, .n_by_k = d.layout == ORK_LAYOUT_N_BY_K, .row_stride = d.row_stride};
     std::lock_guard lock(device->mutex);  // the device's queue (device.h)
-    if (auto s = ork::api::fill_weights_source(*device, *w, src); s != ORK_OK) return s;
+    if (auto s = device->backend->make_weights_from(*w, src); s != ORK_OK) return s;
     *out = w.release();
     return ork::api::ok();
   });

@@ -3,6 +3,7 @@
 // matmul::kWeightLayoutVersion: an NPU device copies them in and out of its weight buffer;
 // the cpu backend packs its values into that layout on export and unpacks it on import, so
 // one blob serves every backend.
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <memory>
@@ -37,25 +38,6 @@ ork_status write_payload(const ork_weights& w, const ork::matmul::Plan& plan, st
   if (auto s = ork::matmul::pack_weights(plan, dense.data(), out); !s)
     return fail(ork::make_error(s.error().code, fmt::format("ork_weights_export_packed: {}", s.error().message)));
   return ORK_OK;
-}
-
-ork_status import_into(ork_device& device, ork_weights& w, const ork::matmul::Plan& plan, std::span<const uint8_t> payload) {
-  const int64_t kn = w.k * w.n;
-  std::vector<uint8_t> dense;  // K x N values: the cpu backend's input, the int4 w4a8 stream
-  if (!device.kmd || w.dtype == ORK_DTYPE_INT4) {
-    dense.resize(sz(w.dtype == ORK_DTYPE_INT4 ? ork::matmul::int4_packed_bytes(kn) : kn * (w.dtype == ORK_DTYPE_FP16 ? 2 : 1)));
-    if (auto s = ork::matmul::unpack_b_native(plan, payload, dense); !s) return fail(s.error());
-  }
-  if (!device.kmd) return ork::api::fill_weights(device, w, dense.data());
-  auto r = ork::matmul::ResidentWeights::create_with(*device.kmd, ork::api::internal_dtype(w.dtype), w.k, w.n,
-                                                     [&](const ork::matmul::Plan&, std::span<uint8_t> out) {
-                                                       std::memcpy(out.data(), payload.data(), payload.size());
-                                                       return ork::Status::success();
-                                                     });
-  if (!r) return fail(r.error());
-  w.resident = std::move(*r);
-  if (w.dtype == ORK_DTYPE_INT4) w.packed = std::move(dense);
-  return ork::api::ok();
 }
 
 }  // namespace
@@ -97,7 +79,7 @@ ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* dat
     const std::span<const uint8_t> b{static_cast<const uint8_t*>(data), size};
     auto h = blob::read_header(b, ork::matmul::kWeightLayoutVersion);
     if (!h) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: {}", fn, h.error().message));
-    if (h->dtype != ORK_DTYPE_INT8 && h->dtype != ORK_DTYPE_FP16 && h->dtype != ORK_DTYPE_INT4)
+    if (h->dtype > INT32_MAX || ork::matmul::weights_dtype(static_cast<int32_t>(h->dtype)) == nullptr)
       return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: dtype {} in the header: packed weights are int8 (1), fp16 (2) or "
                                                       "int4 (3)", fn, h->dtype));
     if (h->k < 1 || h->k > kMaxDim || h->n < 1 || h->n > kMaxDim)
@@ -117,7 +99,7 @@ ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* dat
     w->k = h->k;
     w->n = h->n;
     std::lock_guard lock(device->mutex);  // the device's queue (device.h)
-    if (auto s = import_into(*device, *w, *plan, b.subspan(blob::kHeaderBytes)); s != ORK_OK) return s;
+    if (auto s = device->backend->import_weights(*w, *plan, b.subspan(blob::kHeaderBytes)); s != ORK_OK) return s;
     *out = w.release();
     return ork::api::ok();
   });

@@ -8,18 +8,17 @@
 #include <map>
 #include <mutex>
 #include <new>
-#include <optional>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "lib/exec/device_calls.h"
+#include "lib/exec/project.h"
 #include "lib/exec/reader.h"
 #include "lib/exec/slots.h"
 #include "lib/exec/synthetic.h"
-#include "lib/exec/unpack.h"
 #include "lib/exec/windows.h"
-#include "lib/io/slot_buffer.h"
 #include "lib/matmul/job.h"
 
 namespace ork::exec {
@@ -33,14 +32,16 @@ class Walk {
  public:
   Walk(const PackedModel& m, const ExecPlan& p, const PlanOptions& po, DeviceRef d, Slots& s, TensorReader& r,
        RunOutput& out)
-      : model_(m), d_(m.desc), plan_(p), po_(po), dev_(d), slots_(s), reader_(r), out_(out) {
+      : model_(m), d_(m.desc), plan_(p), po_(po), dev_(d), reader_(r), out_(out), calls_(m, po, d, s) {
+    for (size_t g = 0; g < groups_of_.size(); ++g)
+      for (int j : groups_of_[g].matmuls) {
+        group_of_.resize(std::max(group_of_.size(), static_cast<size_t>(j) + 1));
+        group_of_[static_cast<size_t>(j)] = static_cast<int>(g);
+      }
     out_.chain.prints.assign(static_cast<size_t>(po.tokens),
                              std::vector<uint64_t>(static_cast<size_t>(d_.layers) * d_.matmuls.size(), 0));
     out_.chain.outputs.resize(static_cast<size_t>(po.tokens));
     done_.assign(static_cast<size_t>(po.tokens), std::vector<size_t>(static_cast<size_t>(d_.layers), 0));
-  }
-  ~Walk() {
-    for (auto& [key, w] : views_) win(std::get<0>(key)).runner->forget(*w);
   }
 
   // The walk of the order, on the calling thread, with the model's semantics (lib/sched
@@ -69,7 +70,6 @@ class Walk {
   }
 
  private:
-  DeviceRef win(int slot) const { return dev_.window(slots_.window[static_cast<size_t>(slot)]); }  // the slot's NPU window
   std::string rows() const { return fmt::format("M = {} rows, hidden {}", po_.m, d_.hidden); }
 
   // The calling thread's part of run(): the order, up to the last wait.
@@ -122,10 +122,11 @@ class Walk {
     return true;
   }
 
-  // One matmul from its start to its completion (the device thread's own).
+  // One matmul, or a group of a layer's matmuls run as its board plan (group_job.h), from
+  // its start to its completion (the device thread's own).
   struct Job {
-    int op = 0;  // its start op
-    std::vector<uint8_t> c;
+    std::vector<int> ops;  // their start ops
+    std::vector<std::vector<uint8_t>> c;
     std::unique_ptr<matmul::Job> npu;  // handed to the NPU (lib/matmul/job.h); null: computed
     int64_t begin_ns = 0;
   };
@@ -156,13 +157,17 @@ class Walk {
   // device_loop's steps: success when the walk stopped it, else the first error.
   Status device_steps() {
     for (;;) {
-      int op = -1;
+      std::vector<int> ops;
       {
         std::unique_lock lk(mu_);
-        cv_job_.wait(lk, [&] { return stop_ || !jobs_.empty() || walk_blocked(); });
-        if (!jobs_.empty() && can_start(jobs_.front())) {
-          op = jobs_.front();
-          jobs_.pop_front();
+        cv_job_.wait(lk, [&] {
+          return stop_ || walk_blocked() || (!jobs_.empty() && (!inflight_.empty() || group_here(jobs_.front())));
+        });
+        // A group goes whole once all its starts came; a start goes alone when the walk
+        // stopped or waits for a program (its group's other starts may come only after).
+        const bool whole = !jobs_.empty() && group_here(jobs_.front());
+        if (!jobs_.empty() && (whole || (inflight_.empty() && (stop_ || walk_blocked()))) && can_start(jobs_.front())) {
+          ops = take(whole);
         } else if (inflight_.empty()) {
           if (stop_) return {};  // (a start with nothing in flight can always be made: jobs_ is empty)
           continue;
@@ -170,7 +175,7 @@ class Walk {
           continue;  // the walk got what it waited for: its next start may come before a completion
         }
       }
-      if (Status s = op >= 0 ? start(op) : complete_front(); !s) return s;
+      if (Status s = !ops.empty() ? start(ops) : complete_front(); !s) return s;
     }
   }
 
@@ -185,7 +190,7 @@ class Walk {
     const Step& step = plan_.op_steps[static_cast<size_t>(op)];
     const MatmulDesc& md = d_.matmuls[static_cast<size_t>(step.matmul)];
     for (const Job& j : inflight_) {
-      const Step& other = plan_.op_steps[static_cast<size_t>(j.op)];
+      const Step& other = plan_.op_steps[static_cast<size_t>(j.ops.front())];
       if (other.token != step.token || other.layer != step.layer) return false;
       const std::string& name = d_.matmuls[static_cast<size_t>(other.matmul)].name;
       for (const auto* list : {&md.inputs, &md.after})
@@ -223,26 +228,27 @@ class Walk {
     return &acts_[{t, l}][static_cast<size_t>(names_.find(s))];
   }
 
-  // Waits for the matmul's weights, makes its A, and runs it (cpu, or one in flight at most:
-  // blocking) or hands it to the NPU.
-  Status start(int op) {
-    const Step& step = plan_.op_steps[static_cast<size_t>(op)];
-    const int64_t w0 = now_ns();
-    bool hit = false;
-    const int load = plan_.load_of[static_cast<size_t>(op)];
-    if (auto s = reader_.wait(load, &hit); !s) return s;
-    const int64_t w1 = now_ns();
-    out_.stats.wait_ns += w1 - w0;
-    if (hit && load == op - 1) ++out_.stats.hits;  // a pinned tensor's later reads are no loads
-    const MatmulDesc& md = d_.matmuls[static_cast<size_t>(step.matmul)];
-    std::vector<const Activation*> src;
-    for (const auto& s : md.inputs) src.push_back(source(step.token, step.layer, s));
-    Activation a;
-    combine(d_.dtype, src, a);
-    Job job{.op = op, .begin_ns = now_ns()};
-    Status s = depth_ > 1 ? launch(step, a, job) : matmul(step, md, a, job.c);
+  // Waits for the matmuls' weights, makes their A, and runs them (cpu, or one in flight at
+  // most: blocking) or hands them to the NPU: a group of several as one chained job.
+  Status start(const std::vector<int>& ops) {
+    std::vector<Activation> a(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Step& step = plan_.op_steps[static_cast<size_t>(ops[i])];
+      const int64_t w0 = now_ns();
+      bool hit = false;
+      const int load = plan_.load_of[static_cast<size_t>(ops[i])];
+      if (auto s = reader_.wait(load, &hit); !s) return s;
+      out_.stats.wait_ns += now_ns() - w0;
+      if (hit && load == ops[i] - 1) ++out_.stats.hits;  // a pinned tensor's later reads are no loads
+      std::vector<const Activation*> src;
+      for (const auto& s : d_.matmuls[static_cast<size_t>(step.matmul)].inputs) src.push_back(source(step.token, step.layer, s));
+      combine(d_.dtype, src, a[i]);
+    }
+    const Step& step = plan_.op_steps[static_cast<size_t>(ops.front())];
+    Job job{.ops = ops, .c = std::vector<std::vector<uint8_t>>(ops.size()), .npu = nullptr, .begin_ns = now_ns()};
+    Status s = depth_ <= 1 ? calls_.run(step.slot, step.layer, step.matmul, a[0], job.c[0]) : launch(a, job);
     if (!s) return failed_in(step, s);
-    if (depth_ > 1) {
+    if (depth_ > 1 && job.npu) {
       if (inflight_.empty()) busy_since_ = std::max(job.begin_ns, last_end_);
       inflight_.push_back(std::move(job));
       out_.stats.max_inflight = std::max(out_.stats.max_inflight, static_cast<int>(inflight_.size()));
@@ -250,7 +256,7 @@ class Walk {
     }
     const int64_t end = now_ns();
     out_.stats.device_ns += end - job.begin_ns;
-    out_.stats.max_inflight = 1;
+    out_.stats.max_inflight = std::max(out_.stats.max_inflight, 1);
     return finish(job, job.begin_ns, end);
   }
 
@@ -263,7 +269,7 @@ class Walk {
   Status complete_front() {
     Job job = std::move(inflight_.front());
     inflight_.pop_front();
-    const Step& step = plan_.op_steps[static_cast<size_t>(job.op)];
+    const Step& step = plan_.op_steps[static_cast<size_t>(job.ops.front())];
     if (auto s = job.npu->complete(); !s) return failed_in(step, s);
     const int64_t end = now_ns();
     if (inflight_.empty()) out_.stats.device_ns += end - busy_since_;
@@ -274,25 +280,27 @@ class Walk {
     return finish(job, begin, end);
   }
 
-  // A matmul's C is there: its fingerprint, its activation, and the layer's output once all
-  // of the layer's matmuls are done; then the walk is told.
+  // The job's C are there: per matmul its fingerprint, its activation, and the layer's
+  // output once all of the layer's matmuls are done; then the walk is told.
   Status finish(const Job& job, int64_t begin, int64_t end) {
-    const Step& step = plan_.op_steps[static_cast<size_t>(job.op)];
-    const MatmulDesc& md = d_.matmuls[static_cast<size_t>(step.matmul)];
-    if (want_trace_) out_.trace.push_back({fmt::format("{}.{}.{}", step.token, step.layer, md.name), 0, begin, end});
-    out_.chain.prints[static_cast<size_t>(step.token)][static_cast<size_t>(step.layer) * d_.matmuls.size() +
-                                                       static_cast<size_t>(step.matmul)] = fingerprint(job.c);
-    Acts& acts = acts_[{step.token, step.layer}];
-    acts.resize(d_.matmuls.size());
-    requantise(d_.dtype, job.c.data(), po_.m, md.n, md.shift, acts[static_cast<size_t>(step.matmul)]);
-    if (++done_[static_cast<size_t>(step.token)][static_cast<size_t>(step.layer)] == d_.matmuls.size())
-      layer_done(step.token, step.layer);
-    {
-      std::lock_guard lk(mu_);
-      finished_.insert(job.op);
+    for (size_t i = 0; i < job.ops.size(); ++i) {
+      const Step& step = plan_.op_steps[static_cast<size_t>(job.ops[i])];
+      const MatmulDesc& md = d_.matmuls[static_cast<size_t>(step.matmul)];
+      if (want_trace_) out_.trace.push_back({fmt::format("{}.{}.{}", step.token, step.layer, md.name), 0, begin, end});
+      out_.chain.prints[static_cast<size_t>(step.token)][static_cast<size_t>(step.layer) * d_.matmuls.size() +
+                                                         static_cast<size_t>(step.matmul)] = fingerprint(job.c[i]);
+      Acts& acts = acts_[{step.token, step.layer}];
+      acts.resize(d_.matmuls.size());
+      requantise(d_.dtype, job.c[i].data(), po_.m, md.n, md.shift, acts[static_cast<size_t>(step.matmul)]);
+      if (++done_[static_cast<size_t>(step.token)][static_cast<size_t>(step.layer)] == d_.matmuls.size())
+        layer_done(step.token, step.layer);
+      {
+        std::lock_guard lk(mu_);
+        finished_.insert(job.ops[i]);
+      }
+      cv_done_.notify_all();
+      if (progress_) progress_(++computed_, plan_.computes);
     }
-    cv_done_.notify_all();
-    if (progress_) progress_(++computed_, plan_.computes);
     return {};
   }
 
@@ -310,64 +318,54 @@ class Walk {
     }
   }
 
-  Status matmul(const Step& step, const MatmulDesc& md, const Activation& a, std::vector<uint8_t>& c) {
-    std::span<std::byte> slot = slots_.spans[static_cast<size_t>(step.slot)];
-    const PackedTensor& t = model_.tensor(step.layer, step.matmul);
-    if (dev_.kmd == nullptr) {  // cpu: the reference's fast path on the unpacked slot
-      std::vector<uint8_t> w;
-      if (auto s = unpack_weights(d_.dtype, md.k, md.n, {reinterpret_cast<const uint8_t*>(slot.data()), t.bytes}, w); !s)
-        return s;
-      return reference_matmul(d_.dtype, a, w, md.k, md.n, c);
+  // The job's matmuls handed to the NPU: a group as one chained job, else the one matmul
+  // alone. A group whose plan does not chain runs blocking, one matmul after the other.
+  Status launch(const std::vector<Activation>& a, Job& job) {
+    std::vector<int> slots, matmuls;
+    for (int op : job.ops) {
+      slots.push_back(plan_.op_steps[static_cast<size_t>(op)].slot);
+      matmuls.push_back(plan_.op_steps[static_cast<size_t>(op)].matmul);
     }
-    auto w = weights_of(step, md);
-    if (!w) return w.error();
-    const std::vector<uint8_t> op = operand_bytes(d_.dtype, a);
-    c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
-    matmul::RunOptions ro;
-    ro.cores = dev_.cores;
-    return win(step.slot).runner->run(**w, op.data(), po_.m, c.data(), ro);
-  }
-
-  // The slot as resident weights of the matmul's shape (made once per slot and shape),
-  // synced for the NPU: the read wrote it from the CPU.
-  Result<const matmul::ResidentWeights*> weights_of(const Step& step, const MatmulDesc& md) {
-    const driver::Bo& bo = *slots_.bos[static_cast<size_t>(step.slot)];
-    if (auto s = win(step.slot).kmd->bo_sync(bo, driver::SyncDir::to_device); !s) return s.error();
-    auto key = std::make_tuple(step.slot, md.k, md.n);
-    auto it = views_.find(key);
-    if (it == views_.end()) {
-      auto w = matmul::ResidentWeights::view(bo, d_.dtype, md.k, md.n);
-      if (!w) return w.error();
-      it = views_.emplace(key, std::move(*w)).first;
-    }
-    return it->second.get();
-  }
-
-  // Hands the matmul to the NPU as a matmul job (lib/matmul/job.h): its context, A packed
-  // (a job of ours still in flight on the same context is completed first by the job's
-  // rule: its A and output BOs are reused), the first slice group submitted.
-  Status launch(const Step& step, const Activation& a, Job& job) {
-    const MatmulDesc& md = d_.matmuls[static_cast<size_t>(step.matmul)];
-    auto w = weights_of(step, md);
-    if (!w) return w.error();
-    matmul::RunOptions ro;
-    ro.cores = dev_.cores;
-    matmul::RunStats stats;
-    auto ctx = win(step.slot).runner->acquire(**w, po_.m, ro, stats);
-    if (!ctx) return ctx.error();
-    const std::vector<uint8_t> op = operand_bytes(d_.dtype, a);
-    job.c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));  // its storage moves with the Job
-    auto npu = std::make_unique<matmul::Job>(*win(step.slot).kmd, stats);
-    if (auto s = npu->add(std::move(*ctx), op.data(), job.c.data()); !s) return s;
-    if (auto s = npu->submit(); !s) return s;
-    job.npu = std::move(npu);
+    auto npu = !groups_ ? calls_.launch(slots[0], matmuls[0], a[0], job.c[0]) : calls_.launch_group(slots, matmuls, a, job.c);
+    if (npu) job.npu = std::move(*npu);
+    if (npu) out_.stats.max_group = std::max(out_.stats.max_group, static_cast<int>(job.ops.size()));
+    if (npu || npu.error().code != -ENOTSUP) return npu ? Status::success() : Status(npu.error());
+    const int layer = plan_.op_steps[static_cast<size_t>(job.ops[0])].layer;
+    for (size_t i = 0; i < job.ops.size(); ++i)
+      if (auto s = calls_.run(slots[i], layer, matmuls[i], a[i], job.c[i]); !s) return s;
     return {};
+  }
+
+  // The starts of `front`'s group (its token and layer; batch_groups) when it is the group's
+  // first and all of them are queued; {front} when it goes alone; empty: wait for the rest.
+  std::vector<int> group_queued(int front) const {
+    const Step& f = plan_.op_steps[static_cast<size_t>(front)];
+    const std::vector<int>& members = groups_of_[static_cast<size_t>(group_of_[static_cast<size_t>(f.matmul)])].matmuls;
+    if (!groups_ || members.front() != f.matmul) return {front};
+    std::vector<int> ops;
+    for (int mm : members)
+      for (int op : jobs_) {
+        const Step& s = plan_.op_steps[static_cast<size_t>(op)];
+        if (s.kind == Step::compute && s.token == f.token && s.layer == f.layer && s.matmul == mm) {
+          ops.push_back(op);
+          break;
+        }
+      }
+    return ops.size() == members.size() ? ops : std::vector<int>{};
+  }
+  bool group_here(int front) const { return !group_queued(front).empty(); }
+  // Takes the front's group (whole) or the front alone out of the queue (mu_ held).
+  std::vector<int> take(bool whole) {
+    std::vector<int> ops = whole ? group_queued(jobs_.front()) : std::vector<int>{jobs_.front()};
+    for (int op : ops) jobs_.erase(std::find(jobs_.begin(), jobs_.end(), op));
+    return ops;
   }
 
  public:
   bool want_trace_ = false;
   const Activation* first_input_ = nullptr;
   int depth_ = 1;  // matmuls on the device at once (RunOptions::inflight; 1 on cpu)
+  bool groups_ = false;  // a layer's groups as chained jobs (RunOptions::groups; NPU, depth > 1)
   std::function<void(int64_t, int64_t)> progress_;
 
  private:
@@ -377,13 +375,14 @@ class Walk {
   const ExecPlan& plan_;
   const PlanOptions& po_;
   DeviceRef dev_;
-  Slots& slots_;
   TensorReader& reader_;
   RunOutput& out_;
   std::map<std::pair<int, int>, Acts> acts_;
   std::map<std::pair<int, int>, Activation> x_;
   std::vector<std::vector<size_t>> done_;
-  std::map<std::tuple<int, int64_t, int64_t>, std::unique_ptr<matmul::ResidentWeights>> views_;
+  DeviceCalls calls_;
+  const std::vector<BatchGroup> groups_of_ = batch_groups(d_);
+  std::vector<int> group_of_;  // per matmul: its group in groups_of_
   int64_t t_start_ = 0, last_token_end_ = 0;
   std::mutex mu_;
   std::condition_variable cv_job_, cv_done_;
@@ -425,6 +424,7 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
     walk.want_trace_ = options.want_trace;
     walk.first_input_ = options.first_input;
     walk.depth_ = dev.kmd == nullptr ? 1 : options.inflight;
+    walk.groups_ = options.groups && walk.depth_ > 1;
     walk.progress_ = options.progress;
     st = walk.run();
   }

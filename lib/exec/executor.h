@@ -50,7 +50,8 @@ struct RunStats {
   int64_t wait_ns = 0;            // the compute thread waiting for a read
   uint64_t loads = 0, hits = 0;   // hit: the weights were there when the matmul wanted them
   uint64_t bytes_read = 0;
-  int max_inflight = 0;           // most matmuls on the device at once (observed)
+  int max_inflight = 0;           // most jobs on the device at once (observed)
+  int max_group = 0;              // most matmuls in one job handed to the NPU (a chained group)
   uint64_t peak_bytes = 0;        // slot memory held (all slots; allocated once)
   uint64_t budget_bytes = 0;
   int windows = 1;                // NPU windows the slots spread over (windows.h)
@@ -78,6 +79,11 @@ struct RunOptions {
   // q; up beside gate) while the NPU runs it (lib/matmul/job.h). 1: each matmul is waited before
   // the next is prepared. The cpu backend always uses 1.
   int inflight = 2;
+  // With inflight >= 2 on an NPU: each group of a layer's matmuls that read the same input
+  // (q/k/v, o, gate/up, down) runs as its board plan (board_plan.h), one chained job whose
+  // tasks sit on the cores the list scheduler chose (group_job.h), the plan the board
+  // projection prices. false: each matmul its own job, split over all cores.
+  bool groups = true;
 };
 
 // Runs the plan's tokens through the model in `path` on `device`.

@@ -24,18 +24,10 @@ int64_t ModelDesc::width_of(const std::string& source) const {
   return i < 0 ? -1 : matmuls[static_cast<size_t>(i)].n;
 }
 
-const char* dtype_key(matmul::DType dtype) {
-  switch (dtype) {
-    case matmul::DType::int8: return "int8";
-    case matmul::DType::int4: return "int4";
-    case matmul::DType::fp16: return "fp16";
-  }
-  return "?";
-}
+const char* dtype_key(matmul::DType dtype) { return matmul::dtype_name(dtype); }  // the dtype table
 
 Result<matmul::DType> parse_dtype(const std::string& name) {
-  for (auto d : {matmul::DType::int8, matmul::DType::int4, matmul::DType::fp16})
-    if (name == dtype_key(d)) return d;
+  if (const matmul::DTypeInfo* d = matmul::dtype_by_name(name)) return d->dtype;
   return make_error(-EINVAL, fmt::format("unknown dtype \"{}\": expected int8, int4 or fp16", name));
 }
 

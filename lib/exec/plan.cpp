@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "driver/emu/npu/timeline.h"
+#include "lib/exec/board_plan.h"
 #include "lib/sched/bounds.h"
 #include "lib/sched/chooser.h"
 #include "lib/sched/graph.h"
@@ -37,7 +38,6 @@ int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n,
 
 int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                           int cores) {
-  const double eb = static_cast<double>(matmul::element_bits(dtype)) / 8.0;
   std::vector<emu::CoreWork> work;
   for (const auto& [k, n] : shapes) {
     auto plan = matmul::make_plan(matmul::Shape{m, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = cores});
@@ -47,13 +47,7 @@ int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::p
       work.resize(static_cast<size_t>(plan->cores_used));
       for (size_t c = old; c < work.size(); ++c) work[c].core = static_cast<int>(c);
     }
-    for (const auto& t : plan->tasks) {
-      const emu::TaskDemand d = emu::make_demand(
-          {.mc = t.mc, .kt = t.kt, .cols = t.nt, .weight_bytes = static_cast<double>(t.kt * t.nt) * eb,
-           .row_bytes = static_cast<double>(t.kt) * eb, .out_elem_bytes = static_cast<double>(plan->out_bytes()),
-           .macs_per_cycle = dtype == matmul::DType::fp16 ? emu::kFp16MacsPerCycle : emu::kInt8MacsPerCycle});
-      work[static_cast<size_t>(t.core)].tasks.push_back(d);
-    }
+    for (const auto& t : plan->tasks) work[static_cast<size_t>(t.core)].tasks.push_back(plan_task_demand(*plan, t));
   }
   const std::vector<double> start(work.size(), 0.0);
   const auto end = emu::simulate_cores(work, start);

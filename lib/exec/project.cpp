@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/exec/board_plan.h"
 #include "lib/exec/pack_file.h"
 #include "lib/exec/plan.h"
 #include "driver/common/npu_cores.h"
@@ -33,7 +34,7 @@ std::vector<BatchGroup> batch_groups(const ModelDesc& d) {
     if (joins)
       groups.back().matmuls.push_back(static_cast<int>(j));
     else
-      groups.push_back({{static_cast<int>(j)}, 0});
+      groups.push_back({{static_cast<int>(j)}});
   }
   return groups;
 }
@@ -65,7 +66,6 @@ Status project_matmuls(const ModelDesc& d, const ProjectOptions& o, Projection& 
     if (auto plan = matmul::make_plan(matmul::Shape{o.m, md.k, md.n}, matmul::PlanOptions{.dtype = d.dtype, .cores = o.cores}))
       mp.tasks = static_cast<int64_t>(plan->tasks.size());
     if (mp.device_ns <= 0) return make_error(-EINVAL, fmt::format("matmul \"{}\" ({} x {} x {}): no plan", md.name, o.m, md.k, md.n));
-    p.tasks += mp.tasks * d.layers;
     p.per_matmul.push_back(std::move(mp));
   }
   return Status::success();
@@ -92,20 +92,65 @@ void place_weights(uint64_t layer_bytes, int layers, const ProjectOptions& o, Pr
   p.streamed_bytes = p.weight_bytes - p.resident_bytes;
 }
 
-// The same token with the parallel matmuls of a layer in one batch per group.
-void project_batched(const ModelDesc& d, const ProjectOptions& o, Projection& p) {
-  p.groups = batch_groups(d);
-  double batched_layer = 0;
-  for (BatchGroup& g : p.groups) {
+// The board plan of every group of the layer under `params`: device time per step, tasks
+// and submits per layer; the groups' plans into `groups` when given.
+Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, const emu::TimingParams& params,
+                                std::vector<BatchGroup>* groups) {
+  StepFigures f;
+  std::vector<BatchGroup> gs = batch_groups(d);
+  for (BatchGroup& g : gs) {
     std::vector<std::pair<int64_t, int64_t>> shapes;
     for (int j : g.matmuls) shapes.emplace_back(d.matmuls[static_cast<size_t>(j)].k, d.matmuls[static_cast<size_t>(j)].n);
-    g.device_ns = modelled_group_ns(d.dtype, o.m, shapes, o.cores);
-    batched_layer += static_cast<double>(g.device_ns);
+    auto plan = plan_group(d.dtype, o.m, shapes, o.cores, params);
+    if (!plan) return plan.error();
+    g.device_ns = static_cast<int64_t>(plan->device_ns);
+    g.tasks = plan->tasks;
+    g.submits = plan->submits;
+    g.parts = plan->parts;
+    f.device_ns += static_cast<double>(g.device_ns);
+    f.tasks += g.tasks;
+    f.submits += g.submits;
   }
-  p.batched_device_ns = batched_layer * d.layers;
-  p.batched_step_ns = std::max(p.io_ns, p.batched_device_ns + p.host_ns + p.switch_ns);
-  p.batched_tokens_per_s = static_cast<double>(o.m) * 1e9 / p.batched_step_ns;
-  p.batched_submits = static_cast<int64_t>(p.groups.size()) * d.layers;
+  if (groups != nullptr) *groups = std::move(gs);
+  return f;
+}
+
+// Per layer -> per step, and the step's time with the host's and the I/O's parts.
+void finish(StepFigures& f, const ModelDesc& d, const Projection& p) {
+  f.device_ns *= d.layers;
+  f.tasks *= d.layers;
+  f.submits *= d.layers;
+  f.step_ns = std::max(p.io_ns, f.device_ns + p.host_ns + p.switch_ns);  // the same windows
+  f.tokens_per_s = static_cast<double>(p.m) * 1e9 / f.step_ns;
+}
+
+// The board plan (the step's figures), the same plan with all fixed cost per submit, and the
+// previous plan (every matmul its own submit on all cores).
+Status project_plans(const ModelDesc& d, const ProjectOptions& o, Projection& p) {
+  auto board = plan_groups(d, o, emu::TimingParams{}, &p.groups);
+  if (!board) return board.error();
+  p.tasks_per_layer = board->tasks;
+  finish(*board, d, p);
+  p.device_ns = board->device_ns;
+  p.tasks = board->tasks;
+  p.submits = board->submits;
+  emu::TimingParams all_per_submit;
+  all_per_submit.submit_ns = emu::kSubmitNs + emu::kTaskNs;
+  all_per_submit.task_ns = 0;
+  auto ps = plan_groups(d, o, all_per_submit, nullptr);
+  if (!ps) return ps.error();
+  finish(*ps, d, p);
+  p.per_submit = *ps;
+  for (const MatmulProjection& mp : p.per_matmul) {
+    p.split_each.device_ns += static_cast<double>(mp.device_ns);
+    p.split_each.tasks += mp.tasks;
+  }
+  p.split_each.submits = static_cast<int64_t>(p.per_matmul.size());
+  finish(p.split_each, d, p);
+  // The groups' submits come first on every core at once: no stream hides them.
+  p.submit_ns = static_cast<double>(p.groups.size()) * d.layers * emu::kSubmitNs;
+  p.fixed_ns = p.device_ns - p.dram_floor_ns - p.submit_ns;
+  return Status::success();
 }
 
 }  // namespace
@@ -121,25 +166,21 @@ Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
   p.disk_bytes_per_s = o.disk_bytes_per_s;
   if (Status st = project_matmuls(d, o, p); !st) return st.error();
   uint64_t layer_bytes = 0;
-  double layer_device = 0, layer_host = 0;
+  double layer_host = 0;
   for (const MatmulProjection& mp : p.per_matmul) {
     layer_bytes += mp.bytes;
-    layer_device += static_cast<double>(mp.device_ns);
     layer_host += mp.host_ns;
   }
-  const double layers = d.layers;
   p.weight_bytes = layer_bytes * static_cast<uint64_t>(d.layers);
   place_weights(layer_bytes, d.layers, o, p);
-  p.device_ns = layer_device * layers;
-  p.host_ns = layer_host * layers;
+  p.host_ns = layer_host * d.layers;
   p.io_ns = static_cast<double>(p.streamed_bytes) / o.disk_bytes_per_s * 1e9;
+  p.dram_floor_ns = static_cast<double>(p.weight_bytes) / emu::kSharedDramBytesPerNs;
+  if (Status st = project_plans(d, o, p); !st) return st.error();
   p.compute_ns = p.device_ns + p.host_ns + p.switch_ns;
   p.step_ns = std::max(p.io_ns, p.compute_ns);
   p.sequential_ns = p.io_ns + p.compute_ns;
   p.tokens_per_s = static_cast<double>(o.m) * 1e9 / p.step_ns;
-  p.submits = static_cast<int64_t>(d.matmuls.size()) * d.layers;
-  p.dram_floor_ns = static_cast<double>(p.weight_bytes) / emu::kSharedDramBytesPerNs;
-  project_batched(d, o, p);
   return p;
 }
 

@@ -1,14 +1,18 @@
 // The board projection (docs/execution.md "Board projection"): the modelled time of one
 // step (a decode token at M = 1, or M prefill rows) of a model's matmuls on the RK3588,
 // from three parts, each stated:
-//   device  the timing model's time of every matmul (modelled_matmul_ns: per-core task
-//           demands on shared DRAM plus one submit; driver/emu/npu/timing.h), on `cores`;
+//   device  the timing model's time of every group of the board plan below (per-core task
+//           chains on shared DRAM plus one submit per core; driver/emu/npu/timing.h), on
+//           `cores`;
 //   host    the host's own time per matmul call (plan lookup, packing A, the submit and
 //           wait ioctls, unpacking C), measured on the emulator with a PC that does no work
 //           (measure_host_ns) or given;
 //   I/O     the weight bytes that do not stay resident, at the disk rate.
-// Calls are synchronous (one submit per matmul, host then device), so compute = device +
-// host; the scheduled order overlaps I/O with compute, so a step takes max(I/O, compute)
+// The board plan: each group of a layer's matmuls (q/k/v, o, gate/up, down) is one chained
+// submit per core, its tasks placed on the cores by lib/sched's list scheduler
+// (board_plan.h); groups run one after another (each needs the previous one's output), host
+// then device, and a step enters each NPU window it uses once, so compute = device + host +
+// switch; the scheduled order overlaps I/O with compute, so a step takes max(I/O, compute)
 // (the sequential order: their sum). The residency rule: the whole model stays resident
 // when its weights fit the budget (host RAM for weights) and its layers, each whole, fit at
 // most max_windows NPU address windows (lib/exec/windows.h; a step then switches windows
@@ -57,37 +61,53 @@ struct MatmulProjection {
 };
 
 // A group of a layer's matmuls that read the same input and do not depend on each other
-// (q/k/v; gate/up): one chained batch job, one submit per core.
+// (q/k/v; gate/up; a matmul alone): its board plan (board_plan.h), tasks placed on the cores
+// by the list scheduler, one chained submit per core.
 struct BatchGroup {
   std::vector<int> matmuls;
-  int64_t device_ns = 0;  // modelled_group_ns of the group
+  int64_t device_ns = 0;  // the group's plan on the timing model
+  int64_t tasks = 0, submits = 0;
+  std::vector<int> parts;  // per matmul: its column parts
+};
+
+// A step's figures under one plan or one reading of the timing model.
+struct StepFigures {
+  double device_ns = 0, step_ns = 0, tokens_per_s = 0;
+  int64_t tasks = 0, submits = 0;
 };
 
 struct Projection {
   int64_t m = 1;
   int layers = 0, cores = 3;
-  std::vector<MatmulProjection> per_matmul;  // one layer
-  // Per step (all layers):
+  std::vector<MatmulProjection> per_matmul;  // one layer, each matmul split over all cores
+  // Per step (all layers), the board plan (the groups below):
   double device_ns = 0, host_ns = 0, io_ns = 0;
-  double compute_ns = 0;     // device + host
+  double compute_ns = 0;     // device + host + switch
   double step_ns = 0;        // max(io, compute): the scheduled order
   double sequential_ns = 0;  // io + compute: load, then compute, no overlap
   double tokens_per_s = 0;   // m per step
-  int64_t submits = 0;       // per step: one per matmul
+  int64_t submits = 0;       // per step: one per core with work per group
   int64_t tasks = 0;         // per step, all cores
+  int64_t tasks_per_layer = 0;
   // The weight bytes once through the shared DRAM limit (timing.h kSharedDramBytesPerNs):
   // no plan of these matmuls is faster on the model.
   double dram_floor_ns = 0;
+  // Where the board plan's device time goes: the floor, the submits at the groups' starts
+  // (no core streams then), and the rest: fixed task cost no other core's stream hid, and
+  // cores idle while another finishes.
+  double submit_ns = 0, fixed_ns = 0;
   uint64_t weight_bytes = 0, resident_bytes = 0, streamed_bytes = 0, budget_bytes = 0, window_bytes = 0;
   bool resident = false;     // the whole model stays resident
   int windows = 1;           // NPU windows the weights use (layers whole in each)
   int64_t window_switches = 0;  // per step: windows > 1 enters each once (kWindowSwitchNs each)
   double switch_ns = 0;         // their cost, per step, part of compute_ns
   double disk_bytes_per_s = 0;
-  // The same step with each BatchGroup as one submit (ork_batch, API 3); host time as above.
   std::vector<BatchGroup> groups;
-  double batched_device_ns = 0, batched_step_ns = 0, batched_tokens_per_s = 0;
-  int64_t batched_submits = 0;
+  // The same plan made and priced with all of the fitted fixed cost per submit (none per
+  // task): the other end of the split docs/timing-model.md names as an assumption.
+  StepFigures per_submit;
+  // The previous plan: one submit per matmul, each split over all cores (per_matmul).
+  StepFigures split_each;
 };
 
 // The groups of `desc`'s layer: consecutive matmuls with the same inputs, none in another's

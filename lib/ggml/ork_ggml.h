@@ -55,6 +55,8 @@ bool supports_mul_mat(const ggml_tensor* op);
 ork_status import_slice(ork_device* dev, ggml_type type, const void* data, int64_t k, int64_t n,
                         Resident* out);
 ggml_status compute_mul_mat(Device& d, int n_threads, const ggml_tensor* node);
+bool supports_mul_mat_id(const ggml_tensor* op);
+ggml_status compute_mul_mat_id(Device& d, int n_threads, const ggml_tensor* node);
 
 Device* the_device();  // registry.cpp: nullptr when libork's default device did not open
 

@@ -25,11 +25,20 @@ bool stats_wanted() {
   return v != nullptr && std::strcmp(v, "1") == 0;
 }
 
+// The counts, then libork's own figures for the device (ork_device_get_stats, cumulative):
+// the time inside libork and the device's share of it, so that a run splits into NPU time
+// (device_ns: on emu the modelled board time) and the CPU's (everything else).
 void print_stats() {
   std::fprintf(stderr, "ggml-ork: MUL_MAT on ORK: %llu, declined: %llu, weight tensors imported: %llu\n",
                static_cast<unsigned long long>(stats().mul_mat_ran.load()),
                static_cast<unsigned long long>(stats().mul_mat_declined.load()),
                static_cast<unsigned long long>(stats().weights_imported.load()));
+  ork_stats s{};
+  s.struct_size = sizeof s;
+  if (the_device() == nullptr || ork_device_get_stats(the_device()->dev, &s) != ORK_OK) return;
+  std::fprintf(stderr, "ggml-ork: libork calls: %llu, in libork: %.3f ms, device: %.3f ms, emulator compute: %.3f ms\n",
+               static_cast<unsigned long long>(s.calls), static_cast<double>(s.wall_ns) / 1e6,
+               static_cast<double>(s.device_ns) / 1e6, static_cast<double>(s.emulator_ns) / 1e6);
 }
 
 bool is_no_op(ggml_op op) {
@@ -51,11 +60,12 @@ ggml_status backend_compute(ggml_backend_t b, ggml_cgraph* graph) {
   for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
     const ggml_tensor* node = ggml_graph_node(graph, i);
     if (is_no_op(node->op) || ggml_is_empty(node)) continue;
-    if (node->op != GGML_OP_MUL_MAT) {
+    if (node->op != GGML_OP_MUL_MAT && node->op != GGML_OP_MUL_MAT_ID) {
       std::fprintf(stderr, "ggml-ork: %s (%s) was not offered to ORK\n", node->name, ggml_op_name(node->op));
       return GGML_STATUS_FAILED;
     }
-    const ggml_status s = compute_mul_mat(*be->device, be->n_threads, node);
+    const ggml_status s = node->op == GGML_OP_MUL_MAT ? compute_mul_mat(*be->device, be->n_threads, node)
+                                                       : compute_mul_mat_id(*be->device, be->n_threads, node);
     if (s != GGML_STATUS_SUCCESS) return s;
   }
   return GGML_STATUS_SUCCESS;
@@ -112,8 +122,8 @@ ggml_backend_buffer_type_t dev_buffer_type(ggml_backend_dev_t d) { return buffer
 
 bool dev_supports_op(ggml_backend_dev_t, const ggml_tensor* op) {
   if (is_no_op(op->op)) return true;
-  if (op->op != GGML_OP_MUL_MAT) return false;
-  const bool ok = supports_mul_mat(op);
+  if (op->op != GGML_OP_MUL_MAT && op->op != GGML_OP_MUL_MAT_ID) return false;
+  const bool ok = op->op == GGML_OP_MUL_MAT ? supports_mul_mat(op) : supports_mul_mat_id(op);
   if (!ok) stats().mul_mat_declined.fetch_add(1);
   return ok;
 }

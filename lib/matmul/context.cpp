@@ -143,22 +143,8 @@ Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan, cons
   return ctx;
 }
 
-namespace {
-size_t elems(int64_t v) { return static_cast<size_t>(v); }
-}  // namespace
-
 Status pack_weights(const Plan& plan, const void* w, std::span<uint8_t> out) {
-  const size_t count = elems(plan.shape.k * plan.shape.n);
-  switch (plan.dtype) {
-    case DType::int8:
-      return pack_b_int8({static_cast<const int8_t*>(w), count}, plan, {reinterpret_cast<int8_t*>(out.data()), out.size()});
-    case DType::fp16:
-      return pack_b_fp16({static_cast<const uint16_t*>(w), count}, plan,
-                         {reinterpret_cast<uint16_t*>(out.data()), out.size() / 2});
-    case DType::int4:
-      return pack_b_int4({static_cast<const uint8_t*>(w), elems(int4_packed_bytes(plan.shape.k * plan.shape.n))}, plan, out);
-  }
-  return make_error(-EINVAL, "unknown dtype");
+  return dtype_info(plan.dtype).pack_b(plan, w, out);
 }
 
 Status run_plan_once_any(driver::Kmd& kmd, const Plan& plan, const void* a, const void* w, void* c,

@@ -13,10 +13,8 @@ namespace {
 
 namespace R = ork::regs;
 
-// Precision codes (driver/regs/matmul_fixed.h, docs/regcmd-contract.md section 2).
-constexpr uint32_t kPrecInt8 = R::kPrecisionInt8, kPrecFp16 = R::kPrecisionFp16, kPrecInt4 = R::kPrecisionInt4;
-
-uint32_t precision(DType d) { return d == DType::fp16 ? kPrecFp16 : d == DType::int4 ? kPrecInt4 : kPrecInt8; }
+// Precision codes: the dtype table's (dtype.h; driver/regs/matmul_fixed.h).
+uint32_t precision(DType d) { return dtype_info(d).precision; }
 // DPU OUT_PRECISION (driver/regs/matmul_fixed.h: int32, fp32 or fp16, int16 partials).
 uint32_t out_precision(const Plan& p) { return R::out_precision_for(precision(p.dtype), p.npu_fp16_out()); }
 // Bytes of `elements` operands (int4: two per byte; kt and nt are multiples of 32).

@@ -214,24 +214,44 @@ ORK_UNPACK_ROWS(float, float)
 ORK_UNPACK_ROWS(uint16_t, uint16_t)
 #undef ORK_UNPACK_ROWS
 
+// The dtype table's pack_a_rows: int8 and fp16 rows are whole bytes (K and 2K of them); int4
+// rows may start on a high nibble (odd K).
+void pack_a_rows_bytes(const Plan& p, const uint8_t* a, uint8_t* out, int64_t first, int64_t last) {
+  const int64_t bits = element_bits(p.dtype);
+  pack_atom_rows(a, p.shape.k * bits / 8, p.mp, p.kp * bits / 8, out, first, last);
+}
+void pack_a_rows_int4(const Plan& p, const uint8_t* a, uint8_t* out, int64_t first, int64_t last) {
+  pack_int4_rows(a, p.shape.k, p.mp, p.kp, out, first, last);
+}
+
+// The dtype table's unpack_c: int32 (int8), int16 partials widened (int4), and fp16's three
+// outputs (fp32; fp16 the NPU converted; fp32 partials for an fp16 C the caller rounds).
+Status unpack_c_int8_group(const Plan& p, std::span<const uint8_t* const> slices, bool copy, void* c,
+                           std::span<float>) {
+  return unpack_group_as<int32_t>(p, slices, copy, static_cast<int32_t*>(c));
+}
+Status unpack_c_int4_group(const Plan& p, std::span<const uint8_t* const> slices, bool copy, void* c,
+                           std::span<float>) {
+  return unpack_group_as<int16_t>(p, slices, copy, static_cast<int32_t*>(c));
+}
+Status unpack_c_fp16_group(const Plan& p, std::span<const uint8_t* const> slices, bool copy, void* c,
+                           std::span<float> acc) {
+  if (p.npu_fp16_out()) return unpack_group_as<uint16_t>(p, slices, copy, static_cast<uint16_t*>(c));
+  if (!p.fp16_out) return unpack_group_as<float>(p, slices, copy, static_cast<float*>(c));
+  if (Status s = check_size("fp32 partial sums of an fp16 C", static_cast<int64_t>(acc.size()), p.shape.m * p.shape.n); !s)
+    return s;
+  return unpack_group_as<float>(p, slices, copy, acc.data());
+}
+
 Status pack_a_native(const Plan& p, const void* a, std::span<uint8_t> out) {
   if (Status s = check_size("native A (bytes)", static_cast<int64_t>(out.size()), p.a_bytes()); !s) return s;
   const auto* src = static_cast<const uint8_t*>(a);
   const int64_t m = p.shape.m, k = p.shape.k;
   uint8_t* dst = out.data();
-  switch (p.dtype) {
-    case DType::int8:
-      on_row_halves(m, 2 * m * k, kPackMinBytes, [&](int64_t f, int64_t l) { pack_atom_rows(src, k, p.mp, p.kp, dst, f, l); });
-      return {};
-    case DType::fp16:
-      on_row_halves(m, 4 * m * k, kPackMinBytes,
-                    [&](int64_t f, int64_t l) { pack_atom_rows(src, 2 * k, p.mp, 2 * p.kp, dst, f, l); });
-      return {};
-    case DType::int4:
-      on_row_halves(m, m * k, kPackMinBytes, [&](int64_t f, int64_t l) { pack_int4_rows(src, k, p.mp, p.kp, dst, f, l); });
-      return {};
-  }
-  return make_error(-EINVAL, "pack_a_native: unknown dtype");
+  const DTypeInfo& d = dtype_info(p.dtype);
+  // Work weight: twice A's bytes (read once, written once).
+  on_row_halves(m, m * k * d.bits / 4, kPackMinBytes, [&](int64_t f, int64_t l) { d.pack_a_rows(p, src, dst, f, l); });
+  return {};
 }
 
 Status unpack_c_group(const Plan& p, std::span<const uint8_t* const> slices, int64_t first, void* c,
@@ -240,18 +260,7 @@ Status unpack_c_group(const Plan& p, std::span<const uint8_t* const> slices, int
   if (count < 1 || first < 0 || first + count > p.slices)
     return make_error(-EINVAL, "unpack_c_group: slices " + std::to_string(first) + " + " + std::to_string(count) +
                                    " of a plan with " + std::to_string(p.slices));
-  const bool copy = first == 0;
-  switch (p.dtype) {
-    case DType::int8: return unpack_group_as<int32_t>(p, slices, copy, static_cast<int32_t*>(c));
-    case DType::int4: return unpack_group_as<int16_t>(p, slices, copy, static_cast<int32_t*>(c));
-    case DType::fp16:
-      if (p.npu_fp16_out()) return unpack_group_as<uint16_t>(p, slices, copy, static_cast<uint16_t*>(c));
-      if (!p.fp16_out) return unpack_group_as<float>(p, slices, copy, static_cast<float*>(c));
-      if (Status s = check_size("fp32 partial sums of an fp16 C", static_cast<int64_t>(acc.size()), p.shape.m * p.shape.n); !s)
-        return s;
-      return unpack_group_as<float>(p, slices, copy, acc.data());
-  }
-  return make_error(-EINVAL, "unpack_c_group: unknown dtype");
+  return dtype_info(p.dtype).unpack_c(p, slices, first == 0, c, acc);
 }
 
 }  // namespace ork::matmul

@@ -47,6 +47,16 @@ inline void clamp_rows(RowRange r, int64_t m, int64_t* first, int64_t* last) {
   *last = r.end < 0 ? m : (r.end < *first ? *first : (r.end > m ? m : r.end));
 }
 
+// ---- Per dtype (the dtype table's pack_a_rows and unpack_c, dtype.h).
+void pack_a_rows_bytes(const Plan& plan, const uint8_t* a, uint8_t* out, int64_t first, int64_t last);  // int8, fp16
+void pack_a_rows_int4(const Plan& plan, const uint8_t* a, uint8_t* out, int64_t first, int64_t last);
+Status unpack_c_int8_group(const Plan& plan, std::span<const uint8_t* const> slices, bool copy, void* c,
+                           std::span<float> acc);
+Status unpack_c_int4_group(const Plan& plan, std::span<const uint8_t* const> slices, bool copy, void* c,
+                           std::span<float> acc);
+Status unpack_c_fp16_group(const Plan& plan, std::span<const uint8_t* const> slices, bool copy, void* c,
+                           std::span<float> acc);
+
 // ---- The per-call entry points (lib/matmul/execute.cpp), threaded.
 
 // A in the call's format (int8; fp16 bit patterns; the packed int4 stream) into `out`

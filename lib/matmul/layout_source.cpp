@@ -18,7 +18,7 @@ namespace {
 
 constexpr int64_t kRun = hw::kKBlock;  // K values per kernel per native block (npu_layout.h)
 
-int64_t elem_bytes(DType d) { return d == DType::fp16 ? 2 : 1; }  // int4: handled as nibbles
+int64_t elem_bytes(DType d) { return element_bits(d) / 8; }  // int4: handled as nibbles
 
 // Copies `len` elements from source element index `from` to native element index `to`.
 void copy_run(DType d, const uint8_t* src, int64_t from, uint8_t* dst, int64_t to, int64_t len) {

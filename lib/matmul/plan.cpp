@@ -10,22 +10,11 @@
 
 namespace ork::matmul {
 
-const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::int8: return "int8";
-    case DType::fp16: return "fp16";
-    case DType::int4: return "int4";
-  }
-  return "unknown";
-}
-
 // The atoms are the NPU's (driver/common/npu_layout.h; docs/regcmd-contract.md section 2):
 // int8 (K/16,M,16) bytes, fp16 (K/8,M,8) halves, int4 (K/32,M,32) nibbles; weights
 // (N/32,K/32,32,32), (N/16,K/32,16,32), (N/64,K/32,64,32). Output without fp16 C: int32,
 // fp32, int16 partials (int4).
-int64_t element_bits(DType dtype) {
-  return dtype == DType::fp16 ? 16 : dtype == DType::int4 ? 4 : 8;
-}
+int64_t element_bits(DType dtype) { return dtype_info(dtype).bits; }
 int64_t weight_atom(DType dtype) { return hw::weight_atom(element_bits(dtype)); }
 int64_t feature_atom(DType dtype) { return hw::feature_atom(element_bits(dtype)); }
 int64_t output_atom(DType dtype) { return hw::output_atom(hw::output_element_bits(element_bits(dtype), false)); }
@@ -61,8 +50,8 @@ int64_t fp16_kreduction_rows(int64_t kt) {
   return kt >= kFp16RowLimitFromK ? std::min(rows, kFp16ExactRows) : rows;  // hardware.md 10.4
 }
 
-int64_t slice_width(DType dtype) { return dtype == DType::int4 ? kInt4SliceK : kSliceK; }
-int64_t full_k_limit(DType dtype) { return dtype == DType::int4 ? kInt4SliceK : kMaxFullK; }
+int64_t slice_width(DType dtype) { return dtype_info(dtype).slice_k; }
+int64_t full_k_limit(DType dtype) { return dtype_info(dtype).full_k; }
 
 int64_t resident_rows(int64_t kt) { return hw::resident_rows(kt); }
 
@@ -126,10 +115,10 @@ Status check_buffers(const Shape& s, const Plan& p) {
 }
 
 Status check_options(const PlanOptions& o) {
-  if (o.dtype != DType::int8 && o.dtype != DType::fp16 && o.dtype != DType::int4) {
+  if (static_cast<size_t>(o.dtype) >= weights_dtypes().size()) {
     return make_error(-EINVAL, "dtype " + std::to_string(static_cast<int>(o.dtype)) + ": unknown");
   }
-  if (o.fp16_out && o.dtype != DType::fp16) {
+  if (o.fp16_out && !takes_c(dtype_info(o.dtype), kCodeFp16)) {
     return make_error(-EINVAL, std::string("fp16 output with dtype ") + dtype_name(o.dtype) +
                                    ": only fp16 inputs can give fp16 C (int8/int4 give int32)");
   }

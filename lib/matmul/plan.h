@@ -12,15 +12,13 @@
 #include <vector>
 
 #include "driver/common/result.h"
+#include "lib/matmul/dtype.h"
 
 namespace ork::matmul {
 
-enum class DType { int8, fp16, int4 };
-const char* dtype_name(DType dtype);
-
 // Per-dtype atoms (docs/regcmd-contract.md section 2), by driver/common/npu_layout.h.
 // Feature and output atoms are 16 bytes.
-int64_t element_bits(DType dtype);         // 8 int8, 16 fp16, 4 int4
+int64_t element_bits(DType dtype);         // the dtype table's bits (dtype.h)
 int64_t weight_atom(DType dtype);          // kernels per weight block: 32 int8, 16 fp16, 64 int4
 int64_t feature_atom(DType dtype);         // K elements per 16-byte feature atom: 16 / 8 / 32
 int64_t output_atom(DType dtype);          // N elements per 16-byte output atom: 4 (int32/fp32), 8 (int16)
@@ -115,9 +113,11 @@ int64_t resident_rows(int64_t kt);
 // kt >= 2048 at most 8 (docs/hardware.md 10.4: exact mc <= 8, wrong from 9). 0 = the schedule
 // cannot hold even one 64-row group (fp16 kt > 2816).
 int64_t fp16_kreduction_rows(int64_t kt);
-// K per slice of a dtype when K does not fit one task: 2048 (int8, fp16), 480 (int4).
+// K per slice of a dtype when K does not fit one task: 2048 (int8, fp16), 480 (int4); the
+// dtype table's slice_k.
 int64_t slice_width(DType dtype);
-// The widest K one task of `dtype` takes without slicing: 4096 (int8, fp16), 480 (int4).
+// The widest K one task of `dtype` takes without slicing: 4096 (int8, fp16), 480 (int4); the
+// dtype table's full_k.
 int64_t full_k_limit(DType dtype);
 
 Result<Plan> make_plan(const Shape& shape, const PlanOptions& options);

@@ -35,12 +35,17 @@ int NameTable::find(std::string_view name) const {
   uint32_t entry = 0;
   if (next_ != 0 && next_ <= entries_.size() && matches(next_ - 1, name, hash)) {
     entry = next_;
+  } else if (frontier_ != 0 && frontier_ != next_ && frontier_ <= entries_.size() &&
+             matches(frontier_ - 1, name, hash)) {
+    entry = frontier_;
   } else {
+    ++index_lookups_;
     entry = slots_[probe(name, hash)].entry;
     if (entry == 0) return -1;
   }
   hint = entry;
   next_ = entry + 1;
+  frontier_ = std::max(frontier_, next_);
   return entries_[entry - 1].id;
 }
 

@@ -22,6 +22,8 @@ class NameTable {
   // Stores name -> id when the name is new and returns id; else returns the stored id.
   int insert(std::string_view name, int id);
   size_t size() const { return entries_.size(); }
+  // Finds the guesses did not answer, that went to the index (tests: the guesses' hit rate).
+  uint64_t index_lookups() const { return index_lookups_; }
 
  private:
   // Entries in insertion order, and a hash index of 8-byte slots over them (Python's compact
@@ -48,6 +50,11 @@ class NameTable {
   // the generators declare every buffer up front): the entry after the last one found by the
   // index is tried next, one sequential read where the index costs a cache and TLB miss.
   mutable uint32_t next_ = 0;             // entry index + 1 of the guess (0: none)
+  // Their first uses interleave with uses of names declared earlier (a decode layer's program
+  // reads its new weight and the older activation), which moves next_ back: the entry after
+  // the furthest one found is the second guess, the next name used for the first time.
+  mutable uint32_t frontier_ = 0;         // entry index + 1 of that guess (0: none)
+  mutable uint64_t index_lookups_ = 0;
   void grow();
 
   std::vector<Slot> slots_;  // a power of two, at most 1/2 full

@@ -29,7 +29,7 @@ TEST(Lifetime, WeightsDestroyedAfterTheirDeviceWasClosed) {
     ork_qweights* q = nullptr;
     ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, K, N, w.data(), &w1), ORK_OK) << ork_last_error();
     ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, K, N, w.data(), &w2), ORK_OK) << ork_last_error();
-    const bool npu = dev->kmd != nullptr;
+    const bool npu = dev->backend->kmd() != nullptr;
     if (npu) {
       ASSERT_EQ(ork_qweights_create(dev, wf.data(), K, N, nullptr, &q), ORK_OK) << ork_last_error();
     }

@@ -1,7 +1,8 @@
 // ork_matmul_t on tensors: host memory and device buffers, at offsets and row strides, every
 // dtype (int8, fp16 with fp32 and fp16 C, W4A4, w4a8) on cpu, emu-rknpu and emu-rocket.
 // Every cell of C's window is compared with the reference oracle (lib/ref), every byte
-// outside it must be untouched, and A's buffer must be unchanged.
+// outside it must be untouched, and A's buffer must be unchanged. Then ork_matmul's dense
+// host operands: refused by name when not aligned to their element, on every backend.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -235,5 +236,36 @@ TEST(Buffer, DestroyWhileInUseIsRefused) {
 
 INSTANTIATE_TEST_SUITE_P(Placements, TensorSweep, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.name(); });
+
+}  // namespace
+
+namespace {
+
+// ork_matmul hands its host A and C to the backend as they are, with the checks of two dense
+// host tensors: an element pointer not aligned to its element is refused, naming the operand,
+// on every backend (lib/api/matmul_t.cpp matmul_dense; tensor.cpp check_host_aligned).
+TEST(DenseCall, MisalignedHostOperandsAreRefusedByName) {
+  for (const char* name : {"cpu", "emu-rknpu", "emu-rocket"}) {
+    SCOPED_TRACE(name);
+    ork_device* dev = nullptr;
+    ASSERT_EQ(ork_device_open(name, &dev), ORK_OK) << ork_last_error();
+    std::vector<uint16_t> w(32 * 16, 0x3c00), a(32 + 1, 0x3c00);  // fp16 ones
+    std::vector<float> c(16 + 1, 0.0f);
+    ork_weights* h = nullptr;
+    ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_FP16, 32, 16, w.data(), &h), ORK_OK) << ork_last_error();
+    const auto* odd_a = reinterpret_cast<const uint8_t*>(a.data()) + 1;
+    EXPECT_EQ(ork_matmul(dev, h, odd_a, 1, c.data(), nullptr), ORK_E_INVALID_ARGUMENT);
+    EXPECT_STREQ(ork_last_error(), "ork_matmul: A at offset_bytes 0: the element pointer is not aligned to the "
+                                   "2-byte element");
+    auto* odd_c = reinterpret_cast<uint8_t*>(c.data()) + 2;
+    EXPECT_EQ(ork_matmul(dev, h, a.data(), 1, odd_c, nullptr), ORK_E_INVALID_ARGUMENT);
+    EXPECT_STREQ(ork_last_error(), "ork_matmul: C at offset_bytes 0: the element pointer is not aligned to the "
+                                   "4-byte element");
+    ASSERT_EQ(ork_matmul(dev, h, a.data(), 1, c.data(), nullptr), ORK_OK) << ork_last_error();
+    for (int n = 0; n < 16; ++n) EXPECT_EQ(c[static_cast<size_t>(n)], 32.0f) << n;  // 32 ones summed, exact
+    ork_weights_destroy(h);
+    ork_device_close(dev);
+  }
+}
 
 }  // namespace

@@ -67,16 +67,12 @@ int run_split(const Args& a, ork_device& dev, const std::string& iface) {
 // The emulated NPU with its PC executing nothing: every job "completes" at once, so what is
 // left is the host's own work (lookup, packing, ioctls, unpack). Results are not computed.
 std::unique_ptr<ork_device> open_zero_time(const std::string& name) {
-  auto d = std::make_unique<ork_device>();
   ork::emu::FakeKernelConfig cfg;
   cfg.executor = ork::emu::zero_work_executor();
-  d->backend = "emu";
-  d->fake = std::make_unique<ork::emu::FakeKernel>(cfg);
   const auto kind = name == "emu-rocket" ? ork::driver::KmdKind::rocket : ork::driver::KmdKind::rknpu;
-  auto kmd = ork::driver::discover(*d->fake, kind);
-  if (!kmd) return nullptr;
-  d->kmd = std::move(*kmd);
-  return d;
+  auto d = ork::api::open_emulator(kind, cfg);
+  if (!d) return nullptr;
+  return std::move(*d);
 }
 
 std::vector<Config> configs(const Args& a, int max_cores, std::vector<std::string>& labels) {
@@ -185,7 +181,7 @@ int open_profiled(const Args& a, const std::string& name, std::unique_ptr<ork_de
     }
     dev = std::move(*d);
   }
-  if (!dev || !dev->kmd) {
+  if (!dev || !dev->backend->kmd()) {
     fmt::print(stderr, "mc_prof: '{}' is not an NPU device (mc_prof profiles rknpu, rocket or emu)\n", name);
     return code(Exit::bad_usage);
   }
@@ -257,16 +253,16 @@ int run(Args& a) {
   const std::string name = device_name(a);
   std::unique_ptr<ork_device> dev;
   if (int rc = open_profiled(a, name, dev); rc != 0) return rc;
-  if (a.split) return run_split(a, *dev, dev->kmd ? ork::driver::kmd_kind_name(dev->kmd->info().kind) : dev->backend);
-  const std::string dev_name = fmt::format("{}{}{}", dev->backend, a.zero_time ? " (zero-time)" : "",
-                                           dev->kmd ? " via " + std::string(ork::driver::kmd_kind_name(dev->kmd->info().kind)) : "");
+  if (a.split) return run_split(a, *dev, ork::driver::kmd_kind_name(dev->backend->kmd()->info().kind));
+  const std::string dev_name = fmt::format("{}{}{}", dev->name, a.zero_time ? " (zero-time)" : "",
+                                           " via " + std::string(ork::driver::kmd_kind_name(dev->backend->kmd()->info().kind)));
   // The emulator's timing mode (ORK_EMU_TIMING, docs/timing-model.md); "" on a board.
   const std::string timing = a.zero_time ? "zero-time"
                              : !dev->fake ? ""
                              : dev->fake->config().timing == ork::emu::TimingMode::timed ? "timed" : "fast";
   std::vector<std::string> labels;
-  const auto cfgs = configs(a, dev->kmd->info().cores, labels);
-  if (const std::string e = check_configs(a, cfgs, dev->kmd->info().cores); !e.empty()) {
+  const auto cfgs = configs(a, dev->backend->kmd()->info().cores, labels);
+  if (const std::string e = check_configs(a, cfgs, dev->backend->kmd()->info().cores); !e.empty()) {
     fmt::print(stderr, "mc_prof: {}\n", e);
     return code(Exit::bad_usage);
   }

@@ -36,13 +36,13 @@ Result<double> cpu_fast_us(const Config& cfg) {
 }
 
 Result<Measurement> measure(ork_device& device, const Config& cfg) {
-  if (!device.kmd) return make_error(-EINVAL, "mc_prof needs an NPU device (rknpu, rocket or emu), not cpu");
+  if (device.backend->kmd() == nullptr) return make_error(-EINVAL, "mc_prof needs an NPU device (rknpu, rocket or emu), not cpu");
   const auto a = random_int8(static_cast<size_t>(cfg.m * cfg.k), 1);
   const auto w = random_int8(static_cast<size_t>(cfg.k * cfg.n), 2);
   std::vector<int32_t> c(static_cast<size_t>(cfg.m * cfg.n));
-  auto weights = matmul::ResidentWeights::create(*device.kmd, matmul::DType::int8, cfg.k, cfg.n, w.data());
+  auto weights = matmul::ResidentWeights::create(*device.backend->kmd(), matmul::DType::int8, cfg.k, cfg.n, w.data());
   if (!weights) return weights.error();
-  matmul::MatmulRunner runner(*device.kmd);
+  matmul::MatmulRunner runner(*device.backend->kmd());
   const matmul::RunOptions opt{.cores = cfg.cores, .mc_cap = cfg.mc_cap};
 
   Measurement out;

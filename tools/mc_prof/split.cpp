@@ -39,9 +39,9 @@ Result<double> timed(driver::Kmd& kmd, const std::vector<driver::SubmitDesc>& de
 Result<SplitRow> measure_one(ork_device& dev, int tasks, int warmup, int repeat) {
   const int64_t m = kRows * tasks;
   const auto w = ref::random_int8(static_cast<size_t>(kK * kN), 2);
-  auto weights = matmul::ResidentWeights::create(*dev.kmd, matmul::DType::int8, kK, kN, w.data());
+  auto weights = matmul::ResidentWeights::create(*dev.backend->kmd(), matmul::DType::int8, kK, kN, w.data());
   if (!weights) return weights.error();
-  auto ctx = matmul::build_call_context(*dev.kmd, **weights, m, {.cores = 1, .mc_cap = kRows});
+  auto ctx = matmul::build_call_context(*dev.backend->kmd(), **weights, m, {.cores = 1, .mc_cap = kRows});
   if (!ctx) return ctx.error();
   const auto& groups = (*ctx)->groups;
   if (groups.size() != 1 || groups[0].desc.jobs.size() != 1 || groups[0].desc.jobs[0].tasks.size() != static_cast<size_t>(tasks))
@@ -57,9 +57,9 @@ Result<SplitRow> measure_one(ork_device& dev, int tasks, int warmup, int repeat)
   std::vector<double> c, s;
   bool known = true;
   for (int i = 0; i < warmup + repeat; ++i) {
-    auto tc = timed(*dev.kmd, {chained}, known);
+    auto tc = timed(*dev.backend->kmd(), {chained}, known);
     if (!tc) return make_error(tc.error().code, fmt::format("N = {}, chained: {}", tasks, tc.error().message));
-    auto ts = timed(*dev.kmd, separate, known);
+    auto ts = timed(*dev.backend->kmd(), separate, known);
     if (!ts) return make_error(ts.error().code, fmt::format("N = {}, separate: {}", tasks, ts.error().message));
     if (i >= warmup) c.push_back(*tc), s.push_back(*ts);
   }
@@ -69,7 +69,7 @@ Result<SplitRow> measure_one(ork_device& dev, int tasks, int warmup, int repeat)
 }  // namespace
 
 Result<std::vector<SplitRow>> measure_split(ork_device& dev, int warmup, int repeat) {
-  if (!dev.kmd) return make_error(-EINVAL, "--split needs an NPU device (rknpu, rocket or emu), not cpu");
+  if (dev.backend->kmd() == nullptr) return make_error(-EINVAL, "--split needs an NPU device (rknpu, rocket or emu), not cpu");
   if (repeat < 1) return make_error(-EINVAL, "--split needs --repeat >= 1");
   std::vector<SplitRow> rows;
   for (int n : kSplitTasks) {

@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -66,9 +68,16 @@ ork_stats read_stats(ork_device* d) {
   return s;
 }
 
+// The library's phases of a call, from the statistics (ork_stats): where the time of a loop
+// goes, so that what grows with the model's size shows (docs/library.md "What grows").
+constexpr const char* kPhases[] = {"plan", "pack", "submit", "unpack", "other"};
+constexpr size_t kPhaseCount = std::size(kPhases);
+using PhaseUs = std::array<std::vector<double>, kPhaseCount>;  // us per call, one per round
+
 struct DeviceRun {
   std::string name, error;
   std::vector<double> wall7, host7, wall_all, host_all;  // us per call, one per round
+  PhaseUs phases7, phases_all;
   ork_stats stats{};
   ork_memory_info memory{};
   bool exact = true;
@@ -152,9 +161,25 @@ double device_ns_of(const ork_stats& s, bool emulator_fast) {
   return static_cast<double>(emulator_fast ? s.emulator_ns : s.device_ns);
 }
 
-// One loop over `order`: wall and host us per call (host = wall - device, from the stats).
+// A loop's statistics split into kPhases, us per call: the plan (context lookup), pack, submit
+// and unpack times, and the rest of the library's wall time in the call (argument checks,
+// handles, the wait, statistics).
+void add_phases(const ork_stats& before, const ork_stats& after, double calls, PhaseUs& out) {
+  auto us = [&](uint64_t ork_stats::*f) { return static_cast<double>(after.*f - before.*f) / calls / 1e3; };
+  const double parts[] = {us(&ork_stats::plan_ns), us(&ork_stats::pack_ns), us(&ork_stats::submit_ns),
+                          us(&ork_stats::unpack_ns)};
+  double other = us(&ork_stats::wall_ns);
+  for (size_t i = 0; i < std::size(parts); ++i) {
+    out[i].push_back(parts[i]);
+    other -= parts[i];
+  }
+  out[kPhaseCount - 1].push_back(other);
+}
+
+// One loop over `order`: wall and host us per call (host = wall - device, from the stats),
+// and its phases.
 bool timed_loop(ork_device* d, Model& model, const std::vector<size_t>& order, bool emulator_fast, double* wall_us,
-                double* host_us) {
+                double* host_us, PhaseUs& phases) {
   const ork_stats before = read_stats(d);
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t i : order)
@@ -164,6 +189,7 @@ bool timed_loop(ork_device* d, Model& model, const std::vector<size_t>& order, b
   const ork_stats after = read_stats(d);
   const double device_ns = device_ns_of(after, emulator_fast) - device_ns_of(before, emulator_fast);
   const double calls = static_cast<double>(order.size());
+  add_phases(before, after, calls, phases);
   *wall_us = wall_ns / calls / 1e3;
   *host_us = (wall_ns - device_ns) / calls / 1e3;
   return true;
@@ -195,9 +221,9 @@ DeviceRun run_device(const std::string& name, const DecodeArgs& a) {
   for (int round = 0; round < a.rounds; ++round) {
     double w7, h7, wa, ha;
     const bool f = emulator_fast;
-    const bool ok = round % 2 == 0
-                        ? timed_loop(dev.get(), model, layer0, f, &w7, &h7) && timed_loop(dev.get(), model, all, f, &wa, &ha)
-                        : timed_loop(dev.get(), model, all, f, &wa, &ha) && timed_loop(dev.get(), model, layer0, f, &w7, &h7);
+    auto loop7 = [&] { return timed_loop(dev.get(), model, layer0, f, &w7, &h7, r.phases7); };
+    auto loop_all = [&] { return timed_loop(dev.get(), model, all, f, &wa, &ha, r.phases_all); };
+    const bool ok = round % 2 == 0 ? loop7() && loop_all() : loop_all() && loop7();
     if (!ok) {
       r.error = ork_last_error();
       return r;
@@ -259,6 +285,10 @@ bool report_device(const std::string& name, const DeviceRun& r, bool json, nlohm
   d["loops"][all_key] = {{"wall_us", to_json(wa)}, {"host_us", to_json(ha)}};
   d["ratio"] = {{"wall", wa.median / w7.median}, {"host", ha.median / h7.median},
                 {"wall_min", wa.min / w7.min}, {"host_min", ha.min / h7.min}};
+  nlohmann::json phases;
+  for (size_t i = 0; i < kPhaseCount; ++i)
+    phases[kPhases[i]] = {{"7", tools::spread(r.phases7[i]).median}, {all_key, tools::spread(r.phases_all[i]).median}};
+  d["phases_us_median"] = phases;
   d["stats"] = tools::stats_json(r.stats);
   d["memory"] = tools::memory_json(r.memory);
   devices.push_back(d);
@@ -268,6 +298,11 @@ bool report_device(const std::string& name, const DeviceRun& r, bool json, nlohm
              line("wall", w7), line("host", h7));
   fmt::print("{:<14} {}/7 ratio of medians: wall {:.3f} host {:.3f}; of minima: wall {:.3f} host {:.3f}\n", "", r.weights,
              wa.median / w7.median, ha.median / h7.median, wa.min / w7.min, ha.min / h7.min);
+  std::string split;
+  for (size_t i = 0; i < kPhaseCount; ++i)
+    split += fmt::format("{}{} {:.2f} / {:.2f}", i ? ", " : "", kPhases[i], tools::spread(r.phases_all[i]).median,
+                         tools::spread(r.phases7[i]).median);
+  fmt::print("{:<14} per phase, median us per call, {} / 7 weights: {}\n", "", r.weights, split);
   fmt::print("{:<14} context builds {} hits {} evictions {}, weight cache hits {} misses {}, resident {:.1f} MiB "
              "(contexts {:.1f} MiB), prepared {:.1f} MiB, setup {:.1f} s\n",
              "", r.stats.context_builds, r.stats.context_hits, r.stats.context_evictions, r.stats.weight_cache_hits,

@@ -26,6 +26,7 @@
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/emu/kernel/zero_work.h"
 #include "lib/api/device.h"
+#include "lib/matmul/dtype.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
 #include "tools/common/ork_handles.h"
@@ -56,12 +57,11 @@ std::vector<ShapeArg> default_shapes() {
 }
 
 constexpr std::array<ork_dtype, 3> kDtypes = {ORK_DTYPE_INT8, ORK_DTYPE_FP16, ORK_DTYPE_INT4};
-const char* key_of(ork_dtype d) { return d == ORK_DTYPE_INT8 ? "int8" : d == ORK_DTYPE_FP16 ? "fp16" : "int4"; }
+const char* key_of(ork_dtype d) { return matmul::element_type(d)->name; }  // the dtype table
 
-// Bytes of an M x K (or K x N) operand and of C, per dtype.
+// Bytes of an M x K (or K x N) operand and of C, per dtype (int4: two per byte).
 size_t operand_bytes(ork_dtype d, int64_t rows, int64_t cols) {
-  const auto e = static_cast<size_t>(rows * cols);
-  return d == ORK_DTYPE_FP16 ? 2 * e : d == ORK_DTYPE_INT4 ? (e + 1) / 2 : e;
+  return static_cast<size_t>((rows * cols * matmul::element_type(d)->bits + 7) / 8);
 }
 
 // Random bytes; fp16 as finite values in [-1, 1) (bit patterns of binary16 with exponent

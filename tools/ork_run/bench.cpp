@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "driver/common/result.h"
-#include "lib/api/device.h"
+#include "lib/api/backend.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/plan.h"
 #include "lib/exec/reference.h"
@@ -94,7 +94,7 @@ Result<Plans> build_plans(const exec::PackedModel& model, exec::PlanOptions po) 
 Result<Timings> timing_runs(const BenchArgs& a, const exec::PackedModel& model, const Plans& plans, exec::PlanOptions po) {
   auto timing_dev = open_timing_only_emulator();
   if (!timing_dev) return make_error(-ENODEV, fmt::format("the timing-only emulator: {}", timing_dev.error().message));
-  exec::DeviceRef tref{(*timing_dev)->kmd.get(), (*timing_dev)->runner.get(), a.cores};
+  const exec::DeviceRef tref = api::exec_device(**timing_dev, a.cores);
   exec::RunOptions tro;
   tro.io_rate_cap_bytes_per_ns = a.io_rate / 1e9;
   tro.inflight = a.inflight;
@@ -120,7 +120,7 @@ Result<Timings> timing_runs(const BenchArgs& a, const exec::PackedModel& model, 
 // Correctness: the same plans on the computing device, every output against the reference.
 Result<nlohmann::json> correctness_runs(const BenchArgs& a, const exec::PackedModel& model, const Plans& plans,
                                         exec::PlanOptions po, ork_device& d, bool* all_checked) {
-  exec::DeviceRef cref{d.kmd.get(), d.runner.get(), std::min(a.cores, d.kmd ? d.kmd->info().cores : 1)};
+  const exec::DeviceRef cref = api::exec_device(d, a.cores);
   auto want = exec::reference_chain(a.path, model, a.m, a.tokens);
   if (!want) return make_error(-EIO, fmt::format("the CPU reference failed: {}", want.error().message));
   nlohmann::json correctness;
@@ -221,11 +221,9 @@ int run_bench_orders(const BenchArgs& a) {
   auto runs = timing_runs(a, *model, *plans, po);
   if (!runs)
     return fail(runs.error().message, runs.error().code == -ENODEV ? Exit::device_unavailable : Exit::check_failed);
-  auto dev = api::open_device(a.device_name.empty() ? nullptr : a.device_name.c_str());
-  if (!dev)
-    return fail(fmt::format("--device: {}", dev.error().message),
-                dev.error().code == -EINVAL ? Exit::bad_usage : Exit::device_unavailable);
-  ork_device& d = **dev;
+  auto dev = open_named_device(a.device_name);
+  if (!dev) return fail(dev.error().message, dev.error().code == -EINVAL ? Exit::bad_usage : Exit::device_unavailable);
+  ork_device& d = *dev->device;
   bool all_checked = false, within_budget = false;
   auto correctness = correctness_runs(a, *model, *plans, po, d, &all_checked);
   if (!correctness) return fail(correctness.error().message, Exit::check_failed);
@@ -244,7 +242,7 @@ int run_bench_orders(const BenchArgs& a) {
   bool met = true;
   for (const auto& [k, v] : targets.items()) met = met && v.get<bool>();
   nlohmann::json out = {{"model", a.path}, {"tokens", a.tokens}, {"m", a.m}, {"cores", a.cores}, {"repeats", a.repeats},
-                        {"budget_bytes", a.budget_bytes}, {"io_rate", a.io_rate}, {"device", device_label(d)},
+                        {"budget_bytes", a.budget_bytes}, {"io_rate", a.io_rate}, {"device", device_label(dev->info)},
                         {"inflight", a.inflight},
                         {"timing_device", "emu, timing-only PC in timed mode (each job its modelled board time)"},
                         {"orders", orders},
@@ -258,7 +256,7 @@ int run_bench_orders(const BenchArgs& a) {
   if (a.json)
     std::printf("%s\n", out.dump().c_str());
   else
-    print_text(a, orders, r, targets, *correctness, d.backend, all_checked, same_order);
+    print_text(a, orders, r, targets, *correctness, dev->info.backend, all_checked, same_order);
   return code(all_checked && met ? Exit::ok : Exit::check_failed);
 }
 

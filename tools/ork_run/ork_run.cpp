@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lib/api/device.h"
+#include "lib/api/backend.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/plan.h"
 #include "lib/exec/reference.h"
@@ -150,7 +150,7 @@ void print_json(const Args& a, const Prepared& p, const std::string& backend, in
                       {"budget_source", p.memory.budget_given ? "--budget" : "MemAvailable / 2"},
                       {"window_bytes", p.memory.window_bytes}, {"windows", s.windows}, {"peak_rss_bytes", tools::peak_rss_bytes()},
                       {"model_bytes", p.model.weight_bytes()}, {"order", exec::order_name(p.po.order)},
-                      {"inflight", inflight}, {"max_inflight", s.max_inflight},
+                      {"inflight", inflight}, {"max_inflight", s.max_inflight}, {"max_group", s.max_group},
                       {"policy", plan.policy}, {"predicted_us", static_cast<double>(plan.predicted_ns) / 1e3},
                       {"lower_bound_us", static_cast<double>(plan.lower_bound_ns) / 1e3}, {"wall_us", f.wall_us},
                       {"slots", plan.slot_bytes.size()}, {"pinned_bytes", plan.pinned_bytes},
@@ -215,14 +215,15 @@ int run(const Args& a) {
     return tools::code(tools::Exit::ok);
   }
   if (auto e = check_activations(a, p); !e.empty()) return error(e);
-  auto opened = api::open_device(a.device_name.empty() ? nullptr : a.device_name.c_str());
+  auto opened = tools::open_named_device(a.device_name);
   if (!opened)  // an unknown name is bad usage; a device that is not there is exit 3
-    return error(fmt::format("--device: {}", opened.error().message),
+    return error(opened.error().message,
                  opened.error().code == -EINVAL ? tools::Exit::bad_usage : tools::Exit::device_unavailable);
-  ork_device& dev = **opened;
-  exec::DeviceRef ref{dev.kmd.get(), dev.runner.get(), std::min(p.po.cores, dev.kmd ? dev.kmd->info().cores : 1), {}};
+  // The one thing the C API does not hand out: the device as the executor drives it.
+  exec::DeviceRef ref = api::exec_device(*opened->device, p.po.cores);
   tools::Windows windows;  // windows 1.. of a resident model past one window: their Kmds and runners
-  if (auto e = tools::open_windows(dev, p.po.windows, windows, ref); !e.empty()) return error(e, tools::Exit::device_unavailable);
+  if (auto e = tools::open_windows(*opened->device, p.po.windows, windows, ref); !e.empty())
+    return error(e, tools::Exit::device_unavailable);
 
   tools::Progress bar("running", static_cast<int64_t>(p.plan.order.size() / 3), !a.json);
   exec::RunOptions ro;
@@ -238,9 +239,9 @@ int run(const Args& a) {
   const bool trace_written = a.trace_path.empty() || write_trace(a.trace_path, run->trace);
   const int inflight = ref.kmd != nullptr ? a.inflight : 1;
   if (a.json)
-    print_json(a, p, tools::device_label(dev), inflight, run->stats, check);
+    print_json(a, p, tools::device_label(opened->info), inflight, run->stats, check);
   else
-    print_text(a, p, tools::device_label(dev), inflight, run->stats, check);
+    print_text(a, p, tools::device_label(opened->info), inflight, run->stats, check);
   return tools::code(check && trace_written ? tools::Exit::ok : tools::Exit::check_failed);
 }
 

@@ -2,10 +2,12 @@
 #include "tools/ork_run/project.h"
 
 #include <cstdio>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/api/backend.h"
 #include "lib/exec/pack_file.h"
 #include "lib/exec/project.h"
 #include "tools/common/cli.h"
@@ -20,14 +22,32 @@ int fail(const std::string& msg, Exit e = Exit::bad_usage) {
 }
 
 const char* kPlanText =
-    "one synchronous submit per matmul (q, k, v, o, gate, up, down), each on all cores; the scheduled order "
-    "overlaps the loads of streamed tensors with compute";
-const char* kBatchedText =
-    "each group of matmuls with one input (q/k/v; gate/up) as one chained batch job: one submit per core per group";
+    "each group of a layer's matmuls with one input (q/k/v, o, gate/up, down) as one chained submit per core, its "
+    "tasks placed on the cores by the list scheduler (a matmul split into 1..3 column parts, the fastest on the "
+    "timing model); the scheduled order overlaps the loads of streamed tensors with compute";
+const char* kSplitEachText = "one synchronous submit per matmul, each split over all cores";
+const char* kPerSubmitText =
+    "the same plan with the fitted fixed cost all per submit (none per task): the other end of the assumed split";
 const char* kRuleText =
     "resident when the weights fit the budget and their layers, each whole, at most 16 NPU windows (rknpu IOMMU "
     "domains, rocket files; each entered once a step); else two largest layers' slots stream through one window and "
     "the rest of min(budget, window) is pinned; the remainder is read from disk every step";
+
+nlohmann::json figures_json(const exec::StepFigures& f, const char* plan) {
+  return {{"tokens_per_s", f.tokens_per_s}, {"step_us", f.step_ns / 1e3}, {"device_us", f.device_ns / 1e3},
+          {"tasks", f.tasks}, {"submits", f.submits}, {"plan", plan}};
+}
+
+nlohmann::json groups_json(const exec::Projection& p) {
+  nlohmann::json groups;
+  for (const auto& g : p.groups) {
+    nlohmann::json names;
+    for (int j : g.matmuls) names.push_back(p.per_matmul[static_cast<size_t>(j)].name);
+    groups.push_back({{"matmuls", names}, {"device_us", static_cast<double>(g.device_ns) / 1e3}, {"tasks", g.tasks},
+                      {"submits", g.submits}, {"parts", g.parts}});
+  }
+  return groups;
+}
 
 nlohmann::json step_json(const exec::Projection& p) {
   nlohmann::json per;
@@ -35,12 +55,6 @@ nlohmann::json step_json(const exec::Projection& p) {
     per.push_back({{"name", mp.name}, {"k", mp.k}, {"n", mp.n}, {"bytes", mp.bytes},
                    {"device_us", static_cast<double>(mp.device_ns) / 1e3}, {"host_us", mp.host_ns / 1e3},
                    {"tasks", mp.tasks}});
-  nlohmann::json groups;
-  for (const auto& g : p.groups) {
-    nlohmann::json names;
-    for (int j : g.matmuls) names.push_back(p.per_matmul[static_cast<size_t>(j)].name);
-    groups.push_back({{"matmuls", names}, {"device_us", static_cast<double>(g.device_ns) / 1e3}});
-  }
   return {{"m", p.m},
           {"tokens_per_s", p.tokens_per_s},
           {"step_us", p.step_ns / 1e3},
@@ -51,29 +65,35 @@ nlohmann::json step_json(const exec::Projection& p) {
           {"sequential_us", p.sequential_ns / 1e3},
           {"submits", p.submits},
           {"tasks", p.tasks},
-          {"dram_floor_us", p.dram_floor_ns / 1e3},
+          {"tasks_per_layer", p.tasks_per_layer},
           {"windows", p.windows},
+          {"dram_floor_us", p.dram_floor_ns / 1e3},
           {"window_switches", p.window_switches},
           {"switch_us", p.switch_ns / 1e3},
+          {"split", {{"stream_us", p.dram_floor_ns / 1e3}, {"submit_us", p.submit_ns / 1e3},
+                     {"fixed_not_overlapped_us", p.fixed_ns / 1e3}, {"host_us", p.host_ns / 1e3},
+                     {"switch_us", p.switch_ns / 1e3}, {"io_us", p.io_ns / 1e3}}},
           {"plan", kPlanText},
+          {"groups", groups_json(p)},
           {"per_matmul", per},
-          {"batched",
-           {{"tokens_per_s", p.batched_tokens_per_s},
-            {"step_us", p.batched_step_ns / 1e3},
-            {"device_us", p.batched_device_ns / 1e3},
-            {"submits", p.batched_submits},
-            {"plan", kBatchedText},
-            {"groups", groups}}}};
+          {"per_submit", figures_json(p.per_submit, kPerSubmitText)},
+          {"split_each", figures_json(p.split_each, kSplitEachText)}};
 }
 
 void print_step(const char* label, const exec::Projection& p) {
-  std::printf("%-13s %7.1f tok/s  step %8.2f ms = max(I/O %8.2f, device %7.2f + host %6.2f); sequential %.2f ms; %lld submits\n",
+  std::printf("%-13s %7.1f tok/s  step %8.2f ms = max(I/O %8.2f, device %7.2f + host %6.2f + switch %.2f); "
+              "sequential %.2f ms\n",
               label, p.tokens_per_s, p.step_ns / 1e6, p.io_ns / 1e6, p.device_ns / 1e6, p.host_ns / 1e6,
-              p.sequential_ns / 1e6, static_cast<long long>(p.submits));
-  std::printf("%-13s %7s        %lld NPU tasks; the weights once through shared DRAM take %.2f ms (the model's floor)\n", "", "",
-              static_cast<long long>(p.tasks), p.dram_floor_ns / 1e6);
-  std::printf("%-13s %7.1f tok/s  batched: device %7.2f ms, %lld submits (%s)\n", "", p.batched_tokens_per_s,
-              p.batched_device_ns / 1e6, static_cast<long long>(p.batched_submits), kBatchedText);
+              p.switch_ns / 1e6, p.sequential_ns / 1e6);
+  std::printf("%-13s %7s        %lld NPU tasks (%lld a layer), %lld submits, %d window(s); device = stream %.2f (the "
+              "weights once through shared DRAM: the model's floor) + submits %.2f + fixed not overlapped %.2f ms\n",
+              "", "", static_cast<long long>(p.tasks), static_cast<long long>(p.tasks_per_layer),
+              static_cast<long long>(p.submits), p.windows, p.dram_floor_ns / 1e6, p.submit_ns / 1e6, p.fixed_ns / 1e6);
+  std::printf("%-13s %7.1f tok/s  all fixed cost per submit: device %7.2f ms\n", "", p.per_submit.tokens_per_s,
+              p.per_submit.device_ns / 1e6);
+  std::printf("%-13s %7.1f tok/s  %s: device %7.2f ms, %lld tasks, %lld submits\n", "", p.split_each.tokens_per_s,
+              kSplitEachText, p.split_each.device_ns / 1e6, static_cast<long long>(p.split_each.tasks),
+              static_cast<long long>(p.split_each.submits));
 }
 
 // The model's shapes: a synthetic model's by name, or a packed file's description. -1 to go
@@ -126,21 +146,25 @@ int run_project(const ProjectArgs& a) {
   auto dev = open_zero_work_emulator();
   if (!dev) return fail(fmt::format("the zero-work emulator: {}", dev.error().message), Exit::device_unavailable);
   ork_device& d = **dev;
-  const exec::DeviceRef ref{d.kmd.get(), d.runner.get(), a.cores};
-  const uint64_t window = d.kmd->estimate_window().window_bytes;  // 4 GiB: 32-bit NPU addresses
+  const exec::DeviceRef ref = api::exec_device(d, a.cores);
+  ork_memory_info mem{};
+  mem.struct_size = sizeof mem;
+  if (ork_device_memory(&d, &mem) != ORK_OK) return fail(fmt::format("the zero-work emulator: {}", ork_last_error()), Exit::device_unavailable);
+  const uint64_t window = mem.window_bytes;  // 4 GiB: 32-bit NPU addresses
   nlohmann::json out = {{"model", a.path.empty() ? a.synthetic : a.path}, {"name", desc.name},
                         {"dtype", exec::dtype_key(desc.dtype)}, {"layers", desc.layers}, {"cores", a.cores},
                         {"disk_rate", a.disk_bytes_per_s}, {"window_bytes", window},
                         {"residency_rule", kRuleText},
                         {"host_source", a.host_us >= 0 ? "given (--host-us)" : "measured: zero-work emulator, median of the runner's plan+pack+submit+unpack"},
-                        {"device_source", "timing model (docs/timing-model.md), modelled_matmul_ns"}};
+                        {"device_source", "timing model (docs/timing-model.md): the board plan's per-core chains on shared DRAM"}};
   struct Step {
     const char* key;
     const char* label;
     int64_t m;
   };
   const std::string pkey = fmt::format("prefill_m{}", a.prefill_m), plabel = fmt::format("prefill M={}", a.prefill_m);
-  const Step steps[] = {{"decode", "decode M=1", 1}, {pkey.c_str(), plabel.c_str(), a.prefill_m}};
+  std::vector<Step> steps = {{"decode", "decode M=1", 1}, {pkey.c_str(), plabel.c_str(), a.prefill_m}};
+  if (a.prefill_m != 512) steps.push_back({"prefill_m512", "prefill M=512", 512});  // the table's second prefill
   bool first = true;
   for (const Step& s : steps) {
     exec::ProjectOptions po;

@@ -8,6 +8,7 @@
 
 #include "driver/common/npu_window.h"
 #include "driver/common/safe_file.h"
+#include "lib/api/device.h"
 #include "lib/exec/plan_text.h"
 #include "tools/common/input_limits.h"
 #include "tools/common/size_arg.h"
@@ -37,15 +38,29 @@ Result<Memory> parse_memory(const std::string& budget_text, const std::string& w
   return m;
 }
 
-std::string device_label(const ork_device& d) {
-  if (d.backend != "emu" || !d.kmd) return d.backend;  // rknpu, rocket and cpu say which they are
-  return std::string("emu-") + driver::kmd_kind_name(d.kmd->info().kind);
+std::string device_label(const ork_device_info& info) {
+  const std::string backend = info.backend;
+  if (backend != "emu") return backend;  // rknpu, rocket and cpu say which they are
+  return "emu-" + std::string(info.kernel_interface);
+}
+
+Result<OpenedDevice> open_named_device(const std::string& name) {
+  ork_device* raw = nullptr;
+  const ork_status st = ork_device_open(name.empty() ? nullptr : name.c_str(), &raw);
+  OpenedDevice out;
+  out.device.reset(raw);
+  if (st != ORK_OK)
+    return make_error(st == ORK_E_INVALID_ARGUMENT ? -EINVAL : -ENODEV, fmt::format("--device: {}", ork_last_error()));
+  if (ork_device_get_info(raw, &out.info) != ORK_OK)
+    return make_error(-ENODEV, fmt::format("--device: {}", ork_last_error()));
+  return out;
 }
 
 std::string open_windows(ork_device& d, int n, Windows& w, exec::DeviceRef& ref) {
-  if (!d.kmd) return {};  // the cpu device: host memory, no NPU windows
+  driver::Kmd* first = d.backend->kmd();
+  if (first == nullptr) return {};  // the cpu device: host memory, no NPU windows
   for (int i = 1; i < n; ++i) {
-    auto kmd = d.kmd->open_window(i);
+    auto kmd = first->open_window(i);
     if (!kmd) return fmt::format("opening NPU window {} of {}: {}", i, n, kmd.error().message);
     w.runners.push_back(std::make_unique<matmul::MatmulRunner>(**kmd));
     w.kmds.push_back(std::move(*kmd));

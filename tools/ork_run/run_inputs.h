@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "driver/common/result.h"
-#include "lib/api/device.h"
+#include "driver/kmd/kmd.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/plan.h"
+#include "lib/matmul/run.h"
+#include "ork/ork.h"
+#include "tools/common/ork_handles.h"
 
 namespace ork::tools {
 
@@ -27,8 +30,17 @@ struct Memory {
 Result<Memory> parse_memory(const std::string& budget_text, const std::string& window_text);
 
 // "emu-rknpu", "emu-rocket", "rknpu", "rocket", "cpu": the backend and, for a kernel
-// interface, which one (ork_device's backend says "emu" for both emulated ones).
-std::string device_label(const ork_device& device);
+// interface, which one (the info's backend says "emu" for both emulated ones).
+std::string device_label(const ork_device_info& info);
+
+// The device --device names ("" = the default), opened through the C API, with its facts.
+// The error names --device and ork_last_error(); its code is -EINVAL for a bad name (bad
+// usage), -ENODEV for a device that is not there or failed to open.
+struct OpenedDevice {
+  DevicePtr device;
+  ork_device_info info{};
+};
+Result<OpenedDevice> open_named_device(const std::string& name);
 
 // Windows 1.. of a run over several NPU windows (lib/exec/windows.h): each its Kmd
 // (Kmd::open_window) and runner. Declared after the device, so they go before it.

@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -159,8 +160,21 @@ nlohmann::json spread_json(const ork::tools::Spread& s) {
 // the wall time that is this process's own work.
 double cpu_ms() { return 1000.0 * static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
-// The ork_sched process on `s` written to a file, `repeat` times: wall ms.
-ork::tools::Spread process_ms(const std::string& ork_sched, const Stream& s, int repeat, Policy policy) {
+// CPU time (user + system) of the children waited for so far, ms: the ork_sched processes'
+// own work, whatever the machine's load does to their wall time.
+double children_cpu_ms() {
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  auto ms = [](const timeval& t) { return 1000.0 * static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1000.0; };
+  return ms(u.ru_utime) + ms(u.ru_stime);
+}
+
+struct ProcessTimes {
+  ork::tools::Spread wall, cpu;  // ms; n = 0 when not run or when a run failed
+};
+
+// The ork_sched process on `s` written to a file, `repeat` times: wall and CPU ms.
+ProcessTimes process_ms(const std::string& ork_sched, const Stream& s, int repeat, Policy policy) {
   char path[] = "/tmp/ork_sched_bench_XXXXXX";
   const int fd = mkstemp(path);
   if (fd < 0) return {};
@@ -168,16 +182,25 @@ ork::tools::Spread process_ms(const std::string& ork_sched, const Stream& s, int
   { std::ofstream(path) << format_stream(s); }
   const std::string command = fmt::format("'{}' '{}' --json --policy {} > /dev/null", ork_sched, path, policy_name(policy));
   bool ok = true;
-  ork::tools::Spread t = time_ms(repeat, [&] { ok = std::system(command.c_str()) == 0 && ok; });
+  std::vector<double> cpu;
+  ork::tools::Spread wall = time_ms(repeat, [&] {
+    const double before = children_cpu_ms();
+    ok = std::system(command.c_str()) == 0 && ok;
+    cpu.push_back(children_cpu_ms() - before);
+  });
   std::remove(path);
-  return ok ? t : ork::tools::Spread{};
+  return ok ? ProcessTimes{wall, ork::tools::spread(cpu)} : ProcessTimes{};
 }
 
 // One speed stream's timings, ms, each the min / median / max of `repeat` runs.
 struct SpeedRow {
   int ops = 0;
-  ork::tools::Spread sim, graph, list, sched, process, parse;  // process, parse: n = 0 when not run
+  ork::tools::Spread sim, graph, list, sched, process, process_cpu, parse;  // process*, parse: n = 0 when not run
   double sched_cpu = 0;  // process CPU ms per schedule() call, mean
+  // CPU ms, mean: parse_stream on the stream's text, then schedule() (the graph included):
+  // what the ork_sched process does but for its start and report; and for "7b", what
+  // `ork_run --plan-only` does (seven_b_plan_only), 0 for the other streams.
+  double pipeline_cpu = 0, plan_only_cpu = 0;
 };
 
 // Times every stage on one stream; false (a message on stderr) when it cannot be scheduled.
@@ -206,7 +229,33 @@ bool time_stream(const std::string& kind, const Stream& s, int repeat, Policy po
   const double cpu0 = cpu_ms();
   r.sched = time_ms(repeat, [&] { (void)schedule(s, options); });  // graph included
   r.sched_cpu = (cpu_ms() - cpu0) / repeat;
-  r.process = ork_sched.empty() || kind == "7b" ? ork::tools::Spread{} : process_ms(ork_sched, s, repeat, policy);
+  {
+    const std::string text = format_stream(s);
+    const double cpu1 = cpu_ms();
+    for (int i = 0; i < repeat; ++i) {
+      Result<Stream> parsed = parse_stream(text);
+      if (!parsed || !schedule(*parsed, options)) {
+        fmt::print(stderr, "{} {}: the stream's text does not parse and schedule\n", kind, ops);
+        return false;
+      }
+    }
+    r.pipeline_cpu = (cpu_ms() - cpu1) / repeat;
+  }
+  if (kind == "7b") {
+    const double cpu2 = cpu_ms();
+    for (int i = 0; i < repeat; ++i) {
+      if (Result<size_t> plan = seven_b_plan_only(ops); !plan) {
+        fmt::print(stderr, "7b plan {}: {}\n", ops, plan.error().message);
+        return false;
+      }
+    }
+    r.plan_only_cpu = (cpu_ms() - cpu2) / repeat;
+  }
+  if (!ork_sched.empty() && kind != "7b") {
+    const ProcessTimes p = process_ms(ork_sched, s, repeat, policy);
+    r.process = p.wall;
+    r.process_cpu = p.cpu;
+  }
   // What the process spends reading the text format: parse_stream on the stream's text.
   const std::string text = r.process.n > 0 ? format_stream(s) : std::string();
   r.parse = r.process.n > 0 ? time_ms(repeat, [&] { (void)parse_stream(text); }) : ork::tools::Spread{};
@@ -216,7 +265,7 @@ bool time_stream(const std::string& kind, const Stream& s, int repeat, Policy po
 // One stream's row: appended to report["speed"], and printed unless json_out. Ratios and
 // growth come from the medians (the min / median / max of each are reported).
 void report_speed(const std::string& kind, const SpeedRow& r, int repeat, Policy policy, double first_per_op,
-                  bool json_out, nlohmann::json& report) {
+                  double first_pipeline_per_op, bool json_out, nlohmann::json& report) {
   const double sim_ms = r.sim.median, graph_ms = r.graph.median, list_ms = r.list.median, sched_ms = r.sched.median;
   const double per_op = sched_ms * 1000.0 / r.ops;
   report["speed"].push_back({{"stream", kind}, {"ops", r.ops}, {"repeat", repeat}, {"simulate_ms", sim_ms},
@@ -226,17 +275,26 @@ void report_speed(const std::string& kind, const SpeedRow& r, int repeat, Policy
                              {"schedule_over_simulate", sched_ms / sim_ms}, {"us_per_op", per_op},
                              {"growth_per_op", per_op / first_per_op}, {"policy", policy_name(policy)},
                              {"schedule_cpu_ms_mean", r.sched_cpu}});
+  const double pipeline_per_op = r.pipeline_cpu * 1000.0 / r.ops;
+  report["speed"].back()["pipeline_cpu_ms_mean"] = r.pipeline_cpu;
+  report["speed"].back()["pipeline_cpu_us_per_op"] = pipeline_per_op;
+  report["speed"].back()["pipeline_growth_per_op"] = pipeline_per_op / first_pipeline_per_op;
+  if (r.plan_only_cpu > 0) report["speed"].back()["plan_only_cpu_ms_mean"] = r.plan_only_cpu;
   if (r.process.n > 0) report["speed"].back()["process_ms_spread"] = spread_json(r.process);
+  if (r.process_cpu.n > 0) report["speed"].back()["process_cpu_ms_spread"] = spread_json(r.process_cpu);
   if (r.parse.n > 0) report["speed"].back()["parse_ms_spread"] = spread_json(r.parse);
   if (json_out) return;
   fmt::print("{:<7} {:>7} {:>9.3f} {:>9.3f} {:>10.3f} {:>10.3f} {:>26} {:>12.1f} {:>12.3f} {:>9.2f}\n", kind, r.ops,
              sim_ms, graph_ms, list_ms, sched_ms,
              fmt::format("{:.3f} / {:.3f} / {:.3f}", r.sched.min, r.sched.median, r.sched.max), sched_ms / sim_ms,
              per_op, per_op / first_per_op);
-  fmt::print("{:<7} {:>7} schedule cpu {:.1f} ms (mean){}\n", "", "", r.sched_cpu,
-             r.process.n ? fmt::format("; ork_sched process {:.1f} / {:.1f} / {:.1f} ms, of which parse "
-                                       "{:.1f} / {:.1f} / {:.1f} ms", r.process.min, r.process.median,
-                                       r.process.max, r.parse.min, r.parse.median, r.parse.max)
+  fmt::print("{:<7} {:>7} schedule cpu {:.1f} ms (mean); parse + schedule cpu {:.1f} ms, {:.3f} us/op, growth {:.2f}{}{}\n",
+             "", "", r.sched_cpu, r.pipeline_cpu, pipeline_per_op, pipeline_per_op / first_pipeline_per_op,
+             r.plan_only_cpu > 0 ? fmt::format("; ork_run --plan-only's work cpu {:.1f} ms", r.plan_only_cpu) : "",
+             r.process.n ? fmt::format("; ork_sched process {:.1f} / {:.1f} / {:.1f} ms (CPU {:.1f} / {:.1f} / "
+                                       "{:.1f} ms), of which parse {:.1f} / {:.1f} / {:.1f} ms", r.process.min,
+                                       r.process.median, r.process.max, r.process_cpu.min, r.process_cpu.median,
+                                       r.process_cpu.max, r.parse.min, r.parse.median, r.parse.max)
                          : "");
 }
 
@@ -247,7 +305,7 @@ int speed(const std::vector<int>& sizes, int repeat, Policy policy, const std::s
     fmt::print("\n{:<7} {:>7} {:>9} {:>9} {:>10} {:>10} {:>26} {:>12} {:>12} {:>9}\n", "stream", "ops", "sim ms",
                "graph ms", "list ms", "sched ms", "sched min / median / max", "sched/sim", "us/op sched", "growth");
   for (const std::string kind : {"decode", "random", "7b"}) {
-    double first_per_op = 0;  // growth is per op against the first size that ran
+    double first_per_op = 0, first_pipeline_per_op = 0;  // growth is per op against the first size that ran
     for (int size : sizes) {
       SpeedRow r;
       if (!time_stream(kind, scaling_stream(kind, size), repeat, policy, ork_sched, r)) {
@@ -255,7 +313,8 @@ int speed(const std::vector<int>& sizes, int repeat, Policy policy, const std::s
         continue;
       }
       if (first_per_op == 0) first_per_op = r.sched.median * 1000.0 / r.ops;
-      report_speed(kind, r, repeat, policy, first_per_op, json_out, report);
+      if (first_pipeline_per_op == 0) first_pipeline_per_op = r.pipeline_cpu * 1000.0 / r.ops;
+      report_speed(kind, r, repeat, policy, first_per_op, first_pipeline_per_op, json_out, report);
     }
   }
   return failures;

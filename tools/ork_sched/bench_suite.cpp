@@ -8,6 +8,7 @@
 
 #include "lib/exec/model.h"
 #include "lib/exec/plan.h"
+#include "lib/exec/plan_text.h"
 
 #include "lib/sched/generate.h"
 #include "lib/sched/parse.h"
@@ -78,16 +79,31 @@ exec::PackedModel seven_b_model() {
   return m;
 }
 
-Stream seven_b_stream(int ops) {
-  const exec::PackedModel model = seven_b_model();
+exec::PlanOptions seven_b_options(int ops, exec::Order order) {
   exec::PlanOptions o;
   o.tokens = std::max(1, ops / (3 * 28 * 7));
   o.budget_bytes = uint64_t{1} << 30;
-  o.order = exec::Order::sequential;  // the stream only: the bench schedules it itself
-  return exec::build_plan(model, o).value().stream;
+  o.order = order;
+  return o;
+}
+
+Stream seven_b_stream(int ops) {
+  const exec::PackedModel model = seven_b_model();
+  // The stream only (sequential: no chooser): the bench schedules it itself.
+  return exec::build_plan(model, seven_b_options(ops, exec::Order::sequential)).value().stream;
 }
 
 }  // namespace
+
+Result<size_t> seven_b_plan_only(int ops) {
+  const exec::PackedModel model = seven_b_model();
+  const exec::PlanOptions o = seven_b_options(ops, exec::Order::scheduled);
+  Result<exec::ExecPlan> plan = exec::build_plan(model, o);
+  if (!plan) return plan.error();
+  Result<std::string> text = exec::format_plan(*plan, o, "7b.ork");
+  if (!text) return text.error();
+  return text->size();
+}
 
 bool has_ranges(const Stream& s) {
   for (const Op& op : s.ops)

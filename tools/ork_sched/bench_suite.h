@@ -25,6 +25,12 @@ std::vector<BenchCase> bench_suite(const std::string& examples_dir, int random_c
 // tokens as make `ops` (588 ops a token).
 Stream scaling_stream(const std::string& kind, int ops);
 
+// What `ork_run MODEL --plan-out FILE --plan-only` does for that 7B model at about `ops` ops,
+// less reading the file's tensor table: the plan built in the scheduled order (the chooser
+// under slots, lib/exec/plan.cpp) and its text (lib/exec/plan_text.h). The text's size in
+// bytes, or the error.
+Result<size_t> seven_b_plan_only(int ops);
+
 // The held-out mix: streams the heuristics were not tuned on, from `seed` (the tuning suite
 // above uses seeds 1000..1000+random_count). Three in four are random DAGs with parameters
 // drawn from the seed (programs, cores, memory, outstanding programs, buffer sizes), one in

@@ -89,7 +89,8 @@ struct Members {
       out += i + 1 < items.size() ? ",\n" : "\n";
     }
     out.append(indent, ' ');
-    return out + "}";
+    out += '}';  // appended, not `out + "}"`: that copied the whole report once more
+    return out;
   }
 };
 
@@ -105,7 +106,7 @@ std::string array(const std::vector<std::string>& elements) {
 // label was most of this writer's time at 1M ops.
 std::string order_array(const Stream& s, const Schedule& r) {
   if (r.order.empty()) return "[]";
-  size_t bytes = 8;
+  size_t bytes = 16;
   for (int op : r.order) bytes += s.ops[op].name.size() + 16;
   std::string out;
   out.reserve(bytes);
@@ -118,7 +119,8 @@ std::string order_array(const Stream& s, const Schedule& r) {
     escaped(out, op.name);
     out += i + 1 < r.order.size() ? "\",\n" : "\"\n";
   }
-  return out + "  ]";
+  out += "  ]";
+  return out;
 }
 
 bool names_valid(const Stream& s) {
@@ -160,7 +162,8 @@ std::string cores_object(const Stream& s, const Schedule& r) {
     out += "\": ";
     out += std::to_string(r.core_of[named[i].second]);
   }
-  return out + "\n  }";
+  out += "\n  }";
+  return out;
 }
 
 std::string attempts_array(const Schedule& r) {

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <map>
+#include <string>
 #include <utility>
 
 #include "lib/sched/parse.h"
@@ -93,6 +94,7 @@ int run(const Args& a) {
     overrides.memory_bytes = *bytes;
   }
   ork::Result<Stream> stream = parse_stream(text, overrides);
+  std::string().swap(text);  // the stream holds its own names: the text's pages go back to malloc for the graph
   if (!stream) {  // bad input: exit 2, like any file a tool cannot take
     fmt::print(stderr, "ork_sched: {}: {}\n", a.file, stream.error().message);
     return 2;
@@ -109,8 +111,12 @@ int run(const Args& a) {
     fmt::print(stderr, "ork_sched: {}: {}\n", a.file, sched.error().message);
     return 1;
   }
-  if (a.json) fmt::print("{}\n", render_json_text(*stream, *sched));
-  else fmt::print("{}", render_text(*stream, *sched));
+  // Written as is: fmt::print would format the report (tens of MB at 1M ops) into a buffer first.
+  const std::string report = a.json ? render_json_text(*stream, *sched) + '\n' : render_text(*stream, *sched);
+  if (std::fwrite(report.data(), 1, report.size(), stdout) != report.size()) {
+    fmt::print(stderr, "ork_sched: cannot write the report to standard output\n");
+    return 1;
+  }
   if (a.svg.empty() && a.trace.empty()) return 0;
   const std::vector<Panel> panels = make_panels(*stream, *graph, *sched, options);
   bool ok = true;

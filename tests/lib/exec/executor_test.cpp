@@ -49,12 +49,13 @@ Model make_model(matmul::DType dtype, int layers, uint64_t seed, const std::stri
   return m;
 }
 
-Result<RunOutput> run(const Model& model, const PlanOptions& o, ork_device& dev, int inflight = 2) {
+Result<RunOutput> run(const Model& model, const PlanOptions& o, ork_device& dev, int inflight = 2, bool groups = true) {
   auto plan = build_plan(model.packed, o);
   if (!plan) return plan.error();
-  DeviceRef ref{dev.kmd.get(), dev.runner.get(), dev.kmd ? 3 : 1};
+  DeviceRef ref{dev.backend->kmd(), dev.backend->runner(), dev.backend->kmd() ? 3 : 1};
   RunOptions ro;
   ro.inflight = inflight;
+  ro.groups = groups;
   return run_plan(model.path, model.packed, *plan, o, ref, ro);
 }
 
@@ -74,7 +75,7 @@ TEST_P(ExecutorBitExact, EveryMatmulOutputEqualsTheReference) {
   ASSERT_TRUE(out) << out.error().message;
   EXPECT_LE(out->stats.peak_bytes, o.budget_bytes);
   // One at a time on cpu, in the sequential order and when asked; never more than asked.
-  const bool one = (*dev)->kmd == nullptr || c.order == Order::sequential || c.inflight == 1;
+  const bool one = (*dev)->backend->kmd() == nullptr || c.order == Order::sequential || c.inflight == 1;
   if (one) {
     EXPECT_EQ(out->stats.max_inflight, 1);
   }
@@ -125,7 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 // With room for the whole model no load waits for a slot, so the walk hands the device
 // thread every start at once: q, k and v of a layer (and gate and up) go to the NPU
-// together, and the result is still the reference's.
+// together, each its own job (RunOptions::groups off), and the result is still the
+// reference's. With groups they go as one chained job (executor_groups_test.cpp).
 TEST(ExecutorInflight, IndependentMatmulsOfALayerAreOnTheDeviceTogether) {
   const Model model = make_model(matmul::DType::int8, 3, 7, "inflight.ork");
   for (const char* name : {"emu", "emu-rocket"}) {
@@ -135,9 +137,10 @@ TEST(ExecutorInflight, IndependentMatmulsOfALayerAreOnTheDeviceTogether) {
     o.tokens = 2;
     o.budget_bytes = 4 << 20;
     for (int inflight : {1, 2, 3}) {
-      auto out = run(model, o, **dev, inflight);
+      auto out = run(model, o, **dev, inflight, false);
       ASSERT_TRUE(out) << out.error().message;
       EXPECT_EQ(out->stats.max_inflight, inflight) << name;
+      EXPECT_EQ(out->stats.max_group, inflight > 1 ? 1 : 0) << name;
       // The whole model fits: every tensor read once, by token 0, and kept for token 1.
       EXPECT_EQ(out->stats.loads, 3u * 7u);
       EXPECT_EQ(out->stats.bytes_read, model.packed.weight_bytes());
@@ -265,7 +268,7 @@ TEST(ExecutorErrors, OutOfMemoryOnTheDeviceThreadIsTheRunsError) {
     ro.progress = [&](int64_t, int64_t) {
       if (++calls == 3) throw std::bad_alloc();
     };
-    DeviceRef ref{(*dev)->kmd.get(), (*dev)->runner.get(), (*dev)->kmd ? 3 : 1};
+    DeviceRef ref{(*dev)->backend->kmd(), (*dev)->backend->runner(), (*dev)->backend->kmd() ? 3 : 1};
     auto out = run_plan(a.path, a.packed, *plan, o, ref, ro);
     ASSERT_FALSE(out);
     EXPECT_EQ(out.error().code, -ENOMEM);

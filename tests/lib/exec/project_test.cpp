@@ -6,6 +6,7 @@
 
 #include "driver/emu/kernel/fake_kernel.h"
 #include "lib/api/device.h"
+#include "lib/exec/board_plan.h"
 #include "lib/exec/pack_file.h"
 #include "lib/exec/plan.h"
 #include "lib/exec/project.h"
@@ -46,7 +47,21 @@ TEST(Project, PartsAddUpToThePlan) {
         bytes += align_up(*packed_bytes(d.dtype, md.k, md.n), kPackAlign);
         EXPECT_EQ(p->per_matmul[j].device_ns, modelled_matmul_ns(d.dtype, m, md.k, md.n, 3));
       }
-      EXPECT_DOUBLE_EQ(p->device_ns, device * 5);
+      EXPECT_DOUBLE_EQ(p->split_each.device_ns, device * 5);
+      double groups = 0;
+      int64_t tasks = 0, submits = 0;
+      for (const BatchGroup& g : p->groups) {
+        groups += static_cast<double>(g.device_ns);
+        tasks += g.tasks;
+        submits += g.submits;
+      }
+      EXPECT_DOUBLE_EQ(p->device_ns, groups * 5);  // the board plan: its groups, every layer
+      EXPECT_EQ(p->tasks_per_layer, tasks);
+      EXPECT_EQ(p->tasks, tasks * 5);
+      EXPECT_EQ(p->submits, submits * 5);
+      EXPECT_LE(p->device_ns, p->split_each.device_ns);
+      EXPECT_EQ(p->windows, 1);
+      EXPECT_DOUBLE_EQ(p->dram_floor_ns + p->submit_ns + p->fixed_ns, p->device_ns);
       EXPECT_DOUBLE_EQ(p->host_ns, host * 5);
       EXPECT_EQ(p->weight_bytes, bytes * 5);
       EXPECT_TRUE(p->resident);
@@ -55,8 +70,12 @@ TEST(Project, PartsAddUpToThePlan) {
       EXPECT_DOUBLE_EQ(p->compute_ns, p->device_ns + p->host_ns);
       EXPECT_DOUBLE_EQ(p->step_ns, p->compute_ns);
       EXPECT_DOUBLE_EQ(p->tokens_per_s, static_cast<double>(m) * 1e9 / p->step_ns);
-      EXPECT_EQ(p->submits, 7 * 5);
-      EXPECT_EQ(p->batched_submits, 4 * 5);
+      EXPECT_EQ(p->split_each.submits, 7 * 5);
+      EXPECT_GE(p->submits, 4 * 5);  // one per core with work per group: 4 groups a layer
+      EXPECT_LE(p->submits, 4 * 3 * 5);
+      // The other end of the fixed cost's split: the same plan, its own figures.
+      EXPECT_GT(p->per_submit.device_ns, p->dram_floor_ns);
+      EXPECT_DOUBLE_EQ(p->per_submit.step_ns, p->per_submit.device_ns + p->host_ns);
       EXPECT_GT(p->device_ns, p->dram_floor_ns);  // no plan beats the shared DRAM limit
     }
   }
@@ -135,11 +154,13 @@ TEST(Project, BatchGroupsShareAnInput) {
   EXPECT_EQ(g[3].matmuls, (std::vector<int>{6}));
   auto p = project(d, options(d, 1, uint64_t{1} << 40));
   ASSERT_TRUE(p);
-  // One submit per core per group instead of per matmul: never slower on the model.
-  EXPECT_LE(p->batched_device_ns, p->device_ns);
+  // Each group is its board plan (board_plan.h).
   const std::pair<int64_t, int64_t> qkv[] = {{d.matmuls[0].k, d.matmuls[0].n}, {d.matmuls[1].k, d.matmuls[1].n},
                                              {d.matmuls[2].k, d.matmuls[2].n}};
-  EXPECT_EQ(p->groups[0].device_ns, modelled_group_ns(d.dtype, 1, qkv, 3));
+  auto qkv_plan = plan_group(d.dtype, 1, qkv, 3);
+  ASSERT_TRUE(qkv_plan);
+  EXPECT_EQ(p->groups[0].device_ns, static_cast<int64_t>(qkv_plan->device_ns));
+  EXPECT_EQ(p->groups[0].tasks, qkv_plan->tasks);
 }
 
 TEST(Project, BadOptionsAreNamed) {
@@ -175,7 +196,7 @@ TEST(Project, HostTimeOnTheZeroWorkEmulator) {
   ASSERT_TRUE(dev);
   const ModelDesc d = desc("tiny", 1);
   int submits = 0;
-  auto h = measure_host_ns(DeviceRef{(*dev)->kmd.get(), (*dev)->runner.get(), 3}, d, 4, 3, &submits);
+  auto h = measure_host_ns(DeviceRef{(*dev)->backend->kmd(), (*dev)->backend->runner(), 3}, d, 4, 3, &submits);
   ASSERT_TRUE(h) << h.error().message;
   ASSERT_EQ(h->size(), d.matmuls.size());
   for (double v : *h) EXPECT_GT(v, 0);
@@ -183,7 +204,7 @@ TEST(Project, HostTimeOnTheZeroWorkEmulator) {
   auto none = measure_host_ns(DeviceRef{}, d, 1, 3);
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("needs an NPU device"), std::string::npos);
-  auto zero = measure_host_ns(DeviceRef{(*dev)->kmd.get(), (*dev)->runner.get(), 3}, d, 1, 0);
+  auto zero = measure_host_ns(DeviceRef{(*dev)->backend->kmd(), (*dev)->backend->runner(), 3}, d, 1, 0);
   ASSERT_FALSE(zero);
 }
 

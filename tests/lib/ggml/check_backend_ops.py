@@ -46,7 +46,9 @@ def problems(text, op):
         t = re.search(r"type_a=([a-z0-9_]+)", params)
         if t and t.group(1) in by_type:
             by_type[t.group(1)] += 1
-        if re.search(r"(bs|nr)=\[(?!1,1\])", params):
+        # MUL_MAT: batch dims past one (bs) or repeated weights (nr); MUL_MAT_ID: one
+        # activation row for every expert slot of a token (b=1).
+        if re.search(r"(bs|nr)=\[(?!1,1\])", params) or re.search(r"(^|,)b=1(,|$)", params):
             broadcast += 1
         if re.search(r"(^|,)n=1(,|$)", params):
             m1 += 1
@@ -113,6 +115,13 @@ def self_test():
     }
     errors = [] if not problems(good, "MUL_MAT") else ["a good output was refused"]
     errors += [f"{name} was accepted" for name, text in bad.items() if not problems(text, "MUL_MAT")]
+    good_id = ("Backend 1/1: ORK\n" + "".join(
+        f"  MUL_MAT_ID(type_a={t},type_b=f32,n_mats=4,n_used=2,b={b},m=16,n={n},k=256,amax=1.000000): OK\n"
+        for t in WEIGHT_TYPES for n, b in ((1, 0), (8, 1))) + "  10/10 tests passed\n  Backend ORK: OK\n")
+    if problems(good_id, "MUL_MAT_ID"):
+        errors.append("a good MUL_MAT_ID output was refused")
+    if not problems(good_id.replace(",b=1,", ",b=0,"), "MUL_MAT_ID"):
+        errors.append("MUL_MAT_ID with no broadcast case was accepted")
     for e in errors:
         print(f"check_backend_ops --self-test: {e}")
     return 1 if errors else 0

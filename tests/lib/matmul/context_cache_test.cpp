@@ -53,7 +53,7 @@ class ContextCache : public ::testing::TestWithParam<const char*> {
       ASSERT_EQ(c, want) << "weight " << i;
     }
   }
-  ork::matmul::MatmulRunner::CacheStats cache() const { return dev_->runner->cache_stats(); }
+  ork::matmul::MatmulRunner::CacheStats cache() const { return dev_->backend->runner()->cache_stats(); }
   ork_device* dev_ = nullptr;
   Model model_;
 };

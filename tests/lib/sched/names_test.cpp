@@ -56,5 +56,24 @@ TEST(NameTable, FindsInDeclarationOrderAndOutOfIt) {
   }
 }
 
+// A decode stream's pattern (tools/ork_sched's decode streams): each layer declares its
+// activation before its weights but uses the first weight before it, so the entry after the
+// last one found is behind the next new name; the entry after the furthest one found is that
+// name. Per layer: at most 2 finds of 3 go to the index (the first weight, the activation),
+// where the guess of the last entry alone sent all 3. 20,000 layers: the 4,096 recent slots,
+// which the inserts fill too, hold only the last layers' names by the time they are found.
+TEST(NameTable, TheFurthestEntryFoundGuessesTheNextNewName) {
+  std::vector<std::string> names;
+  const int layers = 20000;
+  for (int l = 0; l < layers; ++l)
+    for (const char* kind : {"a", "w0_", "w1_"}) names.push_back(kind + std::to_string(l));
+  NameTable table(names.size());
+  for (size_t i = 0; i < names.size(); ++i) ASSERT_EQ(table.insert(names[i], static_cast<int>(i)), static_cast<int>(i));
+  for (int l = 0; l < layers; ++l)
+    for (int k : {1, 0, 2}) ASSERT_EQ(table.find(names[3 * l + k]), 3 * l + k);  // w0, a, w1
+  EXPECT_LE(table.index_lookups(), 2u * layers);
+  EXPECT_GE(table.index_lookups(), 2u * layers - 4096);  // only the recent slots answer the rest
+}
+
 }  // namespace
 }  // namespace ork::sched

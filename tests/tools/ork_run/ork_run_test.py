@@ -44,6 +44,9 @@ for n in ("1", "3"):
             failures.append(f"--inflight {n}: {j}")
         if n == "1" and j.get("max_inflight") != 1:
             failures.append(f"--inflight 1 had {j.get('max_inflight')} matmuls in flight")
+        # The board plan: with room for the model, q, k and v go to the NPU as one chained job.
+        if j.get("max_group") != (0 if n == "1" else 3):
+            failures.append(f"--inflight {n}: max_group {j.get('max_group')}, the q/k/v group expected as one job")
 for bad in ("0", "9", "two"):
     run([ork_run, model, "--inflight", bad], 2, "--inflight")
 
@@ -100,17 +103,21 @@ for args in ([ork_run, model, "--project", "--json"],
                     "residency_rule", "host_source", "device_source"]:
             if key not in j:
                 failures.append(f"--project --json lacks {key}")
-        for step in ["decode", "prefill_m128"]:
+        for step in ["decode", "prefill_m128", "prefill_m512"]:
             s = j.get("project", {}).get(step, {})
             for key in ["tokens_per_s", "step_us", "device_us", "host_us", "io_us", "compute_us", "sequential_us",
-                        "submits", "tasks", "plan", "per_matmul", "batched", "m", "windows", "window_switches",
-                        "switch_us"]:
+                        "submits", "tasks", "tasks_per_layer", "windows", "dram_floor_us", "plan", "groups",
+                        "per_matmul", "per_submit", "split_each", "split", "m", "window_switches", "switch_us"]:
                 if key not in s:
                     failures.append(f"--project {step} lacks {key}")
             if s and abs(s["step_us"] - max(s["io_us"], s["device_us"] + s["host_us"] + s["switch_us"])) > 1e-6 * s["step_us"]:
                 failures.append(f"--project {step}: step_us is not max(io, device + host + window switches): {s}")
             if s and abs(s["tokens_per_s"] - s["m"] * 1e6 / s["step_us"]) > 1e-6 * s["tokens_per_s"]:
                 failures.append(f"--project {step}: tokens_per_s is not m / step: {s}")
+            if s and s.get("tasks") != s.get("tasks_per_layer", 0) * j["layers"]:
+                failures.append(f"--project {step}: tasks is not tasks_per_layer x layers: {s}")
+            if s and s.get("windows") != 1:
+                failures.append(f"--project {step}: windows {s.get('windows')}, one NPU window expected")
         if "--host-us" in args and j.get("project", {}).get("decode", {}).get("host_us") != 5 * 3 * 7:
             failures.append(f"--host-us 5 over 3 layers x 7 matmuls: {j.get('project', {}).get('decode')}")
 # 7B at int8 is past one 4 GiB window: held in 14 GiB of RAM over two windows, nothing read

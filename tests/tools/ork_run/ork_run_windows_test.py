@@ -48,6 +48,8 @@ for dev in ("emu-rknpu", "emu-rocket"):
         j = json.loads(p.stdout)
         check(j["windows"] == 4 and j["checked"] is True and j["pinned_tensors"] == 12 * 7
               and j["device"] == dev and j["peak_bytes"] <= 4 * 3 * layer, f"{dev} over 4 windows: {j}")
+        # The board plan's groups ran in every window (q/k/v as one chained job of its window).
+        check(j["max_group"] == 3, f"{dev} over 4 windows: max_group {j['max_group']}, q/k/v as one job expected")
 # Given: the same; fewer than the layers need is refused, naming both counts.
 p = run([ork_run, *resident, "--windows", "4"], 0, env=EMU)
 check(p.returncode != 0 or json.loads(p.stdout)["windows"] == 4, f"--windows 4: {p.stdout}")

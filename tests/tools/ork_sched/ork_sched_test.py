@@ -96,5 +96,15 @@ report = json.loads(out) if code == 0 else {}
 expect(code == 0 and report.get("makespan") == 250 and report.get("lower_bound") == 250, "best reaches the bound")
 expect(len(report.get("attempts", [])) >= 8 and "dma_lookahead" in report, "best tries eight rules and reports the one kept")
 
+# The second run (tools/ork_sched/huge_pages.h: huge pages, no block mappings of malloc's own,
+# no heap trim; the tunables it sets are checked in huge_pages_test.cpp) reports what a run with
+# none of it does (ORK_NO_HUGE_PAGES).
+env = {k: v for k, v in os.environ.items() if k not in ("GLIBC_TUNABLES", "ORK_NO_HUGE_PAGES")}
+second = subprocess.run([tool, ex2, "--json"], capture_output=True, text=True, env=env, timeout=120)
+plain = subprocess.run([tool, ex2, "--json"], capture_output=True, text=True, env=dict(env, ORK_NO_HUGE_PAGES="1"),
+                       timeout=120)
+expect(second.returncode == 0 and second.stdout == plain.stdout and '"makespan"' in plain.stdout,
+       "the second run's report is the plain run's")
+
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)

@@ -1,0 +1,165 @@
+// The NPU devices' backend (backend.h): rknpu, rocket and the emulator's fake kernel behind
+// one kernel interface (driver/kmd/kmd.h), the matmul runner over it (lib/matmul/run.h).
+// Weights live in device buffers in the native layout; a call runs as the runner's call or,
+// submitted, as a matmul job (lib/matmul/job.h; the job halves in job_api.cpp, batch.cpp).
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "driver/emu/kernel/fake_kernel.h"
+#include "lib/api/backend.h"
+#include "lib/api/batch.h"
+#include "lib/api/device.h"
+#include "lib/api/error.h"
+#include "lib/api/job.h"
+#include "lib/api/matmul_t.h"
+#include "lib/api/stats.h"
+#include "lib/api/weights.h"
+#include "lib/matmul/layout.h"
+#include "lib/matmul/layout_source.h"
+
+namespace ork::api {
+namespace {
+
+class NpuBackend final : public Backend {
+ public:
+  NpuBackend(std::unique_ptr<driver::Kmd> kmd, const emu::FakeKernel* fake, size_t context_bytes)
+      : kmd_(std::move(kmd)), fake_(fake), runner_(std::make_unique<matmul::MatmulRunner>(*kmd_, context_bytes)) {}
+  // The runner's contexts hold BOs: they go before the kernel interface.
+  ~NpuBackend() override { runner_.reset(); }
+
+  driver::Kmd* kmd() const override { return kmd_.get(); }
+  matmul::MatmulRunner* runner() const override { return runner_.get(); }
+
+  void describe(ork_device_info& info) const override;
+  void memory(const ork_device& d, uint64_t host_free, ork_memory_info& m) const override;
+
+  ork_status make_weights(ork_weights& w, const void* data) override {
+    auto r = matmul::ResidentWeights::create(*kmd_, internal_dtype(w.dtype), w.k, w.n, data);
+    if (!r) return fail(r.error());
+    w.resident = std::move(*r);
+    if (w.dtype == ORK_DTYPE_INT4) {  // kept for the w4a8 copy (weights.h)
+      const auto* p = static_cast<const uint8_t*>(data);
+      w.packed.assign(p, p + matmul::int4_packed_bytes(w.k * w.n));
+    }
+    return ok();
+  }
+
+  ork_status make_weights_from(ork_weights& w, const matmul::WeightSource& src) override {
+    auto r = matmul::ResidentWeights::create_with(
+        *kmd_, internal_dtype(w.dtype), w.k, w.n,
+        [&](const matmul::Plan& plan, std::span<uint8_t> out) { return matmul::pack_b_source(plan, src, out); });
+    if (!r) return fail(r.error());
+    w.resident = std::move(*r);
+    if (w.dtype == ORK_DTYPE_INT4) w.packed = int4_stream_from(w, src);
+    return ok();
+  }
+
+  ork_status import_weights(ork_weights& w, const matmul::Plan& plan, std::span<const uint8_t> payload) override;
+
+  void forget(ork_weights& w) override {
+    if (w.resident) runner_->forget(*w.resident);
+    if (w.resident_w4a8) runner_->forget(*w.resident_w4a8);
+  }
+
+  ork_status multiply(const ork_weights& w, const CallTypes& t, const void*, int64_t, void*, const ork_matmul_options&,
+                      const matmul::RunOptions&, CallMeter&) override;
+  ork_status submit(const ork_weights& w, TensorCall& t, ork_job& job) override;
+  ork_status submit_batch(ork_batch& b, ork_job& job) override { return submit_npu_batch(*kmd_, b, job); }
+
+ private:
+  std::unique_ptr<driver::Kmd> kmd_;
+  const emu::FakeKernel* fake_;
+  std::unique_ptr<matmul::MatmulRunner> runner_;
+};
+
+void NpuBackend::describe(ork_device_info& info) const {
+  const driver::DeviceInfo& k = kmd_->info();
+  copy_str(info.kernel_interface, driver::kmd_kind_name(k.kind));
+  copy_str(info.node, k.node);
+  copy_str(info.driver_version, k.driver_version);
+  info.hw_version = k.hw_version;
+  info.cores = k.cores;
+  info.emulated = k.emulated ? 1 : 0;
+}
+
+void NpuBackend::memory(const ork_device&, uint64_t host_free, ork_memory_info& m) const {
+  driver::WindowInfo w = kmd_->estimate_window();
+  if (fake_) {  // the fake kernel knows its window: the real free bytes and largest gap
+    if (auto u = fake_->window_usage(kmd_->node_fd())) {
+      w.window_bytes = u->window_bytes;
+      w.free_bytes = u->window_bytes - u->used_bytes;
+      w.largest_free_bytes = u->largest_free;
+      w.exact = true;
+    }
+  }
+  m.exact = w.exact ? 1 : 0;
+  m.bytes_resident = w.resident_bytes;
+  m.window_bytes = w.window_bytes;
+  m.window_free_bytes = w.free_bytes;
+  m.largest_allocation_bytes = host_free ? std::min(w.largest_free_bytes, host_free) : w.largest_free_bytes;
+  const auto c = runner_->cache_stats();
+  m.context_bytes = c.bytes;
+  m.context_capacity_bytes = c.capacity;
+}
+
+ork_status NpuBackend::import_weights(ork_weights& w, const matmul::Plan& plan, std::span<const uint8_t> payload) {
+  std::vector<uint8_t> dense;  // int4: the K x N stream the w4a8 copy is made from
+  if (w.dtype == ORK_DTYPE_INT4) {
+    dense.resize(static_cast<size_t>(matmul::int4_packed_bytes(w.k * w.n)));
+    if (auto s = matmul::unpack_b_native(plan, payload, dense); !s) return fail(s.error());
+  }
+  auto r = matmul::ResidentWeights::create_with(*kmd_, internal_dtype(w.dtype), w.k, w.n,
+                                                [&](const matmul::Plan&, std::span<uint8_t> out) {
+                                                  std::memcpy(out.data(), payload.data(), payload.size());
+                                                  return Status::success();
+                                                });
+  if (!r) return fail(r.error());
+  w.resident = std::move(*r);
+  if (w.dtype == ORK_DTYPE_INT4) w.packed = std::move(dense);
+  return ok();
+}
+
+ork_status NpuBackend::multiply(const ork_weights& w, const CallTypes& t, const void* a, int64_t m, void* c,
+                                const ork_matmul_options& o, const matmul::RunOptions& run, CallMeter& meter) {
+  const matmul::ResidentWeights* rw = nullptr;
+  matmul::RunOptions ro;
+  if (auto st = npu_call(*kmd_, w, t, o, run, &rw, &ro); st != ORK_OK) return st;
+  if (auto s = runner_->run(*rw, a, m, c, ro, &meter.run); !s) return fail(s.error());
+  return ok();
+}
+
+ork_status NpuBackend::submit(const ork_weights& w, TensorCall& t, ork_job& job) {
+  const matmul::ResidentWeights* rw = nullptr;
+  matmul::RunOptions ro;
+  if (auto s = npu_call(*kmd_, w, t.types, t.opt, t.run, &rw, &ro); s != ORK_OK) return s;
+  return submit_npu_call(*kmd_, *runner_, *rw, ro, t, job);
+}
+
+}  // namespace
+
+ork_status npu_call(driver::Kmd& kmd, const ork_weights& w, const CallTypes& t, const ork_matmul_options& o,
+                    const matmul::RunOptions& run, const matmul::ResidentWeights** rw_out, matmul::RunOptions* ro_out) {
+  const matmul::ResidentWeights* rw = w.resident.get();
+  if (t.a != enum_value(w.dtype)) {  // w4a8 (int4 weights' second A, the dtype table): the int8-wide copy
+    if (!w.resident_w4a8) {
+      auto r = matmul::ResidentWeights::create_w4a8(kmd, w.k, w.n, w.packed.data());
+      if (!r) return fail(r.error());
+      w.resident_w4a8 = std::move(*r);
+    }
+    rw = w.resident_w4a8.get();
+  }
+  *ro_out = run;
+  ro_out->mc_cap = o.mc_cap;
+  ro_out->fp16_out = t.c == ORK_DTYPE_FP16;
+  *rw_out = rw;
+  return ORK_OK;
+}
+
+std::unique_ptr<Backend> make_npu_backend(std::unique_ptr<driver::Kmd> kmd, const emu::FakeKernel* fake,
+                                          size_t context_bytes) {
+  return std::make_unique<NpuBackend>(std::move(kmd), fake, context_bytes);
+}
+
+}  // namespace ork::api

@@ -1,0 +1,149 @@
+// The board plan of one group (board_plan.h).
+#include "lib/exec/board_plan.h"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "driver/emu/npu/timeline.h"
+#include "lib/sched/chooser.h"
+
+namespace ork::exec {
+
+emu::TaskDemand plan_task_demand(const matmul::Plan& plan, const matmul::Task& t) {
+  const double eb = static_cast<double>(matmul::element_bits(plan.dtype)) / 8.0;
+  return emu::make_demand({.mc = t.mc, .kt = t.kt, .cols = t.nt, .weight_bytes = static_cast<double>(t.kt * t.nt) * eb,
+                           .row_bytes = static_cast<double>(t.kt) * eb,
+                           .out_elem_bytes = static_cast<double>(plan.out_bytes()),
+                           .macs_per_cycle = plan.dtype == matmul::DType::fp16 ? emu::kFp16MacsPerCycle
+                                                                               : emu::kInt8MacsPerCycle});
+}
+
+namespace {
+
+// The group's tasks as a stream of independent programs (a start and its wait each, cycles =
+// the task alone on its core), longest first, on `cores` slices; the chooser's order and
+// core_of place them. Returns per core its tasks in the order they start.
+std::vector<std::vector<PlacedTask>> place(const std::vector<matmul::Plan>& plans, int cores,
+                                           const emu::TimingParams& params) {
+  std::vector<PlacedTask> all;
+  std::vector<int64_t> cycles;
+  for (size_t j = 0; j < plans.size(); ++j)
+    for (size_t i = 0; i < plans[j].tasks.size(); ++i) {
+      all.push_back({static_cast<int>(j), static_cast<int>(i)});
+      cycles.push_back(std::max<int64_t>(1, static_cast<int64_t>(emu::task_alone_ns(plan_task_demand(plans[j], plans[j].tasks[i]), params))));
+    }
+  std::vector<size_t> by_length(all.size());
+  std::iota(by_length.begin(), by_length.end(), size_t{0});
+  std::stable_sort(by_length.begin(), by_length.end(), [&](size_t a, size_t b) { return cycles[a] > cycles[b]; });
+  sched::Stream s;
+  s.memory_bytes = 1;  // the weights are resident: nothing to place
+  s.cores = cores;
+  for (size_t i : by_length) {
+    const std::string name = fmt::format("T{}", i);
+    s.ops.push_back({.kind = sched::OpKind::start, .name = name, .cycles = cycles[i]});
+    s.ops.push_back({.kind = sched::OpKind::wait, .name = name});
+  }
+  std::vector<std::vector<PlacedTask>> out(static_cast<size_t>(cores));
+  auto schedule = sched::finalize_stream(s) ? sched::schedule(s, sched::Options{.policy = sched::Policy::critical_path})
+                                            : Result<sched::Schedule>(make_error(-EINVAL, "stream"));
+  if (!schedule) {  // cannot happen for independent programs; round-robin, longest first
+    for (size_t pos = 0; pos < by_length.size(); ++pos) out[pos % static_cast<size_t>(cores)].push_back(all[by_length[pos]]);
+    return out;
+  }
+  for (int op : schedule->order) {
+    if (s.ops[static_cast<size_t>(op)].kind != sched::OpKind::start) continue;
+    const int core = std::max(0, schedule->core_of[static_cast<size_t>(op)]);
+    out[static_cast<size_t>(core)].push_back(all[by_length[static_cast<size_t>(op) / 2]]);
+  }
+  return out;
+}
+
+// Each core's chain as it runs: the tasks of the group's first matmul, then the second's
+// (chain_contexts links the matmuls' command lists in that order on every core), each
+// matmul's tasks in the scheduler's order; and every plan's tasks reordered to match (a
+// plan's tasks are grouped by core, in submission order within a core: plan.h).
+void settle_chains(std::vector<matmul::Plan>& plans, std::vector<std::vector<PlacedTask>>& chains) {
+  std::vector<std::vector<matmul::Task>> tasks(plans.size());
+  for (size_t c = 0; c < chains.size(); ++c) {
+    std::stable_sort(chains[c].begin(), chains[c].end(),
+                     [](const PlacedTask& a, const PlacedTask& b) { return a.matmul < b.matmul; });
+    for (PlacedTask& t : chains[c]) {
+      auto& mine = tasks[static_cast<size_t>(t.matmul)];
+      matmul::Task task = plans[static_cast<size_t>(t.matmul)].tasks[static_cast<size_t>(t.task)];
+      task.core = static_cast<int>(c);
+      t.task = static_cast<int>(mine.size());
+      mine.push_back(task);
+    }
+  }
+  for (size_t j = 0; j < plans.size(); ++j) {
+    plans[j].tasks = std::move(tasks[j]);
+    plans[j].cores_used = static_cast<int>(chains.size());  // plan core c is physical core c
+  }
+}
+
+// The group with parts[j] column parts per matmul: placed, then priced as it runs.
+GroupPlan price(std::vector<matmul::Plan> plans, const std::vector<int>& parts, int cores,
+                const emu::TimingParams& params) {
+  GroupPlan g;
+  g.parts = parts;
+  g.cores = place(plans, cores, params);
+  settle_chains(plans, g.cores);
+  std::vector<emu::CoreWork> work;
+  for (size_t c = 0; c < g.cores.size(); ++c) {
+    if (g.cores[c].empty()) continue;
+    emu::CoreWork w;
+    w.core = static_cast<int>(c);
+    for (const PlacedTask& t : g.cores[c]) {
+      const matmul::Plan& plan = plans[static_cast<size_t>(t.matmul)];
+      w.tasks.push_back(plan_task_demand(plan, plan.tasks[static_cast<size_t>(t.task)]));
+      g.weight_bytes += w.tasks.back().weight_bytes;
+    }
+    g.tasks += static_cast<int64_t>(w.tasks.size());
+    work.push_back(std::move(w));
+  }
+  g.submits = static_cast<int64_t>(work.size());
+  const std::vector<double> start(work.size(), 0.0);
+  for (double e : emu::simulate_cores(work, start, params)) g.device_ns = std::max(g.device_ns, e);
+  g.plans = std::move(plans);
+  return g;
+}
+
+}  // namespace
+
+Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
+                             int cores, const emu::TimingParams& params) {
+  if (shapes.empty()) return make_error(-EINVAL, "a group of no matmuls");
+  if (cores < 1 || cores > matmul::kMaxCores)
+    return make_error(-EINVAL, fmt::format("cores = {}: must be 1..{}", cores, matmul::kMaxCores));
+  // Every plan each matmul may have, once: plans[j][p - 1] with p column parts.
+  std::vector<std::vector<matmul::Plan>> options(shapes.size());
+  for (size_t j = 0; j < shapes.size(); ++j)
+    for (int p = 1; p <= cores; ++p) {
+      auto plan = matmul::make_plan({m, shapes[j].first, shapes[j].second}, {.dtype = dtype, .cores = p});
+      if (!plan)
+        return make_error(plan.error().code, fmt::format("{} x {} x {}: {}", m, shapes[j].first, shapes[j].second,
+                                                         plan.error().message));
+      options[j].push_back(std::move(*plan));
+    }
+  // Every combination of parts (cores ^ matmuls: 27 for q/k/v on 3 cores).
+  std::vector<int> parts(shapes.size(), 1);
+  std::optional<GroupPlan> best;
+  for (;;) {
+    std::vector<matmul::Plan> plans;
+    for (size_t j = 0; j < shapes.size(); ++j) plans.push_back(options[j][static_cast<size_t>(parts[j] - 1)]);
+    GroupPlan g = price(std::move(plans), parts, cores, params);
+    if (!best || g.device_ns < best->device_ns || (g.device_ns == best->device_ns && g.tasks < best->tasks))
+      best = std::move(g);
+    size_t j = 0;
+    while (j < parts.size() && parts[j] == cores) parts[j++] = 1;
+    if (j == parts.size()) break;
+    ++parts[j];
+  }
+  return std::move(*best);
+}
+
+}  // namespace ork::exec

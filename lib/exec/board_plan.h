@@ -1,0 +1,52 @@
+// The board plan of one group of a layer's matmuls (docs/execution.md "Board projection"):
+// the matmuls that read the same input and do not wait for each other (q/k/v, gate/up, or a
+// matmul alone) become NPU tasks, and lib/sched's list scheduler places the tasks on the
+// cores (cores are its slices) instead of every matmul being split over every core. Each
+// core's tasks of the group are one chained submit; the group is priced with the emulator's
+// timing model (per-core chains on shared DRAM: driver/emu/npu/timeline.h), so one core's
+// fixed task cost overlaps the other cores' weight streams.
+//
+// What is chosen: per matmul, how many column parts its plan has (matmul::make_plan with
+// `cores` = parts: 1 keeps it whole, e.g. k or v on one core; 3 is today's split), every
+// combination tried, and the one with the least modelled time kept (fewer tasks on a tie).
+// The tasks of all parts are then placed one by one by the scheduler, longest first.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "driver/common/result.h"
+#include "driver/emu/npu/timing.h"
+#include "lib/matmul/plan.h"
+
+namespace ork::exec {
+
+// One task of the group: which matmul of the group, its task in that matmul's plan.
+struct PlacedTask {
+  int matmul = 0;  // index into the group's shapes
+  int task = 0;    // index into plans[matmul].tasks
+};
+
+struct GroupPlan {
+  std::vector<int> parts;                       // per matmul: column parts of its plan
+  std::vector<matmul::Plan> plans;              // per matmul, tasks' cores as placed
+  std::vector<std::vector<PlacedTask>> cores;   // per core: its chain, in order
+  int64_t tasks = 0;
+  int64_t submits = 0;      // cores with work: one chained submit each
+  double device_ns = 0;     // the timing model's time of the group (submits included)
+  double weight_bytes = 0;  // weight DMA of all tasks
+};
+
+// The plan of a group of matmuls (K, N each) at m rows on `cores`, priced with `params`
+// (the fitted constants, or another split of the fixed cost). Fails naming a shape no plan
+// takes.
+Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
+                             int cores, const emu::TimingParams& params = {});
+
+// The timing model's demand of one task of a plan (weight DMA, feature and output bytes,
+// MACs; driver/emu/npu/timing.h make_demand).
+emu::TaskDemand plan_task_demand(const matmul::Plan& plan, const matmul::Task& task);
+
+}  // namespace ork::exec

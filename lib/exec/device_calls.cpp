@@ -1,0 +1,103 @@
+// The executor's calls of the device (device_calls.h).
+#include "lib/exec/device_calls.h"
+
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "lib/exec/reference.h"
+#include "lib/exec/unpack.h"
+
+namespace ork::exec {
+
+DeviceCalls::DeviceCalls(const PackedModel& model, const PlanOptions& po, DeviceRef dev, Slots& slots)
+    : model_(model), po_(po), dev_(dev), slots_(slots) {
+  if (dev_.kmd == nullptr) return;
+  for (size_t w = 0; w <= dev_.more_windows.size(); ++w)
+    groups_.push_back(
+        std::make_unique<GroupJobs>(*dev_.window(static_cast<int>(w)).kmd, model_.desc.dtype, po_.m, dev_.cores));
+}
+
+DeviceCalls::~DeviceCalls() {
+  groups_.clear();  // their contexts read the slots' BOs
+  for (auto& [key, w] : views_) win(std::get<0>(key)).runner->forget(*w);
+}
+
+Status DeviceCalls::run(int slot, int layer, int matmul, const Activation& a, std::vector<uint8_t>& c) {
+  const ModelDesc& d = model_.desc;
+  const MatmulDesc& md = d.matmuls[static_cast<size_t>(matmul)];
+  if (dev_.kmd == nullptr) {  // cpu: the reference's fast path on the unpacked slot
+    std::span<std::byte> bytes = slots_.spans[static_cast<size_t>(slot)];
+    const PackedTensor& t = model_.tensor(layer, matmul);
+    std::vector<uint8_t> w;
+    if (auto s = unpack_weights(d.dtype, md.k, md.n, {reinterpret_cast<const uint8_t*>(bytes.data()), t.bytes}, w); !s)
+      return s;
+    return reference_matmul(d.dtype, a, w, md.k, md.n, c);
+  }
+  auto w = weights_of(slot, matmul);
+  if (!w) return w.error();
+  const std::vector<uint8_t> op = operand_bytes(d.dtype, a);
+  c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
+  matmul::RunOptions ro;
+  ro.cores = dev_.cores;
+  return win(slot).runner->run(**w, op.data(), po_.m, c.data(), ro);
+}
+
+// The slot as resident weights of the matmul's shape (made once per slot and shape),
+// synced for the NPU: the read wrote it from the CPU.
+Result<const matmul::ResidentWeights*> DeviceCalls::weights_of(int slot, int matmul) {
+  const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmul)];
+  const driver::Bo& bo = *slots_.bos[static_cast<size_t>(slot)];
+  if (auto s = win(slot).kmd->bo_sync(bo, driver::SyncDir::to_device); !s) return s.error();
+  auto key = std::make_tuple(slot, md.k, md.n);
+  auto it = views_.find(key);
+  if (it == views_.end()) {
+    auto w = matmul::ResidentWeights::view(bo, model_.desc.dtype, md.k, md.n);
+    if (!w) return w.error();
+    it = views_.emplace(key, std::move(*w)).first;
+  }
+  return it->second.get();
+}
+
+// A job of ours still in flight on the same context is completed first by the job's rule
+// (lib/matmul/job.h): its A and output BOs are reused.
+Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch(int slot, int matmul, const Activation& a,
+                                                         std::vector<uint8_t>& c) {
+  const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmul)];
+  auto w = weights_of(slot, matmul);
+  if (!w) return w.error();
+  matmul::RunOptions ro;
+  ro.cores = dev_.cores;
+  matmul::RunStats stats;
+  auto ctx = win(slot).runner->acquire(**w, po_.m, ro, stats);
+  if (!ctx) return ctx.error();
+  const std::vector<uint8_t> op = operand_bytes(model_.desc.dtype, a);
+  c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
+  auto npu = std::make_unique<matmul::Job>(*win(slot).kmd, stats);
+  if (auto s = npu->add(std::move(*ctx), op.data(), c.data()); !s) return s.error();
+  if (auto s = npu->submit(); !s) return s.error();
+  return npu;
+}
+
+Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch_group(std::span<const int> slots, std::span<const int> matmuls,
+                                                               std::span<const Activation> a,
+                                                               std::vector<std::vector<uint8_t>>& c) {
+  const int window = slots_.window[static_cast<size_t>(slots[0])];  // a layer is whole in one window
+  for (int slot : slots)
+    if (slots_.window[static_cast<size_t>(slot)] != window)
+      return make_error(-EINVAL, fmt::format("a group's slots {} and {} are in NPU windows {} and {}", slots[0], slot,
+                                             window, slots_.window[static_cast<size_t>(slot)]));
+  std::vector<std::vector<uint8_t>> ops(matmuls.size());
+  std::vector<GroupMember> members;
+  for (size_t i = 0; i < matmuls.size(); ++i) {
+    const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmuls[i])];
+    auto w = weights_of(slots[i], matmuls[i]);  // syncs the slot for the NPU
+    if (!w) return w.error();
+    ops[i] = operand_bytes(model_.desc.dtype, a[i]);
+    c[i].resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
+    members.push_back({slots_.bos[static_cast<size_t>(slots[i])].get(), md.k, md.n, ops[i].data(), c[i].data()});
+  }
+  return groups_[static_cast<size_t>(window)]->launch(members);
+}
+
+}  // namespace ork::exec

@@ -1,0 +1,69 @@
+// A group of matmuls as one chained job (group_job.h).
+#include "lib/exec/group_job.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "lib/exec/board_plan.h"
+
+namespace ork::exec {
+
+// Drops kept groups with no job in flight (their contexts not busy: the job's rule, lib/matmul
+// job.h) while the kept BOs are over keep_bytes_.
+void GroupJobs::bound() {
+  size_t bytes = 0;
+  for (const auto& [key, r] : recorded_)
+    for (const auto& c : r.contexts) bytes += c->device_bytes();
+  for (auto it = recorded_.begin(); it != recorded_.end() && bytes > keep_bytes_;) {
+    const auto& ctxs = it->second.contexts;
+    if (std::any_of(ctxs.begin(), ctxs.end(), [](const auto& c) { return c->busy != nullptr; })) {
+      ++it;
+      continue;
+    }
+    for (const auto& c : ctxs) bytes -= c->device_bytes();
+    it = recorded_.erase(it);
+  }
+}
+
+Result<GroupJobs::Recorded*> GroupJobs::record(std::span<const GroupMember> members) {
+  Key key;
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  for (const GroupMember& g : members) {
+    key.emplace_back(g.weights, g.k, g.n);
+    shapes.emplace_back(g.k, g.n);
+  }
+  if (auto it = recorded_.find(key); it != recorded_.end()) return &it->second;
+  bound();
+  auto plan = plan_group(dtype_, m_, shapes, cores_);
+  if (!plan) return plan.error();
+  Recorded r;
+  std::vector<matmul::Context*> raw;
+  for (size_t j = 0; j < members.size(); ++j) {
+    // Plan core c is physical core c (board_plan.cpp settle_chains).
+    auto ctx = matmul::build_context(kmd_, plan->plans[j], *members[j].weights, {}, (1u << plan->plans[j].cores_used) - 1);
+    if (!ctx) return ctx.error();
+    if ((*ctx)->groups.size() != 1)
+      return make_error(-ENOTSUP, fmt::format("{} x {} x {} runs in {} slice groups: not one chained job", m_,
+                                              members[j].k, members[j].n, (*ctx)->groups.size()));
+    r.contexts.push_back(std::move(*ctx));
+    raw.push_back(r.contexts.back().get());
+  }
+  auto desc = matmul::chain_contexts(kmd_, raw);
+  if (!desc) return desc.error();
+  r.desc = std::move(*desc);
+  return &recorded_.emplace(std::move(key), std::move(r)).first->second;
+}
+
+Result<std::unique_ptr<matmul::Job>> GroupJobs::launch(std::span<const GroupMember> members) {
+  auto r = record(members);
+  if (!r) return r.error();
+  auto job = std::make_unique<matmul::Job>(kmd_);
+  for (size_t j = 0; j < members.size(); ++j)
+    if (auto s = job->add((*r)->contexts[j], members[j].a, members[j].c); !s) return s.error();
+  if (auto s = job->submit(&(*r)->desc); !s) return s.error();
+  return job;
+}
+
+}  // namespace ork::exec

@@ -1,0 +1,126 @@
+// The board plan of a group (lib/exec/board_plan.h): every task of every matmul placed once,
+// on at most `cores` cores, each core one chained submit; the group's time is the timing
+// model's for exactly those chains; the plan is never slower than splitting every matmul over
+// every core; and the decode plan of Qwen2.5-1.5B keeps all three cores streaming with at most
+// 12 tasks a layer.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "driver/emu/npu/timeline.h"
+#include "lib/exec/board_plan.h"
+#include "lib/exec/plan.h"
+
+namespace ork::exec {
+namespace {
+
+using Shapes = std::vector<std::pair<int64_t, int64_t>>;
+
+// The chains of `g` priced again from its plans: what the group's device time must be.
+double reprice(const GroupPlan& g, const emu::TimingParams& params = {}) {
+  std::vector<emu::CoreWork> work;
+  for (size_t c = 0; c < g.cores.size(); ++c) {
+    if (g.cores[c].empty()) continue;
+    emu::CoreWork w;
+    w.core = static_cast<int>(c);
+    for (const PlacedTask& t : g.cores[c]) {
+      const matmul::Plan& plan = g.plans[static_cast<size_t>(t.matmul)];
+      const matmul::Task& task = plan.tasks[static_cast<size_t>(t.task)];
+      EXPECT_EQ(task.core, static_cast<int>(c));
+      w.tasks.push_back(plan_task_demand(plan, task));
+    }
+    work.push_back(w);
+  }
+  double end = 0;
+  for (double e : emu::simulate_cores(work, std::vector<double>(work.size(), 0.0), params)) end = std::max(end, e);
+  return end;
+}
+
+void expect_every_task_once(const GroupPlan& g, int cores) {
+  ASSERT_LE(g.cores.size(), static_cast<size_t>(cores));
+  std::set<std::pair<int, int>> seen;
+  int64_t placed = 0, submits = 0;
+  for (const auto& chain : g.cores) {
+    submits += chain.empty() ? 0 : 1;
+    for (const PlacedTask& t : chain) {
+      EXPECT_TRUE(seen.insert({t.matmul, t.task}).second) << "task placed twice";
+      ++placed;
+    }
+  }
+  int64_t planned = 0;
+  for (const matmul::Plan& p : g.plans) planned += static_cast<int64_t>(p.tasks.size());
+  EXPECT_EQ(placed, planned);
+  EXPECT_EQ(g.tasks, planned);
+  EXPECT_EQ(g.submits, submits);
+}
+
+TEST(BoardPlan, EveryTaskPlacedOnceAndPricedAsPlaced) {
+  const Shapes groups[] = {{{1536, 1536}, {1536, 256}, {1536, 256}}, {{1536, 8960}, {1536, 8960}}, {{8960, 1536}},
+                           {{64, 32}}};
+  for (matmul::DType dt : {matmul::DType::int8, matmul::DType::int4, matmul::DType::fp16})
+    for (int64_t m : {int64_t{1}, int64_t{128}})
+      for (int cores : {1, 3})
+        for (const Shapes& s : groups) {
+          auto g = plan_group(dt, m, s, cores);
+          ASSERT_TRUE(g) << g.error().message;
+          expect_every_task_once(*g, cores);
+          EXPECT_DOUBLE_EQ(g->device_ns, reprice(*g));
+          EXPECT_EQ(g->parts.size(), s.size());
+          // Never slower than today's plan: every matmul split over every core, one submit each.
+          int64_t split_each = 0;
+          for (const auto& [k, n] : s) split_each += modelled_matmul_ns(dt, m, k, n, cores);
+          EXPECT_LE(g->device_ns, static_cast<double>(split_each) + 1);
+        }
+}
+
+TEST(BoardPlan, QwenDecodeKeepsTheCoresStreamingInFewerTasks) {
+  // Qwen2.5-1.5B's layer at M = 1, int8: q/k/v, o, gate/up, down.
+  const Shapes groups[] = {{{1536, 1536}, {1536, 256}, {1536, 256}}, {{1536, 1536}}, {{1536, 8960}, {1536, 8960}},
+                           {{8960, 1536}}};
+  int64_t tasks = 0, split_tasks = 0;
+  double device = 0, split_device = 0;
+  for (const Shapes& s : groups) {
+    auto g = plan_group(matmul::DType::int8, 1, s, 3);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->submits, 3);  // every core has work in every group
+    tasks += g->tasks;
+    device += g->device_ns;
+    // No plan of the group beats one submit, one task's fixed cost and its weights once
+    // through shared DRAM: the model's bound.
+    EXPECT_GE(g->device_ns, emu::kSubmitNs + emu::kTaskNs + g->weight_bytes / emu::kSharedDramBytesPerNs);
+    for (const auto& [k, n] : s) {
+      split_device += static_cast<double>(modelled_matmul_ns(matmul::DType::int8, 1, k, n, 3));
+      split_tasks += static_cast<int64_t>(matmul::make_plan({1, k, n}, {.cores = 3})->tasks.size());
+    }
+  }
+  // The fewest tasks the layer can have: down's five K-slices of at most 2048
+  // (docs/hardware.md 10.4), gate and up two column chunks each (at most 8192 columns a
+  // task), one each for q, k, v, o. Today's plan (every matmul on every core) has 33.
+  EXPECT_GE(tasks, 13);
+  EXPECT_EQ(split_tasks, 33);
+  EXPECT_LT(tasks, split_tasks);
+  EXPECT_LT(device, 0.9 * split_device);  // 86.0 -> 74.4 ms at 28 layers
+}
+
+TEST(BoardPlan, ThePlanFollowsTheFixedCostSplit) {
+  emu::TimingParams per_submit;
+  per_submit.submit_ns = emu::kSubmitNs + emu::kTaskNs;
+  per_submit.task_ns = 0;
+  const Shapes down = {{8960, 1536}};
+  auto g = plan_group(matmul::DType::int8, 1, down, 3, per_submit);
+  ASSERT_TRUE(g);
+  EXPECT_DOUBLE_EQ(g->device_ns, reprice(*g, per_submit));
+}
+
+TEST(BoardPlan, BadGroupsAreNamed) {
+  EXPECT_FALSE(plan_group(matmul::DType::int8, 1, Shapes{}, 3));
+  auto cores = plan_group(matmul::DType::int8, 1, Shapes{{64, 64}}, 4);
+  ASSERT_FALSE(cores);
+  EXPECT_NE(cores.error().message.find("cores = 4"), std::string::npos);
+  auto shape = plan_group(matmul::DType::int8, 1, Shapes{{0, 64}}, 3);
+  ASSERT_FALSE(shape);
+  EXPECT_NE(shape.error().message.find("K = 0"), std::string::npos) << shape.error().message;
+}
+
+}  // namespace
+}  // namespace ork::exec

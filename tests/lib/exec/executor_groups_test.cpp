@@ -1,0 +1,92 @@
+// The executor running each group of a layer's matmuls as its board plan (RunOptions::groups,
+// lib/exec/group_job.h): one chained job per group, its tasks on the cores the list scheduler
+// chose, bit for bit against the CPU reference of the whole chain, on emu and emu-rocket, on
+// 1 and 3 cores, int8 and int4 (K-slices), decode and prefill, every tensor resident or
+// streamed.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "lib/api/device.h"
+#include "lib/exec/board_plan.h"
+#include "lib/exec/executor.h"
+#include "lib/exec/synthetic.h"
+#include "tests/lib/exec/exec_util.h"
+#include "tests/support/device_names.h"
+
+namespace ork::exec {
+namespace {
+
+struct Case {
+  const char* device;
+  int cores;
+  matmul::DType dtype;
+  int64_t m;
+  uint64_t budget;  // 0: the whole model resident
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& i) {
+  return ork::testing::device_test_name(i.param.device) + "_c" + std::to_string(i.param.cores) + "_" +
+         dtype_key(i.param.dtype) + "_m" + std::to_string(i.param.m) + (i.param.budget ? "_streamed" : "");
+}
+
+class ExecutorGroups : public ::testing::TestWithParam<Case> {};
+
+// "small" (hidden 512, intermediate 1408, k/v 128): at int4 every K is past 480, so every
+// matmul has K-slices, and at int8 the groups' plans keep some matmuls whole on one core.
+TEST_P(ExecutorGroups, EveryGroupAsOneChainedJobEqualsTheReference) {
+  const Case& c = GetParam();
+  auto d = synthetic_desc("small", 2, c.dtype);
+  ASSERT_TRUE(d);
+  const std::string path = testing::scratch(std::string("groups_") + dtype_key(c.dtype) + ".ork");
+  ASSERT_TRUE(write_synthetic(path, *d, 11));
+  auto model = read_packed(path);
+  ASSERT_TRUE(model) << model.error().message;
+  auto dev = api::open_device(c.device);
+  ASSERT_TRUE(dev) << dev.error().message;
+  PlanOptions o;
+  o.m = c.m;
+  o.tokens = 2;
+  o.cores = c.cores;
+  o.budget_bytes = c.budget != 0 ? c.budget : model->weight_bytes() * 2;
+  auto plan = build_plan(*model, o);
+  ASSERT_TRUE(plan) << plan.error().message;
+  RunOptions ro;
+  ro.inflight = 2;
+  auto out = run_plan(path, *model, *plan, o, DeviceRef{(*dev)->backend->kmd(), (*dev)->backend->runner(), c.cores}, ro);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(out->stats.max_group, 3);  // q, k and v in one job
+  auto want = reference_chain(path, *model, c.m, 2);
+  ASSERT_TRUE(want) << want.error().message;
+  const Status same = compare_chains(*model, out->chain, *want);
+  EXPECT_TRUE(same) << same.error().message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ExecutorGroups,
+    ::testing::Values(Case{"emu", 3, matmul::DType::int8, 1, 0}, Case{"emu", 1, matmul::DType::int8, 1, 0},
+                      Case{"emu-rocket", 3, matmul::DType::int8, 1, 0}, Case{"emu-rocket", 1, matmul::DType::int8, 1, 0},
+                      Case{"emu", 3, matmul::DType::int4, 1, 0}, Case{"emu-rocket", 3, matmul::DType::int4, 1, 0},
+                      Case{"emu-rocket", 1, matmul::DType::int4, 1, 0}, Case{"emu", 3, matmul::DType::int8, 64, 0},
+                      Case{"emu-rocket", 3, matmul::DType::fp16, 1, 0},
+                      Case{"emu", 3, matmul::DType::int8, 1, 6u << 20}),
+    case_name);
+
+// The plans those runs chain really spread the matmuls over the cores: in the small model's
+// q/k/v and gate/up groups at M = 1 on 3 cores, tasks on at least two cores, and at least
+// one matmul kept whole (one column part) instead of split over every core.
+TEST(ExecutorGroups, ThePlansSpreadTheMatmulsOverTheCores) {
+  const std::pair<int64_t, int64_t> qkv[] = {{512, 512}, {512, 128}, {512, 128}};
+  const std::pair<int64_t, int64_t> gate_up[] = {{512, 1408}, {512, 1408}};
+  for (matmul::DType dt : {matmul::DType::int8, matmul::DType::int4}) {
+    for (auto shapes : {std::span<const std::pair<int64_t, int64_t>>(qkv), std::span<const std::pair<int64_t, int64_t>>(gate_up)}) {
+      auto g = plan_group(dt, 1, shapes, 3);
+      ASSERT_TRUE(g);
+      EXPECT_GE(g->submits, 2);
+      EXPECT_NE(std::find(g->parts.begin(), g->parts.end(), 1), g->parts.end());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ork::exec
