@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Runs tests-hw/run-on-board --emulator and checks the report it writes (meson test
 run_on_board_emulator): the devices it found, every test's status and first line, and the
-figures against mc_prof's own rows, for both kernel interfaces. With --faults the emulator
+figures against mc_prof's own rows, for both kernel interfaces; the submit / task split's rows
+(N = 1, 3, 12, 48 per interface), and mc_prof --calibrate on the report recovering the
+emulator's own timing model (its per-submit and per-task costs) from the rknpu rows. With
+--faults the emulator
 fails every submit: then the failing tests must be reported as failures, each with its
 register dumps from the device run and the emulator run, and the script must exit 1."""
 import glob
@@ -75,6 +78,33 @@ def check_passing(script, env):
                 fail(f"figure {fig}")
         if sorted({f["mc_cap"] for f in mine}) != [0, 31]:
             fail(f"{iface}: mc_cap values {sorted({f['mc_cap'] for f in mine})}")
+    check_split(script, rep)
+
+
+def check_split(script, rep):
+    """The split rows, then mc_prof --calibrate on a copy of the report: on the emulator the
+    kernel's device time is the timing model's, so the fit must give back timing.h's split."""
+    for iface, source in (("rknpu", "kernel"), ("rocket", "wall")):
+        rows = [r for r in rep["split"] if r["interface"] == iface]
+        if [r["tasks"] for r in rows] != [1, 3, 12, 48]:
+            fail(f"{iface}: split rows {rows}")
+        for r in rows:
+            if r["device_source"] != source or not (r["chained_us"] > 0 and r["separate_us"] > 0) or r["cores"] != 1:
+                fail(f"{iface}: split row {r}")
+            if source == "kernel" and r["tasks"] > 1 and not r["separate_us"] > r["chained_us"]:
+                fail(f"{iface}: N submits no slower than one chained submit: {r}")
+    mc_prof = os.path.join(os.path.dirname(os.path.abspath(script)), "..", "tools", "mc_prof", "mc_prof")
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "report.json")
+        with open(path, "w") as f:
+            json.dump(rep, f)
+        r = subprocess.run([mc_prof, "--calibrate", path, "--json"], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"mc_prof --calibrate on the report: exit {r.returncode}: {r.stderr}")
+    fit = json.loads(r.stdout)["split"]["rknpu"]
+    for key, model in (("submit_us", "model_submit_us"), ("task_us", "model_task_us")):
+        if abs(fit[key] - fit[model]) > 0.01 * fit[model]:
+            fail(f"split fit {key} = {fit[key]:.2f}, the emulator's model has {fit[model]:.2f}: {fit}")
 
 
 def check_failing(script, env):

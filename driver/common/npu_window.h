@@ -12,4 +12,10 @@ namespace ork::hw {
 
 inline constexpr uint64_t kNpuWindowBytes = uint64_t{1} << 32;  // 4 GiB
 
+// Windows one device may hold at once (docs/kernel-interfaces.md "Windows"): the vendor
+// driver's IOMMU domains, RKNPU_MAX_IOMMU_DOMAIN_NUM = 16 (rknpu_drv.h, orangepi-xunlong/
+// linux-orangepi commit 57be1fd, drivers/rknpu/include/rknpu_drv.h). Rocket has a window per
+// open file and no such bound; libork keeps the same 16 there, so a plan runs on both.
+inline constexpr int kMaxNpuWindows = 16;
+
 }  // namespace ork::hw

@@ -56,6 +56,7 @@ class Bo {
   size_t size() const { return size_; }        // bytes, page-rounded
   uint8_t* map() const { return map_; }        // CPU mapping of the whole BO
   uint64_t obj_addr() const { return obj_addr_; }  // rknpu kernel object cookie; 0 on rocket
+  const Kmd& owner() const { return kmd_; }        // its window's Kmd (Kmd::window)
   // dma-buf sharing (bo_export / bo_import): the BO's own dma-buf fd once it is shared
   // (-1 before), closed with the BO; imported BOs have no IOVA (0) and no obj_addr.
   int dmabuf_fd() const { return dmabuf_fd_; }
@@ -165,6 +166,14 @@ class Kmd {
   virtual Status reset() = 0;
   // The device node's descriptor (for the emulator's window query, lib/api/stats.cpp).
   virtual int node_fd() const = 0;
+  // The NPU address window this Kmd's BOs and jobs live in (docs/kernel-interfaces.md
+  // "Windows"): rknpu's IOMMU domain id (MEM_CREATE's and SUBMIT's iommu_domain_id, 0..15),
+  // rocket's open file (each has its own IOMMU domain; 0 the first). A job may name only
+  // BOs of its own Kmd (submit refuses the others, naming both windows).
+  int window() const { return window_; }
+  // Another window on the same device, 1..hw::kMaxNpuWindows - 1: rknpu, the same node again
+  // with IOMMU domain `window`; rocket, the node opened again (a file is a window).
+  virtual Result<std::unique_ptr<Kmd>> open_window(int window) const = 0;
 
   // Bytes of the live BOs made by this Kmd (counted by Bo's constructor and destructor).
   uint64_t resident_bytes() const { return resident_bytes_.load(std::memory_order_relaxed); }
@@ -200,6 +209,7 @@ class Kmd {
   // PRIME_FD_TO_HANDLE, the refusal of a handle this file already holds, then a BO over the
   // handle mapped through the dma-buf (kmd_common.cpp).
   Result<std::unique_ptr<Bo>> import_dmabuf(Os& os, int drm_fd, int fd, size_t bytes);
+  int window_ = 0;  // set by open_window
 
  private:
   std::atomic<uint64_t> resident_bytes_{0};

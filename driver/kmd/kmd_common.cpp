@@ -111,7 +111,7 @@ Status validate_task(const TaskRef& t, int core, size_t index) {
 
 }  // namespace
 
-Status validate_submit(const SubmitDesc& desc, int cores) {
+Status validate_submit(const Kmd& self, const SubmitDesc& desc, int cores) {
   if (desc.jobs.empty()) return make_error(-EINVAL, "submit: no core jobs (jobs is empty)");
   if (desc.timeout_ms == 0) return make_error(-EINVAL, "submit: timeout_ms = 0");
   std::set<int> seen;
@@ -135,9 +135,21 @@ Status validate_submit(const SubmitDesc& desc, int cores) {
   for (const auto* list : {&desc.in_bos, &desc.out_bos}) {
     for (const Bo* bo : *list) {
       if (!bo) return make_error(-EINVAL, "submit: a null BO in in_bos/out_bos");
+      // rknpu: the job runs in one IOMMU domain and sees no other's mappings; rocket: a
+      // job's handles are its file's. Either way the NPU would fault or read another buffer.
+      if (&bo->owner() != &self)
+        return make_error(-EINVAL, fmt::format("submit: a job in NPU window {} names a {}-byte BO of window {}: a job "
+                                               "reads and writes only its own window's buffers",
+                                               self.window(), bo->size(), bo->owner().window()));
     }
   }
   return Status::success();
+}
+
+Status check_window_index(int window) {
+  if (window >= 0 && window < hw::kMaxNpuWindows) return Status::success();
+  return make_error(-EINVAL, fmt::format("NPU window {}: must be 0..{} (the vendor driver's {} IOMMU domains)", window,
+                                         hw::kMaxNpuWindows - 1, hw::kMaxNpuWindows));
 }
 
 const char* kmd_kind_name(KmdKind kind) { return kind == KmdKind::rknpu ? "rknpu" : "rocket"; }

@@ -57,13 +57,17 @@ struct OpenedNode {
 };
 Result<OpenedNode> open_drm_node(Os& os, const std::string& node, KmdKind kind);
 
+// open_window's argument: 0..hw::kMaxNpuWindows - 1, else -EINVAL naming it.
+Status check_window_index(int window);
+
 // RK3588 has 3 cores (VND rknpu_drv.c). ORK_CORES=1..3 lowers the count; another value is an
 // error that names the variable.
 Result<int> core_count(int hardware_cores);
 
 // The checks both backends make before any ioctl: cores exist and appear once, task lists
 // are non-empty, regcmd addresses are 32-bit and 16-byte aligned, counts hold the trailer.
-Status validate_submit(const SubmitDesc& desc, int cores);
+// Also: every BO the job names is `self`'s, i.e. in the job's window (Kmd::window).
+Status validate_submit(const Kmd& self, const SubmitDesc& desc, int cores);
 
 
 

@@ -41,10 +41,12 @@ Result<std::unique_ptr<Bo>> RknpuKmd::bo_create(size_t bytes, BoUsage usage) {
   rknpu_mem_create args{};
   args.flags = usage == BoUsage::tasks ? kTaskFlags : kDataFlags;
   args.size = bytes;
+  args.iommu_domain_id = window_;  // the BO's IOVA in this window's IOMMU domain (VND rknpu_gem.c)
   int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_RKNPU_MEM_CREATE, &args);
   if (rc) {
     return make_error(
-        rc, fmt::format("RKNPU_MEM_CREATE of {} bytes failed: {}", bytes, errno_text(rc)));
+        rc, fmt::format("RKNPU_MEM_CREATE of {} bytes in NPU window {} failed: {}{}", bytes, window_, errno_text(rc),
+                        rc == -ENOMEM ? " (the window's 4 GiB of NPU addresses, or memory, ran out)" : ""));
   }
   if (args.dma_addr + args.size > hw::kNpuWindowBytes) {
     destroy_handle(args.handle, args.obj_addr);
@@ -113,6 +115,19 @@ Status RknpuKmd::reset() {
   return r ? Status::success() : Status(r.error());
 }
 
+
+// The same node again, its BOs and jobs in IOMMU domain `window` (MEM_CREATE's and SUBMIT's
+// iommu_domain_id). The domain is the device's state, not the file's: each submit switches
+// the NPU to its job's domain (VND rknpu_job.c), so jobs of two windows must not overlap
+// (docs/kernel-interfaces.md "Windows": the executor drains at a window's edge).
+Result<std::unique_ptr<Kmd>> RknpuKmd::open_window(int window) const {
+  if (Status st = check_window_index(window); !st) return st.error();
+  auto opened = open_drm_node(os_, info_.node, KmdKind::rknpu);
+  if (!opened) return opened.error();
+  auto kmd = std::make_unique<RknpuKmd>(os_, std::move(opened->fd), info_);
+  kmd->window_ = window;
+  return std::unique_ptr<Kmd>(std::move(kmd));
+}
 
 }  // namespace ork::driver::rknpu
 

@@ -44,6 +44,7 @@ class RknpuKmd final : public DrmKmd {
   Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) override;
   Result<SubmitResult> wait(PendingJob& job, int64_t timeout_ms) override;
   AsyncMode async_mode() const override { return fences_ ? AsyncMode::fence : AsyncMode::blocking; }
+  Result<std::unique_ptr<Kmd>> open_window(int window) const override;
 
   Result<uint32_t> action(uint32_t action, uint32_t value);
   // Reads the driver and hardware versions into info() (done once, at open).

@@ -44,6 +44,9 @@ Status RknpuKmd::submit_ranges(const Bo& task_bo, const Kick& ranges, uint32_t t
   args.flags = flags;
   args.timeout = timeout_ms;
   args.task_obj_addr = task_bo.obj_addr();
+  // The kernel switches the NPU to this domain before the job (VND rknpu_job.c
+  // rknpu_submit_ioctl): the job's regcmd, A, weights and C are all this window's BOs.
+  args.iommu_domain_id = static_cast<uint32_t>(window_);
   args.task_start = ranges.front().start;
   args.fence_fd = -1;
   for (const Range& r : ranges) {
@@ -150,7 +153,7 @@ Result<SubmitResult> RknpuKmd::submit_blocking(const Bo& tasks, const std::vecto
 }
 
 Result<SubmitResult> RknpuKmd::submit(const SubmitDesc& desc) {
-  if (Status st = validate_submit(desc, info_.cores); !st) return st.error();
+  if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
   uint32_t mask = 0;
   for (const CoreJob& j : desc.jobs) mask |= 1u << j.core;
   if (stuck_cores_ & mask) {  // reap the overrun job first: a NONBLOCK submit does (rknpu_kmd.h)
@@ -176,7 +179,7 @@ Status RknpuKmd::kick_async(RknpuPending& job, const std::vector<Kick>& kicks) {
 }
 
 Result<std::unique_ptr<PendingJob>> RknpuKmd::submit_async(const SubmitDesc& desc) {
-  if (Status st = validate_submit(desc, info_.cores); !st) return st.error();
+  if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
   auto job = std::make_unique<RknpuPending>();
   job->start = std::chrono::steady_clock::now();
   job->timeout_ms = desc.timeout_ms;

@@ -28,6 +28,15 @@ int64_t monotonic_ns() {
 
 }  // namespace
 
+Result<std::unique_ptr<Kmd>> RocketKmd::open_window(int window) const {
+  if (Status st = check_window_index(window); !st) return st.error();
+  auto opened = open_drm_node(os_, info_.node, KmdKind::rocket);
+  if (!opened) return opened.error();
+  auto kmd = std::make_unique<RocketKmd>(os_, std::move(opened->fd), info_);
+  kmd->window_ = window;
+  return std::unique_ptr<Kmd>(std::move(kmd));
+}
+
 Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
   (void)usage;  // rocket BOs are all alike (shmem pages in the file's IOMMU domain)
   if (bytes == 0) return make_error(-EINVAL, "bo_create: bytes = 0");
@@ -40,7 +49,8 @@ Result<std::unique_ptr<Bo>> RocketKmd::bo_create(size_t bytes, BoUsage usage) {
   int rc = ioctl_retry(os_, fd_.get(), DRM_IOCTL_ROCKET_CREATE_BO, &args);
   if (rc) {
     return make_error(
-        rc, fmt::format("ROCKET_CREATE_BO of {} bytes failed: {}", bytes, errno_text(rc)));
+        rc, fmt::format("ROCKET_CREATE_BO of {} bytes in NPU window {} failed: {}{}", bytes, window_, errno_text(rc),
+                        rc == -ENOMEM ? " (the window's 4 GiB of NPU addresses, or memory, ran out)" : ""));
   }
   size_t size = (bytes + 4095) & ~size_t{4095};  // the kernel maps whole pages
   if (args.dma_address + size > hw::kNpuWindowBytes) {
@@ -93,7 +103,7 @@ Result<SubmitResult> RocketKmd::submit(const SubmitDesc& desc) {
 }
 
 Result<std::unique_ptr<PendingJob>> RocketKmd::submit_async(const SubmitDesc& desc) {
-  if (Status st = validate_submit(desc, info_.cores); !st) return st.error();
+  if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
   if (desc.out_bos.empty()) {
     return make_error(-EINVAL, "submit: rocket waits on the out BOs (PREP_BO); out_bos is empty");
   }

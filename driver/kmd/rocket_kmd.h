@@ -36,6 +36,9 @@ class RocketKmd final : public DrmKmd {
   Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) override;
   Result<SubmitResult> wait(PendingJob& job, int64_t timeout_ms) override;
   AsyncMode async_mode() const override { return AsyncMode::prep_bo; }
+  // A window is an open file: the node again, with its own IOMMU domain (rocket_drv.c opens
+  // one per file; docs/kernel-interfaces.md "Windows").
+  Result<std::unique_ptr<Kmd>> open_window(int window) const override;
 
  protected:
   void bo_release(Bo& bo) noexcept override;

@@ -13,6 +13,7 @@
 #define ORK_UAPI_RKNPU_IOCTL_H
 
 #include <drm.h> /* libdrm's copy of the kernel's drm.h: DRM_IOWR, DRM_COMMAND_BASE */
+#include <stddef.h> /* offsetof */
 
 #ifdef __cplusplus
 extern "C" {
@@ -197,6 +198,10 @@ ORK_UAPI_STATIC_ASSERT(sizeof(struct rknpu_mem_sync) == 32, "rknpu_mem_sync is 3
 ORK_UAPI_STATIC_ASSERT(sizeof(struct rknpu_task) == 40, "rknpu_task is 40 bytes");
 ORK_UAPI_STATIC_ASSERT(sizeof(struct rknpu_subcore_task) == 8, "rknpu_subcore_task is 8 bytes");
 ORK_UAPI_STATIC_ASSERT(sizeof(struct rknpu_submit) == 104, "rknpu_submit is 104 bytes");
+/* The IOMMU domain fields (0.9.x): which of the driver's 16 domains a BO is created in and a
+ * job runs in (docs/kernel-interfaces.md "Windows"). */
+ORK_UAPI_STATIC_ASSERT(offsetof(struct rknpu_mem_create, iommu_domain_id) == 40, "mem_create domain at 40");
+ORK_UAPI_STATIC_ASSERT(offsetof(struct rknpu_submit, iommu_domain_id) == 32, "submit domain at 32");
 ORK_UAPI_STATIC_ASSERT(DRM_IOCTL_RKNPU_ACTION == 0xC0086440u, "ACTION ioctl number");
 ORK_UAPI_STATIC_ASSERT(DRM_IOCTL_RKNPU_SUBMIT == 0xC0686441u, "SUBMIT ioctl number");
 ORK_UAPI_STATIC_ASSERT(DRM_IOCTL_RKNPU_MEM_CREATE == 0xC0306442u, "MEM_CREATE ioctl number");

@@ -111,11 +111,14 @@ Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
   if (!cache_bytes) return cache_bytes.error();
   auto regs = emu::register_mode_from_env();  // ORK_EMU_REGS=keep|adversarial (docs/emulator.md)
   if (!regs) return regs.error();
+  auto window = emu::window_bytes_from_env();  // ORK_EMU_WINDOW: a smaller window, for tests (docs/emulator.md)
+  if (!window) return window.error();
   const emu::FakeKernelConfig config{.timing = *timed ? emu::TimingMode::timed : emu::TimingMode::fast,
                                      .model_caches = true,
                                      .keep_prepared_weights = *keep,
                                      .weight_cache_bytes = static_cast<size_t>(*cache_bytes),
-                                     .registers = *regs};
+                                     .registers = *regs,
+                                     .window_bytes = *window};
   return open_emulator_owning(kind, config, std::make_unique<FastEngine>());
 }
 

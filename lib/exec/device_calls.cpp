@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "lib/exec/chain_reference.h"
 #include "lib/exec/unpack.h"
 
@@ -10,12 +12,15 @@ namespace ork::exec {
 
 DeviceCalls::DeviceCalls(const PackedModel& model, const PlanOptions& po, DeviceRef dev, Slots& slots)
     : model_(model), po_(po), dev_(dev), slots_(slots) {
-  if (dev_.kmd != nullptr) groups_ = std::make_unique<GroupJobs>(*dev_.kmd, model_.desc.dtype, po_.m, dev_.cores);
+  if (dev_.kmd == nullptr) return;
+  for (size_t w = 0; w <= dev_.more_windows.size(); ++w)
+    groups_.push_back(
+        std::make_unique<GroupJobs>(*dev_.window(static_cast<int>(w)).kmd, model_.desc.dtype, po_.m, dev_.cores));
 }
 
 DeviceCalls::~DeviceCalls() {
-  groups_.reset();  // its contexts read the slots' BOs
-  for (auto& [key, w] : views_) dev_.runner->forget(*w);
+  groups_.clear();  // their contexts read the slots' BOs
+  for (auto& [key, w] : views_) win(std::get<0>(key)).runner->forget(*w);
 }
 
 Status DeviceCalls::run(int slot, int layer, int matmul, const Activation& a, std::vector<uint8_t>& c) {
@@ -35,7 +40,7 @@ Status DeviceCalls::run(int slot, int layer, int matmul, const Activation& a, st
   c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
   matmul::RunOptions ro;
   ro.cores = dev_.cores;
-  return dev_.runner->run(**w, op.data(), po_.m, c.data(), ro);
+  return win(slot).runner->run(**w, op.data(), po_.m, c.data(), ro);
 }
 
 // The slot as resident weights of the matmul's shape (made once per slot and shape),
@@ -43,7 +48,7 @@ Status DeviceCalls::run(int slot, int layer, int matmul, const Activation& a, st
 Result<const matmul::ResidentWeights*> DeviceCalls::weights_of(int slot, int matmul) {
   const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmul)];
   const driver::Bo& bo = *slots_.bos[static_cast<size_t>(slot)];
-  if (auto s = dev_.kmd->bo_sync(bo, driver::SyncDir::to_device); !s) return s.error();
+  if (auto s = win(slot).kmd->bo_sync(bo, driver::SyncDir::to_device); !s) return s.error();
   auto key = std::make_tuple(slot, md.k, md.n);
   auto it = views_.find(key);
   if (it == views_.end()) {
@@ -64,11 +69,11 @@ Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch(int slot, int matmul, c
   matmul::RunOptions ro;
   ro.cores = dev_.cores;
   matmul::RunStats stats;
-  auto ctx = dev_.runner->acquire(**w, po_.m, ro, stats);
+  auto ctx = win(slot).runner->acquire(**w, po_.m, ro, stats);
   if (!ctx) return ctx.error();
   const std::vector<uint8_t> op = operand_bytes(model_.desc.dtype, a);
   c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
-  auto npu = std::make_unique<matmul::Job>(*dev_.kmd, stats);
+  auto npu = std::make_unique<matmul::Job>(*win(slot).kmd, stats);
   if (auto s = npu->add(std::move(*ctx), op.data(), c.data()); !s) return s.error();
   if (auto s = npu->submit(); !s) return s.error();
   return npu;
@@ -77,6 +82,11 @@ Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch(int slot, int matmul, c
 Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch_group(std::span<const int> slots, std::span<const int> matmuls,
                                                                std::span<const Activation> a,
                                                                std::vector<std::vector<uint8_t>>& c) {
+  const int window = slots_.window[static_cast<size_t>(slots[0])];  // a layer is whole in one window
+  for (int slot : slots)
+    if (slots_.window[static_cast<size_t>(slot)] != window)
+      return make_error(-EINVAL, fmt::format("a group's slots {} and {} are in NPU windows {} and {}", slots[0], slot,
+                                             window, slots_.window[static_cast<size_t>(slot)]));
   std::vector<std::vector<uint8_t>> ops(matmuls.size());
   std::vector<GroupMember> members;
   for (size_t i = 0; i < matmuls.size(); ++i) {
@@ -87,7 +97,7 @@ Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch_group(std::span<const i
     c[i].resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
     members.push_back({slots_.bos[static_cast<size_t>(slots[i])].get(), md.k, md.n, ops[i].data(), c[i].data()});
   }
-  return groups_->launch(members);
+  return groups_[static_cast<size_t>(window)]->launch(members);
 }
 
 }  // namespace ork::exec

@@ -1,7 +1,10 @@
 // The executor's calls of the device (executor.cpp's device thread): a matmul run blocking
 // (the cpu backend's reference fast path, or the NPU's runner), one matmul handed to the NPU
 // as a matmul job, or a group of a layer's matmuls handed to it as its board plan, one
-// chained job (group_job.h). The weights are the slots as the reader filled them.
+// chained job (group_job.h). The weights are the slots as the reader filled them. Over
+// several NPU windows (windows.h) each call goes through its slot's window's kmd and runner,
+// and a group is built in its window: its members are one layer's, and a layer is whole in
+// one window.
 #pragma once
 
 #include <cstdint>
@@ -33,19 +36,21 @@ class DeviceCalls {
   // packed, the first slice group submitted; C into `c` (sized here) at completion.
   Result<std::unique_ptr<matmul::Job>> launch(int slot, int matmul, const Activation& a, std::vector<uint8_t>& c);
   // Matmuls of one group (slots[i], matmuls[i], a[i] -> c[i]) as one chained job. -ENOTSUP:
-  // the group's plan does not chain; the caller runs them with run().
+  // the group's plan does not chain; the caller runs them with run(). -EINVAL: the slots
+  // are in more than one window.
   Result<std::unique_ptr<matmul::Job>> launch_group(std::span<const int> slots, std::span<const int> matmuls,
                                                     std::span<const Activation> a, std::vector<std::vector<uint8_t>>& c);
 
  private:
   Result<const matmul::ResidentWeights*> weights_of(int slot, int matmul);
+  DeviceRef win(int slot) const { return dev_.window(slots_.window[static_cast<size_t>(slot)]); }  // the slot's window
 
   const PackedModel& model_;
   const PlanOptions& po_;
   DeviceRef dev_;
   Slots& slots_;
   std::map<std::tuple<int, int64_t, int64_t>, std::unique_ptr<matmul::ResidentWeights>> views_;
-  std::unique_ptr<GroupJobs> groups_;
+  std::vector<std::unique_ptr<GroupJobs>> groups_;  // per NPU window
 };
 
 }  // namespace ork::exec

@@ -17,8 +17,10 @@ struct Slots {
   std::vector<std::unique_ptr<driver::Bo>> bos;
   std::vector<io::SlotBuffer> host;
   std::vector<std::span<std::byte>> spans;  // one per slot, in the plan's order
+  std::vector<int> window;                  // per slot: its NPU window (windows.h)
 };
 
-Result<Slots> allocate_slots(const ExecPlan& plan, const DeviceRef& dev);
+// Each slot in its window's Kmd (`window[slot]`, all 0 when empty).
+Result<Slots> allocate_slots(const ExecPlan& plan, const DeviceRef& dev, const std::vector<int>& window = {});
 
 }  // namespace ork::exec

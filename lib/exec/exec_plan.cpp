@@ -243,7 +243,9 @@ Result<ExecPlan> chosen_plan(ExecPlan p, const sched::Graph& graph) {
 
 }  // namespace
 
-uint64_t slot_limit(const PlanOptions& o) { return std::min(o.budget_bytes, o.window_bytes); }
+uint64_t slot_limit(const PlanOptions& o) {
+  return std::min(o.budget_bytes, o.window_bytes * static_cast<uint64_t>(std::max(o.windows, 1)));
+}
 
 std::vector<bool> pinned_tensors(const PackedModel& model, const PlanOptions& o) {
   const ModelDesc& d = model.desc;

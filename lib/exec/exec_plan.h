@@ -38,6 +38,9 @@ struct PlanOptions {
   // The NPU address window the slots (device buffers) must fit in, bytes: 4 GiB on the
   // RK3588 (driver/common/npu_window.h); a smaller one leaves room for other users of it.
   uint64_t window_bytes = hw::kNpuWindowBytes;
+  // NPU windows the slots may span, each of window_bytes (windows.h: more than one holds a
+  // resident model past 4 GiB, a layer whole in one window; 1..hw::kMaxNpuWindows).
+  int windows = 1;
   Order order = Order::scheduled;
   int cores = hw::kNpuCores;  // NPU cores one matmul is planned on
   double disk_bytes_per_ns = 1.2;  // the loads' rate (GB/s); docs/io.md measured ~1.2 GB/s here
@@ -79,8 +82,8 @@ int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n,
 int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                           int cores);
 
-// What the slots may take: the budget (host RAM) and the window (NPU addresses) both hold
-// them, so the smaller of the two, in bytes.
+// What the slots may take: the budget (host RAM) and the windows (NPU addresses) both hold
+// them, so the smaller of the budget and windows x window_bytes, in bytes.
 uint64_t slot_limit(const PlanOptions& options);
 
 // The residency rule (as the board projection's, project.h): with more than one token, every

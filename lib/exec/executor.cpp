@@ -17,15 +17,14 @@
 #include "lib/exec/project.h"
 #include "lib/exec/device_slots.h"
 #include "lib/exec/synthetic.h"
+#include "lib/exec/windows.h"
 #include "lib/io/tensor_reader.h"
 #include "lib/matmul/job.h"
 
 namespace ork::exec {
 namespace {
 
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+int64_t now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 class Walk {
  public:
@@ -43,14 +42,12 @@ class Walk {
     done_.assign(static_cast<size_t>(po.tokens), std::vector<size_t>(static_cast<size_t>(d_.layers), 0));
   }
 
-
   // The walk of the order, on the calling thread, with the model's semantics (lib/sched
   // simulate.h): a load is handed to the I/O thread, a start to the device thread (both
   // return at once). A wait blocks only when something needs what it frees: a load into the
   // slot its program read (the slot is reused only after that program completed), and the
-  // end of the run; so starts that come after a wait in the order still reach the device
-  // thread while the program waited for runs. The sequential order blocks at every wait: it
-  // is the baseline with no overlap.
+  // end of the run; so starts after a wait in the order still reach the device thread while
+  // the program waited for runs. The sequential order blocks at every wait (the baseline).
   Status run() {
     last_token_end_ = t_start_ = now_ns();
     std::thread device([this] { device_loop(); });
@@ -409,7 +406,9 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
   if ((dev.kmd == nullptr) != (dev.runner == nullptr)) return make_error(-EINVAL, "a device needs both its kmd and runner");
   if (options.inflight < 1 || options.inflight > 8)
     return make_error(-EINVAL, fmt::format("inflight = {}: must be 1..8 matmuls on the device at once", options.inflight));
-  auto slots = allocate_slots(plan, dev);
+  auto windows = place_windows(model, plan, po);  // a layer's BOs and jobs in one NPU window
+  if (!windows) return windows.error();
+  auto slots = allocate_slots(plan, dev, windows->slot_window);
   if (!slots) return slots.error();
   auto reader = io::TensorReader::open(path, slots->spans, options.io_rate_cap_bytes_per_ns,
                                       options.file_os != nullptr ? *options.file_os : io::real_file_os());
@@ -417,6 +416,7 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
   RunOutput out;
   out.stats.budget_bytes = po.budget_bytes;
   out.stats.peak_bytes = plan.slot_total;
+  out.stats.windows = windows->windows;
   Status st;
   {
     Walk walk(model, plan, po, dev, *slots, **reader, out);

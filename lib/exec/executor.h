@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "driver/common/result.h"
@@ -33,6 +34,13 @@ struct DeviceRef {
   driver::Kmd* kmd = nullptr;
   matmul::MatmulRunner* runner = nullptr;
   int cores = 3;
+  // A plan over several NPU windows (PlanOptions::windows, windows.h): window w > 0 is
+  // more_windows[w - 1], its own Kmd (Kmd::open_window) and runner; window 0 is kmd, runner.
+  std::vector<std::pair<driver::Kmd*, matmul::MatmulRunner*>> more_windows;
+  DeviceRef window(int w) const {
+    return w == 0 ? DeviceRef{kmd, runner, cores, {}} : DeviceRef{more_windows[static_cast<size_t>(w - 1)].first,
+                                                                   more_windows[static_cast<size_t>(w - 1)].second, cores, {}};
+  }
 };
 
 struct RunStats {
@@ -47,6 +55,7 @@ struct RunStats {
   int max_group = 0;              // most matmuls in one job handed to the NPU (a chained group)
   uint64_t peak_bytes = 0;        // slot memory held (all slots; allocated once)
   uint64_t budget_bytes = 0;
+  int windows = 1;                // NPU windows the slots spread over (windows.h)
   std::string engine;             // "uring", "pread", "mmap"
   bool direct = false, registered = false;
   std::vector<std::string> fallbacks;

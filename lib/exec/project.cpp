@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 
 #include <fmt/format.h>
@@ -38,8 +39,6 @@ std::vector<BatchGroup> batch_groups(const ModelDesc& d) {
   return groups;
 }
 
-int windows_for(const Projection&) { return 1; }
-
 namespace {
 
 Status check_project_options(const ModelDesc& d, const ProjectOptions& o) {
@@ -72,11 +71,18 @@ Status project_matmuls(const ModelDesc& d, const ProjectOptions& o, Projection& 
   return Status::success();
 }
 
-// What stays resident and what streams: two layers' slots stream, whatever else fits in
-// the budget and the NPU's window stays pinned.
-void place_weights(uint64_t layer_bytes, const ProjectOptions& o, Projection& p) {
+// What stays resident and what streams: resident when the budget holds every layer and at
+// most max_windows windows hold them, each layer whole (windows.h's rule; a layer larger than
+// a window never fits); else two layers' slots stream through one window, whatever else fits
+// in the budget and that window stays pinned.
+void place_weights(uint64_t layer_bytes, int layers, const ProjectOptions& o, Projection& p) {
+  const uint64_t per_window = layer_bytes == 0 ? 0 : o.window_bytes / layer_bytes;  // whole layers
+  const int64_t windows = per_window == 0 ? INT64_MAX : (layers + static_cast<int64_t>(per_window) - 1) / static_cast<int64_t>(per_window);
+  p.resident = p.weight_bytes <= o.budget_bytes && windows <= std::max(o.max_windows, 1);
+  p.windows = p.resident ? static_cast<int>(windows) : 1;
+  p.window_switches = p.windows > 1 ? p.windows : 0;
+  p.switch_ns = static_cast<double>(p.window_switches) * kWindowSwitchNs;
   const uint64_t room = std::min(o.budget_bytes, o.window_bytes);
-  p.resident = p.weight_bytes <= room;
   if (p.resident) {
     p.resident_bytes = p.weight_bytes;
   } else {
@@ -114,7 +120,7 @@ void finish(StepFigures& f, const ModelDesc& d, const Projection& p) {
   f.device_ns *= d.layers;
   f.tasks *= d.layers;
   f.submits *= d.layers;
-  f.step_ns = std::max(p.io_ns, f.device_ns + p.host_ns);
+  f.step_ns = std::max(p.io_ns, f.device_ns + p.host_ns + p.switch_ns);  // the same windows
   f.tokens_per_s = static_cast<double>(p.m) * 1e9 / f.step_ns;
 }
 
@@ -166,13 +172,12 @@ Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
     layer_host += mp.host_ns;
   }
   p.weight_bytes = layer_bytes * static_cast<uint64_t>(d.layers);
-  place_weights(layer_bytes, o, p);
-  p.windows = windows_for(p);
+  place_weights(layer_bytes, d.layers, o, p);
   p.host_ns = layer_host * d.layers;
   p.io_ns = static_cast<double>(p.streamed_bytes) / o.disk_bytes_per_s * 1e9;
   p.dram_floor_ns = static_cast<double>(p.weight_bytes) / timing::kSharedDramBytesPerNs;
   if (Status st = project_plans(d, o, p); !st) return st.error();
-  p.compute_ns = p.device_ns + p.host_ns;
+  p.compute_ns = p.device_ns + p.host_ns + p.switch_ns;
   p.step_ns = std::max(p.io_ns, p.compute_ns);
   p.sequential_ns = p.io_ns + p.compute_ns;
   p.tokens_per_s = static_cast<double>(o.m) * 1e9 / p.step_ns;

@@ -11,29 +11,43 @@
 // The board plan: each group of a layer's matmuls (q/k/v, o, gate/up, down) is one chained
 // submit per core, its tasks placed on the cores by lib/sched's list scheduler
 // (board_plan.h); groups run one after another (each needs the previous one's output), host
-// then device, so compute = device + host; the scheduled order overlaps I/O with compute,
-// so a step takes max(I/O, compute) (the sequential order: their sum). The residency rule: the whole model stays resident
-// when its weights fit both the budget (host RAM for weights) and the NPU's address window;
-// otherwise two of its largest layers are kept as streaming slots, the rest of what fits
-// is pinned, and everything else is read from disk every step.
+// then device, and a step enters each NPU window it uses once, so compute = device + host +
+// switch; the scheduled order overlaps I/O with compute, so a step takes max(I/O, compute)
+// (the sequential order: their sum). The residency rule: the whole model stays resident
+// when its weights fit the budget (host RAM for weights) and its layers, each whole, fit at
+// most max_windows NPU address windows (lib/exec/windows.h; a step then switches windows
+// `windows` times, each at kWindowSwitchNs); otherwise it streams through one window: two of
+// its largest layers are kept as streaming slots, the rest of what fits is pinned, and
+// everything else is read from disk every step.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "driver/common/npu_window.h"
 #include "driver/common/result.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/model.h"
 
 namespace ork::exec {
 
+// What one switch of NPU window costs the model, ns: an assumption, never measured. On the
+// vendor driver a SUBMIT in another IOMMU domain detaches the NPU's IOMMU from the old domain
+// and attaches the new one before the job (rknpu_iommu.c rknpu_iommu_switch_domain: page
+// table base written, TLB zapped), with no job of the old domain in flight (the executor
+// drains at a layer's edge: a layer reads the previous one's whole output). 100 us is taken
+// as a generous bound for two IOMMU register programs and a TLB flush through an ioctl; a
+// board measures it (docs/board.md "What a board must confirm").
+inline constexpr double kWindowSwitchNs = 100e3;
+
 struct ProjectOptions {
   int64_t m = 1;                    // rows per step: 1 decode, 128 prefill
   int cores = 3;
   double disk_bytes_per_s = 1.2e9;  // docs/io.md's measured rate on this machine
   uint64_t budget_bytes = 0;        // host RAM the weights may take
-  uint64_t window_bytes = 0;        // the NPU's address window (KmdInfo::window_bytes)
+  uint64_t window_bytes = 0;        // each NPU address window (KmdInfo::window_bytes)
+  int max_windows = hw::kMaxNpuWindows;  // windows a resident model may span (1: the old one-window rule)
   std::vector<double> host_ns;      // per matmul of a layer (desc order): host time per call
 };
 
@@ -68,14 +82,13 @@ struct Projection {
   std::vector<MatmulProjection> per_matmul;  // one layer, each matmul split over all cores
   // Per step (all layers), the board plan (the groups below):
   double device_ns = 0, host_ns = 0, io_ns = 0;
-  double compute_ns = 0;     // device + host
+  double compute_ns = 0;     // device + host + switch
   double step_ns = 0;        // max(io, compute): the scheduled order
   double sequential_ns = 0;  // io + compute: load, then compute, no overlap
   double tokens_per_s = 0;   // m per step
   int64_t submits = 0;       // per step: one per core with work per group
   int64_t tasks = 0;         // per step, all cores
   int64_t tasks_per_layer = 0;
-  int windows = 1;           // NPU address windows the weights are spread over (windows_for)
   // The weight bytes once through the shared DRAM limit (timing_model.h kSharedDramBytesPerNs):
   // no plan of these matmuls is faster on the model.
   double dram_floor_ns = 0;
@@ -85,6 +98,9 @@ struct Projection {
   double submit_ns = 0, fixed_ns = 0;
   uint64_t weight_bytes = 0, resident_bytes = 0, streamed_bytes = 0, budget_bytes = 0, window_bytes = 0;
   bool resident = false;     // the whole model stays resident
+  int windows = 1;           // NPU windows the weights use (layers whole in each)
+  int64_t window_switches = 0;  // per step: windows > 1 enters each once (kWindowSwitchNs each)
+  double switch_ns = 0;         // their cost, per step, part of compute_ns
   double disk_bytes_per_s = 0;
   std::vector<BatchGroup> groups;
   // The same plan made and priced with all of the fitted fixed cost per submit (none per
@@ -97,11 +113,6 @@ struct Projection {
 // The groups of `desc`'s layer: consecutive matmuls with the same inputs, none in another's
 // `after` or inputs.
 std::vector<BatchGroup> batch_groups(const ModelDesc& desc);
-
-// The NPU address windows a model's resident weights take. One: a model past one window
-// streams (the residency rule); several windows per model are future work, and this is the
-// one place that will count them.
-int windows_for(const Projection& projection);
 
 // Checks the options (m, cores, rate, host_ns size) and computes the projection.
 Result<Projection> project(const ModelDesc& desc, const ProjectOptions& options);

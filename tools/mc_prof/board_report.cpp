@@ -91,6 +91,15 @@ Result<BoardReport> read_board_report(const std::string& path) {
     }
     out.figures.push_back(std::move(f));
   }
+  if (j.contains("split")) {
+    if (!j["split"].is_array()) return make_error(-EINVAL, fmt::format("report '{}': \"split\" must be a list", path));
+    for (size_t i = 0; i < j["split"].size(); ++i) {
+      auto r = split_row_from_json(j["split"][i]);
+      if (!r) return make_error(-EINVAL, fmt::format("report '{}': split[{}]: {}", path, i, r.error().message));
+      const json& iface = j["split"][i].contains("interface") ? j["split"][i]["interface"] : json("");
+      out.split[iface.is_string() ? iface.get<std::string>() : ""].push_back(*r);
+    }
+  }
   if (out.figures.empty())
     return make_error(-EINVAL, fmt::format("report '{}': no figure with a device time (every one is "
                                            "\"device_source\": \"wall\")", path));

@@ -3,11 +3,15 @@
 #include "tools/mc_prof/calibrate.h"
 
 
+#include <map>
+
 #include <fmt/format.h>
 
+#include "driver/timing/timing_model.h"
 #include "tools/common/cli.h"
 #include "tools/mc_prof/board_report.h"
 #include "tools/mc_prof/model_fit.h"
+#include "tools/mc_prof/split.h"
 
 namespace ork::tools {
 namespace {
@@ -158,6 +162,35 @@ void print_calibration(const json& out) {
              p["serial_mac_efficiency"].get<double>());
 }
 
+// The submit / task split per interface (split.h): the fitted costs beside timing.h's split
+// (which stays as it is: only a board's report changes it, by hand, docs/timing-model.md).
+json split_fits(const std::map<std::string, std::vector<SplitRow>>& split) {
+  json out = json::object();
+  for (const auto& [iface, rows] : split) {
+    auto f = fit_split(rows);
+    if (!f) {
+      out[iface] = {{"error", f.error().message}};
+      continue;
+    }
+    out[iface] = {{"submit_us", f->submit_us},     {"task_us", f->task_us}, {"work_us", f->work_us},
+                  {"max_residual_percent", f->max_residual_percent},
+                  {"model_submit_us", timing::kSubmitNs / 1e3}, {"model_task_us", timing::kTaskNs / 1e3}, {"rows", rows.size()}};
+  }
+  return out;
+}
+
+void print_split(const json& split) {
+  for (const auto& [iface, f] : split.items()) {
+    if (f.contains("error")) {
+      fmt::print("split {}: {}\n", iface, f["error"].get<std::string>());
+      continue;
+    }
+    fmt::print("split {}: {:.1f} us per submit (model {:.1f}), {:.1f} us per task (model {:.1f}); worst row {:.1f} %\n", iface,
+               f["submit_us"].get<double>(), f["model_submit_us"].get<double>(), f["task_us"].get<double>(),
+               f["model_task_us"].get<double>(), f["max_residual_percent"].get<double>());
+  }
+}
+
 }  // namespace
 
 int calibrate(const std::string& path, bool as_json) {
@@ -176,8 +209,9 @@ int calibrate(const std::string& path, bool as_json) {
     }
   json out = calibration(path, *figs);
   out["skipped"] = report->skipped;
+  out["split"] = split_fits(report->split);
   if (as_json) fmt::print("{}\n", out.dump(2));
-  else print_calibration(out);
+  else print_calibration(out), print_split(out["split"]);
   return code(Exit::ok);
 }
 

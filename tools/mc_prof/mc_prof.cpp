@@ -19,6 +19,7 @@
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
 #include "tools/mc_prof/calibrate.h"
+#include "tools/mc_prof/split.h"
 #include "tools/mc_prof/measure.h"
 #include "tools/mc_prof/report.h"
 #include "driver/emu/kernel/zero_work.h"
@@ -39,7 +40,29 @@ struct Args {
   bool json = false, csv = false, zero_time = false, published_sweep = false, vs_cpu = false;
   std::string svg;
   std::string calibrate;  // --calibrate REPORT
+  bool split = false;     // --split: the submit / task experiment (split.h)
 };
+
+// --split: the rows, one JSON array on one line (the runbook's report embeds it) or a table.
+int run_split(const Args& a, ork_device& dev, const std::string& iface) {
+  auto rows = measure_split(dev, a.warmup, a.iters);
+  if (!rows) {
+    fmt::print(stderr, "mc_prof: --split: {}\n", rows.error().message);
+    return code(Exit::check_failed);
+  }
+  nlohmann::json arr = nlohmann::json::array();
+  for (const SplitRow& r : *rows) arr.push_back(split_row_json(r, iface));
+  if (a.json) {
+    fmt::print("{}\n", arr.dump());
+    return code(Exit::ok);
+  }
+  fmt::print("{:>4} {:>14} {:>14}  ({} time, median of {})\n", "N", "chained us", "N submits us", (*rows)[0].device_source, a.iters);
+  for (const SplitRow& r : *rows) fmt::print("{:>4} {:>14.1f} {:>14.1f}\n", r.tasks, r.chained_us, r.separate_us);
+  if (auto f = fit_split(*rows))
+    fmt::print("fit: {:.1f} us per submit, {:.1f} us per task (+ {:.1f} us modelled work), worst row {:.1f} %\n", f->submit_us,
+               f->task_us, f->work_us, f->max_residual_percent);
+  return code(Exit::ok);
+}
 
 // The emulated NPU with its PC executing nothing: every job "completes" at once, so what is
 // left is the host's own work (lookup, packing, ioctls, unpack). Results are not computed.
@@ -230,6 +253,7 @@ int run(Args& a) {
   const std::string name = device_name(a);
   std::unique_ptr<ork_device> dev;
   if (int rc = open_profiled(a, name, dev); rc != 0) return rc;
+  if (a.split) return run_split(a, *dev, ork::driver::kmd_kind_name(dev->backend->kmd()->info().kind));
   const std::string dev_name = fmt::format("{}{}{}", dev->name, a.zero_time ? " (zero-time)" : "",
                                            " via " + std::string(ork::driver::kmd_kind_name(dev->backend->kmd()->info().kind)));
   // The emulator's timing mode (ORK_EMU_TIMING, docs/timing-model.md); "" on a board.
@@ -293,6 +317,9 @@ int main(int argc, char** argv) {
   app.add_option("--calibrate", a.calibrate,
                  "refit the timing model from a board report (JSON, docs/timing-model.md \"Board reports\") and "
                  "print the old and new errors; no device is opened")
+      ->excludes(published);
+  app.add_flag("--split", a.split, "the submit / task experiment: the same N tasks as one chained submit and as N "
+                                   "submits, N = 1, 3, 12, 48, one core (--warmup, --iters rounds; docs/timing-model.md)")
       ->excludes(published);
   CLI::Option* json_opt = add_json(app, a.json);
   add_csv(app, a.csv, json_opt);

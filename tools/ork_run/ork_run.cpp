@@ -16,6 +16,7 @@
 #include "lib/exec/executor.h"
 #include "lib/exec/exec_plan.h"
 #include "lib/exec/chain_reference.h"
+#include "lib/exec/windows.h"
 #include "driver/common/safe_file.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
@@ -64,7 +65,7 @@ struct Args {
   // budget_text / window_text empty: the machine's default / the 4 GiB window (run_inputs.h).
   std::string path, budget_text, window_text, device_name, order_text = "scheduled", trace_path, plan_out;
   int64_t tokens = 4, m = 1;
-  int cores = 3, inflight = 2;
+  int cores = 3, inflight = 2, windows = 0;  // windows 0: found (lib/exec/windows.h)
   double disk_gbs = 1.2;
   bool json = false, plan_only = false;
 };
@@ -107,6 +108,7 @@ int prepare(const Args& a, Prepared& p) {
   p.po.order = *order;
   p.po.cores = a.cores == 0 ? 3 : a.cores;  // 0 = all: the RK3588 has 3, the device may have fewer
   p.po.disk_bytes_per_ns = a.disk_gbs;
+  p.po.windows = a.windows == 0 ? exec::windows_found(p.model, p.po) : a.windows;
   auto plan = exec::build_plan(p.model, p.po);
   if (!plan) return error(plan.error().message);
   p.plan = std::move(*plan);
@@ -146,7 +148,7 @@ void print_json(const Args& a, const Prepared& p, const std::string& backend, in
                       {"token_mean_us", f.mean_us}, {"io_us", f.io_us}, {"device_us", f.device_us}, {"overlap", f.overlap},
                       {"hit_rate", s.hit_rate()}, {"peak_bytes", s.peak_bytes}, {"budget_bytes", p.memory.budget_bytes},
                       {"budget_source", p.memory.budget_given ? "--budget" : "MemAvailable / 2"},
-                      {"window_bytes", p.memory.window_bytes}, {"peak_rss_bytes", tools::peak_rss_bytes()},
+                      {"window_bytes", p.memory.window_bytes}, {"windows", s.windows}, {"peak_rss_bytes", tools::peak_rss_bytes()},
                       {"model_bytes", p.model.weight_bytes()}, {"order", exec::order_name(p.po.order)},
                       {"inflight", inflight}, {"max_inflight", s.max_inflight}, {"max_group", s.max_group},
                       {"policy", plan.policy}, {"predicted_us", static_cast<double>(plan.predicted_ns) / 1e3},
@@ -183,6 +185,9 @@ void print_text(const Args& a, const Prepared& p, const std::string& backend, in
               p.memory.budget_given ? "" : " (half of MemAvailable)", plan.slot_bytes.size(),
               static_cast<double>(plan.pinned_bytes) / mib,
               static_cast<long long>(std::count(plan.pinned.begin(), plan.pinned.end(), true)));
+  if (s.windows > 1)
+    std::printf("windows   %d NPU windows of at most %.0f MiB of slots each, every layer in one\n", s.windows,
+                static_cast<double>(p.po.window_bytes) / mib);
   std::printf("process   peak RSS %.1f MiB (getrusage; activations, the reference, the emulated NPU's copies: "
               "outside the budget)\n", static_cast<double>(tools::peak_rss_bytes()) / mib);
   std::printf("plan      predicted %.1f ms for the run, lower bound %.1f ms\n", static_cast<double>(plan.predicted_ns) / 1e6,
@@ -215,7 +220,10 @@ int run(const Args& a) {
     return error(opened.error().message,
                  opened.error().code == -EINVAL ? tools::Exit::bad_usage : tools::Exit::device_unavailable);
   // The one thing the C API does not hand out: the device as the executor drives it.
-  const exec::DeviceRef ref = api::exec_device(*opened->device, p.po.cores);
+  exec::DeviceRef ref = api::exec_device(*opened->device, p.po.cores);
+  tools::Windows windows;  // windows 1.. of a resident model past one window: their Kmds and runners
+  if (auto e = tools::open_windows(*opened->device, p.po.windows, windows, ref); !e.empty())
+    return error(e, tools::Exit::device_unavailable);
 
   tools::Progress bar("running", static_cast<int64_t>(p.plan.order.size() / 3), !a.json);
   exec::RunOptions ro;
@@ -243,8 +251,11 @@ void add_run_options(CLI::App& app, Args& a) {
   tools::add_number(app, "--tokens", a.tokens, "token steps to run", int64_t{1}, int64_t{100000});
   app.add_option("--budget", a.budget_text, "bytes of host RAM for weight slots (K/M/G suffixes); default half of "
                  "MemAvailable (/proc/meminfo) in whole MiB, 512M when it cannot be read");
-  app.add_option("--window", a.window_text, "bytes of the NPU's address window the slots may take (K/M/G); default "
+  app.add_option("--window", a.window_text, "bytes of each NPU address window the slots may take (K/M/G); default "
                  "and most 4G, the RK3588's 32-bit window");
+  tools::add_number(app, "--windows", a.windows, "NPU windows the slots may span (rknpu IOMMU domains, rocket files), "
+                    "a layer whole in one; 0 = found: the fewest that hold the model resident when it fits --budget "
+                    "over more than one token, else 1", 0, 16);
   tools::add_device(app, a.device_name);
   app.add_option("--order", a.order_text, "scheduled, fifo or sequential")->capture_default_str();
   tools::add_number(app, "--m", a.m, "rows per token step: 1 decode, 64..512 prefill", int64_t{1}, int64_t{4096});

@@ -29,8 +29,9 @@ const char* kSplitEachText = "one synchronous submit per matmul, each split over
 const char* kPerSubmitText =
     "the same plan with the fitted fixed cost all per submit (none per task): the other end of the assumed split";
 const char* kRuleText =
-    "resident when the weights fit min(budget, NPU window); else two largest layers' slots stream and the rest of "
-    "that room is pinned; the remainder is read from disk every step";
+    "resident when the weights fit the budget and their layers, each whole, at most 16 NPU windows (rknpu IOMMU "
+    "domains, rocket files; each entered once a step); else two largest layers' slots stream through one window and "
+    "the rest of min(budget, window) is pinned; the remainder is read from disk every step";
 
 nlohmann::json figures_json(const exec::StepFigures& f, const char* plan) {
   return {{"tokens_per_s", f.tokens_per_s}, {"step_us", f.step_ns / 1e3}, {"device_us", f.device_ns / 1e3},
@@ -67,9 +68,11 @@ nlohmann::json step_json(const exec::Projection& p) {
           {"tasks_per_layer", p.tasks_per_layer},
           {"windows", p.windows},
           {"dram_floor_us", p.dram_floor_ns / 1e3},
+          {"window_switches", p.window_switches},
+          {"switch_us", p.switch_ns / 1e3},
           {"split", {{"stream_us", p.dram_floor_ns / 1e3}, {"submit_us", p.submit_ns / 1e3},
                      {"fixed_not_overlapped_us", p.fixed_ns / 1e3}, {"host_us", p.host_ns / 1e3},
-                     {"io_us", p.io_ns / 1e3}}},
+                     {"switch_us", p.switch_ns / 1e3}, {"io_us", p.io_ns / 1e3}}},
           {"plan", kPlanText},
           {"groups", groups_json(p)},
           {"per_matmul", per},
@@ -78,9 +81,10 @@ nlohmann::json step_json(const exec::Projection& p) {
 }
 
 void print_step(const char* label, const exec::Projection& p) {
-  std::printf("%-13s %7.1f tok/s  step %8.2f ms = max(I/O %8.2f, device %7.2f + host %6.2f); sequential %.2f ms\n",
+  std::printf("%-13s %7.1f tok/s  step %8.2f ms = max(I/O %8.2f, device %7.2f + host %6.2f + switch %.2f); "
+              "sequential %.2f ms\n",
               label, p.tokens_per_s, p.step_ns / 1e6, p.io_ns / 1e6, p.device_ns / 1e6, p.host_ns / 1e6,
-              p.sequential_ns / 1e6);
+              p.switch_ns / 1e6, p.sequential_ns / 1e6);
   std::printf("%-13s %7s        %lld NPU tasks (%lld a layer), %lld submits, %d window(s); device = stream %.2f (the "
               "weights once through shared DRAM: the model's floor) + submits %.2f + fixed not overlapped %.2f ms\n",
               "", "", static_cast<long long>(p.tasks), static_cast<long long>(p.tasks_per_layer),
@@ -118,6 +122,7 @@ void report_model(const ProjectArgs& a, const exec::ModelDesc& desc, const exec:
   out["weight_bytes"] = p.weight_bytes;
   out["budget_bytes"] = p.budget_bytes;
   out["resident"] = p.resident;
+  out["windows"] = p.windows;
   out["resident_bytes"] = p.resident_bytes;
   out["streamed_bytes"] = p.streamed_bytes;
   if (a.json) return;
@@ -125,10 +130,11 @@ void report_model(const ProjectArgs& a, const exec::ModelDesc& desc, const exec:
   std::printf("model     %s: %s %s, %d layers, %.0f MiB of weights; %d cores; disk %.2f GB/s\n",
               a.path.empty() ? a.synthetic.c_str() : a.path.c_str(), desc.name.c_str(), exec::dtype_key(desc.dtype),
               desc.layers, static_cast<double>(p.weight_bytes) / mib, a.cores, a.disk_bytes_per_s / 1e9);
-  std::printf("memory    %s: %.0f MiB resident, %.0f MiB streamed per step (budget %.0f MiB, window %.0f MiB)\n",
+  std::printf("memory    %s: %.0f MiB resident, %.0f MiB streamed per step (budget %.0f MiB, %d window(s) of %.0f MiB, "
+              "%lld switch(es) a step at %.0f us)\n",
               p.resident ? "resident" : "streamed", static_cast<double>(p.resident_bytes) / mib,
-              static_cast<double>(p.streamed_bytes) / mib, static_cast<double>(p.budget_bytes) / mib,
-              static_cast<double>(window) / mib);
+              static_cast<double>(p.streamed_bytes) / mib, static_cast<double>(p.budget_bytes) / mib, p.windows,
+              static_cast<double>(window) / mib, static_cast<long long>(p.window_switches), exec::kWindowSwitchNs / 1e3);
   std::printf("host      %s\n", out["host_source"].get<std::string>().c_str());
 }
 

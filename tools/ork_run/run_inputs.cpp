@@ -8,6 +8,7 @@
 
 #include "driver/common/npu_window.h"
 #include "driver/common/safe_file.h"
+#include "lib/api/device.h"
 #include "lib/exec/plan_text.h"
 #include "tools/common/input_limits.h"
 #include "tools/common/size_arg.h"
@@ -53,6 +54,19 @@ Result<OpenedDevice> open_named_device(const std::string& name) {
   if (ork_device_get_info(raw, &out.info) != ORK_OK)
     return make_error(-ENODEV, fmt::format("--device: {}", ork_last_error()));
   return out;
+}
+
+std::string open_windows(ork_device& d, int n, Windows& w, exec::DeviceRef& ref) {
+  driver::Kmd* first = d.backend->kmd();
+  if (first == nullptr) return {};  // the cpu device: host memory, no NPU windows
+  for (int i = 1; i < n; ++i) {
+    auto kmd = first->open_window(i);
+    if (!kmd) return fmt::format("opening NPU window {} of {}: {}", i, n, kmd.error().message);
+    w.runners.push_back(std::make_unique<matmul::MatmulRunner>(**kmd));
+    w.kmds.push_back(std::move(*kmd));
+    ref.more_windows.emplace_back(w.kmds.back().get(), w.runners.back().get());
+  }
+  return {};
 }
 
 uint64_t peak_rss_bytes() {

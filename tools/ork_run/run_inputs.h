@@ -5,10 +5,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "driver/common/result.h"
+#include "driver/kmd/kmd.h"
+#include "lib/exec/executor.h"
 #include "lib/exec/exec_plan.h"
+#include "lib/matmul/run.h"
 #include "ork/ork.h"
 #include "tools/common/ork_handles.h"
 
@@ -36,6 +41,16 @@ struct OpenedDevice {
   ork_device_info info{};
 };
 Result<OpenedDevice> open_named_device(const std::string& name);
+
+// Windows 1.. of a run over several NPU windows (lib/exec/windows.h): each its Kmd
+// (Kmd::open_window) and runner. Declared after the device, so they go before it.
+struct Windows {
+  std::vector<std::unique_ptr<driver::Kmd>> kmds;
+  std::vector<std::unique_ptr<matmul::MatmulRunner>> runners;
+};
+// Opens windows 1..n-1 of `device` into `windows` and `ref.more_windows`: "" or the message.
+// Nothing for n = 1 or the cpu device (no windows).
+std::string open_windows(ork_device& device, int n, Windows& windows, exec::DeviceRef& ref);
 
 // The process's peak resident set so far (getrusage's ru_maxrss, KiB on Linux), bytes.
 uint64_t peak_rss_bytes();

@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -165,13 +167,13 @@ int FakeKernel::open(const char* path, int flags) {
     // Each rocket file has its own IOMMU domain over the aperture, allocated bottom-up by a
     // drm_mm (rocket_gem.c). Page 0 is kept out so that no BO has IOVA 0.
     file.space =
-        std::make_shared<AddressSpace>(IovaAllocator::Direction::bottom_up, kPageBytes, hw::kNpuWindowBytes,
+        std::make_shared<AddressSpace>(IovaAllocator::Direction::bottom_up, kPageBytes, c.window_bytes,
                                        &state_->weights, c.int8_engine);
   } else {
     file.kind = c.rknpu_card == path     ? NodeKind::rknpu_card
                 : c.display_card == path ? NodeKind::display
                                          : NodeKind::rknpu_render;
-    file.space = state_->rknpu_space;  // display: never used (it creates no BOs)
+    file.space = state_->rknpu_space(0);  // display: never used (it creates no BOs)
   }
   state_->files.emplace(fd, std::move(file));
   return fd;
@@ -359,12 +361,35 @@ size_t FakeKernel::live_bo_count() const {
   return state_->objects.size();
 }
 
-std::optional<WindowUsage> FakeKernel::window_usage(int node_fd) const {
+std::optional<WindowUsage> FakeKernel::window_usage(int node_fd, int domain) const {
   std::lock_guard lock(state_->mutex);
   auto it = state_->files.find(node_fd);
-  if (it == state_->files.end() || !it->second.space) return std::nullopt;
-  const IovaAllocator& a = it->second.space->iova;
+  if (it == state_->files.end() || !it->second.space || domain < 0 || domain >= kRknpuDomains) return std::nullopt;
+  const bool rocket = it->second.kind == NodeKind::rocket;
+  if (rocket && domain != 0) return std::nullopt;  // a rocket file has one domain, its own
+  const auto& space = rocket ? it->second.space : state_->rknpu_domains[static_cast<size_t>(domain)];
+  if (!space) return std::nullopt;  // never named yet: the driver has not made it
+  const IovaAllocator& a = space->iova;
   return WindowUsage{a.window_bytes(), a.used_bytes(), a.largest_gap()};
+}
+
+Result<uint64_t> window_bytes_from_env() {
+  const char* text = std::getenv("ORK_EMU_WINDOW");
+  if (text == nullptr || *text == '\0') return hw::kNpuWindowBytes;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(text, &end, 10);
+  uint64_t unit = 1;
+  if (*end == 'K' || *end == 'k') unit = uint64_t{1} << 10;
+  if (*end == 'M' || *end == 'm') unit = uint64_t{1} << 20;
+  if (*end == 'G' || *end == 'g') unit = uint64_t{1} << 30;
+  if (unit != 1) ++end;
+  const bool number = end != text && *end == '\0' && errno == 0 && text[0] >= '0' && text[0] <= '9';
+  if (!number || n > hw::kNpuWindowBytes / unit || n * unit < (uint64_t{1} << 20) || n * unit > hw::kNpuWindowBytes)
+    return make_error(-EINVAL, std::string("ORK_EMU_WINDOW=") + text +
+                                   ": must be a size from 1M to 4G (bytes, or with K, M or G), the emulated NPU's "
+                                   "address window per IOMMU domain or rocket file");
+  return n * unit;
 }
 
 size_t FakeKernel::open_fence_count() const {

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "driver/common/npu_cores.h"
+#include "driver/common/npu_window.h"
+#include "driver/common/result.h"
 #include "driver/emu/kernel/fault_spec.h"
 #include "driver/emu/npu/memory.h"
 #include "driver/emu/npu/pc.h"
@@ -80,7 +82,20 @@ struct FakeKernelConfig {
   // ORK_EMU_REGS (keep when unset, and when the value is not valid: the library refuses that
   // value before it builds a kernel, lib/api/device.cpp).
   std::optional<RegisterMode> registers;
+  // Each IOMMU domain's (rknpu) or each open file's (rocket) address window, bytes: the NPU's
+  // 4 GiB (driver/common/npu_window.h) unless a test shrinks it (ORK_EMU_WINDOW,
+  // window_bytes_from_env) to cross windows with small models. The same allocator and the
+  // same refusals either way: a BO past the window fails with ENOMEM.
+  uint64_t window_bytes = hw::kNpuWindowBytes;
 };
+
+// The vendor driver's IOMMU domains: ids 0..15 (RKNPU_MAX_IOMMU_DOMAIN_NUM in the vendor
+// driver's rknpu_drv.h, hw::kMaxNpuWindows; docs/kernel-interfaces.md "Windows").
+inline constexpr int kRknpuDomains = hw::kMaxNpuWindows;
+
+// ORK_EMU_WINDOW=<bytes>[K|M|G]: FakeKernelConfig::window_bytes for the emu devices; unset:
+// 4 GiB. Refused (naming the variable): not a size, below 1 MiB, or above 4 GiB.
+Result<uint64_t> window_bytes_from_env();
 
 // Fault injection. Counters count down as faults fire; set them between ioctls.
 struct Faults {
@@ -125,6 +140,7 @@ struct KernelStats {
   uint64_t handles_open_at_close = 0;             // GEM handles still open when their fd closed
   uint64_t nonblock_submits = 0;                  // rknpu SUBMITs with NONBLOCK
   uint64_t reaped_jobs = 0;                       // overrun NONBLOCK jobs reaped (timeout_clean)
+  uint64_t domain_switches = 0;                   // rknpu: a SUBMIT or SET_IOMMU_DOMAIN_ID moved the NPU to another domain
 };
 
 // One IOMMU domain's address window as the kernel sees it (bytes).
@@ -171,9 +187,10 @@ class FakeKernel final : public driver::Os {
   uint64_t chain_ns() const;  // stats().chain_ns without copying the rest (read twice per call)
   size_t live_bo_count() const;  // BOs with a handle or a mapping left
   size_t open_file_count() const;
-  // The window a BO created through `node_fd` lands in: the vendor driver's one domain, or
-  // that rocket file's own (rocket_gem.c: a domain per open file). nullopt: not our fd.
-  std::optional<WindowUsage> window_usage(int node_fd) const;
+  // The window a BO created through `node_fd` lands in: the vendor driver's IOMMU domain
+  // `domain` (0..15, MEM_CREATE's iommu_domain_id), or that rocket file's own (rocket_gem.c:
+  // a domain per open file; `domain` must be 0). nullopt: not our fd, or no such domain.
+  std::optional<WindowUsage> window_usage(int node_fd, int domain = 0) const;
   size_t open_fence_count() const;  // rknpu sync_file fds not yet closed
   WeightCache::Stats weight_cache_stats() const;  // this kernel's prepared weights
 

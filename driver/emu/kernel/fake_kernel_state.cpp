@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -137,18 +138,26 @@ uint64_t BoObject::mmap_offset() const { return id << kOffsetShift; }
 
 KernelState::KernelState(FakeKernelConfig cfg)
     : config(std::move(cfg)),
-      weights(config.weight_cache_bytes.value_or(WeightCache::default_capacity_bytes())),
-      // The vendor IOMMU hands out IOVAs top-down below 4 GiB: the first one-page BO lands at
-      // 0xffffe000 (ORK trace), i.e. the top of the range is 0xfffff000. The bottom is not
-      // public; page 0 is kept out so that no BO has IOVA 0.
-      rknpu_space(std::make_shared<AddressSpace>(IovaAllocator::Direction::top_down, kPageBytes,
-                                                 0xfffff000ull, &weights, config.int8_engine)) {
+      weights(config.weight_cache_bytes.value_or(WeightCache::default_capacity_bytes())) {
+  rknpu_space(0);  // domain 0: the one the NPU is attached to at probe (rknpu_iommu_init_domain)
   for (auto& regs : core_regs) regs = std::make_unique<RegisterFile>();  // zero: after reset
   if (config.registers) {
     register_mode = *config.registers;
   } else if (auto mode = register_mode_from_env()) {
     register_mode = *mode;
   }
+}
+
+std::shared_ptr<AddressSpace> KernelState::rknpu_space(int domain) {
+  auto& space = rknpu_domains[static_cast<size_t>(domain)];
+  // The vendor IOMMU hands out IOVAs top-down below 4 GiB: the first one-page BO lands at
+  // 0xffffe000 (ORK trace), i.e. the top of the range is 0xfffff000. The bottom is not
+  // public; page 0 is kept out so that no BO has IOVA 0. A shrunk window (tests) ends lower.
+  if (!space)
+    space = std::make_shared<AddressSpace>(IovaAllocator::Direction::top_down, kPageBytes,
+                                           std::min<uint64_t>(0xfffff000ull, config.window_bytes), &weights,
+                                           config.int8_engine);
+  return space;
 }
 
 BoObject* KernelState::find_by_obj_addr(uint64_t obj_addr) const {
@@ -165,22 +174,27 @@ BoObject* KernelState::find_by_offset(uint64_t offset) const {
 
 int KernelState::create_bo(File& file, uint64_t bytes, uint32_t flags, bool cached,
                            uint32_t* handle) {
+  return create_bo_in(file, file.space, bytes, flags, cached, handle);
+}
+
+int KernelState::create_bo_in(File& file, const std::shared_ptr<AddressSpace>& space, uint64_t bytes,
+                              uint32_t flags, bool cached, uint32_t* handle) {
   if (faults.refuse_bo_create) return -ENOMEM;
   if (bytes == 0) return -EINVAL;
   if (bytes > hw::kNpuWindowBytes) return -ENOMEM;  // cannot fit the 32-bit NPU address space
   bytes = (bytes + kPageBytes - 1) & ~(kPageBytes - 1);
-  std::optional<uint64_t> iova = file.space->iova.alloc(bytes);
+  std::optional<uint64_t> iova = space->iova.alloc(bytes);
   if (!iova) return -ENOMEM;
   uint8_t* host = alloc_host_pages(bytes);
   uint8_t* device = cached && config.model_caches ? alloc_host_pages(bytes) : host;
   if (!host || !device) {
     if (host) ::syscall(SYS_munmap, host, bytes);
     if (device && device != host) ::syscall(SYS_munmap, device, bytes);
-    file.space->iova.free(*iova);
+    space->iova.free(*iova);
     return -ENOMEM;
   }
   uint64_t id = next_bo_id++;
-  auto bo = std::make_shared<BoObject>(*this, file.space, id, bytes, host, device, *iova, flags);
+  auto bo = std::make_shared<BoObject>(*this, space, id, bytes, host, device, *iova, flags);
   *handle = file.next_handle++;
   file.handles.emplace(*handle, std::move(bo));
   return 0;

@@ -25,7 +25,8 @@ inline constexpr uint64_t kPageBytes = 4096;
 enum class NodeKind { rknpu_card, rknpu_render, rocket, display };  // display: FakeKernelConfig::display_card
 
 // One IOMMU domain: an IOVA allocator and the device's view of the BOs in it. The vendor
-// driver has one per device; rocket one per open file (rocket_gem.c, per-fd domain).
+// driver has up to 16 per device, the NPU attached to one at a time (rknpu_domains below);
+// rocket one per open file (rocket_gem.c, per-fd domain).
 struct AddressSpace {
   // `weights` and `engine`: the device's (KernelState's), for the memory's tasks.
   AddressSpace(IovaAllocator::Direction dir, uint64_t low, uint64_t high, WeightCache* weights,
@@ -113,7 +114,13 @@ struct KernelState {
   std::map<const uint8_t*, size_t> dmabuf_mappings;  // mmap of a dma-buf fd: address -> bytes
   std::unordered_map<uint64_t, BoObject*> objects;  // live BOs by id (non-owning)
   uint64_t next_bo_id = 1;
-  std::shared_ptr<AddressSpace> rknpu_space;  // the vendor driver's single IOMMU domain
+  // The vendor driver's IOMMU domains (kRknpuDomains), each made on first use as the driver
+  // makes one on its first switch to it (VND rknpu_iommu.c rknpu_iommu_switch_domain), and
+  // the one the NPU is attached to now: a job reads and writes through that one's page table
+  // only, so a BO of another domain is unmapped for it (docs/kernel-interfaces.md "Windows").
+  std::array<std::shared_ptr<AddressSpace>, kRknpuDomains> rknpu_domains;
+  int rknpu_domain = 0;
+  std::shared_ptr<AddressSpace> rknpu_space(int domain);  // made when first named
   bool powered = false;                       // rknpu POWER_ON / POWER_OFF
   NpuTimeline timeline;                       // the cores' busy-until, the timing model
   std::unordered_map<int, std::shared_ptr<Fence>> fences;  // rknpu sync_file fds
@@ -124,6 +131,9 @@ struct KernelState {
   // Creates a BO in `file`: host pages, IOVA, DeviceMemory mapping, handle. -errno on failure.
   // `cached`: the BO gets a separate device copy when config.model_caches is set.
   int create_bo(File& file, uint64_t bytes, uint32_t flags, bool cached, uint32_t* handle);
+  // The same in `space` (rknpu: MEM_CREATE's domain) instead of the file's.
+  int create_bo_in(File& file, const std::shared_ptr<AddressSpace>& space, uint64_t bytes, uint32_t flags,
+                   bool cached, uint32_t* handle);
   std::shared_ptr<BoObject> lookup(File& file, uint32_t handle) const;
   // The file's reference to `bo`, if it holds a handle to it.
   std::shared_ptr<BoObject> lookup_any(File& file, const BoObject* bo) const;

@@ -87,7 +87,7 @@ int core_ranges(const rknpu_submit& args, const std::vector<int>& cores, const B
 // Walks one core's range, max_submit_number (4095) tasks per PC kick: VND re-commits the
 // next chunk from the completion interrupt. The PC gets the first task's regcmd address and
 // regcfg_amount + 4 entries; it follows the chain trailers for the rest of the chunk.
-CoreOutcome run_core(KernelState& k, const File& file, BoObject& task_bo, const CoreRange& range) {
+CoreOutcome run_core(KernelState& k, const AddressSpace& space, BoObject& task_bo, const CoreRange& range) {
   CoreOutcome outcome;
   outcome.work.core = range.core;
   // The kernel reads the tasks through its own CPU mapping (kv_addr), not through the NPU.
@@ -96,7 +96,7 @@ CoreOutcome run_core(KernelState& k, const File& file, BoObject& task_bo, const 
   for (uint32_t first = 0; first < range.number; first += RKNPU_RK3588_MAX_SUBMIT_NUMBER) {
     uint32_t count = std::min<uint32_t>(range.number - first, RKNPU_RK3588_MAX_SUBMIT_NUMBER);
     const rknpu_task& task = tasks[first];
-    ChainResult r = k.run_chain(file.space->memory, range.core, task.regcmd_addr,
+    ChainResult r = k.run_chain(space.memory, range.core, task.regcmd_addr,
                                 task.regcfg_amount + RKNPU_PC_DATA_EXTRA_AMOUNT, count);
     outcome.done += r.tasks_done;
     add_chain(outcome.work, r);
@@ -202,7 +202,7 @@ int submit_nonblock(IoctlContext& ctx, rknpu_submit& args, const std::vector<int
   std::vector<CoreOutcome> outcomes;
   bool failed = false;
   for (const CoreRange& range : ranges) {
-    outcomes.push_back(run_core(k, ctx.file, task_bo, range));
+    outcomes.push_back(run_core(k, *k.rknpu_space(k.rknpu_domain), task_bo, range));
     failed |= outcomes.back().status != CoreStatus::ok;
   }
   if (failed) {
@@ -215,6 +215,18 @@ int submit_nonblock(IoctlContext& ctx, rknpu_submit& args, const std::vector<int
   const bool timed = k.config.timing == TimingMode::timed;
   fence->ready_at = k.timeline.schedule(work, timed, submitted).done;
   return make_fence(ctx, args, fence);
+}
+
+// Attaches the NPU to IOMMU domain `id` (VND rknpu_iommu.c rknpu_iommu_switch_domain: ids
+// 0..RKNPU_MAX_IOMMU_DOMAIN_NUM - 1, else -EINVAL; a domain is made on the first switch to
+// it; the whole NPU, every core, changes page table at once). From then on every job reads
+// and writes through that domain's mappings only.
+int switch_domain(KernelState& k, int64_t id) {
+  if (id < 0 || id >= kRknpuDomains) return -EINVAL;
+  if (id != k.rknpu_domain) ++k.stats.domain_switches;
+  k.rknpu_space(static_cast<int>(id));
+  k.rknpu_domain = static_cast<int>(id);
+  return 0;
 }
 
 }  // namespace
@@ -256,10 +268,10 @@ int handle_rknpu_action(IoctlContext& ctx) {
       a->value = 0;
       return 0;  // no SRAM configured
     case RKNPU_GET_IOMMU_DOMAIN_ID:
-      a->value = 0;
+      a->value = static_cast<uint32_t>(k.rknpu_domain);
       return 0;
     case RKNPU_SET_IOMMU_DOMAIN_ID:
-      return a->value == 0 ? 0 : -EINVAL;  // one domain emulated
+      return switch_domain(k, a->value);
     default:
       return -EINVAL;  // BW priority (7-12) and RW amounts (13-17): none on RK3588
   }
@@ -269,8 +281,14 @@ int handle_rknpu_mem_create(IoctlContext& ctx) {
   auto* args = static_cast<rknpu_mem_create*>(ctx.arg);
   uint32_t handle = args->handle;
   if (handle == 0) {
+    // The BO's IOVA comes from domain iommu_domain_id's allocator (VND rknpu_gem.c
+    // rknpu_gem_object_create: it switches the NPU to that domain, maps, and records the id;
+    // the 40-byte legacy struct is zero-extended: domain 0). An id past 0..15 is -EINVAL.
+    const int32_t domain = args->iommu_domain_id;
+    if (int rc = switch_domain(ctx.kernel, domain)) return rc;
     bool cached = args->flags & RKNPU_MEM_CACHEABLE;
-    int rc = ctx.kernel.create_bo(ctx.file, args->size, args->flags, cached, &handle);
+    int rc = ctx.kernel.create_bo_in(ctx.file, ctx.kernel.rknpu_space(domain), args->size, args->flags, cached,
+                                     &handle);
     if (rc) return rc;
   }
   // An existing handle passed in returns that object (VND rknpu_gem.c).
@@ -324,6 +342,10 @@ int handle_rknpu_submit(IoctlContext& ctx) {
   if (args->flags & RKNPU_JOB_FENCE_IN) return -EINVAL;
   if ((args->flags & RKNPU_JOB_FENCE_OUT) && !k.config.rknpu_fences) return -EINVAL;
   if (args->task_number == 0 || !args->task_obj_addr) return -EINVAL;
+  // The job runs in domain iommu_domain_id: the submit switches the NPU to it first (VND
+  // rknpu_job.c rknpu_submit_ioctl). There a failed switch is ignored and the job runs in
+  // whatever domain was attached; the emulator refuses a bad id instead.
+  if (int rc = switch_domain(k, args->iommu_domain_id)) return rc;
   BoObject* task_bo = k.find_by_obj_addr(args->task_obj_addr);
   if (!task_bo) return -EFAULT;
   if (!(task_bo->flags & RKNPU_MEM_KERNEL_MAPPING)) return -EINVAL;  // no kv_addr to read
@@ -346,7 +368,8 @@ int handle_rknpu_submit(IoctlContext& ctx) {
   }
   const auto submitted = std::chrono::steady_clock::now();  // the modelled time starts here
   std::vector<CoreOutcome> outcomes;
-  for (const CoreRange& range : ranges) outcomes.push_back(run_core(k, ctx.file, *task_bo, range));
+  for (const CoreRange& range : ranges)
+    outcomes.push_back(run_core(k, *k.rknpu_space(k.rknpu_domain), *task_bo, range));
   return finish_submit(ctx, *args, outcomes, submitted);
 }
 

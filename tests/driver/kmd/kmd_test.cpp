@@ -189,7 +189,8 @@ TEST_P(Backend, RefusedBoCreateIsAClearEnomem) {
   ASSERT_FALSE(bo.ok());
   EXPECT_EQ(bo.error().code, -ENOMEM);
   std::string ioctl = GetParam() == KmdKind::rknpu ? "RKNPU_MEM_CREATE" : "ROCKET_CREATE_BO";
-  EXPECT_EQ(bo.error().message, ioctl + " of 4096 bytes failed: ENOMEM (Cannot allocate memory)");
+  EXPECT_EQ(bo.error().message, ioctl + " of 4096 bytes in NPU window 0 failed: ENOMEM (Cannot allocate memory) (the "
+                                "window's 4 GiB of NPU addresses, or memory, ran out)");
 }
 
 TEST_P(Backend, OrkCoresLowersTheCoreCount) {

@@ -95,12 +95,29 @@ TEST(Project, StreamedWhenOverTheBudgetOrTheWindow) {
   EXPECT_DOUBLE_EQ(p->io_ns, static_cast<double>(5 * layer) / 1.2e9 * 1e9);
   EXPECT_DOUBLE_EQ(p->step_ns, std::max(p->io_ns, p->compute_ns));
   EXPECT_DOUBLE_EQ(p->sequential_ns, p->io_ns + p->compute_ns);
-  // The window bounds it the same way as the budget.
+  // One window bounds it the same way as the budget.
   ProjectOptions o = options(d, 1, uint64_t{1} << 40);
   o.window_bytes = budget;
+  o.max_windows = 1;
   auto w = project(d, o);
   ASSERT_TRUE(w);
   EXPECT_EQ(w->streamed_bytes, p->streamed_bytes);
+  EXPECT_EQ(w->windows, 1);
+  // Several windows hold it resident, 5 whole layers in the first and 3 in the second, each
+  // entered once a step at the assumed switch cost.
+  o.max_windows = 2;
+  auto two = project(d, o);
+  ASSERT_TRUE(two);
+  EXPECT_TRUE(two->resident);
+  EXPECT_EQ(two->windows, 2);
+  EXPECT_EQ(two->streamed_bytes, 0u);
+  EXPECT_EQ(two->window_switches, 2);
+  EXPECT_DOUBLE_EQ(two->compute_ns, two->device_ns + two->host_ns + 2 * kWindowSwitchNs);
+  o.window_bytes = 2 * layer + layer / 2;  // 2 whole layers a window: 4 windows, more than 2
+  auto four = project(d, o);
+  ASSERT_TRUE(four);
+  EXPECT_FALSE(four->resident);
+  EXPECT_EQ(four->windows, 1);
   // Less room than two layers: everything streams.
   auto none = project(d, options(d, 1, layer));
   ASSERT_TRUE(none);
@@ -109,11 +126,22 @@ TEST(Project, StreamedWhenOverTheBudgetOrTheWindow) {
 }
 
 TEST(Project, SevenBIsLargerThanTheWindowAtInt8) {
-  auto p = project(desc("7b", 28), options(desc("7b", 28), 1, uint64_t{1} << 40));
+  ProjectOptions o = options(desc("7b", 28), 1, uint64_t{1} << 40);
+  o.max_windows = 1;
+  auto p = project(desc("7b", 28), o);
   ASSERT_TRUE(p);
   EXPECT_GT(p->weight_bytes, uint64_t{1} << 32);
-  EXPECT_FALSE(p->resident);
+  EXPECT_FALSE(p->resident);  // one window: streamed from disk every token
   EXPECT_GT(p->io_ns, 0);
+  // Held in RAM over two windows (18 layers of 222 MiB in the first, 10 in the second): no
+  // bytes read per token, two switches a token.
+  auto r = project(desc("7b", 28), options(desc("7b", 28), 1, uint64_t{14} << 30));
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->resident);
+  EXPECT_EQ(r->windows, 2);
+  EXPECT_EQ(r->io_ns, 0);
+  EXPECT_EQ(r->window_switches, 2);
+  EXPECT_GT(r->tokens_per_s, 5 * p->tokens_per_s);
 }
 
 TEST(Project, BatchGroupsShareAnInput) {

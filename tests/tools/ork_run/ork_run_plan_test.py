@@ -74,11 +74,17 @@ run([ork_run, model, "--budget", "1M", "--window", "16K"], 2, "NPU window 16384 
 run([ork_run, model, "--window", "5G"], 2, "--window 5G: above the NPU's 4 GiB address window")
 run([ork_run, model, "--window", "lots"], 2, "--window lots")
 largest = int(re.search(r", (\d+) bytes\)", layer).group(1)) if ", " in layer else 0
-p = run([ork_run, model, "--tokens", "2", "--budget", "1M", "--window", str(largest), "--json"], 0)
+p = run([ork_run, model, "--tokens", "2", "--budget", "1M", "--window", str(largest), "--windows", "1", "--json"], 0)
 if p.returncode == 0:
     w = json.loads(p.stdout)
     check(w["window_bytes"] == largest and w["budget_bytes"] == 1 << 20 and w["peak_bytes"] <= largest
-          and w["budget_source"] == "--budget" and w["checked"] is True, f"--window {largest}: {w}")
+          and w["budget_source"] == "--budget" and w["checked"] is True and w["windows"] == 1, f"--window {largest}: {w}")
+# --window is per window: with the windows found, the resident model takes one window a layer.
+p = run([ork_run, model, "--tokens", "2", "--budget", "1M", "--window", str(largest), "--json"], 0)
+if p.returncode == 0:
+    w = json.loads(p.stdout)
+    check(w["windows"] == 4 and w["peak_bytes"] <= 4 * largest and w["pinned_tensors"] == 4 * 7 and w["checked"] is True,
+          f"--window {largest}, windows found: {w}")
 
 # The default budget: half of MemAvailable in whole MiB (the exact rule: input_limits_test).
 p = run([ork_run, model, "--tokens", "1", "--json"], 0)

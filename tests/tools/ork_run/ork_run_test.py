@@ -107,11 +107,11 @@ for args in ([ork_run, model, "--project", "--json"],
             s = j.get("project", {}).get(step, {})
             for key in ["tokens_per_s", "step_us", "device_us", "host_us", "io_us", "compute_us", "sequential_us",
                         "submits", "tasks", "tasks_per_layer", "windows", "dram_floor_us", "plan", "groups",
-                        "per_matmul", "per_submit", "split_each", "split", "m"]:
+                        "per_matmul", "per_submit", "split_each", "split", "m", "window_switches", "switch_us"]:
                 if key not in s:
                     failures.append(f"--project {step} lacks {key}")
-            if s and abs(s["step_us"] - max(s["io_us"], s["device_us"] + s["host_us"])) > 1e-6 * s["step_us"]:
-                failures.append(f"--project {step}: step_us is not max(io, device + host): {s}")
+            if s and abs(s["step_us"] - max(s["io_us"], s["device_us"] + s["host_us"] + s["switch_us"])) > 1e-6 * s["step_us"]:
+                failures.append(f"--project {step}: step_us is not max(io, device + host + window switches): {s}")
             if s and abs(s["tokens_per_s"] - s["m"] * 1e6 / s["step_us"]) > 1e-6 * s["tokens_per_s"]:
                 failures.append(f"--project {step}: tokens_per_s is not m / step: {s}")
             if s and s.get("tasks") != s.get("tasks_per_layer", 0) * j["layers"]:
@@ -120,6 +120,19 @@ for args in ([ork_run, model, "--project", "--json"],
                 failures.append(f"--project {step}: windows {s.get('windows')}, one NPU window expected")
         if "--host-us" in args and j.get("project", {}).get("decode", {}).get("host_us") != 5 * 3 * 7:
             failures.append(f"--host-us 5 over 3 layers x 7 matmuls: {j.get('project', {}).get('decode')}")
+# 7B at int8 is past one 4 GiB window: held in 14 GiB of RAM over two windows, nothing read
+# per token; without the budget (one window's worth of RAM) it streams.
+p = run([ork_run, "--project", "--synthetic", "7b", "--layers", "28", "--dtype", "int8", "--budget", "14G", "--json",
+         "--host-us", "5"], 0)
+if p.returncode == 0:
+    j = json.loads(p.stdout)
+    d = j["project"]["decode"]
+    if not (j["resident"] is True and j["windows"] == 2 and d["windows"] == 2 and d["io_us"] == 0
+            and d["window_switches"] == 2 and d["tokens_per_s"] > 3):
+        failures.append(f"7b int8 --budget 14G: resident {j['resident']}, windows {j['windows']}, decode {d}")
+p = run([ork_run, "--project", "--synthetic", "7b", "--layers", "28", "--dtype", "int8", "--json", "--host-us", "5"], 0)
+if p.returncode == 0 and (json.loads(p.stdout)["resident"] or json.loads(p.stdout)["windows"] != 1):
+    failures.append(f"7b int8 in one window's budget: {p.stdout[:300]}")
 run([ork_run, "--project"], 2, "--synthetic NAME")
 run([ork_run, model, "--project", "--synthetic", "tiny"], 2, "one of them")
 run([ork_run, "--synthetic", "tiny"], 2, "needs --project")
