@@ -124,6 +124,9 @@ ORK_API void ork_weights_destroy(ork_weights* weights) {
     delete weights;
     return;
   }
+  // The device outlives the lock below: these weights may hold its last reference (closed
+  // by the caller already), and the mutex must not die while locked.
+  const ork::api::DeviceRef keep = std::move(weights->keep_device);
   std::lock_guard lock(weights->device->mutex);
   // In-flight jobs on the device complete first (they may read these weights' BO), and
   // batches using them refuse from now on (job_queue.h).

@@ -127,6 +127,7 @@ ORK_API int64_t ork_qweights_groups(const ork_qweights* weights) {
 
 ORK_API void ork_qweights_destroy(ork_qweights* weights) {
   if (weights == nullptr) return;
+  const ork::api::DeviceRef keep = std::move(weights->keep_device);  // released after the unlock
   std::unique_lock<std::mutex> lock;
   if (weights->device) lock = std::unique_lock(weights->device->mutex);  // its BOs go under the queue
   delete weights;
