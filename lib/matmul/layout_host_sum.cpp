@@ -138,8 +138,6 @@ ORK_AVX512 void atom2_i16_avx512(const int16_t* const* s, int64_t count, int64_t
 // Rows [0, rows) of an 8-row block (rows <= 8) across `surfaces` whole surfaces, from
 // element `at` of each slice (`surface` elements a surface) into C's row pieces at `c`:
 // called, not inlined, by the ISA's loop (a target function inlines only into its own ISA).
-// AVX-512 takes the surfaces two at a time (a whole line of C a row), an odd last one as
-// AVX2 does.
 __attribute__((target("avx2"))) void row_block_i16_avx2(const int16_t* const* s, int64_t count, int64_t at,
                                                         int64_t surface, int32_t* c, int64_t n_len, bool first,
                                                         int64_t rows, int64_t surfaces) {
@@ -151,22 +149,21 @@ __attribute__((target("avx2"))) void row_block_i16_avx2(const int16_t* const* s,
     for (int64_t r = 0; r < rows; ++r) atom_i16_avx2(s, count, at + g * surface + r * 8, c + r * n_len + g * 8, first);
   }
 }
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void row_block_i16_avx512(const int16_t* const* s, int64_t count,
-                                                                               int64_t at, int64_t surface, int32_t* c,
-                                                                               int64_t n_len, bool first, int64_t rows,
-                                                                               int64_t surfaces) {
-  int64_t g = 0;
-  for (; g + 2 <= surfaces; g += 2) {
-    if (rows == kHostRowBlock) {
-      block2_i16_avx512(s, count, at + g * surface, surface, c + g * 8, n_len, first);
-      continue;
-    }
-    for (int64_t r = 0; r < rows; ++r)
-      atom2_i16_avx512(s, count, at + g * surface + r * 8, surface, c + r * n_len + g * 8, first);
+// AVX-512: `pairs` pairs of surfaces (g = 0, 2, 4, ...), each pair down rows [r0, r1) before
+// the next: per row one whole 64-byte line of C, written once, and every slice read in two
+// sequential streams a pair (rows outer read each slice at a stride of mp x 16 bytes, a new
+// page every few reads: at the 7B FFN shape 8 slices x 2,368 surfaces, far past the TLB,
+// measured at half int8's bytes per second).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void pairs_i16_avx512(const int16_t* const* s, int64_t count,
+                                                                           int64_t surface, int32_t* c, int64_t n_len,
+                                                                           bool first, int64_t r0, int64_t r1,
+                                                                           int64_t pairs) {
+  for (int64_t g = 0; g < 2 * pairs; g += 2) {
+    int64_t m = r0;
+    for (; m + kHostRowBlock <= r1; m += kHostRowBlock)
+      block2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, n_len, first);
+    for (; m < r1; ++m) atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
   }
-  if (g == surfaces) return;
-  if (rows == kHostRowBlock) return block_i16_avx2(s, count, at + g * surface, c + g * 8, n_len, first);
-  for (int64_t r = 0; r < rows; ++r) atom_i16_avx2(s, count, at + g * surface + r * 8, c + r * n_len + g * 8, first);
 }
 #endif
 
@@ -181,19 +178,25 @@ __attribute__((always_inline)) inline void unpack_impl(const Native* const* s, i
   constexpr int64_t kC2 = kAtom / static_cast<int64_t>(sizeof(Native));
   const int64_t n_len = p.shape.n, full = n_len / kC2, tail = n_len % kC2;
   const int64_t surface = p.mp * kC2;  // elements per (mp, c2) surface
+  int64_t g0 = 0;  // surfaces done surface-outer (AVX-512's pairs)
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<Native, int16_t> && kIsa == SumIsa::avx512) {
+    pairs_i16_avx512(s, count, surface, c, n_len, first, r0, r1, full / 2);
+    g0 = full / 2 * 2;
+  }
+#endif
   for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
     const int64_t m1 = std::min(r1, m0 + kHostRowBlock);
     Out* row = c + m0 * n_len;
 #if defined(__x86_64__)
     if constexpr (std::is_same_v<Native, int16_t> && kIsa != SumIsa::portable) {
-      (kIsa == SumIsa::avx512 ? row_block_i16_avx512 : row_block_i16_avx2)(s, count, m0 * kC2, surface, row, n_len,
-                                                                            first, m1 - m0, full);
+      row_block_i16_avx2(s, count, g0 * surface + m0 * kC2, surface, row + g0 * kC2, n_len, first, m1 - m0, full - g0);
     } else
 #endif
     if (m1 - m0 == kHostRowBlock) {
-      for (int64_t g = 0; g < full; ++g) block_run<kC2>(s, count, g * surface + m0 * kC2, row + g * kC2, n_len, first);
+      for (int64_t g = g0; g < full; ++g) block_run<kC2>(s, count, g * surface + m0 * kC2, row + g * kC2, n_len, first);
     } else {
-      for (int64_t g = 0; g < full; ++g)
+      for (int64_t g = g0; g < full; ++g)
         for (int64_t m = m0; m < m1; ++m) atom<kC2>(s, count, g * surface + m * kC2, c + m * n_len + g * kC2, first);
     }
     for (int64_t m = m0; m < m1 && tail > 0; ++m)
