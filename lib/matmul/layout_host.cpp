@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "driver/common/npu_layout.h"
+#include "lib/matmul/layout_host_sum.h"
 #include "lib/ref/workers.h"
 
 namespace ork::matmul {
@@ -19,11 +20,7 @@ namespace {
 constexpr int64_t kAtom = hw::kAtomBytes;
 static_assert(kAtom == 16);
 
-// Rows in blocks of 8: for each surface a block's atoms are one contiguous 128-byte run, and
-// the block's rows of the row-major side stay in L1 while the surfaces go by. Row by row,
-// every 16-byte access went to another surface a power of two bytes away (the same few L1
-// sets): measured 2x slower; 8 rows measured fastest of 2..32 (ork_bench "host layout work").
-constexpr int64_t kRowBlock = 8;
+constexpr int64_t kRowBlock = kHostRowBlock;
 
 // Rows [m0, m1) of A, row m at rows + (m - m0) * stride, into their atoms of every surface.
 void pack_block(const uint8_t* rows, int64_t stride, int64_t row_bytes, int64_t m0, int64_t m1, int64_t mp,
@@ -58,76 +55,6 @@ void realign_int4_row(const uint8_t* a, int64_t k, int64_t m, uint8_t* dst) {
     dst[bytes - 1] = static_cast<uint8_t>(src[bytes - 1] >> 4);  // element K-1; K is odd
   }
   dst[bytes - 1] &= 0x0f;  // the nibble past element K-1 (the next row's first): K padding
-}
-
-// int32 addition modulo 2^32 (the oracle's result past 2^31); fp32 one rounded add.
-inline int32_t add(int32_t x, int32_t y) { return static_cast<int32_t>(static_cast<uint32_t>(x) + static_cast<uint32_t>(y)); }
-inline float add(float x, float y) { return x + y; }
-inline uint16_t add(uint16_t, uint16_t y) { return y; }  // fp16 C is one slice: never added
-
-// One atom of C's row (c2 elements, or fewer at N's tail) from `count` slices, at element
-// `at` of each slice: a fixed-length loop the compiler vectorises.
-template <int64_t kC2, class Native, class Out>
-__attribute__((always_inline)) inline void atom(const Native* const* s, int64_t count, int64_t at, Out* row, bool first, int64_t len = kC2) {
-  Out v[kC2];
-  if (len == kC2) {
-    if (first) {
-      for (int64_t i = 0; i < kC2; ++i) v[i] = static_cast<Out>(s[0][at + i]);
-    } else {
-      for (int64_t i = 0; i < kC2; ++i) v[i] = add(row[i], static_cast<Out>(s[0][at + i]));
-    }
-    for (int64_t j = 1; j < count; ++j)
-      for (int64_t i = 0; i < kC2; ++i) v[i] = add(v[i], static_cast<Out>(s[j][at + i]));
-    for (int64_t i = 0; i < kC2; ++i) row[i] = v[i];
-    return;
-  }
-  for (int64_t i = 0; i < len; ++i) {
-    Out x = first ? static_cast<Out>(s[0][at + i]) : add(row[i], static_cast<Out>(s[0][at + i]));
-    for (int64_t j = 1; j < count; ++j) x = add(x, static_cast<Out>(s[j][at + i]));
-    row[i] = x;
-  }
-}
-
-// A whole 8-row block of one surface: its atoms are one contiguous run of 8 x c2 elements
-// in every slice, summed as one fixed-length run (kRowBlock * kC2 lanes: the compiler keeps
-// it in vector registers), then stored as 8 row pieces of C (row stride n_len).
-template <int64_t kC2, class Native, class Out>
-__attribute__((always_inline)) inline void block_run(const Native* const* s, int64_t count, int64_t at, Out* c,
-                                                     int64_t n_len, bool first) {
-  constexpr int64_t kRun = kRowBlock * kC2;
-  Out v[kRun];
-  if (first) {
-    for (int64_t e = 0; e < kRun; ++e) v[e] = static_cast<Out>(s[0][at + e]);
-  } else {
-    for (int64_t r = 0; r < kRowBlock; ++r)
-      for (int64_t i = 0; i < kC2; ++i) v[r * kC2 + i] = add(c[r * n_len + i], static_cast<Out>(s[0][at + r * kC2 + i]));
-  }
-  for (int64_t j = 1; j < count; ++j) {
-    const Native* sj = s[j] + at;
-    for (int64_t e = 0; e < kRun; ++e) v[e] = add(v[e], static_cast<Out>(sj[e]));
-  }
-  for (int64_t r = 0; r < kRowBlock; ++r)
-    for (int64_t i = 0; i < kC2; ++i) c[r * n_len + i] = v[r * kC2 + i];
-}
-
-template <class Native, class Out>
-__attribute__((always_inline)) inline void unpack_impl(const Native* const* s, int64_t count, const Plan& p, Out* c,
-                                                       bool first, int64_t r0, int64_t r1) {
-  constexpr int64_t kC2 = kAtom / static_cast<int64_t>(sizeof(Native));
-  const int64_t n_len = p.shape.n, full = n_len / kC2, tail = n_len % kC2;
-  const int64_t surface = p.mp * kC2;  // elements per (mp, c2) surface
-  for (int64_t m0 = r0; m0 < r1; m0 += kRowBlock) {
-    const int64_t m1 = std::min(r1, m0 + kRowBlock);
-    for (int64_t g = 0; g < full; ++g) {
-      if (m1 - m0 == kRowBlock) {
-        block_run<kC2>(s, count, g * surface + m0 * kC2, c + m0 * n_len + g * kC2, n_len, first);
-        continue;
-      }
-      for (int64_t m = m0; m < m1; ++m) atom<kC2>(s, count, g * surface + m * kC2, c + m * n_len + g * kC2, first);
-    }
-    for (int64_t m = m0; m < m1 && tail > 0; ++m)
-      atom<kC2>(s, count, full * surface + m * kC2, c + m * n_len + full * kC2, first, tail);
-  }
 }
 
 // fn(first, last) on rows of an M-row matrix: two threads, a half of the rows each (whole
@@ -182,32 +109,11 @@ void pack_int4_rows(const uint8_t* a, int64_t k, int64_t mp, int64_t kp, uint8_t
   }
 }
 
-// Each element type's loop compiled twice: for the x86-64 baseline (SSE2) and for AVX2,
-// chosen at run time (AVX2 widens an int16 atom to int32 in one VPMOVSXWD). The same adds in
-// the same order either way: the ISA never changes a byte.
-#if defined(__x86_64__)
-#define ORK_UNPACK_ROWS(Native, Out)                                                                                   \
-  __attribute__((target("avx2"))) static void unpack_avx2(const Native* const* s, int64_t count, const Plan& p, Out* c, \
-                                                   bool first, int64_t r0, int64_t r1) {                             \
-    unpack_impl(s, count, p, c, first, r0, r1);                                                                        \
-  }                                                                                                                    \
-  void unpack_rows(const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1) { \
-    if (have_avx2()) return unpack_avx2(s, count, p, c, first, r0, r1);                                                \
-    unpack_impl(s, count, p, c, first, r0, r1);                                                                        \
-  }
-namespace {
-bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
-}  // namespace
-#else
+// The slice sum per ISA (layout_host_sum.h), the best this CPU has unless a test forced one.
 #define ORK_UNPACK_ROWS(Native, Out)                                                                                   \
   void unpack_rows(const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1) { \
-    unpack_impl(s, count, p, c, first, r0, r1);                                                                        \
+    unpack_rows_on(sum_isa(), s, count, p, c, first, r0, r1);                                                          \
   }
-#endif
-
 ORK_UNPACK_ROWS(int32_t, int32_t)
 ORK_UNPACK_ROWS(int16_t, int32_t)
 ORK_UNPACK_ROWS(float, float)

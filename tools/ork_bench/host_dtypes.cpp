@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -80,6 +81,9 @@ struct DtypeRun {
   std::vector<uint8_t> a, c;
   int calls = 1;
   std::vector<double> us;  // per call, one per round
+  std::vector<double> pack_us, unpack_us;  // the library's own statistics of those calls, per call
+  std::vector<double> cpu_us;              // the process's CPU time per call (every thread's)
+  double bytes_from_device = 0;            // per call: the NPU's outputs the unpacker reads
 };
 
 Result<tools::DevicePtr> open_zero_work() {
@@ -90,14 +94,41 @@ Result<tools::DevicePtr> open_zero_work() {
   return tools::DevicePtr(d->release());
 }
 
-double us_of(ork_device* dev, DtypeRun& r, int64_t m, int calls, std::string& error) {
+// CPU time of every thread of this process, us: unlike wall time, not counting the time
+// slices other processes took (a long call on a loaded machine spans many).
+double process_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+// Wall microseconds per call over `calls` calls; with `r` noting the calls' pack and unpack
+// time from their statistics (ork_stats, one call's each) when `note`.
+double us_of(ork_device* dev, DtypeRun& r, int64_t m, int calls, std::string& error, bool note = false) {
+  ork_stats st{};
+  st.struct_size = sizeof st;
+  ork_matmul_options o{};
+  o.struct_size = sizeof o;
+  o.stats = &st;
+  double pack = 0, unpack = 0;
+  const double cpu0 = process_cpu_us();
   const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < calls; ++i)
-    if (ork_matmul(dev, r.w.get(), r.a.data(), m, r.c.data(), nullptr) != ORK_OK) {
+  for (int i = 0; i < calls; ++i) {
+    if (ork_matmul(dev, r.w.get(), r.a.data(), m, r.c.data(), &o) != ORK_OK) {
       error = ork_last_error();
       return -1;
     }
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
+    pack += static_cast<double>(st.pack_ns) / 1e3;
+    unpack += static_cast<double>(st.unpack_ns) / 1e3;
+  }
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
+  if (note) {
+    r.cpu_us.push_back((process_cpu_us() - cpu0) / calls);
+    r.pack_us.push_back(pack / calls);
+    r.unpack_us.push_back(unpack / calls);
+    r.bytes_from_device = static_cast<double>(st.bytes_from_device);
+  }
+  return us;
 }
 
 // One shape's rows: weights made, warmed up, timed round-robin. `error` set on failure.
@@ -120,7 +151,7 @@ std::array<DtypeRun, 3> run_shape(ork_device* dev, const ShapeArg& s, const Host
   for (int round = 0; round < args.rounds && error.empty(); ++round)
     for (size_t j = 0; j < kDtypes.size() && error.empty(); ++j) {
       DtypeRun& r = runs[(j + static_cast<size_t>(round)) % kDtypes.size()];
-      const double us = us_of(dev, r, s.m, r.calls, error);
+      const double us = us_of(dev, r, s.m, r.calls, error, true);
       if (us >= 0) r.us.push_back(us);
     }
   return runs;
@@ -135,6 +166,13 @@ nlohmann::json row_json(const ShapeArg& s, const std::array<DtypeRun, 3>& runs) 
     row[key + "_us_min"] = sp.min;
     row[key + "_us_max"] = sp.max;
     row[key + "_calls_per_sample"] = runs[i].calls;
+    // Where a call's host time goes (medians of the rounds' per-call means, the library's
+    // statistics) and the bytes the unpacker reads (the NPU's outputs) and writes (C).
+    row[key + "_cpu_us"] = tools::spread(runs[i].cpu_us).median;
+    row[key + "_cpu_us_min"] = tools::spread(runs[i].cpu_us).min;
+    row[key + "_pack_us"] = tools::spread(runs[i].pack_us).median;
+    row[key + "_unpack_us"] = tools::spread(runs[i].unpack_us).median;
+    row[key + "_unpack_bytes"] = runs[i].bytes_from_device + static_cast<double>(s.m * s.n * 4);
   }
   row["fp16_over_int8"] = row["fp16_us"].get<double>() / row["int8_us"].get<double>();
   row["int4_over_int8"] = row["int4_us"].get<double>() / row["int8_us"].get<double>();

@@ -77,6 +77,19 @@ TEST(LayoutInt4, WidenIsLowNibbleFirstTwosComplement) {
   EXPECT_FALSE(widen_int4(packed, 7, out).ok());  // 7 elements need 4 bytes
 }
 
+// Every byte value, odd and even counts, and a count past the two-thread split (1 MiB of
+// packed bytes): element by element as int4::value_at reads it.
+TEST(LayoutInt4, WidenMatchesValueAtOnOneAndTwoThreads) {
+  for (int64_t count : {int64_t{1}, int64_t{511}, int64_t{512}, (int64_t{1} << 21) + 3}) {
+    std::vector<uint8_t> packed(static_cast<size_t>((count + 1) / 2));
+    for (size_t i = 0; i < packed.size(); ++i) packed[i] = static_cast<uint8_t>(i * 37 + (i >> 8));
+    std::vector<int8_t> out(static_cast<size_t>(count) + 1, 99);  // one past: must stay
+    ASSERT_TRUE(widen_int4(packed, count, std::span<int8_t>(out).first(static_cast<size_t>(count))).ok());
+    for (int64_t i = 0; i < count; ++i) ASSERT_EQ(out[static_cast<size_t>(i)], int4::value_at(packed.data(), i)) << count << " " << i;
+    EXPECT_EQ(out.back(), 99);
+  }
+}
+
 TEST(LayoutUnpack, Int16PartialsWidenAndAdd) {
   const Plan p = plan_of({2, 1000, 9}, DType::int4);
   std::vector<int16_t> nat(static_cast<size_t>(c_elements_per_slice(p)));

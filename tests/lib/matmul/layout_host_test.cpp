@@ -13,6 +13,7 @@
 #include "driver/common/int4.h"
 #include "lib/matmul/layout.h"
 #include "lib/matmul/layout_host.h"
+#include "lib/matmul/layout_host_sum.h"
 
 namespace ork::matmul {
 namespace {
@@ -114,6 +115,50 @@ void expect_group(Shape shape, DType dt, int64_t first_slice, int64_t count, boo
     if constexpr (std::is_same_v<Out, float>) ASSERT_EQ(std::bit_cast<uint32_t>(target[i]), std::bit_cast<uint32_t>(want[i])) << i;
     else ASSERT_EQ(target[i], want[i]) << i;
   }
+}
+
+// Every slice-sum path this CPU runs (layout_host_sum.h), each forced in turn: the portable
+// loop always, AVX2 and AVX-512 where the CPU has them.
+std::vector<SumIsa> isas_here() {
+  std::vector<SumIsa> out;
+  for (SumIsa isa : {SumIsa::portable, SumIsa::avx2, SumIsa::avx512})
+    if (sum_isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+struct ForcedIsa {
+  explicit ForcedIsa(SumIsa isa) { EXPECT_TRUE(force_sum_isa(isa).ok()) << sum_isa_name(isa); }
+  ~ForcedIsa() { unforce_sum_isa(); }
+};
+
+TEST(LayoutHost, Int4SlicesAddInOnePassOnEveryIsa) {
+  ASSERT_EQ(isas_here().front(), SumIsa::portable);
+  for (SumIsa isa : isas_here()) {
+    SCOPED_TRACE(sum_isa_name(isa));
+    ForcedIsa forced(isa);
+    EXPECT_EQ(sum_isa(), isa);
+    // N = 40: five surfaces (two pairs and one alone on AVX-512); M = 21: two 8-row blocks
+    // and five rows one by one; N = 35: a tail of 3 columns.
+    expect_group<int16_t, int32_t>({21, 1500, 40}, DType::int4, 0, 4);
+    expect_group<int16_t, int32_t>({21, 1500, 40}, DType::int4, 1, 3);
+    expect_group<int16_t, int32_t>({16, 1499, 35}, DType::int4, 0, 4);
+    expect_group<int16_t, int32_t>({16, 1499, 35}, DType::int4, 2, 2);
+    expect_group<int16_t, int32_t>({1, 2048, 2048}, DType::int4, 0, 5);   // decode
+    expect_group<int16_t, int32_t>({40, 4800, 9000}, DType::int4, 0, 10);  // two threads
+    expect_group<float, float>({11, 4100, 13}, DType::fp16, 0, 3);
+    expect_group<int32_t, int32_t>({9, 5000, 13}, DType::int8, 1, 2);
+  }
+}
+
+TEST(LayoutHost, ForcingAnIsaThisCpuLacksIsAnError) {
+  for (SumIsa isa : {SumIsa::avx2, SumIsa::avx512})
+    if (!sum_isa_supported(isa)) {
+      auto s = force_sum_isa(isa);
+      ASSERT_FALSE(s.ok());
+      EXPECT_NE(s.error().message.find(sum_isa_name(isa)), std::string::npos);
+    }
+  EXPECT_TRUE(force_sum_isa(SumIsa::portable).ok());
+  unforce_sum_isa();
 }
 
 TEST(LayoutHost, Int4SlicesAddInOnePassModulo2To32) {

@@ -1,0 +1,278 @@
+// The slice-sum loop of the output unpacker per instruction set (layout_host_sum.h). The
+// output layout: docs/regcmd-contract.md section 2 (output_index in layout.cpp is the same
+// fact per element); every output atom is 16 bytes (driver/common/npu_layout.h).
+#include "lib/matmul/layout_host_sum.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <string>
+#include <type_traits>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "driver/common/npu_layout.h"
+
+namespace ork::matmul {
+namespace {
+
+constexpr int64_t kAtom = hw::kAtomBytes;
+static_assert(kAtom == 16);
+
+// int32 addition modulo 2^32 (the oracle's result past 2^31); fp32 one rounded add.
+inline int32_t add(int32_t x, int32_t y) { return static_cast<int32_t>(static_cast<uint32_t>(x) + static_cast<uint32_t>(y)); }
+inline float add(float x, float y) { return x + y; }
+inline uint16_t add(uint16_t, uint16_t y) { return y; }  // fp16 C is one slice: never added
+
+// One atom of C's row (c2 elements, or fewer at N's tail) from `count` slices, at element
+// `at` of each slice; a whole atom is a fixed-length loop the compiler vectorises.
+template <int64_t kC2, class Native, class Out>
+__attribute__((always_inline)) inline void atom(const Native* const* s, int64_t count, int64_t at, Out* row, bool first,
+                                                int64_t len = kC2) {
+  if (len == kC2) {
+    Out v[kC2];
+    if (first) {
+      for (int64_t i = 0; i < kC2; ++i) v[i] = static_cast<Out>(s[0][at + i]);
+    } else {
+      for (int64_t i = 0; i < kC2; ++i) v[i] = add(row[i], static_cast<Out>(s[0][at + i]));
+    }
+    for (int64_t j = 1; j < count; ++j)
+      for (int64_t i = 0; i < kC2; ++i) v[i] = add(v[i], static_cast<Out>(s[j][at + i]));
+    for (int64_t i = 0; i < kC2; ++i) row[i] = v[i];
+    return;
+  }
+  for (int64_t i = 0; i < len; ++i) {
+    Out x = first ? static_cast<Out>(s[0][at + i]) : add(row[i], static_cast<Out>(s[0][at + i]));
+    for (int64_t j = 1; j < count; ++j) x = add(x, static_cast<Out>(s[j][at + i]));
+    row[i] = x;
+  }
+}
+
+// A whole 8-row block of one surface: its atoms are one contiguous run of 8 x c2 elements in
+// every slice, summed as one fixed-length run (the compiler vectorises it for the caller's
+// ISA), then stored as 8 row pieces of C (row stride n_len).
+template <int64_t kC2, class Native, class Out>
+__attribute__((always_inline)) inline void block_run(const Native* const* s, int64_t count, int64_t at, Out* c,
+                                                     int64_t n_len, bool first) {
+  constexpr int64_t kRun = kHostRowBlock * kC2;
+  Out v[kRun];
+  if (first) {
+    for (int64_t e = 0; e < kRun; ++e) v[e] = static_cast<Out>(s[0][at + e]);
+  } else {
+    for (int64_t r = 0; r < kHostRowBlock; ++r)
+      for (int64_t i = 0; i < kC2; ++i) v[r * kC2 + i] = add(c[r * n_len + i], static_cast<Out>(s[0][at + r * kC2 + i]));
+  }
+  for (int64_t j = 1; j < count; ++j) {
+    const Native* sj = s[j] + at;
+    for (int64_t e = 0; e < kRun; ++e) v[e] = add(v[e], static_cast<Out>(sj[e]));
+  }
+  for (int64_t r = 0; r < kHostRowBlock; ++r)
+    for (int64_t i = 0; i < kC2; ++i) c[r * n_len + i] = v[r * kC2 + i];
+}
+
+#if defined(__x86_64__)
+// int4's int16 partials, 8 rows x 8 columns a block: AVX2 keeps each row's 8 int32 sums in one
+// ymm (VPMOVSXWD widens a row's 16-byte atom); no accumulator leaves a register while the
+// slices go by (the portable loop's 64 lanes spill).
+#define ORK_AVX2 __attribute__((target("avx2"), always_inline)) inline
+#define ORK_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline
+
+ORK_AVX2 void block_i16_avx2(const int16_t* const* s, int64_t count, int64_t at, int32_t* c, int64_t n_len, bool first) {
+  __m256i v[kHostRowBlock];
+  for (int64_t r = 0; r < kHostRowBlock; ++r) {
+    v[r] = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[0] + at + r * 8)));
+    if (!first) v[r] = _mm256_add_epi32(v[r], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + r * n_len)));
+  }
+  for (int64_t j = 1; j < count; ++j) {
+    const int16_t* sj = s[j] + at;
+    for (int64_t r = 0; r < kHostRowBlock; ++r)
+      v[r] = _mm256_add_epi32(v[r], _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sj + r * 8))));
+  }
+  for (int64_t r = 0; r < kHostRowBlock; ++r) _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * n_len), v[r]);
+}
+
+// Two surfaces at once (g and g + 1, `surface` elements apart): a row's 8 + 8 sums are one
+// zmm, 64 contiguous bytes of C (one cache line when C is 64-byte aligned), 8 zmm for the
+// block. (Rows paired in one zmm instead need 512-bit inserts and extracts, whose GCC 12
+// forms pass an undefined vector that -Wmaybe-uninitialized rejects.)
+ORK_AVX512 __m512i pair_i16(const int16_t* p, int64_t surface) {
+  const __m256i two = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + surface)), 1);
+  return _mm512_maskz_cvtepi16_epi32(0xffff, two);  // all lanes; the plain form's undefined pass-through warns
+}
+
+ORK_AVX512 void block2_i16_avx512(const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c,
+                                  int64_t n_len, bool first) {
+  __m512i v[kHostRowBlock];
+  for (int64_t r = 0; r < kHostRowBlock; ++r) {
+    v[r] = pair_i16(s[0] + at + r * 8, surface);
+    if (!first) v[r] = _mm512_add_epi32(v[r], _mm512_loadu_si512(c + r * n_len));
+  }
+  for (int64_t j = 1; j < count; ++j) {
+    const int16_t* sj = s[j] + at;
+    for (int64_t r = 0; r < kHostRowBlock; ++r) v[r] = _mm512_add_epi32(v[r], pair_i16(sj + r * 8, surface));
+  }
+  for (int64_t r = 0; r < kHostRowBlock; ++r) _mm512_storeu_si512(c + r * n_len, v[r]);
+}
+
+// One row's atom (AVX2) or two surfaces' atoms (AVX-512) from every slice: the rows of a
+// block past its last whole 8 (decode's one row).
+ORK_AVX2 void atom_i16_avx2(const int16_t* const* s, int64_t count, int64_t at, int32_t* c, bool first) {
+  __m256i v = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[0] + at)));
+  if (!first) v = _mm256_add_epi32(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c)));
+  for (int64_t j = 1; j < count; ++j)
+    v = _mm256_add_epi32(v, _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[j] + at))));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(c), v);
+}
+ORK_AVX512 void atom2_i16_avx512(const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c,
+                                 bool first) {
+  __m512i v = pair_i16(s[0] + at, surface);
+  if (!first) v = _mm512_add_epi32(v, _mm512_loadu_si512(c));
+  for (int64_t j = 1; j < count; ++j) v = _mm512_add_epi32(v, pair_i16(s[j] + at, surface));
+  _mm512_storeu_si512(c, v);
+}
+
+// Rows [0, rows) of an 8-row block (rows <= 8) across `surfaces` whole surfaces, from
+// element `at` of each slice (`surface` elements a surface) into C's row pieces at `c`:
+// called, not inlined, by the ISA's loop (a target function inlines only into its own ISA).
+__attribute__((target("avx2"))) void row_block_i16_avx2(const int16_t* const* s, int64_t count, int64_t at,
+                                                        int64_t surface, int32_t* c, int64_t n_len, bool first,
+                                                        int64_t rows, int64_t surfaces) {
+  for (int64_t g = 0; g < surfaces; ++g) {
+    if (rows == kHostRowBlock) {
+      block_i16_avx2(s, count, at + g * surface, c + g * 8, n_len, first);
+      continue;
+    }
+    for (int64_t r = 0; r < rows; ++r) atom_i16_avx2(s, count, at + g * surface + r * 8, c + r * n_len + g * 8, first);
+  }
+}
+// AVX-512: `pairs` pairs of surfaces (g = 0, 2, 4, ...), each pair down rows [r0, r1) before
+// the next: per row one whole 64-byte line of C, written once, and every slice read in two
+// sequential streams a pair (rows outer read each slice at a stride of mp x 16 bytes, a new
+// page every few reads: at the 7B FFN shape 8 slices x 2,368 surfaces, far past the TLB,
+// measured at half int8's bytes per second).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void pairs_i16_avx512(const int16_t* const* s, int64_t count,
+                                                                           int64_t surface, int32_t* c, int64_t n_len,
+                                                                           bool first, int64_t r0, int64_t r1,
+                                                                           int64_t pairs) {
+  for (int64_t g = 0; g < 2 * pairs; g += 2) {
+    int64_t m = r0;
+    for (; m + kHostRowBlock <= r1; m += kHostRowBlock)
+      block2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, n_len, first);
+    for (; m < r1; ++m) atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
+  }
+}
+#endif
+
+// Rows in 8-row blocks, each block across every surface: C is written row piece after row
+// piece along its rows (8 write streams), every slice read 128 bytes (two lines) a surface.
+// (Surfaces outer and rows inner, which reads each slice front to back, measured slower:
+// C's rows are 4 N bytes apart, a power of two at the usual N, so the lines of a column of C
+// fall in the same few cache sets and are evicted before the next surfaces fill them.)
+template <SumIsa kIsa, class Native, class Out>
+__attribute__((always_inline)) inline void unpack_impl(const Native* const* s, int64_t count, const Plan& p, Out* c,
+                                                       bool first, int64_t r0, int64_t r1) {
+  constexpr int64_t kC2 = kAtom / static_cast<int64_t>(sizeof(Native));
+  const int64_t n_len = p.shape.n, full = n_len / kC2, tail = n_len % kC2;
+  const int64_t surface = p.mp * kC2;  // elements per (mp, c2) surface
+  int64_t g0 = 0;  // surfaces done surface-outer (AVX-512's pairs)
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<Native, int16_t> && kIsa == SumIsa::avx512) {
+    pairs_i16_avx512(s, count, surface, c, n_len, first, r0, r1, full / 2);
+    g0 = full / 2 * 2;
+  }
+#endif
+  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
+    const int64_t m1 = std::min(r1, m0 + kHostRowBlock);
+    Out* row = c + m0 * n_len;
+#if defined(__x86_64__)
+    if constexpr (std::is_same_v<Native, int16_t> && kIsa != SumIsa::portable) {
+      row_block_i16_avx2(s, count, g0 * surface + m0 * kC2, surface, row + g0 * kC2, n_len, first, m1 - m0, full - g0);
+    } else
+#endif
+    if (m1 - m0 == kHostRowBlock) {
+      for (int64_t g = g0; g < full; ++g) block_run<kC2>(s, count, g * surface + m0 * kC2, row + g * kC2, n_len, first);
+    } else {
+      for (int64_t g = g0; g < full; ++g)
+        for (int64_t m = m0; m < m1; ++m) atom<kC2>(s, count, g * surface + m * kC2, c + m * n_len + g * kC2, first);
+    }
+    for (int64_t m = m0; m < m1 && tail > 0; ++m)
+      atom<kC2>(s, count, full * surface + m * kC2, c + m * n_len + full * kC2, first, tail);
+  }
+}
+
+std::atomic<int> g_forced{-1};
+
+}  // namespace
+
+const char* sum_isa_name(SumIsa isa) {
+  switch (isa) {
+    case SumIsa::portable: return "portable";
+    case SumIsa::avx2: return "avx2";
+    case SumIsa::avx512: return "avx512";
+  }
+  return "unknown";
+}
+
+bool sum_isa_supported(SumIsa isa) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (isa == SumIsa::avx2) return __builtin_cpu_supports("avx2");
+  if (isa == SumIsa::avx512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                    __builtin_cpu_supports("avx512vl");
+#endif
+  return isa == SumIsa::portable;
+}
+
+SumIsa sum_isa() {
+  if (const int f = g_forced.load(std::memory_order_relaxed); f >= 0) return static_cast<SumIsa>(f);
+  static const SumIsa best = sum_isa_supported(SumIsa::avx512) ? SumIsa::avx512
+                             : sum_isa_supported(SumIsa::avx2) ? SumIsa::avx2
+                                                               : SumIsa::portable;
+  return best;
+}
+
+Status force_sum_isa(SumIsa isa) {
+  if (!sum_isa_supported(isa))
+    return make_error(-ENOTSUP, std::string("the ") + sum_isa_name(isa) + " slice sum: this CPU does not have it");
+  g_forced.store(static_cast<int>(isa));
+  return {};
+}
+
+void unforce_sum_isa() { g_forced.store(-1); }
+
+// Each element type's loop compiled once per ISA; the x86 clones carry their target.
+#if defined(__x86_64__)
+#define ORK_SUM_ROWS(Native, Out)                                                                                      \
+  __attribute__((target("avx2"))) static void sum_avx2(const Native* const* s, int64_t count, const Plan& p, Out* c, \
+                                                       bool first, int64_t r0, int64_t r1) {                         \
+    unpack_impl<SumIsa::avx2>(s, count, p, c, first, r0, r1);                                                         \
+  }                                                                                                                   \
+  __attribute__((target("avx512f,avx512bw,avx512vl"))) static void sum_avx512(                                        \
+      const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1) {             \
+    unpack_impl<SumIsa::avx512>(s, count, p, c, first, r0, r1);                                                       \
+  }                                                                                                                   \
+  void unpack_rows_on(SumIsa isa, const Native* const* s, int64_t count, const Plan& p, Out* c, bool first,          \
+                      int64_t r0, int64_t r1) {                                                                      \
+    if (isa == SumIsa::avx512) return sum_avx512(s, count, p, c, first, r0, r1);                                     \
+    if (isa == SumIsa::avx2) return sum_avx2(s, count, p, c, first, r0, r1);                                         \
+    unpack_impl<SumIsa::portable>(s, count, p, c, first, r0, r1);                                                    \
+  }
+#else
+#define ORK_SUM_ROWS(Native, Out)                                                                                      \
+  void unpack_rows_on(SumIsa, const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0,  \
+                      int64_t r1) {                                                                                  \
+    unpack_impl<SumIsa::portable>(s, count, p, c, first, r0, r1);                                                    \
+  }
+#endif
+
+ORK_SUM_ROWS(int32_t, int32_t)
+ORK_SUM_ROWS(int16_t, int32_t)
+ORK_SUM_ROWS(float, float)
+ORK_SUM_ROWS(uint16_t, uint16_t)
+#undef ORK_SUM_ROWS
+
+}  // namespace ork::matmul

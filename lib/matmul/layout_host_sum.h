@@ -1,0 +1,43 @@
+// The slice-sum loop of the output unpacker (layout_host.h), per instruction set: one
+// portable loop (every CPU; the compiler vectorises it for the baseline, SSE2 on x86-64, NEON
+// on arm64), AVX2 and AVX-512 on x86-64, chosen at run time. The same adds in the same order
+// on every path (int32 modulo 2^32, fp32 one add per slice): the ISA never changes a byte,
+// which tests/lib/matmul/layout_host_test.cpp checks by forcing each path in turn.
+#pragma once
+
+#include <cstdint>
+
+#include "driver/common/result.h"
+#include "lib/matmul/plan.h"
+
+namespace ork::matmul {
+
+// Rows in blocks of 8: for each surface a block's atoms are one contiguous 128-byte run, and
+// the block's rows of the row-major side stay in L1 while the surfaces go by. Row by row,
+// every 16-byte access went to another surface a power of two bytes away (the same few L1
+// sets): measured 2x slower; 8 rows measured fastest of 2..32 (ork_bench "host layout work").
+inline constexpr int64_t kHostRowBlock = 8;
+
+enum class SumIsa { portable, avx2, avx512 };
+
+const char* sum_isa_name(SumIsa isa);
+bool sum_isa_supported(SumIsa isa);  // this CPU runs it (portable: always)
+SumIsa sum_isa();                    // the path in use: the best supported, unless forced
+// Forces `isa` for every later unpack of this process (a test hook: both vector paths and
+// the portable one are checked on one machine); an error when this CPU lacks it.
+Status force_sum_isa(SumIsa isa);
+void unforce_sum_isa();
+
+// Rows [r0, r1) of C from the native outputs of `count` K-slices, each (np/c2, mp, c2):
+// C = s0 + s1 + ... when `first`, else C + s0 + s1 + ... One pass over C whatever the count.
+// `isa` must be supported (sum_isa() is).
+void unpack_rows_on(SumIsa isa, const int32_t* const* s, int64_t count, const Plan& p, int32_t* c, bool first,
+                    int64_t r0, int64_t r1);
+void unpack_rows_on(SumIsa isa, const int16_t* const* s, int64_t count, const Plan& p, int32_t* c, bool first,
+                    int64_t r0, int64_t r1);
+void unpack_rows_on(SumIsa isa, const float* const* s, int64_t count, const Plan& p, float* c, bool first,
+                    int64_t r0, int64_t r1);
+void unpack_rows_on(SumIsa isa, const uint16_t* const* s, int64_t count, const Plan& p, uint16_t* c, bool first,
+                    int64_t r0, int64_t r1);
+
+}  // namespace ork::matmul
