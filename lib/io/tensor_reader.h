@@ -8,9 +8,10 @@
 // access goes through the FileOs the file was opened with, so the fault tests run this path
 // (tests/lib/io).
 //
-// Threading: submit(), withdraw(), state() and wait() are called from one thread (the
-// caller's); the I/O thread only reads. Without a thread (ReaderOptions::threaded false), a
-// read runs on the caller's thread inside wait().
+// Threading: submit(), withdraw(), state() and wait() may come from any thread (the executor
+// submits on its walking thread and waits on its device thread); what they share is under one
+// mutex, and the I/O thread only reads. Without a thread (ReaderOptions::threaded false), a
+// read runs on the thread that waits for it, inside wait().
 #pragma once
 
 #include <condition_variable>
