@@ -15,8 +15,10 @@
 #include "lib/exec/executor.h"
 #include "lib/matmul/layout_source.h"
 #include "lib/matmul/run.h"
+#include "lib/quant/qmatmul.h"
 #include "ork/ork.h"
 
+struct ork_buffer;
 struct ork_device;
 struct ork_weights;
 struct ork_job;
@@ -41,10 +43,33 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  // The kernel interface and matmul runner of an NPU backend, for what drives them
-  // directly (buffers' BOs, quantised matmuls, streamed models); nullptr on the CPU.
+  // The kernel interface and matmul runner of an NPU backend, nullptr on the CPU: for the
+  // tools and tests that drive lib/matmul on them directly (mc_prof). Inside the library
+  // nothing asks for them: what needs the kernel interface is a method below, and the
+  // device's kind is the backend's, never inferred from a null kernel interface.
   virtual driver::Kmd* kmd() const { return nullptr; }
   virtual matmul::MatmulRunner* runner() const { return nullptr; }
+
+  // The device as lib/exec drives it (streamed models: ork_session, ork_run), `cores` at
+  // most the device's: an NPU's kernel interface and runner, or the cpu.
+  virtual exec::DeviceRef exec_device(int cores) const = 0;
+  // Contexts the runner's cache has evicted so far (the call statistics); 0 on the CPU.
+  virtual uint64_t context_evictions() const { return 0; }
+
+  // Device buffers (buffer.cpp; `fn` names the entry point in errors). make_buffer: `b`'s
+  // memory, b.bytes zeroed bytes (a BO on an NPU, host memory on the CPU).
+  // sync_buffer: a dma-buf's CPU-access bracket (DMA_BUF_IOCTL_SYNC START / END) of a buffer
+  // with a BO. import_buffer: `b`'s memory is the dma-buf `fd`, b.bytes long.
+  virtual ork_status make_buffer(ork_buffer& b, const char* fn) = 0;
+  virtual Status sync_buffer(const ork_buffer& b, bool start, bool write) const = 0;
+  virtual ork_status export_buffer(const ork_buffer& b, int* fd, const char* fn) const = 0;
+  virtual ork_status import_buffer(ork_buffer& b, int fd, const char* fn) = 0;
+
+  // Quantised weights (quant_api.cpp): their groups resident on the NPU, or the CPU's; a
+  // quantised matmul on them, its figures to `meter`.
+  virtual Result<std::unique_ptr<quant::QuantMatmul>> make_quant(quant::QuantWeights q) = 0;
+  virtual Status run_quant(quant::QuantMatmul& q, std::span<const float> a, int64_t m, std::span<float> c,
+                           const quant::QRunOptions& ro, CallMeter& meter) = 0;
 
   // The device's facts for ork_device_get_info (backend name filled by the device).
   virtual void describe(ork_device_info& info) const = 0;
@@ -85,8 +110,7 @@ ork_status submit_npu_call(driver::Kmd& kmd, matmul::MatmulRunner& runner, const
                            const matmul::RunOptions& ro, TensorCall& t, ork_job& job);
 ork_status submit_npu_batch(driver::Kmd& kmd, ork_batch& b, ork_job& job);
 
-// The device as lib/exec drives it (streamed models: ork_session, ork_run): its kernel
-// interface and runner (none on the CPU) and `cores`, at most the device's.
+// The device as lib/exec drives it (Backend::exec_device), `cores` at most the device's.
 exec::DeviceRef exec_device(const ork_device& device, int cores);
 
 }  // namespace ork::api

@@ -4,11 +4,15 @@
 // bytes_resident; a job runs at its submit and is born complete.
 #include <bit>
 #include <chrono>
+#include <new>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "lib/api/backend.h"
 #include "lib/api/batch.h"
+#include "lib/api/buffer.h"
 #include "lib/api/device.h"
 #include "lib/api/error.h"
 #include "lib/api/job_queue.h"
@@ -23,6 +27,33 @@ namespace {
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(ork_device& device) : device_(device) {}
+
+  exec::DeviceRef exec_device(int cores) const override { return exec::DeviceRef::cpu(cores); }
+
+  // Buffers are zeroed host memory: no kernel interface, so no dma-buf to share.
+  ork_status make_buffer(ork_buffer& b, const char* fn) override {
+    b.host.reset(new (std::nothrow) uint8_t[b.bytes]());
+    if (!b.host) return fail(ORK_E_NO_MEMORY, fmt::format("{}: {} bytes: out of host memory", fn, b.bytes));
+    return ORK_OK;
+  }
+  Status sync_buffer(const ork_buffer&, bool, bool) const override { return {}; }  // the CPU's own memory
+  ork_status export_buffer(const ork_buffer&, int*, const char* fn) const override { return no_dmabuf(fn, "export a dma-buf from"); }
+  ork_status import_buffer(ork_buffer&, int, const char* fn) override { return no_dmabuf(fn, "import a dma-buf into"); }
+
+  Result<std::unique_ptr<quant::QuantMatmul>> make_quant(quant::QuantWeights q) override {
+    return quant::QuantMatmul::create_cpu(std::move(q));
+  }
+  // The quantised path runs on the host (lib/quant): the whole run is the device's time.
+  Status run_quant(quant::QuantMatmul& q, std::span<const float> a, int64_t m, std::span<float> c,
+                   const quant::QRunOptions& ro, CallMeter& meter) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = q.run(a, m, c, ro);
+    if (!s) return s;
+    meter.cpu_threads = static_cast<uint64_t>(meter.run.cpu_threads);
+    meter.host_device_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    return s;
+  }
 
   void describe(ork_device_info& info) const override {
     // Every option an NPU device takes (docs/cpu-reference.md): cores 1..3 as on the RK3588,
@@ -102,6 +133,9 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  ork_status no_dmabuf(const char* fn, const char* what) const {
+    return fail(ORK_E_UNSUPPORTED, fmt::format("{}: the {} backend has no kernel interface to {}", fn, device_.name, what));
+  }
   // Counted in the device's bytes_resident (forget subtracts).
   ork_status count(ork_weights& w) {
     w.host_bytes = w.host.bytes();

@@ -3,13 +3,17 @@
 // Weights live in device buffers in the native layout; a call runs as the runner's call or,
 // submitted, as a matmul job (lib/matmul/job.h; the job halves in job_api.cpp, batch.cpp).
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "driver/emu/kernel/fake_kernel.h"
 #include "lib/api/backend.h"
 #include "lib/api/batch.h"
+#include "lib/api/buffer.h"
 #include "lib/api/device.h"
 #include "lib/api/error.h"
 #include "lib/api/job_queue.h"
@@ -31,6 +35,23 @@ class NpuBackend final : public Backend {
 
   driver::Kmd* kmd() const override { return kmd_.get(); }
   matmul::MatmulRunner* runner() const override { return runner_.get(); }
+  exec::DeviceRef exec_device(int cores) const override { return exec::DeviceRef::npu(*kmd_, *runner_, cores); }
+  uint64_t context_evictions() const override { return runner_->cache_stats().evictions; }
+
+  ork_status make_buffer(ork_buffer& b, const char* fn) override;
+  Status sync_buffer(const ork_buffer& b, bool start, bool write) const override {
+    return kmd_->dmabuf_sync(*b.bo, start, write);
+  }
+  ork_status export_buffer(const ork_buffer& b, int* fd, const char* fn) const override;
+  ork_status import_buffer(ork_buffer& b, int fd, const char* fn) override;
+
+  Result<std::unique_ptr<quant::QuantMatmul>> make_quant(quant::QuantWeights q) override {
+    return quant::QuantMatmul::create_npu(*kmd_, std::move(q));
+  }
+  Status run_quant(quant::QuantMatmul& q, std::span<const float> a, int64_t m, std::span<float> c,
+                   const quant::QRunOptions& ro, CallMeter&) override {
+    return q.run(a, m, c, ro);  // the runner's figures go to ro.stats, the meter's
+  }
 
   void describe(ork_device_info& info) const override;
   void memory(const ork_device& d, uint64_t host_free, ork_memory_info& m) const override;
@@ -73,6 +94,36 @@ class NpuBackend final : public Backend {
   const emu::FakeKernel* fake_;
   std::unique_ptr<matmul::MatmulRunner> runner_;
 };
+
+// A buffer is a BO of the kernel interface, zeroed (docs/library.md "Buffers and tensors").
+ork_status NpuBackend::make_buffer(ork_buffer& b, const char* fn) {
+  auto bo = kmd_->bo_create(b.bytes, driver::BoUsage::data);
+  if (!bo) return fail(bo.error().code == -ENOMEM ? ORK_E_NO_MEMORY : ORK_E_DEVICE,
+                       fmt::format("{}: {} bytes: {}", fn, b.bytes, bo.error().message));
+  b.bo = std::move(*bo);
+  std::memset(b.bo->map(), 0, b.bo->size());
+  return ORK_OK;
+}
+
+ork_status NpuBackend::export_buffer(const ork_buffer& b, int* fd, const char* fn) const {
+  auto r = kmd_->bo_export(*b.bo);
+  if (!r) return fail(ORK_E_DEVICE, fmt::format("{}: {}", fn, r.error().message));
+  *fd = *r;
+  return ok();
+}
+
+ork_status NpuBackend::import_buffer(ork_buffer& b, int fd, const char* fn) {
+  auto bo = kmd_->bo_import(fd, b.bytes);
+  if (!bo) {
+    const int code = bo.error().code;
+    const ork_status st = code == -EBADF || code == -EINVAL || code == -EEXIST ? ORK_E_INVALID_ARGUMENT
+                          : code == -ENOMEM                                    ? ORK_E_NO_MEMORY
+                                                                               : ORK_E_DEVICE;
+    return fail(st, fmt::format("{}: fd {}: {}", fn, fd, bo.error().message));
+  }
+  b.bo = std::move(*bo);
+  return ok();
+}
 
 void NpuBackend::describe(ork_device_info& info) const {
   const driver::DeviceInfo& k = kmd_->info();

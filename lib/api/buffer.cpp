@@ -19,7 +19,7 @@ namespace {
 
 ork_status dmabuf_sync(const ork_buffer& b, bool start, bool write, const char* what) {
   if (!b.bo) return ORK_OK;
-  if (auto s = b.device->backend->kmd()->dmabuf_sync(*b.bo, start, write); !s)
+  if (auto s = b.device->backend->sync_buffer(b, start, write); !s)
     return fail(ORK_E_DEVICE, fmt::format("{}: {}", what, s.error().message));
   return ORK_OK;
 }
@@ -64,16 +64,7 @@ ORK_API ork_status ork_buffer_create(ork_device* device, size_t bytes, ork_buffe
     b->keep_device = ork::api::DeviceRef(device);
     b->device = device;
     b->bytes = bytes;
-    if (ork::driver::Kmd* kmd = device->backend->kmd()) {  // NPU: a BO; cpu: host memory
-      auto bo = kmd->bo_create(bytes, ork::driver::BoUsage::data);
-      if (!bo) return fail(bo.error().code == -ENOMEM ? ORK_E_NO_MEMORY : ORK_E_DEVICE,
-                           fmt::format("ork_buffer_create: {} bytes: {}", bytes, bo.error().message));
-      b->bo = std::move(*bo);
-      std::memset(b->bo->map(), 0, b->bo->size());
-    } else {
-      b->host.reset(new (std::nothrow) uint8_t[bytes]());
-      if (!b->host) return fail(ORK_E_NO_MEMORY, fmt::format("ork_buffer_create: {} bytes: out of host memory", bytes));
-    }
+    if (auto st = device->backend->make_buffer(*b, "ork_buffer_create"); st != ORK_OK) return st;  // NPU: a BO; cpu: host memory
     *out = b.release();
     return ork::api::ok();
   });
@@ -98,10 +89,7 @@ ORK_API ork_status ork_buffer_export_dmabuf(ork_buffer* buffer, int* fd) {
       return fail(ORK_E_UNSUPPORTED, fmt::format("ork_buffer_export_dmabuf: the {} backend has no kernel interface to "
                                                  "export a dma-buf from",
                                                  buffer->device->name));
-    auto r = buffer->device->backend->kmd()->bo_export(*buffer->bo);
-    if (!r) return fail(ORK_E_DEVICE, fmt::format("ork_buffer_export_dmabuf: {}", r.error().message));
-    *fd = *r;
-    return ork::api::ok();
+    return buffer->device->backend->export_buffer(*buffer, fd, "ork_buffer_export_dmabuf");
   });
 }
 
@@ -116,23 +104,11 @@ ORK_API ork_status ork_buffer_import_dmabuf(ork_device* device, int fd, size_t b
                                                       "supported",
                                                       bytes, kMaxBufferBytes));
     if (fd < 0) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("ork_buffer_import_dmabuf: fd = {}: not a file descriptor", fd));
-    if (device->backend->kmd() == nullptr)
-      return fail(ORK_E_UNSUPPORTED, fmt::format("ork_buffer_import_dmabuf: the {} backend has no kernel interface to "
-                                                 "import a dma-buf into",
-                                                 device->name));
-    auto bo = device->backend->kmd()->bo_import(fd, bytes);
-    if (!bo) {
-      const int code = bo.error().code;
-      const ork_status st = code == -EBADF || code == -EINVAL || code == -EEXIST ? ORK_E_INVALID_ARGUMENT
-                            : code == -ENOMEM                                    ? ORK_E_NO_MEMORY
-                                                                                 : ORK_E_DEVICE;
-      return fail(st, fmt::format("ork_buffer_import_dmabuf: fd {}: {}", fd, bo.error().message));
-    }
     auto b = std::make_unique<ork_buffer>();
     b->keep_device = ork::api::DeviceRef(device);
     b->device = device;
     b->bytes = bytes;
-    b->bo = std::move(*bo);
+    if (auto st = device->backend->import_buffer(*b, fd, "ork_buffer_import_dmabuf"); st != ORK_OK) return st;
     *out = b.release();
     return ork::api::ok();
   });

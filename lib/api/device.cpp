@@ -151,7 +151,7 @@ void release(ork_device* device) {
 }
 
 exec::DeviceRef exec_device(const ork_device& device, int cores) {
-  return {device.backend->kmd(), device.backend->runner(), std::min(cores, device.info.cores)};
+  return device.backend->exec_device(std::min(cores, device.info.cores));
 }
 
 std::string resolve_device_name(const char* name_or_null) {

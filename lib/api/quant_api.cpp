@@ -53,7 +53,7 @@ ork_status ork::api::finish_qweights(const char* fn, ork_device* device, ork::Re
                                      ork_qweights** out) {
   if (!q) return fail(ork::make_error(q.error().code, fmt::format("{}: {}", fn, q.error().message)));
   std::lock_guard lock(device->mutex);  // the device's queue (device.h)
-  auto impl = ork::quant::QuantMatmul::create(device->backend->kmd(), std::move(*q));
+  auto impl = device->backend->make_quant(std::move(*q));
   if (!impl) return fail(ork::make_error(impl.error().code, fmt::format("{}: {}", fn, impl.error().message)));
   auto w = std::make_unique<ork_qweights>();
   w->keep_device = ork::api::DeviceRef(device);
@@ -163,14 +163,9 @@ ORK_API ork_status ork_qmatmul(ork_device* device, const ork_qweights* weights, 
     const ork::quant::QRunOptions ro{.act = {.bits = *bits, .per_row = o.per_row == 1},
                                      .cores = o.cores == 0 ? max_cores : o.cores,
                                      .stats = &meter.run};
-    const auto t0 = std::chrono::steady_clock::now();
-    auto s = weights->impl->run({a, static_cast<size_t>(m * q.k())}, m, {c, static_cast<size_t>(m * q.n())}, ro);
+    auto s = device->backend->run_quant(*weights->impl, {a, static_cast<size_t>(m * q.k())}, m,
+                                        {c, static_cast<size_t>(m * q.n())}, ro, meter);
     if (!s) return fail(ork::make_error(s.error().code, fmt::format("{}: {}", fn, s.error().message)));
-    if (device->backend->kmd() == nullptr) {  // the quantised path ran on the host (lib/quant)
-      meter.cpu_threads = static_cast<uint64_t>(meter.run.cpu_threads);
-      meter.host_device_ns =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    }
     return meter.finish(o.stats);
   });
 }

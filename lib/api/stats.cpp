@@ -63,7 +63,7 @@ CallMeter::CallMeter(ork_device& device) : device_(device), t0_ns_(now_ns()) {
     cache_misses0_ = c.misses;
     chain_ns0_ = device_.fake->chain_ns();
   }
-  if (const auto* r = device_.backend->runner()) evictions0_ = r->cache_stats().evictions;
+  evictions0_ = device_.backend->context_evictions();
 }
 
 ork_status CallMeter::finish(ork_stats* out) {
@@ -84,7 +84,7 @@ ork_status CallMeter::finish(ork_stats* out) {
     s.submits = static_cast<uint64_t>(run.submits);
     s.context_builds = run.built ? calls : 0;
     s.context_hits = run.built ? 0 : calls;
-    s.context_evictions = device_.backend->runner()->cache_stats().evictions - evictions0_;
+    s.context_evictions = device_.backend->context_evictions() - evictions0_;
   } else {
     s.device_ns = nonneg(host_device_ns);  // the cpu is the device: its multiply
     s.cpu_threads = cpu_threads;

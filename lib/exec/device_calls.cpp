@@ -12,7 +12,7 @@ namespace ork::exec {
 
 DeviceCalls::DeviceCalls(const PackedModel& model, const PlanOptions& po, DeviceRef dev, Slots& slots)
     : model_(model), po_(po), dev_(dev), slots_(slots) {
-  if (dev_.kmd == nullptr) return;
+  if (!dev_.on_npu()) return;
   for (size_t w = 0; w <= dev_.more_windows.size(); ++w)
     groups_.push_back(
         std::make_unique<GroupJobs>(*dev_.window(static_cast<int>(w)).kmd, model_.desc.dtype, po_.m, dev_.cores));
@@ -26,7 +26,7 @@ DeviceCalls::~DeviceCalls() {
 Status DeviceCalls::run(int slot, int layer, int matmul, const Activation& a, std::vector<uint8_t>& c) {
   const ModelDesc& d = model_.desc;
   const MatmulDesc& md = d.matmuls[static_cast<size_t>(matmul)];
-  if (dev_.kmd == nullptr) {  // cpu: the reference's fast path on the unpacked slot
+  if (!dev_.on_npu()) {  // cpu: the reference's fast path on the unpacked slot
     std::span<std::byte> bytes = slots_.spans[static_cast<size_t>(slot)];
     const PackedTensor& t = model_.tensor(layer, matmul);
     std::vector<uint8_t> w;

@@ -10,7 +10,7 @@ Result<Slots> allocate_slots(const ExecPlan& plan, const DeviceRef& dev, const s
   s.window = window.empty() ? std::vector<int>(plan.slot_bytes.size(), 0) : window;
   for (size_t i = 0; i < plan.slot_bytes.size(); ++i) {
     const uint64_t bytes = plan.slot_bytes[i];
-    if (dev.kmd != nullptr) {
+    if (dev.on_npu()) {
       if (static_cast<size_t>(s.window[i]) > dev.more_windows.size())
         return make_error(-EINVAL, fmt::format("weight slot {} is in NPU window {}, and the device has {} open", i,
                                                s.window[i], dev.more_windows.size() + 1));

@@ -403,7 +403,8 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
   if (plan.slot_total > slot_limit(po))  // the budget, or the NPU window when that is smaller
     return make_error(-EINVAL, fmt::format("the plan's slots take {} bytes, over the budget of {}", plan.slot_total,
                                            slot_limit(po)));
-  if ((dev.kmd == nullptr) != (dev.runner == nullptr)) return make_error(-EINVAL, "a device needs both its kmd and runner");
+  if (dev.on_npu() && (dev.kmd == nullptr || dev.runner == nullptr))
+    return make_error(-EINVAL, "a device needs both its kmd and runner");
   if (options.inflight < 1 || options.inflight > 8)
     return make_error(-EINVAL, fmt::format("inflight = {}: must be 1..8 matmuls on the device at once", options.inflight));
   auto windows = place_windows(model, plan, po);  // a layer's BOs and jobs in one NPU window
@@ -422,7 +423,7 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
     Walk walk(model, plan, po, dev, *slots, **reader, out);
     walk.want_trace_ = options.want_trace;
     walk.first_input_ = options.first_input;
-    walk.depth_ = dev.kmd == nullptr ? 1 : options.inflight;
+    walk.depth_ = dev.on_npu() ? options.inflight : 1;
     walk.groups_ = options.groups && walk.depth_ > 1;
     walk.progress_ = options.progress;
     st = walk.run();

@@ -28,18 +28,29 @@
 
 namespace ork::exec {
 
-// Where the matmuls run: a kernel interface and its runner (NPU, emulated NPU), or neither
-// (the cpu backend: the lib/ref fast path on weights unpacked from the slot).
+// Where the matmuls run, as the device's backend describes it (lib/api's
+// Backend::exec_device): an NPU (or emulated NPU) through its kernel interface and runner, or
+// the cpu (the lib/ref fast path on weights unpacked from the slot). The kind is said, not
+// inferred from a null kernel interface.
 struct DeviceRef {
-  driver::Kmd* kmd = nullptr;
-  matmul::MatmulRunner* runner = nullptr;
+  enum class Kind { cpu, npu };
+  Kind kind = Kind::cpu;
+  driver::Kmd* kmd = nullptr;              // npu only
+  matmul::MatmulRunner* runner = nullptr;  // npu only
   int cores = 3;
   // A plan over several NPU windows (PlanOptions::windows, windows.h): window w > 0 is
   // more_windows[w - 1], its own Kmd (Kmd::open_window) and runner; window 0 is kmd, runner.
   std::vector<std::pair<driver::Kmd*, matmul::MatmulRunner*>> more_windows;
+
+  static DeviceRef cpu(int cores) { return DeviceRef{Kind::cpu, nullptr, nullptr, cores, {}}; }
+  static DeviceRef npu(driver::Kmd& kmd, matmul::MatmulRunner& runner, int cores) {
+    return DeviceRef{Kind::npu, &kmd, &runner, cores, {}};
+  }
+  bool on_npu() const { return kind == Kind::npu; }
   DeviceRef window(int w) const {
-    return w == 0 ? DeviceRef{kmd, runner, cores, {}} : DeviceRef{more_windows[static_cast<size_t>(w - 1)].first,
-                                                                   more_windows[static_cast<size_t>(w - 1)].second, cores, {}};
+    return w == 0 ? DeviceRef{kind, kmd, runner, cores, {}}
+                  : DeviceRef{kind, more_windows[static_cast<size_t>(w - 1)].first,
+                              more_windows[static_cast<size_t>(w - 1)].second, cores, {}};
   }
 };
 

@@ -186,7 +186,8 @@ Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
 
 Result<std::vector<double>> measure_host_ns(DeviceRef dev, const ModelDesc& d, int64_t m, int repeats,
                                             int* submits_per_call) {
-  if (dev.kmd == nullptr || dev.runner == nullptr) return make_error(-EINVAL, "measuring host time needs an NPU device (kmd and runner)");
+  if (!dev.on_npu() || dev.kmd == nullptr || dev.runner == nullptr)
+    return make_error(-EINVAL, "measuring host time needs an NPU device (kmd and runner)");
   if (repeats < 1) return make_error(-EINVAL, fmt::format("repeats = {}: must be >= 1", repeats));
   std::vector<double> out;
   int most_submits = 0;

@@ -1,9 +1,8 @@
-// LayerLoader at run time: load() / prefetch() on the compute thread, fills on the worker
-// (the predictive-prefetch design, docs/io.md: worker_loop, enqueue with de-dup, a miss jumps the
-// queue, L+1 prefetched after each load so it materialises during the compute of L).
+// LayerLoader at run time: load() / prefetch() on the compute thread, the reads on the tensor
+// reader's thread (the predictive-prefetch design, docs/io.md: a request already queued is not
+// queued twice, a miss jumps the queue, L+1 prefetched after each load so it materialises
+// during the compute of L).
 #include <chrono>
-
-#include <new>
 
 #include <fmt/format.h>
 
@@ -21,30 +20,7 @@ uint64_t now_ns() {
 }  // namespace
 
 LayerLoader::~LayerLoader() {
-  {
-    std::lock_guard<std::mutex> lk(mutex_);
-    stop_ = true;
-    jobs_.clear();
-  }
-  if (engine_) engine_->cancel();  // the fill in progress returns -ECANCELED, drained
-  cv_job_.notify_all();
-  if (worker_.joinable()) worker_.join();
-}
-
-Status LayerLoader::fill(size_t slot_index) {
-  Slot& slot = slots_[slot_index];
-  const ReadPlan& plan = plans_[slot.layer];
-  const uint64_t t0 = now_ns();
-  Status st = engine_->read(plan, slot_index, slot.buffer.bytes());
-  const uint64_t t1 = now_ns();
-  std::lock_guard<std::mutex> lk(mutex_);
-  stats_.io_ns += t1 - t0;
-  stats_.engine_counters = engine_->counters();
-  if (st) {
-    ++stats_.layers_read;
-    stats_.bytes_read += plan.layer_bytes;
-  }
-  return st;
+  reader_.reset();  // the read in progress cancelled and drained, the thread joined, before the slots go
 }
 
 std::span<const std::byte> LayerLoader::layer_bytes(size_t slot_index) const {
@@ -78,7 +54,9 @@ Result<std::span<const std::byte>> LayerLoader::load_sync(size_t layer) {
     slot.state = SlotState::kLoading;
   }
   const uint64_t t0 = now_ns();
-  Status st = fill(0);
+  reader_->submit(0, 0, layers_[layer].offset, layers_[layer].length);
+  bool hit = false;
+  Status st = reader_->wait(0, &hit);  // no reader thread: the read runs here
   std::lock_guard<std::mutex> lk(mutex_);
   stats_.wait_ns += now_ns() - t0;
   slot.state = st ? SlotState::kReady : SlotState::kEmpty;
@@ -90,23 +68,27 @@ Result<std::span<const std::byte>> LayerLoader::load_sync(size_t layer) {
 Result<std::span<const std::byte>> LayerLoader::load_async(size_t layer,
                                                            std::unique_lock<std::mutex>& lk) {
   ++stats_.loads;
+  refresh();
   int s = find_slot(layer);
   if (s >= 0 && slots_[s].state == SlotState::kReady) {
     ++stats_.hits;
   } else {
     ++stats_.misses;
     if (s < 0) {
-      s = pick_victim(/*for_load=*/true);  // always found: the current slot qualifies
-      queue_job(static_cast<size_t>(s), layer, /*urgent=*/true);
-    } else if (slots_[s].state == SlotState::kQueued) {
+      auto v = claim_for_load(layer);
+      if (!v) return v.error();
+      s = *v;
+    } else if (slots_[s].state == SlotState::kQueued && reader_->withdraw(s)) {
       queue_job(static_cast<size_t>(s), layer, /*urgent=*/true);  // jump the queue
     }
     const uint64_t t0 = now_ns();
-    Slot& slot = slots_[s];
-    cv_ready_.wait(lk, [&] {
-      return slot.state == SlotState::kReady || slot.state == SlotState::kFailed;
-    });
+    lk.unlock();
+    bool hit = false;
+    Status st = reader_->wait(s, &hit);
+    lk.lock();
     stats_.wait_ns += now_ns() - t0;
+    slots_[s].state = st ? SlotState::kReady : SlotState::kFailed;
+    if (!st) slots_[s].error = st.error();
   }
   Slot& slot = slots_[s];
   if (slot.state == SlotState::kFailed) {
@@ -127,6 +109,23 @@ Result<std::span<const std::byte>> LayerLoader::load_async(size_t layer,
   return layer_bytes(static_cast<size_t>(s));
 }
 
+// A slot for a load that missed, its read queued first. A victim still queued is withdrawn
+// from the reader; one whose read started meanwhile is Loading, and another is chosen. Always
+// found: the reader reads one slot at a time, and the current slot qualifies.
+Result<int> LayerLoader::claim_for_load(size_t layer) {
+  for (size_t tries = 0; tries <= slots_.size(); ++tries) {
+    const int v = pick_victim(/*for_load=*/true);
+    if (v < 0) break;
+    if (slots_[v].state == SlotState::kQueued && !reader_->withdraw(v)) {
+      slots_[v].state = SlotState::kLoading;
+      continue;
+    }
+    queue_job(static_cast<size_t>(v), layer, /*urgent=*/true);
+    return v;
+  }
+  return make_error(-EBUSY, fmt::format("layer {}: no slot to load it into, every slot is being read", layer));
+}
+
 Status LayerLoader::prefetch(size_t layer) {
   if (layer >= layers_.size()) {
     return make_error(-EINVAL, fmt::format("prefetch of layer {}: out of range, the file has "
@@ -139,14 +138,33 @@ Status LayerLoader::prefetch(size_t layer) {
 }
 
 void LayerLoader::prefetch_locked(size_t layer) {
+  refresh();
   if (find_slot(layer) >= 0) return;  // de-dup: already there, queued or loading
-  const int s = pick_victim(/*for_load=*/false);
+  const int s = pick_victim(/*for_load=*/false);  // never a slot handed to the reader
   if (s < 0) {
     ++stats_.prefetch_dropped;
     return;
   }
   slots_[s].tick = ++tick_;
   queue_job(static_cast<size_t>(s), layer, /*urgent=*/false);
+}
+
+void LayerLoader::refresh() {
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    if (s.state != SlotState::kQueued && s.state != SlotState::kLoading) continue;
+    switch (reader_->state(static_cast<int>(i))) {
+      case TensorReader::ReadState::kQueued: break;
+      case TensorReader::ReadState::kReading: s.state = SlotState::kLoading; break;
+      case TensorReader::ReadState::kDone: s.state = SlotState::kReady; break;
+      case TensorReader::ReadState::kFailed: {
+        bool hit = false;
+        s.error = reader_->wait(static_cast<int>(i), &hit).error();  // done: returns at once
+        s.state = SlotState::kFailed;
+        break;
+      }
+    }
+  }
 }
 
 void LayerLoader::set_prefetch_depth(size_t depth) {
@@ -184,53 +202,25 @@ int LayerLoader::pick_victim(bool for_load) const {
   return best;
 }
 
+// The slot is not in the reader's queue (empty, read, or just withdrawn): its read goes in.
 void LayerLoader::queue_job(size_t slot_index, size_t layer, bool urgent) {
   Slot& slot = slots_[slot_index];
-  if (slot.state == SlotState::kQueued) std::erase(jobs_, slot_index);
   slot.layer = layer;
   slot.state = SlotState::kQueued;
   slot.consumed = false;
-  if (urgent) {
-    jobs_.push_front(slot_index);
-  } else {
-    jobs_.push_back(slot_index);
-  }
-  cv_job_.notify_one();
-}
-
-// fill() on the worker thread, what it throws (std::bad_alloc under memory pressure) made the
-// slot's error, which the caller's load() then returns, instead of std::terminate.
-Status LayerLoader::fill_caught(size_t slot_index) noexcept {
-  try {
-    return fill(slot_index);
-  } catch (const std::bad_alloc&) {
-    return make_error(-ENOMEM, fmt::format("out of host memory filling slot {} on the I/O worker", slot_index));
-  } catch (const std::exception& e) {
-    return make_error(-EIO, fmt::format("filling slot {} on the I/O worker failed: {}", slot_index, e.what()));
-  }
-}
-
-void LayerLoader::worker_loop() {
-  std::unique_lock<std::mutex> lk(mutex_);
-  for (;;) {
-    cv_job_.wait(lk, [&] { return stop_ || !jobs_.empty(); });
-    if (stop_) return;
-    const size_t s = jobs_.front();
-    jobs_.pop_front();
-    slots_[s].state = SlotState::kLoading;
-    lk.unlock();
-    Status st = fill_caught(s);  // unlocked: overlaps the caller's compute
-    lk.lock();
-    Slot& slot = slots_[s];
-    slot.state = st ? SlotState::kReady : SlotState::kFailed;
-    if (!st) slot.error = st.error();
-    cv_ready_.notify_all();
-  }
+  const Extent& e = layers_[layer];
+  reader_->submit(static_cast<int>(slot_index), static_cast<int>(slot_index), e.offset, e.length, urgent);
 }
 
 LoaderStats LayerLoader::stats() const {
   std::lock_guard<std::mutex> lk(mutex_);
-  return stats_;
+  LoaderStats s = stats_;
+  const TensorReader::Totals t = reader_->totals();  // the reads: the reader's figures
+  s.io_ns = t.io_ns;
+  s.layers_read = t.reads_ok;
+  s.bytes_read = reader_->bytes_read();
+  s.engine_counters = t.engine;
+  return s;
 }
 
 }  // namespace ork::io

@@ -14,18 +14,20 @@
 // refused (ENOMEM, EFAULT) -> plain reads. The environment can force each:
 // ORK_IO_NO_URING=1, ORK_IO_NO_DIRECT=1, ORK_IO_NO_REGISTER=1.
 //
+// The reads are the tensor reader's (tensor_reader.h, the one reader the product runs): its
+// I/O thread fills the slots (kWorker, kUring), or without a thread its reads run on the
+// caller's (kSync, kMmap). What the loader adds is the ring: which slot holds which layer, a
+// miss jumping the reader's queue, prefetches into free slots only, LRU victims.
+//
 // Threading: load() and prefetch() are called from one thread (the compute thread).
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "driver/common/result.h"
@@ -34,6 +36,7 @@
 #include "lib/io/read_plan.h"
 #include "lib/io/slot_buffer.h"
 #include "lib/io/stream_file.h"
+#include "lib/io/tensor_reader.h"
 
 namespace ork::io {
 
@@ -108,6 +111,8 @@ class LayerLoader {
   size_t layer_count() const { return layers_.size(); }
 
  private:
+  // kQueued: handed to the reader, which may have started it; kLoading: the reader is
+  // reading it (seen by refresh() or by a withdraw() that came too late).
   enum class SlotState { kEmpty, kQueued, kLoading, kReady, kFailed };
   struct Slot {
     SlotBuffer buffer;
@@ -120,35 +125,28 @@ class LayerLoader {
 
   Status setup(const std::string& path);
   bool resolve_modes();  // env overrides applied; true: open with O_DIRECT
-  Status plan_slots(const std::string& path);
-  Status make_engine();
-  Status fill(size_t slot_index);  // engine read into the slot, on the calling thread
-  Status fill_caught(size_t slot_index) noexcept;  // fill() on the worker: a throw is the error
+  Status plan_slots(const std::string& path, const StreamFile& file);
+  Status start_reader(StreamFile file);
   Result<std::span<const std::byte>> load_sync(size_t layer);
   Result<std::span<const std::byte>> load_async(size_t layer, std::unique_lock<std::mutex>& lk);
+  Result<int> claim_for_load(size_t layer);
   void prefetch_locked(size_t layer);
+  void refresh();  // the slots handed to the reader: their state as the reader sees it
   int find_slot(size_t layer) const;
   int pick_victim(bool for_load) const;
   void queue_job(size_t slot_index, size_t layer, bool urgent);
   std::span<const std::byte> layer_bytes(size_t slot_index) const;
-  void worker_loop();
 
   FileOs& os_;
   std::vector<Extent> layers_;
   LoaderOptions options_;
   std::vector<ReadPlan> plans_;  // per layer
-  StreamFile file_;
-  std::unique_ptr<ReadEngine> engine_;
   std::vector<Slot> slots_;
   int current_ = -1;             // the slot load() returned last
   uint64_t tick_ = 0;
-  mutable std::mutex mutex_;
-  std::condition_variable cv_job_;
-  std::condition_variable cv_ready_;
-  std::deque<size_t> jobs_;      // slot indices, front = most urgent
-  bool stop_ = false;
+  mutable std::mutex mutex_;     // slot states and stats_ (stats() may be asked from anywhere)
   LoaderStats stats_;
-  std::thread worker_;
+  std::unique_ptr<TensorReader> reader_;  // after slots_: it goes (cancelled, joined) first
 };
 
 }  // namespace ork::io

@@ -1,6 +1,6 @@
 // LayerLoader construction: options checked, environment knobs applied, the file opened
-// (O_DIRECT or buffered), slots allocated and touched once, the engine chosen with its
-// fallbacks, and the worker thread started when it can help.
+// (O_DIRECT or buffered), slots allocated and touched once, and the tensor reader started
+// over them (it chooses the engine with its fallbacks), with its I/O thread when one helps.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -84,15 +84,15 @@ bool LayerLoader::resolve_modes() {
 
 // Every layer's read plan against the opened file's size and alignment, then the slots, each
 // as large as the largest plan so that any slot can hold any layer.
-Status LayerLoader::plan_slots(const std::string& path) {
+Status LayerLoader::plan_slots(const std::string& path, const StreamFile& file) {
   uint64_t slot_bytes = 0;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Extent& e = layers_[i];
-    if (e.end() > file_.size_bytes() || e.end() < e.offset) {
+    if (e.end() > file.size_bytes() || e.end() < e.offset) {
       return make_error(-EINVAL, fmt::format("layer {} ends at byte {} but {} has {} bytes", i,
-                                             e.offset + e.length, path, file_.size_bytes()));
+                                             e.offset + e.length, path, file.size_bytes()));
     }
-    auto plan = plan_read(e, file_.align_bytes(), options_.chunk_bytes);
+    auto plan = plan_read(e, file.align_bytes(), options_.chunk_bytes);
     if (!plan) return plan.error();
     slot_bytes = std::max(slot_bytes, plan->slot_bytes());
     plans_.push_back(plan.value());
@@ -113,36 +113,41 @@ Status LayerLoader::setup(const std::string& path) {
   const bool want_direct = resolve_modes();
   auto file = StreamFile::open(os_, path, want_direct, &s.fallbacks);
   if (!file) return file.error();
-  file_ = std::move(file.value());
-  s.direct = file_.direct();
-  s.align_bytes = file_.align_bytes();
-  Status st = plan_slots(path);
+  s.direct = file->direct();
+  s.align_bytes = file->align_bytes();
+  Status st = plan_slots(path, *file);
   if (!st) return st;
-  st = make_engine();
-  if (!st) return st;
-  s.engine = engine_->kind();
   s.n_slots = o.n_slots;
-  s.async = o.n_slots > 1 && !single;  // the design's spawn guard: a worker only when it helps
+  s.async = o.n_slots > 1 && !single;  // the design's spawn guard: a thread only when it helps
+  st = start_reader(std::move(*file));
+  if (!st) return st;
   o.prefetch_depth = std::min(o.prefetch_depth, o.n_slots - 1);
   s.prefetch_depth = o.prefetch_depth;
-  if (s.async) worker_ = std::thread([this] { worker_loop(); });
   return {};
 }
 
-Status LayerLoader::make_engine() {
-  if (options_.source == SourceKind::kMmap) {
-    auto e = make_mmap_engine(file_);
-    if (!e) return e.error();
-    engine_ = std::move(e.value());
-    return {};
-  }
+// The reader over the slots: the source's engine (io_uring for kUring, falling back to pread;
+// pread for kSync and kWorker; the mapping for kMmap), its thread for the async sources.
+Status LayerLoader::start_reader(StreamFile file) {
   std::vector<std::span<std::byte>> spans;
   for (Slot& s : slots_) spans.push_back(s.buffer.bytes());
-  const UringOptions u{.queue_depth = options_.queue_depth,
-                       .register_buffers = options_.register_buffers,
-                       .max_iovec_bytes = options_.max_iovec_bytes};
-  engine_ = make_read_engine(file_, spans, options_.source == SourceKind::kUring, u, &stats_.fallbacks,
-                             &stats_.registered_buffers);
+  const ReaderOptions r{.chunk_bytes = options_.chunk_bytes,
+                        .uring = options_.source == SourceKind::kUring,
+                        .mmap = options_.source == SourceKind::kMmap,
+                        .uring_options = {.queue_depth = options_.queue_depth,
+                                          .register_buffers = options_.register_buffers,
+                                          .max_iovec_bytes = options_.max_iovec_bytes},
+                        .threaded = stats_.async,
+                        .allow_head = true,      // a layer starts anywhere; head_bytes into its slot
+                        .keep_timings = false};  // the loader runs for ever: totals only
+  ReaderInfo info;
+  info.fallbacks = std::move(stats_.fallbacks);
+  auto reader = TensorReader::start(std::move(file), std::move(spans), r, std::move(info));
+  if (!reader) return reader.error();
+  reader_ = std::move(*reader);
+  stats_.engine = reader_->info().kind;
+  stats_.registered_buffers = reader_->info().registered;
+  stats_.fallbacks = reader_->info().fallbacks;
   return {};
 }
 

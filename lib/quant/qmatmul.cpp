@@ -24,16 +24,18 @@ QuantMatmul::QuantMatmul(QuantWeights w, std::unique_ptr<GroupMatmul> backend)
     : weights_(std::move(w)), backend_(std::move(backend)) {}
 QuantMatmul::~QuantMatmul() = default;
 
-Result<std::unique_ptr<QuantMatmul>> QuantMatmul::create(driver::Kmd* kmd, QuantWeights weights) {
-  // The backend keeps a reference to weights_: build it once they sit in their final place.
+// The group backend keeps a reference to weights_: each is built once they sit in their final place.
+std::unique_ptr<QuantMatmul> QuantMatmul::create_cpu(QuantWeights weights) {
   std::unique_ptr<QuantMatmul> q(new QuantMatmul(std::move(weights), nullptr));
-  if (kmd == nullptr) {
-    q->backend_ = make_cpu_group_matmul(q->weights_);
-  } else {
-    auto b = make_npu_group_matmul(*kmd, q->weights_);
-    if (!b) return b.error();
-    q->backend_ = std::move(*b);
-  }
+  q->backend_ = make_cpu_group_matmul(q->weights_);
+  return q;
+}
+
+Result<std::unique_ptr<QuantMatmul>> QuantMatmul::create_npu(driver::Kmd& kmd, QuantWeights weights) {
+  std::unique_ptr<QuantMatmul> q(new QuantMatmul(std::move(weights), nullptr));
+  auto b = make_npu_group_matmul(kmd, q->weights_);
+  if (!b) return b.error();
+  q->backend_ = std::move(*b);
   return q;
 }
 

@@ -45,8 +45,10 @@ class GroupMatmul {
 
 class QuantMatmul {
  public:
-  // `kmd` null = the cpu backend. On an NPU backend the groups are made resident here.
-  static Result<std::unique_ptr<QuantMatmul>> create(driver::Kmd* kmd, QuantWeights weights);
+  // On the CPU (lib/ref's int8 kernel over each group), or on the NPU behind `kmd`, where the
+  // groups are made resident here. The device's backend chooses (lib/api/backend.h).
+  static std::unique_ptr<QuantMatmul> create_cpu(QuantWeights weights);
+  static Result<std::unique_ptr<QuantMatmul>> create_npu(driver::Kmd& kmd, QuantWeights weights);
   ~QuantMatmul();
 
   const QuantWeights& weights() const { return weights_; }

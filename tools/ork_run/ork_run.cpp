@@ -222,7 +222,7 @@ int run(const Args& a) {
   // The one thing the C API does not hand out: the device as the executor drives it.
   exec::DeviceRef ref = api::exec_device(*opened->device, p.po.cores);
   tools::Windows windows;  // windows 1.. of a resident model past one window: their Kmds and runners
-  if (auto e = tools::open_windows(*opened->device, p.po.windows, windows, ref); !e.empty())
+  if (auto e = tools::open_windows(p.po.windows, windows, ref); !e.empty())
     return error(e, tools::Exit::device_unavailable);
 
   tools::Progress bar("running", static_cast<int64_t>(p.plan.order.size() / 3), !a.json);

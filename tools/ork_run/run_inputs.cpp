@@ -56,9 +56,9 @@ Result<OpenedDevice> open_named_device(const std::string& name) {
   return out;
 }
 
-std::string open_windows(ork_device& d, int n, Windows& w, exec::DeviceRef& ref) {
-  driver::Kmd* first = d.backend->kmd();
-  if (first == nullptr) return {};  // the cpu device: host memory, no NPU windows
+std::string open_windows(int n, Windows& w, exec::DeviceRef& ref) {
+  if (!ref.on_npu()) return {};  // the cpu device: host memory, no NPU windows
+  driver::Kmd* first = ref.kmd;
   for (int i = 1; i < n; ++i) {
     auto kmd = first->open_window(i);
     if (!kmd) return fmt::format("opening NPU window {} of {}: {}", i, n, kmd.error().message);

@@ -48,9 +48,9 @@ struct Windows {
   std::vector<std::unique_ptr<driver::Kmd>> kmds;
   std::vector<std::unique_ptr<matmul::MatmulRunner>> runners;
 };
-// Opens windows 1..n-1 of `device` into `windows` and `ref.more_windows`: "" or the message.
-// Nothing for n = 1 or the cpu device (no windows).
-std::string open_windows(ork_device& device, int n, Windows& windows, exec::DeviceRef& ref);
+// Opens windows 1..n-1 of the device `ref` drives (its window 0) into `windows` and
+// `ref.more_windows`: "" or the message. Nothing for n = 1 or the cpu device (no windows).
+std::string open_windows(int n, Windows& windows, exec::DeviceRef& ref);
 
 // The process's peak resident set so far (getrusage's ru_maxrss, KiB on Linux), bytes.
 uint64_t peak_rss_bytes();

@@ -53,7 +53,7 @@ TEST_P(ExecutorGroups, EveryGroupAsOneChainedJobEqualsTheReference) {
   ASSERT_TRUE(plan) << plan.error().message;
   RunOptions ro;
   ro.inflight = 2;
-  auto out = run_plan(path, *model, *plan, o, DeviceRef{(*dev)->backend->kmd(), (*dev)->backend->runner(), c.cores}, ro);
+  auto out = run_plan(path, *model, *plan, o, api::exec_device(**dev, c.cores), ro);
   ASSERT_TRUE(out) << out.error().message;
   EXPECT_EQ(out->stats.max_group, 3);  // q, k and v in one job
   auto want = reference_chain(path, *model, c.m, 2);

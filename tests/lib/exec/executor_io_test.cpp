@@ -39,7 +39,7 @@ Result<RunOutput> run(const Model& m, io::FileOs& os) {
   if (!plan) return plan.error();
   RunOptions ro;
   ro.file_os = &os;
-  return run_plan(m.path, m.packed, *plan, po, DeviceRef{nullptr, nullptr, 1}, ro);
+  return run_plan(m.path, m.packed, *plan, po, DeviceRef::cpu(1), ro);
 }
 
 TEST(ExecutorFileOs, ShortReadsAndEintrOnEitherEngineLeaveTheChainExact) {

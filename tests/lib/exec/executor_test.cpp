@@ -52,7 +52,8 @@ Model make_model(matmul::DType dtype, int layers, uint64_t seed, const std::stri
 Result<RunOutput> run(const Model& model, const PlanOptions& o, ork_device& dev, int inflight = 2, bool groups = true) {
   auto plan = build_plan(model.packed, o);
   if (!plan) return plan.error();
-  DeviceRef ref{dev.backend->kmd(), dev.backend->runner(), dev.backend->kmd() ? 3 : 1};
+  DeviceRef ref = api::exec_device(dev, 3);
+  if (!ref.on_npu()) ref.cores = 1;
   RunOptions ro;
   ro.inflight = inflight;
   ro.groups = groups;
@@ -75,7 +76,7 @@ TEST_P(ExecutorBitExact, EveryMatmulOutputEqualsTheReference) {
   ASSERT_TRUE(out) << out.error().message;
   EXPECT_LE(out->stats.peak_bytes, o.budget_bytes);
   // One at a time on cpu, in the sequential order and when asked; never more than asked.
-  const bool one = (*dev)->backend->kmd() == nullptr || c.order == Order::sequential || c.inflight == 1;
+  const bool one = !api::exec_device(**dev, 3).on_npu() || c.order == Order::sequential || c.inflight == 1;
   if (one) {
     EXPECT_EQ(out->stats.max_inflight, 1);
   }
@@ -268,7 +269,8 @@ TEST(ExecutorErrors, OutOfMemoryOnTheDeviceThreadIsTheRunsError) {
     ro.progress = [&](int64_t, int64_t) {
       if (++calls == 3) throw std::bad_alloc();
     };
-    DeviceRef ref{(*dev)->backend->kmd(), (*dev)->backend->runner(), (*dev)->backend->kmd() ? 3 : 1};
+    DeviceRef ref = api::exec_device(**dev, 3);
+    if (!ref.on_npu()) ref.cores = 1;
     auto out = run_plan(a.path, a.packed, *plan, o, ref, ro);
     ASSERT_FALSE(out);
     EXPECT_EQ(out.error().code, -ENOMEM);

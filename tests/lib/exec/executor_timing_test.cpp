@@ -53,7 +53,7 @@ TEST(TimingOnly, DeviceTimeCoversTheModelAndIoTheCap) {
     RunOptions ro;
     ro.io_rate_cap_bytes_per_ns = 0.05;  // 50 MB/s
     ro.inflight = inflight;
-    auto run = run_plan(path, *model, *plan, po, DeviceRef{dev->backend->kmd(), dev->backend->runner(), 3}, ro);
+    auto run = run_plan(path, *model, *plan, po, api::exec_device(*dev, 3), ro);
     ASSERT_TRUE(run) << run.error().message;
     EXPECT_GE(run->stats.device_ns, modelled) << order_name(order) << " inflight " << inflight;
     EXPECT_EQ(run->stats.bytes_read, bytes);
@@ -67,7 +67,7 @@ TEST(TimingOnly, DeviceTimeCoversTheModelAndIoTheCap) {
   ASSERT_TRUE(plan);
   RunOptions bad;
   bad.io_rate_cap_bytes_per_ns = -1;
-  auto neg = run_plan(path, *model, *plan, po, DeviceRef{dev->backend->kmd(), dev->backend->runner(), 3}, bad);
+  auto neg = run_plan(path, *model, *plan, po, api::exec_device(*dev, 3), bad);
   ASSERT_FALSE(neg);
   EXPECT_NE(neg.error().message.find("read rate cap"), std::string::npos);
 }

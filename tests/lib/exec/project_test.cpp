@@ -196,7 +196,7 @@ TEST(Project, HostTimeOnTheZeroWorkEmulator) {
   ASSERT_TRUE(dev);
   const ModelDesc d = desc("tiny", 1);
   int submits = 0;
-  auto h = measure_host_ns(DeviceRef{(*dev)->backend->kmd(), (*dev)->backend->runner(), 3}, d, 4, 3, &submits);
+  auto h = measure_host_ns(api::exec_device(**dev, 3), d, 4, 3, &submits);
   ASSERT_TRUE(h) << h.error().message;
   ASSERT_EQ(h->size(), d.matmuls.size());
   for (double v : *h) EXPECT_GT(v, 0);
@@ -204,7 +204,7 @@ TEST(Project, HostTimeOnTheZeroWorkEmulator) {
   auto none = measure_host_ns(DeviceRef{}, d, 1, 3);
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("needs an NPU device"), std::string::npos);
-  auto zero = measure_host_ns(DeviceRef{(*dev)->backend->kmd(), (*dev)->backend->runner(), 3}, d, 1, 0);
+  auto zero = measure_host_ns(api::exec_device(**dev, 3), d, 1, 0);
   ASSERT_FALSE(zero);
 }
 

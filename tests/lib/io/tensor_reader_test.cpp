@@ -6,7 +6,8 @@
 // byte still exact), a file truncated under it (fails naming the end, reads again once the
 // file is whole), and no descriptor left (open fails naming the file). The "tensors" are the
 // synthetic model's layers widened to 4 KiB boundaries, as the packed file aligns its
-// tensors (lib/exec/pack_file.h), so O_DIRECT reads them in place.
+// tensors (lib/exec/pack_file.h), so O_DIRECT reads them in place. Then the queue the layer
+// loader reads through: urgent reads, withdrawn reads, each read's own error.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 
 #include "driver/common/errno_text.h"
 #include "lib/io/slot_buffer.h"
+#include "lib/io/stream_file.h"
 #include "lib/io/tensor_reader.h"
 #include "tests/lib/io/io_test_util.h"
 
@@ -211,6 +213,93 @@ TEST_F(TensorReaderFaults, ATensorLargerThanItsSlotIsRefusedByName) {
   EXPECT_NE(s.error().message.find("does not fit slot 0"), std::string::npos) << s.error().message;
   next_id_ = 1;
   expect_every_tensor_reads(*r);
+}
+
+// The queue the layer loader reads through (lib/io/loader.cpp): an urgent read goes before
+// every read queued, a read still queued can be withdrawn (not once it is done), and each
+// failed read keeps its own error. Without a thread the reads run inside wait(), in queue
+// order, so the order is seen exactly (timings() lists the reads as they ran).
+class TensorReaderQueue : public TensorReaderFaults {
+ protected:
+  std::unique_ptr<TensorReader> start(FaultyFileOs& os) {
+    std::vector<std::string> fallbacks;
+    auto file = StreamFile::open(os, model_.path, /*want_direct=*/false, &fallbacks);
+    EXPECT_TRUE(file) << file.error().message;
+    if (!file) return nullptr;
+    auto r = TensorReader::start(std::move(*file), {{slot_.data(), slot_.size()}},
+                                 ReaderOptions{.uring = false, .threaded = false});
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? std::move(*r) : nullptr;
+  }
+  void submit(TensorReader& r, int id, size_t tensor, bool urgent = false) {
+    r.submit(id, 0, tensors_[tensor].offset, tensors_[tensor].length, urgent);
+  }
+  static std::vector<int> order(const TensorReader& r) {
+    std::vector<int> ids;
+    for (const auto& t : r.timings()) ids.push_back(t.id);
+    return ids;
+  }
+};
+
+TEST_F(TensorReaderQueue, AnUrgentReadGoesBeforeEveryReadQueued) {
+  FaultyFileOs os;
+  auto r = start(os);
+  ASSERT_TRUE(r);
+  submit(*r, 0, 0);
+  submit(*r, 1, 1);
+  submit(*r, 2, 2, /*urgent=*/true);
+  bool hit = true;
+  ASSERT_TRUE(r->wait(0, &hit));
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(order(*r), (std::vector<int>{2, 0}));
+  EXPECT_EQ(r->state(1), TensorReader::ReadState::kQueued);
+  EXPECT_EQ(r->state(2), TensorReader::ReadState::kDone);
+  ASSERT_TRUE(r->wait(1, &hit));
+  EXPECT_EQ(order(*r), (std::vector<int>{2, 0, 1}));
+  EXPECT_EQ(std::memcmp(slot_.data(), whole_.data() + tensors_[1].offset, tensors_[1].length), 0);
+  ASSERT_TRUE(r->wait(2, &hit));
+  EXPECT_TRUE(hit);
+}
+
+TEST_F(TensorReaderQueue, AQueuedReadIsWithdrawnAndADoneOneIsNot) {
+  FaultyFileOs os;
+  auto r = start(os);
+  ASSERT_TRUE(r);
+  submit(*r, 0, 0);
+  submit(*r, 1, 1);
+  EXPECT_TRUE(r->withdraw(1));
+  EXPECT_FALSE(r->withdraw(1));  // gone already
+  bool hit = false;
+  ASSERT_TRUE(r->wait(0, &hit));
+  EXPECT_FALSE(r->withdraw(0));  // done
+  EXPECT_EQ(order(*r), (std::vector<int>{0}));
+  EXPECT_EQ(r->bytes_read(), tensors_[0].length);
+  // Waiting for the withdrawn read, with no thread to read it, is an error, not a hang.
+  const Status s = r->wait(1, &hit);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("read 1: not queued"), std::string::npos) << s.error().message;
+}
+
+TEST_F(TensorReaderQueue, EachFailedReadKeepsItsOwnError) {
+  FaultyFileOs os;
+  auto r = start(os);
+  ASSERT_TRUE(r);
+  r->submit(0, 0, 0, slot_.size() + kAlign);  // does not fit the slot: -EINVAL
+  submit(*r, 1, 1);                            // fails with the file system's -EIO
+  os.pread_error = -EIO;
+  bool hit = false;
+  const Status second = r->wait(1, &hit);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, -EIO);
+  const Status first = r->wait(0, &hit);  // its own error, not the last read's
+  ASSERT_FALSE(first);
+  EXPECT_EQ(first.error().code, -EINVAL);
+  EXPECT_NE(first.error().message.find("does not fit slot 0"), std::string::npos) << first.error().message;
+  EXPECT_EQ(r->state(0), TensorReader::ReadState::kFailed);
+  os.pread_error = 0;
+  submit(*r, 0, 2);  // an id is reused once its read is done
+  ASSERT_TRUE(r->wait(0, &hit));
+  EXPECT_EQ(r->state(0), TensorReader::ReadState::kDone);
 }
 
 TEST(TensorReaderOpen, ANegativeRateCapIsRefused) {

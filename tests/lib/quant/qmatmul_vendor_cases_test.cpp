@@ -52,7 +52,7 @@ TEST_P(VendorCases, Int8PerChannelInt32Output) {
     qw->widen_rows(0, k, codes);
     std::vector<int32_t> want(static_cast<size_t>(m * n));
     ASSERT_TRUE(ref::matmul_int8(qa->codes, codes, want, ref::Dims{m, k, n}).ok());
-    auto mm = QuantMatmul::create(dev->backend->kmd(), std::move(*qw));
+    auto mm = dev->backend->make_quant(std::move(*qw));  // the device's kind, NPU or cpu
     ASSERT_TRUE(mm.ok()) << mm.error().message;
     for (int cores = 1; cores <= dev->info.cores; ++cores) {
       std::vector<int32_t> acc(static_cast<size_t>(m * n), 0);
