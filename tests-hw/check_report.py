@@ -6,7 +6,13 @@ figures against mc_prof's own rows, for both kernel interfaces; the submit / tas
 emulator's own timing model (its per-submit and per-task costs) from the rknpu rows. With
 --faults the emulator
 fails every submit: then the failing tests must be reported as failures, each with its
-register dumps from the device run and the emulator run, and the script must exit 1."""
+register dumps from the device run and the emulator run, and the script must exit 1.
+
+   check_report.py RUN_ON_BOARD [--rows M]
+
+--rows M: the runbook's published sweep at M rows (run-on-board --rows), for the builds where
+the emulator is slow (meson.build beside this file says which); bad --rows values must be
+refused with exit 2 either way."""
 import glob
 import json
 import os
@@ -22,9 +28,14 @@ def fail(why):
     sys.exit(1)
 
 
+ROWS = 512  # the published experiment's M; main() sets --rows
+
+
 def run(script, env, out, tests=TESTS):
-    cmd = [script, "--emulator", "--quick", "--tests", ",".join(tests), "-o", out]
-    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    cmd = [script, "--emulator", "--quick", "--rows", str(ROWS), "--tests", ",".join(tests), "-o", out]
+    # No timeout of its own: meson's (600 s, times --timeout-multiplier) bounds the whole test,
+    # and the sweep under a sanitizer on a loaded machine can take most of it.
+    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     print(r.stdout)
     reports = glob.glob(os.path.join(out, "ork-board-report-*.json"))
     if len(reports) != 1:
@@ -74,7 +85,7 @@ def check_passing(script, env):
                     fail(f"{iface} {row['label']}: figure {key} = {fig[key]!r}, mc_prof {src} = {row[src]!r}")
             if not (isinstance(fig["measured_us"], (int, float)) and fig["measured_us"] > 0):
                 fail(f"measured_us {fig['measured_us']!r}")
-            if fig["layout"] != "chained" or fig["m"] != 512 or fig["k"] not in (2048, 3584) or fig["cores"] not in (1, 3):
+            if fig["layout"] != "chained" or fig["m"] != ROWS or fig["k"] not in (2048, 3584) or fig["cores"] not in (1, 3):
                 fail(f"figure {fig}")
         if sorted({f["mc_cap"] for f in mine}) != [0, 31]:
             fail(f"{iface}: mc_cap values {sorted({f['mc_cap'] for f in mine})}")
@@ -126,11 +137,33 @@ def check_failing(script, env):
             fail(f"summary {rep['summary']}")
 
 
+def check_bad_rows(script, env):
+    """--rows takes a row count of one task (1 to 2047), and only on a dry run."""
+    with tempfile.TemporaryDirectory() as out:
+        bad = "is not a row count (1 to 2047)"
+        for args, why in ((["--emulator", "--rows", "0"], bad), (["--emulator", "--rows", "2048"], bad),
+                          (["--emulator", "--rows", "12x"], bad), (["--emulator", "--rows", "9" * 20], bad),
+                          (["--emulator", "--rows"], "needs a row count"),
+                          (["--rows", "200"], "for --emulator runs only")):
+            r = subprocess.run([script, "-o", out] + args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+            if r.returncode != 2 or why not in r.stderr:
+                fail(f"run-on-board {' '.join(args)}: exit {r.returncode}, stderr {r.stderr!r}; expected 2, {why!r}")
+        if os.listdir(out):
+            fail(f"a refused --rows left files: {os.listdir(out)}")
+
+
 def main():
+    global ROWS
     script = sys.argv[1]
+    if len(sys.argv) == 4 and sys.argv[2] == "--rows":
+        ROWS = int(sys.argv[3])
+    elif len(sys.argv) != 2:
+        fail("usage: check_report.py RUN_ON_BOARD [--rows M]")
     env = dict(os.environ)
     for key in ("LD_PRELOAD", "ORK_DEVICE", "ORK_EMU_FAULTS", "ORK_DUMP_REGCMD"):
         env.pop(key, None)
+    check_bad_rows(script, env)
     check_passing(script, env)
     check_failing(script, env)
     print("check_report: ok")
