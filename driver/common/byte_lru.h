@@ -21,24 +21,12 @@ class ByteLru {
   ByteLru(const ByteLru&) = delete;
   ByteLru& operator=(const ByteLru&) = delete;
 
-  struct Entry;
-  // An entry's place, valid until that entry is dropped (erase, eviction, clear): a caller
-  // that knows an entry is still there (nothing dropped since) touches it without the hash
-  // lookup (the runner's per-weights memo, lib/matmul/run.h).
-  using Handle = typename std::list<Entry>::iterator;
-
-  // The entry of `key`, made the most recently used; nullptr when absent. `handle`, when
-  // given, receives its place.
-  Value* find(const Key& key, Handle* handle = nullptr) {
+  // The entry of `key`, made the most recently used; nullptr when absent.
+  Value* find(const Key& key) {
     auto it = index_.find(key);
     if (it == index_.end()) return nullptr;
-    if (handle != nullptr) *handle = it->second;
-    return &touch(it->second);
-  }
-  // The entry at `handle`, made the most recently used.
-  Value& touch(Handle handle) {
-    lru_.splice(lru_.begin(), lru_, handle);
-    return handle->value;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return &it->second->value;
   }
 
   // Inserts `value` (replacing the entry of the same key) as the most recently used, then
@@ -57,12 +45,6 @@ class ByteLru {
     evict(keep_new ? 1 : 0);
     auto it = index_.find(key);
     return it == index_.end() ? nullptr : &it->second->value;
-  }
-  // The same, and its place in `handle` when kept.
-  Value* insert(const Key& key, uint64_t group, Value value, size_t bytes, bool keep_new, Handle* handle) {
-    Value* v = insert(key, group, std::move(value), bytes, keep_new);
-    if (v != nullptr) *handle = index_.find(key)->second;
-    return v;
   }
 
   bool erase(const Key& key) {
@@ -115,16 +97,16 @@ class ByteLru {
     for (const Entry& e : lru_) fn(e.key, e.value);
   }
 
+ private:
+  struct Entry;
+  using Iter = typename std::list<Entry>::iterator;
   struct Entry {
     Key key;
     Value value;
     size_t bytes;
     uint64_t group;
-    typename std::list<Handle>::iterator in_group;
+    typename std::list<Iter>::iterator in_group;
   };
-
- private:
-  using Iter = Handle;
 
   void drop(Iter e) {
     auto g = groups_.find(e->group);

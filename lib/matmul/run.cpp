@@ -16,7 +16,6 @@ namespace ork::matmul {
 namespace {
 
 std::atomic<uint64_t> next_weights_id{1};
-std::atomic<uint64_t> next_runner_serial{1};
 
 // The plan for M = 1 on one core describes the weights' layout (slices, padding).
 Result<Plan> layout_plan(DType dtype, int64_t k, int64_t n) {
@@ -114,7 +113,7 @@ size_t MatmulRunner::default_context_bytes() {
   return static_cast<size_t>(phys ? std::min(quarter_window, phys / 16) : quarter_window);
 }
 
-size_t ContextKeyHash::operator()(const ContextKey& k) const noexcept {
+size_t MatmulRunner::KeyHash::operator()(const Key& k) const noexcept {
   uint64_t h = std::get<0>(k) * 0x9e3779b97f4a7c15ull;
   for (uint64_t v : {static_cast<uint64_t>(std::get<1>(k)), uint64_t{std::get<2>(k)},
                      static_cast<uint64_t>(std::get<3>(k)), uint64_t{std::get<4>(k)} | uint64_t{std::get<5>(k)} << 1})
@@ -123,13 +122,10 @@ size_t ContextKeyHash::operator()(const ContextKey& k) const noexcept {
 }
 
 MatmulRunner::MatmulRunner(driver::Kmd& kmd, size_t context_bytes)
-    : kmd_(kmd), contexts_(context_bytes), serial_(next_runner_serial++), capacity_(context_bytes) {}
+    : kmd_(kmd), contexts_(context_bytes), capacity_(context_bytes) {}
 MatmulRunner::~MatmulRunner() = default;
 
-void MatmulRunner::forget(const ResidentWeights& w) {
-  contexts_.erase_group(w.id());
-  ++generation_;
-}
+void MatmulRunner::forget(const ResidentWeights& w) { contexts_.erase_group(w.id()); }
 
 size_t MatmulRunner::shared_bytes() const {
   size_t bytes = 0;
@@ -141,7 +137,6 @@ size_t MatmulRunner::shared_bytes() const {
 void MatmulRunner::rebound() {
   const size_t shared = shared_bytes();
   contexts_.set_capacity(capacity_ > shared ? capacity_ - shared : 0);
-  ++generation_;
 }
 
 MatmulRunner::CacheStats MatmulRunner::cache_stats() const {
@@ -159,18 +154,12 @@ Result<std::shared_ptr<IoBuffers>> MatmulRunner::shared_io(const IoGeometry& geo
   return io;
 }
 
-Result<const std::shared_ptr<Context>*> MatmulRunner::context_for(const ResidentWeights& w, int64_t m,
-                                                                  const RunOptions& options, bool shared, bool* built) {
+Result<std::shared_ptr<Context>> MatmulRunner::context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
+                                                           bool shared, bool* built) {
   const uint32_t mask = effective_core_mask(options);
-  const ContextKey key{w.id(), m, mask, options.mc_cap, options.fp16_out, shared};
+  const Key key{w.id(), m, mask, options.mc_cap, options.fp16_out, shared};
   *built = false;
-  ResidentWeights::Memo& memo = w.memo;
-  if (memo.runner == serial_ && memo.generation == generation_ && memo.key == key) return &contexts_.touch(memo.entry);
-  ContextCache::Handle entry;
-  if (const auto* hit = contexts_.find(key, &entry)) {
-    memo = {serial_, generation_, key, entry};
-    return hit;
-  }
+  if (auto* hit = contexts_.find(key)) return *hit;
   auto plan = call_plan(w, m, options);
   if (!plan) return plan.error();
   std::shared_ptr<IoBuffers> io;
@@ -183,12 +172,7 @@ Result<const std::shared_ptr<Context>*> MatmulRunner::context_for(const Resident
   if (!ctx) return ctx.error();
   *built = true;
   const size_t bytes = (*ctx)->device_bytes();
-  // One allocation for the context and its reference count: a call touches both.
-  auto held = std::make_shared<Context>(std::move(**ctx));
-  ++generation_;  // the insert may evict: every memo is stale
-  const auto* kept = contexts_.insert(key, w.id(), std::move(held), bytes, /*keep_new=*/true, &entry);
-  memo = {serial_, generation_, key, entry};
-  return kept;
+  return *contexts_.insert(key, w.id(), std::shared_ptr<Context>(std::move(*ctx)), bytes, /*keep_new=*/true);
 }
 
 Result<std::shared_ptr<Context>> MatmulRunner::acquire(const ResidentWeights& w, int64_t m, const RunOptions& options,
@@ -196,8 +180,7 @@ Result<std::shared_ptr<Context>> MatmulRunner::acquire(const ResidentWeights& w,
   const auto t0 = std::chrono::steady_clock::now();
   auto ctx = context_for(w, m, options, /*shared=*/false, &st.built);
   st.plan_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-  if (!ctx) return ctx.error();
-  return **ctx;  // a reference of the job's own: an eviction meanwhile drops only the cache's
+  return ctx;
 }
 
 Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, void* c, const RunOptions& options,
@@ -211,7 +194,7 @@ Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, voi
   auto ctx = context_for(w, m, options, /*shared=*/true, &st.built);
   if (!ctx) return ctx.error();
   st.plan_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-  return execute_any(kmd_, ***ctx, a, c, st);  // nothing changes the cache before it returns
+  return execute_any(kmd_, **ctx, a, c, st);
 }
 
 }  // namespace ork::matmul

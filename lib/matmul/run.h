@@ -23,14 +23,6 @@
 
 namespace ork::matmul {
 
-// The runner's cache of contexts: key (weights id, m, core mask, mc_cap, fp16_out, A and
-// output BOs shared by geometry) -> context.
-using ContextKey = std::tuple<uint64_t, int64_t, uint32_t, int64_t, bool, bool>;
-struct ContextKeyHash {
-  size_t operator()(const ContextKey& k) const noexcept;
-};
-using ContextCache = ByteLru<ContextKey, std::shared_ptr<Context>, ContextKeyHash>;
-
 // K x N weights packed once into the native layout of their K-slices, in one BO. The
 // layout depends on K, N and dtype only, never on M or the core count.
 class ResidentWeights {
@@ -65,19 +57,6 @@ class ResidentWeights {
   int64_t n() const { return n_; }
   const driver::Bo& bo() const { return view_ != nullptr ? *view_ : *bo_; }
   uint64_t id() const { return id_; }  // unique per process: keys the runner's cache
-
-  // The runner's memo of these weights' last context (MatmulRunner::context_for): the
-  // runner, its cache's generation then (any entry dropped or added since makes it stale),
-  // the key and the entry's place. A hit touches these weights and the entry, not the
-  // cache's hash index (docs/library.md "What grows with the model's size"). Not part of
-  // the weights' value; used under the device's lock like the runner.
-  struct Memo {
-    uint64_t runner = 0;  // MatmulRunner's serial: never reused, unlike an address
-    uint64_t generation = 0;
-    ContextKey key{};
-    ContextCache::Handle entry{};
-  };
-  mutable Memo memo;
 
  private:
   ResidentWeights() = default;
@@ -146,10 +125,13 @@ class MatmulRunner {
   CacheStats cache_stats() const;
 
  private:
-  // The cache's own reference (valid until the cache next changes): a blocking call uses it
-  // without a copy, so a hit touches no reference count.
-  Result<const std::shared_ptr<Context>*> context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
-                                                      bool shared, bool* built);
+  // weights id, m, core mask, mc_cap, fp16_out, A and output BOs shared by geometry
+  using Key = std::tuple<uint64_t, int64_t, uint32_t, int64_t, bool, bool>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const noexcept;
+  };
+  Result<std::shared_ptr<Context>> context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
+                                               bool shared, bool* built);
   // The set of A and output BOs the blocking calls' contexts of `geometry` share (made when
   // none is alive): it lives while a context holds it.
   Result<std::shared_ptr<IoBuffers>> shared_io(const IoGeometry& geometry);
@@ -157,9 +139,7 @@ class MatmulRunner {
   void rebound();               // the contexts' bound: capacity_ less shared_bytes()
 
   driver::Kmd& kmd_;
-  ContextCache contexts_;  // grouped by weights id
-  uint64_t generation_ = 1;  // +1 whenever contexts_ may have dropped or added an entry
-  uint64_t serial_;          // unique per process (ResidentWeights::Memo)
+  ByteLru<Key, std::shared_ptr<Context>, KeyHash> contexts_;  // grouped by weights id
   std::vector<std::pair<IoGeometry, std::weak_ptr<IoBuffers>>> shared_io_;  // a few shapes: a list
   size_t capacity_;  // the bound of the contexts and the shared sets together
 };
