@@ -18,7 +18,7 @@ void GroupJobs::bound() {
     for (const auto& c : r.contexts) bytes += c->device_bytes();
   for (auto it = recorded_.begin(); it != recorded_.end() && bytes > keep_bytes_;) {
     const auto& ctxs = it->second.contexts;
-    if (std::any_of(ctxs.begin(), ctxs.end(), [](const auto& c) { return c->busy != nullptr; })) {
+    if (std::any_of(ctxs.begin(), ctxs.end(), [](const auto& c) { return c->io->busy != nullptr; })) {
       ++it;
       continue;
     }

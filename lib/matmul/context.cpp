@@ -55,26 +55,17 @@ Result<std::vector<CoreCommands>> emit_all(const Context& ctx, const std::vector
   return all;
 }
 
-Status allocate_buffers(driver::Kmd& kmd, Context& ctx, std::vector<BufferIovas>& iovas) {
+// Each slice group's addresses over the context's A and output slots.
+void plan_groups(Context& ctx, std::vector<BufferIovas>& iovas) {
   const Plan& p = ctx.plan;
-  auto a = kmd.bo_create(static_cast<size_t>(p.a_bytes()), driver::BoUsage::data);
-  if (!a) return device_error(a.error(), "allocating the feature buffer");
-  ctx.a = std::move(*a);
-  const int64_t slots =
-      std::clamp<int64_t>(kPartialBudgetBytes / std::max<int64_t>(p.c_bytes_per_slice(), 1), 1, p.slices);
-  for (int64_t i = 0; i < slots; ++i) {
-    auto c = kmd.bo_create(static_cast<size_t>(p.c_bytes_per_slice()), driver::BoUsage::data);
-    if (!c) return device_error(c.error(), "allocating an output buffer");
-    ctx.c.push_back(std::move(*c));
-  }
+  const auto slots = static_cast<int64_t>(ctx.io->c.size());
   for (int64_t first = 0; first < p.slices; first += slots) {
     SliceGroup g{.first_slice = first, .count = std::min(slots, p.slices - first), .desc = {}};
-    BufferIovas io{.a = ctx.a->iova(), .b = ctx.weights->iova(), .c = {}, .first_slice = first};
-    for (int64_t i = 0; i < g.count; ++i) io.c.push_back(ctx.c[static_cast<size_t>(i)]->iova());
+    BufferIovas io{.a = ctx.a().iova(), .b = ctx.weights->iova(), .c = {}, .first_slice = first};
+    for (int64_t i = 0; i < g.count; ++i) io.c.push_back(ctx.c(static_cast<size_t>(i)).iova());
     ctx.groups.push_back(std::move(g));
     iovas.push_back(std::move(io));
   }
-  return Status::success();
 }
 
 // The physical core of plan core `core`: the core-th set bit of the context's mask.
@@ -89,8 +80,8 @@ void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
   size_t next = 0;
   int64_t group = 0;
   for (SliceGroup& g : ctx.groups) {
-    g.desc.in_bos = {ctx.a.get(), ctx.weights, ctx.regcmd.get()};
-    for (int64_t i = 0; i < g.count; ++i) g.desc.out_bos.push_back(ctx.c[static_cast<size_t>(i)].get());
+    g.desc.in_bos = {&ctx.a(), ctx.weights, ctx.regcmd.get()};
+    for (int64_t i = 0; i < g.count; ++i) g.desc.out_bos.push_back(&ctx.c(static_cast<size_t>(i)));
     for (int core = 0; core < ctx.plan.cores_used; ++core) {
       if (core_tasks(ctx.plan, core, g).empty()) continue;
       const CoreCommands& cc = cmds[next++];
@@ -109,14 +100,38 @@ void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
 
 }  // namespace
 
+IoGeometry io_geometry(const Plan& p) {
+  const int64_t slots =
+      std::clamp<int64_t>(kPartialBudgetBytes / std::max<int64_t>(p.c_bytes_per_slice(), 1), 1, p.slices);
+  return {.a_bytes = p.a_bytes(), .slot_bytes = p.c_bytes_per_slice(), .slots = slots};
+}
+
+Result<std::shared_ptr<IoBuffers>> allocate_io(driver::Kmd& kmd, const IoGeometry& geometry) {
+  auto io = std::make_shared<IoBuffers>();
+  auto a = kmd.bo_create(static_cast<size_t>(geometry.a_bytes), driver::BoUsage::data);
+  if (!a) return device_error(a.error(), "allocating the feature buffer");
+  io->a = std::move(*a);
+  for (int64_t i = 0; i < geometry.slots; ++i) {
+    auto c = kmd.bo_create(static_cast<size_t>(geometry.slot_bytes), driver::BoUsage::data);
+    if (!c) return device_error(c.error(), "allocating an output buffer");
+    io->c.push_back(std::move(*c));
+  }
+  return io;
+}
+
+size_t IoBuffers::bytes() const {
+  size_t n = a ? a->size() : 0;
+  for (const auto& bo : c) n += bo->size();
+  return n;
+}
+
 size_t Context::device_bytes() const {
-  size_t bytes = (a ? a->size() : 0) + (regcmd ? regcmd->size() : 0);
-  for (const auto& bo : c) bytes += bo->size();
-  return bytes;
+  return (regcmd ? regcmd->size() : 0) + (io && !shared_io ? io->bytes() : 0);
 }
 
 Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan, const driver::Bo& weights,
-                                               const EmitOptions& emit, uint32_t core_mask) {
+                                               const EmitOptions& emit, uint32_t core_mask,
+                                               std::shared_ptr<IoBuffers> io) {
   auto ctx = std::make_unique<Context>();
   ctx->plan = std::move(plan);
   ctx->weights = &weights;
@@ -127,8 +142,20 @@ Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan, cons
   if (std::popcount(ctx->core_mask) < ctx->plan.cores_used || (cores < 32 && (ctx->core_mask >> cores) != 0))
     return make_error(-EINVAL, fmt::format("core mask 0x{:x}: the plan needs {} cores of the device's {} (mask bits 0..{})",
                                            ctx->core_mask, ctx->plan.cores_used, cores, cores - 1));
+  const IoGeometry geometry = io_geometry(ctx->plan);
+  if (io != nullptr && (io->a == nullptr || static_cast<int64_t>(io->a->size()) < geometry.a_bytes ||
+                        static_cast<int64_t>(io->c.size()) != geometry.slots ||
+                        static_cast<int64_t>(io->c[0]->size()) < geometry.slot_bytes))
+    return make_error(-EINVAL, "the shared feature and output buffers do not fit the plan's geometry");
+  ctx->shared_io = io != nullptr;
+  if (io == nullptr) {
+    auto own = allocate_io(kmd, geometry);
+    if (!own) return own.error();
+    io = std::move(*own);
+  }
+  ctx->io = std::move(io);
   std::vector<BufferIovas> iovas;
-  if (auto s = allocate_buffers(kmd, *ctx, iovas); !s) return s.error();
+  plan_groups(*ctx, iovas);
   // Two passes: the first learns the size of the command lists, the second emits them for
   // the regcmd BO's real address (the trailers hold absolute addresses).
   size_t bytes = 0;

@@ -26,20 +26,43 @@ struct SliceGroup {
 
 class Job;
 
+// The feature (A) BO and the output slots a context's command lists point at. A context
+// owns its set, or shares it with the other contexts of its geometry (IoGeometry): the
+// runner's blocking calls do, so a model's same-shaped weights touch one set between them
+// (docs/library.md "What grows with the model's size"). The job's rule (job.h) is kept
+// per set, not per context: `busy` is the job in flight on these BOs, whichever context
+// it came through, and every use of any context on the set completes it first.
+struct IoBuffers {
+  std::unique_ptr<driver::Bo> a;
+  std::vector<std::unique_ptr<driver::Bo>> c;  // output slots of one slice group
+  // The job in flight on these BOs (job.h), null when none. Not part of the set's value.
+  mutable Job* busy = nullptr;
+  size_t bytes() const;
+};
+
+// What decides whether two contexts can share one IoBuffers: bytes of A, bytes of an
+// output slot, and slots per group (the plan's, context.cpp). Equal geometry, equal BOs.
+struct IoGeometry {
+  int64_t a_bytes = 0, slot_bytes = 0, slots = 0;
+  bool operator==(const IoGeometry&) const = default;
+};
+IoGeometry io_geometry(const Plan& plan);
+// A new set of BOs of `geometry`, owned by whoever holds it.
+Result<std::shared_ptr<IoBuffers>> allocate_io(driver::Kmd& kmd, const IoGeometry& geometry);
+
 struct Context {
   Plan plan;
   const driver::Bo* weights = nullptr;            // packed by the plan's slice layout
-  std::unique_ptr<driver::Bo> a;
-  std::vector<std::unique_ptr<driver::Bo>> c;     // output slots of one group
+  std::shared_ptr<IoBuffers> io;                  // A and the output slots, maybe shared
+  bool shared_io = false;                         // io was handed in (build_context's `io`)
   std::unique_ptr<driver::Bo> regcmd;
   std::vector<SliceGroup> groups;
   uint32_t core_mask = 0;  // the physical cores: plan core i runs on the i-th set bit
-  // The job in flight on this context's A and output BOs (job.h), null when none. Not part
-  // of the context's value: every use of the context completes it first (job.h "the rule").
-  mutable Job* busy = nullptr;
 
-  // Bytes of the BOs this context owns (A, the output slots, the command lists; not the
-  // weights): what the runner's cache bound counts.
+  const driver::Bo& a() const { return *io->a; }
+  const driver::Bo& c(size_t slot) const { return *io->c[slot]; }
+  // Bytes of the BOs this context owns (the command lists, and A and the output slots
+  // unless shared; not the weights): what the runner's cache bound counts per context.
   size_t device_bytes() const;
 };
 
@@ -72,9 +95,12 @@ void account_submit(RunStats& stats, const driver::SubmitResult& result, int64_t
 // `core_mask`: the physical cores the plan's cores 0..cores_used-1 map to, in order (the
 // i-th set bit); 0 = cores 0..cores_used-1. It must have at least plan.cores_used bits, all
 // below the device's core count. The command lists do not depend on the core they run on.
+// `io`: A and the output slots to point the command lists at, of io_geometry(plan) (shared
+// with other contexts); null = a set of the context's own.
 Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan,
                                                const driver::Bo& weights,
-                                               const EmitOptions& emit = {}, uint32_t core_mask = 0);
+                                               const EmitOptions& emit = {}, uint32_t core_mask = 0,
+                                               std::shared_ptr<IoBuffers> io = nullptr);
 
 // C (M x N row-major int32) = A (M x K row-major int8) x W, with the context's plan.
 Status execute(driver::Kmd& kmd, const Context& ctx, std::span<const int8_t> a,

@@ -27,12 +27,12 @@ size_t elems(int64_t v) { return static_cast<size_t>(v); }
 }  // namespace
 
 Status pack_input(driver::Kmd& kmd, const Context& x, const void* a, RunStats& st) {
-  complete_busy(x);  // its A and output BOs are about to be reused (job.h, the rule)
+  complete_busy(x);  // its A and output BOs, maybe shared, are about to be reused (job.h, the rule)
   const auto t0 = Clock::now();
-  if (auto s = pack_a_native(x.plan, a, {x.a->map(), elems(x.plan.a_bytes())}); !s) return s;
-  if (auto s = kmd.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s;
+  if (auto s = pack_a_native(x.plan, a, {x.a().map(), elems(x.plan.a_bytes())}); !s) return s;
+  if (auto s = kmd.bo_sync(x.a(), driver::SyncDir::to_device); !s) return s;
   st.pack_ns += ns_since(t0);
-  st.bytes_to_device += static_cast<int64_t>(x.a->size());
+  st.bytes_to_device += static_cast<int64_t>(x.a().size());
   return Status::success();
 }
 
@@ -56,7 +56,7 @@ Status unpack_group(driver::Kmd& kmd, const Context& x, size_t group, void* c, O
   const SliceGroup& g = x.groups[group];
   std::vector<const uint8_t*> slices;  // the group's K-slices, unpacked in one pass (layout_host.h)
   for (int64_t i = 0; i < g.count; ++i) {
-    const driver::Bo& cb = *x.c[static_cast<size_t>(i)];
+    const driver::Bo& cb = x.c(static_cast<size_t>(i));
     if (auto s = kmd.bo_sync(cb, driver::SyncDir::from_device); !s) return s;
     st.bytes_from_device += static_cast<int64_t>(cb.size());
     slices.push_back(cb.map());

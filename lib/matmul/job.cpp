@@ -20,9 +20,10 @@ int64_t ns_since(Clock::time_point t0) {
 }  // namespace
 
 void complete_busy(const Context& ctx) {
-  // complete() settles the job, which clears the mark of each of its contexts; its outcome
-  // is kept for its owner.
-  if (ctx.busy != nullptr) (void)ctx.busy->complete(-1);
+  // complete() settles the job, which clears the mark of each of its contexts' buffers; its
+  // outcome is kept for its owner. The mark is the buffers', so a job that came through
+  // another context sharing them is completed too.
+  if (ctx.io->busy != nullptr) (void)ctx.io->busy->complete(-1);
 }
 
 Job::Job(driver::Kmd& kmd, RunStats stats) : kmd_(kmd), stats_(stats) {}
@@ -31,6 +32,10 @@ Job::~Job() { drain(); }
 
 Status Job::add(std::shared_ptr<Context> ctx, const void* a, void* c) {
   if (pending_) return make_error(-EINVAL, "a matmul added to a job already submitted");
+  // One job cannot hold the same buffers twice: the second A would overwrite the first.
+  for (const Part& p : parts_)
+    if (p.ctx->io == ctx->io)
+      return make_error(-EINVAL, "two matmuls of one job on the same feature and output buffers");
   if (auto s = pack_input(kmd_, *ctx, a, stats_); !s) return s;
   Part part;
   part.out = make_output_state(*ctx);
@@ -50,7 +55,7 @@ Status Job::submit(const driver::SubmitDesc* chained) {
   submit_ns_ = ns_since(t0);
   if (!pending) return pending.error();
   pending_ = std::move(*pending);
-  for (const Part& p : parts_) p.ctx->busy = this;
+  for (const Part& p : parts_) p.ctx->io->busy = this;
   return Status::success();
 }
 
@@ -66,7 +71,7 @@ void Job::settle(Status outcome) {
   done_ = true;
   outcome_ = std::move(outcome);
   for (Part& p : parts_) {
-    if (p.ctx->busy == this) p.ctx->busy = nullptr;
+    if (p.ctx->io->busy == this) p.ctx->io->busy = nullptr;
     p.out = {};
   }
 }

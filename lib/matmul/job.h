@@ -6,12 +6,14 @@
 // with execute_any (context.h), the same pieces back to back.
 //
 // The rule of a context's buffers: a job in flight owns its contexts' feature (A) and
-// output BOs until it completes. Any new use of such a context, blocking (execute_any,
-// the runner's MatmulRunner::run) or not (Job::add), first completes the job in flight on
-// it: waits for it, unpacks its C where its owner asked, and keeps its outcome for the
-// owner's complete(). It is applied where A is packed (execute.cpp pack_input), which
-// every use of a context starts with, so no caller can forget it. Callers serialise their
-// uses of a device (the C API's device mutex, the executor's one device thread).
+// output BOs until it completes. Any new use of those BOs, through the same context or
+// another one sharing them (context.h IoBuffers), blocking (execute_any, the runner's
+// MatmulRunner::run) or not (Job::add), first completes the job in flight on them: waits
+// for it, unpacks its C where its owner asked, and keeps its outcome for the owner's
+// complete(). It is applied where A is packed (execute.cpp pack_input), which every use of
+// a context starts with, so no caller can forget it; the mark is the BOs' (IoBuffers::busy).
+// Callers serialise their uses of a device (the C API's device mutex, the executor's one
+// device thread).
 #pragma once
 
 #include <cstdint>
@@ -36,10 +38,11 @@ class Job {
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
 
-  // Adds a matmul on `ctx`: the job in flight on ctx (if any) completes first, then A
+  // Adds a matmul on `ctx`: the job in flight on ctx's buffers (if any) completes first, then A
   // (formats as execute_any) is packed into ctx's feature BO, so the caller may reuse A as
   // soon as add returns. `c` (formats as execute_any) is written when this job completes,
-  // by complete() or by the rule, and must stay valid until then.
+  // by complete() or by the rule, and must stay valid until then. A second matmul on the
+  // buffers of one already added is an error (its A would overwrite the first's).
   Status add(std::shared_ptr<Context> ctx, const void* a, void* c);
   // Hands the job to the kernel: the first slice group of its one matmul, or `chained`
   // (chain_contexts over its matmuls' contexts, in the order added). From here on its
@@ -86,7 +89,8 @@ class Job {
 // longer usable alone afterwards.
 Result<driver::SubmitDesc> chain_contexts(driver::Kmd& kmd, std::span<Context* const> ctxs);
 
-// The rule: completes the job in flight on `ctx`'s buffers, if any (pack_input calls it).
+// The rule: completes the job in flight on `ctx`'s buffers (ctx.io, maybe shared), if any
+// (pack_input calls it).
 void complete_busy(const Context& ctx);
 
 }  // namespace ork::matmul

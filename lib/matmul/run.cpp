@@ -90,14 +90,21 @@ uint32_t effective_core_mask(const RunOptions& options) {
   return options.cores >= 32 ? ~0u : (1u << std::max(options.cores, 1)) - 1;
 }
 
+namespace {
+
+Result<Plan> call_plan(const ResidentWeights& w, int64_t m, const RunOptions& options) {
+  return make_plan(Shape{m, w.k(), w.n()},
+                   PlanOptions{.dtype = w.dtype(), .cores = std::popcount(effective_core_mask(options)),
+                               .mc_cap = options.mc_cap, .fp16_out = options.fp16_out});
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Context>> build_call_context(driver::Kmd& kmd, const ResidentWeights& w, int64_t m,
                                                     const RunOptions& options) {
-  const uint32_t mask = effective_core_mask(options);
-  auto plan = make_plan(Shape{m, w.k(), w.n()},
-                        PlanOptions{.dtype = w.dtype(), .cores = std::popcount(mask), .mc_cap = options.mc_cap,
-                                    .fp16_out = options.fp16_out});
+  auto plan = call_plan(w, m, options);
   if (!plan) return plan.error();
-  return build_context(kmd, std::move(*plan), w.bo(), {}, mask);
+  return build_context(kmd, std::move(*plan), w.bo(), {}, effective_core_mask(options));
 }
 
 size_t MatmulRunner::default_context_bytes() {
@@ -109,23 +116,59 @@ size_t MatmulRunner::default_context_bytes() {
 size_t MatmulRunner::KeyHash::operator()(const Key& k) const noexcept {
   uint64_t h = std::get<0>(k) * 0x9e3779b97f4a7c15ull;
   for (uint64_t v : {static_cast<uint64_t>(std::get<1>(k)), uint64_t{std::get<2>(k)},
-                     static_cast<uint64_t>(std::get<3>(k)), uint64_t{std::get<4>(k)}})
+                     static_cast<uint64_t>(std::get<3>(k)), uint64_t{std::get<4>(k)} | uint64_t{std::get<5>(k)} << 1})
     h = (h ^ v) * 0x100000001b3ull + (h >> 29);
   return static_cast<size_t>(h);
 }
 
-MatmulRunner::MatmulRunner(driver::Kmd& kmd, size_t context_bytes) : kmd_(kmd), contexts_(context_bytes) {}
+MatmulRunner::MatmulRunner(driver::Kmd& kmd, size_t context_bytes)
+    : kmd_(kmd), contexts_(context_bytes), capacity_(context_bytes) {}
 MatmulRunner::~MatmulRunner() = default;
 
 void MatmulRunner::forget(const ResidentWeights& w) { contexts_.erase_group(w.id()); }
 
+size_t MatmulRunner::shared_bytes() const {
+  size_t bytes = 0;
+  for (const auto& [geometry, io] : shared_io_)
+    if (auto live = io.lock()) bytes += live->bytes();
+  return bytes;
+}
+
+void MatmulRunner::rebound() {
+  const size_t shared = shared_bytes();
+  contexts_.set_capacity(capacity_ > shared ? capacity_ - shared : 0);
+}
+
+MatmulRunner::CacheStats MatmulRunner::cache_stats() const {
+  return {contexts_.size(), contexts_.bytes() + shared_bytes(), capacity_, contexts_.evictions()};
+}
+
+Result<std::shared_ptr<IoBuffers>> MatmulRunner::shared_io(const IoGeometry& geometry) {
+  std::erase_if(shared_io_, [](const auto& e) { return e.second.expired(); });
+  for (const auto& [g, io] : shared_io_)
+    if (g == geometry) return io.lock();
+  auto io = allocate_io(kmd_, geometry);
+  if (!io) return io.error();
+  shared_io_.emplace_back(geometry, *io);
+  rebound();  // may evict contexts, never this set: the caller holds it
+  return io;
+}
+
 Result<std::shared_ptr<Context>> MatmulRunner::context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
-                                           bool* built) {
+                                                           bool shared, bool* built) {
   const uint32_t mask = effective_core_mask(options);
-  const Key key{w.id(), m, mask, options.mc_cap, options.fp16_out};
+  const Key key{w.id(), m, mask, options.mc_cap, options.fp16_out, shared};
   *built = false;
   if (auto* hit = contexts_.find(key)) return *hit;
-  auto ctx = build_call_context(kmd_, w, m, options);
+  auto plan = call_plan(w, m, options);
+  if (!plan) return plan.error();
+  std::shared_ptr<IoBuffers> io;
+  if (shared) {
+    auto set = shared_io(io_geometry(*plan));
+    if (!set) return set.error();
+    io = std::move(*set);
+  }
+  auto ctx = build_context(kmd_, std::move(*plan), w.bo(), {}, mask, std::move(io));
   if (!ctx) return ctx.error();
   *built = true;
   const size_t bytes = (*ctx)->device_bytes();
@@ -135,7 +178,7 @@ Result<std::shared_ptr<Context>> MatmulRunner::context_for(const ResidentWeights
 Result<std::shared_ptr<Context>> MatmulRunner::acquire(const ResidentWeights& w, int64_t m, const RunOptions& options,
                                                        RunStats& st) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto ctx = context_for(w, m, options, &st.built);
+  auto ctx = context_for(w, m, options, /*shared=*/false, &st.built);
   st.plan_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   return ctx;
 }
@@ -148,7 +191,7 @@ Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, voi
   if (a == nullptr) return make_error(-EINVAL, "A is NULL");
   if (c == nullptr) return make_error(-EINVAL, "C is NULL");
   const auto t0 = std::chrono::steady_clock::now();
-  auto ctx = context_for(w, m, options, &st.built);
+  auto ctx = context_for(w, m, options, /*shared=*/true, &st.built);
   if (!ctx) return ctx.error();
   st.plan_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   return execute_any(kmd_, **ctx, a, c, st);

@@ -1,7 +1,9 @@
 // The runner: resident weights, and a cache of contexts (context.h) keyed by (weights, M,
-// core mask, mc_cap, fp16 C), so a repeated call only packs A, submits, waits and unpacks C.
-// The cache is bounded by the bytes of the BOs its contexts hold, not by a count, so a whole
-// model's weights keep their contexts (docs/library.md "Contexts and their bound").
+// core mask, mc_cap, fp16 C, shared buffers), so a repeated call only packs A, submits,
+// waits and unpacks C. The cache is bounded by the bytes of the BOs its contexts hold, not by
+// a count, so a whole model's weights keep their contexts (docs/library.md "Contexts and
+// their bound"). The contexts of blocking calls share their A and output BOs by geometry
+// (one set per shape in a decode loop: docs/library.md "What grows with the model's size").
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,8 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "driver/common/byte_lru.h"
 #include "driver/common/result.h"
@@ -92,36 +96,52 @@ class MatmulRunner {
 
   // C (m x n row-major) = A (m x k row-major) x W; element types by the weights' dtype
   // (execute_any in context.h): int8 -> int32, int4 (packed A) -> int32, fp16 -> fp32/fp16.
+  // Blocking: nothing is in flight on its context when it returns, so the contexts of run()
+  // share one set of A and output BOs per geometry (shared_io); a job still in flight on
+  // that set would be completed first all the same (job.h, the rule).
   Status run(const ResidentWeights& w, const void* a, int64_t m, void* c,
              const RunOptions& options, RunStats* stats = nullptr);
   // The cached context of a call (built on a miss), shared: an asynchronous job holds it
-  // until it completes, so an eviction meanwhile only drops the cache's reference.
+  // until it completes, so an eviction meanwhile only drops the cache's reference. Unlike
+  // run()'s, these contexts own their A and output BOs, so jobs of one shape can be in flight
+  // together without completing each other (job.h, the rule).
   Result<std::shared_ptr<Context>> acquire(const ResidentWeights& w, int64_t m, const RunOptions& options,
                                            RunStats& stats);
   // Drops the cached contexts that reference `w` (call before destroying it).
   void forget(const ResidentWeights& w);
 
   // The bound: the least recently used contexts are dropped while the BOs of all exceed it
-  // (the context a call is about to use is always kept, even alone over the bound).
-  void set_context_capacity(size_t bytes) { contexts_.set_capacity(bytes); }
+  // (the context a call is about to use is always kept, even alone over the bound). The
+  // shared sets count against it: the contexts get what they leave (rebound).
+  void set_context_capacity(size_t bytes) {
+    capacity_ = bytes;
+    rebound();
+  }
   struct CacheStats {
     size_t contexts = 0, bytes = 0, capacity = 0;
     uint64_t evictions = 0;
   };
-  CacheStats cache_stats() const {
-    return {contexts_.size(), contexts_.bytes(), contexts_.capacity(), contexts_.evictions()};
-  }
+  // bytes: the contexts' own BOs and the shared sets alive.
+  CacheStats cache_stats() const;
 
  private:
-  using Key = std::tuple<uint64_t, int64_t, uint32_t, int64_t, bool>;  // weights id, m, core mask, mc_cap, fp16_out
+  // weights id, m, core mask, mc_cap, fp16_out, A and output BOs shared by geometry
+  using Key = std::tuple<uint64_t, int64_t, uint32_t, int64_t, bool, bool>;
   struct KeyHash {
     size_t operator()(const Key& k) const noexcept;
   };
   Result<std::shared_ptr<Context>> context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
-                               bool* built);
+                                               bool shared, bool* built);
+  // The set of A and output BOs the blocking calls' contexts of `geometry` share (made when
+  // none is alive): it lives while a context holds it.
+  Result<std::shared_ptr<IoBuffers>> shared_io(const IoGeometry& geometry);
+  size_t shared_bytes() const;  // of the shared sets alive
+  void rebound();               // the contexts' bound: capacity_ less shared_bytes()
 
   driver::Kmd& kmd_;
   ByteLru<Key, std::shared_ptr<Context>, KeyHash> contexts_;  // grouped by weights id
+  std::vector<std::pair<IoGeometry, std::weak_ptr<IoBuffers>>> shared_io_;  // a few shapes: a list
+  size_t capacity_;  // the bound of the contexts and the shared sets together
 };
 
 }  // namespace ork::matmul

@@ -155,13 +155,13 @@ class NpuGroupMatmul final : public GroupMatmul {
     const matmul::Plan& p = x.plan;
     auto t0 = Clock::now();
     const bool a4 = p.dtype == matmul::DType::int4;
-    std::span<uint8_t> a_native{x.a->map(), static_cast<size_t>(p.a_bytes())};
+    std::span<uint8_t> a_native{x.a().map(), static_cast<size_t>(p.a_bytes())};
     auto packed = a4 ? matmul::pack_a_int4({static_cast<const uint8_t*>(a), packed_bytes}, p, a_native)
                      : matmul::pack_a_int8(qa.codes, p, {reinterpret_cast<int8_t*>(a_native.data()), a_native.size()});
     if (!packed) return packed;
-    if (auto s = kmd_.bo_sync(*x.a, driver::SyncDir::to_device); !s) return s;
+    if (auto s = kmd_.bo_sync(x.a(), driver::SyncDir::to_device); !s) return s;
     st.pack_ns += ns_since(t0);
-    st.bytes_to_device += static_cast<int64_t>(x.a->size());
+    st.bytes_to_device += static_cast<int64_t>(x.a().size());
     st.device_ns = 0;
     const auto elements = static_cast<size_t>(matmul::c_elements_per_slice(p));
     for (const matmul::SliceGroup& g : x.groups) {
@@ -172,7 +172,7 @@ class NpuGroupMatmul final : public GroupMatmul {
       matmul::account_submit(st, *r, submit_ns);
       for (int64_t i = 0; i < g.count; ++i) {
         t0 = Clock::now();
-        const driver::Bo& cb = *x.c[static_cast<size_t>(i)];
+        const driver::Bo& cb = x.c(static_cast<size_t>(i));
         if (auto s = kmd_.bo_sync(cb, driver::SyncDir::from_device); !s) return s;
         st.bytes_from_device += static_cast<int64_t>(cb.size());
         auto s = a4 ? matmul::unpack_c_int16({reinterpret_cast<const int16_t*>(cb.map()), elements}, p, acc, true)

@@ -59,6 +59,11 @@ void NameTable::grow() {
   }
 }
 
+void NameTable::prefetch(std::string_view name) const {
+  const uint64_t hash = std::hash<std::string_view>{}(name);
+  __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
+}
+
 int NameTable::insert(std::string_view name, int id) {
   const uint64_t hash = std::hash<std::string_view>{}(name);
   size_t at = probe(name, hash);

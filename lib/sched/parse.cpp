@@ -67,6 +67,9 @@ struct LineParser {
   }
 
   Status accesses(std::string_view list, std::vector<Access>& out) const {
+    // One allocation for the list (growing 1 -> 2 copied and freed one per op: 7 % of a
+    // 1M-op process).
+    out.reserve(out.size() + static_cast<size_t>(std::count(list.begin(), list.end(), ',')) + 1);
     while (!list.empty()) {
       size_t comma = list.find(',');
       auto a = access(list.substr(0, comma));
@@ -177,6 +180,30 @@ struct LineParser {
   }
 };
 
+// The first line of `rest`, which moves past it.
+std::string_view take_line(std::string_view& rest) {
+  const size_t nl = rest.find('\n');
+  const std::string_view line = rest.substr(0, nl);
+  rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+  return line;
+}
+
+// When `line` declares a buffer ("buffer NAME ..."), the name's index slot starts loading
+// (NameTable::prefetch): a hint only, so a line it misreads costs nothing but the load.
+void prefetch_declaration(const NameTable& names, std::string_view line) {
+  constexpr std::string_view kBuffer = "buffer";
+  if (!line.starts_with(kBuffer) || line.size() <= kBuffer.size() || (line[kBuffer.size()] != ' ' && line[kBuffer.size()] != '\t'))
+    return;
+  const size_t begin = line.find_first_not_of(" \t", kBuffer.size());
+  if (begin == std::string_view::npos) return;
+  const size_t end = line.find_first_of(" \t\r#", begin);
+  names.prefetch(line.substr(begin, end == std::string_view::npos ? end : end - begin));
+}
+
+// Lines between a declaration's prefetch and its insert: enough for a miss to land (a line
+// parses in ~0.1-0.3 us, a miss under a VM's nested paging takes ~0.1-0.2 us).
+constexpr int kLookaheadLines = 16;
+
 }  // namespace
 
 Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
@@ -185,11 +212,12 @@ Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
   stream.ops.reserve(lines);  // an upper bound; untouched capacity costs no page
   stream.buffers.reserve(lines / 2);  // most streams declare fewer; growing copied every buffer
   LineParser parser{stream, NameTable(lines / 2), 0, {}};
+  std::string_view ahead = text;
+  for (int i = 0; i < kLookaheadLines && !ahead.empty(); ++i) prefetch_declaration(parser.buffers, take_line(ahead));
   while (!text.empty()) {
     ++parser.line;
-    size_t nl = text.find('\n');
-    if (Status st = parser.parse_line(text.substr(0, nl)); !st) return st.error();
-    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    if (!ahead.empty()) prefetch_declaration(parser.buffers, take_line(ahead));
+    if (Status st = parser.parse_line(take_line(text)); !st) return st.error();
   }
   if (overrides.memory_bytes > 0) stream.memory_bytes = overrides.memory_bytes;
   if (overrides.cores > 0) stream.cores = overrides.cores;

@@ -54,10 +54,16 @@ Status check_op_shape(const Op& op, size_t i) {
 }
 
 // Pairs every wait with the start of the same name that precedes it. One table of the
-// names of the ops before (waits excluded): a wait's name must be an earlier start's.
+// names of the ops before (waits excluded): a wait's name must be an earlier start's. The
+// index slot of the op name kLookahead ops on starts loading now (NameTable::prefetch), so
+// a million names' inserts do not wait for their cache misses one at a time; waits find
+// their start in the table's recent entries and need none.
 Status link_programs(Stream& s) {
+  constexpr size_t kLookahead = 16;
   NameTable named(s.ops.size());
   for (size_t i = 0; i < s.ops.size(); ++i) {
+    if (i + kLookahead < s.ops.size() && s.ops[i + kLookahead].kind != OpKind::wait)
+      named.prefetch(s.ops[i + kLookahead].name);
     Op& op = s.ops[i];
     op.partner = -1;
     if (op.kind == OpKind::wait) {

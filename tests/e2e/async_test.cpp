@@ -1,6 +1,7 @@
 // Asynchronous jobs and batches (ork.h "Asynchronous jobs and batches") on cpu, emu-rknpu
 // and emu-rocket: every cell of every C against the CPU reference, jobs in flight at once,
-// completion order, replays with new A contents, strided and buffer tensors, and every
+// completion order, replays with new A contents, strided and buffer tensors, jobs and
+// blocking calls of one shape interleaved, and every
 // misuse the header names (waiting twice, a closed device, a wide-K matmul in a batch,
 // weights destroyed under a batch, a job released unwaited).
 #include <gtest/gtest.h>
@@ -114,6 +115,36 @@ TEST_P(Async, SameWeightsTwiceInFlight) {
   EXPECT_EQ(c2, reference(a2, w, 4));
   ork_job_release(j1);
   ork_job_release(j2);
+}
+
+// Blocking calls share their A and output BOs with every other blocking call of their shape
+// (lib/matmul/run.h): jobs of that shape on other weights in flight around blocking calls,
+// each with its own A, every C exact (the jobs are not completed by the blocking calls'
+// shared buffers, nor the blocking calls corrupted by the jobs').
+TEST_P(Async, OneShapeJobsAroundBlockingCalls) {
+  constexpr int64_t m = 3;
+  std::vector<Weights*> ws;
+  for (int i = 0; i < 4; ++i) ws.push_back(&add_weights(256, 64, 40 + i));
+  std::vector<std::vector<int8_t>> a;
+  std::vector<std::vector<int32_t>> c;
+  for (int i = 0; i < 8; ++i) {
+    a.push_back(ork::ref::random_int8(m * 256, 300 + i));
+    c.emplace_back(static_cast<size_t>(m * 64), -1);
+  }
+  std::vector<ork_job*> jobs;
+  for (int i = 0; i < 8; ++i) {
+    ork_tensor ta = host(a[i].data()), tc = host(c[i].data());
+    if (i % 2 == 0) {  // a job on weights 0, 2, 0, 2, ...: in flight over the next blocking call
+      ork_job* j = nullptr;
+      ASSERT_EQ(ork_matmul_submit(dev_, ws[i % 4]->handle, &ta, m, &tc, nullptr, &j), ORK_OK) << ork_last_error();
+      jobs.push_back(j);
+    } else {
+      ASSERT_EQ(ork_matmul(dev_, ws[i % 4]->handle, a[i].data(), m, c[i].data(), nullptr), ORK_OK) << ork_last_error();
+    }
+  }
+  for (ork_job* j : jobs) ASSERT_EQ(ork_job_wait(j, -1), ORK_OK) << ork_last_error();
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(c[i], reference(a[i], *ws[i % 4], m)) << "call " << i;
+  for (ork_job* j : jobs) ork_job_release(j);
 }
 
 // Waiting twice, releasing unwaited, bad arguments: each named.
