@@ -68,12 +68,15 @@ class NpuBackend final : public Backend {
   }
 
   ork_status make_weights_from(ork_weights& w, const matmul::WeightSource& src) override {
+    if (w.dtype == ORK_DTYPE_INT4) {  // the K x N stream first: packed at its own slice width
+      const std::vector<uint8_t> stream = int4_stream_from(w, src);
+      return make_weights(w, stream.data());
+    }
     auto r = matmul::ResidentWeights::create_with(
         *kmd_, internal_dtype(w.dtype), w.k, w.n,
         [&](const matmul::Plan& plan, std::span<uint8_t> out) { return matmul::pack_b_source(plan, src, out); });
     if (!r) return fail(r.error());
     w.resident = std::move(*r);
-    if (w.dtype == ORK_DTYPE_INT4) w.packed = int4_stream_from(w, src);
     return ok();
   }
 
@@ -160,6 +163,7 @@ ork_status NpuBackend::import_weights(ork_weights& w, const matmul::Plan& plan, 
   if (w.dtype == ORK_DTYPE_INT4) {
     dense.resize(static_cast<size_t>(matmul::int4_packed_bytes(w.k * w.n)));
     if (auto s = matmul::unpack_b_native(plan, payload, dense); !s) return fail(s.error());
+    return make_weights(w, dense.data());  // repacked at the weights' own slice width
   }
   auto r = matmul::ResidentWeights::create_with(*kmd_, internal_dtype(w.dtype), w.k, w.n,
                                                 [&](const matmul::Plan&, std::span<uint8_t> out) {

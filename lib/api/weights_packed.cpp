@@ -28,13 +28,20 @@ size_t sz(int64_t v) { return static_cast<size_t>(v); }
 
 // The payload of `w`: the NPU device's buffer as it is, or the cpu's values packed.
 ork_status write_payload(const ork_weights& w, const ork::matmul::Plan& plan, std::span<uint8_t> out) {
-  if (w.resident) {
+  // The blob's layout is the dtype's (int4: 480-wide slices): int4 weights packed wider
+  // from their own bound (lib/matmul/int4_bound.h) are repacked from their K x N stream, and
+  // an import finds the width again from the weights.
+  if (w.resident && w.resident->slice_k() == 0) {
     const auto native = w.resident->native();
     std::memcpy(out.data(), native.data(), native.size());
     return ORK_OK;
   }
   std::vector<uint8_t> dense;
-  if (auto s = ork::api::dense_values(w, dense); s != ORK_OK) return s;
+  if (w.resident) {
+    dense = w.packed;  // an NPU's int4 weights keep their K x N stream (weights.h)
+  } else if (auto s = ork::api::dense_values(w, dense); s != ORK_OK) {
+    return s;
+  }
   if (auto s = ork::matmul::pack_weights(plan, dense.data(), out); !s)
     return fail(ork::make_error(s.error().code, fmt::format("ork_weights_export_packed: {}", s.error().message)));
   return ORK_OK;

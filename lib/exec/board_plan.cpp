@@ -115,7 +115,7 @@ GroupPlan price(std::vector<matmul::Plan> plans, const std::vector<int>& parts, 
 }  // namespace
 
 Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
-                             int cores, const timing::TimingParams& params) {
+                             int cores, const timing::TimingParams& params, std::span<const int64_t> slice_k) {
   if (shapes.empty()) return make_error(-EINVAL, "a group of no matmuls");
   if (cores < 1 || cores > matmul::kMaxCores)
     return make_error(-EINVAL, fmt::format("cores = {}: must be 1..{}", cores, matmul::kMaxCores));
@@ -123,7 +123,8 @@ Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std
   std::vector<std::vector<matmul::Plan>> options(shapes.size());
   for (size_t j = 0; j < shapes.size(); ++j)
     for (int p = 1; p <= cores; ++p) {
-      auto plan = matmul::make_plan({m, shapes[j].first, shapes[j].second}, {.dtype = dtype, .cores = p});
+      const int64_t width = j < slice_k.size() ? slice_k[j] : 0;
+      auto plan = matmul::make_plan({m, shapes[j].first, shapes[j].second}, {.dtype = dtype, .cores = p, .slice_k = width});
       if (!plan)
         return make_error(plan.error().code, fmt::format("{} x {} x {}: {}", m, shapes[j].first, shapes[j].second,
                                                          plan.error().message));

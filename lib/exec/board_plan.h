@@ -40,10 +40,12 @@ struct GroupPlan {
 };
 
 // The plan of a group of matmuls (K, N each) at m rows on `cores`, priced with `params`
-// (the fitted constants, or another split of the fixed cost). Fails naming a shape no plan
-// takes.
+// (the fitted constants, or another split of the fixed cost). `slice_k`: per matmul, int4's
+// K-slice width its weights were packed with (matmul::PlanOptions::slice_k; empty or 0: the
+// dtype's). Fails naming a shape no plan takes.
 Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
-                             int cores, const timing::TimingParams& params = {});
+                             int cores, const timing::TimingParams& params = {},
+                             std::span<const int64_t> slice_k = {});
 
 // The timing model's demand of one task of a plan (weight DMA, feature and output bytes,
 // MACs; driver/timing/timing_model.h make_demand).

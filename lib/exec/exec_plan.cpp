@@ -31,16 +31,20 @@ Result<Order> parse_order(const std::string& name) {
   return make_error(-EINVAL, fmt::format("--order {}: expected scheduled, fifo or sequential", name));
 }
 
-int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores) {
+int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores, int64_t slice_k) {
   const std::pair<int64_t, int64_t> one[] = {{k, n}};
-  return modelled_group_ns(dtype, m, one, cores);
+  const int64_t width[] = {slice_k};
+  return modelled_group_ns(dtype, m, one, cores, width);
 }
 
 int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
-                          int cores) {
+                          int cores, std::span<const int64_t> slice_k) {
   std::vector<timing::CoreWork> work;
-  for (const auto& [k, n] : shapes) {
-    auto plan = matmul::make_plan(matmul::Shape{m, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = cores});
+  for (size_t j = 0; j < shapes.size(); ++j) {
+    const auto& [k, n] = shapes[j];
+    const int64_t width = j < slice_k.size() ? slice_k[j] : 0;
+    auto plan = matmul::make_plan(matmul::Shape{m, k, n},
+                                  matmul::PlanOptions{.dtype = dtype, .cores = cores, .slice_k = width});
     if (!plan) return 0;
     if (work.size() < static_cast<size_t>(plan->cores_used)) {
       const size_t old = work.size();

@@ -76,11 +76,13 @@ struct ExecPlan {
 };
 
 // The modelled device time of one matmul (the timing model, driver/timing/timing_model.h: per-core task demands on shared DRAM, plus one submit), ns.
-int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores);
+// `slice_k`: int4's K-slice width (matmul::PlanOptions::slice_k; 0 = the dtype's).
+int64_t modelled_matmul_ns(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores, int64_t slice_k = 0);
 // The same for several matmuls (K, N each) in one submit: their tasks one after another on
 // each core, one submit cost per core (a chained batch job, docs/execution.md "Projection").
+// `slice_k`: per matmul as above (empty: the dtype's for all).
 int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
-                          int cores);
+                          int cores, std::span<const int64_t> slice_k = {});
 
 // What the slots may take: the budget (host RAM) and the windows (NPU addresses) both hold
 // them, so the smaller of the budget and windows x window_bytes, in bytes.

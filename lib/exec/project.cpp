@@ -52,6 +52,8 @@ Status check_project_options(const ModelDesc& d, const ProjectOptions& o) {
     return make_error(-EINVAL, fmt::format("host times: {} given for {} matmuls per layer", o.host_ns.size(), d.matmuls.size()));
   for (double h : o.host_ns)
     if (!(h >= 0) || !std::isfinite(h)) return make_error(-EINVAL, fmt::format("host time {} ns: must be >= 0", h));
+  if (!o.slice_k.empty() && o.slice_k.size() != d.matmuls.size())
+    return make_error(-EINVAL, fmt::format("slice widths: {} given for {} matmuls per layer", o.slice_k.size(), d.matmuls.size()));
   return Status::success();
 }
 
@@ -61,10 +63,14 @@ Status project_matmuls(const ModelDesc& d, const ProjectOptions& o, Projection& 
     const MatmulDesc& md = d.matmuls[j];
     auto bytes = packed_bytes(d.dtype, md.k, md.n);
     if (!bytes) return bytes.error();
+    const int64_t width = o.slice_k.empty() ? 0 : o.slice_k[j];
     MatmulProjection mp{md.name, md.k, md.n, align_up(*bytes, kPackAlign),
-                        modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores), o.host_ns[j]};
-    if (auto plan = matmul::make_plan(matmul::Shape{o.m, md.k, md.n}, matmul::PlanOptions{.dtype = d.dtype, .cores = o.cores}))
-      mp.tasks = static_cast<int64_t>(plan->tasks.size());
+                        modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores, width), o.host_ns[j]};
+    auto plan = matmul::make_plan(matmul::Shape{o.m, md.k, md.n},
+                                  matmul::PlanOptions{.dtype = d.dtype, .cores = o.cores, .slice_k = width});
+    if (!plan) return make_error(plan.error().code, fmt::format("matmul \"{}\": {}", md.name, plan.error().message));
+    mp.tasks = static_cast<int64_t>(plan->tasks.size());
+    mp.slice_k = plan->slice_k;
     if (mp.device_ns <= 0) return make_error(-EINVAL, fmt::format("matmul \"{}\" ({} x {} x {}): no plan", md.name, o.m, md.k, md.n));
     p.per_matmul.push_back(std::move(mp));
   }
@@ -100,8 +106,12 @@ Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, con
   std::vector<BatchGroup> gs = batch_groups(d);
   for (BatchGroup& g : gs) {
     std::vector<std::pair<int64_t, int64_t>> shapes;
-    for (int j : g.matmuls) shapes.emplace_back(d.matmuls[static_cast<size_t>(j)].k, d.matmuls[static_cast<size_t>(j)].n);
-    auto plan = plan_group(d.dtype, o.m, shapes, o.cores, params);
+    std::vector<int64_t> widths;
+    for (int j : g.matmuls) {
+      shapes.emplace_back(d.matmuls[static_cast<size_t>(j)].k, d.matmuls[static_cast<size_t>(j)].n);
+      widths.push_back(o.slice_k.empty() ? 0 : o.slice_k[static_cast<size_t>(j)]);
+    }
+    auto plan = plan_group(d.dtype, o.m, shapes, o.cores, params, widths);
     if (!plan) return plan.error();
     g.device_ns = static_cast<int64_t>(plan->device_ns);
     g.tasks = plan->tasks;
@@ -185,19 +195,22 @@ Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
 }
 
 Result<std::vector<double>> measure_host_ns(DeviceRef dev, const ModelDesc& d, int64_t m, int repeats,
-                                            int* submits_per_call) {
+                                            int* submits_per_call, std::span<const int64_t> slice_k) {
   if (!dev.on_npu() || dev.kmd == nullptr || dev.runner == nullptr)
     return make_error(-EINVAL, "measuring host time needs an NPU device (kmd and runner)");
   if (repeats < 1) return make_error(-EINVAL, fmt::format("repeats = {}: must be >= 1", repeats));
   std::vector<double> out;
   int most_submits = 0;
-  for (const MatmulDesc& md : d.matmuls) {
+  if (!slice_k.empty() && slice_k.size() != d.matmuls.size())
+    return make_error(-EINVAL, fmt::format("slice widths: {} given for {} matmuls per layer", slice_k.size(), d.matmuls.size()));
+  for (size_t j = 0; j < d.matmuls.size(); ++j) {
+    const MatmulDesc& md = d.matmuls[j];
     auto bytes = packed_bytes(d.dtype, md.k, md.n);
     if (!bytes) return bytes.error();
     auto bo = dev.kmd->bo_create(align_up(*bytes, kPackAlign), driver::BoUsage::data);
     if (!bo) return make_error(bo.error().code, fmt::format("matmul \"{}\": a {}-byte weight buffer: {}", md.name, *bytes,
                                                             bo.error().message));
-    auto w = matmul::ResidentWeights::view(**bo, d.dtype, md.k, md.n);
+    auto w = matmul::ResidentWeights::view(**bo, d.dtype, md.k, md.n, slice_k.empty() ? 0 : slice_k[j]);
     if (!w) return w.error();
     // Operand and output bytes as the executor hands them to the runner (activation.h).
     Activation a0;  // zeros: the PC computes nothing, the host's work does not depend on values

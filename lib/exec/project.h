@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct ProjectOptions {
   uint64_t window_bytes = 0;        // each NPU address window (KmdInfo::window_bytes)
   int max_windows = hw::kMaxNpuWindows;  // windows a resident model may span (1: the old one-window rule)
   std::vector<double> host_ns;      // per matmul of a layer (desc order): host time per call
+  // int4: per matmul of a layer (desc order), the K-slice width its weights are packed with
+  // (lib/matmul/int4_bound.h; matmul::PlanOptions::slice_k). Empty: the dtype's for all.
+  std::vector<int64_t> slice_k;
 };
 
 struct MatmulProjection {
@@ -58,6 +62,7 @@ struct MatmulProjection {
   int64_t device_ns = 0;  // modelled, one submit
   double host_ns = 0;
   int64_t tasks = 0;      // NPU tasks of its plan (each pays the model's fixed task cost)
+  int64_t slice_k = 0;    // K per slice of its plan (int4: the weights' width)
 };
 
 // A group of a layer's matmuls that read the same input and do not depend on each other
@@ -122,7 +127,8 @@ Result<Projection> project(const ModelDesc& desc, const ProjectOptions& options)
 // zero BOs of the packed size, one warm-up call (builds the context), then `repeats` calls;
 // the median of the runner's plan + pack + submit + unpack time. *submits_per_call: the
 // submits one call made (the largest over the matmuls).
+// `slice_k` as ProjectOptions::slice_k (the views take those widths).
 Result<std::vector<double>> measure_host_ns(DeviceRef device, const ModelDesc& desc, int64_t m, int repeats,
-                                            int* submits_per_call = nullptr);
+                                            int* submits_per_call = nullptr, std::span<const int64_t> slice_k = {});
 
 }  // namespace ork::exec

@@ -126,16 +126,25 @@ Status check_options(const PlanOptions& o) {
     return make_error(-EINVAL, fmt_dim("cores", o.cores, ("must be 1.." + std::to_string(kMaxCores)).c_str()));
   }
   if (o.mc_cap < 0) return make_error(-EINVAL, fmt_dim("mc_cap", o.mc_cap, "must be >= 0 (0 = bank limit)"));
+  if (o.slice_k != 0 && o.dtype != DType::int4)
+    return make_error(-EINVAL, fmt_dim("slice_k", o.slice_k, "only int4 weights choose their K-slice width (0 = the dtype's)"));
+  if (o.slice_k != 0 && (o.slice_k < kInt4SliceK || o.slice_k > kInt4MaxSliceK || o.slice_k % kKAlign != 0)) {
+    const std::string range = "must be a multiple of " + std::to_string(kKAlign) + " in " +
+                              std::to_string(kInt4SliceK) + ".." + std::to_string(kInt4MaxSliceK);
+    return make_error(-EINVAL, fmt_dim("int4 slice_k", o.slice_k, range.c_str()));
+  }
   return {};
 }
 
-// K range of the plan: one full-K slice when kp fits one task, else slices of slice_width.
-void choose_slices(Plan& p) {
-  if (p.kp <= full_k_limit(p.dtype)) {
+// K range of the plan: one full-K slice when kp fits one task, else slices of slice_width
+// (int4: the weights' own width when given, which is also their full-K ceiling).
+void choose_slices(Plan& p, const PlanOptions& o) {
+  const int64_t full = o.slice_k != 0 ? o.slice_k : full_k_limit(p.dtype);
+  if (p.kp <= full) {
     p.slice_k = p.kp;
     p.slices = 1;
   } else {
-    p.slice_k = slice_width(p.dtype);
+    p.slice_k = o.slice_k != 0 ? o.slice_k : slice_width(p.dtype);
     p.slices = ceil_div(p.kp, p.slice_k);
   }
 }
@@ -169,7 +178,7 @@ int64_t fp16_rows(Plan& p, int64_t cap) {
 
 // Rows per M-tile and the schedule, for the padded shape (docs/matmul-schedule.md).
 void choose_tile(Plan& p, const PlanOptions& o) {
-  choose_slices(p);
+  choose_slices(p, o);
   const int64_t cap = o.mc_cap > 0 ? o.mc_cap : kMaxRowsPerTask;
   const int64_t mc = p.dtype == DType::fp16 ? fp16_rows(p, cap) : std::min(integer_rows(p), cap);
   p.mc = std::min(mc, p.mp);

@@ -40,8 +40,12 @@ inline constexpr int64_t kFp16RowLimitFromK = hw::kFp16RowLimitFromK;
 // int4 x int4 tasks write int16 partials that saturate (docs/emulator.md "CORE"): with
 // |a*b| <= 64 ((-8)*(-8)), a task of kt <= 511 can never reach 32767; 480 = the largest
 // multiple of 32 below. int4 K-slices (and the int4 full-K ceiling) are 480 wide.
+// That is the floor: weights whose own bound allows more (int4_bound.h) are sliced wider, up
+// to the K one task of any dtype takes (cbuf_limits.h kMaxFullK), the width chosen when they
+// are packed and kept with them (PlanOptions::slice_k).
 inline constexpr int64_t kInt4MaxProduct = 64;
 inline constexpr int64_t kInt4SliceK = 480;
+inline constexpr int64_t kInt4MaxSliceK = kMaxFullK;
 inline constexpr int kMaxCores = hw::kNpuCores;  // driver/common/npu_cores.h
 
 enum class Schedule {
@@ -58,6 +62,10 @@ struct PlanOptions {
   int cores = kMaxCores;  // 1..3
   int64_t mc_cap = 0;     // cap on rows per M-tile (e.g. 31, the old cap); 0 = bank limit
   bool fp16_out = false;  // fp16 only: C in fp16 (DPU FP32TOFP16 on one slice, else host RNE)
+  // int4 only: the K-slice width (and full-K ceiling) the weights were packed with, a
+  // multiple of kKAlign in [kInt4SliceK, kInt4MaxSliceK], chosen from their bound
+  // (int4_bound.h); 0 = the dtype's (480). The native layout depends on it.
+  int64_t slice_k = 0;
 };
 
 struct Task {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "driver/common/env.h"
+#include "lib/matmul/int4_bound.h"
 #include "lib/matmul/layout.h"
 
 namespace ork::matmul {
@@ -18,25 +19,35 @@ namespace {
 std::atomic<uint64_t> next_weights_id{1};
 
 // The plan for M = 1 on one core describes the weights' layout (slices, padding).
-Result<Plan> layout_plan(DType dtype, int64_t k, int64_t n) {
-  return make_plan(Shape{1, k, n}, PlanOptions{.dtype = dtype, .cores = 1, .mc_cap = 0});
+Result<Plan> layout_plan(DType dtype, int64_t k, int64_t n, int64_t slice_k = 0) {
+  return make_plan(Shape{1, k, n}, PlanOptions{.dtype = dtype, .cores = 1, .mc_cap = 0, .slice_k = slice_k});
 }
 
 }  // namespace
 
-Result<Plan> ResidentWeights::layout(DType dtype, int64_t k, int64_t n) { return layout_plan(dtype, k, n); }
+Result<Plan> ResidentWeights::layout(DType dtype, int64_t k, int64_t n, int64_t slice_k) {
+  return layout_plan(dtype, k, n, slice_k);
+}
 
 Result<std::unique_ptr<ResidentWeights>> ResidentWeights::create(driver::Kmd& kmd, DType dtype, int64_t k,
                                                                  int64_t n, const void* row_major) {
   if (row_major == nullptr) return make_error(-EINVAL, "weights data is NULL");
-  return create_with(kmd, dtype, k, n, [&](const Plan& plan, std::span<uint8_t> out) {
-    return pack_weights(plan, row_major, out);
-  });
+  int64_t slice_k = 0;
+  if (dtype == DType::int4) {  // the widest slices the weights' own bound allows (int4_bound.h)
+    const std::span<const uint8_t> packed{static_cast<const uint8_t*>(row_major),
+                                          static_cast<size_t>(int4_packed_bytes(k * n))};
+    auto width = int4_safe_slice_k(packed, k, n);
+    if (!width) return width.error();
+    slice_k = *width;
+  }
+  return create_with(
+      kmd, dtype, k, n, [&](const Plan& plan, std::span<uint8_t> out) { return pack_weights(plan, row_major, out); },
+      slice_k);
 }
 
 Result<std::unique_ptr<ResidentWeights>> ResidentWeights::create_with(driver::Kmd& kmd, DType dtype, int64_t k,
-                                                                      int64_t n, const Fill& fill) {
-  auto plan = layout_plan(dtype, k, n);
+                                                                      int64_t n, const Fill& fill, int64_t slice_k) {
+  auto plan = layout_plan(dtype, k, n, slice_k);
   if (!plan) return plan.error();
   const auto bytes = static_cast<size_t>(plan->b_bytes());
   auto bo = kmd.bo_create(bytes, driver::BoUsage::data);
@@ -47,6 +58,7 @@ Result<std::unique_ptr<ResidentWeights>> ResidentWeights::create_with(driver::Km
   rw->dtype_ = dtype;
   rw->k_ = k;
   rw->n_ = n;
+  rw->slice_k_ = slice_k;
   rw->native_bytes_ = bytes;
   rw->bo_ = std::move(*bo);
   rw->id_ = next_weights_id++;
@@ -69,18 +81,21 @@ Result<int64_t> ResidentWeights::packed_bytes(DType dtype, int64_t k, int64_t n)
   return plan->b_bytes();
 }
 
-Result<std::unique_ptr<ResidentWeights>> ResidentWeights::view(const driver::Bo& bo, DType dtype, int64_t k, int64_t n) {
-  auto bytes = packed_bytes(dtype, k, n);
-  if (!bytes) return bytes.error();
-  if (static_cast<int64_t>(bo.size()) < *bytes)
+Result<std::unique_ptr<ResidentWeights>> ResidentWeights::view(const driver::Bo& bo, DType dtype, int64_t k, int64_t n,
+                                                               int64_t slice_k) {
+  auto plan = layout_plan(dtype, k, n, slice_k);  // checks the width too
+  if (!plan) return plan.error();
+  const int64_t bytes = plan->b_bytes();
+  if (static_cast<int64_t>(bo.size()) < bytes)
     return make_error(-EINVAL, fmt::format("weight buffer of {} bytes: {} x {} {} needs {}", bo.size(), k, n,
-                                           dtype_name(dtype), *bytes));
+                                           dtype_name(dtype), bytes));
   std::unique_ptr<ResidentWeights> rw(new ResidentWeights());
   rw->dtype_ = dtype;
   rw->k_ = k;
   rw->n_ = n;
+  rw->slice_k_ = slice_k;
   rw->view_ = &bo;
-  rw->native_bytes_ = static_cast<size_t>(*bytes);
+  rw->native_bytes_ = static_cast<size_t>(bytes);
   rw->id_ = next_weights_id++;
   return rw;
 }
@@ -95,7 +110,7 @@ namespace {
 Result<Plan> call_plan(const ResidentWeights& w, int64_t m, const RunOptions& options) {
   return make_plan(Shape{m, w.k(), w.n()},
                    PlanOptions{.dtype = w.dtype(), .cores = std::popcount(effective_core_mask(options)),
-                               .mc_cap = options.mc_cap, .fp16_out = options.fp16_out});
+                               .mc_cap = options.mc_cap, .fp16_out = options.fp16_out, .slice_k = w.slice_k()});
 }
 
 }  // namespace

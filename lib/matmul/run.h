@@ -28,7 +28,8 @@ namespace ork::matmul {
 class ResidentWeights {
  public:
   // `row_major`: int8_t[K*N], uint16_t[K*N] (fp16 bit patterns) or, for int4, the packed
-  // nibble stream of K x N (ceil(K*N/2) bytes, element k*N+n low nibble first).
+  // nibble stream of K x N (ceil(K*N/2) bytes, element k*N+n low nibble first). int4 weights
+  // are sliced as wide as their own bound allows (int4_bound.h), kept as slice_k().
   static Result<std::unique_ptr<ResidentWeights>> create(driver::Kmd& kmd, DType dtype, int64_t k,
                                                          int64_t n, const void* row_major);
   // w4a8: packed int4 K x N widened to int8 as they are written to the NPU buffer (an int8
@@ -38,7 +39,9 @@ class ResidentWeights {
   // Weights already in the native layout in `bo` (read there from a packed model file,
   // lib/exec): a view, no copy. `bo` must hold the layout's b_bytes() and outlive the view;
   // its contents may change between calls (sync it to the device after each change).
-  static Result<std::unique_ptr<ResidentWeights>> view(const driver::Bo& bo, DType dtype, int64_t k, int64_t n);
+  // `slice_k`: the int4 K-slice width they were packed with (0 = the dtype's).
+  static Result<std::unique_ptr<ResidentWeights>> view(const driver::Bo& bo, DType dtype, int64_t k, int64_t n,
+                                                       int64_t slice_k = 0);
   // Bytes of K x N weights of `dtype` in the native layout.
   static Result<int64_t> packed_bytes(DType dtype, int64_t k, int64_t n);
   // The one place a resident buffer is allocated, filled and synced: `fill` gets the layout
@@ -46,15 +49,19 @@ class ResidentWeights {
   // plan.b_bytes() bytes. create() packs K x N; engines' layouts and packed-weight import
   // (docs/library.md) fill it their way.
   using Fill = std::function<Status(const Plan& layout, std::span<uint8_t> native)>;
+  // `slice_k`: int4's K-slice width (PlanOptions::slice_k; 0 = the dtype's).
   static Result<std::unique_ptr<ResidentWeights>> create_with(driver::Kmd& kmd, DType dtype, int64_t k,
-                                                              int64_t n, const Fill& fill);
-  // The layout plan of (dtype, K, N).
-  static Result<Plan> layout(DType dtype, int64_t k, int64_t n);
+                                                              int64_t n, const Fill& fill, int64_t slice_k = 0);
+  // The layout plan of (dtype, K, N) at int4 slice width `slice_k` (0 = the dtype's).
+  static Result<Plan> layout(DType dtype, int64_t k, int64_t n, int64_t slice_k = 0);
   // The native bytes, as packed (what packed-weight export writes).
   std::span<const uint8_t> native() const { return {bo().map(), native_bytes_}; }
   DType dtype() const { return dtype_; }
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
+  // int4: the K-slice width the weights were packed with, every plan of them takes it
+  // (PlanOptions::slice_k); 0 = the dtype's.
+  int64_t slice_k() const { return slice_k_; }
   const driver::Bo& bo() const { return view_ != nullptr ? *view_ : *bo_; }
   uint64_t id() const { return id_; }  // unique per process: keys the runner's cache
 
@@ -62,6 +69,7 @@ class ResidentWeights {
   ResidentWeights() = default;
   DType dtype_ = DType::int8;
   int64_t k_ = 0, n_ = 0;
+  int64_t slice_k_ = 0;
   size_t native_bytes_ = 0;
   std::unique_ptr<driver::Bo> bo_;
   const driver::Bo* view_ = nullptr;  // set by view(): not owned

@@ -190,8 +190,10 @@ class NpuGroupMatmul final : public GroupMatmul {
       it->second.last_used = ++clock_;
       return it->second.ctx.get();
     }
+    // Per channel: the resident's own layout (int4 slices as wide as the weights allow).
     auto plan = per_channel() ? matmul::make_plan(matmul::Shape{m, w_.k(), w_.n()},
-                                                  matmul::PlanOptions{.dtype = dtype, .cores = cores, .mc_cap = 0})
+                                                  matmul::PlanOptions{.dtype = dtype, .cores = cores, .mc_cap = 0,
+                                                                      .slice_k = v.resident->slice_k()})
                               : group_plan(m, w_.k(), w_.n(), w_.group_width(), cores, dtype);
     if (!plan) return plan.error();
     auto ctx = matmul::build_context(kmd_, std::move(*plan), per_channel() ? v.resident->bo() : *v.bo);

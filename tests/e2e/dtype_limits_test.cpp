@@ -10,8 +10,10 @@
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/kmd/kmd.h"
 #include "lib/matmul/context.h"
+#include "lib/matmul/int4_bound.h"
 #include "lib/matmul/plan.h"
 #include "driver/common/fp16.h"
+#include "driver/common/int4.h"
 #include "lib/ref/oracle.h"
 
 namespace {
@@ -161,8 +163,10 @@ TEST_P(DtypeLimits, Int4PartialsSaturateUnlessSliced) {
   std::vector<int32_t> got(static_cast<size_t>(m * n));
   Plan full = plan_for(DType::int4, m, k, n);
   ASSERT_GT(full.slices, 1);
+  const uint64_t before = fake_.stats().int4_saturated_cells;
   ASSERT_TRUE(run(full, a, w, got).ok());
   EXPECT_EQ(got, std::vector<int32_t>(got.size(), 64 * k));
+  EXPECT_EQ(fake_.stats().int4_saturated_cells, before);
   Task t = full.tasks.front();
   t.kt = full.kp;
   t.slice = 0;
@@ -173,6 +177,32 @@ TEST_P(DtypeLimits, Int4PartialsSaturateUnlessSliced) {
   full.schedule = Schedule::resident_rows;
   ASSERT_TRUE(run(full, a, w, got).ok());
   EXPECT_EQ(got, std::vector<int32_t>(got.size(), 32767));
+  EXPECT_EQ(fake_.stats().int4_saturated_cells - before, static_cast<uint64_t>(m * n));  // every cell seen
+}
+
+// Weights one past their bound at a 1024 slice: the emulated NPU clamps the partial and
+// counts it (the fake kernel's int4_saturated_cells), so a plan that let a sum leave int16
+// shows; the width int4_safe_slice_k chooses for them (992) clamps nothing and is exact.
+TEST_P(DtypeLimits, Int4SaturationIsCountedNeverSilent) {
+  const int64_t m = 2, k = 2048, n = 64;
+  std::vector<uint8_t> w(static_cast<size_t>(k * n / 2), 0x44);  // all +4
+  const std::vector<uint8_t> a(static_cast<size_t>(m * k / 2), 0x88);  // all -8
+  ork::int4::put(w.data(), 1500 * n + 7, 5);
+  auto width = int4_safe_slice_k(w, k, n);
+  ASSERT_TRUE(width.ok()) << width.error().message;
+  EXPECT_EQ(*width, 992);
+  for (const int64_t slice_k : {int64_t{1024}, *width}) {
+    auto p = make_plan({m, k, n}, {.dtype = DType::int4, .cores = 1, .slice_k = slice_k});
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    std::vector<int32_t> got(static_cast<size_t>(m * n));
+    const uint64_t before = fake_.stats().int4_saturated_cells;
+    ASSERT_TRUE(run(*p, a, w, got).ok());
+    const uint64_t counted = fake_.stats().int4_saturated_cells - before;
+    const bool wide = slice_k == 1024;  // slice 1 of column 7 sums to -32776
+    EXPECT_EQ(got[7], wide ? -65536 : -65544) << slice_k;
+    EXPECT_EQ(got[6], -65536) << slice_k;
+    EXPECT_EQ(counted, wide ? static_cast<uint64_t>(m) : 0u) << slice_k;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BothInterfaces, DtypeLimits,

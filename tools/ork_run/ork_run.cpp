@@ -283,6 +283,9 @@ void add_project_options(CLI::App& app, bool& project, tools::ProjectArgs& pa) {
   tools::add_number(app, "--host-us", pa.host_us, "--project: host time per matmul call, us (default: measured "
                     "on the zero-work emulator)", 0.0, 1e6);
   tools::add_number(app, "--prefill-m", pa.prefill_m, "--project: rows of the prefill step", int64_t{2}, int64_t{4096});
+  app.add_option("--int4-weights", pa.int4_weights, "--project --synthetic --dtype int4: the weights whose own int16 "
+                 "bound sets each matmul's K-slice width: synthetic (the model's, layer 0), q4_0 (N(0,1) quantised as "
+                 "GGUF Q4_0) or floor (480)")->capture_default_str()->needs(synth);
 }
 
 // --bench-orders: the three orders at board speed, side by side (bench.h).

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/api/backend.h"
+#include "lib/exec/int4_widths.h"
 #include "lib/exec/pack_file.h"
 #include "lib/exec/project.h"
 #include "tools/common/cli.h"
@@ -54,7 +55,7 @@ nlohmann::json step_json(const exec::Projection& p) {
   for (const auto& mp : p.per_matmul)
     per.push_back({{"name", mp.name}, {"k", mp.k}, {"n", mp.n}, {"bytes", mp.bytes},
                    {"device_us", static_cast<double>(mp.device_ns) / 1e3}, {"host_us", mp.host_ns / 1e3},
-                   {"tasks", mp.tasks}});
+                   {"tasks", mp.tasks}, {"slice_k", mp.slice_k}});
   return {{"m", p.m},
           {"tokens_per_s", p.tokens_per_s},
           {"step_us", p.step_ns / 1e3},
@@ -115,6 +116,19 @@ int load_desc(const ProjectArgs& a, exec::ModelDesc& desc) {
   return -1;
 }
 
+// Each matmul's int4 K-slice width: from the synthetic model's layer 0 weights of the chosen
+// kind; a packed file's layout is the dtype's (0). -1 to go on, else the exit code.
+int load_widths(const ProjectArgs& a, const exec::ModelDesc& desc, std::vector<int64_t>& widths) {
+  widths.assign(desc.matmuls.size(), 0);
+  auto kind = exec::parse_int4_weights(a.int4_weights);
+  if (!kind) return fail(fmt::format("--int4-weights: {}", kind.error().message));
+  if (desc.dtype != matmul::DType::int4 || a.synthetic.empty()) return -1;
+  auto w = exec::int4_slice_widths(desc, *kind, 0, a.seed);
+  if (!w) return fail(fmt::format("--int4-weights {}: {}", a.int4_weights, w.error().message));
+  widths = std::move(*w);
+  return -1;
+}
+
 // What every step shares (weights, budget, residency): into the JSON once, and the text
 // header unless --json.
 void report_model(const ProjectArgs& a, const exec::ModelDesc& desc, const exec::Projection& p, uint64_t window,
@@ -143,6 +157,8 @@ void report_model(const ProjectArgs& a, const exec::ModelDesc& desc, const exec:
 int run_project(const ProjectArgs& a) {
   exec::ModelDesc desc;
   if (int rc = load_desc(a, desc); rc >= 0) return rc;
+  std::vector<int64_t> widths;
+  if (int rc = load_widths(a, desc, widths); rc >= 0) return rc;
   auto dev = open_zero_work_emulator();
   if (!dev) return fail(fmt::format("the zero-work emulator: {}", dev.error().message), Exit::device_unavailable);
   ork_device& d = **dev;
@@ -154,6 +170,7 @@ int run_project(const ProjectArgs& a) {
   nlohmann::json out = {{"model", a.path.empty() ? a.synthetic : a.path}, {"name", desc.name},
                         {"dtype", exec::dtype_key(desc.dtype)}, {"layers", desc.layers}, {"cores", a.cores},
                         {"disk_rate", a.disk_bytes_per_s}, {"window_bytes", window},
+                        {"int4_weights", desc.dtype == matmul::DType::int4 && !a.synthetic.empty() ? a.int4_weights : "floor"},
                         {"residency_rule", kRuleText},
                         {"host_source", a.host_us >= 0 ? "given (--host-us)" : "measured: zero-work emulator, median of the runner's plan+pack+submit+unpack"},
                         {"device_source", "timing model (docs/timing-model.md): the board plan's per-core chains on shared DRAM"}};
@@ -173,11 +190,12 @@ int run_project(const ProjectArgs& a) {
     po.disk_bytes_per_s = a.disk_bytes_per_s;
     po.window_bytes = window;
     po.budget_bytes = a.budget_bytes == 0 ? window : a.budget_bytes;
+    po.slice_k = widths;
     int submits = 0;
     if (a.host_us >= 0) {
       po.host_ns.assign(desc.matmuls.size(), a.host_us * 1e3);
     } else {
-      auto h = exec::measure_host_ns(ref, desc, s.m, a.repeats, &submits);
+      auto h = exec::measure_host_ns(ref, desc, s.m, a.repeats, &submits, widths);
       if (!h) return fail(fmt::format("measuring host time at M = {}: {}", s.m, h.error().message), Exit::check_failed);
       po.host_ns = std::move(*h);
     }

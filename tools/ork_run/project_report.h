@@ -18,6 +18,11 @@ struct ProjectArgs {
   double host_us = -1;         // < 0: measured on the zero-work emulator
   int repeats = 5;             // host-time calls per matmul (median)
   int64_t prefill_m = 128;
+  // int4 --synthetic: the weights whose own bound sets each matmul's K-slice width
+  // (lib/exec/int4_widths.h): "synthetic" (the model's), "q4_0" (shaped like real quantised
+  // ones) or "floor" (480 everywhere). A packed file is laid out at 480: always floor.
+  std::string int4_weights = "synthetic";
+  uint64_t seed = 1;           // of the synthetic weights (ork_pack's default)
   bool json = false;
 };
 

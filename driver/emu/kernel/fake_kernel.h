@@ -141,6 +141,7 @@ struct KernelStats {
   uint64_t nonblock_submits = 0;                  // rknpu SUBMITs with NONBLOCK
   uint64_t reaped_jobs = 0;                       // overrun NONBLOCK jobs reaped (timeout_clean)
   uint64_t domain_switches = 0;                   // rknpu: a SUBMIT or SET_IOMMU_DOMAIN_ID moved the NPU to another domain
+  uint64_t int4_saturated_cells = 0;              // int4 output cells the NPU clamped to int16 (run_chain)
 };
 
 // One IOMMU domain's address window as the kernel sees it (bytes).

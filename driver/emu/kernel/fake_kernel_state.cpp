@@ -239,6 +239,7 @@ ChainResult KernelState::run_chain(const DeviceMemory& mem, int core, uint64_t i
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
   }
   stats.tasks_done[static_cast<size_t>(core)] += result.tasks_done;
+  stats.int4_saturated_cells += result.saturated_cells;
   return result;
 }
 

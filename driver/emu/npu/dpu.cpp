@@ -55,10 +55,18 @@ TaskOutcome store_output_i32(const DeviceMemory& mem, const TaskConfig& cfg, std
   if (cfg.type == NpuType::int4) {
     // int4 -> int16: accumulate exactly in int32, then saturate. The saturation is OUR
     // assumption (the capture only shows int16 output); tests-hw/test_int4_saturation.
+    // Every clamped cell is counted, so a plan that let a sum leave int16 is seen, never
+    // silently wrong (the fake kernel's statistics, docs/emulator.md "DPU").
+    uint64_t clamped = 0;
     write_cells(cfg, surfaces, [&](uint8_t* dst, size_t m, size_t n) {
-      const int16_t v = static_cast<int16_t>(std::clamp<int32_t>(c[m * cols + n], -32768, 32767));
+      const int32_t exact = c[m * cols + n];
+      const int16_t v = static_cast<int16_t>(std::clamp<int32_t>(exact, -32768, 32767));
+      clamped += v != exact ? 1 : 0;
       std::memcpy(dst, &v, 2);
     });
+    TaskOutcome out;
+    out.saturated_cells = clamped;
+    return out;
   } else {  // int32: one copy of up to 16 bytes per atom
     // Rows in blocks of 8: C's rows are often a power of two bytes apart, so a whole task's
     // rows would share a few L1 sets; 8 rows' lines stay put while every surface goes by.

@@ -151,6 +151,11 @@ ChainResult run_chain(const DeviceMemory& mem, RegisterFile& regs, int core, uin
     }
     ++result.tasks_done;
     result.demands.push_back(run.outcome.demand);
+    if (run.outcome.saturated_cells != 0) {
+      result.saturated_cells += run.outcome.saturated_cells;
+      driver::debug_log("emu", "core {} task {}: {} int4 output cells saturated to int16", core, t,
+                        run.outcome.saturated_cells);
+    }
     result.modelled_ns += timing::task_alone_ns(run.outcome.demand);
     if (run.next_iova == 0) break;  // the last task of the chain wrote no pointer
     iova = run.next_iova;

@@ -27,6 +27,7 @@ struct ChainResult {
   double modelled_ns = 0;        // completed tasks alone on one core (timing_model.h task_alone_ns),
                                  // without the per-submit cost: the fake kernel adds it
   std::vector<timing::TaskDemand> demands;  // each completed task's bytes and MACs (timeline.h)
+  uint64_t saturated_cells = 0;  // int4 cells clamped to int16 by the chain's tasks (dpu.h)
   std::string message;           // names the task and register on error
 };
 

@@ -99,8 +99,10 @@ TaskOutcome execute_task(const RegisterFile& regs, const DeviceMemory& mem, Chai
   TaskOutcome out = cfg.type == NpuType::fp16 ? compute_fp16(mem, cfg, weights)
                                               : compute_integer(mem, cfg, weights);
   if (out.status != CoreStatus::ok) return out;
+  const uint64_t saturated = out.saturated_cells;
   out = done();
   out.demand = task_demand(cfg);
+  out.saturated_cells = saturated;
   return out;
 }
 

@@ -23,6 +23,7 @@ struct TaskOutcome {
   uint32_t int_status = 0;
   std::string message;  // names the register or DMA that failed
   timing::TaskDemand demand;    // what the task cost (timing_model.h), set when it completed
+  uint64_t saturated_cells = 0;  // int4: output cells whose exact sum was clamped to int16
 };
 
 TaskOutcome execute_task(const RegisterFile& regs, const DeviceMemory& mem, ChainWork work = ChainWork::compute);

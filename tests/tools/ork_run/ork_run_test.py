@@ -133,6 +133,23 @@ if p.returncode == 0:
 p = run([ork_run, "--project", "--synthetic", "7b", "--layers", "28", "--dtype", "int8", "--json", "--host-us", "5"], 0)
 if p.returncode == 0 and (json.loads(p.stdout)["resident"] or json.loads(p.stdout)["windows"] != 1):
     failures.append(f"7b int8 in one window's budget: {p.stdout[:300]}")
+# int4: each matmul sliced as wide as its weights' own int16 bound allows (docs/dtypes.md
+# "int4 slices from the weights"): the synthetic model's weights and Q4_0-shaped ones give
+# fewer decode tasks than the 480 floor, and report their widths.
+tasks = {}
+for kind in ("floor", "synthetic", "q4_0"):
+    p = run([ork_run, "--project", "--synthetic", "small", "--layers", "2", "--dtype", "int4", "--int4-weights", kind,
+             "--json", "--host-us", "5"], 0)
+    if p.returncode == 0:
+        j = json.loads(p.stdout)
+        d = j["project"]["decode"]
+        tasks[kind] = d["tasks"]
+        down = [m for m in d["per_matmul"] if m["name"] == "down"][0]
+        if j.get("int4_weights") != kind or (down["slice_k"] == 480) != (kind == "floor"):
+            failures.append(f"--int4-weights {kind}: int4_weights {j.get('int4_weights')}, down {down}")
+if len(tasks) == 3 and not (tasks["synthetic"] < tasks["floor"] and tasks["q4_0"] < tasks["floor"]):
+    failures.append(f"--int4-weights: decode tasks {tasks}, fewer than the floor's expected")
+run([ork_run, "--project", "--synthetic", "small", "--dtype", "int4", "--int4-weights", "q8"], 2, "\"q8\"")
 run([ork_run, "--project"], 2, "--synthetic NAME")
 run([ork_run, model, "--project", "--synthetic", "tiny"], 2, "one of them")
 run([ork_run, "--synthetic", "tiny"], 2, "needs --project")

@@ -1,0 +1,115 @@
+// int4 K-slices as wide as the weights allow (docs/dtypes.md "int4 slices from the weights"),
+// through the C API on emu, emu-rocket and cpu: weights just under the bound run in one wide
+// slice, weights just over it in narrower ones, both bit-exact with the reference, and the
+// emulated NPU clamps no int16 partial (its saturation counter stays 0). A packed-weight blob
+// of wide-sliced weights round-trips.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "driver/common/int4.h"
+#include "driver/emu/kernel/fake_kernel.h"
+#include "lib/api/device.h"
+#include "lib/api/weights.h"
+#include "lib/ref/oracle.h"
+#include "ork/ork.h"
+
+namespace {
+
+constexpr int64_t M = 3, K = 2048, N = 64;
+
+std::vector<uint8_t> pack(const std::vector<int8_t>& v) {
+  std::vector<uint8_t> out(static_cast<size_t>(ork::int4::packed_bytes(static_cast<int64_t>(v.size()))), 0);
+  for (size_t i = 0; i < v.size(); ++i) ork::int4::put(out.data(), static_cast<int64_t>(i), v[i]);
+  return out;
+}
+
+class Int4Slices : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { ASSERT_EQ(ork_device_open(GetParam(), &dev_), ORK_OK) << ork_last_error(); }
+  void TearDown() override {
+    ork_weights_destroy(w_);
+    ork_device_close(dev_);
+  }
+  bool npu() const { return std::string(GetParam()) != "cpu"; }
+  uint64_t saturated() const { return npu() ? dev_->fake->stats().int4_saturated_cells : 0; }
+
+  // W4A4 C = A x W on the device against the oracle on the same values, every cell; the
+  // resident's slice width when on an NPU (0 on cpu).
+  int64_t check(const std::vector<int8_t>& a, const std::vector<int8_t>& w) {
+    std::vector<int32_t> want(static_cast<size_t>(M * N)), got(want.size(), 0x5a5a5a5a);
+    EXPECT_TRUE(ork::ref::matmul_int8(a, w, want, {M, K, N}).ok());
+    const std::vector<uint8_t> pw = pack(w), pa = pack(a);
+    EXPECT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT4, K, N, pw.data(), &w_), ORK_OK) << ork_last_error();
+    const uint64_t before = saturated();
+    EXPECT_EQ(ork_matmul(dev_, w_, pa.data(), M, got.data(), nullptr), ORK_OK) << ork_last_error();
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(saturated(), before);  // no partial left int16
+    return npu() ? w_->resident->slice_k() : 0;
+  }
+
+  ork_device* dev_ = nullptr;
+  ork_weights* w_ = nullptr;
+};
+
+// All +4 and A all -8: each 1024-row slice sums to exactly -32768, the int16 minimum.
+TEST_P(Int4Slices, JustUnderTheBoundSlicesWideAndExact) {
+  const int64_t width = check(std::vector<int8_t>(M * K, -8), std::vector<int8_t>(K * N, 4));
+  if (npu()) {
+    EXPECT_EQ(width, 1024);  // 2 slices, where 480-wide slicing takes 5
+  }
+}
+
+// One 5 among the 4s: a 1024-row slice over it could reach -32776, so the width drops to 992.
+TEST_P(Int4Slices, JustOverTheBoundSlicesNarrowerAndExact) {
+  std::vector<int8_t> w(K * N, 4);
+  w[1500 * N + 7] = 5;
+  const int64_t width = check(std::vector<int8_t>(M * K, -8), w);
+  if (npu()) {
+    EXPECT_EQ(width, 992);
+  }
+}
+
+// Weights like real quantised ones (mostly small) and random A: wide slices, exact.
+TEST_P(Int4Slices, SmallRandomWeightsSliceWideAndExact) {
+  std::mt19937 rng(7);
+  std::vector<int8_t> a(M * K), w(K * N);
+  for (auto& x : a) x = static_cast<int8_t>(static_cast<int>(rng() % 16) - 8);
+  for (auto& x : w) x = static_cast<int8_t>(static_cast<int>(rng() % 5) - 2);  // -2..2
+  const int64_t width = check(a, w);
+  if (npu()) {
+    EXPECT_GT(width, 1024);
+  }
+}
+
+// Export writes the dtype's 480-wide layout; import finds the width again from the weights.
+TEST_P(Int4Slices, PackedBlobOfWideWeightsRoundTrips) {
+  std::vector<int8_t> w(K * N, 4);
+  w[1500 * N + 7] = 5;
+  const std::vector<int8_t> a(M * K, -8);
+  ASSERT_EQ(check(a, w), npu() ? 992 : 0);
+  size_t size = 0;
+  ASSERT_EQ(ork_weights_export_packed(w_, nullptr, 0, &size), ORK_OK) << ork_last_error();
+  std::vector<uint8_t> blob(size);
+  ASSERT_EQ(ork_weights_export_packed(w_, blob.data(), blob.size(), &size), ORK_OK) << ork_last_error();
+  ork_weights* back = nullptr;
+  ASSERT_EQ(ork_weights_import_packed(dev_, blob.data(), blob.size(), &back), ORK_OK) << ork_last_error();
+  if (npu()) {
+    EXPECT_EQ(back->resident->slice_k(), 992);
+  }
+  std::vector<int32_t> want(static_cast<size_t>(M * N)), got(want.size(), 0x5a5a5a5a);
+  ASSERT_TRUE(ork::ref::matmul_int8(a, w, want, {M, K, N}).ok());
+  const std::vector<uint8_t> pa = pack(a);
+  EXPECT_EQ(ork_matmul(dev_, back, pa.data(), M, got.data(), nullptr), ORK_OK) << ork_last_error();
+  EXPECT_EQ(got, want);
+  ork_weights_destroy(back);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Int4Slices, ::testing::Values("emu", "emu-rocket", "cpu"),
+                         [](const auto& info) { return std::string(info.param) == "emu-rocket" ? std::string("emu_rocket")
+                                                                                               : std::string(info.param); });
+
+}  // namespace

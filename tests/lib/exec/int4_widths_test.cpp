@@ -1,0 +1,100 @@
+// int4 K-slice widths of a model's weights (lib/exec/int4_widths.h) and the projection
+// taking them (lib/exec/project.h ProjectOptions::slice_k): the Q4_0-shaped weights hold
+// what Q4_0 holds, each matmul's width is its weights' int4_safe_slice_k, and the board plan
+// slices at those widths (fewer tasks than at the floor, the same weight bytes).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "driver/common/int4.h"
+#include "lib/exec/int4_widths.h"
+#include "lib/exec/project.h"
+#include "lib/exec/synthetic.h"
+#include "lib/matmul/int4_bound.h"
+
+namespace ork::exec {
+namespace {
+
+ModelDesc desc(const char* name, matmul::DType dtype = matmul::DType::int4) {
+  auto d = synthetic_desc(name, 2, dtype);
+  EXPECT_TRUE(d);
+  return *d;
+}
+
+// Every 32-row block of every column holds one -8 (its value of largest magnitude) and
+// values -8..7; the same seed gives the same weights.
+TEST(Int4Widths, Q4ZeroBlocksHoldTheirScaleValue) {
+  const int64_t k = 100, n = 5;  // a short last block
+  const std::vector<uint8_t> w = q4_0_like_weights(k, n, 3);
+  ASSERT_EQ(w.size(), static_cast<size_t>(int4::packed_bytes(k * n)));
+  for (int64_t col = 0; col < n; ++col)
+    for (int64_t k0 = 0; k0 < k; k0 += 32) {
+      int minus8 = 0;
+      for (int64_t r = k0; r < std::min(k, k0 + 32); ++r) minus8 += int4::value_at(w.data(), r * n + col) == -8;
+      EXPECT_GE(minus8, 1) << "column " << col << " block " << k0;
+    }
+  EXPECT_EQ(q4_0_like_weights(k, n, 3), w);
+  EXPECT_NE(q4_0_like_weights(k, n, 4), w);
+}
+
+TEST(Int4Widths, EachMatmulsWidthIsItsWeightsBound) {
+  const ModelDesc d = desc("small");
+  auto widths = int4_slice_widths(d, Int4Weights::synthetic, 1, 9);
+  ASSERT_TRUE(widths) << widths.error().message;
+  ASSERT_EQ(widths->size(), d.matmuls.size());
+  for (size_t j = 0; j < d.matmuls.size(); ++j) {
+    const MatmulDesc& md = d.matmuls[j];
+    auto want = matmul::int4_safe_slice_k(synthetic_weights(d, 1, static_cast<int>(j), 9), md.k, md.n);
+    ASSERT_TRUE(want);
+    EXPECT_EQ((*widths)[j], *want) << md.name;
+    EXPECT_GT((*widths)[j], matmul::kInt4SliceK) << md.name;  // uniform -8..7 averages |w| = 4
+  }
+  auto q4 = int4_slice_widths(d, Int4Weights::q4_0, 0, 1);
+  ASSERT_TRUE(q4);
+  for (int64_t w : *q4) EXPECT_GT(w, matmul::kInt4SliceK);
+  auto floor = int4_slice_widths(d, Int4Weights::floor, 0, 1);
+  ASSERT_TRUE(floor);
+  EXPECT_EQ(*floor, std::vector<int64_t>(d.matmuls.size(), 0));
+}
+
+TEST(Int4Widths, BadInputsAreNamed) {
+  auto int8 = int4_slice_widths(desc("tiny", matmul::DType::int8), Int4Weights::synthetic, 0, 1);
+  ASSERT_FALSE(int8);
+  EXPECT_NE(int8.error().message.find("only int4"), std::string::npos) << int8.error().message;
+  auto kind = parse_int4_weights("q4_k");
+  ASSERT_FALSE(kind);
+  EXPECT_NE(kind.error().message.find("\"q4_k\""), std::string::npos) << kind.error().message;
+  EXPECT_EQ(*parse_int4_weights("q4_0"), Int4Weights::q4_0);
+}
+
+ProjectOptions options(const ModelDesc& d, int64_t m) {
+  ProjectOptions o;
+  o.m = m;
+  o.budget_bytes = uint64_t{1} << 32;
+  o.window_bytes = uint64_t{1} << 32;
+  o.host_ns.assign(d.matmuls.size(), 1000.0);
+  return o;
+}
+
+// The projection at the weights' widths: each matmul's plan slices at its width, fewer
+// tasks than at the floor, the same bytes; a wrong count of widths is named.
+TEST(Int4Widths, TheProjectionSlicesAtTheWidths) {
+  const ModelDesc d = desc("small");  // down: K = 1408, 3 slices at 480
+  ProjectOptions o = options(d, 1);
+  auto floor = project(d, o);
+  ASSERT_TRUE(floor) << floor.error().message;
+  o.slice_k.assign(d.matmuls.size(), 1408);  // every K <= 1408: one full-K slice each
+  auto wide = project(d, o);
+  ASSERT_TRUE(wide) << wide.error().message;
+  EXPECT_LT(wide->tasks, floor->tasks);
+  EXPECT_EQ(wide->weight_bytes, floor->weight_bytes);
+  for (const MatmulProjection& mp : wide->per_matmul) EXPECT_EQ(mp.slice_k, mp.k) << mp.name;
+  for (const MatmulProjection& mp : floor->per_matmul) EXPECT_EQ(mp.slice_k, std::min<int64_t>(mp.k, 480)) << mp.name;
+  o.slice_k.pop_back();
+  auto bad = project(d, o);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("slice widths: 6 given for 7"), std::string::npos) << bad.error().message;
+}
+
+}  // namespace
+}  // namespace ork::exec
