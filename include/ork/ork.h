@@ -41,7 +41,7 @@ extern "C" {
 #define ORK_API
 #endif
 
-#define ORK_API_VERSION 5
+#define ORK_API_VERSION 6
 
 typedef enum ork_status {
   ORK_OK = 0,
@@ -339,6 +339,21 @@ ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* blo
 #define ORK_GGML_Q8_1 9
 ORK_API ork_status ork_qweights_import_ggml(ork_device* device, int32_t ggml_type, const void* blocks, size_t bytes,
                                             int64_t k, int64_t n, ork_qweights** out);
+
+/* ---- Packed sizes (API 6; docs/library.md "Device memory") ---------------------------------
+ * What a device's buffer holds for weights of a shape, before any are made, so an engine can
+ * size its own allocations (the ggml backend's buffer, docs/llama-cpp.md): *bytes = the bytes
+ * of the NPU-native packed copy, the same layout on every device (export_packed's payload).
+ * On an NPU each buffer then takes its size rounded up to the window's 4 KiB pages.
+ * ork_weights_packed_bytes: weights of `dtype` (ORK_DTYPE_INT8, FP16 or INT4; int4's int8-wide
+ * copy, made at the first w4a8 call, is extra). ork_qweights_packed_bytes: the int8 copy an NPU
+ * device makes of quantised weights at creation (int4 codes widened; `options` as
+ * ork_qweights_create, NULL = w8 per-channel; one block of 32 per scale, as
+ * ork_qweights_import_ggml makes, is group = 32); the w4a4 copy, made at the first w4a4
+ * call, is extra. Bad shapes, dtypes or options are ORK_E_INVALID_ARGUMENT naming them. */
+ORK_API ork_status ork_weights_packed_bytes(ork_dtype dtype, int64_t k, int64_t n, uint64_t* bytes);
+ORK_API ork_status ork_qweights_packed_bytes(int64_t k, int64_t n, const ork_quant_options* options,
+                                            uint64_t* bytes);
 
 /* ---- Asynchronous jobs and batches (API 3; docs/library.md "Asynchronous jobs and batches")
  * ork_matmul_submit checks a matmul as ork_matmul_t does, packs A, hands the work to the
