@@ -178,7 +178,9 @@ TEST_P(Packed, PackedBytesIsTheBufferBeforeTheWeightsExist) {
       const uint64_t before = npu ? window_used(dev_) : 0;
       ork_weights* w = nullptr;
       ASSERT_EQ(ork_weights_create(dev_, dtype, k, n, dense.data(), &w), ORK_OK) << ork_last_error();
-      if (npu) EXPECT_EQ(window_used(dev_) - before, (bytes + 4095) / 4096 * 4096);
+      if (npu) {
+        EXPECT_EQ(window_used(dev_) - before, (bytes + 4095) / 4096 * 4096);
+      }
       EXPECT_EQ(export_blob(w).size(), blob::kHeaderBytes + bytes);
       ork_weights_destroy(w);
     }
