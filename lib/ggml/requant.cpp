@@ -48,9 +48,9 @@ ork_status import_requantised(ork_device* dev, ggml_type type, const void* data,
   return ork_qweights_create(dev, w.data(), k, n, &o, out);
 }
 
-// The window bytes of one imported K x N slice, as libork sizes them (ork.h "Packed sizes"):
-// the packed copy's bytes rounded up to the NPU window's 4 KiB pages (ork.h says each buffer
-// takes that). fp16 weights (F16, BF16) are an fp16 ork_weights; the block formats the int8
+// The window bytes of one imported K x N slice, as libork sizes them: the packed copy's bytes
+// (ork_weights_packed_bytes, ork_qweights_packed_bytes) rounded up to the NPU window's 4 KiB
+// pages, which each buffer takes (docs/library.md "Device memory"). fp16 weights (F16, BF16) are an fp16 ork_weights; the block formats the int8
 // copy of their qweights: per-channel here, one scale per block of 32 with ORK_GGML_EXACT=1
 // (ork_qweights_import_ggml's). 0 when libork cannot size the shape (it will not import it).
 uint64_t packed_slice_bytes(ggml_type type, int64_t k, int64_t n) {
