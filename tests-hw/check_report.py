@@ -4,11 +4,12 @@ run_on_board_emulator): the devices it found, every test's status and first line
 figures against mc_prof's own rows, for both kernel interfaces; the submit / task split's rows
 (N = 1, 3, 12, 48 per interface), and mc_prof --calibrate on the report recovering the
 emulator's own timing model (its per-submit and per-task costs) from the rknpu rows. With
+--ggml (a -Dllama_cpp build) also llama.cpp's test-backend-ops steps (check_ggml). With
 --faults the emulator
 fails every submit: then the failing tests must be reported as failures, each with its
 register dumps from the device run and the emulator run, and the script must exit 1.
 
-   check_report.py RUN_ON_BOARD [--rows M]
+   check_report.py RUN_ON_BOARD [--rows M] [--ggml]
 
 --rows M: the runbook's published sweep at M rows (run-on-board --rows), for the builds where
 the emulator is slow (meson.build beside this file says which); bad --rows values must be
@@ -153,19 +154,64 @@ def check_bad_rows(script, env):
             fail(f"a refused --rows left files: {os.listdir(out)}")
 
 
+# A few of test-backend-ops' cases (their parameters matched by regex, test-backend-ops -p):
+# Q8_0 weights at M = 1 and K = 256, for MUL_MAT and MUL_MAT_ID, to keep the dry run short.
+GGML_TESTS = ["ggml_backend_ops_mul_mat", "ggml_backend_ops_mul_mat_id"]
+GGML_PARAMS = "type_a=q8_0,type_b=f32,.*n=1,k=256"
+
+
+def check_ggml(script, env):
+    """With a -Dllama_cpp build: llama.cpp's test-backend-ops on the ggml backend, MUL_MAT and
+    MUL_MAT_ID, through the shim on both interfaces, pass with cases run on ORK; with every
+    submit failing they are reported as failures with their failing lines."""
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [script, "--emulator", "--quick", "--tests", ",".join(GGML_TESTS), "--ggml-params", GGML_PARAMS,
+               "-o", out]
+        r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
+        print(r.stdout)
+        reports = glob.glob(os.path.join(out, "ork-board-report-*.json"))
+        if r.returncode != 0 or len(reports) != 1:
+            fail(f"ggml dry run: exit status {r.returncode}, reports {reports}")
+        with open(reports[0]) as f:
+            rep = json.load(f)
+        tests = {(t["name"], t["interface"]): t for t in rep["tests"]}
+        if set(tests) != {(n, i) for n in GGML_TESTS for i in ("rknpu", "rocket")}:
+            fail(f"ggml dry run: tests {sorted(tests)}")
+        for (name, iface), t in tests.items():
+            with open(os.path.join(reports[0][:-5] + ".d", "logs", f"{name}-{iface}.log")) as f:
+                ran = [line for line in f if line.strip().startswith(("MUL_MAT(", "MUL_MAT_ID(")) and "OK" in line]
+            if t["status"] != "pass" or not ran:
+                fail(f"ggml dry run: {name}/{iface} is {t['status']} with {len(ran)} cases OK on ORK")
+    env = dict(env, ORK_EMU_FAULTS="submit:eio x*")
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [script, "--emulator", "--quick", "--tests", GGML_TESTS[0], "--ggml-params", GGML_PARAMS, "-o", out]
+        r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
+        with open(glob.glob(os.path.join(out, "ork-board-report-*.json"))[0]) as f:
+            rep = json.load(f)
+        if r.returncode != 1 or [(t["name"], t["status"], "log" in t) for t in rep["tests"]] != \
+                [(GGML_TESTS[0], "fail", True)] * 2:
+            fail(f"ggml dry run with every submit failing: exit {r.returncode}, tests {rep['tests']}")
+
+
 def main():
     global ROWS
     script = sys.argv[1]
-    if len(sys.argv) == 4 and sys.argv[2] == "--rows":
-        ROWS = int(sys.argv[3])
-    elif len(sys.argv) != 2:
-        fail("usage: check_report.py RUN_ON_BOARD [--rows M]")
+    args = sys.argv[2:]
+    ggml = "--ggml" in args
+    if ggml:
+        args.remove("--ggml")
+    if len(args) == 2 and args[0] == "--rows":
+        ROWS = int(args[1])
+    elif args:
+        fail("usage: check_report.py RUN_ON_BOARD [--rows M] [--ggml]")
     env = dict(os.environ)
     for key in ("LD_PRELOAD", "ORK_DEVICE", "ORK_EMU_FAULTS", "ORK_DUMP_REGCMD"):
         env.pop(key, None)
     check_bad_rows(script, env)
     check_passing(script, env)
     check_failing(script, env)
+    if ggml:
+        check_ggml(script, env)
     print("check_report: ok")
 
 

@@ -41,7 +41,7 @@ extern "C" {
 #define ORK_API
 #endif
 
-#define ORK_API_VERSION 5
+#define ORK_API_VERSION 6
 
 typedef enum ork_status {
   ORK_OK = 0,
@@ -141,8 +141,7 @@ ORK_API size_t ork_buffer_size(const ork_buffer* buffer);
  * DMA_BUF_IOCTL_SYNC. "cpu" has no kernel interface: ORK_E_UNSUPPORTED. */
 ORK_API ork_status ork_buffer_export_dmabuf(ork_buffer* buffer, int* fd);
 ORK_API ork_status ork_buffer_import_dmabuf(ork_device* device, int fd, size_t bytes, ork_buffer** out);
-/* Refused (ORK_E_INVALID_ARGUMENT, the buffer stays valid) while a call or job uses it.
- * NULL is a no-op. */
+/* Refused (ORK_E_INVALID_ARGUMENT, the buffer stays valid) while a call or job uses it. NULL is a no-op. */
 ORK_API ork_status ork_buffer_destroy(ork_buffer* buffer);
 
 /* One operand of a matmul: host memory (`host`), or a buffer of the call's device
@@ -319,10 +318,8 @@ ORK_API ork_status ork_weights_create_ex(ork_device* device, const ork_weights_d
  * Export: `blob` NULL = a query: *size = the bytes needed, ORK_OK. A capacity smaller than
  * that is ORK_E_INVALID_ARGUMENT with *size = the bytes needed. Import refuses a truncated or
  * corrupted blob, another header or layout version, a bad dtype or shape, naming which. */
-ORK_API ork_status ork_weights_export_packed(const ork_weights* weights, void* blob, size_t capacity,
-                                             size_t* size);
-ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* blob, size_t size,
-                                             ork_weights** out);
+ORK_API ork_status ork_weights_export_packed(const ork_weights* weights, void* blob, size_t capacity, size_t* size);
+ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* blob, size_t size, ork_weights** out);
 
 /* ggml block formats imported exactly (API 2; docs/quantisation.md "ggml blocks"). `blocks` is a
  * ggml weight tensor as ggml stores it: N rows (output features), each K / 32 blocks along K
@@ -339,6 +336,10 @@ ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* blo
 #define ORK_GGML_Q8_1 9
 ORK_API ork_status ork_qweights_import_ggml(ork_device* device, int32_t ggml_type, const void* blocks, size_t bytes,
                                             int64_t k, int64_t n, ork_qweights** out);
+
+/* API 6 (docs/library.md "Device memory"): bytes of the NPU-native copy of K x N weights, before they exist. */
+ORK_API ork_status ork_weights_packed_bytes(ork_dtype dtype, int64_t k, int64_t n, uint64_t* bytes);
+ORK_API ork_status ork_qweights_packed_bytes(int64_t k, int64_t n, const ork_quant_options* options, uint64_t* bytes);
 
 /* ---- Asynchronous jobs and batches (API 3; docs/library.md "Asynchronous jobs and batches")
  * ork_matmul_submit checks a matmul as ork_matmul_t does, packs A, hands the work to the
@@ -439,8 +440,7 @@ ORK_API ork_status ork_session_create(ork_device* device, const ork_model* model
 ORK_API ork_status ork_session_run_token(ork_session* session, const void* input, size_t input_bytes);
 /* The last token step's output (m x hidden, the input's format) into `out`; `*size` gets
  * its bytes (also when `capacity` is too small, which is ORK_E_INVALID_ARGUMENT). */
-ORK_API ork_status ork_session_read_output(const ork_session* session, void* out, size_t capacity,
-                                           size_t* size);
+ORK_API ork_status ork_session_read_output(const ork_session* session, void* out, size_t capacity, size_t* size);
 ORK_API void ork_session_destroy(ork_session* session);
 
 #ifdef __cplusplus

@@ -65,6 +65,21 @@ ork_status ork::api::finish_qweights(const char* fn, ork_device* device, ork::Re
 
 extern "C" {
 
+ORK_API ork_status ork_qweights_packed_bytes(int64_t k, int64_t n, const ork_quant_options* options, uint64_t* bytes) {
+  constexpr const char* fn = "ork_qweights_packed_bytes";
+  return guarded([&] {
+    if (bytes == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: bytes is NULL", fn));
+    if (auto s = check_dim(fn, "K", k); s != ORK_OK) return s;
+    if (auto s = check_dim(fn, "N", n); s != ORK_OK) return s;
+    ork::quant::WeightScheme scheme;
+    if (auto s = weight_scheme(fn, options, k, &scheme); s != ORK_OK) return s;
+    auto b = ork::quant::npu_int8_copy_bytes(k, n, scheme);
+    if (!b) return fail(ork::make_error(b.error().code, fmt::format("{}: {}", fn, b.error().message)));
+    *bytes = static_cast<uint64_t>(*b);
+    return ork::api::ok();
+  });
+}
+
 ORK_API ork_status ork_qweights_create(ork_device* device, const float* w, int64_t k, int64_t n,
                                        const ork_quant_options* options, ork_qweights** out) {
   constexpr const char* fn = "ork_qweights_create";

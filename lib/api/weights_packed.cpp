@@ -51,6 +51,22 @@ ork_status write_payload(const ork_weights& w, const ork::matmul::Plan& plan, st
 
 extern "C" {
 
+ORK_API ork_status ork_weights_packed_bytes(ork_dtype dtype, int64_t k, int64_t n, uint64_t* bytes) {
+  constexpr const char* fn = "ork_weights_packed_bytes";
+  return ork::api::guarded([&] {
+    if (bytes == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: bytes is NULL", fn));
+    if (ork::matmul::weights_dtype(static_cast<int32_t>(dtype)) == nullptr)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: dtype {}: weights are int8 (1), fp16 (2) or int4 (3)", fn,
+                                                      static_cast<int32_t>(dtype)));
+    if (k < 1 || k > kMaxDim || n < 1 || n > kMaxDim)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: K = {}, N = {}: each must be in 1..{}", fn, k, n, kMaxDim));
+    auto plan = ork::matmul::ResidentWeights::layout(ork::api::internal_dtype(dtype), k, n);
+    if (!plan) return fail(ork::make_error(plan.error().code, fmt::format("{}: {}", fn, plan.error().message)));
+    *bytes = static_cast<uint64_t>(plan->b_bytes());
+    return ork::api::ok();
+  });
+}
+
 ORK_API ork_status ork_weights_export_packed(const ork_weights* weights, void* out, size_t capacity, size_t* size) {
   constexpr const char* fn = "ork_weights_export_packed";
   return ork::api::guarded([&] {

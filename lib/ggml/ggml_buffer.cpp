@@ -150,6 +150,21 @@ ggml_backend_buffer_t buft_alloc(ggml_backend_buffer_type_t buft, size_t size) {
                                   size);
 }
 
+// A weight's share of the buffer: the larger of ggml's bytes (the host copy ggml reads, in
+// place) and the NPU window bytes of its packed copies, one per 2-D slice, as libork sizes
+// them (packed_slice_bytes). A buffer's size, the sum, is then at least what its weights take
+// of the window, so buft_alloc's check against the window is a check of the packed copies: a
+// model whose packed weights do not fit fails as ggml's buffer allocation failure, before
+// anything is read. The host bytes past ggml's are allocated but never written (pages the
+// OS does not commit until touched).
+size_t buft_alloc_size(ggml_backend_buffer_type_t, const ggml_tensor* t) {
+  const size_t bytes = ggml_nbytes(t);
+  if (!weight_type_supported(t->type)) return bytes;
+  const uint64_t slice = packed_slice_bytes(t->type, t->ne[0], t->ne[1]);
+  const uint64_t packed = slice * static_cast<uint64_t>(t->ne[2]) * static_cast<uint64_t>(t->ne[3]);
+  return packed > bytes ? static_cast<size_t>(packed) : bytes;
+}
+
 size_t buft_alignment(ggml_backend_buffer_type_t) { return kAlignment; }
 bool buft_is_host(ggml_backend_buffer_type_t) { return true; }
 
@@ -160,6 +175,7 @@ ggml_backend_buffer_type_t buffer_type(Device& d) {
     d.buft.iface.get_name = buft_name;
     d.buft.iface.alloc_buffer = buft_alloc;
     d.buft.iface.get_alignment = buft_alignment;
+    d.buft.iface.get_alloc_size = buft_alloc_size;
     d.buft.iface.is_host = buft_is_host;
     d.buft.device = &d.gdev;
     d.buft.context = &d;

@@ -243,6 +243,7 @@ bool supports_mul_mat(const ggml_tensor* op) {
 
 ork_status import_slice(ork_device* dev, ggml_type type, const void* data, int64_t k, int64_t n,
                         Resident* out) {
+  if (is_block_type(type) && !exact_blocks()) return import_requantised(dev, type, data, k, n, &out->q);
   if (is_block_type(type)) {
     return ork_qweights_import_ggml(dev, static_cast<int32_t>(type), data,
                                     ggml_row_size(type, k) * static_cast<size_t>(n), k, n, &out->q);

@@ -1,7 +1,8 @@
-// The ggml backend on libork's public C API (docs/llama-cpp.md): what its three files share.
+// The ggml backend on libork's public C API (docs/llama-cpp.md): what its four files share.
 // registry.cpp: the backend registry, the one device (libork's default), the backend (graph
-// compute), the statistics. buffer.cpp: the buffer type, host memory holding ggml's bytes,
+// compute), the statistics. ggml_buffer.cpp: the buffer type, host memory holding ggml's bytes,
 // and each buffer's imported weights. mul_mat.cpp: which MUL_MATs run here, and running them.
+// requant.cpp: ggml's blocks requantised to one scale per row (the fast path).
 #ifndef ORK_LIB_GGML_ORK_GGML_H
 #define ORK_LIB_GGML_ORK_GGML_H
 
@@ -57,6 +58,15 @@ ork_status import_slice(ork_device* dev, ggml_type type, const void* data, int64
 ggml_status compute_mul_mat(Device& d, int n_threads, const ggml_tensor* node);
 bool supports_mul_mat_id(const ggml_tensor* op);
 ggml_status compute_mul_mat_id(Device& d, int n_threads, const ggml_tensor* node);
+
+// requant.cpp: ORK_GGML_EXACT=1 imports ggml's blocks exactly (one NPU task per 32-wide
+// block); otherwise they are requantised to int8 with one scale per row (one whole-K matmul).
+bool exact_blocks();
+ork_status import_requantised(ork_device* dev, ggml_type type, const void* data, int64_t k, int64_t n,
+                              ork_qweights** out);
+// The NPU window bytes libork gives one imported K x N slice of a weight type the backend
+// imports (its packed copy, page-rounded); 0 when libork cannot size it.
+uint64_t packed_slice_bytes(ggml_type type, int64_t k, int64_t n);
 
 Device* the_device();  // registry.cpp: nullptr when libork's default device did not open
 

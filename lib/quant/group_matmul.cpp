@@ -57,6 +57,12 @@ class CpuGroupMatmul final : public GroupMatmul {
   const QuantWeights& w_;  // owned by the QuantMatmul that owns this backend
 };
 
+// The layout of per-group weights in their one buffer: it depends on K, N and the group
+// width only (M = 1, one core), so the buffer's size is known before any call.
+Result<matmul::Plan> group_layout(int64_t k, int64_t n, int64_t width, matmul::DType dtype) {
+  return group_plan(1, k, n, width, 1, dtype);
+}
+
 // NPU (rknpu, rocket, emu). Per-channel: the runner's matmul (its K-slices, if any, are
 // added on the host). Per-group: one submit for all groups, as K-slices of the group width
 // whose outputs stay apart (group_plan.h). Two device copies of the weights, each made on
@@ -131,7 +137,7 @@ class NpuGroupMatmul final : public GroupMatmul {
       if (!rw) return rw.error();
       v.resident = std::move(*rw);
     } else {
-      auto plan = group_plan(1, w_.k(), w_.n(), w_.group_width(), 1, dtype);  // layout: K, N, width only
+      auto plan = group_layout(w_.k(), w_.n(), w_.group_width(), dtype);
       if (!plan) return plan.error();
       auto bo = kmd_.bo_create(static_cast<size_t>(plan->b_bytes()), driver::BoUsage::data);
       if (!bo) return make_error(bo.error().code, fmt::format("allocating the weight buffer: {}", bo.error().message));
@@ -217,6 +223,13 @@ class NpuGroupMatmul final : public GroupMatmul {
 
 std::unique_ptr<GroupMatmul> make_cpu_group_matmul(const QuantWeights& w) {
   return std::make_unique<CpuGroupMatmul>(w);
+}
+
+Result<int64_t> npu_int8_copy_bytes(int64_t k, int64_t n, const WeightScheme& s) {
+  if (group_count(s, k) == 1) return matmul::ResidentWeights::packed_bytes(matmul::DType::int8, k, n);
+  auto plan = group_layout(k, n, group_width(s, k), matmul::DType::int8);
+  if (!plan) return plan.error();
+  return plan->b_bytes();
 }
 
 Result<std::unique_ptr<GroupMatmul>> make_npu_group_matmul(driver::Kmd& kmd, const QuantWeights& w) {

@@ -71,5 +71,9 @@ class QuantMatmul {
 // The backends (group_matmul.cpp).
 std::unique_ptr<GroupMatmul> make_cpu_group_matmul(const QuantWeights& w);
 Result<std::unique_ptr<GroupMatmul>> make_npu_group_matmul(driver::Kmd& kmd, const QuantWeights& w);
+// Bytes of the int8 copy an NPU backend makes of K x N weights of scheme `s` at creation (int4
+// codes widened; per-channel: the runner's layout, per-group: the group plan's), before the
+// kernel rounds its buffer to pages. The w4a4 copy, made at the first w4a4 call, is extra.
+Result<int64_t> npu_int8_copy_bytes(int64_t k, int64_t n, const WeightScheme& s);
 
 }  // namespace ork::quant

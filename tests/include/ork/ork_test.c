@@ -14,7 +14,7 @@ static void test_c_and_cpp_agree(void** state) {
   struct HeaderAbi c, cpp;
   header_abi_c(&c);
   header_abi_cpp(&cpp);
-  assert_int_equal(c.api_version, 5);
+  assert_int_equal(c.api_version, 6);
   assert_int_equal(cpp.api_version, c.api_version);
   /* 16 + 16 + 64 + 32 chars, then hw_version, cores, emulated: 128 + 3 * 4 bytes. */
   assert_int_equal(c.info_size, 140);

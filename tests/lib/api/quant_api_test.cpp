@@ -242,6 +242,57 @@ TEST_P(QuantCapi, PerCallStatsAddUpToTheTotals) {
   ork_qweights_destroy(q);
 }
 
+// The int8 copy an NPU device makes of quantised weights, sized before they exist: on emu
+// the window gives it exactly that, rounded to 4 KiB pages (the fake kernel's figure), for
+// per-channel, per-group and int4 weights, and for ggml blocks (Q8_0: group 32; Q4_0: 4-bit, 32).
+uint64_t window_used(ork_device* d) {
+  ork_memory_info m{};
+  m.struct_size = sizeof m;
+  EXPECT_EQ(ork_device_memory(d, &m), ORK_OK) << ork_last_error();
+  return m.window_bytes - m.window_free_bytes;
+}
+
+TEST(QuantPackedBytes, IsTheWindowTheWeightsTake) {
+  for (const char* name : {"emu-rknpu", "emu-rocket"}) {
+    ork_device* dev = nullptr;
+    ASSERT_EQ(ork_device_open(name, &dev), ORK_OK) << ork_last_error();
+    for (auto [bits, group] : {std::pair{8, 0}, std::pair{8, 32}, std::pair{4, 32}, std::pair{4, 0}, std::pair{8, 64}}) {
+      for (auto [k, n] : {std::pair{64, 32}, std::pair{1536, 256}, std::pair{8960, 24}}) {
+        SCOPED_TRACE(::testing::Message() << name << " bits " << bits << " group " << group << " K " << k << " N " << n);
+        ork_quant_options o{sizeof(o), bits, group};
+        uint64_t bytes = 0;
+        ASSERT_EQ(ork_qweights_packed_bytes(k, n, &o, &bytes), ORK_OK) << ork_last_error();
+        const auto w = random_matrix(k, n, 5);
+        const uint64_t before = window_used(dev);
+        ork_qweights* q = nullptr;
+        ASSERT_EQ(ork_qweights_create(dev, w.data(), k, n, &o, &q), ORK_OK) << ork_last_error();
+        EXPECT_EQ(window_used(dev) - before, (bytes + 4095) / 4096 * 4096);
+        ork_qweights_destroy(q);
+      }
+    }
+    ork_device_close(dev);
+  }
+  uint64_t a = 0, b = 0;  // NULL options: w8 per-channel
+  ork_quant_options o{sizeof(o), 8, 0};
+  ASSERT_EQ(ork_qweights_packed_bytes(256, 64, nullptr, &a), ORK_OK);
+  ASSERT_EQ(ork_qweights_packed_bytes(256, 64, &o, &b), ORK_OK);
+  EXPECT_EQ(a, b);
+  EXPECT_GE(a, uint64_t{256 * 64});
+}
+
+TEST(QuantPackedBytes, RefusesBadArguments) {
+  uint64_t bytes = 7;
+  ork_quant_options o{sizeof(o), 6, 0};
+  EXPECT_EQ(ork_qweights_packed_bytes(64, 32, &o, &bytes), ORK_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ork_last_error()).find("weight_bits = 6"), std::string::npos) << ork_last_error();
+  o = {sizeof(o), 8, 48};
+  EXPECT_EQ(ork_qweights_packed_bytes(64, 32, &o, &bytes), ORK_E_INVALID_ARGUMENT);
+  EXPECT_EQ(ork_qweights_packed_bytes(0, 32, nullptr, &bytes), ORK_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ork_last_error()).find("K = 0"), std::string::npos) << ork_last_error();
+  EXPECT_EQ(ork_qweights_packed_bytes(64, 32, nullptr, nullptr), ORK_E_INVALID_ARGUMENT);
+  EXPECT_EQ(bytes, 7u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, QuantCapi, ::testing::Values("emu-rknpu", "emu-rocket", "cpu"));
 
 }  // namespace

@@ -157,6 +157,48 @@ TEST_P(BadBlobs, SmallCapacityReturnsTheSizeNeeded) {
   EXPECT_EQ(ork_weights_export_packed(nullptr, b.data(), b.size(), &size), ORK_E_INVALID_ARGUMENT);
 }
 
+// The bytes the device's buffer of each weight holds, before it exists: what the blob's
+// payload is on every device, and on emu what the window gives the buffer (its 4 KiB pages,
+// the fake kernel's exact figure: ork_device_memory's exact = 1).
+uint64_t window_used(ork_device* d) {
+  ork_memory_info m{};
+  m.struct_size = sizeof m;
+  EXPECT_EQ(ork_device_memory(d, &m), ORK_OK) << ork_last_error();
+  return m.window_bytes - m.window_free_bytes;
+}
+
+TEST_P(Packed, PackedBytesIsTheBufferBeforeTheWeightsExist) {
+  const bool npu = std::string(GetParam()) != "cpu";
+  for (ork_dtype dtype : {ORK_DTYPE_INT8, ORK_DTYPE_FP16, ORK_DTYPE_INT4}) {
+    for (auto [k, n] : {std::pair{70, 33}, std::pair{1000, 40}, std::pair{1536, 256}, std::pair{5000, 17}}) {
+      SCOPED_TRACE(::testing::Message() << "dtype " << dtype << " K " << k << " N " << n);
+      uint64_t bytes = 0;
+      ASSERT_EQ(ork_weights_packed_bytes(dtype, k, n, &bytes), ORK_OK) << ork_last_error();
+      const auto dense = random_dense(dtype, k, n, 3);
+      const uint64_t before = npu ? window_used(dev_) : 0;
+      ork_weights* w = nullptr;
+      ASSERT_EQ(ork_weights_create(dev_, dtype, k, n, dense.data(), &w), ORK_OK) << ork_last_error();
+      if (npu) {
+        EXPECT_EQ(window_used(dev_) - before, (bytes + 4095) / 4096 * 4096);
+      }
+      EXPECT_EQ(export_blob(w).size(), blob::kHeaderBytes + bytes);
+      ork_weights_destroy(w);
+    }
+  }
+}
+
+TEST(PackedBytes, RefusesBadArguments) {
+  uint64_t bytes = 7;
+  EXPECT_EQ(ork_weights_packed_bytes(ORK_DTYPE_INT8, 4, 4, nullptr), ORK_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ork_last_error()).find("bytes is NULL"), std::string::npos) << ork_last_error();
+  EXPECT_EQ(ork_weights_packed_bytes(ORK_DTYPE_FP32, 4, 4, &bytes), ORK_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ork_last_error()).find("dtype 5"), std::string::npos) << ork_last_error();
+  EXPECT_EQ(ork_weights_packed_bytes(ORK_DTYPE_INT8, 0, 4, &bytes), ORK_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(ork_last_error()).find("K = 0"), std::string::npos) << ork_last_error();
+  EXPECT_EQ(ork_weights_packed_bytes(ORK_DTYPE_INT8, 4, int64_t{1} << 40, &bytes), ORK_E_INVALID_ARGUMENT);
+  EXPECT_EQ(bytes, 7u);
+}
+
 INSTANTIATE_TEST_SUITE_P(All, Packed, ::testing::ValuesIn(kDevices));
 INSTANTIATE_TEST_SUITE_P(All, BadBlobs, ::testing::ValuesIn(kDevices));
 

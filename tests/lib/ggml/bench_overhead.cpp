@@ -4,7 +4,9 @@
 // (the library named by GGML_BACKEND_PATH, found through ggml's registry). Prints min /
 // median / max microseconds per call of each and the median difference.
 //
-// Usage: bench_overhead [K N ITERATIONS]    (default 1536 1536 200; ORK_DEVICE picks the device)
+// Usage: bench_overhead [K N ITERATIONS]    (default 1536 1536 200; ORK_DEVICE picks the device;
+// run with ORK_GGML_EXACT=1, so that the backend imports the blocks as ork_qweights_import_ggml
+// does here: the same weights on both sides)
 #include <ork/ork.h>
 
 #include <algorithm>

@@ -13,11 +13,15 @@ With --too-large: a model larger than the NPU window (synthetic_gguf.py --sparse
 shapes with 48 layers in F16: 4.96 GB of weight matrices for ORK's buffer against the 4 GiB
 window, written into a temporary directory as a hole) must fail to load as a buffer
 allocation failure: the backend's line naming the size, llama.cpp's own report, llama-simple
-exiting with an error (not a signal), nothing imported.
+exiting with an error (not a signal), nothing imported. With --too-large-packed the same for
+a model whose GGUF bytes fit the window but whose packed copies do not: Q4_0 (18 bytes per 32
+weights) with 90 layers is 2.5 GB of matrices, their int8 copies 4.4 GB (docs/llama-cpp.md
+"Buffer type and weight import"): the buffer is sized by the packed copies (get_alloc_size).
 
 Usage: check_llama_tools.py LLAMA_BIN_DIR MODEL LIBGGML_ORK DEVICE PER_GRAPH
        check_llama_tools.py --self-test     libork's line is refused when it must be
-       check_llama_tools.py --too-large LLAMA_BIN_DIR NUMPY_PYTHON SYNTHETIC_GGUF LLAMA_TREE LIBGGML_ORK DEVICE
+       check_llama_tools.py --too-large|--too-large-packed LLAMA_BIN_DIR NUMPY_PYTHON SYNTHETIC_GGUF LLAMA_TREE
+                            LIBGGML_ORK DEVICE
 """
 import os
 import re
@@ -53,11 +57,12 @@ def run(what, argv, env):
     return r
 
 
-def too_large(bin_dir, python, generator, tree, library, device):
+def too_large(bin_dir, python, generator, tree, library, device, packed=False):
+    qtype, layers = ("q4_0", "90") if packed else ("f16", "48")
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "too-large.gguf")
-        subprocess.run([python, generator, "--llama-cpp", tree, "--arch", "qwen2", "--type", "f16",
-                        "--size", "qwen2.5-1.5b", "--layers", "48", "--sparse", "-o", model], check=True)
+        subprocess.run([python, generator, "--llama-cpp", tree, "--arch", "qwen2", "--type", qtype,
+                        "--size", "qwen2.5-1.5b", "--layers", layers, "--sparse", "-o", model], check=True)
         env = dict(os.environ, GGML_BACKEND_PATH=library, ORK_DEVICE=device, ORK_GGML_STATS="1")
         r = run("llama-simple", [os.path.join(bin_dir, "llama-simple"), "-m", model, "-n", "2", "Hello"], env)
     found = []
@@ -87,8 +92,8 @@ def self_test():
 def main():
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
-    if sys.argv[1] == "--too-large":
-        found = too_large(*sys.argv[2:8])
+    if sys.argv[1] in ("--too-large", "--too-large-packed"):
+        found = too_large(*sys.argv[2:8], packed=sys.argv[1] == "--too-large-packed")
         for f in found:
             print(f"FAIL {sys.argv[7]}: {f}")
         return 1 if found else 0

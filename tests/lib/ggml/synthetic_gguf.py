@@ -8,8 +8,8 @@ Needs numpy (Debian python3-numpy) and gguf-py from the llama.cpp tree (--llama-
 
 Usage: synthetic_gguf.py --llama-cpp TREE --arch llama|qwen2 --type f16|q8_0|q4_0
                          --size tiny|qwen2.5-1.5b [--layers L] [--seed S] [--sparse] -o OUT.gguf
-       --sparse: F16 shapes with the data left a hole (zeros, no disk), for a model larger
-       than the NPU window that must fail at its buffer allocation, before its data is read
+       --sparse: F16 or Q4_0 shapes with the data left a hole (zeros, no disk), for a model
+       larger than the NPU window that must fail at its buffer allocation, before its data is read
 """
 import argparse
 import os
@@ -145,6 +145,10 @@ def write(args):
     kv = e // s["n_head"] * s["n_head_kv"]
 
     def add(name, rows, cols):
+        if args.sparse and args.type == "q4_0":  # 18 bytes per block of 32 (ggml/src/ggml-common.h block_q4_0)
+            nbytes = rows * cols // 32 * 18
+            w.add_tensor_info(name, (rows, cols // 32 * 18), np.uint8, nbytes, raw_dtype=gguf.GGMLQuantizationType.Q4_0)
+            return
         if args.sparse:
             w.add_tensor_info(name, (rows, cols), np.float16, rows * cols * 2)
             return
@@ -195,11 +199,11 @@ def main():
     p.add_argument("--layers", type=int, default=0, help="override the size's layer count")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--sparse", action="store_true",
-                   help="F16 shapes only, the data a hole of zeros: for a model too large to load")
+                   help="F16 or Q4_0 shapes, the data a hole of zeros: for a model too large to load")
     p.add_argument("-o", "--output", required=True)
     args = p.parse_args()
-    if args.sparse and args.type != "f16":
-        p.error("--sparse writes F16 tensors: use --type f16")
+    if args.sparse and args.type == "q8_0":
+        p.error("--sparse writes F16 or Q4_0 tensors: use --type f16 or q4_0")
     write(args)
 
 

@@ -16,7 +16,7 @@ TEST_F(ToolRuns, OrkInfoJsonListsEveryBackend) {
   RunResult r = run_tool({ork_info_, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["api_version"], 5);
+  EXPECT_EQ(j["api_version"], 6);
   ASSERT_EQ(j["devices"].size(), 6u);
   std::vector<std::string> names;
   for (const auto& d : j["devices"]) names.push_back(d["name"]);
