@@ -19,6 +19,7 @@
 #include "lib/exec/windows.h"
 #include "driver/common/safe_file.h"
 #include "tools/common/cli.h"
+#include "tools/common/huge_pages.h"
 #include "tools/common/input_limits.h"
 #include "tools/common/ork_handles.h"
 #include "tools/common/progress.h"
@@ -350,6 +351,10 @@ int main(int argc, char** argv) {
     if (want_project) return project(a, pa, budget_opt->count() > 0);
     if (a.path.empty()) return error("MODEL: a packed model file is required (ork_pack writes one)");
     if (bench) return bench_orders(a, ba);
+    // The plan alone is host tables of a million entries at most, touched once or twice each,
+    // as ork_sched's are: the same second run on huge pages (docs/sched.md section 5). A run
+    // with a device keeps the first: its slots are the model's bytes, not tables.
+    if (a.plan_only) tools::reexec_with_huge_pages(argv);
     return run(a);
   });
 }

@@ -16,7 +16,7 @@
 #include "driver/common/safe_file.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
-#include "tools/ork_sched/huge_pages.h"
+#include "tools/common/huge_pages.h"
 #include "tools/ork_sched/render.h"
 
 namespace {

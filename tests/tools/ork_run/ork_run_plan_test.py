@@ -43,6 +43,11 @@ j = json.loads(p.stdout) if p.returncode == 0 else {}
 alone = os.path.join(tmp, "alone.stream")
 run([ork_run, *common, "--plan-out", alone, "--plan-only"], 0, "ork_sched " + alone, env={"ORK_DEVICE": "nosuch"})
 check(os.path.exists(plan) and open(plan).read() == open(alone).read(), "--plan-only wrote another plan than the run")
+# --plan-only runs again on huge pages (tools/common/huge_pages.h), as ork_sched does; a run
+# without that second run (ORK_NO_HUGE_PAGES) writes the same bytes.
+plain = os.path.join(tmp, "plain.stream")
+run([ork_run, *common, "--plan-out", plain, "--plan-only"], 0, env={"ORK_DEVICE": "nosuch", "ORK_NO_HUGE_PAGES": "1"})
+check(os.path.exists(plain) and open(plain).read() == open(alone).read(), "--plan-only's second run wrote another plan")
 
 # ork_sched reads it, makes the order run at the plan's predicted time (its makespan), with
 # the same lower bound, and draws both pictures.

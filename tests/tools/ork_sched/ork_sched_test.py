@@ -96,7 +96,7 @@ report = json.loads(out) if code == 0 else {}
 expect(code == 0 and report.get("makespan") == 250 and report.get("lower_bound") == 250, "best reaches the bound")
 expect(len(report.get("attempts", [])) >= 8 and "dma_lookahead" in report, "best tries eight rules and reports the one kept")
 
-# The second run (tools/ork_sched/huge_pages.h: huge pages, no block mappings of malloc's own,
+# The second run (tools/common/huge_pages.h: huge pages, no block mappings of malloc's own,
 # no heap trim; the tunables it sets are checked in huge_pages_test.cpp) reports what a run with
 # none of it does (ORK_NO_HUGE_PAGES).
 env = {k: v for k, v in os.environ.items() if k not in ("GLIBC_TUNABLES", "ORK_NO_HUGE_PAGES")}

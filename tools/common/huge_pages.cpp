@@ -1,5 +1,5 @@
 // Re-executing the tool on huge pages (huge_pages.h).
-#include "tools/ork_sched/huge_pages.h"
+#include "tools/common/huge_pages.h"
 
 #include <unistd.h>
 

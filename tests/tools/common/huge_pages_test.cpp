@@ -1,6 +1,7 @@
-// tools/ork_sched/huge_pages.cpp: the GLIBC_TUNABLES of ork_sched's second run (the process
-// itself is run both ways in ork_sched_test.py, with the same report).
-#include "tools/ork_sched/huge_pages.h"
+// tools/common/huge_pages.cpp: the GLIBC_TUNABLES of a tool's second run (ork_sched's and
+// `ork_run --plan-only`'s processes are run both ways in ork_sched_test.py and
+// ork_run_plan_test.py, with the same output).
+#include "tools/common/huge_pages.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// The ork_sched process on transparent huge pages (docs/sched.md section 5, "Speed at 1M
-// ops"). A 1M-op stream makes about 400 MB of tables that are touched once or a few times
+// A tool's process on transparent huge pages: ork_sched's, and `ork_run --plan-only`'s
+// (docs/sched.md section 5, "Speed at 1M ops"). A 1M-op stream makes about 400 MB of tables that are touched once or a few times
 // each: with 4 KiB pages that is ~100,000-185,000 page faults and a TLB miss on most table
 // reads (more so under a VM's nested paging). glibc's malloc backs its heap and its large
 // blocks with transparent huge pages when the tunable glibc.malloc.hugetlb=1 is set (glibc
