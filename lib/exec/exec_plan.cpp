@@ -101,14 +101,35 @@ struct Builder {
   std::vector<int> pinned_buffer, pinned_load;
   std::map<std::tuple<int64_t, int64_t>, int64_t> cycles;
 
-  void build() {
+  // The stream's ops: a start and a wait per matmul of every token, and a load per token of
+  // each tensor, or one for a pinned tensor. Known before anything is built, so the stream's
+  // tables are reserved once (grown by copying, they were a tenth of `ork_run --plan-only` at
+  // 1M ops, docs/sched.md section 5) and a plan past lib/sched's bound is refused unbuilt.
+  int64_t op_count() const {
+    int64_t loads = 0;
+    for (bool pin : p.pinned) loads += pin ? 1 : o.tokens;
+    return loads + 2 * o.tokens * static_cast<int64_t>(p.pinned.size());
+  }
+
+  Status build() {
     const ModelDesc& d = model.desc;
     p.stream.memory_bytes = static_cast<int64_t>(slot_limit(o));
     p.stream.cores = 1;  // one matmul at a time on the device; it spreads over the NPU cores itself
+    p.pinned = pinned_tensors(model, o);
+    const int64_t ops = op_count();
+    if (ops > sched::kMaxOps)
+      return make_error(-EINVAL, fmt::format("the plan of {} tokens x {} layers x {} matmuls has {} ops; the scheduler "
+                                             "takes at most {} (fewer tokens or layers)", o.tokens, d.layers, d.matmuls.size(),
+                                             ops, sched::kMaxOps));
+    const auto n = static_cast<size_t>(ops);
+    p.stream.ops.reserve(n);
+    p.op_steps.reserve(n);
+    p.load_of.reserve(n);
+    // The file, each token's input, and per matmul an activation and at most one weight.
+    p.stream.buffers.reserve(1 + static_cast<size_t>(o.tokens) + 2 * static_cast<size_t>(o.tokens) * p.pinned.size());
     // The packed file, outside the scheduled memory: what every load reads.
     file = buffer("file", static_cast<int64_t>(model.file_bytes), false);
     for (int t = 0; t < o.tokens; ++t) in.push_back(buffer(fmt::format("in{}", t), o.m * d.hidden, false));
-    p.pinned = pinned_tensors(model, o);
     pinned_buffer.assign(p.pinned.size(), -1);
     pinned_load.assign(p.pinned.size(), -1);
     acts.assign(static_cast<size_t>(o.tokens),
@@ -119,6 +140,7 @@ struct Builder {
         for (size_t j = 0; j < d.matmuls.size(); ++j) add_matmul(t, l, j, xb);
       }
     }
+    return Status::success();
   }
 
   // Matmul j of layer l for token t: its weight buffer (a pinned tensor's once), its
@@ -164,9 +186,9 @@ struct Builder {
     if (loads) pinned_load[tensor] = static_cast<int>(p.stream.ops.size());
     for (auto* op : {&load, &start, &wait}) {
       if (op == &load && !loads) continue;
-      p.stream.ops.push_back(*op);
       p.op_steps.push_back({op == &load ? Step::load : op == &start ? Step::compute : Step::wait, t, l,
                             static_cast<int>(j), -1});
+      p.stream.ops.push_back(std::move(*op));  // its name and access lists moved, not copied
       p.load_of.push_back(pinned_load[tensor]);
     }
     ++p.computes;
@@ -280,7 +302,7 @@ Result<ExecPlan> build_plan(const PackedModel& model, const PlanOptions& o) {
   if (Status st = check_plan_inputs(model, o); !st) return st.error();
   ExecPlan p;
   p.order_kind = o.order;
-  Builder{model, o, p}.build();
+  if (Status st = Builder{model, o, p}.build(); !st) return st.error();
   p.stream.slot_align_bytes = kPackAlign;  // every slot is a multiple of it
   if (o.order != Order::sequential) p.stream.policy = o.order == Order::scheduled ? "critical-path" : "fifo";
   if (auto s = sched::finalize_stream(p.stream); !s) return s.error();

@@ -23,7 +23,8 @@ Result<std::string> format_plan(const ExecPlan& plan, const PlanOptions& o, cons
       "# slots {} of {} bytes in all, budget {} bytes, NPU window {} bytes, list cap {} bytes, pinned {} bytes\n",
       path, o.tokens, o.m, order_name(plan.order_kind), plan.policy, plan.predicted_ns, plan.lower_bound_ns,
       plan.slot_bytes.size(), plan.slot_total, o.budget_bytes, o.window_bytes, plan.cap_bytes, plan.pinned_bytes);
-  return head + sched::format_stream(plan.stream);
+  sched::append_stream_text(head, plan.stream);  // the stream's text after the header, not a copy of both
+  return head;
 }
 
 }  // namespace ork::exec

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
-#include <sstream>
 #include <vector>
 
 #include "lib/sched/names.h"
@@ -211,13 +210,15 @@ Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
   const auto lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
   stream.ops.reserve(lines);  // an upper bound; untouched capacity costs no page
   stream.buffers.reserve(lines / 2);  // most streams declare fewer; growing copied every buffer
-  LineParser parser{stream, NameTable(lines / 2), 0, {}};
-  std::string_view ahead = text;
-  for (int i = 0; i < kLookaheadLines && !ahead.empty(); ++i) prefetch_declaration(parser.buffers, take_line(ahead));
-  while (!text.empty()) {
-    ++parser.line;
-    if (!ahead.empty()) prefetch_declaration(parser.buffers, take_line(ahead));
-    if (Status st = parser.parse_line(take_line(text)); !st) return st.error();
+  {  // the buffer names' table is freed before finalize_stream builds the op names': it reuses those pages
+    LineParser parser{stream, NameTable(lines / 2), 0, {}};
+    std::string_view ahead = text;
+    for (int i = 0; i < kLookaheadLines && !ahead.empty(); ++i) prefetch_declaration(parser.buffers, take_line(ahead));
+    while (!text.empty()) {
+      ++parser.line;
+      if (!ahead.empty()) prefetch_declaration(parser.buffers, take_line(ahead));
+      if (Status st = parser.parse_line(take_line(text)); !st) return st.error();
+    }
   }
   if (overrides.memory_bytes > 0) stream.memory_bytes = overrides.memory_bytes;
   if (overrides.cores > 0) stream.cores = overrides.cores;
@@ -228,26 +229,54 @@ Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
 }
 
 namespace {
-void format_accesses(std::ostringstream& out, const Stream& s, const char* key,
-                     const std::vector<Access>& list) {
+
+// The text appended to one string, numbers by to_chars: an ostringstream regrew and copied
+// its buffer as it grew, then str() copied it once more (15 % of `ork_run --plan-only` at
+// 1M ops, docs/sched.md section 5).
+struct TextOut {
+  std::string& out;
+  TextOut& operator<<(std::string_view text) { return out.append(text), *this; }
+  TextOut& operator<<(char c) { return out.push_back(c), *this; }
+  TextOut& operator<<(int64_t value) {
+    char digits[24];  // an int64 is at most 20 characters with its sign
+    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+    return out.append(digits, end), *this;
+  }
+};
+
+void format_accesses(TextOut& out, const Stream& s, std::string_view key, const std::vector<Access>& list) {
   if (list.empty()) return;
   out << ' ' << key << '=';
   for (size_t i = 0; i < list.size(); ++i) {
     const Access& a = list[i];
-    out << (i ? "," : "") << s.buffers[a.buffer].name;
-    if (a.offset != 0 || a.length != s.buffers[a.buffer].bytes)
-      out << '[' << a.offset << ':' << a.length << ']';
+    if (i > 0) out << ',';
+    out << s.buffers[a.buffer].name;
+    if (a.offset != 0 || a.length != s.buffers[a.buffer].bytes) out << '[' << a.offset << ':' << a.length << ']';
   }
 }
+
+// Bytes the text will take at most, about: reserved once, so the string never regrows
+// (untouched capacity costs no page).
+size_t text_bound(const Stream& s) {
+  size_t bytes = 128;
+  for (const Buffer& b : s.buffers) bytes += b.name.size() + 36;  // "buffer ", the size, " xram\n"
+  for (const Op& op : s.ops) {
+    bytes += op.name.size() + 40;  // the kind, " cycles=", the count, "\n"
+    for (const auto* list : {&op.reads, &op.writes})
+      for (const Access& a : *list) bytes += s.buffers[a.buffer].name.size() + 44;  // the range, the separators
+  }
+  return bytes;
+}
+
 }  // namespace
 
-std::string format_stream(const Stream& s) {
-  std::ostringstream out;
-  out << "memory " << s.memory_bytes << "\ncores " << s.cores << '\n';
+void append_stream_text(std::string& text, const Stream& s) {
+  text.reserve(text.size() + text_bound(s));
+  TextOut out{text};
+  out << "memory " << s.memory_bytes << "\ncores " << int64_t{s.cores} << '\n';
   if (s.slot_align_bytes > 0) out << "slots " << s.slot_align_bytes << '\n';
   if (!s.policy.empty()) out << "policy " << s.policy << '\n';
-  for (const Buffer& b : s.buffers)
-    out << "buffer " << b.name << ' ' << b.bytes << (b.in_memory ? "" : " xram") << '\n';
+  for (const Buffer& b : s.buffers) out << "buffer " << b.name << ' ' << b.bytes << (b.in_memory ? "" : " xram") << '\n';
   for (const Op& op : s.ops) {
     out << (op.unwaited_start ? "start" : kind_name(op.kind)) << ' ' << op.name;
     format_accesses(out, s, "reads", op.reads);
@@ -255,7 +284,12 @@ std::string format_stream(const Stream& s) {
     if (op.kind != OpKind::wait) out << " cycles=" << op.cycles;
     out << '\n';
   }
-  return out.str();
+}
+
+std::string format_stream(const Stream& s) {
+  std::string text;
+  append_stream_text(text, s);
+  return text;
 }
 
 }  // namespace ork::sched

@@ -23,5 +23,7 @@ Result<int64_t> parse_size(std::string_view text);
 
 // Writes a stream back in the text format (parse(format(s)) == s).
 std::string format_stream(const Stream& stream);
+// The same text appended to `text` (a plan's header first, with no copy of the stream's text).
+void append_stream_text(std::string& text, const Stream& stream);
 
 }  // namespace ork::sched

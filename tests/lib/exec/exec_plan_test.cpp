@@ -136,6 +136,32 @@ TEST(Plan, ScheduledIsNeverSlowerThanSequentialInTheModel) {
   EXPECT_LE(sch->predicted_ns, seq->predicted_ns);
 }
 
+// The stream's tables are reserved from the op count the plan computes before building: it
+// must be the stream's (a start and a wait per matmul and token, a load per token, or one for
+// a pinned tensor), and a plan past lib/sched's bound is refused before it is built, naming
+// its tokens and op count.
+TEST(Plan, OpCountIsKnownBeforeBuildingAndBoundedByTheScheduler) {
+  const PackedModel model = tiny_model(3);
+  const auto tensors = static_cast<int64_t>(3 * model.desc.matmuls.size());
+  PlanOptions o;
+  o.budget_bytes = 1 << 30;  // every tensor pinned across tokens
+  o.tokens = 4;
+  auto pinned = build_plan(model, o);
+  ASSERT_TRUE(pinned) << pinned.error().message;
+  EXPECT_EQ(static_cast<int64_t>(pinned->stream.ops.size()), tensors + 2 * 4 * tensors);
+  EXPECT_EQ(pinned->stream.ops.capacity(), pinned->stream.ops.size());
+  o.tokens = 1;  // one token pins nothing: a load per tensor
+  auto once = build_plan(model, o);
+  ASSERT_TRUE(once) << once.error().message;
+  EXPECT_EQ(static_cast<int64_t>(once->stream.ops.size()), 3 * tensors);
+  o.tokens = 100000;
+  auto huge = build_plan(model, o);
+  ASSERT_FALSE(huge);
+  const int64_t ops = tensors + 2 * 100000 * tensors;
+  EXPECT_NE(huge.error().message.find("100000 tokens"), std::string::npos) << huge.error().message;
+  EXPECT_NE(huge.error().message.find("has " + std::to_string(ops) + " ops"), std::string::npos) << huge.error().message;
+}
+
 TEST(Plan, BudgetSmallerThanTheLargestLayerIsNamed) {
   const PackedModel model = tiny_model(2);
   PlanOptions o;

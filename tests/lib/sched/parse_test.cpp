@@ -146,6 +146,22 @@ TEST(Parse, SizesAndRoundTrip) {
   EXPECT_EQ(format_stream(*s), planned);
 }
 
+// The writer's exact bytes on every form the format has (ranges, lists, xram, an unwaited
+// start, a barrier, large numbers), and appended after a header as a plan writes it.
+TEST(Parse, FormatWritesEveryFormByteForByte) {
+  const std::string text =
+      "memory 1099511627776\ncores 3\nslots 8\npolicy fifo\nbuffer a 256\nbuffer bb 1073741824\nbuffer x 64 xram\n"
+      "load L1 reads=x[0:32],x[32:32] writes=a[8:16],bb cycles=1099511627776\n"
+      "start P1 reads=a,bb[1073741823:1] writes=x cycles=0\nstart U reads=a cycles=7\nbarrier B cycles=5\n"
+      "wait P1\nstore S reads=a writes=x[63:1] cycles=9223\n";
+  Result<Stream> s = parse_stream(text);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(format_stream(*s), text);
+  std::string planned = "# a header\n";
+  append_stream_text(planned, *s);
+  EXPECT_EQ(planned, "# a header\n" + text);
+}
+
 // Mutated streams: every one either parses and schedules, or fails with a message.
 TEST(Parse, MutatedInputNeverCrashes) {
   const std::string base =
