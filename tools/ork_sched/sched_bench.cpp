@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -203,6 +204,19 @@ struct SpeedRow {
   double pipeline_cpu = 0, plan_only_cpu = 0;
 };
 
+// CPU ms of `run`, mean of `repeat` runs after one untimed run (-1 when one fails). The
+// untimed run faults the heap's pages in at every size: else a 1M-op stream's first run
+// faulted in ~400 MB (a third of a mean of 3) where a 10k-op one ran on pages that earlier
+// sizes had left, and the per-op growth measured that, not the work (docs/sched.md section
+// 5). Fresh pages cost per byte, the same per op at every size; the process figures count them.
+double warm_cpu_ms(int repeat, const std::function<bool()>& run) {
+  if (!run()) return -1;
+  const double cpu0 = cpu_ms();
+  for (int i = 0; i < repeat; ++i)
+    if (!run()) return -1;
+  return (cpu_ms() - cpu0) / repeat;
+}
+
 // Times every stage on one stream; false (a message on stderr) when it cannot be scheduled.
 bool time_stream(const std::string& kind, const Stream& s, int repeat, Policy policy, const std::string& ork_sched,
                  SpeedRow& r) {
@@ -229,27 +243,22 @@ bool time_stream(const std::string& kind, const Stream& s, int repeat, Policy po
   const double cpu0 = cpu_ms();
   r.sched = time_ms(repeat, [&] { (void)schedule(s, options); });  // graph included
   r.sched_cpu = (cpu_ms() - cpu0) / repeat;
-  {
-    const std::string text = format_stream(s);
-    const double cpu1 = cpu_ms();
-    for (int i = 0; i < repeat; ++i) {
-      Result<Stream> parsed = parse_stream(text);
-      if (!parsed || !schedule(*parsed, options)) {
-        fmt::print(stderr, "{} {}: the stream's text does not parse and schedule\n", kind, ops);
-        return false;
-      }
-    }
-    r.pipeline_cpu = (cpu_ms() - cpu1) / repeat;
+  const std::string text = format_stream(s);
+  r.pipeline_cpu = warm_cpu_ms(repeat, [&] {
+    Result<Stream> parsed = parse_stream(text);
+    return parsed && schedule(*parsed, options);
+  });
+  if (r.pipeline_cpu < 0) {
+    fmt::print(stderr, "{} {}: the stream's text does not parse and schedule\n", kind, ops);
+    return false;
   }
   if (kind == "7b") {
-    const double cpu2 = cpu_ms();
-    for (int i = 0; i < repeat; ++i) {
-      if (Result<size_t> plan = seven_b_plan_only(ops); !plan) {
-        fmt::print(stderr, "7b plan {}: {}\n", ops, plan.error().message);
-        return false;
-      }
+    Result<size_t> plan = size_t{0};
+    r.plan_only_cpu = warm_cpu_ms(repeat, [&] { return static_cast<bool>(plan = seven_b_plan_only(ops)); });
+    if (!plan) {
+      fmt::print(stderr, "7b plan {}: {}\n", ops, plan.error().message);
+      return false;
     }
-    r.plan_only_cpu = (cpu_ms() - cpu2) / repeat;
   }
   if (!ork_sched.empty() && kind != "7b") {
     const ProcessTimes p = process_ms(ork_sched, s, repeat, policy);
@@ -257,7 +266,6 @@ bool time_stream(const std::string& kind, const Stream& s, int repeat, Policy po
     r.process_cpu = p.cpu;
   }
   // What the process spends reading the text format: parse_stream on the stream's text.
-  const std::string text = r.process.n > 0 ? format_stream(s) : std::string();
   r.parse = r.process.n > 0 ? time_ms(repeat, [&] { (void)parse_stream(text); }) : ork::tools::Spread{};
   return true;
 }
