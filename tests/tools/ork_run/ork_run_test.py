@@ -47,6 +47,9 @@ for n in ("1", "3"):
         # The board plan: with room for the model, q, k and v go to the NPU as one chained job.
         if j.get("max_group") != (0 if n == "1" else 3):
             failures.append(f"--inflight {n}: max_group {j.get('max_group')}, the q/k/v group expected as one job")
+        # Decode (one row) never splits a group into row pieces; --inflight 1 runs no group.
+        if j.get("max_pieces") != (0 if n == "1" else 1):
+            failures.append(f"--inflight {n}: max_pieces {j.get('max_pieces')}, one piece a group expected at M = 1")
 for bad in ("0", "9", "two"):
     run([ork_run, model, "--inflight", bad], 2, "--inflight")
 
