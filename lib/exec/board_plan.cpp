@@ -147,4 +147,17 @@ Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std
   return std::move(*best);
 }
 
+int row_pieces(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
+               std::span<const int64_t> slice_k) {
+  if (m < 2 || m % 2 != 0) return 1;
+  const int64_t half = m / 2, bits = matmul::element_bits(dtype);
+  for (size_t j = 0; j < shapes.size(); ++j) {
+    const int64_t width = j < slice_k.size() ? slice_k[j] : 0;
+    auto plan = matmul::make_plan({m, shapes[j].first, shapes[j].second}, {.dtype = dtype, .slice_k = width});
+    if (!plan || plan->mc <= 0 || half % plan->mc != 0) return 1;
+    if ((half * shapes[j].first * bits) % 8 != 0) return 1;  // the second half's A on a whole byte (int4, odd K)
+  }
+  return 2;
+}
+
 }  // namespace ork::exec

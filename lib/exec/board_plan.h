@@ -47,6 +47,17 @@ Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std
                              int cores, const timing::TimingParams& params = {},
                              std::span<const int64_t> slice_k = {});
 
+// How many row pieces the group runs as (1 or 2): the executor hands a group's rows to the
+// NPU in two halves, each its own chained job of the same plan at m / 2 rows, when every
+// member's plan at m rows has its M-tiles split evenly by the halves (m / 2 a multiple of
+// its rows per M-tile, so each half streams the weights as often as its tiles did) and
+// each half's A and C start on a whole byte. The host then packs the second half's A and
+// unpacks the first half's C while the NPU runs the other half (docs/execution.md "Host
+// and device overlapped"); a plan with one M-tile (decode, most int8 prefill) stays whole,
+// since halving it would stream every weight twice.
+int row_pieces(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
+               std::span<const int64_t> slice_k = {});
+
 // The timing model's demand of one task of a plan (weight DMA, feature and output bytes,
 // MACs; driver/timing/timing_model.h make_demand).
 timing::TaskDemand plan_task_demand(const matmul::Plan& plan, const matmul::Task& task);

@@ -5,17 +5,19 @@
 
 #include <fmt/format.h>
 
+#include "lib/exec/board_plan.h"
 #include "lib/exec/chain_reference.h"
 #include "lib/exec/unpack.h"
 
 namespace ork::exec {
 
 DeviceCalls::DeviceCalls(const PackedModel& model, const PlanOptions& po, DeviceRef dev, Slots& slots)
-    : model_(model), po_(po), dev_(dev), slots_(slots) {
-  if (!dev_.on_npu()) return;
-  for (size_t w = 0; w <= dev_.more_windows.size(); ++w)
-    groups_.push_back(
-        std::make_unique<GroupJobs>(*dev_.window(static_cast<int>(w)).kmd, model_.desc.dtype, po_.m, dev_.cores));
+    : model_(model), po_(po), dev_(dev), slots_(slots) {}
+
+GroupJobs& DeviceCalls::group_jobs(int window, int pieces, int piece) {
+  auto& g = groups_[{window, pieces, piece}];
+  if (!g) g = std::make_unique<GroupJobs>(*dev_.window(window).kmd, model_.desc.dtype, po_.m / pieces, dev_.cores);
+  return *g;
 }
 
 DeviceCalls::~DeviceCalls() {
@@ -61,8 +63,8 @@ Result<const matmul::ResidentWeights*> DeviceCalls::weights_of(int slot, int mat
 
 // A job of ours still in flight on the same context is completed first by the job's rule
 // (lib/matmul/job.h): its A and output BOs are reused.
-Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch(int slot, int matmul, const Activation& a,
-                                                         std::vector<uint8_t>& c) {
+Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch(int slot, int matmul, const Activation& a,
+                                                                      std::vector<uint8_t>& c) {
   const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmul)];
   auto w = weights_of(slot, matmul);
   if (!w) return w.error();
@@ -76,12 +78,15 @@ Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch(int slot, int matmul, c
   auto npu = std::make_unique<matmul::Job>(*win(slot).kmd, stats);
   if (auto s = npu->add(std::move(*ctx), op.data(), c.data()); !s) return s.error();
   if (auto s = npu->submit(); !s) return s.error();
-  return npu;
+  std::vector<std::unique_ptr<matmul::Job>> jobs;
+  jobs.push_back(std::move(npu));
+  return jobs;
 }
 
-Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch_group(std::span<const int> slots, std::span<const int> matmuls,
-                                                               std::span<const Activation> a,
-                                                               std::vector<std::vector<uint8_t>>& c) {
+Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch_group(std::span<const int> slots,
+                                                                            std::span<const int> matmuls,
+                                                                            std::span<const Activation> a,
+                                                                            std::vector<std::vector<uint8_t>>& c) {
   const int window = slots_.window[static_cast<size_t>(slots[0])];  // a layer is whole in one window
   for (int slot : slots)
     if (slots_.window[static_cast<size_t>(slot)] != window)
@@ -89,6 +94,7 @@ Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch_group(std::span<const i
                                              window, slots_.window[static_cast<size_t>(slot)]));
   std::vector<std::vector<uint8_t>> ops(matmuls.size());
   std::vector<GroupMember> members;
+  std::vector<std::pair<int64_t, int64_t>> shapes;
   for (size_t i = 0; i < matmuls.size(); ++i) {
     const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmuls[i])];
     auto w = weights_of(slots[i], matmuls[i]);  // syncs the slot for the NPU
@@ -96,8 +102,22 @@ Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch_group(std::span<const i
     ops[i] = operand_bytes(model_.desc.dtype, a[i]);
     c[i].resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
     members.push_back({slots_.bos[static_cast<size_t>(slots[i])].get(), md.k, md.n, ops[i].data(), c[i].data()});
+    shapes.emplace_back(md.k, md.n);
   }
-  return groups_[static_cast<size_t>(window)]->launch(members);
+  const int pieces = row_pieces(model_.desc.dtype, po_.m, shapes);
+  const int64_t rows = po_.m / pieces, bits = matmul::element_bits(model_.desc.dtype);
+  std::vector<std::unique_ptr<matmul::Job>> jobs;
+  for (int p = 0; p < pieces; ++p) {
+    std::vector<GroupMember> piece = members;  // rows [p * rows, (p + 1) * rows): A and C row-major
+    for (GroupMember& g : piece) {
+      g.a = static_cast<const uint8_t*>(g.a) + p * rows * g.k * bits / 8;  // whole bytes (row_pieces)
+      g.c = static_cast<uint8_t*>(g.c) + output_bytes(p * rows, g.n);
+    }
+    auto job = group_jobs(window, pieces, p).launch(piece);
+    if (!job) return job.error();
+    jobs.push_back(std::move(*job));
+  }
+  return jobs;
 }
 
 }  // namespace ork::exec

@@ -10,6 +10,7 @@
 #include <new>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -125,7 +126,7 @@ class Walk {
   struct Job {
     std::vector<int> ops;  // their start ops
     std::vector<std::vector<uint8_t>> c;
-    std::unique_ptr<matmul::Job> npu;  // handed to the NPU (lib/matmul/job.h); null: computed
+    std::vector<std::unique_ptr<matmul::Job>> npu;  // handed to the NPU (job.h), one per row piece; none: computed
     int64_t begin_ns = 0;
   };
 
@@ -144,8 +145,7 @@ class Walk {
       s = make_error(-EIO, fmt::format("the device thread failed: {}", e.what()));
     }
     if (s) return;
-    for (Job& j : inflight_)
-      if (j.npu) j.npu->drain();
+    for (Job& j : inflight_) std::for_each(j.npu.begin(), j.npu.end(), [](auto& piece) { piece->drain(); });
     std::lock_guard lk(mu_);
     failed_ = true;
     error_ = s.error();
@@ -243,10 +243,10 @@ class Walk {
       combine(d_.dtype, src, a[i]);
     }
     const Step& step = plan_.op_steps[static_cast<size_t>(ops.front())];
-    Job job{.ops = ops, .c = std::vector<std::vector<uint8_t>>(ops.size()), .npu = nullptr, .begin_ns = now_ns()};
+    Job job{.ops = ops, .c = std::vector<std::vector<uint8_t>>(ops.size()), .npu = {}, .begin_ns = now_ns()};
     Status s = depth_ <= 1 ? calls_.run(step.slot, step.layer, step.matmul, a[0], job.c[0]) : launch(a, job);
     if (!s) return failed_in(step, s);
-    if (depth_ > 1 && job.npu) {
+    if (depth_ > 1 && !job.npu.empty()) {
       if (inflight_.empty()) busy_since_ = std::max(job.begin_ns, last_end_);
       inflight_.push_back(std::move(job));
       out_.stats.max_inflight = std::max(out_.stats.max_inflight, static_cast<int>(inflight_.size()));
@@ -268,7 +268,8 @@ class Walk {
     Job job = std::move(inflight_.front());
     inflight_.pop_front();
     const Step& step = plan_.op_steps[static_cast<size_t>(job.ops.front())];
-    if (auto s = job.npu->complete(); !s) return failed_in(step, s);
+    for (auto& piece : job.npu)  // in order: piece 0 is unpacked while the NPU runs piece 1
+      if (auto s = piece->complete(); !s) return failed_in(step, s);
     const int64_t end = now_ns();
     if (inflight_.empty()) out_.stats.device_ns += end - busy_since_;
     // On the device the jobs run one after another: this one from its submit or the end of
@@ -327,6 +328,7 @@ class Walk {
     auto npu = !groups_ ? calls_.launch(slots[0], matmuls[0], a[0], job.c[0]) : calls_.launch_group(slots, matmuls, a, job.c);
     if (npu) job.npu = std::move(*npu);
     if (npu) out_.stats.max_group = std::max(out_.stats.max_group, static_cast<int>(job.ops.size()));
+    if (npu) out_.stats.max_pieces = std::max(out_.stats.max_pieces, static_cast<int>(job.npu.size()));
     if (npu || npu.error().code != -ENOTSUP) return npu ? Status::success() : Status(npu.error());
     const int layer = plan_.op_steps[static_cast<size_t>(job.ops[0])].layer;
     for (size_t i = 0; i < job.ops.size(); ++i)
@@ -438,10 +440,8 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
   }
   out.stats.bytes_read = (*reader)->bytes_read();
   const io::ReaderInfo& info = (*reader)->info();
-  out.stats.engine = info.engine;
-  out.stats.direct = info.direct;
-  out.stats.registered = info.registered;
-  out.stats.fallbacks = info.fallbacks;
+  std::tie(out.stats.engine, out.stats.direct, out.stats.registered, out.stats.fallbacks) =
+      std::tie(info.engine, info.direct, info.registered, info.fallbacks);
   reader->reset();  // joins the I/O thread before the slots go
   if (!st) return st.error();
   return out;

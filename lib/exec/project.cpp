@@ -52,6 +52,13 @@ Status check_project_options(const ModelDesc& d, const ProjectOptions& o) {
     return make_error(-EINVAL, fmt::format("host times: {} given for {} matmuls per layer", o.host_ns.size(), d.matmuls.size()));
   for (double h : o.host_ns)
     if (!(h >= 0) || !std::isfinite(h)) return make_error(-EINVAL, fmt::format("host time {} ns: must be >= 0", h));
+  for (const auto* parts : {&o.host_parts, &o.half_host_parts}) {
+    if (!parts->empty() && parts->size() != d.matmuls.size())
+      return make_error(-EINVAL, fmt::format("host parts: {} given for {} matmuls per layer", parts->size(), d.matmuls.size()));
+    for (const HostParts& h : *parts)
+      if (!(h.before_ns >= 0) || !(h.after_ns >= 0) || !std::isfinite(h.total_ns()))
+        return make_error(-EINVAL, fmt::format("host parts {} + {} ns: must be >= 0", h.before_ns, h.after_ns));
+  }
   if (!o.slice_k.empty() && o.slice_k.size() != d.matmuls.size())
     return make_error(-EINVAL, fmt::format("slice widths: {} given for {} matmuls per layer", o.slice_k.size(), d.matmuls.size()));
   return Status::success();
@@ -98,12 +105,21 @@ void place_weights(uint64_t layer_bytes, int layers, const ProjectOptions& o, Pr
   p.streamed_bytes = p.weight_bytes - p.resident_bytes;
 }
 
-// The board plan of every group of the layer under `params`: device time per step, tasks
-// and submits per layer; the groups' plans into `groups` when given.
+// Matmul j's host parts at one piece's rows (ProjectOptions::host_parts; given: all before).
+HostParts host_of(const ProjectOptions& o, size_t j, int pieces) {
+  const std::vector<HostParts>& parts = pieces == 1 ? o.host_parts : o.half_host_parts;
+  if (!parts.empty()) return parts[j];
+  return {o.host_ns[j] / pieces, 0};
+}
+
+// The board plan of every group of the layer under `params`: device time, tasks and submits
+// per layer, the host's exposed part (overlap.h) and, into *host_ns, all of its work; the
+// groups' plans into `groups` when given.
 Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, const timing::TimingParams& params,
-                                std::vector<BatchGroup>* groups) {
+                                std::vector<BatchGroup>* groups, double* host_ns = nullptr) {
   StepFigures f;
   std::vector<BatchGroup> gs = batch_groups(d);
+  std::vector<GroupWork> work;
   for (BatchGroup& g : gs) {
     std::vector<std::pair<int64_t, int64_t>> shapes;
     std::vector<int64_t> widths;
@@ -111,37 +127,49 @@ Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, con
       shapes.emplace_back(d.matmuls[static_cast<size_t>(j)].k, d.matmuls[static_cast<size_t>(j)].n);
       widths.push_back(o.slice_k.empty() ? 0 : o.slice_k[static_cast<size_t>(j)]);
     }
-    auto plan = plan_group(d.dtype, o.m, shapes, o.cores, params, widths);
+    g.pieces = row_pieces(d.dtype, o.m, shapes, widths);
+    auto plan = plan_group(d.dtype, o.m / g.pieces, shapes, o.cores, params, widths);
     if (!plan) return plan.error();
-    g.device_ns = static_cast<int64_t>(plan->device_ns);
-    g.tasks = plan->tasks;
-    g.submits = plan->submits;
+    GroupWork w{g.pieces, plan->device_ns, {}};
+    for (int j : g.matmuls) w.host.push_back(host_of(o, static_cast<size_t>(j), g.pieces));
+    work.push_back(std::move(w));
+    g.device_ns = static_cast<int64_t>(plan->device_ns * g.pieces);
+    g.tasks = plan->tasks * g.pieces;
+    g.submits = plan->submits * g.pieces;
     g.parts = plan->parts;
     f.device_ns += static_cast<double>(g.device_ns);
     f.tasks += g.tasks;
     f.submits += g.submits;
   }
+  const HostSchedule s = schedule_layer(work);
+  f.host_exposed_ns = s.exposed_ns;
+  if (host_ns != nullptr) *host_ns = s.host_ns;
   if (groups != nullptr) *groups = std::move(gs);
   return f;
 }
 
-// Per layer -> per step, and the step's time with the host's and the I/O's parts.
+// Per layer -> per step, and the step's time with the host's exposed part and the I/O's.
 void finish(StepFigures& f, const ModelDesc& d, const Projection& p) {
   f.device_ns *= d.layers;
+  f.host_exposed_ns *= d.layers;
   f.tasks *= d.layers;
   f.submits *= d.layers;
-  f.step_ns = std::max(p.io_ns, f.device_ns + p.host_ns + p.switch_ns);  // the same windows
+  f.step_ns = std::max(p.io_ns, f.device_ns + f.host_exposed_ns + p.switch_ns);  // the same windows
   f.tokens_per_s = static_cast<double>(p.m) * 1e9 / f.step_ns;
 }
 
 // The board plan (the step's figures), the same plan with all fixed cost per submit, and the
 // previous plan (every matmul its own submit on all cores).
 Status project_plans(const ModelDesc& d, const ProjectOptions& o, Projection& p) {
-  auto board = plan_groups(d, o, timing::TimingParams{}, &p.groups);
+  double layer_host = 0;
+  auto board = plan_groups(d, o, timing::TimingParams{}, &p.groups, &layer_host);
   if (!board) return board.error();
   p.tasks_per_layer = board->tasks;
   finish(*board, d, p);
   p.device_ns = board->device_ns;
+  p.host_ns = layer_host * d.layers;  // the board plan's calls, each at its piece's rows
+  p.host_exposed_ns = board->host_exposed_ns;
+  p.host_overlapped_ns = p.host_ns - p.host_exposed_ns;
   p.tasks = board->tasks;
   p.submits = board->submits;
   timing::TimingParams all_per_submit;
@@ -151,14 +179,17 @@ Status project_plans(const ModelDesc& d, const ProjectOptions& o, Projection& p)
   if (!ps) return ps.error();
   finish(*ps, d, p);
   p.per_submit = *ps;
-  for (const MatmulProjection& mp : p.per_matmul) {
+  for (const MatmulProjection& mp : p.per_matmul) {  // blocking calls: nothing overlaps
     p.split_each.device_ns += static_cast<double>(mp.device_ns);
+    p.split_each.host_exposed_ns += mp.host_ns;
     p.split_each.tasks += mp.tasks;
   }
   p.split_each.submits = static_cast<int64_t>(p.per_matmul.size());
   finish(p.split_each, d, p);
   // The groups' submits come first on every core at once: no stream hides them.
-  p.submit_ns = static_cast<double>(p.groups.size()) * d.layers * timing::kSubmitNs;
+  int64_t starts = 0;  // each piece of a group is a job of its own
+  for (const BatchGroup& g : p.groups) starts += g.pieces;
+  p.submit_ns = static_cast<double>(starts) * d.layers * timing::kSubmitNs;
   p.fixed_ns = p.device_ns - p.dram_floor_ns - p.submit_ns;
   return Status::success();
 }
@@ -187,7 +218,7 @@ Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
   p.io_ns = static_cast<double>(p.streamed_bytes) / o.disk_bytes_per_s * 1e9;
   p.dram_floor_ns = static_cast<double>(p.weight_bytes) / timing::kSharedDramBytesPerNs;
   if (Status st = project_plans(d, o, p); !st) return st.error();
-  p.compute_ns = p.device_ns + p.host_ns + p.switch_ns;
+  p.compute_ns = p.device_ns + p.host_exposed_ns + p.switch_ns;
   p.step_ns = std::max(p.io_ns, p.compute_ns);
   p.sequential_ns = p.io_ns + p.compute_ns;
   p.tokens_per_s = static_cast<double>(o.m) * 1e9 / p.step_ns;
@@ -196,10 +227,28 @@ Result<Projection> project(const ModelDesc& d, const ProjectOptions& o) {
 
 Result<std::vector<double>> measure_host_ns(DeviceRef dev, const ModelDesc& d, int64_t m, int repeats,
                                             int* submits_per_call, std::span<const int64_t> slice_k) {
+  auto parts = measure_host_parts(dev, d, m, repeats, submits_per_call, slice_k);
+  if (!parts) return parts.error();
+  std::vector<double> out;
+  for (const HostParts& h : *parts) out.push_back(h.total_ns());
+  return out;
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+Result<std::vector<HostParts>> measure_host_parts(DeviceRef dev, const ModelDesc& d, int64_t m, int repeats,
+                                                  int* submits_per_call, std::span<const int64_t> slice_k) {
   if (!dev.on_npu() || dev.kmd == nullptr || dev.runner == nullptr)
     return make_error(-EINVAL, "measuring host time needs an NPU device (kmd and runner)");
   if (repeats < 1) return make_error(-EINVAL, fmt::format("repeats = {}: must be >= 1", repeats));
-  std::vector<double> out;
+  std::vector<HostParts> out;
   int most_submits = 0;
   if (!slice_k.empty() && slice_k.size() != d.matmuls.size())
     return make_error(-EINVAL, fmt::format("slice widths: {} given for {} matmuls per layer", slice_k.size(), d.matmuls.size()));
@@ -224,18 +273,19 @@ Result<std::vector<double>> measure_host_ns(DeviceRef dev, const ModelDesc& d, i
     std::vector<uint8_t> c(static_cast<size_t>(output_bytes(m, md.n)));
     matmul::RunOptions ro;
     ro.cores = dev.cores;
-    std::vector<double> times;
+    std::vector<double> before, after;
     Status st;
     for (int r = 0; r <= repeats && st; ++r) {
       matmul::RunStats s;
       st = dev.runner->run(**w, a.data(), m, c.data(), ro, &s);
       most_submits = std::max(most_submits, s.submits);
-      if (r > 0) times.push_back(static_cast<double>(s.plan_ns + s.pack_ns + s.submit_ns + s.unpack_ns));
+      if (r == 0) continue;  // the warm-up builds the context
+      before.push_back(static_cast<double>(s.plan_ns + s.pack_ns + s.submit_ns));
+      after.push_back(static_cast<double>(s.unpack_ns));
     }
     dev.runner->forget(**w);
     if (!st) return make_error(st.error().code, fmt::format("matmul \"{}\": {}", md.name, st.error().message));
-    std::sort(times.begin(), times.end());
-    out.push_back(times[times.size() / 2]);
+    out.push_back({median(std::move(before)), median(std::move(after))});
   }
   if (submits_per_call != nullptr) *submits_per_call = most_submits;
   return out;

@@ -6,13 +6,14 @@
 //           `cores`;
 //   host    the host's own time per matmul call (plan lookup, packing A, the submit and
 //           wait ioctls, unpacking C), measured on the emulator with a PC that does no work
-//           (measure_host_ns) or given;
+//           (measure_host_parts) or given; only the part the NPU's jobs do not hide is
+//           added, from the schedule of the executor's host work and NPU jobs (overlap.h);
 //   I/O     the weight bytes that do not stay resident, at the disk rate.
 // The board plan: each group of a layer's matmuls (q/k/v, o, gate/up, down) is one chained
 // submit per core, its tasks placed on the cores by lib/sched's list scheduler
-// (board_plan.h); groups run one after another (each needs the previous one's output), host
-// then device, and a step enters each NPU window it uses once, so compute = device + host +
-// switch; the scheduled order overlaps I/O with compute, so a step takes max(I/O, compute)
+// (board_plan.h); groups run one after another (each needs the previous one's output), a
+// group in two row pieces when its M-tiles split evenly (row_pieces), and a step enters each
+// NPU window it uses once, so compute = device + exposed host + switch; the scheduled order overlaps I/O with compute, so a step takes max(I/O, compute)
 // (the sequential order: their sum). The residency rule: the whole model stays resident
 // when its weights fit the budget (host RAM for weights) and its layers, each whole, fit at
 // most max_windows NPU address windows (lib/exec/windows.h; a step then switches windows
@@ -30,6 +31,7 @@
 #include "driver/common/result.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/model.h"
+#include "lib/exec/overlap.h"
 
 namespace ork::exec {
 
@@ -50,6 +52,10 @@ struct ProjectOptions {
   uint64_t window_bytes = 0;        // each NPU address window (KmdInfo::window_bytes)
   int max_windows = hw::kMaxNpuWindows;  // windows a resident model may span (1: the old one-window rule)
   std::vector<double> host_ns;      // per matmul of a layer (desc order): host time per call
+  // Per matmul, host_ns split at the device (overlap.h): at m rows, and at m / 2 rows for the
+  // groups the executor runs in two row pieces (row_pieces, board_plan.h). Empty: the
+  // call's host time (halved for a piece) all before the device.
+  std::vector<HostParts> host_parts, half_host_parts;
   // int4: per matmul of a layer (desc order), the K-slice width its weights are packed with
   // (lib/matmul/int4_bound.h; matmul::PlanOptions::slice_k). Empty: the dtype's for all.
   std::vector<int64_t> slice_k;
@@ -73,11 +79,13 @@ struct BatchGroup {
   int64_t device_ns = 0;  // the group's plan on the timing model
   int64_t tasks = 0, submits = 0;
   std::vector<int> parts;  // per matmul: its column parts
+  int pieces = 1;          // row pieces (row_pieces): device_ns is all of them
 };
 
 // A step's figures under one plan or one reading of the timing model.
 struct StepFigures {
   double device_ns = 0, step_ns = 0, tokens_per_s = 0;
+  double host_exposed_ns = 0;  // the host's time the NPU does not hide (overlap.h)
   int64_t tasks = 0, submits = 0;
 };
 
@@ -87,7 +95,10 @@ struct Projection {
   std::vector<MatmulProjection> per_matmul;  // one layer, each matmul split over all cores
   // Per step (all layers), the board plan (the groups below):
   double device_ns = 0, host_ns = 0, io_ns = 0;
-  double compute_ns = 0;     // device + host + switch
+  // Of host_ns, the part the NPU's jobs hide and the part they do not, from the schedule of
+  // the executor's host work and NPU jobs (overlap.h).
+  double host_overlapped_ns = 0, host_exposed_ns = 0;
+  double compute_ns = 0;     // device + exposed host + switch
   double step_ns = 0;        // max(io, compute): the scheduled order
   double sequential_ns = 0;  // io + compute: load, then compute, no overlap
   double tokens_per_s = 0;   // m per step
@@ -130,5 +141,9 @@ Result<Projection> project(const ModelDesc& desc, const ProjectOptions& options)
 // `slice_k` as ProjectOptions::slice_k (the views take those widths).
 Result<std::vector<double>> measure_host_ns(DeviceRef device, const ModelDesc& desc, int64_t m, int repeats,
                                             int* submits_per_call = nullptr, std::span<const int64_t> slice_k = {});
+// The same, each call's time split at the device: before = plan + pack + submit, after =
+// unpack (each the median of its own repeats).
+Result<std::vector<HostParts>> measure_host_parts(DeviceRef device, const ModelDesc& desc, int64_t m, int repeats,
+                                                  int* submits_per_call = nullptr, std::span<const int64_t> slice_k = {});
 
 }  // namespace ork::exec

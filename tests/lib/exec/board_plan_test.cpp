@@ -122,5 +122,33 @@ TEST(BoardPlan, BadGroupsAreNamed) {
   EXPECT_NE(shape.error().message.find("K = 0"), std::string::npos) << shape.error().message;
 }
 
+// A group runs in two row pieces exactly when every member's M-tiles split evenly between
+// the halves (row_pieces): never at decode or an odd M, never when one M-tile holds all the
+// rows (halving would stream every weight twice), always on a whole number of tiles.
+TEST(BoardPlan, RowPiecesSplitOnlyOnWholeMTiles) {
+  const std::pair<int64_t, int64_t> small[] = {{512, 512}, {512, 128}};
+  for (matmul::DType dt : {matmul::DType::int8, matmul::DType::int4, matmul::DType::fp16}) {
+    EXPECT_EQ(row_pieces(dt, 1, small), 1);
+    EXPECT_EQ(row_pieces(dt, 255, small), 1);
+    for (int64_t m : {2, 8, 64, 128, 256, 512, 1024}) {
+      int want = 2;
+      for (const auto& [k, n] : small) {
+        auto plan = matmul::make_plan({m, k, n}, {.dtype = dt});
+        ASSERT_TRUE(plan);
+        if ((m / 2) % plan->mc != 0) want = 1;
+      }
+      EXPECT_EQ(row_pieces(dt, m, small), want) << dtype_key(dt) << " m " << m;
+    }
+  }
+  // int4 at 480-wide slices holds 128 rows a tile (docs/execution.md "int4"): 256 rows split, 128 do not.
+  const std::pair<int64_t, int64_t> down[] = {{1408, 512}};
+  EXPECT_EQ(row_pieces(matmul::DType::int4, 256, down), 2);
+  EXPECT_EQ(row_pieces(matmul::DType::int4, 128, down), 1);
+  // 992-wide slices (7B's synthetic int4 weights) hold 64: 128 rows split.
+  const std::pair<int64_t, int64_t> gate[] = {{3584, 18944}};
+  const int64_t w992[] = {992};
+  EXPECT_EQ(row_pieces(matmul::DType::int4, 128, gate, w992), 2);
+}
+
 }  // namespace
 }  // namespace ork::exec

@@ -1,8 +1,8 @@
 // The executor running each group of a layer's matmuls as its board plan (RunOptions::groups,
 // lib/exec/group_job.h): one chained job per group, its tasks on the cores the list scheduler
 // chose, bit for bit against the CPU reference of the whole chain, on emu and emu-rocket, on
-// 1 and 3 cores, int8 and int4 (K-slices), decode and prefill, every tensor resident or
-// streamed.
+// 1 and 3 cores, int8 and int4 (K-slices), decode and prefill (int4 prefill in two row
+// pieces: row_pieces, board_plan.h), every tensor resident or streamed.
 #include <algorithm>
 
 #include <gtest/gtest.h>
@@ -23,6 +23,7 @@ struct Case {
   matmul::DType dtype;
   int64_t m;
   uint64_t budget;  // 0: the whole model resident
+  int pieces = 1;   // the most row pieces a group runs in (row_pieces, board_plan.h)
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) {
@@ -56,6 +57,10 @@ TEST_P(ExecutorGroups, EveryGroupAsOneChainedJobEqualsTheReference) {
   auto out = run_plan(path, *model, *plan, o, api::exec_device(**dev, c.cores), ro);
   ASSERT_TRUE(out) << out.error().message;
   EXPECT_EQ(out->stats.max_group, 3);  // q, k and v in one job
+  // Prefill whose M-tiles split evenly runs each group in two row pieces, one job each: the
+  // second half packed while the NPU runs the first, the first unpacked while it runs the
+  // second; every byte still the reference's.
+  EXPECT_EQ(out->stats.max_pieces, c.pieces);
   auto want = reference_chain(path, *model, c.m, 2);
   ASSERT_TRUE(want) << want.error().message;
   const Status same = compare_chains(*model, out->chain, *want);
@@ -69,7 +74,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"emu", 3, matmul::DType::int4, 1, 0}, Case{"emu-rocket", 3, matmul::DType::int4, 1, 0},
                       Case{"emu-rocket", 1, matmul::DType::int4, 1, 0}, Case{"emu", 3, matmul::DType::int8, 64, 0},
                       Case{"emu-rocket", 3, matmul::DType::fp16, 1, 0},
-                      Case{"emu", 3, matmul::DType::int8, 1, 6u << 20}),
+                      Case{"emu", 3, matmul::DType::int8, 1, 6u << 20},
+                      // int4 at 480-wide slices: 128 rows a tile, so 256 rows run in two pieces
+                      Case{"emu", 3, matmul::DType::int4, 256, 0, 2}, Case{"emu-rocket", 1, matmul::DType::int4, 256, 0, 2}),
     case_name);
 
 // The plans those runs chain really spread the matmuls over the cores: in the small model's
