@@ -135,34 +135,57 @@ ORK_AVX512 void atom2_i16_avx512(const int16_t* const* s, int64_t count, int64_t
   _mm512_storeu_si512(c, v);
 }
 
-// Rows [0, rows) of an 8-row block (rows <= 8) across `surfaces` whole surfaces, from
-// element `at` of each slice (`surface` elements a surface) into C's row pieces at `c`:
-// called, not inlined, by the ISA's loop (a target function inlines only into its own ISA).
-__attribute__((target("avx2"))) void row_block_i16_avx2(const int16_t* const* s, int64_t count, int64_t at,
-                                                        int64_t surface, int32_t* c, int64_t n_len, bool first,
-                                                        int64_t rows, int64_t surfaces) {
-  for (int64_t g = 0; g < surfaces; ++g) {
-    if (rows == kHostRowBlock) {
-      block_i16_avx2(s, count, at + g * surface, c + g * 8, n_len, first);
-      continue;
+// A band of C's columns: surfaces [g0, g1) over rows [r0, r1), rows in 8-row blocks and the
+// band's surfaces inner, so each row of C gets one contiguous piece of the band (at
+// kBandSurfaces, 2 KiB; 8 to 256 surfaces measured alike at K = N = 2048, 64 to 256 the best
+// at the 7B FFN shape) and each slice is read in the band's surfaces' streams, front to back.
+// Bands, not whole rows: rows outer across every surface read each slice at a stride of
+// mp x 16 bytes (2 KiB at M = 128), a new page every other read, far past the TLB at the
+// 7B FFN shape (2,368 surfaces a slice). Bands, not single surface pairs down all rows:
+// a pair wrote one 64-byte line per row, a column of C's lines mapping to a few cache sets
+// when a row is a power of two bytes (8 KiB at N = 2048): measured 2.5-3x slower there
+// (ork_bench --host-dtypes, int4 at 2048 x 2048, M = 16..256).
+// Called, not inlined, by the ISA's loop (a target function inlines only into its own ISA).
+constexpr int64_t kBandSurfaces = 64;
+
+__attribute__((target("avx2"))) void band_i16_avx2(const int16_t* const* s, int64_t count, int64_t surface,
+                                                   int32_t* c, int64_t n_len, bool first, int64_t r0, int64_t r1,
+                                                   int64_t g0, int64_t g1) {
+  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
+    const int64_t rows = std::min(kHostRowBlock, r1 - m0);
+    for (int64_t g = g0; g < g1; ++g) {
+      if (rows == kHostRowBlock) {
+        block_i16_avx2(s, count, g * surface + m0 * 8, c + m0 * n_len + g * 8, n_len, first);
+        continue;
+      }
+      for (int64_t m = m0; m < m0 + rows; ++m) atom_i16_avx2(s, count, g * surface + m * 8, c + m * n_len + g * 8, first);
     }
-    for (int64_t r = 0; r < rows; ++r) atom_i16_avx2(s, count, at + g * surface + r * 8, c + r * n_len + g * 8, first);
   }
 }
-// AVX-512: `pairs` pairs of surfaces (g = 0, 2, 4, ...), each pair down rows [r0, r1) before
-// the next: per row one whole 64-byte line of C, written once, and every slice read in two
-// sequential streams a pair (rows outer read each slice at a stride of mp x 16 bytes, a new
-// page every few reads: at the 7B FFN shape 8 slices x 2,368 surfaces, far past the TLB,
-// measured at half int8's bytes per second).
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void pairs_i16_avx512(const int16_t* const* s, int64_t count,
-                                                                           int64_t surface, int32_t* c, int64_t n_len,
-                                                                           bool first, int64_t r0, int64_t r1,
-                                                                           int64_t pairs) {
-  for (int64_t g = 0; g < 2 * pairs; g += 2) {
-    int64_t m = r0;
-    for (; m + kHostRowBlock <= r1; m += kHostRowBlock)
-      block2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, n_len, first);
-    for (; m < r1; ++m) atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
+// AVX-512: the band's surfaces in pairs (a row's 16 sums of two surfaces in one zmm, one
+// 64-byte line of C), an odd last surface as AVX2 does it.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void band_i16_avx512(const int16_t* const* s, int64_t count,
+                                                                          int64_t surface, int32_t* c,
+                                                                          int64_t n_len, bool first, int64_t r0,
+                                                                          int64_t r1, int64_t g0, int64_t g1) {
+  const int64_t pairs_end = g0 + (g1 - g0) / 2 * 2;
+  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
+    const int64_t rows = std::min(kHostRowBlock, r1 - m0);
+    for (int64_t g = g0; g < pairs_end; g += 2) {
+      if (rows == kHostRowBlock) {
+        block2_i16_avx512(s, count, g * surface + m0 * 8, surface, c + m0 * n_len + g * 8, n_len, first);
+        continue;
+      }
+      for (int64_t m = m0; m < m0 + rows; ++m)
+        atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
+    }
+    if (pairs_end == g1) continue;
+    if (rows == kHostRowBlock) {
+      block_i16_avx2(s, count, pairs_end * surface + m0 * 8, c + m0 * n_len + pairs_end * 8, n_len, first);
+      continue;
+    }
+    for (int64_t m = m0; m < m0 + rows; ++m)
+      atom_i16_avx2(s, count, pairs_end * surface + m * 8, c + m * n_len + pairs_end * 8, first);
   }
 }
 #endif
@@ -178,21 +201,20 @@ __attribute__((always_inline)) inline void unpack_impl(const Native* const* s, i
   constexpr int64_t kC2 = kAtom / static_cast<int64_t>(sizeof(Native));
   const int64_t n_len = p.shape.n, full = n_len / kC2, tail = n_len % kC2;
   const int64_t surface = p.mp * kC2;  // elements per (mp, c2) surface
-  int64_t g0 = 0;  // surfaces done surface-outer (AVX-512's pairs)
+  int64_t g0 = 0;  // whole surfaces done in bands (int4's int16 partials on x86)
 #if defined(__x86_64__)
-  if constexpr (std::is_same_v<Native, int16_t> && kIsa == SumIsa::avx512) {
-    pairs_i16_avx512(s, count, surface, c, n_len, first, r0, r1, full / 2);
-    g0 = full / 2 * 2;
+  if constexpr (std::is_same_v<Native, int16_t> && kIsa != SumIsa::portable) {
+    for (; g0 < full; g0 += kBandSurfaces) {
+      const int64_t g1 = std::min(full, g0 + kBandSurfaces);
+      if constexpr (kIsa == SumIsa::avx512) band_i16_avx512(s, count, surface, c, n_len, first, r0, r1, g0, g1);
+      else band_i16_avx2(s, count, surface, c, n_len, first, r0, r1, g0, g1);
+    }
+    g0 = full;
   }
 #endif
   for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
     const int64_t m1 = std::min(r1, m0 + kHostRowBlock);
     Out* row = c + m0 * n_len;
-#if defined(__x86_64__)
-    if constexpr (std::is_same_v<Native, int16_t> && kIsa != SumIsa::portable) {
-      row_block_i16_avx2(s, count, g0 * surface + m0 * kC2, surface, row + g0 * kC2, n_len, first, m1 - m0, full - g0);
-    } else
-#endif
     if (m1 - m0 == kHostRowBlock) {
       for (int64_t g = g0; g < full; ++g) block_run<kC2>(s, count, g * surface + m0 * kC2, row + g * kC2, n_len, first);
     } else {
