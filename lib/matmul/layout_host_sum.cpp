@@ -13,6 +13,7 @@
 #include <immintrin.h>
 #endif
 
+#include "driver/common/fp16.h"
 #include "driver/common/npu_layout.h"
 
 namespace ork::matmul {
@@ -290,6 +291,47 @@ void unforce_sum_isa() { g_forced.store(-1); }
     unpack_impl<SumIsa::portable>(s, count, p, c, first, r0, r1);                                                    \
   }
 #endif
+
+// fp16 rounding. VCVTPS2PH rounds as float_to_half does (nearest even from the immediate,
+// NaN quieted with its payload's top bits: docs/dtypes.md "fp16 conversion", checked against
+// the host's converter in tests/driver/common/fp16_test.cpp); an fp32 subnormal becomes a
+// signed zero whether or not MXCSR.DAZ is set, and tests/lib/matmul/layout_host_test.cpp
+// runs every path under FTZ and DAZ too.
+#if defined(__x86_64__)
+namespace {
+bool has_f16c() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("f16c");
+}
+__attribute__((target("avx2,f16c"))) int64_t round_f16c(const float* in, uint16_t* out, int64_t count) {
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return i;
+}
+__attribute__((target("avx512f"))) int64_t round_avx512(const float* in, uint16_t* out, int64_t count) {
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        // all lanes; the plain form's undefined pass-through warns (GCC 12)
+                        _mm512_maskz_cvtps_ph(0xffff, _mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return i;
+}
+}  // namespace
+#endif
+
+void round_to_fp16_on(SumIsa isa, const float* in, uint16_t* out, int64_t count) {
+  int64_t i = 0;
+#if defined(__x86_64__)
+  static const bool f16c = has_f16c();
+  if (isa == SumIsa::avx512) i = round_avx512(in, out, count);
+  if (isa != SumIsa::portable && f16c) i += round_f16c(in + i, out + i, count - i);
+#else
+  (void)isa;
+#endif
+  for (; i < count; ++i) out[i] = ork::float_to_half(in[i]);
+}
 
 ORK_SUM_ROWS(int32_t, int32_t)
 ORK_SUM_ROWS(int16_t, int32_t)
