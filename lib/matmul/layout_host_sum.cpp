@@ -142,10 +142,11 @@ ORK_AVX512 void atom2_i16_avx512(const int16_t* const* s, int64_t count, int64_t
 // at the 7B FFN shape) and each slice is read in the band's surfaces' streams, front to back.
 // Bands, not whole rows: rows outer across every surface read each slice at a stride of
 // mp x 16 bytes (2 KiB at M = 128), a new page every other read, far past the TLB at the
-// 7B FFN shape (2,368 surfaces a slice). Bands, not single surface pairs down all rows:
-// a pair wrote one 64-byte line per row, a column of C's lines mapping to a few cache sets
-// when a row is a power of two bytes (8 KiB at N = 2048): measured 2.5-3x slower there
-// (ork_bench --host-dtypes, int4 at 2048 x 2048, M = 16..256).
+// 7B FFN shape (2,368 surfaces a slice). Bands, not single surface pairs down all rows,
+// where C's rows are a multiple of 4 KiB apart (8 KiB at N = 2048): a pair wrote one
+// 64-byte line per row, a column of C's lines in a few cache sets, 2.5-3x slower there
+// (a micro-benchmark of unpack_c_group, int4 at 2048 x 2048, M = 16..256); elsewhere
+// AVX-512 keeps the pairs (unpack_impl).
 // Called, not inlined, by the ISA's loop (a target function inlines only into its own ISA).
 constexpr int64_t kBandSurfaces = 64;
 
@@ -189,6 +190,19 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void band_i16_avx512(const 
       atom_i16_avx2(s, count, pairs_end * surface + m * 8, c + m * n_len + pairs_end * 8, first);
   }
 }
+// AVX-512 where C's rows are not a multiple of 4 KiB apart: each surface pair down rows
+// [r0, r1) before the next, every slice read as one sequential stream a pair.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void pairs_i16_avx512(const int16_t* const* s, int64_t count,
+                                                                           int64_t surface, int32_t* c, int64_t n_len,
+                                                                           bool first, int64_t r0, int64_t r1,
+                                                                           int64_t pairs) {
+  for (int64_t g = 0; g < 2 * pairs; g += 2) {
+    int64_t m = r0;
+    for (; m + kHostRowBlock <= r1; m += kHostRowBlock)
+      block2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, n_len, first);
+    for (; m < r1; ++m) atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
+  }
+}
 #endif
 
 // Rows in 8-row blocks, each block across every surface: C is written row piece after row
@@ -205,6 +219,16 @@ __attribute__((always_inline)) inline void unpack_impl(const Native* const* s, i
   int64_t g0 = 0;  // whole surfaces done in bands (int4's int16 partials on x86)
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<Native, int16_t> && kIsa != SumIsa::portable) {
+    // AVX-512 takes one surface pair down all rows (each slice read as one sequential stream
+    // a pair) unless C's rows are a multiple of 4 KiB apart, where a column of C's lines
+    // falls in a few cache sets and bands win. One thread, outputs on 4 KiB pages as the
+    // emulator maps them, int4 over int8's time: at 128 x 3584 x 18944 pairs 1.39-1.51x,
+    // bands 1.60-1.76x; at 128 x 18944 x 3584 pairs 0.65-0.70x, bands 0.86-1.00x; at
+    // 128 x 2048 x 2048 pairs 2.4-2.6x, bands 0.90-0.97x.
+    if (kIsa == SumIsa::avx512 && (n_len * 4) % 4096 != 0) {
+      pairs_i16_avx512(s, count, surface, c, n_len, first, r0, r1, full / 2);
+      g0 = full / 2 * 2;
+    }
     for (; g0 < full; g0 += kBandSurfaces) {
       const int64_t g1 = std::min(full, g0 + kBandSurfaces);
       if constexpr (kIsa == SumIsa::avx512) band_i16_avx512(s, count, surface, c, n_len, first, r0, r1, g0, g1);

@@ -149,11 +149,13 @@ TEST(LayoutHost, Int4SlicesAddInOnePassOnEveryIsa) {
     expect_group<int16_t, int32_t>({16, 1499, 35}, DType::int4, 0, 4);
     expect_group<int16_t, int32_t>({16, 1499, 35}, DType::int4, 2, 2);
     expect_group<int16_t, int32_t>({1, 2048, 2048}, DType::int4, 0, 5);   // decode
-    // Bands of 64 surfaces (layout_host_sum.cpp): N = 1045 is two whole bands, one of two
-    // surfaces and a tail of 5 columns; N = 1035 ends in a band of one surface (AVX-512's odd
-    // one); M = 13 and 21 end in a part block.
+    // Bands of 64 surfaces (layout_host_sum.cpp; AVX-512 only where C's rows are a multiple
+    // of 4 KiB apart, N = 3072 here, else surface pairs): N = 1045 is two whole bands, one of
+    // two surfaces and a tail of 5 columns; N = 1035 ends in a band of one surface; M = 13 and
+    // 21 end in a part block.
     expect_group<int16_t, int32_t>({21, 1500, 1045}, DType::int4, 0, 4);
     expect_group<int16_t, int32_t>({13, 1500, 1035}, DType::int4, 1, 3);
+    expect_group<int16_t, int32_t>({13, 1500, 3072}, DType::int4, 1, 3);
     expect_group<int16_t, int32_t>({40, 4800, 9000}, DType::int4, 0, 10);  // two threads
     expect_group<float, float>({11, 4100, 13}, DType::fp16, 0, 3);
     expect_group<int32_t, int32_t>({9, 5000, 13}, DType::int8, 1, 2);
