@@ -169,4 +169,15 @@ Status unpack_c_group(const Plan& p, std::span<const uint8_t* const> slices, int
   return dtype_info(p.dtype).unpack_c(p, slices, first == 0, c, acc);
 }
 
+Status round_c_fp16(const Plan& p, std::span<const float> acc, uint16_t* c) {
+  const int64_t m = p.shape.m, n = p.shape.n;
+  if (Status s = check_size("fp32 partial sums of an fp16 C", static_cast<int64_t>(acc.size()), m * n); !s) return s;
+  const SumIsa isa = sum_isa();
+  // Work weight: 4 bytes read and 2 written per element, the unpacker's threshold.
+  on_row_halves(m, 6 * m * n, kUnpackMinBytes, [&](int64_t r0, int64_t r1) {
+    round_to_fp16_on(isa, acc.data() + r0 * n, c + r0 * n, (r1 - r0) * n);
+  });
+  return {};
+}
+
 }  // namespace ork::matmul

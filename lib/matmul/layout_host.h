@@ -70,4 +70,8 @@ Status pack_a_native(const Plan& plan, const void* a, std::span<uint8_t> out);
 Status unpack_c_group(const Plan& plan, std::span<const uint8_t* const> slices, int64_t first, void* c,
                       std::span<float> acc);
 
+// An fp16 C from the fp32 sums of its slices (unpack_c_group's `acc`, M x N), rounded once to
+// nearest even (ork::float_to_half's bits, vectorised), on two threads when big.
+Status round_c_fp16(const Plan& plan, std::span<const float> acc, uint16_t* c);
+
 }  // namespace ork::matmul

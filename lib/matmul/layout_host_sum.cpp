@@ -13,6 +13,7 @@
 #include <immintrin.h>
 #endif
 
+#include "driver/common/fp16.h"
 #include "driver/common/npu_layout.h"
 
 namespace ork::matmul {
@@ -135,25 +136,62 @@ ORK_AVX512 void atom2_i16_avx512(const int16_t* const* s, int64_t count, int64_t
   _mm512_storeu_si512(c, v);
 }
 
-// Rows [0, rows) of an 8-row block (rows <= 8) across `surfaces` whole surfaces, from
-// element `at` of each slice (`surface` elements a surface) into C's row pieces at `c`:
-// called, not inlined, by the ISA's loop (a target function inlines only into its own ISA).
-__attribute__((target("avx2"))) void row_block_i16_avx2(const int16_t* const* s, int64_t count, int64_t at,
-                                                        int64_t surface, int32_t* c, int64_t n_len, bool first,
-                                                        int64_t rows, int64_t surfaces) {
-  for (int64_t g = 0; g < surfaces; ++g) {
-    if (rows == kHostRowBlock) {
-      block_i16_avx2(s, count, at + g * surface, c + g * 8, n_len, first);
-      continue;
+// A band of C's columns: surfaces [g0, g1) over rows [r0, r1), rows in 8-row blocks and the
+// band's surfaces inner, so each row of C gets one contiguous piece of the band (at
+// kBandSurfaces, 2 KiB; 8 to 256 surfaces measured alike at K = N = 2048, 64 to 256 the best
+// at the 7B FFN shape) and each slice is read in the band's surfaces' streams, front to back.
+// Bands, not whole rows: rows outer across every surface read each slice at a stride of
+// mp x 16 bytes (2 KiB at M = 128), a new page every other read, far past the TLB at the
+// 7B FFN shape (2,368 surfaces a slice). Bands, not single surface pairs down all rows,
+// where C's rows are a multiple of 4 KiB apart (8 KiB at N = 2048): a pair wrote one
+// 64-byte line per row, a column of C's lines in a few cache sets, 2.5-3x slower there
+// (a micro-benchmark of unpack_c_group, int4 at 2048 x 2048, M = 16..256); elsewhere
+// AVX-512 keeps the pairs (unpack_impl).
+// Called, not inlined, by the ISA's loop (a target function inlines only into its own ISA).
+constexpr int64_t kBandSurfaces = 64;
+
+__attribute__((target("avx2"))) void band_i16_avx2(const int16_t* const* s, int64_t count, int64_t surface,
+                                                   int32_t* c, int64_t n_len, bool first, int64_t r0, int64_t r1,
+                                                   int64_t g0, int64_t g1) {
+  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
+    const int64_t rows = std::min(kHostRowBlock, r1 - m0);
+    for (int64_t g = g0; g < g1; ++g) {
+      if (rows == kHostRowBlock) {
+        block_i16_avx2(s, count, g * surface + m0 * 8, c + m0 * n_len + g * 8, n_len, first);
+        continue;
+      }
+      for (int64_t m = m0; m < m0 + rows; ++m) atom_i16_avx2(s, count, g * surface + m * 8, c + m * n_len + g * 8, first);
     }
-    for (int64_t r = 0; r < rows; ++r) atom_i16_avx2(s, count, at + g * surface + r * 8, c + r * n_len + g * 8, first);
   }
 }
-// AVX-512: `pairs` pairs of surfaces (g = 0, 2, 4, ...), each pair down rows [r0, r1) before
-// the next: per row one whole 64-byte line of C, written once, and every slice read in two
-// sequential streams a pair (rows outer read each slice at a stride of mp x 16 bytes, a new
-// page every few reads: at the 7B FFN shape 8 slices x 2,368 surfaces, far past the TLB,
-// measured at half int8's bytes per second).
+// AVX-512: the band's surfaces in pairs (a row's 16 sums of two surfaces in one zmm, one
+// 64-byte line of C), an odd last surface as AVX2 does it.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void band_i16_avx512(const int16_t* const* s, int64_t count,
+                                                                          int64_t surface, int32_t* c,
+                                                                          int64_t n_len, bool first, int64_t r0,
+                                                                          int64_t r1, int64_t g0, int64_t g1) {
+  const int64_t pairs_end = g0 + (g1 - g0) / 2 * 2;
+  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
+    const int64_t rows = std::min(kHostRowBlock, r1 - m0);
+    for (int64_t g = g0; g < pairs_end; g += 2) {
+      if (rows == kHostRowBlock) {
+        block2_i16_avx512(s, count, g * surface + m0 * 8, surface, c + m0 * n_len + g * 8, n_len, first);
+        continue;
+      }
+      for (int64_t m = m0; m < m0 + rows; ++m)
+        atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
+    }
+    if (pairs_end == g1) continue;
+    if (rows == kHostRowBlock) {
+      block_i16_avx2(s, count, pairs_end * surface + m0 * 8, c + m0 * n_len + pairs_end * 8, n_len, first);
+      continue;
+    }
+    for (int64_t m = m0; m < m0 + rows; ++m)
+      atom_i16_avx2(s, count, pairs_end * surface + m * 8, c + m * n_len + pairs_end * 8, first);
+  }
+}
+// AVX-512 where C's rows are not a multiple of 4 KiB apart: each surface pair down rows
+// [r0, r1) before the next, every slice read as one sequential stream a pair.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void pairs_i16_avx512(const int16_t* const* s, int64_t count,
                                                                            int64_t surface, int32_t* c, int64_t n_len,
                                                                            bool first, int64_t r0, int64_t r1,
@@ -178,21 +216,30 @@ __attribute__((always_inline)) inline void unpack_impl(const Native* const* s, i
   constexpr int64_t kC2 = kAtom / static_cast<int64_t>(sizeof(Native));
   const int64_t n_len = p.shape.n, full = n_len / kC2, tail = n_len % kC2;
   const int64_t surface = p.mp * kC2;  // elements per (mp, c2) surface
-  int64_t g0 = 0;  // surfaces done surface-outer (AVX-512's pairs)
+  int64_t g0 = 0;  // whole surfaces done in bands (int4's int16 partials on x86)
 #if defined(__x86_64__)
-  if constexpr (std::is_same_v<Native, int16_t> && kIsa == SumIsa::avx512) {
-    pairs_i16_avx512(s, count, surface, c, n_len, first, r0, r1, full / 2);
-    g0 = full / 2 * 2;
+  if constexpr (std::is_same_v<Native, int16_t> && kIsa != SumIsa::portable) {
+    // AVX-512 takes one surface pair down all rows (each slice read as one sequential stream
+    // a pair) unless C's rows are a multiple of 4 KiB apart, where a column of C's lines
+    // falls in a few cache sets and bands win. One thread, outputs on 4 KiB pages as the
+    // emulator maps them, int4 over int8's time: at 128 x 3584 x 18944 pairs 1.39-1.51x,
+    // bands 1.60-1.76x; at 128 x 18944 x 3584 pairs 0.65-0.70x, bands 0.86-1.00x; at
+    // 128 x 2048 x 2048 pairs 2.4-2.6x, bands 0.90-0.97x.
+    if (kIsa == SumIsa::avx512 && (n_len * 4) % 4096 != 0) {
+      pairs_i16_avx512(s, count, surface, c, n_len, first, r0, r1, full / 2);
+      g0 = full / 2 * 2;
+    }
+    for (; g0 < full; g0 += kBandSurfaces) {
+      const int64_t g1 = std::min(full, g0 + kBandSurfaces);
+      if constexpr (kIsa == SumIsa::avx512) band_i16_avx512(s, count, surface, c, n_len, first, r0, r1, g0, g1);
+      else band_i16_avx2(s, count, surface, c, n_len, first, r0, r1, g0, g1);
+    }
+    g0 = full;
   }
 #endif
   for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
     const int64_t m1 = std::min(r1, m0 + kHostRowBlock);
     Out* row = c + m0 * n_len;
-#if defined(__x86_64__)
-    if constexpr (std::is_same_v<Native, int16_t> && kIsa != SumIsa::portable) {
-      row_block_i16_avx2(s, count, g0 * surface + m0 * kC2, surface, row + g0 * kC2, n_len, first, m1 - m0, full - g0);
-    } else
-#endif
     if (m1 - m0 == kHostRowBlock) {
       for (int64_t g = g0; g < full; ++g) block_run<kC2>(s, count, g * surface + m0 * kC2, row + g * kC2, n_len, first);
     } else {
@@ -268,6 +315,47 @@ void unforce_sum_isa() { g_forced.store(-1); }
     unpack_impl<SumIsa::portable>(s, count, p, c, first, r0, r1);                                                    \
   }
 #endif
+
+// fp16 rounding. VCVTPS2PH rounds as float_to_half does (nearest even from the immediate,
+// NaN quieted with its payload's top bits: docs/dtypes.md "fp16 conversion", checked against
+// the host's converter in tests/driver/common/fp16_test.cpp); an fp32 subnormal becomes a
+// signed zero whether or not MXCSR.DAZ is set, and tests/lib/matmul/layout_host_test.cpp
+// runs every path under FTZ and DAZ too.
+#if defined(__x86_64__)
+namespace {
+bool has_f16c() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("f16c");
+}
+__attribute__((target("avx2,f16c"))) int64_t round_f16c(const float* in, uint16_t* out, int64_t count) {
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return i;
+}
+__attribute__((target("avx512f"))) int64_t round_avx512(const float* in, uint16_t* out, int64_t count) {
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        // all lanes; the plain form's undefined pass-through warns (GCC 12)
+                        _mm512_maskz_cvtps_ph(0xffff, _mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return i;
+}
+}  // namespace
+#endif
+
+void round_to_fp16_on(SumIsa isa, const float* in, uint16_t* out, int64_t count) {
+  int64_t i = 0;
+#if defined(__x86_64__)
+  static const bool f16c = has_f16c();
+  if (isa == SumIsa::avx512) i = round_avx512(in, out, count);
+  if (isa != SumIsa::portable && f16c) i += round_f16c(in + i, out + i, count - i);
+#else
+  (void)isa;
+#endif
+  for (; i < count; ++i) out[i] = ork::float_to_half(in[i]);
+}
 
 ORK_SUM_ROWS(int32_t, int32_t)
 ORK_SUM_ROWS(int16_t, int32_t)

@@ -40,4 +40,11 @@ void unpack_rows_on(SumIsa isa, const float* const* s, int64_t count, const Plan
 void unpack_rows_on(SumIsa isa, const uint16_t* const* s, int64_t count, const Plan& p, uint16_t* c, bool first,
                     int64_t r0, int64_t r1);
 
+// fp32 -> fp16 (binary16 bits), `count` values: round to nearest even, overflow to infinity,
+// a NaN kept quiet with its sign and its payload's top 10 bits; the bits of ork::float_to_half
+// (driver/common/fp16.h) on every path: F16C's VCVTPS2PH with the rounding mode in the
+// instruction (not MXCSR's) on AVX2 and AVX-512 CPUs, the scalar converter elsewhere (arm64
+// included). `isa` must be supported (sum_isa() is).
+void round_to_fp16_on(SumIsa isa, const float* in, uint16_t* out, int64_t count);
+
 }  // namespace ork::matmul

@@ -10,6 +10,13 @@
 // three alike; min / median / max microseconds per call over the rounds, and the ratios of
 // medians. Nothing is computed, so nothing is checked here: the results' bytes are the e2e
 // dtype sweeps' (tests/e2e).
+//
+// int4's host cost depends on its weights: they are sliced as wide as their own int16 bound
+// allows (lib/matmul/int4_bound.h), and the unpacker reads one int16 output per slice. So the
+// int4 weights are by default shaped like a real model's, normal values quantised as GGUF
+// Q4_0 does (lib/exec/int4_widths.h; 1344 .. 1408 wide at the 7B shapes), or, with
+// --int4-weights synthetic, the synthetic model's uniform -8..7 (about 1000 wide, near the
+// worst a real model gets); each row reports the width its weights got (`int4_slice_k`).
 #include "tools/ork_bench/host_dtypes.h"
 
 #include <CLI/CLI.hpp>
@@ -27,6 +34,8 @@
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/emu/kernel/zero_work.h"
 #include "lib/api/device.h"
+#include "lib/api/weights.h"
+#include "lib/exec/int4_widths.h"
 #include "lib/matmul/dtype.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
@@ -45,6 +54,7 @@ struct HostArgs {
   int rounds = 7;
   double sample_ms = 2;  // calls per sample: enough for about this long (at least 1)
   bool json = false;
+  std::string int4_weights = "q4_0";  // q4_0 or synthetic (lib/exec/int4_widths.h)
 };
 
 // The default table: decode and prefill of a 2048-wide layer, M = 1..512, and a 7B model's
@@ -74,6 +84,12 @@ std::vector<uint8_t> random_operand(ork_dtype d, int64_t rows, int64_t cols, uin
   if (d == ORK_DTYPE_FP16)
     for (size_t i = 1; i < v.size(); i += 2) v[i] = static_cast<uint8_t>(v[i] & 0xbb);  // exponent <= 0b01110
   return v;
+}
+
+// The K x N weights of dtype `d`: int4 as `int4_kind` makes them, the others random.
+std::vector<uint8_t> weights_of(ork_dtype d, const ShapeArg& s, const std::string& int4_kind, uint32_t seed) {
+  if (d == ORK_DTYPE_INT4 && int4_kind == "q4_0") return exec::q4_0_like_weights(s.k, s.n, seed);
+  return random_operand(d, s.k, s.n, seed);  // synthetic int4: uniform over -8..7, as lib/exec/synthetic.h
 }
 
 struct DtypeRun {
@@ -136,7 +152,7 @@ std::array<DtypeRun, 3> run_shape(ork_device* dev, const ShapeArg& s, const Host
   std::array<DtypeRun, 3> runs;
   for (size_t i = 0; i < kDtypes.size() && error.empty(); ++i) {
     const ork_dtype d = kDtypes[i];
-    const auto w = random_operand(d, s.k, s.n, 11 + static_cast<uint32_t>(i));
+    const auto w = weights_of(d, s, args.int4_weights, 11 + static_cast<uint32_t>(i));
     ork_weights* h = nullptr;
     if (ork_weights_create(dev, d, s.k, s.n, w.data(), &h) != ORK_OK) {
       error = fmt::format("{} weights {} x {}: {}", key_of(d), s.k, s.n, ork_last_error());
@@ -157,8 +173,14 @@ std::array<DtypeRun, 3> run_shape(ork_device* dev, const ShapeArg& s, const Host
   return runs;
 }
 
+// The int4 weights' K-slice width as packed (0 when the backend keeps none: not an NPU).
+int64_t int4_slice_k(const DtypeRun& r) {
+  const ork_weights* w = r.w.get();
+  return w != nullptr && w->resident ? w->resident->slice_k() : 0;
+}
+
 nlohmann::json row_json(const ShapeArg& s, const std::array<DtypeRun, 3>& runs) {
-  nlohmann::json row = {{"m", s.m}, {"k", s.k}, {"n", s.n}};
+  nlohmann::json row = {{"m", s.m}, {"k", s.k}, {"n", s.n}, {"int4_slice_k", int4_slice_k(runs[2])}};
   for (size_t i = 0; i < kDtypes.size(); ++i) {
     const tools::Spread sp = tools::spread(runs[i].us);
     const std::string key = key_of(kDtypes[i]);
@@ -189,6 +211,11 @@ int parse(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) 
                  "128x3584x18944, 128x18944x3584)")->delimiter(',');
   tools::add_repeat(app, args.rounds, 1000, "rounds (min / median / max reported)", "--rounds");
   tools::add_json(app, args.json);
+  app.add_option("--int4-weights", args.int4_weights, "the int4 weights, whose own int16 bound sets their K-slice "
+                 "width: q4_0 (N(0,1) quantised as GGUF Q4_0 does, a real model's shape) or synthetic (uniform "
+                 "-8..7, the synthetic model's)")
+      ->check(CLI::IsMember({"q4_0", "synthetic"}))
+      ->capture_default_str();
   if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
   for (const std::string& t : args.shapes) {
     ShapeArg s{};
@@ -223,10 +250,11 @@ int run_host_dtypes(int argc, char** argv) {
     return 1;
   }
   nlohmann::json j = {{"mode", "host_dtypes"}, {"device", "emu (rknpu, 3 cores), zero-work PC"},
-                      {"rounds", args.rounds}, {"rows", nlohmann::json::array()}};
+                      {"rounds", args.rounds}, {"int4_weights", args.int4_weights}, {"rows", nlohmann::json::array()}};
   if (!args.json)
-    fmt::print("host us per ork_matmul call on the zero-work emulator, {} rounds, min / median / max\n{:>22} {:>26} "
-               "{:>26} {:>26} {:>7} {:>7}\n", args.rounds, "M x K x N", "int8", "fp16", "int4", "fp16/8", "int4/8");
+    fmt::print("host us per ork_matmul call on the zero-work emulator, {} rounds, min / median / max; int4 weights "
+               "{}\n{:>22} {:>26} {:>26} {:>26} {:>7} {:>7} {:>6}\n", args.rounds, args.int4_weights, "M x K x N", "int8",
+               "fp16", "int4", "fp16/8", "int4/8", "int4 K");
   for (const ShapeArg& s : shapes) {
     std::string error;
     const auto runs = run_shape(dev->get(), s, args, error);
@@ -242,9 +270,9 @@ int run_host_dtypes(int argc, char** argv) {
       return fmt::format("{:.1f} / {:.1f} / {:.1f}", row[b + "_us_min"].get<double>(), row[b + "_us"].get<double>(),
                          row[b + "_us_max"].get<double>());
     };
-    fmt::print("{:>22} {:>26} {:>26} {:>26} {:>7.2f} {:>7.2f}\n", fmt::format("{} x {} x {}", s.m, s.k, s.n),
+    fmt::print("{:>22} {:>26} {:>26} {:>26} {:>7.2f} {:>7.2f} {:>6}\n", fmt::format("{} x {} x {}", s.m, s.k, s.n),
                cell("int8"), cell("fp16"), cell("int4"), row["fp16_over_int8"].get<double>(),
-               row["int4_over_int8"].get<double>());
+               row["int4_over_int8"].get<double>(), int4_slice_k(runs[2]));
   }
   if (args.json) fmt::print("{}\n", j.dump(2));
   return 0;

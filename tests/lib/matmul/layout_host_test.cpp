@@ -10,6 +10,11 @@
 #include <random>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "driver/common/fp16.h"
 #include "driver/common/int4.h"
 #include "lib/matmul/layout.h"
 #include "lib/matmul/layout_host.h"
@@ -144,6 +149,13 @@ TEST(LayoutHost, Int4SlicesAddInOnePassOnEveryIsa) {
     expect_group<int16_t, int32_t>({16, 1499, 35}, DType::int4, 0, 4);
     expect_group<int16_t, int32_t>({16, 1499, 35}, DType::int4, 2, 2);
     expect_group<int16_t, int32_t>({1, 2048, 2048}, DType::int4, 0, 5);   // decode
+    // Bands of 64 surfaces (layout_host_sum.cpp; AVX-512 only where C's rows are a multiple
+    // of 4 KiB apart, N = 3072 here, else surface pairs): N = 1045 is two whole bands, one of
+    // two surfaces and a tail of 5 columns; N = 1035 ends in a band of one surface; M = 13 and
+    // 21 end in a part block.
+    expect_group<int16_t, int32_t>({21, 1500, 1045}, DType::int4, 0, 4);
+    expect_group<int16_t, int32_t>({13, 1500, 1035}, DType::int4, 1, 3);
+    expect_group<int16_t, int32_t>({13, 1500, 3072}, DType::int4, 1, 3);
     expect_group<int16_t, int32_t>({40, 4800, 9000}, DType::int4, 0, 10);  // two threads
     expect_group<float, float>({11, 4100, 13}, DType::fp16, 0, 3);
     expect_group<int32_t, int32_t>({9, 5000, 13}, DType::int8, 1, 2);
@@ -179,6 +191,73 @@ TEST(LayoutHost, Int32AndFp16OutputsCopyOrAdd) {
   expect_group<int32_t, int32_t>({3, 5000, 13}, DType::int8, 1, 2);
   expect_group<int32_t, int32_t>({1, 64, 2050}, DType::int8, 0, 1);  // decode
   expect_group<uint16_t, uint16_t>({3, 64, 21}, DType::fp16, 0, 1, true);  // one slice: the NPU's fp16
+}
+
+// fp32 values that probe fp16 rounding: every 4099th bit pattern of all 2^32 (every exponent,
+// both signs, NaNs, infinities), and around every half: the half itself, the midpoint to the
+// next (a tie: nearest even decides) and one fp32 ulp either side of both.
+std::vector<float> fp16_rounding_probes() {
+  std::vector<float> v;
+  for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 4099) v.push_back(std::bit_cast<float>(static_cast<uint32_t>(b)));
+  for (uint32_t h = 0; h < 0x7c00; ++h)
+    for (uint32_t sign : {0u, 0x80000000u}) {
+      const uint32_t lo = std::bit_cast<uint32_t>(half_to_float(static_cast<uint16_t>(h)));
+      const uint32_t hi = std::bit_cast<uint32_t>(half_to_float(static_cast<uint16_t>(h + 1)));
+      const uint32_t mid = std::bit_cast<uint32_t>((std::bit_cast<float>(lo) + std::bit_cast<float>(hi)) / 2);
+      for (uint32_t x : {lo, lo + 1, mid - 1, mid, mid + 1}) v.push_back(std::bit_cast<float>(x | sign));
+    }
+  for (int bit = 0; bit < 23; ++bit) {  // every NaN payload bit, both signs, quiet and signalling
+    v.push_back(std::bit_cast<float>(0x7f800000u | (1u << bit)));
+    v.push_back(std::bit_cast<float>(0xffc00000u | (1u << bit)));
+  }
+  return v;
+}
+
+void expect_rounding_on(SumIsa isa, const std::vector<float>& in) {
+  std::vector<uint16_t> out(in.size() + 1, 0xdead);
+  round_to_fp16_on(isa, in.data(), out.data(), static_cast<int64_t>(in.size()));
+  for (size_t i = 0; i < in.size(); ++i)
+    ASSERT_EQ(out[i], float_to_half(in[i])) << sum_isa_name(isa) << " fp32 0x" << std::hex << std::bit_cast<uint32_t>(in[i]);
+  EXPECT_EQ(out[in.size()], 0xdead) << "written past the end";
+  // An unaligned run whose length is no multiple of a vector: the tail takes the scalar path.
+  std::vector<uint16_t> odd(38, 0xdead);
+  round_to_fp16_on(isa, in.data() + 1, odd.data() + 1, 37);
+  for (size_t i = 0; i < 37; ++i) ASSERT_EQ(odd[i + 1], float_to_half(in[i + 1])) << sum_isa_name(isa) << " tail " << i;
+  EXPECT_EQ(odd[0], 0xdead);
+}
+
+TEST(LayoutHost, Fp16RoundingIsTheConverterOnEveryIsa) {
+  const auto in = fp16_rounding_probes();
+  for (SumIsa isa : isas_here()) expect_rounding_on(isa, in);
+#if defined(__x86_64__)
+  // A caller's MXCSR with flush-to-zero and denormals-are-zero (-ffast-math sets both) must
+  // not change a bit: the vector paths round as the scalar converter still.
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | 0x8040u);
+  for (SumIsa isa : isas_here()) expect_rounding_on(isa, in);
+  _mm_setcsr(saved);
+#endif
+}
+
+TEST(LayoutHost, Fp16CFromSumsIsRoundedOnceOnEveryIsa) {
+  // 40 x 40000: 9.6 MB moved, two threads; 3 x 13: one.
+  for (Shape s : {Shape{3, 4100, 13}, Shape{40, 4100, 40000}}) {
+    const Plan p = plan_of(s, DType::fp16, true);
+    ASSERT_GT(p.slices, 1);
+    std::mt19937 rng(7);
+    std::vector<float> acc(static_cast<size_t>(s.m * s.n));
+    for (auto& x : acc) x = std::bit_cast<float>(static_cast<uint32_t>(rng()));
+    for (SumIsa isa : isas_here()) {
+      ForcedIsa forced(isa);
+      std::vector<uint16_t> c(acc.size(), 0xdead);
+      ASSERT_TRUE(round_c_fp16(p, acc, c.data()).ok());
+      for (size_t i = 0; i < acc.size(); ++i) ASSERT_EQ(c[i], float_to_half(acc[i])) << sum_isa_name(isa) << " " << i;
+    }
+    std::vector<uint16_t> c(acc.size());
+    auto bad = round_c_fp16(p, std::span<const float>(acc).first(acc.size() - 1), c.data());
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("fp32 partial sums"), std::string::npos);
+  }
 }
 
 TEST(LayoutHost, GroupOutsideThePlanIsAnError) {
