@@ -86,6 +86,13 @@ int run(const Args& a) {
                         {"layers", desc.layers}, {"matmuls", desc.matmuls.size()},
                         {"weight_bytes", m->weight_bytes()}, {"file_bytes", m->file_bytes},
                         {"predicted_bytes", *bytes}};
+    // int4: per matmul, the narrowest and widest K-slice width its layers' weights allowed.
+    for (const exec::PackedTensor& t : m->tensors) {
+      if (desc.dtype != matmul::DType::int4) break;
+      nlohmann::json& w = j["int4_slice_k"][desc.matmuls[static_cast<size_t>(t.matmul)].name];
+      w = t.layer == 0 ? nlohmann::json{t.slice_k, t.slice_k}
+                       : nlohmann::json{std::min(w[0].get<int64_t>(), t.slice_k), std::max(w[1].get<int64_t>(), t.slice_k)};
+    }
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("%s: %s %s, %d layers x %zu matmuls, %.2f GiB of weights (%llu bytes in the file)\n", a.out.c_str(),
