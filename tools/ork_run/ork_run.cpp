@@ -14,6 +14,7 @@
 
 #include "driver/emu/kernel/fake_kernel.h"
 #include "lib/api/backend.h"
+#include "lib/api/device.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/exec_plan.h"
 #include "lib/exec/chain_reference.h"

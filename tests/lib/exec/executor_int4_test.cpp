@@ -44,17 +44,24 @@ Result<RunOutput> run(const std::string& path, const PackedModel& model, ork_dev
 
 class ExecutorInt4Widths : public ::testing::TestWithParam<Case> {};
 
-// "small" (every K past 480): its Q4_0-shaped weights are sliced 1.3-2.9x wider than 480, so
+// A gate/up/down block of Q4_0-shaped weights: gate and up (K = 256) one full-K task each,
+// down (K = 3072) in K-slices of its weights' width, 2.5-3x the floor's 480 and under K, so
 // the tasks' K ranges are the file's widths; every output equals the reference.
 TEST_P(ExecutorInt4Widths, WideSlicesEqualTheReferenceWithNoCellClamped) {
   const Case& c = GetParam();
-  auto d = synthetic_desc("small", 2, matmul::DType::int4);
-  ASSERT_TRUE(d);
+  auto d = parse_desc(R"({"name": "mlp", "dtype": "int4", "hidden": 256, "layers": 2, "matmuls": [
+      {"name": "gate", "tensor": "g.{layer}", "k": 256, "n": 3072, "input": ["x"]},
+      {"name": "up", "tensor": "u.{layer}", "k": 256, "n": 3072, "input": ["x"]},
+      {"name": "down", "tensor": "d.{layer}", "k": 3072, "n": 256, "input": ["gate", "up"]}], "output": ["x", "down"]})");
+  ASSERT_TRUE(d) << d.error().message;
   const std::string path = testing::scratch("int4_wide.ork");
   ASSERT_TRUE(write_synthetic(path, *d, 5));
   auto model = read_packed(path);
   ASSERT_TRUE(model) << model.error().message;
-  for (const PackedTensor& t : model->tensors) EXPECT_GT(t.slice_k, matmul::kInt4SliceK);
+  for (int l = 0; l < 2; ++l) {
+    EXPECT_GE(model->tensor(l, 2).slice_k, 2 * matmul::kInt4SliceK);
+    EXPECT_LT(model->tensor(l, 2).slice_k, 3072);
+  }
   auto dev = api::open_device(c.device);
   ASSERT_TRUE(dev) << dev.error().message;
   for (int64_t m : {int64_t{1}, int64_t{40}}) {
