@@ -106,12 +106,15 @@ def packed_weights_seeds(libork):
 
 
 def pack_file_seeds(ork_pack):
-    """The heads (header + description, up to the data offset) of packed files ork_pack wrote."""
+    """The heads (header + description, up to the data offset) of packed files ork_pack wrote.
+    The tiny ones were written at format version 2 (rows of six) and are kept as they are, the
+    reader's old-version path; small_int4_widths_v3 is version 3 (each int4 tensor's width)."""
     import subprocess, tempfile
     with tempfile.TemporaryDirectory() as tmp:
         for name, args in [('tiny_int8_2_layers', ['--synthetic', 'tiny', '--layers', '2']),
                            ('tiny_int4_1_layer', ['--synthetic', 'tiny', '--layers', '1', '--dtype', 'int4']),
-                           ('tiny_fp16_1_layer', ['--synthetic', 'tiny', '--layers', '1', '--dtype', 'fp16'])]:
+                           ('tiny_fp16_1_layer', ['--synthetic', 'tiny', '--layers', '1', '--dtype', 'fp16']),
+                           ('small_int4_widths_v3', ['--synthetic', 'small', '--layers', '1', '--dtype', 'int4'])]:
             path = os.path.join(tmp, name + '.ork')
             subprocess.run([ork_pack] + args + ['-o', path], check=True, capture_output=True)
             data = open(path, 'rb').read()

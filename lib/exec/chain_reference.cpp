@@ -68,7 +68,7 @@ Result<ChainResult> reference_chain(const std::string& path, const PackedModel& 
         const MatmulDesc& md = d.matmuls[j];
         const PackedTensor& t = model.tensor(l, static_cast<int>(j));
         if (!(st = read_exact(f, t.offset, native, t.bytes, path))) break;
-        if (!(st = unpack_weights(d.dtype, md.k, md.n, native, rowmajor))) break;
+        if (!(st = unpack_weights(d.dtype, md.k, md.n, native, rowmajor, t.slice_k))) break;
         std::vector<const Activation*> src;
         for (const auto& s : md.inputs) src.push_back(s == "x" ? &x : &acts[static_cast<size_t>(names.find(s))]);
         Activation a;

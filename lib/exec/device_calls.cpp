@@ -8,11 +8,12 @@
 #include "lib/exec/board_plan.h"
 #include "lib/exec/chain_reference.h"
 #include "lib/exec/unpack.h"
+#include "lib/matmul/int4_bound.h"
 
 namespace ork::exec {
 
 DeviceCalls::DeviceCalls(const PackedModel& model, const PlanOptions& po, DeviceRef dev, Slots& slots)
-    : model_(model), po_(po), dev_(dev), slots_(slots) {}
+    : model_(model), po_(po), dev_(dev), slots_(slots), checked_(model.tensors.size(), false) {}
 
 GroupJobs& DeviceCalls::group_jobs(int window, int pieces, int piece) {
   auto& g = groups_[{window, pieces, piece}];
@@ -25,18 +26,36 @@ DeviceCalls::~DeviceCalls() {
   for (auto& [key, w] : views_) win(std::get<0>(key)).runner->forget(*w);
 }
 
+Status DeviceCalls::check_width(int slot, int layer, int matmul) {
+  const PackedTensor& t = model_.tensor(layer, matmul);
+  const size_t tensor = static_cast<size_t>(layer) * model_.desc.matmuls.size() + static_cast<size_t>(matmul);
+  if (model_.desc.dtype != matmul::DType::int4 || t.slice_k <= matmul::kInt4SliceK || checked_[tensor])
+    return {};  // 480 wide (or the dtype's) holds any int4 weights: 480 x 64 < 32767
+  const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmul)];
+  auto plan = layout_plan(model_.desc.dtype, md.k, md.n, t.slice_k);
+  if (!plan) return plan.error();
+  const std::span<std::byte> bytes = slots_.spans[static_cast<size_t>(slot)];
+  if (auto s = matmul::int4_native_slices_fit(*plan, {reinterpret_cast<const uint8_t*>(bytes.data()), t.bytes}); !s)
+    return make_error(s.error().code, fmt::format("tensor \"{}\" of layer {}: the file's K-slice width {} is wider than "
+                                                  "its weights allow ({}); repack the model with ork_pack",
+                                                  md.name, layer, t.slice_k, s.error().message));
+  checked_[tensor] = true;
+  return {};
+}
+
 Status DeviceCalls::run(int slot, int layer, int matmul, const Activation& a, std::vector<uint8_t>& c) {
   const ModelDesc& d = model_.desc;
   const MatmulDesc& md = d.matmuls[static_cast<size_t>(matmul)];
   if (!dev_.on_npu()) {  // cpu: the reference's fast path on the unpacked slot
+    if (auto s = check_width(slot, layer, matmul); !s) return s;  // the file is refused on every device
     std::span<std::byte> bytes = slots_.spans[static_cast<size_t>(slot)];
     const PackedTensor& t = model_.tensor(layer, matmul);
     std::vector<uint8_t> w;
-    if (auto s = unpack_weights(d.dtype, md.k, md.n, {reinterpret_cast<const uint8_t*>(bytes.data()), t.bytes}, w); !s)
+    if (auto s = unpack_weights(d.dtype, md.k, md.n, {reinterpret_cast<const uint8_t*>(bytes.data()), t.bytes}, w, t.slice_k); !s)
       return s;
     return reference_matmul(d.dtype, a, w, md.k, md.n, c);
   }
-  auto w = weights_of(slot, matmul);
+  auto w = weights_of(slot, layer, matmul);
   if (!w) return w.error();
   const std::vector<uint8_t> op = operand_bytes(d.dtype, a);
   c.resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
@@ -45,16 +64,18 @@ Status DeviceCalls::run(int slot, int layer, int matmul, const Activation& a, st
   return win(slot).runner->run(**w, op.data(), po_.m, c.data(), ro);
 }
 
-// The slot as resident weights of the matmul's shape (made once per slot and shape),
-// synced for the NPU: the read wrote it from the CPU.
-Result<const matmul::ResidentWeights*> DeviceCalls::weights_of(int slot, int matmul) {
+// The slot as resident weights of the tensor's shape and width (made once per slot, shape
+// and width), synced for the NPU: the read wrote it from the CPU.
+Result<const matmul::ResidentWeights*> DeviceCalls::weights_of(int slot, int layer, int matmul) {
   const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmul)];
+  const int64_t width = model_.tensor(layer, matmul).slice_k;
   const driver::Bo& bo = *slots_.bos[static_cast<size_t>(slot)];
+  if (auto s = check_width(slot, layer, matmul); !s) return s.error();
   if (auto s = win(slot).kmd->bo_sync(bo, driver::SyncDir::to_device); !s) return s.error();
-  auto key = std::make_tuple(slot, md.k, md.n);
+  auto key = std::make_tuple(slot, md.k, md.n, width);
   auto it = views_.find(key);
   if (it == views_.end()) {
-    auto w = matmul::ResidentWeights::view(bo, model_.desc.dtype, md.k, md.n);
+    auto w = matmul::ResidentWeights::view(bo, model_.desc.dtype, md.k, md.n, width);
     if (!w) return w.error();
     it = views_.emplace(key, std::move(*w)).first;
   }
@@ -63,10 +84,10 @@ Result<const matmul::ResidentWeights*> DeviceCalls::weights_of(int slot, int mat
 
 // A job of ours still in flight on the same context is completed first by the job's rule
 // (lib/matmul/job.h): its A and output BOs are reused.
-Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch(int slot, int matmul, const Activation& a,
+Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch(int slot, int layer, int matmul, const Activation& a,
                                                                       std::vector<uint8_t>& c) {
   const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmul)];
-  auto w = weights_of(slot, matmul);
+  auto w = weights_of(slot, layer, matmul);
   if (!w) return w.error();
   matmul::RunOptions ro;
   ro.cores = dev_.cores;
@@ -83,7 +104,7 @@ Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch(int slot, 
   return jobs;
 }
 
-Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch_group(std::span<const int> slots,
+Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch_group(std::span<const int> slots, int layer,
                                                                             std::span<const int> matmuls,
                                                                             std::span<const Activation> a,
                                                                             std::vector<std::vector<uint8_t>>& c) {
@@ -97,11 +118,12 @@ Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch_group(std:
   std::vector<std::pair<int64_t, int64_t>> shapes;
   for (size_t i = 0; i < matmuls.size(); ++i) {
     const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmuls[i])];
-    auto w = weights_of(slots[i], matmuls[i]);  // syncs the slot for the NPU
+    auto w = weights_of(slots[i], layer, matmuls[i]);  // syncs the slot for the NPU
     if (!w) return w.error();
     ops[i] = operand_bytes(model_.desc.dtype, a[i]);
     c[i].resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
-    members.push_back({slots_.bos[static_cast<size_t>(slots[i])].get(), md.k, md.n, ops[i].data(), c[i].data()});
+    members.push_back({slots_.bos[static_cast<size_t>(slots[i])].get(), md.k, md.n, ops[i].data(), c[i].data(),
+                       (*w)->slice_k()});
     shapes.emplace_back(md.k, md.n);
   }
   const int pieces = row_pieces(model_.desc.dtype, po_.m, shapes);

@@ -34,27 +34,34 @@ class DeviceCalls {
   Status run(int slot, int layer, int matmul, const Activation& a, std::vector<uint8_t>& c);
   // The same handed to the NPU (not waited for): its context from the runner's cache, A
   // packed, the first slice group submitted; C into `c` (sized here) at completion.
-  Result<std::vector<std::unique_ptr<matmul::Job>>> launch(int slot, int matmul, const Activation& a,
+  Result<std::vector<std::unique_ptr<matmul::Job>>> launch(int slot, int layer, int matmul, const Activation& a,
                                                            std::vector<uint8_t>& c);
   // Matmuls of one group (slots[i], matmuls[i], a[i] -> c[i]) as chained jobs, one per row
   // piece (row_pieces, board_plan.h: the rows in two halves, each its own job of the plan at
   // m / 2 on buffers of its own, launched one after the other, so the second half is packed
   // while the NPU runs the first), to be completed in order. -ENOTSUP: the group's plan does
   // not chain; the caller runs them with run(). -EINVAL: the slots are in more than one window.
-  Result<std::vector<std::unique_ptr<matmul::Job>>> launch_group(std::span<const int> slots,
+  Result<std::vector<std::unique_ptr<matmul::Job>>> launch_group(std::span<const int> slots, int layer,
                                                                  std::span<const int> matmuls,
                                                                  std::span<const Activation> a,
                                                                  std::vector<std::vector<uint8_t>>& c);
 
  private:
-  Result<const matmul::ResidentWeights*> weights_of(int slot, int matmul);
+  // The slot as resident weights of tensor (layer, matmul): its shape and int4 width.
+  Result<const matmul::ResidentWeights*> weights_of(int slot, int layer, int matmul);
+  // int4 weights wider than the floor (PackedTensor::slice_k past 480) against their bound
+  // (lib/matmul/int4_bound.h), the first time the tensor is used, in the slot it was read
+  // into, before anything runs on it: a file whose width its weights do not allow is
+  // refused, naming the tensor, instead of run to saturated sums. Other tensors pass.
+  Status check_width(int slot, int layer, int matmul);
   DeviceRef win(int slot) const { return dev_.window(slots_.window[static_cast<size_t>(slot)]); }  // the slot's window
 
   const PackedModel& model_;
   const PlanOptions& po_;
   DeviceRef dev_;
   Slots& slots_;
-  std::map<std::tuple<int, int64_t, int64_t>, std::unique_ptr<matmul::ResidentWeights>> views_;
+  std::map<std::tuple<int, int64_t, int64_t, int64_t>, std::unique_ptr<matmul::ResidentWeights>> views_;  // slot, K, N, width
+  std::vector<bool> checked_;  // per tensor (layer x matmuls + matmul): check_width passed
   GroupJobs& group_jobs(int window, int pieces, int piece);
   // Per NPU window, row pieces and piece: a half's jobs keep contexts (A and C BOs) of their
   // own, so the second half is packed while the first is in flight (the job's rule).

@@ -94,12 +94,12 @@ struct Builder {
 
   // The walk's state: the packed file's buffer, each token's input, every activation
   // (token, layer, matmul), each pinned tensor's one buffer and load, and the modelled
-  // time of each (K, N) shape, computed once.
+  // time of each (K, N, int4 width) shape, computed once.
   int file = -1;
   std::vector<int> in;
   std::vector<std::vector<std::vector<int>>> acts;
   std::vector<int> pinned_buffer, pinned_load;
-  std::map<std::tuple<int64_t, int64_t>, int64_t> cycles;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> cycles;
 
   // The stream's ops: a start and a wait per matmul of every token, and a load per token of
   // each tensor, or one for a pinned tensor. Known before anything is built, so the stream's
@@ -179,8 +179,8 @@ struct Builder {
     }
     for (const auto& s : md.after) start.reads.push_back(whole(layer_acts[static_cast<size_t>(names.find(s))]));
     start.writes.push_back(whole(a));
-    auto key = std::make_tuple(md.k, md.n);
-    if (!cycles.count(key)) cycles[key] = std::max<int64_t>(1, modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores));
+    auto key = std::make_tuple(md.k, md.n, pt.slice_k);  // int4: the tensor's own width prices it
+    if (!cycles.count(key)) cycles[key] = std::max<int64_t>(1, modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores, pt.slice_k));
     start.cycles = cycles[key];
     sched::Op wait{.kind = sched::OpKind::wait, .name = "P" + label};
     if (loads) pinned_load[tensor] = static_cast<int>(p.stream.ops.size());

@@ -325,12 +325,12 @@ class Walk {
       slots.push_back(plan_.op_steps[static_cast<size_t>(op)].slot);
       matmuls.push_back(plan_.op_steps[static_cast<size_t>(op)].matmul);
     }
-    auto npu = !groups_ ? calls_.launch(slots[0], matmuls[0], a[0], job.c[0]) : calls_.launch_group(slots, matmuls, a, job.c);
+    const int layer = plan_.op_steps[static_cast<size_t>(job.ops[0])].layer;  // a group is one layer's
+    auto npu = !groups_ ? calls_.launch(slots[0], layer, matmuls[0], a[0], job.c[0]) : calls_.launch_group(slots, layer, matmuls, a, job.c);
     if (npu) job.npu = std::move(*npu);
     if (npu) out_.stats.max_group = std::max(out_.stats.max_group, static_cast<int>(job.ops.size()));
     if (npu) out_.stats.max_pieces = std::max(out_.stats.max_pieces, static_cast<int>(job.npu.size()));
     if (npu || npu.error().code != -ENOTSUP) return npu ? Status::success() : Status(npu.error());
-    const int layer = plan_.op_steps[static_cast<size_t>(job.ops[0])].layer;
     for (size_t i = 0; i < job.ops.size(); ++i)
       if (auto s = calls_.run(slots[i], layer, matmuls[i], a[i], job.c[i]); !s) return s;
     return {};

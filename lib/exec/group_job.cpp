@@ -30,13 +30,15 @@ void GroupJobs::bound() {
 Result<GroupJobs::Recorded*> GroupJobs::record(std::span<const GroupMember> members) {
   Key key;
   std::vector<std::pair<int64_t, int64_t>> shapes;
+  std::vector<int64_t> widths;
   for (const GroupMember& g : members) {
-    key.emplace_back(g.weights, g.k, g.n);
+    key.emplace_back(g.weights, g.k, g.n, g.slice_k);
     shapes.emplace_back(g.k, g.n);
+    widths.push_back(g.slice_k);
   }
   if (auto it = recorded_.find(key); it != recorded_.end()) return &it->second;
   bound();
-  auto plan = plan_group(dtype_, m_, shapes, cores_);
+  auto plan = plan_group(dtype_, m_, shapes, cores_, {}, widths);
   if (!plan) return plan.error();
   Recorded r;
   std::vector<matmul::Context*> raw;

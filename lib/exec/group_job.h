@@ -28,6 +28,7 @@ struct GroupMember {
   int64_t k = 0, n = 0;
   const void* a = nullptr;
   void* c = nullptr;
+  int64_t slice_k = 0;  // int4: the weights' K-slice width (matmul::PlanOptions::slice_k; 0 = the dtype's)
 };
 
 class GroupJobs {
@@ -44,7 +45,7 @@ class GroupJobs {
   size_t kept() const { return recorded_.size(); }
 
  private:
-  using Key = std::vector<std::tuple<const driver::Bo*, int64_t, int64_t>>;
+  using Key = std::vector<std::tuple<const driver::Bo*, int64_t, int64_t, int64_t>>;  // weights, K, N, width
   struct Recorded {
     std::vector<std::shared_ptr<matmul::Context>> contexts;
     driver::SubmitDesc desc;

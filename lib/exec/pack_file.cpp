@@ -15,8 +15,10 @@
 
 #include "driver/common/errno_text.h"
 #include "driver/common/json.h"
+#include "driver/common/int4.h"
 #include "lib/exec/activation.h"
 #include "lib/matmul/context.h"
+#include "lib/matmul/int4_bound.h"
 
 namespace ork::exec {
 namespace {
@@ -32,14 +34,10 @@ T get(const uint8_t* p, size_t at) {
   return v;
 }
 
-Result<matmul::Plan> layout_plan(matmul::DType dtype, int64_t k, int64_t n) {
-  return matmul::make_plan(matmul::Shape{1, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = 1});
-}
-
 nlohmann::json tensor_table(const PackedModel& m) {
   nlohmann::json t = nlohmann::json::array();
   for (const auto& e : m.tensors)
-    t.push_back({e.layer, e.matmul, e.offset, e.bytes, e.scale_offset, e.scale_bytes});
+    t.push_back({e.layer, e.matmul, e.offset, e.bytes, e.scale_offset, e.scale_bytes, e.slice_k});
   return t;
 }
 
@@ -48,7 +46,7 @@ nlohmann::json tensor_table(const PackedModel& m) {
 // padded with spaces.
 uint64_t json_reserve(const ModelDesc& desc) {
   const size_t count = static_cast<size_t>(desc.layers) * desc.matmuls.size();
-  return align_up(desc_to_json(desc).size() + 64 + count * (6 * 21 + 4), kPackAlign);
+  return align_up(desc_to_json(desc).size() + 64 + count * (7 * 21 + 4), kPackAlign);
 }
 
 }  // namespace
@@ -72,6 +70,10 @@ Result<uint64_t> packed_file_bytes(const ModelDesc& desc, const std::function<bo
     }
   }
   return total;
+}
+
+Result<matmul::Plan> layout_plan(matmul::DType dtype, int64_t k, int64_t n, int64_t slice_k) {
+  return matmul::make_plan(matmul::Shape{1, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = 1, .slice_k = slice_k});
 }
 
 Result<uint64_t> packed_bytes(matmul::DType dtype, int64_t k, int64_t n) {
@@ -123,17 +125,23 @@ Status PackWriter::write_at(uint64_t offset, const void* data, size_t bytes) {
   return out_->write_at(offset, data, bytes);
 }
 
-Status PackWriter::add(int layer, int mi, const void* row_major, std::span<const float> scales) {
+Status PackWriter::add(int layer, int mi, const void* row_major, std::span<const float> scales, int64_t slice_k) {
   const size_t expect = model_.tensors.size();
   const size_t per = model_.desc.matmuls.size();
   if (layer != static_cast<int>(expect / per) || mi != static_cast<int>(expect % per))
     return make_error(-EINVAL, fmt::format("tensor layer {} matmul {} added out of order", layer, mi));
   const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(mi)];
-  auto plan = layout_plan(model_.desc.dtype, md.k, md.n);
+  if (model_.desc.dtype == matmul::DType::int4 && slice_k == 0) {  // the weights' own width
+    auto w = matmul::int4_safe_slice_k({static_cast<const uint8_t*>(row_major), static_cast<size_t>(int4::packed_bytes(md.k * md.n))},
+                                       md.k, md.n);
+    if (!w) return make_error(w.error().code, fmt::format("tensor \"{}\" of layer {}: {}", md.name, layer, w.error().message));
+    slice_k = *w;
+  }
+  auto plan = layout_plan(model_.desc.dtype, md.k, md.n, slice_k);
   if (!plan) return plan.error();
   std::vector<uint8_t> native(static_cast<size_t>(plan->b_bytes()));
   if (auto s = matmul::pack_weights(*plan, row_major, native); !s) return s;
-  PackedTensor t{layer, mi, cursor_, native.size(), 0, 0};
+  PackedTensor t{layer, mi, cursor_, native.size(), 0, 0, slice_k};
   if (auto s = write_at(t.offset, native.data(), native.size()); !s) return s;
   cursor_ = align_up(t.offset + t.bytes, kPackAlign);
   if (!scales.empty()) {
@@ -185,9 +193,10 @@ Status PackWriter::finish() {
 
 namespace {
 
-// Where the header says the description is.
+// Where the header says the description is, and the file's version (its table's rows).
 struct JsonSpan {
   uint64_t offset = 0, bytes = 0;
+  uint32_t version = kPackVersion;
 };
 
 // The fixed header: magic, version, checksum, offsets in order. Fills m's offsets.
@@ -205,11 +214,12 @@ Result<JsonSpan> parse_header(std::span<const uint8_t> head, uint64_t file_bytes
   if (version == 1)
     return make_error(-EINVAL, fmt::format("packed model version 1 (its checksums use an FNV-1a basis one digit short): "
                                            "this build reads version {}; repack the model with ork_pack", kPackVersion));
-  if (version != kPackVersion)
-    return make_error(-EINVAL, fmt::format("packed model version {}: this build reads version {}", version, kPackVersion));
+  if (version < kPackOldestVersion || version > kPackVersion)
+    return make_error(-EINVAL, fmt::format("packed model version {}: this build reads versions {} to {}", version,
+                                           kPackOldestVersion, kPackVersion));
   if (get<uint64_t>(p, kHeaderFields) != fingerprint({p, kHeaderFields}))
     return make_error(-EINVAL, "packed model header is corrupted (checksum mismatch)");
-  const JsonSpan js{get<uint64_t>(p, 16), get<uint64_t>(p, 24)};
+  const JsonSpan js{get<uint64_t>(p, 16), get<uint64_t>(p, 24), version};
   m.data_offset = get<uint64_t>(p, 32);
   m.file_bytes = get<uint64_t>(p, 40);
   // data_offset >= json offset first: the difference is unsigned (a data offset of 0 once let
@@ -224,12 +234,15 @@ Result<JsonSpan> parse_header(std::span<const uint8_t> head, uint64_t file_bytes
   return js;
 }
 
-// One row of the tensor table: [layer, matmul, offset, bytes, scale offset, scale bytes],
-// integers whole and in range (json_int_value): a layer of 2^32 is no layer 0.
-Result<PackedTensor> table_entry(const nlohmann::json& e, size_t i) {
+// One row of the tensor table: [layer, matmul, offset, bytes, scale offset, scale bytes] and,
+// from version 3, slice_k; integers whole and in range (json_int_value): a layer of 2^32 is
+// no layer 0.
+Result<PackedTensor> table_entry(const nlohmann::json& e, size_t i, uint32_t version) {
   constexpr const char* kWhat = "packed model tensor table";
-  if (!e.is_array() || e.size() != 6)
-    return make_error(-EINVAL, fmt::format("{}: tensors[{}] is not [layer, matmul, offset, bytes, scale offset, scale bytes]", kWhat, i));
+  const size_t fields = version >= 3 ? 7 : 6;
+  if (!e.is_array() || e.size() != fields)
+    return make_error(-EINVAL, fmt::format("{}: tensors[{}] is not [layer, matmul, offset, bytes, scale offset, scale bytes{}]",
+                                           kWhat, i, version >= 3 ? ", slice_k" : ""));
   PackedTensor t;
   int* ints[] = {&t.layer, &t.matmul};
   for (size_t f = 0; f < 2; ++f) {
@@ -242,6 +255,11 @@ Result<PackedTensor> table_entry(const nlohmann::json& e, size_t i) {
     auto v = json_int_value<uint64_t>(e[f], fmt::format("tensors[{}][{}]", i, f), 0, UINT64_MAX, kWhat);
     if (!v) return v.error();
     *sizes[f - 2] = *v;
+  }
+  if (fields == 7) {  // the range here; which widths the tensor's dtype takes: check_tensors
+    auto v = json_int_value<int64_t>(e[6], fmt::format("tensors[{}][6]", i), 0, matmul::kInt4MaxSliceK, kWhat);
+    if (!v) return v.error();
+    t.slice_k = *v;
   }
   return t;
 }
@@ -262,7 +280,7 @@ Status parse_description(std::span<const uint8_t> head, JsonSpan span, PackedMod
   const nlohmann::json& table = j["tensors"];
   m.tensors.reserve(table.size());
   for (size_t i = 0; i < table.size(); ++i) {
-    auto t = table_entry(table[i], i);
+    auto t = table_entry(table[i], i, span.version);
     if (!t) return t.error();
     m.tensors.push_back(*t);
   }
@@ -289,6 +307,10 @@ Status check_tensors(const PackedModel& m) {
     if (t.bytes != *want)
       return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: {} bytes, {} x {} {} packs to {}", md.name, layer,
                                              t.bytes, md.k, md.n, dtype_key(m.desc.dtype), *want));
+    if (t.slice_k != 0) {  // the width: int4 only, a width its plan takes (make_plan names a bad one)
+      auto plan = layout_plan(m.desc.dtype, md.k, md.n, t.slice_k);
+      if (!plan) return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: {}", md.name, layer, plan.error().message));
+    }
     if (!inside(t.offset, t.bytes) || (t.scale_bytes != 0 && !inside(t.scale_offset, t.scale_bytes)))
       return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: offset {} is not 4 KiB aligned inside the file",
                                              md.name, layer, t.offset));

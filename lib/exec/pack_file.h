@@ -10,9 +10,14 @@
 //                      tensor its packed weights, then (real models quantised from floats)
 //                      its per-column fp32 scales, also 4 KiB aligned.
 //
-// The header: magic "ORKPACK\0", u32 version (2), u32 header bytes (4096), u64 JSON offset,
+// The header: magic "ORKPACK\0", u32 version (3), u32 header bytes (4096), u64 JSON offset,
 // u64 JSON bytes, u64 data offset, u64 file bytes, u64 FNV-1a of the JSON, u64 FNV-1a of the
 // 56 bytes before it. Each is checked on open, and the file's size against the header.
+//
+// The tensor table: per tensor [layer, matmul, offset, bytes, scale offset, scale bytes,
+// slice_k]; slice_k is an int4 tensor's K-slice width (its layout, chosen from its own
+// weights' bound when packed: lib/matmul/int4_bound.h), 0 for other dtypes. Version 2 files
+// have no slice_k (rows of six): their int4 tensors are 480 wide, the dtype's floor.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +36,9 @@ namespace ork::exec {
 inline constexpr char kPackMagic[8] = {'O', 'R', 'K', 'P', 'A', 'C', 'K', '\0'};
 // Version 2: the checksums are standard FNV-1a (version 1 used a basis one digit short;
 // lib/exec/activation.h). A version 1 file is refused with a message that says to repack it.
-inline constexpr uint32_t kPackVersion = 2;
+// Version 3: each tensor's int4 K-slice width in the tensor table. Versions 2 and 3 are read.
+inline constexpr uint32_t kPackVersion = 3;
+inline constexpr uint32_t kPackOldestVersion = 2;
 inline constexpr uint64_t kPackAlign = 4096;
 inline constexpr uint64_t kPackHeaderBytes = 4096;
 // The most of a description read_packed reads (the rest is not read, so a larger one fails
@@ -43,6 +50,9 @@ struct PackedTensor {
   int layer = 0, matmul = 0;
   uint64_t offset = 0, bytes = 0;              // packed weights
   uint64_t scale_offset = 0, scale_bytes = 0;  // fp32 per-column scales; 0 = none
+  // int4: the K-slice width of the tensor's native layout (matmul::PlanOptions::slice_k),
+  // which every plan of it takes; 0 = the dtype's (480; every version 2 file). 0 for other dtypes.
+  int64_t slice_k = 0;
 };
 
 struct PackedModel {
@@ -58,8 +68,12 @@ struct PackedModel {
   uint64_t largest_layer_bytes() const;
 };
 
-// Bytes of K x N weights of `dtype` in the native layout (all K-slices, padding included).
+// Bytes of K x N weights of `dtype` in the native layout (all K-slices, padding included;
+// the same at every int4 slice width).
 Result<uint64_t> packed_bytes(matmul::DType dtype, int64_t k, int64_t n);
+// The native layout of K x N weights of `dtype` in K-slices of `slice_k` (int4; 0 = the
+// dtype's): the one-core plan whose slices the packed bytes follow.
+Result<matmul::Plan> layout_plan(matmul::DType dtype, int64_t k, int64_t n, int64_t slice_k = 0);
 inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 // The exact size in bytes of the file PackWriter writes for `desc` (header, the description's
@@ -78,7 +92,10 @@ class PackWriter {
   PackWriter& operator=(PackWriter&&) = delete;
   ~PackWriter();
   // `row_major`: K x N weights in the dtype's host format (int8_t, binary16, or int4 nibbles).
-  Status add(int layer, int matmul, const void* row_major, std::span<const float> scales = {});
+  // int4 weights are laid out in K-slices as wide as their own bound allows
+  // (matmul::int4_safe_slice_k), or `slice_k` wide when it is given: a width the bound does
+  // not allow makes a file the reader's check refuses (tests write such files with it).
+  Status add(int layer, int matmul, const void* row_major, std::span<const float> scales = {}, int64_t slice_k = 0);
   Status finish();
 
  private:

@@ -1,6 +1,8 @@
 // Synthetic weights and token inputs (synthetic.h).
 #include "lib/exec/synthetic.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "lib/exec/pack_file.h"
@@ -50,13 +52,68 @@ void fill(matmul::DType dtype, int64_t count, SplitMix rng, std::vector<uint8_t>
   }
 }
 
+constexpr int64_t kQ4Block = 32;  // Q4_0: 32 values per scale
+
+// A value of about N(0, 1), scaled: the sum of 12 uniform 16-bit integers, centred and
+// doubled to stay whole (mean 0, sd 2 x sqrt(65536^2 - 1), about 131072).
+int64_t normal_like(SplitMix& rng) {
+  int64_t sum = 0;
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t r = rng.next();
+    for (int b = 0; b < 4; ++b) sum += static_cast<int64_t>((r >> (16 * b)) & 0xffff);
+  }
+  return 2 * sum - 12 * 65535;
+}
+
+int64_t floor_div(int64_t a, int64_t b) {  // b > 0
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+// Q4_0's code of x in a block whose value of largest magnitude is v: min(7, floor(-8x / v + 1/2)),
+// as the exact ratio (2 x -8x + v) / 2v.
+int q4_0_code(int64_t x, int64_t v) {
+  if (v == 0) return 0;
+  int64_t num = -16 * x + v, den = 2 * v;
+  if (den < 0) num = -num, den = -den;
+  return static_cast<int>(std::clamp<int64_t>(floor_div(num, den), -8, 7));
+}
+
 }  // namespace
+
+std::vector<uint8_t> q4_0_like_weights(int64_t k, int64_t n, uint64_t seed) {
+  std::vector<uint8_t> out(static_cast<size_t>(int4::packed_bytes(k * n)), 0);
+  SplitMix rng{seed};
+  int64_t x[kQ4Block];
+  for (int64_t col = 0; col < n; ++col) {
+    for (int64_t k0 = 0; k0 < k; k0 += kQ4Block) {
+      const int64_t count = std::min(kQ4Block, k - k0);
+      int64_t v = 0;
+      for (int64_t i = 0; i < count; ++i) {
+        x[i] = normal_like(rng);
+        if (std::abs(x[i]) > std::abs(v)) v = x[i];
+      }
+      for (int64_t i = 0; i < count; ++i) int4::put(out.data(), (k0 + i) * n + col, q4_0_code(x[i], v));
+    }
+  }
+  return out;
+}
+
+std::vector<uint8_t> uniform_int4_weights(int64_t k, int64_t n, uint64_t seed) {
+  std::vector<uint8_t> out;
+  fill(matmul::DType::int4, k * n, SplitMix{seed}, out);
+  return out;
+}
+
+uint64_t synthetic_seed(uint64_t seed, int layer, int mi) {
+  return seed * 1000003u + static_cast<uint64_t>(layer) * 131u + static_cast<uint64_t>(mi);
+}
 
 std::vector<uint8_t> synthetic_weights(const ModelDesc& desc, int layer, int mi, uint64_t seed) {
   const MatmulDesc& md = desc.matmuls[static_cast<size_t>(mi)];
+  const uint64_t s = synthetic_seed(seed, layer, mi);
+  if (desc.dtype == matmul::DType::int4) return q4_0_like_weights(md.k, md.n, s);
   std::vector<uint8_t> out;
-  fill(desc.dtype, md.k * md.n, SplitMix{seed * 1000003u + static_cast<uint64_t>(layer) * 131u + static_cast<uint64_t>(mi)},
-       out);
+  fill(desc.dtype, md.k * md.n, SplitMix{s}, out);
   return out;
 }
 

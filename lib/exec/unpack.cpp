@@ -38,8 +38,8 @@ Status unpack_int8(const matmul::Plan& p, std::span<const uint8_t> native, std::
 }  // namespace
 
 Status unpack_weights(matmul::DType dtype, int64_t k, int64_t n, std::span<const uint8_t> native,
-                      std::vector<uint8_t>& out) {
-  auto plan = matmul::make_plan(matmul::Shape{1, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = 1});
+                      std::vector<uint8_t>& out, int64_t slice_k) {
+  auto plan = matmul::make_plan(matmul::Shape{1, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = 1, .slice_k = slice_k});
   if (!plan) return plan.error();
   if (static_cast<int64_t>(native.size()) != plan->b_bytes())
     return make_error(-EINVAL, fmt::format("packed weights of {} bytes, {} x {} needs {}", native.size(), k, n, plan->b_bytes()));

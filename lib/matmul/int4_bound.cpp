@@ -83,4 +83,57 @@ Result<int64_t> int4_safe_slice_k(std::span<const uint8_t> packed, int64_t k, in
   return lo * kKAlign;
 }
 
+namespace {
+
+// Per byte of the nibble stream, the positive sum and the negative magnitude of its two values.
+struct ByteSums {
+  uint8_t pos[256], neg[256];
+  constexpr ByteSums() : pos{}, neg{} {
+    for (int b = 0; b < 256; ++b) {
+      for (int v : {int{int4::low_value(static_cast<uint8_t>(b))}, int{int4::high_value(static_cast<uint8_t>(b))}}) {
+        if (v > 0) pos[b] = static_cast<uint8_t>(pos[b] + v);
+        if (v < 0) neg[b] = static_cast<uint8_t>(neg[b] - v);
+      }
+    }
+  }
+};
+constexpr ByteSums kByteSums;
+
+}  // namespace
+
+Status int4_native_slices_fit(const Plan& p, std::span<const uint8_t> native) {
+  if (p.dtype != DType::int4) return make_error(-EINVAL, "the int4 bound of a plan that is not int4");
+  if (static_cast<int64_t>(native.size()) != p.b_bytes())
+    return make_error(-EINVAL, "int4 weights of " + std::to_string(native.size()) + " bytes, the layout needs " +
+                                   std::to_string(p.b_bytes()));
+  constexpr int64_t kWa = 64, kRunBytes = kKAlign / 2;  // kernels per int4 block; one kernel's 32 K
+  std::vector<Int4ColumnSums> col(static_cast<size_t>(p.np));
+  for (int64_t s = 0; s < p.slices; ++s) {
+    const int64_t k0 = s * p.slice_k, kt = std::min(p.slice_k, p.kp - k0);
+    const uint8_t* base = native.data() + p.np * p.slice_k * s / 2;  // slices before are slice_k wide
+    std::fill(col.begin(), col.end(), Int4ColumnSums{});
+    // A run of 16 bytes is one kernel's 32 K values: run r is kernel (r / (kt/32 x 64)) x 64 + r % 64.
+    const int64_t runs = p.np * kt / kKAlign, per_group = kt / kKAlign * kWa;
+    for (int64_t r = 0; r < runs; ++r) {
+      Int4ColumnSums& c = col[static_cast<size_t>(r / per_group * kWa + r % kWa)];
+      for (int64_t i = 0; i < kRunBytes; ++i) {
+        const uint8_t b = base[r * kRunBytes + i];
+        c.pos += kByteSums.pos[b];
+        c.neg += kByteSums.neg[b];
+      }
+    }
+    for (int64_t j = 0; j < p.np; ++j) {
+      const Int4ColumnSums& c = col[static_cast<size_t>(j)];
+      if (!int4_sums_fit_int16(c))
+        return make_error(-EINVAL, "int4 weights in K-slices " + std::to_string(p.slice_k) + " wide: column " +
+                                       std::to_string(j) + " of slice " + std::to_string(s) + " (K " + std::to_string(k0) +
+                                       ".." + std::to_string(k0 + kt - 1) + ") has P = " + std::to_string(c.pos) +
+                                       ", Q = " + std::to_string(c.neg) + ": 7P + 8Q = " + std::to_string(7 * c.pos + 8 * c.neg) +
+                                       ", 8P + 7Q = " + std::to_string(8 * c.pos + 7 * c.neg) +
+                                       ", past int16 (at most 32767 and 32768): a task of that slice would saturate");
+    }
+  }
+  return Status::success();
+}
+
 }  // namespace ork::matmul

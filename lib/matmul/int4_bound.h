@@ -33,4 +33,12 @@ bool int4_sums_fit_int16(const Int4ColumnSums& s);
 // O(K/32 x N x log) for the search; memory 2 x (K/32 + 1) x N int32.
 Result<int64_t> int4_safe_slice_k(std::span<const uint8_t> packed, int64_t k, int64_t n);
 
+// Checks int4 weights already in the native layout of `layout` (an int4 plan: its K-slices,
+// [slice][np/64][kt/32][64][32]) against the bound, slice by slice: every task of any plan of
+// these weights has one slice's K range, so no task can saturate when this passes. The error
+// names the first slice and column over the bound, its sums and the width. For weights read
+// from a file whose width was chosen elsewhere (lib/exec's packed model): one pass over the
+// bytes, O(np) int32 of memory.
+Status int4_native_slices_fit(const Plan& layout, std::span<const uint8_t> native);
+
 }  // namespace ork::matmul

@@ -1,7 +1,9 @@
 """The packed model file's head as tests and fuzz seeds write it by hand: the layout of
 lib/exec/pack_file.h (magic "ORKPACK\\0", version 2, header of 4096 bytes, the description's
 offset and length, data offset, file length, FNV-1a of the description, FNV-1a of the 56
-bytes before it), written here once for every script that forges or corrupts a head."""
+bytes before it), written here once for every script that forges or corrupts a head. Version
+2 (tensor rows of six) is what these heads say: the reader still takes it, and version 3,
+what ork_pack writes now, differs only in its rows' seventh field (an int4 slice width)."""
 import struct
 
 FNV_BASIS = 14695981039346656037  # FNV-1a 64-bit offset basis (lib/exec/activation.h)

@@ -2,7 +2,11 @@
 // (docs/execution.md). Either a real one (safetensors + model description JSON) or a
 // synthetic one of real shapes. It opens no device (packing is host work). Exit codes as
 // docs/tools.md: 0 written, 1 the write failed, 2 bad usage or input (nothing written).
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -86,6 +90,15 @@ int run(const Args& a) {
                         {"layers", desc.layers}, {"matmuls", desc.matmuls.size()},
                         {"weight_bytes", m->weight_bytes()}, {"file_bytes", m->file_bytes},
                         {"predicted_bytes", *bytes}};
+    // int4: per matmul, the narrowest and widest K-slice width its layers' weights allowed.
+    std::vector<std::pair<int64_t, int64_t>> widths(desc.matmuls.size(), {INT64_MAX, 0});
+    for (const exec::PackedTensor& t : m->tensors) {
+      auto& [lo, hi] = widths[static_cast<size_t>(t.matmul)];
+      lo = std::min(lo, t.slice_k);
+      hi = std::max(hi, t.slice_k);
+    }
+    for (size_t i = 0; i < widths.size() && desc.dtype == matmul::DType::int4; ++i)
+      j["int4_slice_k"][desc.matmuls[i].name] = {widths[i].first, widths[i].second};
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("%s: %s %s, %d layers x %zu matmuls, %.2f GiB of weights (%llu bytes in the file)\n", a.out.c_str(),

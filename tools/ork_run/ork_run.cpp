@@ -12,7 +12,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "driver/emu/kernel/fake_kernel.h"
 #include "lib/api/backend.h"
+#include "lib/api/device.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/exec_plan.h"
 #include "lib/exec/chain_reference.h"
@@ -140,8 +142,10 @@ bool write_trace(const std::string& path, const std::vector<exec::TraceEvent>& t
 }
 
 // `inflight`: the matmuls the run could hand to the NPU at once (1 on the cpu device).
+// `clamped`: int4 output cells the emulated NPU clamped to int16 during the run (-1: not
+// emulated, not reported).
 void print_json(const Args& a, const Prepared& p, const std::string& backend, int inflight, const exec::RunStats& s,
-                const Status& check) {
+                const Status& check, int64_t clamped) {
   const Figures f = figures(s, a.tokens);
   const exec::ExecPlan& plan = p.plan;
   nlohmann::json j = {{"model", a.path}, {"device", backend}, {"tokens", a.tokens}, {"m", a.m},
@@ -159,6 +163,7 @@ void print_json(const Args& a, const Prepared& p, const std::string& backend, in
                       {"pinned_tensors", std::count(plan.pinned.begin(), plan.pinned.end(), true)}, {"engine", s.engine}, {"direct", s.direct},
                       {"registered", s.registered}, {"fallbacks", s.fallbacks}, {"checked", static_cast<bool>(check)}};
   if (!check) j["check_error"] = check.error().message;
+  if (clamped >= 0) j["int4_saturated_cells"] = clamped;
   std::printf("%s\n", j.dump().c_str());
 }
 
@@ -232,16 +237,24 @@ int run(const Args& a) {
   ro.want_trace = !a.trace_path.empty();
   ro.inflight = a.inflight;
   ro.progress = [&](int64_t done, int64_t) { bar.update(done); };
+  ork_device& dev = *opened->device;
+  const auto clamped_now = [&] { return dev.fake ? static_cast<int64_t>(dev.fake->stats().int4_saturated_cells) : -1; };
+  const int64_t clamped_before = clamped_now();
   auto run = exec::run_plan(a.path, p.model, p.plan, p.po, ref, ro);
   bar.finish();
+  // A clamped int4 cell is a plan past the int16 bound (docs/dtypes.md): a failed run even
+  // if the outputs happened to match.
+  const int64_t clamped = clamped_before < 0 ? -1 : clamped_now() - clamped_before;
   if (!run) return error(run.error().message, run.error().code == -EINVAL ? tools::Exit::bad_usage : tools::Exit::check_failed);
   auto want = exec::reference_chain(a.path, p.model, a.m, a.tokens);
   if (!want) return error(fmt::format("the CPU reference failed: {}", want.error().message), tools::Exit::check_failed);
-  const Status check = exec::compare_chains(p.model, run->chain, *want);
+  Status check = exec::compare_chains(p.model, run->chain, *want);
+  if (check && clamped > 0)
+    check = make_error(-EIO, fmt::format("the emulated NPU clamped {} int4 output cells to int16", clamped));
   const bool trace_written = a.trace_path.empty() || write_trace(a.trace_path, run->trace);
   const int inflight = ref.kmd != nullptr ? a.inflight : 1;
   if (a.json)
-    print_json(a, p, tools::device_label(opened->info), inflight, run->stats, check);
+    print_json(a, p, tools::device_label(opened->info), inflight, run->stats, check, clamped);
   else
     print_text(a, p, tools::device_label(opened->info), inflight, run->stats, check);
   return tools::code(check && trace_written ? tools::Exit::ok : tools::Exit::check_failed);

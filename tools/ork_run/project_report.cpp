@@ -100,9 +100,10 @@ void print_step(const char* label, const exec::Projection& p) {
               static_cast<long long>(p.split_each.submits));
 }
 
-// The model's shapes: a synthetic model's by name, or a packed file's description. -1 to go
-// on, else the exit code.
-int load_desc(const ProjectArgs& a, exec::ModelDesc& desc) {
+// The model's shapes: a synthetic model's by name, or a packed file's description and, per
+// matmul, its int4 tensors' narrowest K-slice width over the layers (the file's layout; 0 =
+// the dtype's). -1 to go on, else the exit code.
+int load_desc(const ProjectArgs& a, exec::ModelDesc& desc, std::vector<int64_t>& file_widths) {
   if (a.path.empty() == a.synthetic.empty())
     return fail("--project needs a packed model file or --synthetic NAME (one of them)");
   if (!a.synthetic.empty()) {
@@ -115,17 +116,25 @@ int load_desc(const ProjectArgs& a, exec::ModelDesc& desc) {
     auto m = exec::read_packed(a.path);
     if (!m) return fail(m.error().message);
     desc = m->desc;
+    file_widths.assign(desc.matmuls.size(), 0);
+    for (const exec::PackedTensor& t : m->tensors) {
+      int64_t& w = file_widths[static_cast<size_t>(t.matmul)];
+      const int64_t width = t.slice_k == 0 ? matmul::kInt4SliceK : t.slice_k;
+      w = t.layer == 0 ? width : std::min(w, width);
+    }
+    if (desc.dtype != matmul::DType::int4) file_widths.assign(desc.matmuls.size(), 0);
   }
   return -1;
 }
 
 // Each matmul's int4 K-slice width: from the synthetic model's layer 0 weights of the chosen
-// kind; a packed file's layout is the dtype's (0). -1 to go on, else the exit code.
+// kind; a packed file's own (load_desc). -1 to go on, else the exit code.
 int load_widths(const ProjectArgs& a, const exec::ModelDesc& desc, std::vector<int64_t>& widths) {
-  widths.assign(desc.matmuls.size(), 0);
   auto kind = exec::parse_int4_weights(a.int4_weights);
   if (!kind) return fail(fmt::format("--int4-weights: {}", kind.error().message));
-  if (desc.dtype != matmul::DType::int4 || a.synthetic.empty()) return -1;
+  if (a.synthetic.empty()) return -1;  // the file's, as load_desc found them
+  widths.assign(desc.matmuls.size(), 0);
+  if (desc.dtype != matmul::DType::int4) return -1;
   auto w = exec::int4_slice_widths(desc, *kind, 0, a.seed);
   if (!w) return fail(fmt::format("--int4-weights {}: {}", a.int4_weights, w.error().message));
   widths = std::move(*w);
@@ -175,8 +184,8 @@ int measure_host(const exec::DeviceRef& ref, const exec::ModelDesc& desc, int64_
 
 int run_project(const ProjectArgs& a) {
   exec::ModelDesc desc;
-  if (int rc = load_desc(a, desc); rc >= 0) return rc;
   std::vector<int64_t> widths;
+  if (int rc = load_desc(a, desc, widths); rc >= 0) return rc;
   if (int rc = load_widths(a, desc, widths); rc >= 0) return rc;
   auto dev = open_zero_work_emulator();
   if (!dev) return fail(fmt::format("the zero-work emulator: {}", dev.error().message), Exit::device_unavailable);
@@ -189,7 +198,7 @@ int run_project(const ProjectArgs& a) {
   nlohmann::json out = {{"model", a.path.empty() ? a.synthetic : a.path}, {"name", desc.name},
                         {"dtype", exec::dtype_key(desc.dtype)}, {"layers", desc.layers}, {"cores", a.cores},
                         {"disk_rate", a.disk_bytes_per_s}, {"window_bytes", window},
-                        {"int4_weights", desc.dtype == matmul::DType::int4 && !a.synthetic.empty() ? a.int4_weights : "floor"},
+                        {"int4_weights", desc.dtype != matmul::DType::int4 ? "floor" : a.synthetic.empty() ? "file" : a.int4_weights},
                         {"residency_rule", kRuleText},
                         {"host_source", a.host_us >= 0 ? "given (--host-us)" : "measured: zero-work emulator, medians of the runner's plan+pack+submit and unpack; the part not under the NPU's jobs added (host_exposed_us)"},
                         {"device_source", "timing model (docs/timing-model.md): the board plan's per-core chains on shared DRAM"}};

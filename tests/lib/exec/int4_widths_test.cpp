@@ -1,7 +1,8 @@
 // int4 K-slice widths of a model's weights (lib/exec/int4_widths.h) and the projection
-// taking them (lib/exec/project.h ProjectOptions::slice_k): the Q4_0-shaped weights hold
-// what Q4_0 holds, each matmul's width is its weights' int4_safe_slice_k, and the board plan
-// slices at those widths (fewer tasks than at the floor, the same weight bytes).
+// taking them (lib/exec/project.h ProjectOptions::slice_k): the Q4_0-shaped weights (the
+// synthetic models' own, lib/exec/synthetic.h) hold what Q4_0 holds, each matmul's width is
+// its weights' int4_safe_slice_k, and the board plan slices at those widths (fewer tasks
+// than at the floor, the same weight bytes).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,6 +38,27 @@ TEST(Int4Widths, Q4ZeroBlocksHoldTheirScaleValue) {
   EXPECT_NE(q4_0_like_weights(k, n, 4), w);
 }
 
+// The codes are bell-shaped as Q4_0's of normal values, not uniform: over 64 K of blocks,
+// mean |q| near 3 (uniform -8..7: 4), and 0 more frequent than 7. The synthetic int4 model's
+// tensors are these weights at their seeds.
+TEST(Int4Widths, SyntheticInt4WeightsAreQ4ZeroShaped) {
+  const int64_t k = 2048, n = 32;
+  const std::vector<uint8_t> w = q4_0_like_weights(k, n, 5);
+  int64_t abs_sum = 0, zeros = 0, sevens = 0;
+  for (int64_t i = 0; i < k * n; ++i) {
+    const int v = int4::value_at(w.data(), i);
+    abs_sum += v < 0 ? -v : v;
+    zeros += v == 0;
+    sevens += v == 7;
+  }
+  const double mean_abs = static_cast<double>(abs_sum) / static_cast<double>(k * n);
+  EXPECT_GT(mean_abs, 2.5);
+  EXPECT_LT(mean_abs, 3.5);
+  EXPECT_GT(zeros, 4 * sevens);
+  const ModelDesc d = desc("small");
+  EXPECT_EQ(synthetic_weights(d, 1, 6, 9), q4_0_like_weights(d.matmuls[6].k, d.matmuls[6].n, synthetic_seed(9, 1, 6)));
+}
+
 TEST(Int4Widths, EachMatmulsWidthIsItsWeightsBound) {
   const ModelDesc d = desc("small");
   auto widths = int4_slice_widths(d, Int4Weights::synthetic, 1, 9);
@@ -47,11 +69,17 @@ TEST(Int4Widths, EachMatmulsWidthIsItsWeightsBound) {
     auto want = matmul::int4_safe_slice_k(synthetic_weights(d, 1, static_cast<int>(j), 9), md.k, md.n);
     ASSERT_TRUE(want);
     EXPECT_EQ((*widths)[j], *want) << md.name;
-    EXPECT_GT((*widths)[j], matmul::kInt4SliceK) << md.name;  // uniform -8..7 averages |w| = 4
   }
-  auto q4 = int4_slice_widths(d, Int4Weights::q4_0, 0, 1);
-  ASSERT_TRUE(q4);
-  for (int64_t w : *q4) EXPECT_GT(w, matmul::kInt4SliceK);
+  // Uniform -8..7 (mean |w| = 4) allows less than the Q4_0-shaped weights (about 3), still
+  // past the floor; down (K = 1408) is sliced at both.
+  auto uniform = int4_slice_widths(d, Int4Weights::uniform, 1, 9);
+  ASSERT_TRUE(uniform);
+  for (size_t j = 0; j < d.matmuls.size(); ++j) {
+    EXPECT_GT((*uniform)[j], matmul::kInt4SliceK) << d.matmuls[j].name;
+    EXPECT_GE((*widths)[j], (*uniform)[j]) << d.matmuls[j].name;
+  }
+  EXPECT_LT((*uniform)[6], 1408);
+  EXPECT_GT((*widths)[6], (*uniform)[6]);
   auto floor = int4_slice_widths(d, Int4Weights::floor, 0, 1);
   ASSERT_TRUE(floor);
   EXPECT_EQ(*floor, std::vector<int64_t>(d.matmuls.size(), 0));
@@ -64,7 +92,8 @@ TEST(Int4Widths, BadInputsAreNamed) {
   auto kind = parse_int4_weights("q4_k");
   ASSERT_FALSE(kind);
   EXPECT_NE(kind.error().message.find("\"q4_k\""), std::string::npos) << kind.error().message;
-  EXPECT_EQ(*parse_int4_weights("q4_0"), Int4Weights::q4_0);
+  EXPECT_EQ(*parse_int4_weights("q4_0"), Int4Weights::synthetic);
+  EXPECT_EQ(*parse_int4_weights("uniform"), Int4Weights::uniform);
 }
 
 ProjectOptions options(const ModelDesc& d, int64_t m) {

@@ -51,7 +51,7 @@ TEST_P(PackRoundTrip, EveryTensorUnpacksToItsWeights) {
       EXPECT_EQ(t.offset % kPackAlign, 0u);
       const auto& md = m->desc.matmuls[static_cast<size_t>(j)];
       std::vector<uint8_t> w;
-      ASSERT_TRUE(unpack_weights(m->desc.dtype, md.k, md.n, {bytes.data() + t.offset, t.bytes}, w));
+      ASSERT_TRUE(unpack_weights(m->desc.dtype, md.k, md.n, {bytes.data() + t.offset, t.bytes}, w, t.slice_k));
       EXPECT_EQ(w, expected(*d, l, j)) << "layer " << l << " " << md.name;
     }
   }
@@ -255,7 +255,7 @@ TEST(PackHostile, ADescriptionAtTheSizeLimitParses) {
   ASSERT_LE(*bytes, kPackAlign);  // every tensor fits the one block of data packed_around gives
   while (matmuls.size() + table.size() + 200 < kPackMaxDescriptionBytes) {
     matmuls += fmt::format(R"({}{{"name":"m{}","k":1,"n":1,"input":["x"]}})", count ? "," : "", count);
-    table += fmt::format("{}[0,{},{},{},0,0]", count ? "," : "", count, data, *bytes);
+    table += fmt::format("{}[0,{},{},{},0,0,0]", count ? "," : "", count, data, *bytes);
     ++count;
   }
   const std::string text = R"({"model":{"dtype":"int8","hidden":1,"layers":1,"matmuls":[)" + matmuls +

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "driver/common/int4.h"
+#include "lib/matmul/context.h"
 #include "lib/matmul/int4_bound.h"
 #include "lib/matmul/plan.h"
 
@@ -100,6 +101,37 @@ TEST(Int4Bound, ThePlannerTakesTheWidth) {
   auto i8 = make_plan({1, 2048, 64}, {.dtype = DType::int8, .cores = 1, .slice_k = 1024});
   ASSERT_FALSE(i8.ok());
   EXPECT_NE(i8.error().message.find("only int4"), std::string::npos) << i8.error().message;
+}
+
+// Weights packed in the native layout at `slice_k` (a file's width), checked slice by slice.
+ork::Status native_check(const std::vector<uint8_t>& w, int64_t k, int64_t n, int64_t slice_k) {
+  auto p = make_plan({1, k, n}, {.dtype = DType::int4, .cores = 1, .slice_k = slice_k});
+  if (!p.ok()) return p.error();
+  std::vector<uint8_t> native(static_cast<size_t>(p->b_bytes()));
+  if (auto s = pack_weights(*p, w.data(), native); !s) return s;
+  return int4_native_slices_fit(*p, native);
+}
+
+// The check of packed weights agrees with the bound on the slices the layout has: all +4
+// with one 5 in row 1500 of column 70 (N = 100: the second block of 64 kernels, padded) fit
+// 992 (the widest, above) and 1024 save for that column's slice 1 (rows 1024..2047: 4 x 1023
+// + 5 = 4097, 8P = 32776), which is named.
+TEST(Int4Bound, PackedWeightsAreCheckedSliceBySlice) {
+  const int64_t k = 2048, n = 100;
+  std::vector<uint8_t> w = filled(k, n, 4);
+  EXPECT_TRUE(native_check(w, k, n, 1024).ok());
+  ork::int4::put(w.data(), 1500 * n + 70, 5);
+  EXPECT_EQ(width(w, k, n), 992);
+  EXPECT_TRUE(native_check(w, k, n, 992).ok());
+  EXPECT_TRUE(native_check(w, k, n, 480).ok());
+  const ork::Status wide = native_check(w, k, n, 1024);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.error().message.find("column 70 of slice 1 (K 1024..2047) has P = 4097, Q = 0"), std::string::npos)
+      << wide.error().message;
+  // Full K in one task (a width past K): the whole column, 4 x 2047 + 5, is over too.
+  const ork::Status full = native_check(w, k, n, 2048);
+  ASSERT_FALSE(full.ok());
+  EXPECT_NE(full.error().message.find("column 0 of slice 0 (K 0..2047)"), std::string::npos) << full.error().message;
 }
 
 }  // namespace

@@ -1,0 +1,150 @@
+// The packed file's int4 K-slice widths (lib/exec/pack_file.h, version 3): each int4 tensor
+// laid out at the width its own weights allow, version 2 files (no widths: 480) still read,
+// and every bad width or table row named.
+#include <cstring>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "driver/common/int4.h"
+#include "lib/exec/activation.h"
+#include "lib/exec/pack_file.h"
+#include "lib/exec/synthetic.h"
+#include "lib/exec/unpack.h"
+#include "lib/matmul/int4_bound.h"
+#include "tests/lib/exec/exec_util.h"
+
+namespace ork::exec {
+namespace {
+
+using testing::read_all;
+using testing::scratch;
+using testing::write_all;
+
+ModelDesc small_int4(int layers) {
+  auto d = synthetic_desc("small", layers, matmul::DType::int4);
+  EXPECT_TRUE(d);
+  return *d;
+}
+
+// One value per byte, as unpack_weights gives them.
+std::vector<uint8_t> values(const std::vector<uint8_t>& nibbles, int64_t count) {
+  std::vector<uint8_t> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) out[static_cast<size_t>(i)] = static_cast<uint8_t>(int4::value_at(nibbles.data(), i));
+  return out;
+}
+
+// Every tensor of the small model (every K past 480) at its weights' own width, and back.
+TEST(PackInt4, EachTensorIsSlicedAtItsWeightsOwnWidth) {
+  const ModelDesc d = small_int4(1);
+  const std::string path = scratch("int4_widths.ork");
+  ASSERT_TRUE(write_synthetic(path, d, 7));
+  auto m = read_packed(path);
+  ASSERT_TRUE(m) << m.error().message;
+  const auto bytes = read_all(path);
+  for (int j = 0; j < 7; ++j) {
+    const MatmulDesc& md = d.matmuls[static_cast<size_t>(j)];
+    const auto w = synthetic_weights(d, 0, j, 7);
+    auto want = matmul::int4_safe_slice_k(w, md.k, md.n);
+    ASSERT_TRUE(want);
+    const PackedTensor& t = m->tensor(0, j);
+    EXPECT_EQ(t.slice_k, *want) << md.name;
+    EXPECT_GT(t.slice_k, matmul::kInt4SliceK) << md.name;
+    std::vector<uint8_t> back;
+    ASSERT_TRUE(unpack_weights(d.dtype, md.k, md.n, {bytes.data() + t.offset, t.bytes}, back, t.slice_k));
+    EXPECT_EQ(back, values(w, md.k * md.n)) << md.name;
+  }
+}
+
+// Rewrites the head of `b`: its version, and the description as `j` (both checksums).
+std::vector<uint8_t> with_head(std::vector<uint8_t> b, uint32_t version, const nlohmann::json& j) {
+  const std::string text = j.dump();
+  uint64_t data_offset;
+  std::memcpy(&data_offset, b.data() + 32, 8);
+  std::fill(b.begin() + 4096, b.begin() + static_cast<long>(data_offset), 0);
+  std::memcpy(b.data() + 4096, text.data(), text.size());
+  const uint64_t len = text.size(), jf = fingerprint({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  std::memcpy(b.data() + 8, &version, 4);
+  std::memcpy(b.data() + 24, &len, 8);
+  std::memcpy(b.data() + 48, &jf, 8);
+  const uint64_t hf = fingerprint({b.data(), 56});
+  std::memcpy(b.data() + 56, &hf, 8);
+  return b;
+}
+
+nlohmann::json description(const std::vector<uint8_t>& b) {
+  uint64_t len;
+  std::memcpy(&len, b.data() + 24, 8);
+  return nlohmann::json::parse(b.begin() + 4096, b.begin() + 4096 + static_cast<long>(len));
+}
+
+Result<PackedModel> reread(const std::vector<uint8_t>& b) {
+  const std::string p = scratch("int4_bad.ork");
+  write_all(p, b);
+  return read_packed(p);
+}
+
+// A version 2 file (rows of six, its int4 tensors 480 wide, as written before widths) reads
+// with width 0, and its tensors unpack at 480.
+TEST(PackInt4, VersionTwoFilesStillRead) {
+  const ModelDesc d = small_int4(1);
+  const std::string path = scratch("int4_v2.ork");
+  {
+    auto w = PackWriter::create(path, d);
+    ASSERT_TRUE(w);
+    for (int j = 0; j < 7; ++j) ASSERT_TRUE(w->add(0, j, synthetic_weights(d, 0, j, 3).data(), {}, matmul::kInt4SliceK));
+    ASSERT_TRUE(w->finish());
+  }
+  nlohmann::json j = description(read_all(path));
+  for (auto& row : j["tensors"]) row.erase(6);
+  const auto v2 = with_head(read_all(path), 2, j);
+  auto m = reread(v2);
+  ASSERT_TRUE(m) << m.error().message;
+  const MatmulDesc& down = d.matmuls[6];
+  const PackedTensor& t = m->tensor(0, 6);
+  EXPECT_EQ(t.slice_k, 0);
+  std::vector<uint8_t> back;
+  ASSERT_TRUE(unpack_weights(d.dtype, down.k, down.n, {v2.data() + t.offset, t.bytes}, back, t.slice_k));
+  EXPECT_EQ(back, values(synthetic_weights(d, 0, 6, 3), down.k * down.n));
+}
+
+std::string message_of(const Result<PackedModel>& m) { return m ? std::string("(accepted)") : m.error().message; }
+
+TEST(PackInt4, BadVersionsRowsAndWidthsAreNamed) {
+  const ModelDesc d = small_int4(1);
+  const std::string path = scratch("int4_named.ork");
+  ASSERT_TRUE(write_synthetic(path, d, 3));
+  const auto b = read_all(path);
+  const nlohmann::json j = description(b);
+  EXPECT_NE(message_of(reread(with_head(b, 4, j))).find("packed model version 4: this build reads versions 2 to 3"),
+            std::string::npos);
+  // A version 3 row of six, a version 2 row of seven.
+  nlohmann::json six = j;
+  six["tensors"][1].erase(6);
+  EXPECT_NE(message_of(reread(with_head(b, 3, six))).find("tensors[1] is not [layer, matmul, offset, bytes, scale offset, "
+                                                         "scale bytes, slice_k]"), std::string::npos);
+  EXPECT_NE(message_of(reread(with_head(b, 2, j))).find("tensors[0] is not [layer, matmul, offset, bytes, scale offset, "
+                                                       "scale bytes]"), std::string::npos);
+  for (const auto& [width, says] : {std::pair<int64_t, const char*>{1000, "int4 slice_k = 1000"},
+                                    {448, "int4 slice_k = 448"}, {4128, "tensors[2][6] = 4128: must be an integer"}}) {
+    nlohmann::json bad = j;
+    bad["tensors"][2][6] = width;
+    const std::string msg = message_of(reread(with_head(b, 3, bad)));
+    EXPECT_NE(msg.find(says), std::string::npos) << msg;
+    if (width != 4128) {
+      EXPECT_NE(msg.find("tensor \"v\" of layer 0"), std::string::npos) << msg;
+    }
+  }
+  // A width on a tensor of another dtype.
+  auto d8 = synthetic_desc("small", 1, matmul::DType::int8);
+  ASSERT_TRUE(d8);
+  ASSERT_TRUE(write_synthetic(path, *d8, 3));
+  const auto b8 = read_all(path);
+  nlohmann::json j8 = description(b8);
+  EXPECT_EQ(j8["tensors"][0][6], 0);
+  j8["tensors"][0][6] = 1024;
+  EXPECT_NE(message_of(reread(with_head(b8, 3, j8))).find("only int4 weights choose their K-slice width"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ork::exec
