@@ -278,8 +278,8 @@ typedef struct ork_stats {
   /* Since API version 5: */
   uint64_t cpu_threads;         /* cpu: host threads the reference multiply ran on (the cores
                                    option or core_mask's bits; 0 = as the shape needs, up to the
-                                   online CPUs; fp16 runs on 1; ork_qmatmul: the most of its
-                                   K-groups' multiplies). One call's: its threads; cumulative:
+                                   online CPUs, every dtype by one rule; ork_qmatmul: the most
+                                   of its K-groups' multiplies). One call's: its threads; cumulative:
                                    the sum over calls, so cpu_threads / calls is the mean.
                                    0 elsewhere */
 } ork_stats;

@@ -177,6 +177,7 @@ ORK_API ork_status ork_qmatmul(ork_device* device, const ork_qweights* weights, 
     ork::api::CallMeter meter(*device);
     const ork::quant::QRunOptions ro{.act = {.bits = *bits, .per_row = o.per_row == 1},
                                      .cores = o.cores == 0 ? max_cores : o.cores,
+                                     .threads = o.cores,  // the cpu device's host threads
                                      .stats = &meter.run};
     auto s = device->backend->run_quant(*weights->impl, {a, static_cast<size_t>(m * q.k())}, m,
                                         {c, static_cast<size_t>(m * q.n())}, ro, meter);

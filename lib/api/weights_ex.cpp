@@ -15,6 +15,7 @@
 #include "lib/api/weights.h"
 #include "lib/matmul/layout.h"
 #include "lib/ref/fast.h"
+#include "lib/ref/fp16_matmul.h"
 
 using ork::api::fail;
 
@@ -84,11 +85,14 @@ std::vector<uint8_t> int4_stream_from(const ork_weights& w, const matmul::Weight
 ork_status host_weights_from(ork_weights& w, const matmul::WeightSource& src) {
   const Index at{src.n_by_k, matmul::source_stride(w.k, w.n, src)};
   w.host = matmul::HostWeights{.dtype = internal_dtype(w.dtype), .k = w.k, .n = w.n};
-  if (w.dtype == ORK_DTYPE_FP16) {  // the cpu backend keeps fp16 as K x N bit patterns
+  if (w.dtype == ORK_DTYPE_FP16) {  // dense K x N bit patterns, then the fp16 kernels' strips
     const auto* p = static_cast<const uint16_t*>(src.data);
-    w.host.fp16.resize(sz(w.k * w.n));
+    std::vector<uint16_t> dense(sz(w.k * w.n));
     for (int64_t k = 0; k < w.k; ++k)
-      for (int64_t n = 0; n < w.n; ++n) w.host.fp16[sz(k * w.n + n)] = p[at(k, n)];
+      for (int64_t n = 0; n < w.n; ++n) dense[sz(k * w.n + n)] = p[at(k, n)];
+    auto packed = ref::pack_b_fp16(dense, w.k, w.n);
+    if (!packed) return fail(packed.error());
+    w.host.fp16 = std::move(*packed);
     return ok();
   }
   return fill_cpu_int(w, src, at);
@@ -97,8 +101,10 @@ ork_status host_weights_from(ork_weights& w, const matmul::WeightSource& src) {
 ork_status dense_values(const ork_weights& w, std::vector<uint8_t>& out) {
   const int64_t kn = w.k * w.n;
   if (w.dtype == ORK_DTYPE_FP16) {
+    std::vector<uint16_t> halves(sz(kn));
+    if (auto s = ref::unpack_b_fp16(w.host.fp16, halves); !s) return fail(s.error());
     out.resize(sz(kn * 2));
-    std::memcpy(out.data(), w.host.fp16.data(), out.size());
+    std::memcpy(out.data(), halves.data(), out.size());
     return ok();
   }
   std::vector<int8_t> values(sz(kn));

@@ -36,9 +36,10 @@ Result<HostWeights> host_weights_int8(int64_t k, int64_t n, const void* data) {
 }
 
 Result<HostWeights> host_weights_fp16(int64_t k, int64_t n, const void* data) {
+  auto packed = ref::pack_b_fp16({static_cast<const uint16_t*>(data), sz(k * n)}, k, n);
+  if (!packed) return packed.error();
   HostWeights w{.dtype = DType::fp16, .k = k, .n = n};
-  const auto* p = static_cast<const uint16_t*>(data);
-  w.fp16.assign(p, p + k * n);
+  w.fp16 = std::move(*packed);
   return w;
 }
 
@@ -58,13 +59,12 @@ Status cpu_matmul_int8(const HostWeights& w, const CpuCall& call) {
 Status cpu_matmul_fp16(const HostWeights& w, const CpuCall& call) {
   auto slice = fp16_slice_k(w.k, w.n);
   if (!slice) return slice.error();
-  const ref::Dims d{call.m, w.k, w.n};
   const size_t mk = sz(call.m * w.k), mn = sz(call.m * w.n);
   std::span<const uint16_t> av{static_cast<const uint16_t*>(call.a), mk};
   const ref::Fp16Options ho{.threads = call.threads, .threads_used = call.threads_used};
   if (call.c_code == kCodeFp16)
-    return ref::matmul_fp16_rows_to_fp16(av, w.fp16, {static_cast<uint16_t*>(call.c), mn}, d, *slice, ho);
-  return ref::matmul_fp16_rows(av, w.fp16, {static_cast<float*>(call.c), mn}, d, *slice, ho);
+    return ref::matmul_fp16_packed_to_fp16(av, call.m, w.fp16, {static_cast<uint16_t*>(call.c), mn}, *slice, ho);
+  return ref::matmul_fp16_packed(av, call.m, w.fp16, {static_cast<float*>(call.c), mn}, *slice, ho);
 }
 
 Status cpu_matmul_int4(const HostWeights& w, const CpuCall& call) {

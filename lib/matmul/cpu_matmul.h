@@ -10,18 +10,20 @@
 #include "driver/common/result.h"
 #include "lib/matmul/dtype.h"
 #include "lib/ref/fast.h"
+#include "lib/ref/fp16_matmul.h"
 
 namespace ork::matmul {
 
 // int8 weights (int8, and int4 widened to one int8 per value) packed once for the fast
-// path's kernel, or fp16 bit patterns, row-major K x N.
+// path's kernel, or fp16 weights in the fp16 kernels' strips (lib/ref/fp16_matmul.h), made
+// once when the weights are created.
 struct HostWeights {
   DType dtype = DType::int8;
   int64_t k = 0, n = 0;
   ref::PackedB packed;
-  std::vector<uint16_t> fp16;
+  ref::PackedFp16 fp16;
   // Host bytes the form holds (a device's bytes_resident counts them).
-  int64_t bytes() const { return static_cast<int64_t>(packed.bytes() + fp16.size() * sizeof(uint16_t)); }
+  int64_t bytes() const { return static_cast<int64_t>(packed.bytes() + fp16.bytes()); }
 };
 
 // The rows' host_weights: dense K x N of the dtype (int8_t; binary16 bit patterns; the

@@ -20,15 +20,31 @@ namespace ork::quant {
 namespace {
 
 // cpu: lib/ref's fast int8 kernel per group (exact integer arithmetic, bit-identical to its
-// oracle; int4 codes are exact int8 values, so w4a4 needs nothing else). int4 weight codes
-// are widened per call, so host memory keeps two codes per byte.
+// oracle; int4 codes are exact int8 values, so w4a4 needs nothing else). Each group's codes
+// are widened to int8 and packed for the kernel once, when the weights are created (packing
+// per call was most of a decode call, as for the dense int8 weights: docs/cpu-reference.md),
+// so host memory holds the packed int8 copy beside the stored codes.
 class CpuGroupMatmul final : public GroupMatmul {
  public:
   explicit CpuGroupMatmul(const QuantWeights& w) : w_(w) {}
-  Status run(const QuantActivations& qa, int, const GroupSink& sink, matmul::RunStats* stats) override {
+
+  Status prepare() {
+    std::vector<int8_t> codes;
+    for (int64_t g = 0; g < w_.groups(); ++g) {
+      const int64_t k0 = g * w_.group_width(), rows = w_.group_rows(g);
+      codes.resize(static_cast<size_t>(rows * w_.n()));
+      w_.widen_rows(k0, rows, codes);
+      auto p = ref::pack_b_int8(codes, rows, w_.n(), ref::BOrder::row_major);
+      if (!p) return p.error();
+      packed_.push_back(std::move(*p));
+    }
+    return Status::success();
+  }
+
+  Status run(const QuantActivations& qa, int, int threads, const GroupSink& sink, matmul::RunStats* stats) override {
     const int64_t n = w_.n(), m = qa.m;
     std::vector<int32_t> acc(static_cast<size_t>(m * n));
-    std::vector<int8_t> a_g, widened;
+    std::vector<int8_t> a_g;
     for (int64_t g = 0; g < w_.groups(); ++g) {
       const int64_t k0 = g * w_.group_width(), rows = w_.group_rows(g);
       std::span<const int8_t> a = qa.codes;
@@ -37,17 +53,10 @@ class CpuGroupMatmul final : public GroupMatmul {
         copy_columns(qa, k0, rows, a_g);
         a = a_g;
       }
-      std::span<const int8_t> b;
-      if (w_.scheme().bits == Bits::int8) {
-        b = {reinterpret_cast<const int8_t*>(w_.codes().data()) + k0 * n, static_cast<size_t>(rows * n)};
-      } else {
-        widened.resize(static_cast<size_t>(rows * n));
-        w_.widen_rows(k0, rows, widened);
-        b = widened;
-      }
-      int threads = 0;
-      if (auto s = ref::matmul_int8_fast(a, b, acc, ref::Dims{m, rows, n}, {.threads_used = &threads}); !s) return s;
-      if (stats) stats->cpu_threads = std::max(stats->cpu_threads, threads);
+      int used = 0;
+      const ref::FastOptions fo{.threads = threads, .threads_used = &used};
+      if (auto s = ref::matmul_int8_packed(a, m, packed_[static_cast<size_t>(g)], acc, fo); !s) return s;
+      if (stats) stats->cpu_threads = std::max(stats->cpu_threads, used);
       if (auto s = sink(g, acc); !s) return s;
     }
     return Status::success();
@@ -55,6 +64,7 @@ class CpuGroupMatmul final : public GroupMatmul {
 
  private:
   const QuantWeights& w_;  // owned by the QuantMatmul that owns this backend
+  std::vector<ref::PackedB> packed_;  // per group: its rows' codes as int8, packed
 };
 
 // The layout of per-group weights in their one buffer: it depends on K, N and the group
@@ -79,7 +89,7 @@ class NpuGroupMatmul final : public GroupMatmul {
   // The int8 copy is made eagerly, so a failing upload is reported by ork_qweights_create.
   Status upload_int8() { return upload(variants_[0], matmul::DType::int8); }
 
-  Status run(const QuantActivations& qa, int cores, const GroupSink& sink, matmul::RunStats* stats) override {
+  Status run(const QuantActivations& qa, int cores, int, const GroupSink& sink, matmul::RunStats* stats) override {
     matmul::RunStats local;
     matmul::RunStats& st = stats ? *stats : local;
     const bool a4 = qa.scheme.bits == Bits::int4;
@@ -221,8 +231,10 @@ class NpuGroupMatmul final : public GroupMatmul {
 
 }  // namespace
 
-std::unique_ptr<GroupMatmul> make_cpu_group_matmul(const QuantWeights& w) {
-  return std::make_unique<CpuGroupMatmul>(w);
+Result<std::unique_ptr<GroupMatmul>> make_cpu_group_matmul(const QuantWeights& w) {
+  auto b = std::make_unique<CpuGroupMatmul>(w);
+  if (auto s = b->prepare(); !s) return s.error();
+  return std::unique_ptr<GroupMatmul>(std::move(b));
 }
 
 Result<int64_t> npu_int8_copy_bytes(int64_t k, int64_t n, const WeightScheme& s) {

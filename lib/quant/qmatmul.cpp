@@ -25,9 +25,11 @@ QuantMatmul::QuantMatmul(QuantWeights w, std::unique_ptr<GroupMatmul> backend)
 QuantMatmul::~QuantMatmul() = default;
 
 // The group backend keeps a reference to weights_: each is built once they sit in their final place.
-std::unique_ptr<QuantMatmul> QuantMatmul::create_cpu(QuantWeights weights) {
+Result<std::unique_ptr<QuantMatmul>> QuantMatmul::create_cpu(QuantWeights weights) {
   std::unique_ptr<QuantMatmul> q(new QuantMatmul(std::move(weights), nullptr));
-  q->backend_ = make_cpu_group_matmul(q->weights_);
+  auto b = make_cpu_group_matmul(q->weights_);
+  if (!b) return b.error();
+  q->backend_ = std::move(*b);
   return q;
 }
 
@@ -40,12 +42,12 @@ Result<std::unique_ptr<QuantMatmul>> QuantMatmul::create_npu(driver::Kmd& kmd, Q
 }
 
 Status QuantMatmul::group_sums(const QuantActivations& qa, int cores, const GroupSink& sink,
-                               matmul::RunStats* stats) {
+                               matmul::RunStats* stats, int threads) {
   const QuantWeights& w = weights_;
   if (qa.k != w.k()) return make_error(-EINVAL, fmt::format("A has K = {}, the weights K = {}", qa.k, w.k()));
   if (qa.scheme.bits == Bits::int4 && w.scheme().bits == Bits::int8)
     return make_error(-EINVAL, "int4 activations with int8 weights (w8a4) is not a mode: use w8a8, w4a8 or w4a4");
-  return backend_->run(qa, cores, sink, stats);
+  return backend_->run(qa, cores, threads, sink, stats);
 }
 
 Status QuantMatmul::group_sum(const QuantActivations& qa, int64_t g, std::span<int32_t> acc, int cores) {
@@ -95,7 +97,7 @@ Status QuantMatmul::run(std::span<const float> a, int64_t m, std::span<float> c,
       }
     }
     return Status::success();
-  }, o.stats);
+  }, o.stats, o.threads);
   if (!s) return s;
   if (next != w.groups()) return make_error(-EIO, fmt::format("internal: {} of {} groups delivered", next, w.groups()));
   for (int64_t i = 0; i < m; ++i) {

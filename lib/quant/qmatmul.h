@@ -26,6 +26,7 @@ namespace ork::quant {
 struct QRunOptions {
   ActScheme act;
   int cores = hw::kNpuCores;  // NPU cores (1..kNpuCores); ignored by the cpu backend
+  int threads = 0;  // the cpu backend's host threads (the C API's cores option; 0: as the shape needs)
   // NPU backends add the call's pack, submit, wait, device and unpack figures here (the
   // C API's statistics); null = not measured. The cpu backend sets only cpu_threads.
   matmul::RunStats* stats = nullptr;
@@ -38,16 +39,18 @@ using GroupSink = std::function<Status(int64_t g, std::span<const int32_t> acc)>
 class GroupMatmul {
  public:
   virtual ~GroupMatmul() = default;
-  // acc_g = qa[:, group g] x W_g for every group, handed to `sink` in increasing g.
-  // `stats` (may be null): NPU backends add what they measured.
-  virtual Status run(const QuantActivations& qa, int cores, const GroupSink& sink, matmul::RunStats* stats) = 0;
+  // acc_g = qa[:, group g] x W_g for every group, handed to `sink` in increasing g, on
+  // `cores` NPU cores or `threads` host threads (the backend takes the one it has).
+  // `stats` (may be null): NPU backends add what they measured, the cpu one its threads.
+  virtual Status run(const QuantActivations& qa, int cores, int threads, const GroupSink& sink,
+                     matmul::RunStats* stats) = 0;
 };
 
 class QuantMatmul {
  public:
-  // On the CPU (lib/ref's int8 kernel over each group), or on the NPU behind `kmd`, where the
-  // groups are made resident here. The device's backend chooses (lib/api/backend.h).
-  static std::unique_ptr<QuantMatmul> create_cpu(QuantWeights weights);
+  // On the CPU (lib/ref's int8 kernel over each group, packed here), or on the NPU behind
+  // `kmd`, where the groups are made resident here. The device's backend chooses (lib/api/backend.h).
+  static Result<std::unique_ptr<QuantMatmul>> create_cpu(QuantWeights weights);
   static Result<std::unique_ptr<QuantMatmul>> create_npu(driver::Kmd& kmd, QuantWeights weights);
   ~QuantMatmul();
 
@@ -58,7 +61,7 @@ class QuantMatmul {
   // group order: per-channel, what the vendor's INT8 -> INT32 mode should return
   // (airockchip/rknn-toolkit2#550; docs/hardware.md section 12).
   Status group_sums(const QuantActivations& qa, int cores, const GroupSink& sink,
-                    matmul::RunStats* stats = nullptr);
+                    matmul::RunStats* stats = nullptr, int threads = 0);
   // Group g's sums alone (M x N), for tests.
   Status group_sum(const QuantActivations& qa, int64_t g, std::span<int32_t> acc, int cores);
 
@@ -69,7 +72,7 @@ class QuantMatmul {
 };
 
 // The backends (group_matmul.cpp).
-std::unique_ptr<GroupMatmul> make_cpu_group_matmul(const QuantWeights& w);
+Result<std::unique_ptr<GroupMatmul>> make_cpu_group_matmul(const QuantWeights& w);
 Result<std::unique_ptr<GroupMatmul>> make_npu_group_matmul(driver::Kmd& kmd, const QuantWeights& w);
 // Bytes of the int8 copy an NPU backend makes of K x N weights of scheme `s` at creation (int4
 // codes widened; per-channel: the runner's layout, per-group: the group plan's), before the

@@ -16,6 +16,7 @@
 
 #include "lib/ref/kernels.h"
 #include "lib/ref/pack.h"
+#include "lib/ref/split.h"
 #include "lib/ref/workers.h"
 
 namespace ork::ref {
@@ -28,15 +29,6 @@ using detail::pack_panels;
 using detail::pack_panels_columns;
 using detail::packed_a_bytes;
 using detail::padded_groups;
-
-// Below this many multiply-adds a second thread costs more to start than it saves.
-constexpr int64_t kMinMacsPerThread = int64_t{1} << 22;
-// The rows kernel (short M) is bound by reading B, not by multiplies: at M = 1 one byte of B
-// per multiply-add, from L3 at about 25 GB/s per core here. A thread pays off from about
-// 1 MiB of B (40 us of reading, against a few us to start a polling kept worker).
-constexpr int64_t kMinBBytesPerThread = int64_t{1} << 20;
-// Panels per unit of work: 4 x 32 columns x K = 512 KiB of packed B at K = 2048 (fits L2).
-constexpr int64_t kPanelsPerGrab = 4;
 
 // Scratch buffers kept across calls: a fresh multi-MiB buffer costs a page fault per 4 KiB
 // on first touch (about as long as packing B itself), so packed panels and accumulators are
@@ -249,38 +241,10 @@ void run_panels(const Job& job, int64_t p0, int64_t p1) {
 }
 
 int choose_threads(const FastOptions& o, Dims d, int64_t panels, bool rows = false) {
-  int64_t t = o.threads > 0 ? o.threads : detail::online_cpus();
-  const int64_t work = rows ? d.k * d.n / kMinBBytesPerThread : d.m * d.n * d.k / kMinMacsPerThread;
-  if (o.threads <= 0) t = std::min<int64_t>(t, std::max<int64_t>(1, work));
-  return static_cast<int>(std::clamp<int64_t>(t, 1, panels));
+  return detail::split_threads(o.threads, d.m * d.n * d.k, d.k * d.n, rows, panels);
 }
 
-// Threads grab a few panels at a time from one counter per home range: thread i (workers.h
-// index) starts in the i-th share of the panels, then helps with the others. A chunk is
-// computed while its packed B is still in L2; a thread slowed by other load simply takes
-// fewer chunks; and while none is, each thread computes the same panels on every call, so
-// a PackedB used call after call finds that share in its core's cache again (the decode
-// call on 2 threads: docs/cpu-reference.md "Measured").
-template <class Fn>
-void for_panel_chunks(int threads, int64_t panels, Fn fn) {
-  struct alignas(64) Range {  // one cache line each: the counters are written by every thread
-    std::atomic<int64_t> next{0};
-    int64_t end = 0;
-  };
-  std::vector<Range> ranges(static_cast<size_t>(threads));
-  const int64_t grabs = (panels + kPanelsPerGrab - 1) / kPanelsPerGrab;
-  for (int t = 0; t < threads; ++t) {
-    ranges[t].next = grabs * t / threads * kPanelsPerGrab;
-    ranges[t].end = std::min(panels, grabs * (t + 1) / threads * kPanelsPerGrab);
-  }
-  const std::function<void(int)> worker = [&fn, &ranges, threads](int me) {
-    for (int i = 0; i < threads; ++i) {
-      Range& r = ranges[static_cast<size_t>((me + i) % threads)];
-      for (int64_t p; (p = r.next.fetch_add(kPanelsPerGrab)) < r.end;) fn(p, std::min(p + kPanelsPerGrab, r.end));
-    }
-  };
-  detail::run_on_threads(threads, worker);
-}
+using detail::for_panel_chunks;
 
 Result<const Kernel*> kernel_of(std::optional<Isa> wanted) {
   const Isa isa = wanted.value_or(best_isa());

@@ -1,204 +1,181 @@
-// fp16_matmul.h. Built with -ffp-contract=off (meson.build): `acc + a*b` stays two roundings
-// of which the product's is exact, as in the oracle.
+// fp16_matmul.h: tiers, B's strips, the per-call driver and the generic tile. Built with
+// -ffp-contract=off (meson.build): the generic tile's `acc + a*b` stays two roundings, of
+// which the product's is exact, as in the oracle.
 #include "lib/ref/fp16_matmul.h"
 
 #include <algorithm>
-#include <atomic>
+#include <cerrno>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include "driver/common/fp16.h"
 #if defined(__x86_64__)
 #include <cpuid.h>
-#include <immintrin.h>
 #endif
-#include "lib/ref/fast.h"
-#include "lib/ref/workers.h"
+#include "lib/ref/fp16_kernels.h"
+#include "lib/ref/split.h"
 
 namespace ork::ref {
+namespace detail {
 namespace {
 
-// A tile of C: up to kRows rows x kCols columns. Each cell's sum runs in the oracle's order
-// (per slice acc = 0, k increasing, then total = acc or total + acc); tiles only choose which
-// cells are computed together: kRows rows share every B load, and a tile's accumulators
-// (4 x 64 fp32 = 1 KiB) stay in L1 (the AVX-512F tile: in registers) while B's rows of the
-// slice go by.
-constexpr int64_t kRows = 4;
-constexpr int64_t kCols = 64;
-constexpr int64_t kLanes = 16;  // the inner loop's fixed length (one zmm, two ymm, four xmm)
+constexpr int64_t kStrip = PackedFp16::kStrip;
 
-// acc[r][n] = acc[r][n] + av[r] * b[n] over rows r < rows and n < len, n in runs of kLanes.
-__attribute__((always_inline)) inline void tile_k(float (*acc)[kCols], const float* av, int64_t rows,
-                                                  const float* __restrict b, int64_t len) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float x = av[r];
-    float* __restrict d = acc[r];  // never B: without restrict -O2 keeps this loop scalar
-    int64_t n = 0;
-    for (; n + kLanes <= len; n += kLanes)
-      for (int64_t i = 0; i < kLanes; ++i) d[n + i] = d[n + i] + x * b[n + i];
-    for (; n < len; ++n) d[n] = d[n] + x * b[n];
+// Any CPU: the tile's accumulators in memory (4 x 64 fp32, 1 KiB, L1), the inner loop over
+// 64 columns of one row left to the compiler's vectoriser. Reads the fp32 buffer only.
+void tile_generic(const Fp16Tile& t) {
+  float acc[kTileRows][kStrip] = {};
+  for (int64_t k = 0; k < t.kn; ++k) {
+    const float* __restrict b = t.bf + k * kStrip;
+    for (int64_t r = 0; r < t.rows; ++r) {
+      const float x = t.a[r * t.lda + k];
+      float* __restrict d = acc[r];  // never B: without restrict -O2 keeps this loop scalar
+      for (int64_t j = 0; j < kStrip; ++j) d[j] = d[j] + x * b[j];
+    }
+  }
+  for (int64_t r = 0; r < t.rows; ++r) {
+    float* c = t.c + r * t.ldc;
+    for (int64_t j = 0; j < t.cols; ++j) c[j] = t.first ? acc[r][j] : c[j] + acc[r][j];
   }
 }
 
-struct Job {
-  const float* af;  // A in fp32, M x K
-  const float* bf;  // B in fp32, K x N
-  Dims d;
-  int64_t slice_k;
-  float* total;  // M x N fp32 result
-};
-
-// One tile: rows [m0, m0 + rows), columns [n0, n0 + len).
-__attribute__((always_inline)) inline void tile(const Job& j, int64_t m0, int64_t rows, int64_t n0, int64_t len) {
-  float acc[kRows][kCols];
-  float av[kRows];
-  for (int64_t k0 = 0; k0 < j.d.k; k0 += j.slice_k) {
-    const int64_t k1 = std::min(j.d.k, k0 + j.slice_k);
-    for (int64_t r = 0; r < rows; ++r) std::fill(acc[r], acc[r] + len, 0.0f);
-    for (int64_t k = k0; k < k1; ++k) {
-      for (int64_t r = 0; r < rows; ++r) av[r] = j.af[(m0 + r) * j.d.k + k];
-      tile_k(acc, av, rows, j.bf + k * j.d.n + n0, len);
-    }
-    for (int64_t r = 0; r < rows; ++r) {
-      float* t = j.total + (m0 + r) * j.d.n + n0;
-      for (int64_t n = 0; n < len; ++n) t[n] = k0 == 0 ? acc[r][n] : t[n] + acc[r][n];
-    }
-  }
+void widen_generic(const uint16_t* in, float* out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) out[i] = half_to_float(in[i]);
 }
 
-void tile_default(const Job& j, int64_t m0, int64_t rows, int64_t n0, int64_t len) { tile(j, m0, rows, n0, len); }
-#if defined(__x86_64__)
-// The same source compiled for wider vectors: mul and add stay separate instructions
-// (-ffp-contract=off), so every tier's bytes are the oracle's.
-__attribute__((target("avx2"))) void tile_avx2(const Job& j, int64_t m0, int64_t rows, int64_t n0, int64_t len) {
-  tile(j, m0, rows, n0, len);
-}
-// A whole tile on AVX-512F: 64 columns at a time, the 4 x 64 accumulators held in 16 zmm
-// registers over the whole K-slice (through memory every k, as the loop above keeps them,
-// a profile put 88 % of the time on the accumulators' load-add-store chain). Per cell the
-// same operations in the same order: acc = 0; acc = acc + a*b (mul, then add: two
-// roundings) for k increasing; total = acc or total + acc.
-__attribute__((target("avx512f"))) void tile_avx512(const Job& j, int64_t m0, int64_t rows, int64_t n0, int64_t len) {
-  if (rows != kRows || len != kCols) return tile(j, m0, rows, n0, len);
-  for (int64_t k0 = 0; k0 < j.d.k; k0 += j.slice_k) {
-    const int64_t k1 = std::min(j.d.k, k0 + j.slice_k);
-    for (int64_t c = n0; c < n0 + kCols; c += 64) {
-      __m512 acc[kRows][4];
-      for (auto& row : acc)
-        for (auto& v : row) v = _mm512_setzero_ps();
-      for (int64_t k = k0; k < k1; ++k) {
-        const float* b = j.bf + k * j.d.n + c;
-        const __m512 bv[4] = {_mm512_loadu_ps(b), _mm512_loadu_ps(b + 16), _mm512_loadu_ps(b + 32), _mm512_loadu_ps(b + 48)};
-        for (int64_t r = 0; r < kRows; ++r) {
-          const __m512 x = _mm512_set1_ps(j.af[(m0 + r) * j.d.k + k]);
-          for (int v = 0; v < 4; ++v) acc[r][v] = _mm512_add_ps(acc[r][v], _mm512_mul_ps(x, bv[v]));
-        }
-      }
-      for (int64_t r = 0; r < kRows; ++r)
-        for (int v = 0; v < 4; ++v) {
-          float* t = j.total + (m0 + r) * j.d.n + c + 16 * v;
-          _mm512_storeu_ps(t, k0 == 0 ? acc[r][v] : _mm512_add_ps(_mm512_loadu_ps(t), acc[r][v]));
-        }
-    }
-  }
-}
-#endif
+}  // namespace
 
-// B's halves to fp32, elements [i0, i1). x86 with F16C: VCVTPH2PS, 8 at a time; it converts
-// every half (subnormals, inf, NaN payloads) exactly as driver/common/fp16.h does, which
-// tests/driver/common/fp16_test.cpp checks over all 65536 values against this instruction.
-void convert_default(const uint16_t* b, float* out, int64_t i0, int64_t i1) {
-  for (int64_t i = i0; i < i1; ++i) out[i] = half_to_float(b[i]);
+const Fp16Kernel& fp16_generic_kernel() {
+  static const Fp16Kernel k{Fp16Isa::generic, tile_generic, widen_generic, false};
+  return k;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::Fp16Kernel;
+using detail::Fp16Tile;
+using detail::kTileRows;
+constexpr int64_t kStrip = PackedFp16::kStrip;
+// Up to this many rows the tiles read B's halves directly (the call is bound by reading B,
+// and every row tile widens them again); from here a strip's slice is widened once into a
+// buffer that every row tile then reads.
+constexpr int64_t kDirectRows = 8;
+// Strips per grab: 2 x 64 columns x K halves = 512 KiB at K = 2048, as much B as the int8
+// path's grab of 4 panels (split.h).
+constexpr int64_t kStripsPerGrab = 2;
+
 #if defined(__x86_64__)
 // F16C from CPUID leaf 1, ECX bit 29 (Intel SDM Vol. 2A, "CPUID"), asked directly: clang 14's
-// __builtin_cpu_supports does not know "f16c". AVX (its 256-bit registers enabled by the OS)
-// from the builtin, which checks OSXSAVE too.
+// __builtin_cpu_supports does not know "f16c".
 bool has_f16c() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
-  return (ecx & (1u << 29)) != 0 && __builtin_cpu_supports("avx");
-}
-
-__attribute__((target("avx,f16c"))) void convert_f16c(const uint16_t* b, float* out, int64_t i0, int64_t i1) {
-  int64_t i = i0;
-  for (; i + 8 <= i1; i += 8)
-    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i))));
-  convert_default(b, out, i, i1);
+  return (ecx & (1u << 29)) != 0;
 }
 #endif
 
-// B converted on `threads` threads, a contiguous share each.
-void convert_b(std::span<const uint16_t> b, float* out, int threads) {
-  auto fn = convert_default;
+const Fp16Kernel& kernel_for(Fp16Isa isa) {
 #if defined(__x86_64__)
-  if (has_f16c()) fn = convert_f16c;
+  if (isa == Fp16Isa::avx512) return detail::fp16_avx512_kernel();
+  if (isa == Fp16Isa::avx2) return detail::fp16_avx2_kernel();
 #endif
-  const auto n = static_cast<int64_t>(b.size());
-  if (threads <= 1) return fn(b.data(), out, 0, n);
-  detail::run_on_threads(threads, [&](int i) { fn(b.data(), out, n * i / threads, n * (i + 1) / threads); });
+  return detail::fp16_generic_kernel();
 }
 
-using TileFn = void (*)(const Job&, int64_t, int64_t, int64_t, int64_t);
-TileFn tile_fn() {
-#if defined(__x86_64__)
-  if (isa_supported(Isa::avx512_vnni)) return tile_avx512;  // that tier implies AVX-512F
-  if (isa_supported(Isa::avx2)) return tile_avx2;
-#endif
-  return tile_default;
+Result<const Fp16Kernel*> kernel_of(std::optional<Fp16Isa> wanted) {
+  const Fp16Isa isa = wanted.value_or(best_fp16_isa());
+  if (!fp16_isa_supported(isa))
+    return make_error(-EOPNOTSUPP, std::string("fp16 isa ") + fp16_isa_name(isa) + ": not supported by this CPU");
+  return &kernel_for(isa);
 }
 
-// Threads for M x K x N: as asked, or (0) the online CPUs while each gets 2^22 MACs or more.
-int choose_threads(const Fp16Options& o, Dims d, int64_t tiles) {
-  int64_t t = o.threads > 0 ? o.threads : detail::online_cpus();
-  if (o.threads <= 0) t = std::min<int64_t>(t, std::max<int64_t>(1, d.m * d.k * d.n >> 22));
-  return static_cast<int>(std::clamp<int64_t>(t, 1, tiles));
+struct Call {
+  const Fp16Kernel& kr;
+  const PackedFp16& b;
+  const uint16_t* ah;  // A as given, M x K halves
+  const float* af;     // A in fp32
+  int64_t m, slice_k;
+  bool direct;
+  float* out;  // M x N fp32
+};
+
+// A NaN cell gets the oracle's own NaN: the kernels' sums equal the oracle's for every other
+// value (FMA included, fp16_kernels_x86.cpp), but which of several NaN operands comes out
+// is the compiled code's operand order, and it differs (the oracle keeps a NaN partial sum,
+// a vectorised add may return the product's NaN). NaN cells are rare, so each is computed
+// again by the oracle's cell function (oracle.h); the scan is one compare per cell.
+void recompute_nans(const Call& x, int64_t s, int64_t cols) {
+  const int64_t k = x.b.k(), n = x.b.n();
+  for (int64_t r = 0; r < x.m; ++r) {
+    float* c = x.out + r * n + s * kStrip;
+    for (int64_t j = 0; j < cols; ++j)
+      if (c[j] != c[j]) c[j] = fp16_sliced_cell(x.ah + r * k, x.b.strip(s) + j, kStrip, k, x.slice_k);
+  }
 }
 
-// C's tiles on `threads` threads, each grabbing the next tile from one counter.
-void run_tiles(const Job& j, int threads) {
-  const int64_t row_tiles = (j.d.m + kRows - 1) / kRows, col_tiles = (j.d.n + kCols - 1) / kCols;
-  const TileFn fn = tile_fn();
-  std::atomic<int64_t> next{0};
-  const auto work = [&] {
-    for (int64_t i; (i = next.fetch_add(1)) < row_tiles * col_tiles;) {
-      // Columns outer: consecutive tiles share one 64-column strip of B (K x 64 fp32: 512 KiB
-      // at K = 2048), which stays in L2 while the row tiles go by.
-      const int64_t m0 = i % row_tiles * kRows, n0 = i / row_tiles * kCols;
-      fn(j, m0, std::min(kRows, j.d.m - m0), n0, std::min(kCols, j.d.n - n0));
+// Strip s of C over every slice and row tile. Per slice the buffer (kept per thread: a kept
+// worker reuses it from call to call) holds the strip's slice in fp32 unless the tiles widen
+// it themselves.
+void run_strip(const Call& x, int64_t s) {
+  thread_local std::vector<float> buf;
+  const int64_t k = x.b.k(), n = x.b.n();
+  const int64_t cols = std::min(kStrip, n - s * kStrip);
+  for (int64_t k0 = 0; k0 < k; k0 += x.slice_k) {
+    const int64_t kn = std::min(x.slice_k, k - k0);
+    const uint16_t* bh = x.b.strip(s) + k0 * kStrip;
+    Fp16Tile t{.bh = x.direct ? bh : nullptr, .kn = kn, .ldc = n, .cols = cols, .first = k0 == 0};
+    if (!x.direct) {
+      if (buf.size() < static_cast<size_t>(kn * kStrip)) buf.resize(static_cast<size_t>(kn * kStrip));
+      x.kr.widen(bh, buf.data(), kn * kStrip);
+      t.bf = buf.data();
     }
-  };
-  if (threads <= 1) return work();
-  detail::run_on_threads(threads, work);
+    t.lda = k;
+    for (int64_t r0 = 0; r0 < x.m; r0 += kTileRows) {
+      t.a = x.af + r0 * k + k0;
+      t.rows = std::min(kTileRows, x.m - r0);
+      t.c = x.out + r0 * n + s * kStrip;
+      x.kr.tile(t);
+    }
+  }
+  recompute_nans(x, s, cols);
+}
+
+Status check_call(size_t a_size, int64_t m, const PackedFp16& b, size_t c_size, int64_t slice_k, const Fp16Options& o) {
+  if (b.k() < 1 || b.n() < 1) return make_error(-EINVAL, "fp16 matmul: B was not packed");
+  if (Status s = check_operands({m, b.k(), b.n()}, a_size, static_cast<size_t>(b.k() * b.n()), c_size); !s) return s;
+  if (slice_k < 1) return make_error(-EINVAL, "slice_k = " + std::to_string(slice_k) + ": must be >= 1");
+  if (o.threads < 0) return make_error(-EINVAL, "threads = " + std::to_string(o.threads) + ": must be >= 0");
+  return {};
 }
 
 template <class Out, class Store>
-Status run(std::span<const uint16_t> a, std::span<const uint16_t> b, std::span<Out> c, Dims d, int64_t slice_k,
+Status run(std::span<const uint16_t> a, int64_t m, const PackedFp16& b, std::span<Out> c, int64_t slice_k,
            const Fp16Options& o, Store store) {
-  if (Status s = check_operands(d, a.size(), b.size(), c.size()); !s) return s;
-  if (slice_k < 1) return make_error(-EINVAL, "slice_k = " + std::to_string(slice_k) + ": must be >= 1");
-  if (o.threads < 0) return make_error(-EINVAL, "threads = " + std::to_string(o.threads) + ": must be >= 0");
-  const int64_t tiles = (d.m + kRows - 1) / kRows * ((d.n + kCols - 1) / kCols);
-  const int threads = choose_threads(o, d, tiles);
+  if (Status s = check_call(a.size(), m, b, c.size(), slice_k, o); !s) return s;
+  auto kr = kernel_of(o.isa);
+  if (!kr) return kr.error();
+  const bool direct = (*kr)->direct && m <= kDirectRows;
+  const int64_t strips = (b.n() + kStrip - 1) / kStrip;
+  const int threads = detail::split_threads(o.threads, m * b.k() * b.n(), b.k() * b.n() * 2, direct, strips);
   if (o.threads_used) *o.threads_used = threads;
-  // The fp32 copies of B and A, kept per calling thread from call to call: a fresh 16 MiB
-  // buffer (K = N = 2048) was zeroed and faulted in on every call, which cost more than
-  // the conversion itself. Only ever grown; its size is the largest B this thread used.
-  thread_local std::vector<float> bf, af;
-  if (bf.size() < b.size()) bf.resize(b.size());
+  // A in fp32, kept per calling thread from call to call (a fresh buffer is zeroed and
+  // faulted in on every call). Only ever grown.
+  thread_local std::vector<float> af, total;
   if (af.size() < a.size()) af.resize(a.size());
-  convert_b(b, bf.data(), std::min(threads, detail::online_cpus()));
-  convert_b(a, af.data(), 1);
-  std::vector<float> total;
+  (*kr)->widen(a.data(), af.data(), static_cast<int64_t>(a.size()));
   float* out = nullptr;
   if constexpr (std::is_same_v<Out, float>) {
     out = c.data();
   } else {
-    total.resize(c.size());
+    if (total.size() < c.size()) total.resize(c.size());
     out = total.data();
   }
-  run_tiles({af.data(), bf.data(), d, slice_k, out}, threads);
+  const Call x{**kr, b, a.data(), af.data(), m, slice_k, direct, out};
+  detail::for_panel_chunks(threads, strips, [&x](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; ++s) run_strip(x, s);
+  }, kStripsPerGrab);
   if constexpr (!std::is_same_v<Out, float>)
     for (size_t i = 0; i < c.size(); ++i) store(c[i], total[i]);
   return {};
@@ -206,14 +183,87 @@ Status run(std::span<const uint16_t> a, std::span<const uint16_t> b, std::span<O
 
 }  // namespace
 
+const char* fp16_isa_name(Fp16Isa isa) {
+  switch (isa) {
+    case Fp16Isa::generic: return "generic";
+    case Fp16Isa::avx2: return "avx2";
+    case Fp16Isa::avx512: return "avx512";
+  }
+  return "unknown";
+}
+
+bool fp16_isa_supported(Fp16Isa isa) {
+  if (isa == Fp16Isa::generic) return true;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  // AVX-512F has VCVTPH2PS on zmm and FMA on zmm; AVX2's tier needs FMA3 and F16C beside it.
+  if (isa == Fp16Isa::avx512) return __builtin_cpu_supports("avx512f");
+  if (isa == Fp16Isa::avx2)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
+#endif
+  return false;
+}
+
+std::vector<Fp16Isa> supported_fp16_isas() {
+  std::vector<Fp16Isa> out;
+  for (Fp16Isa isa : {Fp16Isa::generic, Fp16Isa::avx2, Fp16Isa::avx512})
+    if (fp16_isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+Fp16Isa best_fp16_isa() { return supported_fp16_isas().back(); }
+
+Result<PackedFp16> pack_b_fp16(std::span<const uint16_t> b, int64_t k, int64_t n) {
+  if (k < 1 || n < 1) return make_error(-EINVAL, "pack_b_fp16: K = " + std::to_string(k) + ", N = " + std::to_string(n) + ": both must be >= 1");
+  if (static_cast<__int128>(b.size()) != static_cast<__int128>(k) * n)
+    return make_error(-EINVAL, "pack_b_fp16: B has " + std::to_string(b.size()) + " elements, K x N = " + std::to_string(k * n));
+  PackedFp16 p;
+  p.k_ = k;
+  p.n_ = n;
+  const int64_t strips = (n + kStrip - 1) / kStrip;
+  p.strips_.assign(static_cast<size_t>(strips * k * kStrip), 0);  // columns past N: +0
+  for (int64_t s = 0; s < strips; ++s) {
+    const int64_t cols = std::min(kStrip, n - s * kStrip);
+    uint16_t* out = p.strips_.data() + s * k * kStrip;
+    for (int64_t r = 0; r < k; ++r) std::copy_n(b.data() + r * n + s * kStrip, cols, out + r * kStrip);
+  }
+  return p;
+}
+
+Status unpack_b_fp16(const PackedFp16& b, std::span<uint16_t> out) {
+  if (static_cast<__int128>(out.size()) != static_cast<__int128>(b.k()) * b.n())
+    return make_error(-EINVAL, "unpack_b_fp16: out holds " + std::to_string(out.size()) + " halves, K x N = " + std::to_string(b.k() * b.n()));
+  for (int64_t s = 0; s * kStrip < b.n(); ++s) {
+    const int64_t cols = std::min(kStrip, b.n() - s * kStrip);
+    for (int64_t r = 0; r < b.k(); ++r) std::copy_n(b.strip(s) + r * kStrip, cols, out.data() + r * b.n() + s * kStrip);
+  }
+  return {};
+}
+
+Status matmul_fp16_packed(std::span<const uint16_t> a, int64_t m, const PackedFp16& b, std::span<float> c,
+                          int64_t slice_k, const Fp16Options& options) {
+  return run(a, m, b, c, slice_k, options, [](float& o, float v) { o = v; });
+}
+
+Status matmul_fp16_packed_to_fp16(std::span<const uint16_t> a, int64_t m, const PackedFp16& b,
+                                  std::span<uint16_t> c, int64_t slice_k, const Fp16Options& options) {
+  return run(a, m, b, c, slice_k, options, [](uint16_t& o, float v) { o = float_to_half(v); });
+}
+
 Status matmul_fp16_rows(std::span<const uint16_t> a, std::span<const uint16_t> b, std::span<float> c, Dims d,
                         int64_t slice_k, const Fp16Options& options) {
-  return run(a, b, c, d, slice_k, options, [](float& o, float v) { o = v; });
+  if (Status s = check_operands(d, a.size(), b.size(), c.size()); !s) return s;
+  auto p = pack_b_fp16(b, d.k, d.n);
+  if (!p) return p.error();
+  return matmul_fp16_packed(a, d.m, *p, c, slice_k, options);
 }
 
 Status matmul_fp16_rows_to_fp16(std::span<const uint16_t> a, std::span<const uint16_t> b,
                                 std::span<uint16_t> c, Dims d, int64_t slice_k, const Fp16Options& options) {
-  return run(a, b, c, d, slice_k, options, [](uint16_t& o, float v) { o = float_to_half(v); });
+  if (Status s = check_operands(d, a.size(), b.size(), c.size()); !s) return s;
+  auto p = pack_b_fp16(b, d.k, d.n);
+  if (!p) return p.error();
+  return matmul_fp16_packed_to_fp16(a, d.m, *p, c, slice_k, options);
 }
 
 }  // namespace ork::ref

@@ -81,19 +81,24 @@ Status matmul_fp16_to_fp16(std::span<const uint16_t> a, std::span<const uint16_t
   return {};
 }
 
-namespace {
-
 // Partial sum of slice [k0, k1) in the defined order, then added to the running total.
-float dot_fp16_sliced(std::span<const uint16_t> a, std::span<const uint16_t> b, Dims d, int64_t m, int64_t n,
-                      int64_t slice_k) {
+__attribute__((noinline)) float fp16_sliced_cell(const uint16_t* a, const uint16_t* b, int64_t ldb, int64_t k,
+                                                 int64_t slice_k) {
   float total = 0.0f;
-  for (int64_t k0 = 0; k0 < d.k; k0 += slice_k) {
+  for (int64_t k0 = 0; k0 < k; k0 += slice_k) {
     float acc = 0.0f;
-    const int64_t k1 = k0 + slice_k < d.k ? k0 + slice_k : d.k;
-    for (int64_t k = k0; k < k1; ++k) acc = acc + half_to_float(a[m * d.k + k]) * half_to_float(b[k * d.n + n]);
+    const int64_t k1 = k0 + slice_k < k ? k0 + slice_k : k;
+    for (int64_t i = k0; i < k1; ++i) acc = acc + half_to_float(a[i]) * half_to_float(b[i * ldb]);
     total = k0 == 0 ? acc : total + acc;
   }
   return total;
+}
+
+namespace {
+
+float dot_fp16_sliced(std::span<const uint16_t> a, std::span<const uint16_t> b, Dims d, int64_t m, int64_t n,
+                      int64_t slice_k) {
+  return fp16_sliced_cell(a.data() + m * d.k, b.data() + n, d.n, d.k, slice_k);
 }
 
 Status check_slice(int64_t slice_k) {

@@ -37,6 +37,11 @@ Status matmul_fp16_to_fp16(std::span<const uint16_t> a, std::span<const uint16_t
 // bytes when called with the plan's slice width (lib/matmul slice_width / Plan::slice_k).
 Status matmul_fp16_sliced(std::span<const uint16_t> a, std::span<const uint16_t> b,
                           std::span<float> c, Dims d, int64_t slice_k);
+// One cell of matmul_fp16_sliced, the very code its loop runs (not inlined anywhere): row
+// `a` (K halves) times the column `b` (element k at b[k * ldb]). Which NaN a sum returns when
+// several operands are NaN is the compiled code's choice of operand order, so a fast path
+// recomputes its NaN cells here to return the oracle's payloads (fp16_matmul.h).
+float fp16_sliced_cell(const uint16_t* a, const uint16_t* b, int64_t ldb, int64_t k, int64_t slice_k);
 // The same, rounded once at the end to fp16 (nearest even).
 Status matmul_fp16_sliced_to_fp16(std::span<const uint16_t> a, std::span<const uint16_t> b,
                                   std::span<uint16_t> c, Dims d, int64_t slice_k);

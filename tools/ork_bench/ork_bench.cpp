@@ -7,7 +7,8 @@
 // `ork_bench --decode` is another mode: a whole model's decode loop (decode.h); `--async`:
 // asynchronous jobs and batch replay against blocking calls (async.h); `--peak`: the fast
 // path against the measured VPDPBUSD peak and streaming-read bound (peak.h); `--host-dtypes`:
-// the library's host time per call of int8, fp16 and int4 (host_dtypes.h).
+// the library's host time per call of int8, fp16 and int4 (host_dtypes.h); `--cpu-dtypes`: the
+// cpu device per dtype against the measured peaks (cpu_dtypes.h).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -30,6 +31,7 @@
 #include "tools/ork_bench/async.h"
 #include "tools/ork_bench/decode.h"
 #include "tools/ork_bench/emulator.h"
+#include "tools/ork_bench/cpu_dtypes.h"
 #include "tools/ork_bench/host_dtypes.h"
 #include "tools/ork_bench/layout_bench.h"
 #include "tools/ork_bench/peak.h"
@@ -312,6 +314,7 @@ int main(int argc, char** argv) {
       if (std::string_view(argv[i]) == "--async") return ork::bench::run_async(argc, argv);    // async.h
       if (std::string_view(argv[i]) == "--peak") return ork::bench::run_peak(argc, argv);      // peak.h
       if (std::string_view(argv[i]) == "--host-dtypes") return ork::bench::run_host_dtypes(argc, argv);  // host_dtypes.h
+      if (std::string_view(argv[i]) == "--cpu-dtypes") return ork::bench::run_cpu_dtypes(argc, argv);  // cpu_dtypes.h
     }
     return ork::bench::main_impl(argc, argv);
   });

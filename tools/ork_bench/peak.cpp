@@ -1,13 +1,14 @@
 // ork_bench --peak: the fast int8 path (lib/ref/fast.h, through PackedB as the cpu device
 // calls it) against what this machine can do, all measured in one run, round-robin:
-// - the VPDPBUSD zmm peak of one core and of two (a register-only loop, peak_loops.cpp);
+// - the VPDPBUSD zmm peak of one core and of two, and the fp32 FMA (VFMADD231PS zmm) peak
+//   the same way (register-only loops, peak_loops.cpp);
 // - a streaming read of as many bytes as the decode call's packed B, the same buffer every
 //   time, as the decode call reuses its B (so both see the same cache level);
 // - the decode call (M = 1) per tier, rows kernel and full tiles, on 1 and 2 threads;
 // - M = 512 per tier on 1 and 2 threads;
 // - the cpu device's other dtypes, as it runs them, on 1 and 2 threads, decode and M = 512:
-//   fp16 (lib/ref/fp16_matmul.h) and W4A4 int4 (A's nibbles widened, then the int8 kernel on
-//   B's int4 values), as a fraction of the same VPDPBUSD peak (an int8 MAC rate: docs/cpu-reference.md).
+//   fp16 (lib/ref/fp16_matmul.h, B prepared once) against the fp32 FMA peak, and W4A4 int4
+//   (A's nibbles widened, then the int8 kernel on B's int4 values) against the VPDPBUSD one.
 // Each figure is min / median / max over rounds; "% peak" and "2t/1t" (rate over the
 // 1-thread twin's rate) use medians.
 #include "tools/ork_bench/peak.h"
@@ -38,36 +39,8 @@
 #include "tools/common/spread.h"
 
 namespace ork::bench {
-namespace {
 
-struct PeakArgs {
-  int64_t k = 2048, n = 2048, m = 512;
-  int rounds = 15;
-  int batch = 20;  // decode calls per sample
-  int sweep = 0;   // also M = 2 .. sweep, best tier, rows kernel against full tiles, 1 thread
-  bool json = false;
-};
-
-enum class Kind { peak, stream, decode, big };
-
-struct Row {
-  std::string name;
-  Kind kind;
-  int threads;
-  double work;                 // per unit: MACs, or bytes for a stream read
-  int units;                   // calls (or loop runs, passes) per sample
-  std::function<bool()> run;   // one sample: `units` units; false = failed
-  std::vector<double> seconds;  // per unit, one per round
-  bool exact = true;
-  std::string base;  // the row this one is compared with: its 1-thread twin
-  bool int8 = true;  // B's bytes are the int8 packed B (the stream comparison applies)
-  std::function<bool()> check;  // the other dtypes' rows: their result against the oracle
-};
-
-double median_of(const Row& r) { return tools::spread(r.seconds).median; }
-double rate_of(const Row& r) { return r.work / median_of(r); }
-
-// Runs fn(0) on this thread and fn(1) on a second one, released together: wall seconds from
+// peak.h. Runs fn(0) on this thread and fn(1) on a second one, released together: wall seconds from
 // the release until both returned.
 double on_two_threads(const std::function<void(int)>& fn) {
   std::latch ready(2);
@@ -82,6 +55,36 @@ double on_two_threads(const std::function<void(int)>& fn) {
   other.join();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+namespace {
+
+struct PeakArgs {
+  int64_t k = 2048, n = 2048, m = 512;
+  int rounds = 15;
+  int batch = 20;  // decode calls per sample
+  int sweep = 0;   // also M = 2 .. sweep, best tier, rows kernel against full tiles, 1 thread
+  bool json = false;
+};
+
+enum class Kind { peak, fma_peak, stream, decode, big };
+
+struct Row {
+  std::string name;
+  Kind kind;
+  int threads;
+  double work;                 // per unit: MACs, or bytes for a stream read
+  int units;                   // calls (or loop runs, passes) per sample
+  std::function<bool()> run;   // one sample: `units` units; false = failed
+  std::vector<double> seconds;  // per unit, one per round
+  bool exact = true;
+  std::string base;  // the row this one is compared with: its 1-thread twin
+  bool int8 = true;  // B's bytes are the int8 packed B (the stream comparison applies)
+  bool fp32 = false;  // measured against the FMA peak (fp16's kernels multiply-add in fp32)
+  std::function<bool()> check;  // the other dtypes' rows: their result against the oracle
+};
+
+double median_of(const Row& r) { return tools::spread(r.seconds).median; }
+double rate_of(const Row& r) { return r.work / median_of(r); }
 
 template <class Fn>
 double seconds_of(Fn&& fn) {
@@ -105,6 +108,15 @@ void add_peak_rows(std::vector<Row>& rows) {
                     on_two_threads([iters](int) { g_sink = vnni_peak_loop(iters); });
                     return true;
                   }});
+  const double fprobe = seconds_of([] { g_sink = fma_peak_loop(1 << 14); });
+  const int64_t fiters = std::max<int64_t>(1 << 14, static_cast<int64_t>((1 << 14) * 2e-3 / fprobe));
+  const double fmacs = static_cast<double>(fma_peak_macs(fiters));
+  for (int t : {1, 2})
+    rows.push_back({"fp32 fma peak", Kind::fma_peak, t, t * fmacs, 1, [fiters, t] {
+                      if (t == 1) g_sink = fma_peak_loop(fiters);
+                      if (t == 2) on_two_threads([fiters](int) { g_sink = fma_peak_loop(fiters); });
+                      return true;
+                    }});
 }
 
 // Streaming reads of `bytes` (the decode call's packed B), passes per sample for ~2 ms.
@@ -132,6 +144,7 @@ struct Operands {
   std::deque<std::vector<int32_t>> c;  // one C per row (stable addresses), checked after the rounds
   // fp16: A and B as finite binary16 values, the oracle's first rows at the plan's slice width.
   std::vector<uint16_t> a16, b16;
+  std::optional<ref::PackedFp16> p16;  // B prepared once, as the cpu device keeps it
   std::vector<float> want16;
   int64_t slice_k = 0;
   // int4 W4A4: A as the packed nibble stream, B's int4 values packed for the int8 kernel.
@@ -192,6 +205,7 @@ void make_dtype_operands(const PeakArgs& args, Operands& ops) {
   ops.b16 = halves(static_cast<size_t>(args.k * args.n), 6);
   auto plan = matmul::make_plan({1, args.k, args.n}, {.dtype = matmul::DType::fp16, .cores = 1});
   ops.slice_k = plan ? plan->slice_k : args.k;  // the cpu device's slice width (lib/api)
+  if (auto p = ref::pack_b_fp16(ops.b16, args.k, args.n); p) ops.p16 = std::move(*p);
   const int64_t rows = std::min<int64_t>(16, args.m);
   ops.want16.resize(static_cast<size_t>(rows * args.n));
   (void)ref::matmul_fp16_sliced(std::span(ops.a16).first(static_cast<size_t>(rows * args.k)), ops.b16, ops.want16,
@@ -206,18 +220,18 @@ void make_dtype_operands(const PeakArgs& args, Operands& ops) {
   if (auto p = ref::pack_b_int8(ops.b4, args.k, args.n, ref::BOrder::row_major); p) ops.packed4 = std::move(*p);
 }
 
-// The cpu device's fp16 call (lib/api run_cpu): A's first m rows, `units` calls per sample.
+// The cpu device's fp16 call (lib/matmul/cpu_matmul.cpp): A's first m rows, `units` calls per sample.
 Row fp16_row(const PeakArgs& args, Operands& ops, int64_t m, int threads, int units) {
   std::vector<float>& c = ops.c16.emplace_back(static_cast<size_t>(m * args.n));
   const std::span<const uint16_t> a = std::span(ops.a16).first(static_cast<size_t>(m * args.k));
-  const ref::Dims d{m, args.k, args.n};
   Row r{fmt::format("{} fp16", m == 1 ? "decode" : fmt::format("M={}", m)), m == 1 ? Kind::decode : Kind::big, threads,
-        static_cast<double>(m * args.k * args.n), units, [&ops, a, &c, d, threads, units] {
+        static_cast<double>(m * args.k * args.n), units, [&ops, a, &c, m, threads, units] {
           for (int i = 0; i < units; ++i)
-            if (!ref::matmul_fp16_rows(a, ops.b16, c, d, ops.slice_k, {.threads = threads})) return false;
+            if (!ref::matmul_fp16_packed(a, m, *ops.p16, c, ops.slice_k, {.threads = threads})) return false;
           return true;
         }};
   r.int8 = false;
+  r.fp32 = true;
   r.check = [&ops, &c] {
     const size_t n = std::min(c.size(), ops.want16.size());
     return std::memcmp(c.data(), ops.want16.data(), n * sizeof(float)) == 0;
@@ -256,7 +270,7 @@ std::vector<Row> make_rows(const PeakArgs& args, Operands& ops, const std::vecto
       if (short_path || m <= 8) rows.push_back(packed_row(ops, 0, m, 1, short_path, args.batch));
   for (size_t tier = 0; tier < ops.packed.size(); ++tier)
     for (int t : {1, 2}) rows.push_back(packed_row(ops, tier, args.m, t, true, 1));
-  for (int t : {1, 2}) rows.push_back(fp16_row(args, ops, 1, t, std::max(1, args.batch / 4)));
+  for (int t : {1, 2}) rows.push_back(fp16_row(args, ops, 1, t, args.batch));
   for (int t : {1, 2}) rows.push_back(fp16_row(args, ops, args.m, t, 1));
   if (ops.packed4) {
     for (int t : {1, 2}) rows.push_back(int4_row(args, ops, 1, t, args.batch));
@@ -307,7 +321,7 @@ struct Derived {
 
 Derived derive(const std::vector<Row>& rows, const Row& r, double b_bytes) {
   Derived d;
-  const Row* peak = find(rows, Kind::peak, r.threads);
+  const Row* peak = find(rows, r.fp32 ? Kind::fma_peak : Kind::peak, r.threads);
   const Row* stream = find(rows, Kind::stream, r.threads);
   if (r.kind == Kind::decode || r.kind == Kind::big) d.pct_peak = 100 * rate_of(r) / rate_of(*peak);
   if (r.kind == Kind::decode && r.int8) d.pct_stream = 100 * (b_bytes / median_of(r)) / rate_of(*stream);

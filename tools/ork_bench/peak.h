@@ -4,12 +4,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace ork::bench {
 
 // Parses its own options (argv holds --peak); exit code 0, 1 (a result differed from the
 // oracle) or 2 (bad usage, or a CPU without AVX-512 VNNI: nothing to compare with).
 int run_peak(int argc, char** argv);
+
+// Runs fn(0) on this thread and fn(1) on a second one, released together: wall seconds from
+// the release until both returned (the 2-thread peak rows).
+double on_two_threads(const std::function<void(int)>& fn);
 
 // The loops the figures are measured against (peak_loops.cpp; x86-64 only).
 bool vnni_peak_available();
@@ -18,6 +23,10 @@ bool vnni_peak_available();
 constexpr int kPeakAccumulators = 16;
 uint64_t vnni_peak_loop(int64_t iters);
 inline int64_t vnni_peak_macs(int64_t iters) { return iters * kPeakAccumulators * 64; }
+// The same for fp32 FMA: `iters` rounds of kPeakAccumulators independent VFMADD231PS zmm
+// chains (16 fp32 multiply-adds each): the peak the fp16 kernels (FMA on fp32) run against.
+uint64_t fma_peak_loop(int64_t iters);
+inline int64_t fma_peak_macs(int64_t iters) { return iters * kPeakAccumulators * 16; }
 // Reads `bytes` (a multiple of 256) from `p` with 64-byte vector loads into four
 // independent sums: what reading that memory costs at best.
 uint64_t stream_read(const uint8_t* p, size_t bytes);

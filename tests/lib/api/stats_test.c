@@ -296,6 +296,46 @@ static void test_cpu_threads_reported(void** state) {
   ork_device_close(emu);
 }
 
+/* One ork_qmatmul on `cores` (0: as the shape needs): its cpu_threads. */
+static uint64_t qcall_threads(ork_device* device, const ork_qweights* q, int32_t cores, int32_t bits) {
+  enum { QN = 256 };
+  float a[M * K], c[M * QN];
+  for (int i = 0; i < M * K; ++i) a[i] = (float)(i % 13) - 6.0f;
+  ork_stats call;
+  memset(&call, 0, sizeof call);
+  call.struct_size = sizeof call;
+  ork_qmatmul_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.activation_bits = bits;
+  o.cores = cores;
+  o.stats = &call;
+  assert_int_equal(ork_qmatmul(device, q, a, M, c, &o), ORK_OK);
+  return call.cpu_threads;
+}
+
+/* The quantised modes on the cpu device take the cores option as host threads too, per-channel
+ * and per-group, 8- and 4-bit activations (ggml's set_n_threads reaches them this way). */
+static void test_cpu_qmatmul_threads_follow_cores(void** state) {
+  (void)state;
+  ork_device* cpu = open_or_fail("cpu");
+  float w[K * 256];
+  for (int i = 0; i < K * 256; ++i) w[i] = (float)(i % 29) / 7.0f - 2.0f;
+  for (int32_t group = 0; group <= 32; group += 32) {
+    ork_quant_options qo = {sizeof qo, 4, group};
+    ork_qweights* q = NULL;
+    assert_int_equal(ork_qweights_create(cpu, w, K, 256, &qo, &q), ORK_OK);
+    for (int32_t bits = 4; bits <= 8; bits += 4) {
+      assert_int_equal(qcall_threads(cpu, q, 1, bits), 1);
+      assert_int_equal(qcall_threads(cpu, q, 2, bits), 2);
+      assert_int_equal(qcall_threads(cpu, q, 3, bits), 3);
+      assert_true(qcall_threads(cpu, q, 0, bits) >= 1);
+    }
+    ork_qweights_destroy(q);
+  }
+  ork_device_close(cpu);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_null_arguments_and_struct_size),
@@ -304,6 +344,7 @@ int main(void) {
       cmocka_unit_test(test_memory_query),
       cmocka_unit_test(test_core_mask_checked_and_exact),
       cmocka_unit_test(test_cpu_threads_reported),
+      cmocka_unit_test(test_cpu_qmatmul_threads_follow_cores),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <iterator>
+#include <span>
+#include <string>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -87,6 +90,91 @@ TEST(RefFp16, TiledThreadedPathEqualsTheOracle) {
   std::vector<uint16_t> a(4), b(4);
   std::vector<float> c(1);
   EXPECT_FALSE(ref::matmul_fp16_rows(a, b, c, {1, 4, 1}, 4, {.threads = -1}).ok());
+}
+
+// Random halves of |x| < 4 with a few sums that round (fp32 adds lose bits on these).
+std::vector<uint16_t> random_halves(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) x = ork::float_to_half(u(rng));
+  return v;
+}
+
+// Every tier this CPU has, forced, on shapes that are no multiple of any vector width or
+// tile (M = 1 and K = 1 included; M <= 8 reads B's halves in the tiles, M > 8 through the
+// per-strip fp32 buffer), 0..2 threads, fp32 and fp16 C: the oracle's bytes.
+TEST(RefFp16Packed, EveryTierEqualsTheOracleOnOddShapes) {
+  using S = std::tuple<int64_t, int64_t, int64_t, int64_t>;
+  for (auto [m, k, n, slice] : {S{1, 1, 1, 1}, S{1, 37, 65, 32}, S{2, 300, 17, 128}, S{3, 5, 130, 2}, S{5, 1, 63, 1},
+                                S{8, 129, 64, 64}, S{9, 33, 200, 32}, S{13, 100, 1, 37}, S{17, 70, 129, 70}}) {
+    const auto a = random_halves(static_cast<size_t>(m * k), 11), b = random_halves(static_cast<size_t>(k * n), 12);
+    const ref::Dims d{m, k, n};
+    std::vector<float> want(static_cast<size_t>(m * n));
+    std::vector<uint16_t> want16(want.size());
+    ASSERT_TRUE(ref::matmul_fp16_sliced(a, b, want, d, slice).ok());
+    ASSERT_TRUE(ref::matmul_fp16_sliced_to_fp16(a, b, want16, d, slice).ok());
+    auto packed = ref::pack_b_fp16(b, k, n);
+    ASSERT_TRUE(packed.ok());
+    for (ref::Fp16Isa isa : ref::supported_fp16_isas())
+      for (int threads : {0, 1, 2}) {
+        const ref::Fp16Options o{.threads = threads, .isa = isa};
+        std::vector<float> got(want.size(), -1.0f);
+        std::vector<uint16_t> got16(want.size());
+        ASSERT_TRUE(ref::matmul_fp16_packed(a, m, *packed, got, slice, o).ok());
+        ASSERT_TRUE(ref::matmul_fp16_packed_to_fp16(a, m, *packed, got16, slice, o).ok());
+        EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4))
+            << ref::fp16_isa_name(isa) << " " << m << "x" << k << "x" << n << " t" << threads;
+        EXPECT_EQ(want16, got16) << ref::fp16_isa_name(isa) << " " << m << "x" << k << "x" << n;
+      }
+  }
+}
+
+// NaN, inf and the largest halves: where a fused multiply-add could pick another NaN than
+// the oracle's multiply, then add (several NaN operands with different payloads in one
+// cell), or overflow differently. Each tier gives the oracle's bit patterns.
+TEST(RefFp16Packed, NaNPayloadsAndInfinitiesAreTheOracles) {
+  const int64_t m = 9, k = 6, n = 70;  // 9 rows: both the direct and the buffered form
+  std::vector<uint16_t> a = random_halves(static_cast<size_t>(m * k), 13), b = random_halves(static_cast<size_t>(k * n), 14);
+  const uint16_t specials[] = {0x7e01, 0xfe37, 0x7c00, 0xfc00, 0x7bff, 0xfbff, 0x0000, 0x8000, 0x7d55, 0xffff};
+  std::mt19937 rng(15);
+  for (int i = 0; i < 60; ++i) {
+    a[rng() % a.size()] = specials[rng() % std::size(specials)];
+    b[rng() % b.size()] = specials[rng() % std::size(specials)];
+  }
+  const ref::Dims d{m, k, n};
+  std::vector<float> want(static_cast<size_t>(m * n));
+  ASSERT_TRUE(ref::matmul_fp16_sliced(a, b, want, d, 4).ok());
+  auto packed = ref::pack_b_fp16(b, k, n);
+  ASSERT_TRUE(packed.ok());
+  for (ref::Fp16Isa isa : ref::supported_fp16_isas())
+    for (int64_t rows : {int64_t{1}, int64_t{3}, m}) {
+      std::vector<float> got(static_cast<size_t>(rows * n));
+      ASSERT_TRUE(ref::matmul_fp16_packed(std::span(a).first(static_cast<size_t>(rows * k)), rows, *packed, got, 4,
+                                          {.isa = isa}).ok());
+      EXPECT_EQ(0, std::memcmp(want.data(), got.data(), got.size() * 4)) << ref::fp16_isa_name(isa) << " M = " << rows;
+    }
+}
+
+// B's strips give the dense halves back; bad sizes and slices are refused by name.
+TEST(RefFp16Packed, UnpacksAndRefusesBadOperands) {
+  const auto b = random_halves(3 * 130, 16);
+  auto packed = ref::pack_b_fp16(b, 3, 130);
+  ASSERT_TRUE(packed.ok());
+  std::vector<uint16_t> back(b.size());
+  ASSERT_TRUE(ref::unpack_b_fp16(*packed, back).ok());
+  EXPECT_EQ(back, b);
+  EXPECT_FALSE(ref::pack_b_fp16(b, 4, 130).ok());
+  EXPECT_FALSE(ref::pack_b_fp16({}, 0, 130).ok());
+  std::vector<uint16_t> a(6);
+  std::vector<float> c(260);
+  EXPECT_FALSE(ref::matmul_fp16_packed(a, 2, *packed, c, 0).ok());
+  EXPECT_FALSE(ref::matmul_fp16_packed(a, 3, *packed, c, 3).ok());
+  EXPECT_FALSE(ref::matmul_fp16_packed(a, 2, *packed, c, 3, {.threads = -1}).ok());
+  EXPECT_FALSE(ref::matmul_fp16_packed(a, 2, ref::PackedFp16{}, c, 3).ok());
+  auto msg = ref::matmul_fp16_packed(a, 2, *packed, std::span(c).first(259), 3);
+  ASSERT_FALSE(msg.ok());
+  EXPECT_NE(msg.error().message.find("C has 259 elements"), std::string::npos) << msg.error().message;
 }
 
 }  // namespace

@@ -1,0 +1,330 @@
+// ork_bench --cpu-dtypes (cpu_dtypes.h). Per mode, shape and M: min / median / max wall time
+// of one call over the rounds (round-robin, so load hits every row alike), the process CPU
+// time beside it, GOP/s (2 ops per multiply-add) and two fractions of the peak (VPDPBUSD for
+// the integer modes, fp32 FMA for fp16; the peak rows run in every round too): by wall time,
+// of the peak row with the thread count the call ran on (ork_stats.cpu_threads); and by CPU
+// time, the call's multiply-adds per CPU-second of all its threads over one core's peak per
+// CPU-second, which other load on a shared machine does not change. Dense results are checked against the
+// oracle (first rows; exit 1 on a mismatch); the quantised modes' exactness is the test
+// suite's (tests/e2e).
+#include "tools/ork_bench/cpu_dtypes.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "include/ork/ork.h"
+#include "lib/matmul/layout.h"
+#include "lib/matmul/plan.h"
+#include "lib/ref/oracle.h"
+#include "lib/ref/random.h"
+#include "tools/common/cli.h"
+#include "tools/common/spread.h"
+#include "tools/ork_bench/peak.h"
+
+namespace ork::bench {
+namespace {
+
+struct Args {
+  std::vector<int64_t> ms{1, 16, 128, 512};
+  bool ffn = true;  // also the 7B FFN shape (K = 3584, N = 18944: Qwen2-7B's up projection)
+  int rounds = 3;
+  bool json = false;
+};
+
+struct Row {
+  std::string mode;  // "vpdpbusd peak", "fp32 fma peak", or a dtype
+  int64_t m = 0, k = 0, n = 0;
+  bool fp = false;      // measured against the FMA peak
+  int units = 1;        // calls per sample
+  double macs = 0;      // per call (peak rows: per sample)
+  int threads = 0;      // from ork_stats (peak rows: as run)
+  std::function<bool(ork_stats*)> call;  // one call
+  std::function<bool()> check;           // the result against the oracle (dense modes)
+  std::vector<double> wall, cpu;         // seconds per call, per round
+};
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+volatile uint64_t g_sink;
+
+void add_peaks(std::vector<Row>& rows) {
+  constexpr int64_t kIters = int64_t{1} << 17;
+  for (bool fp : {false, true})
+    for (int t : {1, 2}) {
+      Row r{fp ? "fp32 fma peak" : "vpdpbusd peak"};
+      r.fp = fp;
+      r.threads = t;
+      r.macs = static_cast<double>(t * (fp ? fma_peak_macs(kIters) : vnni_peak_macs(kIters)));
+      r.call = [fp, t](ork_stats*) {
+        const auto loop = [fp](int) { g_sink = fp ? fma_peak_loop(kIters) : vnni_peak_loop(kIters); };
+        if (t == 1) loop(0);
+        if (t == 2) on_two_threads(loop);
+        return true;
+      };
+      rows.push_back(std::move(r));
+    }
+}
+
+// One shape's operands and weights on the device, kept for the run.
+struct Shape {
+  int64_t k = 0, n = 0, m_max = 0;
+  std::vector<int8_t> a8, b8, a4v, b4v;  // int8 values; int4 values (one per byte)
+  std::vector<uint8_t> a4, b4;           // int4 packed nibble streams
+  std::vector<uint16_t> a16, b16;
+  std::vector<float> af, wf;
+  ork_weights *w8 = nullptr, *w16 = nullptr, *w4 = nullptr;
+  ork_qweights *q8 = nullptr, *q4g = nullptr;
+  std::vector<std::vector<uint8_t>> c;  // one C per row
+  ~Shape() {
+    for (ork_weights* w : {w8, w16, w4}) ork_weights_destroy(w);
+    for (ork_qweights* q : {q8, q4g}) ork_qweights_destroy(q);
+  }
+};
+
+std::vector<uint8_t> pack4(const std::vector<int8_t>& v) {
+  std::vector<uint8_t> out(static_cast<size_t>(matmul::int4_packed_bytes(static_cast<int64_t>(v.size()))), 0);
+  for (size_t i = 0; i < v.size(); ++i) out[i / 2] |= static_cast<uint8_t>((v[i] & 0xf) << (i % 2 * 4));
+  return out;
+}
+
+std::vector<int8_t> int4_values(size_t n, uint64_t seed) {
+  std::vector<int8_t> v = ref::random_int8(n, seed);
+  for (auto& x : v) x = static_cast<int8_t>(x >> 4);
+  return v;
+}
+
+std::vector<uint16_t> halves(size_t n, uint64_t seed) {  // |x| < 2, finite
+  const auto r = ref::random_int8(2 * n, seed);
+  std::vector<uint16_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint16_t>((uint8_t(r[2 * i]) | uint8_t(r[2 * i + 1]) << 8) & 0xbfff);
+  return v;
+}
+
+bool make_weights(ork_device* dev, Shape& s) {
+  const size_t kn = static_cast<size_t>(s.k * s.n), mk = static_cast<size_t>(s.m_max * s.k);
+  s.a8 = ref::random_int8(static_cast<int64_t>(mk), 2);
+  s.b8 = ref::random_int8(static_cast<int64_t>(kn), 3);
+  s.a4v = int4_values(mk, 4);
+  s.b4v = int4_values(kn, 5);
+  s.a4 = pack4(s.a4v);
+  s.b4 = pack4(s.b4v);
+  s.a16 = halves(mk, 6);
+  s.b16 = halves(kn, 7);
+  s.af.resize(mk);
+  s.wf.resize(kn);
+  for (size_t i = 0; i < mk; ++i) s.af[i] = static_cast<float>(s.a8[i]) / 64.0f;
+  for (size_t i = 0; i < kn; ++i) s.wf[i] = static_cast<float>(s.b8[i]) / 128.0f;
+  const ork_quant_options q8o{sizeof(ork_quant_options), 8, 0}, q4o{sizeof(ork_quant_options), 4, 32};
+  return ork_weights_create(dev, ORK_DTYPE_INT8, s.k, s.n, s.b8.data(), &s.w8) == ORK_OK &&
+         ork_weights_create(dev, ORK_DTYPE_FP16, s.k, s.n, s.b16.data(), &s.w16) == ORK_OK &&
+         ork_weights_create(dev, ORK_DTYPE_INT4, s.k, s.n, s.b4.data(), &s.w4) == ORK_OK &&
+         ork_qweights_create(dev, s.wf.data(), s.k, s.n, &q8o, &s.q8) == ORK_OK &&
+         ork_qweights_create(dev, s.wf.data(), s.k, s.n, &q4o, &s.q4g) == ORK_OK;
+}
+
+// The dense modes: weights, A, A's and C's dtype.
+struct Dense {
+  const char* name;
+  ork_weights* Shape::*w;
+  int32_t a_dtype, c_dtype;
+  bool fp;
+};
+
+Row dense_row(ork_device* dev, Shape& s, const Dense& d, int64_t m) {
+  std::vector<uint8_t>& c = s.c.emplace_back(static_cast<size_t>(m * s.n * 4));
+  const void* a = d.a_dtype == ORK_DTYPE_FP16  ? static_cast<const void*>(s.a16.data())
+                  : d.a_dtype == ORK_DTYPE_INT4 ? static_cast<const void*>(s.a4.data())
+                                                : static_cast<const void*>(s.a8.data());
+  ork_weights* w = s.*d.w;
+  Row r{d.name, m, s.k, s.n, d.fp};
+  r.units = m == 1 ? 10 : 1;
+  r.macs = static_cast<double>(m * s.k * s.n);
+  r.call = [dev, w, a, &c, m, d](ork_stats* st) {
+    ork_matmul_options o{};
+    o.struct_size = sizeof o;
+    o.a_dtype = d.a_dtype;
+    o.c_dtype = d.c_dtype;
+    o.stats = st;
+    return ork_matmul(dev, w, a, m, c.data(), &o) == ORK_OK;
+  };
+  return r;
+}
+
+Row quant_row(ork_device* dev, Shape& s, const char* name, ork_qweights* q, int bits, int64_t m) {
+  std::vector<uint8_t>& c = s.c.emplace_back(static_cast<size_t>(m * s.n * 4));
+  Row r{name, m, s.k, s.n, false};
+  r.units = m == 1 ? 10 : 1;
+  r.macs = static_cast<double>(m * s.k * s.n);
+  r.call = [dev, q, &s, &c, m, bits](ork_stats* st) {
+    ork_qmatmul_options o{};
+    o.struct_size = sizeof o;
+    o.activation_bits = bits;
+    o.stats = st;
+    return ork_qmatmul(dev, q, s.af.data(), m, reinterpret_cast<float*>(c.data()), &o) == ORK_OK;
+  };
+  return r;
+}
+
+// Row 0 of C against the oracle's row 0.
+std::function<bool()> dense_check(Shape& s, const Dense& d, const std::vector<uint8_t>& c) {
+  return [&s, d, &c] {
+    const ref::Dims one{1, s.k, s.n};
+    const size_t k = static_cast<size_t>(s.k), n = static_cast<size_t>(s.n);
+    if (d.a_dtype == ORK_DTYPE_FP16) {
+      auto plan = matmul::make_plan({1, s.k, s.n}, {.dtype = matmul::DType::fp16, .cores = 1});
+      std::vector<float> want(n);
+      if (!plan || !ref::matmul_fp16_sliced(std::span(s.a16).first(k), s.b16, want, one, plan->slice_k)) return false;
+      return std::memcmp(want.data(), c.data(), n * 4) == 0;
+    }
+    std::vector<int32_t> want(n);
+    const bool ok = d.a_dtype == ORK_DTYPE_INT4 ? !!ref::matmul_int4(std::span(s.a4v).first(k), s.b4v, want, one)
+                    : d.w == &Shape::w4            ? !!ref::matmul_int8(std::span(s.a8).first(k), s.b4v, want, one)
+                                                   : !!ref::matmul_int8(std::span(s.a8).first(k), s.b8, want, one);
+    return ok && std::memcmp(want.data(), c.data(), n * 4) == 0;
+  };
+}
+
+void add_shape_rows(ork_device* dev, Shape& s, const Args& args, std::vector<Row>& rows) {
+  static const Dense dense[] = {{"int8", &Shape::w8, ORK_DTYPE_INT8, ORK_DTYPE_INT32, false},
+                                {"fp16", &Shape::w16, ORK_DTYPE_FP16, ORK_DTYPE_FP32, true},
+                                {"int4 w4a4", &Shape::w4, ORK_DTYPE_INT4, ORK_DTYPE_INT32, false},
+                                {"int4 w4a8", &Shape::w4, ORK_DTYPE_INT8, ORK_DTYPE_INT32, false}};
+  for (int64_t m : args.ms) {
+    for (const Dense& d : dense) {
+      rows.push_back(dense_row(dev, s, d, m));
+      rows.back().check = dense_check(s, d, s.c.back());
+    }
+    rows.push_back(quant_row(dev, s, "q w8a8 per-channel", s.q8, 8, m));
+    rows.push_back(quant_row(dev, s, "q w4a8 group 32", s.q4g, 8, m));
+    rows.push_back(quant_row(dev, s, "q w4a4 group 32", s.q4g, 4, m));
+  }
+}
+
+bool run_rounds(std::vector<Row>& rows, int rounds) {
+  for (int round = 0; round < rounds; ++round)
+    for (Row& r : rows) {
+      ork_stats st{};
+      st.struct_size = sizeof st;
+      const double c0 = process_cpu_seconds();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < r.units; ++i)
+        if (!r.call(&st)) {
+          fmt::print(stderr, "ork_bench --cpu-dtypes: {} M={}: {}\n", r.mode, r.m, ork_last_error());
+          return false;
+        }
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      r.wall.push_back(wall / r.units);
+      r.cpu.push_back((process_cpu_seconds() - c0) / r.units);
+      if (r.m > 0) r.threads = static_cast<int>(st.cpu_threads);
+    }
+  return true;
+}
+
+const Row* peak_of(const std::vector<Row>& rows, bool fp, int threads) {
+  for (const Row& r : rows)
+    if (r.m == 0 && r.fp == fp && r.threads == threads) return &r;
+  return nullptr;
+}
+
+double rate(const Row& r) { return r.macs / tools::spread(r.wall).median; }
+
+double pct_of_peak(const std::vector<Row>& rows, const Row& r) {
+  const Row* p = peak_of(rows, r.fp, std::clamp(r.threads, 1, 2));
+  return r.m > 0 && p ? 100 * rate(r) / rate(*p) : 0;
+}
+
+double cpu_rate(const Row& r) { return r.macs / tools::spread(r.cpu).median; }
+
+double pct_of_peak_cpu(const std::vector<Row>& rows, const Row& r) {
+  const Row* p = peak_of(rows, r.fp, 1);
+  return r.m > 0 && p ? 100 * cpu_rate(r) / cpu_rate(*p) : 0;
+}
+
+nlohmann::json rows_json(const std::vector<Row>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Row& r : rows) {
+    const tools::Spread w = tools::spread(r.wall), c = tools::spread(r.cpu);
+    out.push_back({{"mode", r.mode}, {"m", r.m}, {"k", r.k}, {"n", r.n}, {"threads", r.threads},
+                   {"wall_us_min", w.min * 1e6}, {"wall_us_median", w.median * 1e6}, {"wall_us_max", w.max * 1e6},
+                   {"cpu_us_median", c.median * 1e6}, {"gop_per_s_median", 2 * rate(r) / 1e9},
+                   {"peak", r.fp ? "fp32 fma" : "vpdpbusd"}, {"pct_of_peak", pct_of_peak(rows, r)},
+                   {"pct_of_core_peak_by_cpu_time", pct_of_peak_cpu(rows, r)}});
+  }
+  return out;
+}
+
+void print_rows(const std::vector<Row>& rows, int rounds) {
+  fmt::print("cpu device per dtype, {} rounds round-robin; peak: fp32 FMA for fp16, VPDPBUSD for the rest. "
+             "% wall: of the peak row with the call's threads; % cpu: MACs per CPU-second over one core's\n", rounds);
+  fmt::print("{:<20} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10} {:>9} {:>7} {:>6}\n", "mode", "M", "K", "N", "t",
+             "wall min / median / max us", "cpu us", "GOP/s", "% wall", "% cpu");
+  for (const Row& r : rows) {
+    const tools::Spread w = tools::spread(r.wall), c = tools::spread(r.cpu);
+    fmt::print("{:<20} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10.0f} {:>9.1f} {:>7} {:>6}\n", r.mode, r.m, r.k, r.n,
+               r.threads, fmt::format("{:.0f} / {:.0f} / {:.0f}", w.min * 1e6, w.median * 1e6, w.max * 1e6),
+               c.median * 1e6, 2 * rate(r) / 1e9, r.m > 0 ? fmt::format("{:.1f}", pct_of_peak(rows, r)) : "-",
+               r.m > 0 ? fmt::format("{:.1f}", pct_of_peak_cpu(rows, r)) : "-");
+  }
+}
+
+int parse(Args& args, int argc, char** argv) {
+  CLI::App app{"ork_bench --cpu-dtypes: the cpu device per dtype against the measured VPDPBUSD and FMA peaks"};
+  tools::add_conventions(app, "ork_bench");
+  bool mode = false, no_ffn = false;
+  app.add_flag("--cpu-dtypes", mode, "this mode");
+  app.add_option("--m", args.ms, "rows of A (repeatable; default 1 16 128 512)")->check(CLI::Range(1, 4096));
+  app.add_flag("--no-ffn", no_ffn, "only K = N = 2048, not the 7B FFN shape K = 3584, N = 18944");
+  tools::add_repeat(app, args.rounds, 1000, "rounds (min / median / max reported)", "--reps");
+  tools::add_json(app, args.json);
+  const int rc = tools::parse_command_line(app, argc, argv);
+  args.ffn = !no_ffn;
+  return rc;
+}
+
+}  // namespace
+
+int run_cpu_dtypes(int argc, char** argv) {
+  Args args;
+  if (int rc = parse(args, argc, argv); rc >= 0) return rc;
+  if (!vnni_peak_available()) {
+    fmt::print(stderr, "ork_bench --cpu-dtypes: this CPU has no AVX-512 VNNI: no peak to measure against\n");
+    return 2;
+  }
+  ork_device* dev = nullptr;
+  if (ork_device_open("cpu", &dev) != ORK_OK) return fmt::print(stderr, "ork_bench: {}\n", ork_last_error()), 2;
+  std::unique_ptr<ork_device, void (*)(ork_device*)> keep(dev, ork_device_close);
+  std::vector<std::unique_ptr<Shape>> shapes;
+  std::vector<Row> rows;
+  add_peaks(rows);
+  for (auto [k, n] : {std::pair<int64_t, int64_t>{2048, 2048}, {3584, 18944}}) {
+    if (k != 2048 && !args.ffn) continue;
+    auto& s = *shapes.emplace_back(std::make_unique<Shape>());
+    s.k = k, s.n = n, s.m_max = *std::max_element(args.ms.begin(), args.ms.end());
+    s.c.reserve(args.ms.size() * 8);  // rows keep references to their C
+    if (!make_weights(dev, s)) return fmt::print(stderr, "ork_bench: {}\n", ork_last_error()), 2;
+    add_shape_rows(dev, s, args, rows);
+  }
+  if (!run_rounds(rows, args.rounds)) return 1;
+  bool exact = true;
+  for (const Row& r : rows)
+    if (r.check && !r.check()) exact = false, fmt::print(stderr, "MISMATCH: {} M={} K={}\n", r.mode, r.m, r.k);
+  if (args.json)
+    fmt::print("{}\n", nlohmann::json{{"rounds", args.rounds}, {"rows", rows_json(rows)}, {"exact", exact}}.dump(2));
+  else
+    print_rows(rows, args.rounds);
+  return exact ? 0 : 1;
+}
+
+}  // namespace ork::bench
