@@ -206,10 +206,21 @@ Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, voi
   if (a == nullptr) return make_error(-EINVAL, "A is NULL");
   if (c == nullptr) return make_error(-EINVAL, "C is NULL");
   const auto t0 = std::chrono::steady_clock::now();
-  auto ctx = context_for(w, m, options, /*shared=*/true, &st.built);
-  if (!ctx) return ctx.error();
+  // A hit is used in place, not copied: a blocking call builds and evicts nothing until it
+  // returns, and a copy would write the count in the context's own control block, one more
+  // line of that weight's on every call (docs/library.md "What grows with the model's size").
+  std::shared_ptr<Context> built;
+  const Context* x = nullptr;
+  if (auto* hit = contexts_.find(Key{w.id(), m, effective_core_mask(options), options.mc_cap, options.fp16_out, true})) {
+    x = hit->get();
+  } else {
+    auto ctx = context_for(w, m, options, /*shared=*/true, &st.built);
+    if (!ctx) return ctx.error();
+    built = std::move(*ctx);
+    x = built.get();
+  }
   st.plan_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-  return execute_any(kmd_, **ctx, a, c, st);
+  return execute_any(kmd_, *x, a, c, st);
 }
 
 }  // namespace ork::matmul

@@ -9,7 +9,9 @@
 // the emulator's own arithmetic, ork_stats.emulator_ns, since fast mode does not let the
 // modelled board time elapse; in timed mode it is the modelled time, device_ns),
 // emu-zero-time (a PC that does no work: what is left is the host's own cost), cpu. Every weight's first result is checked
-// against the oracle (not on emu-zero-time, which computes nothing).
+// against the oracle (not on emu-zero-time, which computes nothing). Beside wall time, each
+// loop's CPU time of the calling thread per call: on a shared machine it leaves out the time
+// the thread waited for a core, which wall time and its median over rounds do not.
 #include "tools/ork_bench/decode.h"
 
 #include <CLI/CLI.hpp>
@@ -19,6 +21,7 @@
 #include <array>
 #include <iterator>
 #include <chrono>
+#include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -45,6 +48,9 @@ struct DecodeArgs {
   int rounds = 7;
   std::vector<std::string> devices = {"emu", "emu-zero-time", "cpu"};
   bool json = false;
+  // "model" or "layer": run only that loop, twice a round (for a profiler, which then sees
+  // one loop alone: docs/library.md "What grows with the model's size"); empty: both.
+  std::string only;
 };
 
 struct WeightShape {
@@ -77,6 +83,7 @@ using PhaseUs = std::array<std::vector<double>, kPhaseCount>;  // us per call, o
 struct DeviceRun {
   std::string name, error;
   std::vector<double> wall7, host7, wall_all, host_all;  // us per call, one per round
+  std::vector<double> cpu7, cpu_all;  // the calling thread's CPU time, us per call, one per round
   PhaseUs phases7, phases_all;
   ork_stats stats{};
   ork_memory_info memory{};
@@ -176,22 +183,36 @@ void add_phases(const ork_stats& before, const ork_stats& after, double calls, P
   out[kPhaseCount - 1].push_back(other);
 }
 
-// One loop over `order`: wall and host us per call (host = wall - device, from the stats),
-// and its phases.
-bool timed_loop(ork_device* d, Model& model, const std::vector<size_t>& order, bool emulator_fast, double* wall_us,
-                double* host_us, PhaseUs& phases) {
+// The calling thread's CPU time (ns): unlike wall time it stops while the thread waits for a
+// core, so on a machine shared with other work it is the loop's own cost (the zero-time
+// device's kernel runs in this thread; on emu and cpu it misses the library's workers).
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+struct LoopUs {
+  double wall = 0, host = 0, cpu = 0;  // us per call
+};
+
+// One loop over `order`: wall, host (wall - device, from the stats) and the thread's CPU us
+// per call, and its phases.
+bool timed_loop(ork_device* d, Model& model, const std::vector<size_t>& order, bool emulator_fast, LoopUs* us,
+                PhaseUs& phases) {
   const ork_stats before = read_stats(d);
+  const double cpu0 = thread_cpu_ns();
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t i : order)
     if (!model.call(i)) return false;
   const double wall_ns = static_cast<double>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  const double cpu_ns = thread_cpu_ns() - cpu0;
   const ork_stats after = read_stats(d);
   const double device_ns = device_ns_of(after, emulator_fast) - device_ns_of(before, emulator_fast);
   const double calls = static_cast<double>(order.size());
   add_phases(before, after, calls, phases);
-  *wall_us = wall_ns / calls / 1e3;
-  *host_us = (wall_ns - device_ns) / calls / 1e3;
+  *us = LoopUs{.wall = wall_ns / calls / 1e3, .host = (wall_ns - device_ns) / calls / 1e3, .cpu = cpu_ns / calls / 1e3};
   return true;
 }
 
@@ -219,16 +240,19 @@ DeviceRun run_device(const std::string& name, const DecodeArgs& a) {
   ork_device_reset_stats(dev.get());
   const bool emulator_fast = timing_of(name) == "fast";
   for (int round = 0; round < a.rounds; ++round) {
-    double w7, h7, wa, ha;
+    LoopUs u7, ua;
     const bool f = emulator_fast;
-    auto loop7 = [&] { return timed_loop(dev.get(), model, layer0, f, &w7, &h7, r.phases7); };
-    auto loop_all = [&] { return timed_loop(dev.get(), model, all, f, &wa, &ha, r.phases_all); };
-    const bool ok = round % 2 == 0 ? loop7() && loop_all() : loop_all() && loop7();
+    auto loop7 = [&] { return timed_loop(dev.get(), model, layer0, f, &u7, r.phases7); };
+    auto loop_all = [&] { return timed_loop(dev.get(), model, all, f, &ua, r.phases_all); };
+    bool ok;
+    if (a.only.empty()) ok = round % 2 == 0 ? loop7() && loop_all() : loop_all() && loop7();
+    else ok = a.only == "layer" ? loop7() && loop7() : loop_all() && loop_all();
     if (!ok) {
       r.error = ork_last_error();
       return r;
     }
-    r.wall7.push_back(w7), r.host7.push_back(h7), r.wall_all.push_back(wa), r.host_all.push_back(ha);
+    r.wall7.push_back(u7.wall), r.host7.push_back(u7.host), r.wall_all.push_back(ua.wall), r.host_all.push_back(ua.host);
+    r.cpu7.push_back(u7.cpu), r.cpu_all.push_back(ua.cpu);
   }
   r.stats = read_stats(dev.get());
   r.memory.struct_size = sizeof r.memory;
@@ -250,6 +274,9 @@ int parse_decode_args(int argc, char** argv, DecodeArgs& a) {
   tools::add_repeat(app, a.rounds, 1000, "rounds, each runs both loops (min / median / max reported)", "--rounds");
   app.add_option("--devices", a.devices, "emu, emu-rknpu, emu-rocket, emu-zero-time, cpu (comma separated)")
       ->delimiter(',');
+  app.add_option("--only", a.only, "run only the model's or the layer's loop (twice a round; the other's figures "
+                 "are then not measured): for a profiler")
+      ->check(CLI::IsMember({"model", "layer"}));
   tools::add_json(app, a.json);
   if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
   // The int8 weights of every layer, on the host and resident on each device: checked
@@ -266,38 +293,37 @@ int parse_decode_args(int argc, char** argv, DecodeArgs& a) {
   return -1;
 }
 
-// One device's figures: appended to devices (JSON), and its text lines unless json.
-// Returns false when the device failed.
-bool report_device(const std::string& name, const DeviceRun& r, bool json, nlohmann::json& devices) {
+// One device's figures as JSON: per loop wall, host and the thread's CPU us per call
+// (min / median / max), the 196/7 ratios, the phases, statistics and memory.
+nlohmann::json device_json(const std::string& name, const DeviceRun& r) {
   nlohmann::json d = {{"device", name}, {"timing", timing_of(name)}, {"exact", r.exact}};
-  if (!r.error.empty()) {
-    d["error"] = r.error;
-    devices.push_back(d);
-    if (!json) fmt::print("{:<14} failed: {}\n", name, r.error);
-    return false;
-  }
-  const tools::Spread w7 = tools::spread(r.wall7), h7 = tools::spread(r.host7), wa = tools::spread(r.wall_all),
-                     ha = tools::spread(r.host_all);
+  const tools::Spread w7 = tools::spread(r.wall7), h7 = tools::spread(r.host7), c7 = tools::spread(r.cpu7),
+                     wa = tools::spread(r.wall_all), ha = tools::spread(r.host_all), ca = tools::spread(r.cpu_all);
   const std::string all_key = std::to_string(r.weights);
   d["weights"] = r.weights;
   d["resident_seconds"] = r.resident_seconds;
-  d["loops"]["7"] = {{"wall_us", to_json(w7)}, {"host_us", to_json(h7)}};
-  d["loops"][all_key] = {{"wall_us", to_json(wa)}, {"host_us", to_json(ha)}};
-  d["ratio"] = {{"wall", wa.median / w7.median}, {"host", ha.median / h7.median},
-                {"wall_min", wa.min / w7.min}, {"host_min", ha.min / h7.min}};
+  d["loops"]["7"] = {{"wall_us", to_json(w7)}, {"host_us", to_json(h7)}, {"cpu_us", to_json(c7)}};
+  d["loops"][all_key] = {{"wall_us", to_json(wa)}, {"host_us", to_json(ha)}, {"cpu_us", to_json(ca)}};
+  d["ratio"] = {{"wall", wa.median / w7.median}, {"host", ha.median / h7.median}, {"cpu", ca.median / c7.median},
+                {"wall_min", wa.min / w7.min}, {"host_min", ha.min / h7.min}, {"cpu_min", ca.min / c7.min}};
   nlohmann::json phases;
   for (size_t i = 0; i < kPhaseCount; ++i)
     phases[kPhases[i]] = {{"7", tools::spread(r.phases7[i]).median}, {all_key, tools::spread(r.phases_all[i]).median}};
   d["phases_us_median"] = phases;
   d["stats"] = tools::stats_json(r.stats);
   d["memory"] = tools::memory_json(r.memory);
-  devices.push_back(d);
-  if (json) return true;
+  return d;
+}
+
+void print_device(const std::string& name, const DeviceRun& r) {
+  const tools::Spread w7 = tools::spread(r.wall7), h7 = tools::spread(r.host7), c7 = tools::spread(r.cpu7),
+                     wa = tools::spread(r.wall_all), ha = tools::spread(r.host_all), ca = tools::spread(r.cpu_all);
   const auto line = [](const char* what, const tools::Spread& f) { return fmt::format("{} {:.2f}/{:.2f}/{:.2f}", what, f.min, f.median, f.max); };
-  fmt::print("{:<14} {:>3} weights: {}  {}   7 weights: {}  {}\n", name, r.weights, line("wall", wa), line("host", ha),
-             line("wall", w7), line("host", h7));
-  fmt::print("{:<14} {}/7 ratio of medians: wall {:.3f} host {:.3f}; of minima: wall {:.3f} host {:.3f}\n", "", r.weights,
-             wa.median / w7.median, ha.median / h7.median, wa.min / w7.min, ha.min / h7.min);
+  fmt::print("{:<14} {:>3} weights: {}  {}  {}   7 weights: {}  {}  {}\n", name, r.weights, line("wall", wa),
+             line("host", ha), line("cpu", ca), line("wall", w7), line("host", h7), line("cpu", c7));
+  fmt::print("{:<14} {}/7 ratio of medians: wall {:.3f} host {:.3f} cpu {:.3f}; of minima: wall {:.3f} host {:.3f} "
+             "cpu {:.3f}\n", "", r.weights, wa.median / w7.median, ha.median / h7.median, ca.median / c7.median,
+             wa.min / w7.min, ha.min / h7.min, ca.min / c7.min);
   std::string split;
   for (size_t i = 0; i < kPhaseCount; ++i)
     split += fmt::format("{}{} {:.2f} / {:.2f}", i ? ", " : "", kPhases[i], tools::spread(r.phases_all[i]).median,
@@ -308,6 +334,18 @@ bool report_device(const std::string& name, const DeviceRun& r, bool json, nlohm
              "", r.stats.context_builds, r.stats.context_hits, r.stats.context_evictions, r.stats.weight_cache_hits,
              r.stats.weight_cache_misses, r.memory.bytes_resident / 1048576.0, r.memory.context_bytes / 1048576.0,
              r.memory.weight_cache_bytes / 1048576.0, r.resident_seconds);
+}
+
+// One device's figures: appended to devices (JSON), and its text lines unless json.
+// Returns false when the device failed.
+bool report_device(const std::string& name, const DeviceRun& r, bool json, nlohmann::json& devices) {
+  if (!r.error.empty()) {
+    devices.push_back({{"device", name}, {"timing", timing_of(name)}, {"exact", r.exact}, {"error", r.error}});
+    if (!json) fmt::print("{:<14} failed: {}\n", name, r.error);
+    return false;
+  }
+  devices.push_back(device_json(name, r));
+  if (!json) print_device(name, r);
   return true;
 }
 

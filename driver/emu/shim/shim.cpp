@@ -23,14 +23,41 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "driver/common/npu_irq.h"
+#include "driver/emu/kernel/zero_work.h"
 #include "driver/emu/shim/fake_tree.h"
 #include "driver/emu/shim/shim_kernel.h"
 #include "driver/os/debug.h"
 
 namespace ork::emu {
+
+namespace {
+
+// ORK_EMU_SHIM_PC: "run" (unset or empty: the emulated PC computes every task) or
+// "zero-work" (zero_work.h: every chain reports done and computes nothing, so that a program
+// run under the shim costs only its host work: the benchmarks that time a client of the
+// public API, such as the ggml backend's, docs/llama-cpp.md "Figures"). Anything else is an
+// error that fails every open of an emulated node (pc_spec_error).
+std::string& pc_spec_error() {
+  static std::string error;
+  return error;
+}
+
+bool zero_work_from_env() {
+  const char* v = std::getenv("ORK_EMU_SHIM_PC");
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "run") == 0) return false;
+  if (std::strcmp(v, "zero-work") == 0) return true;
+  pc_spec_error() = fmt::format("ORK_EMU_SHIM_PC={:.64}: expected run or zero-work", v);
+  return false;
+}
+
+}  // namespace
 
 // The machine the shim pretends to be is a board: besides the NPU, the display
 // controller's DRM device on card0 (another driver, which discovery must skip).
@@ -38,6 +65,7 @@ FakeKernel& shared_fake_kernel() {
   static FakeKernel kernel([] {
     FakeKernelConfig c;
     c.display_card = "/dev/dri/card0";
+    if (zero_work_from_env()) c.executor = zero_work_executor(hw::kIntTaskDone);
     return c;
   }());
   return kernel;
@@ -94,6 +122,12 @@ void* mmap_as_libc(void* addr, size_t length, int prot, int flags, int fd, off_t
 }
 
 int open_emulated(const char* path, int flags) {
+  shared_fake_kernel();  // reads ORK_EMU_SHIM_PC
+  if (const std::string& bad = ork::emu::pc_spec_error(); !bad.empty()) {
+    std::fprintf(stderr, "libork_emu_shim: %s\n", bad.c_str());
+    errno = EINVAL;
+    return -1;
+  }
   if (const std::string& bad = fault_spec_error(); !bad.empty()) {
     std::fprintf(stderr, "libork_emu_shim: %s\n", bad.c_str());
     errno = EINVAL;
