@@ -14,8 +14,8 @@
 // int4's host cost depends on its weights: they are sliced as wide as their own int16 bound
 // allows (lib/matmul/int4_bound.h), and the unpacker reads one int16 output per slice. So the
 // int4 weights are by default shaped like a real model's, normal values quantised as GGUF
-// Q4_0 does (lib/exec/int4_widths.h; 1344 .. 1408 wide at the 7B shapes), or, with
-// --int4-weights synthetic, the synthetic model's uniform -8..7 (about 1000 wide, near the
+// Q4_0 does, as the synthetic models' are (lib/exec/synthetic.h; 1344 .. 1408 wide at the 7B
+// shapes), or, with --int4-weights uniform, uniform over -8..7 (about 1000 wide, near the
 // worst a real model gets); each row reports the width its weights got (`int4_slice_k`).
 #include "tools/ork_bench/host_dtypes.h"
 
@@ -35,7 +35,7 @@
 #include "driver/emu/kernel/zero_work.h"
 #include "lib/api/device.h"
 #include "lib/api/weights.h"
-#include "lib/exec/int4_widths.h"
+#include "lib/exec/synthetic.h"
 #include "lib/matmul/dtype.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
@@ -54,7 +54,7 @@ struct HostArgs {
   int rounds = 7;
   double sample_ms = 2;  // calls per sample: enough for about this long (at least 1)
   bool json = false;
-  std::string int4_weights = "q4_0";  // q4_0 or synthetic (lib/exec/int4_widths.h)
+  std::string int4_weights = "q4_0";  // q4_0 (= synthetic) or uniform (lib/exec/synthetic.h)
 };
 
 // The default table: decode and prefill of a 2048-wide layer, M = 1..512, and a 7B model's
@@ -88,8 +88,8 @@ std::vector<uint8_t> random_operand(ork_dtype d, int64_t rows, int64_t cols, uin
 
 // The K x N weights of dtype `d`: int4 as `int4_kind` makes them, the others random.
 std::vector<uint8_t> weights_of(ork_dtype d, const ShapeArg& s, const std::string& int4_kind, uint32_t seed) {
-  if (d == ORK_DTYPE_INT4 && int4_kind == "q4_0") return exec::q4_0_like_weights(s.k, s.n, seed);
-  return random_operand(d, s.k, s.n, seed);  // synthetic int4: uniform over -8..7, as lib/exec/synthetic.h
+  if (d == ORK_DTYPE_INT4 && int4_kind != "uniform") return exec::q4_0_like_weights(s.k, s.n, seed);
+  return random_operand(d, s.k, s.n, seed);  // uniform int4: every byte random, two codes of -8..7
 }
 
 struct DtypeRun {
@@ -212,9 +212,9 @@ int parse(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) 
   tools::add_repeat(app, args.rounds, 1000, "rounds (min / median / max reported)", "--rounds");
   tools::add_json(app, args.json);
   app.add_option("--int4-weights", args.int4_weights, "the int4 weights, whose own int16 bound sets their K-slice "
-                 "width: q4_0 (N(0,1) quantised as GGUF Q4_0 does, a real model's shape) or synthetic (uniform "
-                 "-8..7, the synthetic model's)")
-      ->check(CLI::IsMember({"q4_0", "synthetic"}))
+                 "width: q4_0 or synthetic (N(0,1) quantised as GGUF Q4_0 does, a real model's shape and the "
+                 "synthetic models') or uniform (uniform -8..7)")
+      ->check(CLI::IsMember({"q4_0", "synthetic", "uniform"}))
       ->capture_default_str();
   if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
   for (const std::string& t : args.shapes) {
