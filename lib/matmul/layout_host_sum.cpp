@@ -323,10 +323,6 @@ void unforce_sum_isa() { g_forced.store(-1); }
 // runs every path under FTZ and DAZ too.
 #if defined(__x86_64__)
 namespace {
-bool has_f16c() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("f16c");
-}
 __attribute__((target("avx2,f16c"))) int64_t round_f16c(const float* in, uint16_t* out, int64_t count) {
   int64_t i = 0;
   for (; i + 8 <= count; i += 8)
@@ -348,7 +344,7 @@ __attribute__((target("avx512f"))) int64_t round_avx512(const float* in, uint16_
 void round_to_fp16_on(SumIsa isa, const float* in, uint16_t* out, int64_t count) {
   int64_t i = 0;
 #if defined(__x86_64__)
-  static const bool f16c = has_f16c();
+  static const bool f16c = cpu_has_f16c();
   if (isa == SumIsa::avx512) i = round_avx512(in, out, count);
   if (isa != SumIsa::portable && f16c) i += round_f16c(in + i, out + i, count - i);
 #else

@@ -9,9 +9,6 @@
 #include <type_traits>
 
 #include "driver/common/fp16.h"
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 #include "lib/ref/fp16_kernels.h"
 #include "lib/ref/split.h"
 
@@ -65,16 +62,6 @@ constexpr int64_t kDirectRows = 8;
 // Strips per grab: 2 x 64 columns x K halves = 512 KiB at K = 2048, as much B as the int8
 // path's grab of 4 panels (split.h).
 constexpr int64_t kStripsPerGrab = 2;
-
-#if defined(__x86_64__)
-// F16C from CPUID leaf 1, ECX bit 29 (Intel SDM Vol. 2A, "CPUID"), asked directly: clang 14's
-// __builtin_cpu_supports does not know "f16c".
-bool has_f16c() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
-  return (ecx & (1u << 29)) != 0;
-}
-#endif
 
 const Fp16Kernel& kernel_for(Fp16Isa isa) {
 #if defined(__x86_64__)
@@ -199,7 +186,7 @@ bool fp16_isa_supported(Fp16Isa isa) {
   // AVX-512F has VCVTPH2PS on zmm and FMA on zmm; AVX2's tier needs FMA3 and F16C beside it.
   if (isa == Fp16Isa::avx512) return __builtin_cpu_supports("avx512f");
   if (isa == Fp16Isa::avx2)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
 #endif
   return false;
 }

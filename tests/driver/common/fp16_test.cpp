@@ -13,7 +13,6 @@
 #include "driver/common/fp16.h"
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -30,12 +29,7 @@ __attribute__((target("f16c"))) uint16_t host_f2h(float f) {
   return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 __attribute__((target("f16c"))) float host_h2f(uint16_t h) { return _cvtsh_ss(h); }
-// F16C: CPUID leaf 1, ECX bit 29 (Intel SDM Vol. 2A), asked directly: clang 14's
-// __builtin_cpu_supports does not know "f16c".
-bool host_has_converter() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
-}
+bool host_has_converter() { return cpu_has_f16c(); }
 #elif defined(__aarch64__)
 uint16_t host_f2h(float f) {  // FCVT Hd, Sn: RNE under the default FPCR (DN = 0)
   const __fp16 h = static_cast<__fp16>(f);
