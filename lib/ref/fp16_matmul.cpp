@@ -63,7 +63,7 @@ constexpr int64_t kDirectRows = 8;
 // path's grab of 4 panels (split.h).
 constexpr int64_t kStripsPerGrab = 2;
 
-const Fp16Kernel& kernel_for(Fp16Isa isa) {
+const Fp16Kernel& kernel_for([[maybe_unused]] Fp16Isa isa) {  // unused where only the portable tier exists
 #if defined(__x86_64__)
   if (isa == Fp16Isa::avx512) return detail::fp16_avx512_kernel();
   if (isa == Fp16Isa::avx2) return detail::fp16_avx2_kernel();
