@@ -13,6 +13,7 @@
 #include "lib/exec/exec_plan.h"
 #include "driver/common/npu_cores.h"
 #include "driver/timing/timing_model.h"
+#include "lib/ref/workers.h"
 
 namespace ork::exec {
 
@@ -275,13 +276,14 @@ Result<std::vector<HostParts>> measure_host_parts(DeviceRef dev, const ModelDesc
     ro.cores = dev.cores;
     std::vector<double> before, after;
     Status st;
+    const ref::detail::CpuAccounting cpu;  // the steps' CPU time, every thread's (workers.h)
     for (int r = 0; r <= repeats && st; ++r) {
       matmul::RunStats s;
       st = dev.runner->run(**w, a.data(), m, c.data(), ro, &s);
       most_submits = std::max(most_submits, s.submits);
       if (r == 0) continue;  // the warm-up builds the context
-      before.push_back(static_cast<double>(s.plan_ns + s.pack_ns + s.submit_ns));
-      after.push_back(static_cast<double>(s.unpack_ns));
+      before.push_back(static_cast<double>(s.plan_cpu_ns + s.pack_cpu_ns + s.submit_cpu_ns));
+      after.push_back(static_cast<double>(s.unpack_cpu_ns));
     }
     dev.runner->forget(**w);
     if (!st) return make_error(st.error().code, fmt::format("matmul \"{}\": {}", md.name, st.error().message));

@@ -5,9 +5,10 @@
 //           chains on shared DRAM plus one submit per core; driver/timing/timing_model.h), on
 //           `cores`;
 //   host    the host's own time per matmul call (plan lookup, packing A, the submit and
-//           wait ioctls, unpacking C), measured on the emulator with a PC that does no work
-//           (measure_host_parts) or given; only the part the NPU's jobs do not hide is
-//           added, from the schedule of the executor's host work and NPU jobs (overlap.h);
+//           wait ioctls, unpacking C), measured as CPU time on the emulator with a PC that
+//           does no work (measure_host_parts) or given; only the part the NPU's jobs do not
+//           hide is added, from the schedule of the executor's host work and NPU jobs
+//           (overlap.h);
 //   I/O     the weight bytes that do not stay resident, at the disk rate.
 // The board plan: each group of a layer's matmuls (q/k/v, o, gate/up, down) is one chained
 // submit per core, its tasks placed on the cores by lib/sched's list scheduler
@@ -136,7 +137,9 @@ Result<Projection> project(const ModelDesc& desc, const ProjectOptions& options)
 // Host time per call of each of the layer's matmuls at m rows, on `device` (meant to be the
 // emulator with a PC that does no work, so the device's part is ~0): weights are views of
 // zero BOs of the packed size, one warm-up call (builds the context), then `repeats` calls;
-// the median of the runner's plan + pack + submit + unpack time. *submits_per_call: the
+// the median of the runner's plan + pack + submit + unpack CPU time (RunStats' *_cpu_ns:
+// every thread that did the step's work, lib/ref/workers.h CpuAccounting), not its wall
+// time, which on a loaded machine is mostly threads waiting for a core. *submits_per_call: the
 // submits one call made (the largest over the matmuls).
 // `slice_k` as ProjectOptions::slice_k (the views take those widths).
 Result<std::vector<double>> measure_host_ns(DeviceRef device, const ModelDesc& desc, int64_t m, int repeats,

@@ -79,6 +79,11 @@ struct RunStats {
   int submits = 0;
   bool built = false;       // true when this call planned and built the command lists
   int cpu_threads = 0;      // lib/quant's cpu backend: the most host threads a multiply ran on
+  // The same steps as the host's CPU time (every thread that did the step's work), measured
+  // only while the calling thread holds a ref::detail::CpuAccounting (lib/ref/workers.h;
+  // else 0): the board projection's host part (docs/execution.md "Host and device
+  // overlapped"). submit_cpu_ns: the submit and wait ioctls' CPU time on the calling thread.
+  int64_t plan_cpu_ns = 0, pack_cpu_ns = 0, submit_cpu_ns = 0, unpack_cpu_ns = 0;
 };
 
 // One matmul's C being assembled: fp16 C from several K-slices keeps fp32 partials here,

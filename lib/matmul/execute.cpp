@@ -12,6 +12,7 @@
 #include "lib/matmul/job.h"
 #include "lib/matmul/layout.h"
 #include "lib/matmul/layout_host.h"
+#include "lib/ref/workers.h"
 
 namespace ork::matmul {
 namespace {
@@ -22,15 +23,18 @@ int64_t ns_since(Clock::time_point t0) {
 }
 
 size_t elems(int64_t v) { return static_cast<size_t>(v); }
+int64_t cpu_since(int64_t c0) { return ref::detail::work_cpu_ns() - c0; }
 
 }  // namespace
 
 Status pack_input(driver::Kmd& kmd, const Context& x, const void* a, RunStats& st) {
   complete_busy(x);  // its A and output BOs, maybe shared, are about to be reused (job.h, the rule)
   const auto t0 = Clock::now();
+  const int64_t c0 = ref::detail::work_cpu_ns();
   if (auto s = pack_a_native(x.plan, a, {x.a().map(), elems(x.plan.a_bytes())}); !s) return s;
   if (auto s = kmd.bo_sync(x.a(), driver::SyncDir::to_device); !s) return s;
   st.pack_ns += ns_since(t0);
+  st.pack_cpu_ns += cpu_since(c0);
   st.bytes_to_device += static_cast<int64_t>(x.a().size());
   return Status::success();
 }
@@ -52,6 +56,7 @@ void account_submit(RunStats& st, const driver::SubmitResult& r, int64_t submit_
 
 Status unpack_group(driver::Kmd& kmd, const Context& x, size_t group, void* c, OutputState& out, RunStats& st) {
   const auto t0 = Clock::now();
+  const int64_t c0 = ref::detail::work_cpu_ns();
   const SliceGroup& g = x.groups[group];
   std::vector<const uint8_t*> slices;  // the group's K-slices, unpacked in one pass (layout_host.h)
   for (int64_t i = 0; i < g.count; ++i) {
@@ -62,22 +67,27 @@ Status unpack_group(driver::Kmd& kmd, const Context& x, size_t group, void* c, O
   }
   if (auto s = unpack_c_group(x.plan, slices, g.first_slice, c, out.acc); !s) return s;
   st.unpack_ns += ns_since(t0);
+  st.unpack_cpu_ns += cpu_since(c0);
   return Status::success();
 }
 
 Status run_groups(driver::Kmd& kmd, const Context& x, size_t first, void* c, OutputState& out, RunStats& st) {
   for (size_t g = first; g < x.groups.size(); ++g) {
     const auto t0 = Clock::now();
+    const int64_t c0 = ref::detail::work_cpu_ns();
     auto r = kmd.submit(x.groups[g].desc);
     const int64_t ns = ns_since(t0);
+    st.submit_cpu_ns += cpu_since(c0);
     if (!r) return r.error();
     account_submit(st, *r, ns);
     if (auto s = unpack_group(kmd, x, g, c, out, st); !s) return s;
   }
   if (!out.acc.empty()) {  // an fp16 C from several slices: rounded once (RNE), counted as unpacking
     const auto t0 = Clock::now();
+    const int64_t c0 = ref::detail::work_cpu_ns();
     if (auto s = round_c_fp16(x.plan, out.acc, static_cast<uint16_t*>(c)); !s) return s;
     st.unpack_ns += ns_since(t0);
+    st.unpack_cpu_ns += cpu_since(c0);
   }
   return Status::success();
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "lib/matmul/execute.h"
+#include "lib/ref/workers.h"
 
 namespace ork::matmul {
 namespace {
@@ -51,8 +52,10 @@ Status Job::submit(const driver::SubmitDesc* chained) {
     return make_error(-EINVAL, "a job of several matmuls is submitted with their chained descriptor");
   stats_.device_ns = 0;
   const auto t0 = Clock::now();
+  const int64_t c0 = ref::detail::work_cpu_ns();
   auto pending = kmd_.submit_async(chained != nullptr ? *chained : parts_[0].ctx->groups[0].desc);
   submit_ns_ = ns_since(t0);
+  stats_.submit_cpu_ns += ref::detail::work_cpu_ns() - c0;
   if (!pending) return pending.error();
   pending_ = std::move(*pending);
   for (const Part& p : parts_) p.ctx->io->busy = this;
@@ -79,7 +82,9 @@ void Job::settle(Status outcome) {
 Status Job::complete(int64_t timeout_ms) {
   if (done_ || !pending_) return done_ ? outcome_ : make_error(-EINVAL, "a job completed before it was submitted");
   const auto t0 = Clock::now();
+  const int64_t c0 = ref::detail::work_cpu_ns();
   auto r = kmd_.wait(*pending_, timeout_ms);
+  stats_.submit_cpu_ns += ref::detail::work_cpu_ns() - c0;
   if (!r && r.error().code == -EBUSY) return r.error();  // still running: stays in flight
   if (!r) {
     failed_on_device_ = true;

@@ -12,6 +12,7 @@
 #include "driver/common/env.h"
 #include "lib/matmul/int4_bound.h"
 #include "lib/matmul/layout.h"
+#include "lib/ref/workers.h"
 
 namespace ork::matmul {
 namespace {
@@ -193,8 +194,10 @@ Result<std::shared_ptr<Context>> MatmulRunner::context_for(const ResidentWeights
 Result<std::shared_ptr<Context>> MatmulRunner::acquire(const ResidentWeights& w, int64_t m, const RunOptions& options,
                                                        RunStats& st) {
   const auto t0 = std::chrono::steady_clock::now();
+  const int64_t c0 = ref::detail::work_cpu_ns();
   auto ctx = context_for(w, m, options, /*shared=*/false, &st.built);
   st.plan_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  st.plan_cpu_ns += ref::detail::work_cpu_ns() - c0;
   return ctx;
 }
 
@@ -206,6 +209,7 @@ Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, voi
   if (a == nullptr) return make_error(-EINVAL, "A is NULL");
   if (c == nullptr) return make_error(-EINVAL, "C is NULL");
   const auto t0 = std::chrono::steady_clock::now();
+  const int64_t c0 = ref::detail::work_cpu_ns();
   // A hit is used in place, not copied: a blocking call builds and evicts nothing until it
   // returns, and a copy would write the count in the context's own control block, one more
   // line of that weight's on every call (docs/library.md "What grows with the model's size").
@@ -220,6 +224,7 @@ Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, voi
     x = built.get();
   }
   st.plan_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  st.plan_cpu_ns = ref::detail::work_cpu_ns() - c0;
   return execute_any(kmd_, *x, a, c, st);
 }
 

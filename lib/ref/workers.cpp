@@ -9,6 +9,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <time.h>
 #include <unistd.h>
 #include <vector>
 
@@ -117,7 +118,21 @@ class FirstError {
   std::exception_ptr error_;
 };
 
+thread_local bool accounting = false;      // a CpuAccounting lives on this thread
+thread_local int64_t helpers_cpu_ns = 0;   // its run_on_threads calls' helpers, in fn
+
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 }  // namespace
+
+CpuAccounting::CpuAccounting() : was_(accounting) { accounting = true; }
+CpuAccounting::~CpuAccounting() { accounting = was_; }
+
+int64_t work_cpu_ns() { return accounting ? thread_cpu_ns() + helpers_cpu_ns : 0; }
 
 void run_on_threads(int threads, const std::function<void(int)>& fn) {
   if (threads <= 1) {
@@ -125,12 +140,23 @@ void run_on_threads(int threads, const std::function<void(int)>& fn) {
     return;
   }
   FirstError error;
-  const std::function<void(int)> caught = [&](int index) { error.run(fn, index); };
+  // With accounting on the caller, each helper's CPU time in fn (and its own helpers', when
+  // fn calls run_on_threads) is added to the caller's count once every thread returned.
+  const bool account = accounting;
+  std::atomic<int64_t> helpers{0};
+  const std::function<void(int)> caught = [&](int index) {
+    if (!account || index == 0) return error.run(fn, index);
+    CpuAccounting on;
+    const int64_t t0 = work_cpu_ns();
+    error.run(fn, index);
+    helpers.fetch_add(work_cpu_ns() - t0, std::memory_order_relaxed);
+  };
   if (!workers().try_run(threads - 1, caught)) {
     std::vector<std::jthread> fresh;
     for (int t = 1; t < threads; ++t) fresh.emplace_back(caught, t);
     caught(0);
   }  // the jthreads join here
+  helpers_cpu_ns += helpers.load(std::memory_order_relaxed);
   error.rethrow();
 }
 

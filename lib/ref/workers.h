@@ -4,6 +4,7 @@
 // allocates the tile state on a thread's first AMX instruction).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 
 namespace ork::ref::detail {
@@ -22,5 +23,24 @@ void run_on_threads(int threads, const std::function<void(int)>& fn);
 // reads /sys/devices/system/cpu/online on every call in glibc (an open, a read and a close:
 // ~3 us, more than a small matmul's arithmetic), and a call chooses its threads every time.
 int online_cpus();
+
+// The host's own CPU time of a step (docs/execution.md "Host and device overlapped"): while a
+// CpuAccounting lives on a thread, work_cpu_ns() on that thread is its own CPU clock
+// (CLOCK_THREAD_CPUTIME_ID) plus the CPU time the helper threads of its run_on_threads calls
+// spent in fn (each helper's thread clock around its call), so a step's figure is the work
+// of every thread that did it and not the wall time, which on a loaded machine is mostly
+// waiting for a core. Without one, work_cpu_ns() is 0 and nothing is measured (a thread
+// clock read is a system call, too dear for every call of the decode loop).
+class CpuAccounting {
+ public:
+  CpuAccounting();
+  ~CpuAccounting();
+  CpuAccounting(const CpuAccounting&) = delete;
+  CpuAccounting& operator=(const CpuAccounting&) = delete;
+
+ private:
+  bool was_ = false;
+};
+int64_t work_cpu_ns();
 
 }  // namespace ork::ref::detail

@@ -200,7 +200,7 @@ int run_project(const ProjectArgs& a) {
                         {"disk_rate", a.disk_bytes_per_s}, {"window_bytes", window},
                         {"int4_weights", desc.dtype != matmul::DType::int4 ? "floor" : a.synthetic.empty() ? "file" : a.int4_weights},
                         {"residency_rule", kRuleText},
-                        {"host_source", a.host_us >= 0 ? "given (--host-us)" : "measured: zero-work emulator, medians of the runner's plan+pack+submit and unpack; the part not under the NPU's jobs added (host_exposed_us)"},
+                        {"host_source", a.host_us >= 0 ? "given (--host-us)" : "measured: zero-work emulator, medians of the runner's plan+pack+submit and unpack as CPU time (every thread of the step, this machine's cores); the part not under the NPU's jobs added (host_exposed_us)"},
                         {"device_source", "timing model (docs/timing-model.md): the board plan's per-core chains on shared DRAM"}};
   struct Step {
     const char* key;

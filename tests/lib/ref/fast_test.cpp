@@ -13,6 +13,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -338,4 +339,38 @@ TEST(Workers, AnExceptionOnAnyThreadReachesTheCallerAndTheWorkersStayUsable) {
   std::atomic<int> sum{0};
   ork::ref::detail::run_on_threads(3, std::function<void(int)>([&](int i) { sum += i + 1; }));
   EXPECT_EQ(sum.load(), 6);
+}
+
+// A step's CPU time (workers.h CpuAccounting): the caller's own thread clock plus what the
+// helper threads spent in its run_on_threads calls, whatever the machine's load (each thread
+// burns a set amount of its own CPU time, so the figure does not depend on how long it
+// waited for a core); nothing measured without the accounting on.
+namespace {
+int64_t own_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+void burn_cpu(int64_t ns) {  // until this thread has used `ns` more of CPU time
+  const int64_t until = own_cpu_ns() + ns;
+  volatile uint64_t x = 0;
+  while (own_cpu_ns() < until)
+    for (int i = 0; i < 1000; ++i) x = x + static_cast<uint64_t>(i);
+}
+}  // namespace
+
+TEST(Workers, CpuAccountingSumsEveryThreadOfAStep) {
+  namespace d = ork::ref::detail;
+  EXPECT_EQ(d::work_cpu_ns(), 0);  // off: nothing read
+  const d::CpuAccounting on;
+  const int64_t t0 = d::work_cpu_ns();
+  d::run_on_threads(2, std::function<void(int)>([](int) { burn_cpu(20'000'000); }));  // 20 ms each
+  const int64_t both = d::work_cpu_ns() - t0;
+  EXPECT_GE(both, 40'000'000);  // the caller's 20 ms and the helper's 20 ms
+  EXPECT_LT(both, 400'000'000);  // and not the others' work (a loose bound: 10x)
+  {
+    const d::CpuAccounting nested;  // nesting keeps it on
+    EXPECT_GT(d::work_cpu_ns(), 0);
+  }
+  EXPECT_GT(d::work_cpu_ns(), 0);
 }
