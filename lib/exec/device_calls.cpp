@@ -108,14 +108,10 @@ Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch_group(std:
                                                                             std::span<const int> matmuls,
                                                                             std::span<const Activation> a,
                                                                             std::vector<std::vector<uint8_t>>& c) {
-  const int window = slots_.window[static_cast<size_t>(slots[0])];  // a layer is whole in one window
-  for (int slot : slots)
-    if (slots_.window[static_cast<size_t>(slot)] != window)
-      return make_error(-EINVAL, fmt::format("a group's slots {} and {} are in NPU windows {} and {}", slots[0], slot,
-                                             window, slots_.window[static_cast<size_t>(slot)]));
+  auto window = window_of(slots);
+  if (!window) return window.error();
   std::vector<std::vector<uint8_t>> ops(matmuls.size());
   std::vector<GroupMember> members;
-  std::vector<std::pair<int64_t, int64_t>> shapes;
   for (size_t i = 0; i < matmuls.size(); ++i) {
     const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmuls[i])];
     auto w = weights_of(slots[i], layer, matmuls[i]);  // syncs the slot for the NPU
@@ -124,9 +120,8 @@ Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch_group(std:
     c[i].resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
     members.push_back({slots_.bos[static_cast<size_t>(slots[i])].get(), md.k, md.n, ops[i].data(), c[i].data(),
                        (*w)->slice_k()});
-    shapes.emplace_back(md.k, md.n);
   }
-  const int pieces = row_pieces(model_.desc.dtype, po_.m, shapes);
+  const int pieces = this->pieces(layer, matmuls);
   const int64_t rows = po_.m / pieces, bits = matmul::element_bits(model_.desc.dtype);
   std::vector<std::unique_ptr<matmul::Job>> jobs;
   for (int p = 0; p < pieces; ++p) {
@@ -135,11 +130,52 @@ Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch_group(std:
       g.a = static_cast<const uint8_t*>(g.a) + p * rows * g.k * bits / 8;  // whole bytes (row_pieces)
       g.c = static_cast<uint8_t*>(g.c) + output_bytes(p * rows, g.n);
     }
-    auto job = group_jobs(window, pieces, p).launch(piece);
+    auto job = group_jobs(*window, pieces, p).launch(piece);
     if (!job) return job.error();
     jobs.push_back(std::move(*job));
   }
   return jobs;
+}
+
+Result<int> DeviceCalls::window_of(std::span<const int> slots) const {
+  const int window = slots_.window[static_cast<size_t>(slots[0])];  // a layer is whole in one window
+  for (int slot : slots)
+    if (slots_.window[static_cast<size_t>(slot)] != window)
+      return make_error(-EINVAL, fmt::format("a group's slots {} and {} are in NPU windows {} and {}", slots[0], slot,
+                                             window, slots_.window[static_cast<size_t>(slot)]));
+  return window;
+}
+
+int DeviceCalls::pieces(int layer, std::span<const int> matmuls) const {
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  std::vector<int64_t> widths;
+  for (int j : matmuls) {
+    const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(j)];
+    shapes.emplace_back(md.k, md.n);
+    widths.push_back(model_.tensor(layer, j).slice_k);
+  }
+  return row_pieces(model_.desc.dtype, po_.m, shapes, widths);
+}
+
+Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch_piece(std::span<const int> slots, int layer,
+                                                               std::span<const int> matmuls, std::span<const Activation> a,
+                                                               std::vector<std::vector<uint8_t>>& c, int piece, int pieces) {
+  auto window = window_of(slots);
+  if (!window) return window.error();
+  const int64_t rows = po_.m / pieces;
+  std::vector<std::vector<uint8_t>> ops(matmuls.size());  // packed into the job's A buffers at launch
+  std::vector<GroupMember> members;
+  for (size_t i = 0; i < matmuls.size(); ++i) {
+    const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmuls[i])];
+    auto w = weights_of(slots[i], layer, matmuls[i]);  // syncs the slot for the NPU
+    if (!w) return w.error();
+    if (a[i].rows != rows) return make_error(-EINVAL, fmt::format("a piece of {} rows given {}", rows, a[i].rows));
+    ops[i] = operand_bytes(model_.desc.dtype, a[i]);
+    c[i].resize(static_cast<size_t>(output_bytes(po_.m, md.n)));
+    members.push_back({slots_.bos[static_cast<size_t>(slots[i])].get(), md.k, md.n, ops[i].data(),
+                       c[i].data() + output_bytes(piece * rows, md.n), (*w)->slice_k()});
+  }
+  return group_jobs(*window, pieces, piece).launch(members);
 }
 
 }  // namespace ork::exec

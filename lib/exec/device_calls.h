@@ -45,8 +45,19 @@ class DeviceCalls {
                                                                  std::span<const int> matmuls,
                                                                  std::span<const Activation> a,
                                                                  std::vector<std::vector<uint8_t>>& c);
+  // Row pieces the group runs in (row_pieces, board_plan.h, at its tensors' int4 widths).
+  int pieces(int layer, std::span<const int> matmuls) const;
+  // Piece `piece` of `pieces` of such a group alone: a[i] holds that piece's rows of A only,
+  // c[i] (sized here to all M rows) gets that piece's rows of C at completion. The executor
+  // launches a group piece by piece as the previous group's pieces are unpacked
+  // (docs/execution.md "Host and device overlapped").
+  Result<std::unique_ptr<matmul::Job>> launch_piece(std::span<const int> slots, int layer, std::span<const int> matmuls,
+                                                    std::span<const Activation> a, std::vector<std::vector<uint8_t>>& c,
+                                                    int piece, int pieces);
 
  private:
+  // The one NPU window of a group's slots (a layer is whole in one window); -EINVAL if not.
+  Result<int> window_of(std::span<const int> slots) const;
   // The slot as resident weights of tensor (layer, matmul): its shape and int4 width.
   Result<const matmul::ResidentWeights*> weights_of(int slot, int layer, int matmul);
   // int4 weights wider than the floor (PackedTensor::slice_k past 480) against their bound

@@ -5,19 +5,18 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <map>
 #include <mutex>
 #include <new>
 #include <set>
 #include <thread>
-#include <tuple>
 
 #include <fmt/format.h>
 
+#include "lib/exec/chain_state.h"
 #include "lib/exec/device_calls.h"
-#include "lib/exec/project.h"
+#include "lib/exec/group_order.h"
+#include "lib/exec/reads.h"
 #include "lib/exec/device_slots.h"
-#include "lib/exec/synthetic.h"
 #include "lib/exec/windows.h"
 #include "lib/io/tensor_reader.h"
 #include "lib/matmul/job.h"
@@ -30,17 +29,11 @@ int64_t now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(s
 class Walk {
  public:
   Walk(const PackedModel& m, const ExecPlan& p, const PlanOptions& po, DeviceRef d, Slots& s, io::TensorReader& r,
-       RunOutput& out)
-      : model_(m), d_(m.desc), plan_(p), po_(po), dev_(d), reader_(r), out_(out), calls_(m, po, d, s) {
-    for (size_t g = 0; g < groups_of_.size(); ++g)
-      for (int j : groups_of_[g].matmuls) {
-        group_of_.resize(std::max(group_of_.size(), static_cast<size_t>(j) + 1));
-        group_of_[static_cast<size_t>(j)] = static_cast<int>(g);
-      }
+       RunOutput& out, const Activation* first_input)
+      : model_(m), d_(m.desc), plan_(p), po_(po), dev_(d), reader_(r), out_(out),
+        chain_(m.desc, po.m, static_cast<int>(po.tokens), first_input, out.chain.outputs), calls_(m, po, d, s) {
     out_.chain.prints.assign(static_cast<size_t>(po.tokens),
                              std::vector<uint64_t>(static_cast<size_t>(d_.layers) * d_.matmuls.size(), 0));
-    out_.chain.outputs.resize(static_cast<size_t>(po.tokens));
-    done_.assign(static_cast<size_t>(po.tokens), std::vector<size_t>(static_cast<size_t>(d_.layers), 0));
   }
 
   // The walk of the order, on the calling thread, with the model's semantics (lib/sched
@@ -198,49 +191,29 @@ class Walk {
     return true;
   }
 
-  using Acts = std::vector<Activation>;
-
-  const Activation& x_of(int t, int l) {
-    auto key = std::make_pair(t, l);
-    if (auto it = x_.find(key); it != x_.end()) return it->second;
-    Activation x;
-    if (l == 0) {
-      x = (t == 0 && first_input_ != nullptr) ? *first_input_ : token_input(d_, po_.m, t);
-      if (t > 0) {  // autoregressive: token t-1's output is part of token t's input
-        const Activation& prev = finished(t - 1) ? out_.chain.outputs[static_cast<size_t>(t - 1)] : x_of(t - 1, d_.layers);
-        const Activation* src[] = {&x, &prev};
-        Activation sum;
-        combine(d_.dtype, src, sum);
-        x = std::move(sum);
-      }
-    } else {
-      std::vector<const Activation*> src;
-      for (const auto& s : d_.output) src.push_back(source(t, l - 1, s));
-      combine(d_.dtype, src, x);
+  // Waits for the matmuls' weights (their loads' reads).
+  Status await_weights(const std::vector<int>& ops) {
+    for (int op : ops) {
+      const int64_t w0 = now_ns();
+      bool hit = false;
+      const int load = plan_.load_of[static_cast<size_t>(op)];
+      if (auto s = reader_.wait(load, &hit); !s) return s;
+      out_.stats.wait_ns += now_ns() - w0;
+      if (hit && load == op - 1) ++out_.stats.hits;  // a pinned tensor's later reads are no loads
     }
-    return x_.emplace(key, std::move(x)).first->second;
+    return {};
   }
-  bool finished(int t) const { return static_cast<int>(out_.stats.token_ns.size()) > t; }
-  const Activation* source(int t, int l, const std::string& s) {
-    if (s == "x") return &x_of(t, l);
-    return &acts_[{t, l}][static_cast<size_t>(names_.find(s))];
-  }
-
-  // Waits for the matmuls' weights, makes their A, and runs them (cpu, or one in flight at
-  // most: blocking) or hands them to the NPU: a group of several as one chained job.
   Status start(const std::vector<int>& ops) {
+    Status s = await_weights(ops);
+    return s ? run_job(ops) : s;
+  }
+  // Makes the matmuls' A and runs them (cpu, or one in flight at most: blocking) or hands
+  // them to the NPU: a group of several as one chained job.
+  Status run_job(const std::vector<int>& ops) {
     std::vector<Activation> a(ops.size());
     for (size_t i = 0; i < ops.size(); ++i) {
       const Step& step = plan_.op_steps[static_cast<size_t>(ops[i])];
-      const int64_t w0 = now_ns();
-      bool hit = false;
-      const int load = plan_.load_of[static_cast<size_t>(ops[i])];
-      if (auto s = reader_.wait(load, &hit); !s) return s;
-      out_.stats.wait_ns += now_ns() - w0;
-      if (hit && load == ops[i] - 1) ++out_.stats.hits;  // a pinned tensor's later reads are no loads
-      std::vector<const Activation*> src;
-      for (const auto& s : d_.matmuls[static_cast<size_t>(step.matmul)].inputs) src.push_back(source(step.token, step.layer, s));
-      combine(d_.dtype, src, a[i]);
+      a[i] = chain_.input(step.token, step.layer, step.matmul);
     }
     const Step& step = plan_.op_steps[static_cast<size_t>(ops.front())];
     Job job{.ops = ops, .c = std::vector<std::vector<uint8_t>>(ops.size()), .npu = {}, .begin_ns = now_ns()};
@@ -267,6 +240,8 @@ class Walk {
   Status complete_front() {
     Job job = std::move(inflight_.front());
     inflight_.pop_front();
+    if (job.npu.size() == 2)
+      if (std::vector<int> next = take_successor(job); !next.empty()) return complete_pipelined(std::move(job), next);
     const Step& step = plan_.op_steps[static_cast<size_t>(job.ops.front())];
     for (auto& piece : job.npu)  // in order: piece 0 is unpacked while the NPU runs piece 1
       if (auto s = piece->complete(); !s) return failed_in(step, s);
@@ -279,20 +254,80 @@ class Walk {
     return finish(job, begin, end);
   }
 
+  // The group after job's in its token's step (group_order.h), queued whole, in two pieces like
+  // job: its starts, taken out of the queue; empty if none (overlap.h `pipelined`).
+  std::vector<int> take_successor(const Job& job) {
+    std::lock_guard lk(mu_);
+    if (!groups_ || !inflight_.empty() || jobs_.empty()) return {};
+    std::vector<int> ops = group_queued(jobs_.front());
+    if (ops.empty()) return {};
+    const Step& a = plan_.op_steps[static_cast<size_t>(job.ops.front())];
+    const Step& b = plan_.op_steps[static_cast<size_t>(ops.front())];
+    const bool first = order_.members(b.matmul).front() == b.matmul;  // not a start going alone
+    const bool follows = a.token == b.token && order_.follows(a.layer, a.matmul, b.layer, b.matmul);
+    if (!first || !follows || calls_.pieces(b.layer, field(ops, &Step::matmul)) != 2) return {};
+    for (int op : ops) jobs_.erase(std::find(jobs_.begin(), jobs_.end(), op));
+    return ops;
+  }
+  std::vector<int> field(const std::vector<int>& ops, int Step::*f) const {  // per op, its step's field
+    std::vector<int> v(ops.size());
+    std::transform(ops.begin(), ops.end(), v.begin(), [&](int op) { return plan_.op_steps[static_cast<size_t>(op)].*f; });
+    return v;
+  }
+
+  // `job` in two pieces, then `next` (take_successor): next's piece p made (the same rows of
+  // its sources, chain_state.h) and launched once job's piece p is unpacked, so the host's
+  // work runs under the NPU's (docs/execution.md "Host and device overlapped").
+  Status complete_pipelined(Job job, const std::vector<int>& next) {
+    const Step& step = plan_.op_steps[static_cast<size_t>(job.ops.front())];
+    const Step& ns = plan_.op_steps[static_cast<size_t>(next.front())];
+    if (auto s = await_weights(next); !s) return s;
+    const std::vector<int> matmuls = field(next, &Step::matmul), slots = field(next, &Step::slot), own = field(job.ops, &Step::matmul);
+    const int64_t half = po_.m / 2;  // rows a piece
+    Job nj{.ops = next, .c = std::vector<std::vector<uint8_t>>(next.size()), .npu = {}, .begin_ns = now_ns()};
+    bool alone = false;  // next's plan does not chain (-ENOTSUP)
+    for (int p = 0; p < 2; ++p) {
+      if (auto s = job.npu[static_cast<size_t>(p)]->complete(); !s) return failed_in(step, s);
+      for (size_t i = 0; i < own.size(); ++i)  // a group is one token's and layer's
+        chain_.put(step.token, step.layer, own[i], job.c[i].data(), p * half, half);
+      if (alone) continue;
+      std::vector<Activation> a;
+      for (int mm : matmuls) a.push_back(chain_.input_rows(ns.token, ns.layer, mm, p * half, half));
+      auto piece = calls_.launch_piece(slots, ns.layer, matmuls, a, nj.c, p, 2);
+      if (!piece && piece.error().code == -ENOTSUP && p == 0) alone = true;
+      else if (!piece) return failed_in(ns, piece.error());
+      else nj.npu.push_back(std::move(*piece));
+    }
+    const int64_t end = now_ns(), begin = std::max(job.begin_ns, last_end_);
+    last_end_ = end;
+    if (alone) {  // the NPU's busy time ends here; next runs as run_job runs it
+      out_.stats.device_ns += end - busy_since_;
+      Status f = finish(job, begin, end, true);
+      return f ? run_job(next) : f;
+    }
+    inflight_.push_back(std::move(nj));  // the NPU stays busy: busy_since_ goes on
+    out_.stats.max_group = std::max(out_.stats.max_group, static_cast<int>(next.size()));
+    out_.stats.max_pieces = std::max(out_.stats.max_pieces, 2);
+    ++out_.stats.pipelined;
+    return finish(job, begin, end, true);
+  }
+
   // The job's C are there: per matmul its fingerprint, its activation, and the layer's
   // output once all of the layer's matmuls are done; then the walk is told.
-  Status finish(const Job& job, int64_t begin, int64_t end) {
+  // `put`: their activations already made from C, piece by piece (complete_pipelined).
+  Status finish(const Job& job, int64_t begin, int64_t end, bool put = false) {
     for (size_t i = 0; i < job.ops.size(); ++i) {
       const Step& step = plan_.op_steps[static_cast<size_t>(job.ops[i])];
       const MatmulDesc& md = d_.matmuls[static_cast<size_t>(step.matmul)];
       if (want_trace_) out_.trace.push_back({fmt::format("{}.{}.{}", step.token, step.layer, md.name), 0, begin, end});
       out_.chain.prints[static_cast<size_t>(step.token)][static_cast<size_t>(step.layer) * d_.matmuls.size() +
                                                          static_cast<size_t>(step.matmul)] = fingerprint(job.c[i]);
-      Acts& acts = acts_[{step.token, step.layer}];
-      acts.resize(d_.matmuls.size());
-      requantise(d_.dtype, job.c[i].data(), po_.m, md.n, md.shift, acts[static_cast<size_t>(step.matmul)]);
-      if (++done_[static_cast<size_t>(step.token)][static_cast<size_t>(step.layer)] == d_.matmuls.size())
-        layer_done(step.token, step.layer);
+      if (!put) chain_.put(step.token, step.layer, step.matmul, job.c[i].data(), 0, po_.m);
+      if (chain_.done(step.token, step.layer)) {  // the token's last matmul
+        const int64_t now = now_ns();
+        out_.stats.token_ns.push_back(now - last_token_end_);
+        last_token_end_ = now;
+      }
       {
         std::lock_guard lk(mu_);
         finished_.insert(job.ops[i]);
@@ -303,28 +338,10 @@ class Walk {
     return {};
   }
 
-  // Every matmul of (t, l) ran: make the next layer's input and drop what nobody reads now.
-  void layer_done(int t, int l) {
-    const Activation next = x_of(t, l + 1);
-    acts_.erase({t, l});
-    x_.erase({t, l});
-    if (l + 1 == d_.layers) {
-      out_.chain.outputs[static_cast<size_t>(t)] = next;
-      x_.erase({t, l + 1});
-      const int64_t now = now_ns();
-      out_.stats.token_ns.push_back(now - last_token_end_);
-      last_token_end_ = now;
-    }
-  }
-
   // The job's matmuls handed to the NPU: a group as one chained job, else the one matmul
   // alone. A group whose plan does not chain runs blocking, one matmul after the other.
   Status launch(const std::vector<Activation>& a, Job& job) {
-    std::vector<int> slots, matmuls;
-    for (int op : job.ops) {
-      slots.push_back(plan_.op_steps[static_cast<size_t>(op)].slot);
-      matmuls.push_back(plan_.op_steps[static_cast<size_t>(op)].matmul);
-    }
+    const std::vector<int> slots = field(job.ops, &Step::slot), matmuls = field(job.ops, &Step::matmul);
     const int layer = plan_.op_steps[static_cast<size_t>(job.ops[0])].layer;  // a group is one layer's
     auto npu = !groups_ ? calls_.launch(slots[0], layer, matmuls[0], a[0], job.c[0]) : calls_.launch_group(slots, layer, matmuls, a, job.c);
     if (npu) job.npu = std::move(*npu);
@@ -340,7 +357,7 @@ class Walk {
   // first and all of them are queued; {front} when it goes alone; empty: wait for the rest.
   std::vector<int> group_queued(int front) const {
     const Step& f = plan_.op_steps[static_cast<size_t>(front)];
-    const std::vector<int>& members = groups_of_[static_cast<size_t>(group_of_[static_cast<size_t>(f.matmul)])].matmuls;
+    const std::vector<int>& members = order_.members(f.matmul);
     if (!groups_ || members.front() != f.matmul) return {front};
     std::vector<int> ops;
     for (int mm : members)
@@ -363,7 +380,6 @@ class Walk {
 
  public:
   bool want_trace_ = false;
-  const Activation* first_input_ = nullptr;
   int depth_ = 1;  // matmuls on the device at once (RunOptions::inflight; 1 on cpu)
   bool groups_ = false;  // a layer's groups as chained jobs (RunOptions::groups; NPU, depth > 1)
   std::function<void(int64_t, int64_t)> progress_;
@@ -371,18 +387,14 @@ class Walk {
  private:
   const PackedModel& model_;
   const ModelDesc& d_;
-  const MatmulIndex names_{d_};  // sources by name, O(1) each
   const ExecPlan& plan_;
   const PlanOptions& po_;
   DeviceRef dev_;
   io::TensorReader& reader_;
   RunOutput& out_;
-  std::map<std::pair<int, int>, Acts> acts_;
-  std::map<std::pair<int, int>, Activation> x_;
-  std::vector<std::vector<size_t>> done_;
+  ChainState chain_;
   DeviceCalls calls_;
-  const std::vector<BatchGroup> groups_of_ = batch_groups(d_);
-  std::vector<int> group_of_;  // per matmul: its group in groups_of_
+  const GroupOrder order_{d_};
   int64_t t_start_ = 0, last_token_end_ = 0;
   std::mutex mu_;
   std::condition_variable cv_job_, cv_done_;
@@ -422,26 +434,14 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
   out.stats.windows = windows->windows;
   Status st;
   {
-    Walk walk(model, plan, po, dev, *slots, **reader, out);
+    Walk walk(model, plan, po, dev, *slots, **reader, out, options.first_input);
     walk.want_trace_ = options.want_trace;
-    walk.first_input_ = options.first_input;
     walk.depth_ = dev.on_npu() ? options.inflight : 1;
     walk.groups_ = options.groups && walk.depth_ > 1;
     walk.progress_ = options.progress;
     st = walk.run();
   }
-  for (const auto& t : (*reader)->timings()) {
-    out.stats.io_ns += t.end_ns - t.begin_ns;
-    if (options.want_trace) {
-      const Step& s = plan.op_steps[static_cast<size_t>(t.id)];
-      out.trace.push_back({fmt::format("load {}.{}.{}", s.token, s.layer, model.desc.matmuls[static_cast<size_t>(s.matmul)].name),
-                           1, t.begin_ns, t.end_ns});
-    }
-  }
-  out.stats.bytes_read = (*reader)->bytes_read();
-  const io::ReaderInfo& info = (*reader)->info();
-  std::tie(out.stats.engine, out.stats.direct, out.stats.registered, out.stats.fallbacks) =
-      std::tie(info.engine, info.direct, info.registered, info.fallbacks);
+  account_reads(**reader, plan, model.desc, options.want_trace, out);
   reader->reset();  // joins the I/O thread before the slots go
   if (!st) return st.error();
   return out;

@@ -65,6 +65,9 @@ struct RunStats {
   int max_inflight = 0;           // most jobs on the device at once (observed)
   int max_group = 0;              // most matmuls in one job handed to the NPU (a chained group)
   int max_pieces = 0;             // most row pieces a group ran in (row_pieces, board_plan.h)
+  // Groups launched piece by piece as the previous group's pieces were unpacked (across the
+  // groups of a layer and into the next layer; docs/execution.md "Host and device overlapped").
+  int64_t pipelined = 0;
   uint64_t peak_bytes = 0;        // slot memory held (all slots; allocated once)
   uint64_t budget_bytes = 0;
   int windows = 1;                // NPU windows the slots spread over (windows.h)

@@ -8,8 +8,13 @@
 // device (plan lookup, packing A, the submit), so piece p + 1's packing runs while the NPU
 // runs piece p; then the pieces are completed in order, each after its job ended, with its
 // members' host work after the device (unpacking C), so piece p's unpacking runs while the
-// NPU runs piece p + 1. The next group starts when the whole group is unpacked (it reads
-// the group's outputs), and the NPU runs one job at a time, in submission order.
+// NPU runs piece p + 1. The NPU runs one job at a time, in submission order.
+// Between groups (each reads the previous one's outputs, and a layer's first group the
+// previous layer's): when both run in two pieces (`pipelined`), the next group's piece p is
+// launched as soon as the previous group's piece p is unpacked, since every step between
+// them works row by row (activation.h) and the pieces are the same rows; so its packing
+// runs while the NPU runs the previous group's piece 1, and the next unpacking while it runs
+// this group's piece 0. Otherwise the next group starts when the whole group is unpacked.
 #pragma once
 
 #include <span>
@@ -32,7 +37,7 @@ struct GroupWork {
   std::vector<HostParts> host;
 };
 
-// The layer's schedule: `span_ns` from the first host work to the last (host and NPU start
+// The schedule: `span_ns` from the first host work to the last (host and NPU start
 // free); `device_ns` the NPU's jobs; `host_ns` the host's work; `exposed_ns` = span - device,
 // the time the NPU waits for the host; `overlapped_ns` = host - exposed, the host's time
 // spent while the NPU ran.
@@ -40,6 +45,11 @@ struct HostSchedule {
   double span_ns = 0, device_ns = 0, host_ns = 0, exposed_ns = 0, overlapped_ns = 0;
 };
 
-HostSchedule schedule_layer(std::span<const GroupWork> groups);
+// Whether the executor launches `next`'s pieces one by one as `prev`'s are unpacked.
+inline bool pipelined(const GroupWork& prev, const GroupWork& next) { return prev.pieces == 2 && next.pieces == 2; }
+
+// The schedule of `layers` layers of `groups` one after another (the groups of one layer, in
+// order; a step's layers pipeline into each other as its groups do).
+HostSchedule schedule_layer(std::span<const GroupWork> groups, int layers = 1);
 
 }  // namespace ork::exec

@@ -142,9 +142,11 @@ Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, con
     f.tasks += g.tasks;
     f.submits += g.submits;
   }
-  const HostSchedule s = schedule_layer(work);
-  f.host_exposed_ns = s.exposed_ns;
-  if (host_ns != nullptr) *host_ns = s.host_ns;
+  // The step's layers replayed in one schedule (they pipeline into each other, overlap.h),
+  // kept per layer like the rest of f (finish multiplies by the layers).
+  const HostSchedule s = schedule_layer(work, d.layers);
+  f.host_exposed_ns = s.exposed_ns / d.layers;
+  if (host_ns != nullptr) *host_ns = s.host_ns / d.layers;
   if (groups != nullptr) *groups = std::move(gs);
   return f;
 }

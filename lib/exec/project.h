@@ -7,8 +7,8 @@
 //   host    the host's own time per matmul call (plan lookup, packing A, the submit and
 //           wait ioctls, unpacking C), measured as CPU time on the emulator with a PC that
 //           does no work (measure_host_parts) or given; only the part the NPU's jobs do not
-//           hide is added, from the schedule of the executor's host work and NPU jobs
-//           (overlap.h);
+//           hide is added, from the schedule of the executor's host work and NPU jobs over
+//           the step's layers (overlap.h);
 //   I/O     the weight bytes that do not stay resident, at the disk rate.
 // The board plan: each group of a layer's matmuls (q/k/v, o, gate/up, down) is one chained
 // submit per core, its tasks placed on the cores by lib/sched's list scheduler

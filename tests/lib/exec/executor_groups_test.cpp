@@ -2,7 +2,8 @@
 // lib/exec/group_job.h): one chained job per group, its tasks on the cores the list scheduler
 // chose, bit for bit against the CPU reference of the whole chain, on emu and emu-rocket, on
 // 1 and 3 cores, int8 and int4 (K-slices), decode and prefill (int4 prefill in two row
-// pieces: row_pieces, board_plan.h), every tensor resident or streamed.
+// pieces: row_pieces, board_plan.h, pipelined from group to group), every tensor resident or
+// streamed.
 #include <algorithm>
 
 #include <gtest/gtest.h>
@@ -61,6 +62,16 @@ TEST_P(ExecutorGroups, EveryGroupAsOneChainedJobEqualsTheReference) {
   // second half packed while the NPU runs the first, the first unpacked while it runs the
   // second; every byte still the reference's.
   EXPECT_EQ(out->stats.max_pieces, c.pieces);
+  // Groups in two pieces are pipelined: each group's piece p launched as soon as the previous
+  // group's piece p was unpacked, into the next layer too (a token's 2 layers of 4 groups: 7
+  // such hand-overs a token, when the walk had queued the next group's starts in time, which
+  // with every tensor resident it does within microseconds); never across tokens.
+  if (c.pieces == 2) {
+    EXPECT_GE(out->stats.pipelined, 1);
+    EXPECT_LE(out->stats.pipelined, 14);
+  } else {
+    EXPECT_EQ(out->stats.pipelined, 0);
+  }
   auto want = reference_chain(path, *model, c.m, 2);
   ASSERT_TRUE(want) << want.error().message;
   const Status same = compare_chains(*model, out->chain, *want);
@@ -75,9 +86,51 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"emu-rocket", 1, matmul::DType::int4, 1, 0}, Case{"emu", 3, matmul::DType::int8, 64, 0},
                       Case{"emu-rocket", 3, matmul::DType::fp16, 1, 0},
                       Case{"emu", 3, matmul::DType::int8, 1, 6u << 20},
-                      // int4 at 480-wide slices: 128 rows a tile, so 256 rows run in two pieces
-                      Case{"emu", 3, matmul::DType::int4, 256, 0, 2}, Case{"emu-rocket", 1, matmul::DType::int4, 256, 0, 2}),
+                      // int4 at the weights' own widths (512, 1408 for down): all 256 rows in
+                      // one M-tile, so one piece (halves would stream the weights twice)
+                      Case{"emu", 3, matmul::DType::int4, 256, 0, 1}, Case{"emu-rocket", 1, matmul::DType::int4, 256, 0, 1}),
     case_name);
+
+// The small int4 model packed at 480-wide K-slices (PackWriter's explicit width): 128 rows
+// a tile, so at M = 256 every group runs in two row pieces, and each group's piece p is
+// launched as soon as the previous group's piece p is unpacked, within a layer and into the
+// next (7 hand-overs a token of 2 layers; none across tokens), every output still the
+// reference's bytes.
+TEST(ExecutorGroups, GroupsInTwoPiecesArePipelinedBitExact) {
+  auto d = synthetic_desc("small", 2, matmul::DType::int4);
+  ASSERT_TRUE(d);
+  const std::string path = testing::scratch("groups_pipelined.ork");
+  {
+    auto w = PackWriter::create(path, *d);
+    ASSERT_TRUE(w) << w.error().message;
+    for (int l = 0; l < d->layers; ++l)
+      for (int j = 0; j < static_cast<int>(d->matmuls.size()); ++j)
+        ASSERT_TRUE(w->add(l, j, synthetic_weights(*d, l, j, 5).data(), {}, matmul::kInt4SliceK));
+    ASSERT_TRUE(w->finish());
+  }
+  auto model = read_packed(path);
+  ASSERT_TRUE(model) << model.error().message;
+  for (const char* device : {"emu", "emu-rocket"}) {
+    auto dev = api::open_device(device);
+    ASSERT_TRUE(dev) << dev.error().message;
+    PlanOptions o;
+    o.m = 256;
+    o.tokens = 2;
+    o.budget_bytes = model->weight_bytes() * 2;
+    auto plan = build_plan(*model, o);
+    ASSERT_TRUE(plan) << plan.error().message;
+    auto out = run_plan(path, *model, *plan, o, api::exec_device(**dev, 3), RunOptions{});
+    ASSERT_TRUE(out) << out.error().message;
+    EXPECT_EQ(out->stats.max_pieces, 2) << device;
+    // Every tensor resident: the walk queues each group's starts long before the device
+    // thread reaches them, so every hand-over of a token is pipelined.
+    EXPECT_EQ(out->stats.pipelined, 14) << device;
+    auto want = reference_chain(path, *model, o.m, 2);
+    ASSERT_TRUE(want) << want.error().message;
+    const Status same = compare_chains(*model, out->chain, *want);
+    EXPECT_TRUE(same) << device << ": " << same.error().message;
+  }
+}
 
 // The plans those runs chain really spread the matmuls over the cores: in the small model's
 // q/k/v and gate/up groups at M = 1 on 3 cores, tasks on at least two cores, and at least
