@@ -10,7 +10,6 @@
 #include <new>
 #include <set>
 #include <thread>
-#include <tuple>
 
 #include <fmt/format.h>
 
