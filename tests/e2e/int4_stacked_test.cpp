@@ -108,6 +108,22 @@ TEST_P(Int4Stacked, ManySlicesAtDecodeAreExact) {
   EXPECT_LT(p.tasks.size(), plain->tasks.size());
 }
 
+// Where a plan does not stack: another dtype is refused by name; one full slice, or rows of
+// every full slice past the resident-row budget (R = 128 at 480), give the plain plan.
+TEST(Int4StackedPlan, StacksOnlyWhatFits) {
+  auto int8 = ork::matmul::make_plan({1, 8192, 64}, {.dtype = DType::int8, .stack = true});
+  ASSERT_FALSE(int8.ok());
+  EXPECT_NE(int8.error().message.find("only int4"), std::string::npos) << int8.error().message;
+  for (auto [m, k] : {std::pair<int64_t, int64_t>{1, 700}, {43, 1440}, {128, 18944}}) {
+    auto p = ork::matmul::make_plan({m, k, 64}, {.dtype = DType::int4, .stack = true});
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    EXPECT_FALSE(p->stacked) << m << " x " << k;
+  }
+  auto fits = ork::matmul::make_plan({42, 1440, 64}, {.dtype = DType::int4, .stack = true});  // 3 x 42 <= 128
+  ASSERT_TRUE(fits.ok());
+  EXPECT_TRUE(fits->stacked);
+}
+
 INSTANTIATE_TEST_SUITE_P(BothInterfaces, Int4Stacked,
                          ::testing::Values(ork::driver::KmdKind::rknpu, ork::driver::KmdKind::rocket),
                          [](const auto& info) { return std::string(ork::driver::kmd_kind_name(info.param)); });
