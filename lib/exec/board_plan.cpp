@@ -119,30 +119,39 @@ Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std
   if (shapes.empty()) return make_error(-EINVAL, "a group of no matmuls");
   if (cores < 1 || cores > matmul::kMaxCores)
     return make_error(-EINVAL, fmt::format("cores = {}: must be 1..{}", cores, matmul::kMaxCores));
-  // Every plan each matmul may have, once: plans[j][p - 1] with p column parts.
-  std::vector<std::vector<matmul::Plan>> options(shapes.size());
+  // Every plan each matmul may have, once: with p column parts, and for int4 also with its
+  // full K-slices stacked (matmul::PlanOptions::stack) where they stack.
+  std::vector<std::vector<std::pair<int, matmul::Plan>>> options(shapes.size());
   for (size_t j = 0; j < shapes.size(); ++j)
-    for (int p = 1; p <= cores; ++p) {
-      const int64_t width = j < slice_k.size() ? slice_k[j] : 0;
-      auto plan = matmul::make_plan({m, shapes[j].first, shapes[j].second}, {.dtype = dtype, .cores = p, .slice_k = width});
-      if (!plan)
-        return make_error(plan.error().code, fmt::format("{} x {} x {}: {}", m, shapes[j].first, shapes[j].second,
-                                                         plan.error().message));
-      options[j].push_back(std::move(*plan));
-    }
-  // Every combination of parts (cores ^ matmuls: 27 for q/k/v on 3 cores).
-  std::vector<int> parts(shapes.size(), 1);
+    for (int p = 1; p <= cores; ++p)
+      for (bool stack : {false, true}) {
+        if (stack && dtype != matmul::DType::int4) continue;
+        const int64_t width = j < slice_k.size() ? slice_k[j] : 0;
+        auto plan = matmul::make_plan({m, shapes[j].first, shapes[j].second},
+                                      {.dtype = dtype, .cores = p, .slice_k = width, .stack = stack});
+        if (!plan)
+          return make_error(plan.error().code, fmt::format("{} x {} x {}: {}", m, shapes[j].first, shapes[j].second,
+                                                           plan.error().message));
+        if (stack && !plan->stacked) continue;  // its slices do not stack: the plain plan is already there
+        options[j].emplace_back(p, std::move(*plan));
+      }
+  // Every combination (options ^ matmuls: 27 for q/k/v of int8 on 3 cores).
+  std::vector<size_t> pick(shapes.size(), 0);
   std::optional<GroupPlan> best;
   for (;;) {
     std::vector<matmul::Plan> plans;
-    for (size_t j = 0; j < shapes.size(); ++j) plans.push_back(options[j][static_cast<size_t>(parts[j] - 1)]);
+    std::vector<int> parts;
+    for (size_t j = 0; j < shapes.size(); ++j) {
+      parts.push_back(options[j][pick[j]].first);
+      plans.push_back(options[j][pick[j]].second);
+    }
     GroupPlan g = price(std::move(plans), parts, cores, params);
     if (!best || g.device_ns < best->device_ns || (g.device_ns == best->device_ns && g.tasks < best->tasks))
       best = std::move(g);
     size_t j = 0;
-    while (j < parts.size() && parts[j] == cores) parts[j++] = 1;
-    if (j == parts.size()) break;
-    ++parts[j];
+    while (j < pick.size() && pick[j] + 1 == options[j].size()) pick[j++] = 0;
+    if (j == pick.size()) break;
+    ++pick[j];
   }
   return std::move(*best);
 }

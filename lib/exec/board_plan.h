@@ -7,8 +7,10 @@
 // fixed task cost overlaps the other cores' weight streams.
 //
 // What is chosen: per matmul, how many column parts its plan has (matmul::make_plan with
-// `cores` = parts: 1 keeps it whole, e.g. k or v on one core; 3 is today's split), every
-// combination tried, and the one with the least modelled time kept (fewer tasks on a tie).
+// `cores` = parts: 1 keeps it whole, e.g. k or v on one core; 3 is today's split) and, for
+// int4, whether its full K-slices run stacked (matmul::PlanOptions::stack: the columns of
+// several slices in one task), every combination tried, and the one with the least modelled
+// time kept (fewer tasks on a tie).
 // The tasks of all parts are then placed one by one by the scheduler, longest first.
 #pragma once
 

@@ -347,6 +347,7 @@ class Walk {
     if (npu) job.npu = std::move(*npu);
     if (npu) out_.stats.max_group = std::max(out_.stats.max_group, static_cast<int>(job.ops.size()));
     if (npu) out_.stats.max_pieces = std::max(out_.stats.max_pieces, static_cast<int>(job.npu.size()));
+    for (const auto& j : job.npu) out_.stats.stacked_matmuls += j->stacked_matmuls();
     if (npu || npu.error().code != -ENOTSUP) return npu ? Status::success() : Status(npu.error());
     for (size_t i = 0; i < job.ops.size(); ++i)
       if (auto s = calls_.run(slots[i], layer, matmuls[i], a[i], job.c[i]); !s) return s;

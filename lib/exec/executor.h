@@ -64,6 +64,7 @@ struct RunStats {
   uint64_t bytes_read = 0;
   int max_inflight = 0;           // most jobs on the device at once (observed)
   int max_group = 0;              // most matmuls in one job handed to the NPU (a chained group)
+  int64_t stacked_matmuls = 0;    // matmuls run with their int4 K-slices stacked (matmul::Plan::stacked)
   int max_pieces = 0;             // most row pieces a group ran in (row_pieces, board_plan.h)
   // Groups launched piece by piece as the previous group's pieces were unpacked (across the
   // groups of a layer and into the next layer; docs/execution.md "Host and device overlapped").

@@ -138,6 +138,8 @@ Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, con
     g.tasks = plan->tasks * g.pieces;
     g.submits = plan->submits * g.pieces;
     g.parts = plan->parts;
+    g.stacked.clear();
+    for (const matmul::Plan& mp : plan->plans) g.stacked.push_back(mp.stacked);
     f.device_ns += static_cast<double>(g.device_ns);
     f.tasks += g.tasks;
     f.submits += g.submits;

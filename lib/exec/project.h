@@ -80,6 +80,7 @@ struct BatchGroup {
   int64_t device_ns = 0;  // the group's plan on the timing model
   int64_t tasks = 0, submits = 0;
   std::vector<int> parts;  // per matmul: its column parts
+  std::vector<bool> stacked;  // per matmul: its int4 K-slices run stacked (matmul::Plan::stacked)
   int pieces = 1;          // row pieces (row_pieces): device_ns is all of them
 };
 

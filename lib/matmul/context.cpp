@@ -59,10 +59,12 @@ Result<std::vector<CoreCommands>> emit_all(const Context& ctx, const std::vector
 void plan_groups(Context& ctx, std::vector<BufferIovas>& iovas) {
   const Plan& p = ctx.plan;
   const auto slots = static_cast<int64_t>(ctx.io->c.size());
-  for (int64_t first = 0; first < p.slices; first += slots) {
-    SliceGroup g{.first_slice = first, .count = std::min(slots, p.slices - first), .desc = {}};
+  // A stacked plan: every slice in one group, written to its one output C' (plan.h).
+  const int64_t per_group = p.stacked ? p.slices : slots;
+  for (int64_t first = 0; first < p.slices; first += per_group) {
+    SliceGroup g{.first_slice = first, .count = std::min(per_group, p.slices - first), .desc = {}};
     BufferIovas io{.a = ctx.a().iova(), .b = ctx.weights->iova(), .c = {}, .first_slice = first};
-    for (int64_t i = 0; i < g.count; ++i) io.c.push_back(ctx.c(static_cast<size_t>(i)).iova());
+    for (int64_t i = 0; i < output_slots(p, g); ++i) io.c.push_back(ctx.c(static_cast<size_t>(i)).iova());
     ctx.groups.push_back(std::move(g));
     iovas.push_back(std::move(io));
   }
@@ -81,7 +83,7 @@ void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
   int64_t group = 0;
   for (SliceGroup& g : ctx.groups) {
     g.desc.in_bos = {&ctx.a(), ctx.weights, ctx.regcmd.get()};
-    for (int64_t i = 0; i < g.count; ++i) g.desc.out_bos.push_back(&ctx.c(static_cast<size_t>(i)));
+    for (int64_t i = 0; i < output_slots(ctx.plan, g); ++i) g.desc.out_bos.push_back(&ctx.c(static_cast<size_t>(i)));
     for (int core = 0; core < ctx.plan.cores_used; ++core) {
       if (core_tasks(ctx.plan, core, g).empty()) continue;
       const CoreCommands& cc = cmds[next++];
@@ -101,8 +103,9 @@ void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
 }  // namespace
 
 IoGeometry io_geometry(const Plan& p) {
-  const int64_t slots =
-      std::clamp<int64_t>(kPartialBudgetBytes / std::max<int64_t>(p.c_bytes_per_slice(), 1), 1, p.slices);
+  const int64_t slots = p.stacked ? 1
+                                  : std::clamp<int64_t>(kPartialBudgetBytes / std::max<int64_t>(p.c_bytes_per_slice(), 1),
+                                                        1, p.slices);
   return {.a_bytes = p.a_bytes(), .slot_bytes = p.c_bytes_per_slice(), .slots = slots};
 }
 

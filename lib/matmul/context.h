@@ -24,6 +24,9 @@ struct SliceGroup {
   driver::SubmitDesc desc;
 };
 
+// The output BOs a group writes: one per slice, or the one C' of a stacked plan (plan.h).
+inline int64_t output_slots(const Plan& plan, const SliceGroup& g) { return plan.stacked ? 1 : g.count; }
+
 class Job;
 
 // The feature (A) BO and the output slots a context's command lists point at. A context

@@ -42,7 +42,7 @@ void emit_shape_followers(const Plan& plan, const Task& t, regcmd::Builder& rc, 
   put(rc, opt, R::DpuBsOwCfg{.value = R::dpu_bs_ow_cfg(out)});
   put(rc, opt, R::DpuWdmaSize0{.value = u32(t.nt - 1) & 0x1fffu});
   put(rc, opt, R::DpuWdmaSize1{.value = (u32(t.mc - 1) & 0x1fffu) << 16});
-  put(rc, opt, R::DpuSurfaceAdd{.surf_add = u32(plan.mp) * R::dpu_surface_add_factor(out)});
+  put(rc, opt, R::DpuSurfaceAdd{.surf_add = u32(plan.c_rows()) * R::dpu_surface_add_factor(out)});
 }
 
 Status check_addr(uint64_t iova, const char* what) {
@@ -54,7 +54,8 @@ Status check_addr(uint64_t iova, const char* what) {
 
 Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, regcmd::Builder& rc,
                       const EmitOptions& opt) {
-  const int64_t slot = t.slice - io.first_slice;
+  // A stacked plan writes every slice into its one output C' (plan.h).
+  const int64_t slot = plan.stacked ? 0 : t.slice - io.first_slice;
   if (slot < 0 || slot >= static_cast<int64_t>(io.c.size()))
     return make_error(-EINVAL, fmt::format("emitter: slice {} has no output buffer", t.slice));
   const uint64_t a = io.a + static_cast<uint64_t>(plan.a_offset(t));
@@ -83,14 +84,14 @@ Status emit_task_body(const Plan& plan, const Task& t, const BufferIovas& io, re
   put(rc, opt, R::CnaCbufCon1{.data_entries = u32((t.kt * element_bits(plan.dtype) + 511) / 512)});
   put(rc, opt, R::CnaFeatureDataAddr{.feature_base_addr = u32(a)});
   put(rc, opt, R::CnaDmaCon1{.line_stride = 1});
-  put(rc, opt, R::CnaDmaCon2{.surf_stride = u32(plan.mp)});
+  put(rc, opt, R::CnaDmaCon2{.surf_stride = u32(plan.a_rows())});
   put(rc, opt, R::CnaDcompAddr0{.dcomp_addr0 = u32(b)});
   put(rc, opt, R::CoreMiscCfg{.qd_en = plan.dtype == DType::fp16 ? 1u : 0u, .proc_precision = prec});  // MTX
   put(rc, opt, R::CoreDataoutSize0{.dataout_width = 0, .dataout_height = u32(t.mc - 1)});
   put(rc, opt, R::CoreDataoutSize1{.dataout_channel = u32(t.nt - 1)});
   put(rc, opt, R::DpuDataFormat{.proc_precision = prec, .in_precision = prec, .out_precision = out_precision(plan)});
   put(rc, opt, R::DpuDstBaseAddr{.dst_base_addr = u32(c)});
-  put(rc, opt, R::DpuDstSurfStride{.dst_surf_stride = u32(plan.mp)});
+  put(rc, opt, R::DpuDstSurfStride{.dst_surf_stride = u32(plan.c_rows())});
   put(rc, opt, R::DpuDataCubeWidth{.width = 0});
   put(rc, opt, R::DpuDataCubeHeight{.height = u32(t.mc - 1)});
   // ORIG_CHANNEL (the channels before alignment) = CHANNEL: every public writer's value for

@@ -59,13 +59,15 @@ Status unpack_group(driver::Kmd& kmd, const Context& x, size_t group, void* c, O
   const int64_t c0 = ref::detail::work_cpu_ns();
   const SliceGroup& g = x.groups[group];
   std::vector<const uint8_t*> slices;  // the group's K-slices, unpacked in one pass (layout_host.h)
-  for (int64_t i = 0; i < g.count; ++i) {
+  for (int64_t i = 0; i < output_slots(x.plan, g); ++i) {
     const driver::Bo& cb = x.c(static_cast<size_t>(i));
     if (auto s = kmd.bo_sync(cb, driver::SyncDir::from_device); !s) return s;
     st.bytes_from_device += static_cast<int64_t>(cb.size());
     slices.push_back(cb.map());
   }
-  if (auto s = unpack_c_group(x.plan, slices, g.first_slice, c, out.acc); !s) return s;
+  const Status unpacked = x.plan.stacked ? unpack_c_stacked(x.plan, slices[0], c, out.acc)
+                                         : unpack_c_group(x.plan, slices, g.first_slice, c, out.acc);
+  if (!unpacked) return unpacked;
   st.unpack_ns += ns_since(t0);
   st.unpack_cpu_ns += cpu_since(c0);
   return Status::success();

@@ -61,6 +61,12 @@ class Job {
   // not from unpacking.
   bool failed_on_device() const { return failed_on_device_; }
   const RunStats& stats() const { return stats_; }
+  // Its matmuls whose K-slices run stacked (Plan::stacked).
+  int stacked_matmuls() const {
+    int n = 0;
+    for (const Part& p : parts_) n += p.ctx->plan.stacked ? 1 : 0;
+    return n;
+  }
 
  private:
   struct Part {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/common/int4.h"
 #include "driver/common/npu_layout.h"
 #include "lib/matmul/layout_host_sum.h"
 #include "lib/ref/workers.h"
@@ -149,8 +150,46 @@ Status unpack_c_fp16_group(const Plan& p, std::span<const uint8_t* const> slices
   return unpack_group_as<float>(p, slices, copy, acc.data());
 }
 
+namespace {
+
+// A stacked plan's A' (plan.h): row s*mp + m holds A[m, s*slice_k ..], zero past K, as a
+// row-major int4 stream of slice_k per row, then into its atoms (a_rows() rows). Stacked
+// plans have at most the resident-row budget of rows (128 at slice_k 480), so one thread.
+Status pack_a_stacked(const Plan& p, const uint8_t* a, uint8_t* out) {
+  const int64_t m = p.shape.m, k = p.shape.k, w = p.slice_k, rows = p.a_rows();
+  std::vector<uint8_t> stacked(static_cast<size_t>(int4::packed_bytes(rows * w)), 0);
+  for (int64_t s = 0; s < p.slices; ++s) {
+    const int64_t k0 = s * w, len = std::min(w, k - k0);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < len; ++j)
+        int4::put(stacked.data(), (s * p.mp + r) * w + j, int4::value_at(a, r * k + k0 + j));
+  }
+  pack_atom_rows(stacked.data(), w / 2, rows, w / 2, out, 0, rows);
+  return {};
+}
+
+}  // namespace
+
+Status unpack_c_stacked(const Plan& p, const uint8_t* out, void* c, std::span<float> acc) {
+  if (!p.stacked) return make_error(-EINVAL, "unpack_c_stacked: the plan is not stacked");
+  // The diagonal blocks of C' as the slices' outputs of a plan whose surfaces are c_rows() deep.
+  Plan view;
+  view.shape = p.shape;
+  view.dtype = p.dtype;
+  view.mp = p.c_rows();
+  view.kp = p.kp;
+  view.np = p.np;
+  view.slice_k = p.slice_k;
+  view.slices = p.slices;
+  std::vector<const uint8_t*> diagonal;
+  for (int64_t s = 0; s < p.slices; ++s)
+    diagonal.push_back(out + ((s * p.np / p.out_atom()) * p.c_rows() + s * p.mp) * kAtom);
+  return dtype_info(p.dtype).unpack_c(view, diagonal, true, c, acc);
+}
+
 Status pack_a_native(const Plan& p, const void* a, std::span<uint8_t> out) {
   if (Status s = check_size("native A (bytes)", static_cast<int64_t>(out.size()), p.a_bytes()); !s) return s;
+  if (p.stacked) return pack_a_stacked(p, static_cast<const uint8_t*>(a), out.data());
   const auto* src = static_cast<const uint8_t*>(a);
   const int64_t m = p.shape.m, k = p.shape.k;
   uint8_t* dst = out.data();

@@ -70,6 +70,10 @@ Status pack_a_native(const Plan& plan, const void* a, std::span<uint8_t> out);
 Status unpack_c_group(const Plan& plan, std::span<const uint8_t* const> slices, int64_t first, void* c,
                       std::span<float> acc);
 
+// A stacked plan's one output C' (plan.h, plan.c_bytes_per_slice() bytes) into C: the sum
+// of its diagonal blocks, C[m, n] = sum over s of C'[s*mp + m, s*np + n], in slice order.
+Status unpack_c_stacked(const Plan& plan, const uint8_t* out, void* c, std::span<float> acc);
+
 // An fp16 C from the fp32 sums of its slices (unpack_c_group's `acc`, M x N), rounded once to
 // nearest even (ork::float_to_half's bits, vectorised), on two threads when big.
 Status round_c_fp16(const Plan& plan, std::span<const float> acc, uint16_t* c);

@@ -55,26 +55,30 @@ int64_t full_k_limit(DType dtype) { return dtype_info(dtype).full_k; }
 
 int64_t resident_rows(int64_t kt) { return hw::resident_rows(kt); }
 
-int64_t Plan::a_bytes() const { return bits_to_bytes(mp * kp, dtype); }
+int64_t Plan::a_bytes() const { return bits_to_bytes(a_rows() * (stacked ? slice_k : kp), dtype); }
 int64_t Plan::b_bytes() const { return bits_to_bytes(np * kp, dtype); }
 int64_t Plan::out_atom() const { return npu_fp16_out() ? hw::output_atom(16) : output_atom(dtype); }
 int64_t Plan::out_bytes() const { return hw::kAtomBytes / out_atom(); }
-int64_t Plan::c_bytes_per_slice() const { return mp * np * out_bytes(); }
+int64_t Plan::c_bytes_per_slice() const { return c_rows() * c_cols() * out_bytes(); }
 
 int64_t Plan::a_offset(const Task& t) const {
-  // Element (m0, k0) of (K/fa, mp, fa): 16-byte atoms, k0 is a multiple of the atom.
-  return (t.k0 / feature_atom(dtype)) * mp * hw::kAtomBytes + t.m0 * hw::kAtomBytes;
+  // Element (m0, k0) of (K/fa, a_rows, fa): 16-byte atoms, k0 is a multiple of the atom.
+  // Stacked: A' holds each slice's K from its depth 0, so a task starts at depth 0.
+  const int64_t k = stacked ? t.k0 - t.slice * slice_k : t.k0;
+  return (k / feature_atom(dtype)) * a_rows() * hw::kAtomBytes + t.m0 * hw::kAtomBytes;
 }
 
 int64_t Plan::b_offset(const Task& t) const {
   // Slices before t.slice are all slice_k wide; inside a slice the task's kernels start at
   // column n0 and are n0 * kt elements in ([np/wa][kt/32][wa][32] is column-block-major).
+  // Stacked: n0 counts C' columns (s * np + n), so its slice's columns start at slice * np.
   const int64_t slice_base = bits_to_bytes(np * slice_k * t.slice, dtype);
-  return slice_base + bits_to_bytes(t.n0 * t.kt, dtype);
+  const int64_t n = stacked ? t.n0 - t.slice * np : t.n0;
+  return slice_base + bits_to_bytes(n * t.kt, dtype);
 }
 
 int64_t Plan::c_offset(const Task& t) const {
-  return (t.n0 / out_atom()) * mp * hw::kAtomBytes + t.m0 * hw::kAtomBytes;
+  return (t.n0 / out_atom()) * c_rows() * hw::kAtomBytes + t.m0 * hw::kAtomBytes;
 }
 
 namespace {
@@ -99,7 +103,7 @@ Status check_buffers(const Shape& s, const Plan& p) {
   using U = unsigned __int128;
   const U a = U(p.mp) * U(p.kp) * U(element_bits(p.dtype)) / 8;
   const U b = U(p.kp) * U(p.np) * U(element_bits(p.dtype)) / 8;
-  const U c = U(p.mp) * U(p.np) * U(p.out_bytes()) * U(p.slices);
+  const U c = U(p.mp) * U(p.np) * U(p.out_bytes()) * U(p.slices) * U(p.stacked ? p.slices : 1);
   const U window = U(kNpuWindowBytes);
   const auto dims = [&](const char* what) {
     return std::string(what) + " (M = " + std::to_string(s.m) + ", K = " + std::to_string(s.k) +
@@ -128,6 +132,8 @@ Status check_options(const PlanOptions& o) {
   if (o.mc_cap < 0) return make_error(-EINVAL, fmt_dim("mc_cap", o.mc_cap, "must be >= 0 (0 = bank limit)"));
   if (o.slice_k != 0 && o.dtype != DType::int4)
     return make_error(-EINVAL, fmt_dim("slice_k", o.slice_k, "only int4 weights choose their K-slice width (0 = the dtype's)"));
+  if (o.stack && o.dtype != DType::int4)
+    return make_error(-EINVAL, "stacked K-slices: only int4 plans stack their slices (int16 partials)");
   if (o.slice_k != 0 && (o.slice_k < kInt4SliceK || o.slice_k > kInt4MaxSliceK || o.slice_k % kKAlign != 0)) {
     const std::string range = "must be a multiple of " + std::to_string(kKAlign) + " in " +
                               std::to_string(kInt4SliceK) + ".." + std::to_string(kInt4MaxSliceK);
@@ -246,6 +252,62 @@ void build_tasks(Plan& p, int cores) {
   for (const Task& t : p.tasks) p.cols_per_task = std::max(p.cols_per_task, t.nt);
 }
 
+// Full K-slices (the last one is narrower when slice_k does not divide kp).
+int64_t full_slices(const Plan& p) { return p.kp / p.slice_k; }
+
+// Stacking needs two full slices or more, and a task of the rows of every full slice within
+// the resident-row budget (the schedule of every K-slice task, which a stacked task keeps:
+// docs/execution.md "Stacked K-slices"). Decode and a few rows only.
+bool stackable(const Plan& p, const PlanOptions& o) {
+  if (!o.stack || p.dtype != DType::int4 || p.slices < 2 || full_slices(p) < 2) return false;
+  const int64_t rows = full_slices(p) * p.mp;
+  const int64_t cap = o.mc_cap > 0 ? o.mc_cap : kMaxRowsPerTask;
+  return rows <= std::min(resident_rows(p.slice_k), cap);
+}
+
+Task stacked_task(const Plan& p, int core, int64_t m0, int64_t mc, const Range& cols, int64_t slice) {
+  Task t;
+  t.core = core;
+  t.m0 = m0;
+  t.mc = mc;
+  t.n0 = cols.start;
+  t.nt = cols.len;
+  t.slice = slice;
+  t.k0 = slice * p.slice_k;
+  t.kt = std::min(p.slice_k, p.kp - t.k0);
+  t.schedule = Schedule::resident_rows;
+  t.feature_grains = static_cast<uint32_t>(t.mc + 1);
+  return t;
+}
+
+// The stacked tasks: the full slices' S x np columns of C' split over the cores, each core's
+// range in tasks of at most kMaxColumnsPerTask columns, each task on the rows of the slices
+// its columns belong to; then the narrower last slice's columns, split the same way.
+void build_stacked(Plan& p, int cores) {
+  const int64_t wa = weight_atom(p.dtype), full = full_slices(p);
+  const int64_t units = full * p.np / wa;
+  const int64_t parts = std::min<int64_t>(cores, units);
+  const std::vector<Range> ranges = split_even(units, parts, wa, 0);
+  const bool narrow = full < p.slices;
+  const int64_t last_units = p.np / wa, last_parts = std::min<int64_t>(parts, last_units);
+  const std::vector<Range> last = split_even(last_units, last_parts, wa, full * p.np);
+  for (int64_t c = 0; c < parts; ++c) {
+    const Range& r = ranges[static_cast<size_t>(c)];
+    for (const Range& ch : split_even(r.len / wa, ceil_div(r.len, kMaxColumnsPerTask), wa, r.start)) {
+      const int64_t s_lo = ch.start / p.np, s_hi = (ch.start + ch.len - 1) / p.np;
+      p.tasks.push_back(stacked_task(p, static_cast<int>(c), s_lo * p.mp, (s_hi - s_lo + 1) * p.mp, ch, s_lo));
+    }
+    if (!narrow || c >= last_parts) continue;
+    const Range& lr = last[static_cast<size_t>(c)];
+    for (const Range& ch : split_even(lr.len / wa, ceil_div(lr.len, kMaxColumnsPerTask), wa, lr.start))
+      p.tasks.push_back(stacked_task(p, static_cast<int>(c), full * p.mp, p.mp, ch, full));
+  }
+  p.stacked = true;
+  p.cores_used = static_cast<int>(parts);
+  p.cols_per_task = 0;
+  for (const Task& t : p.tasks) p.cols_per_task = std::max(p.cols_per_task, t.nt);
+}
+
 }  // namespace
 
 Result<Plan> make_plan(const Shape& shape, const PlanOptions& options) {
@@ -261,8 +323,14 @@ Result<Plan> make_plan(const Shape& shape, const PlanOptions& options) {
   p.np = round_up(shape.n, weight_atom(options.dtype));
   p.fp16_out = options.fp16_out;
   choose_tile(p, options);
+  p.stacked = stackable(p, options);
   if (Status s = check_buffers(shape, p); !s) return s.error();
-  build_tasks(p, options.cores);
+  if (p.stacked) {
+    p.tasks.clear();
+    build_stacked(p, options.cores);
+  } else {
+    build_tasks(p, options.cores);
+  }
   return p;
 }
 

@@ -66,6 +66,9 @@ struct PlanOptions {
   // multiple of kKAlign in [kInt4SliceK, kInt4MaxSliceK], chosen from their bound
   // (int4_bound.h); 0 = the dtype's (480). The native layout depends on it.
   int64_t slice_k = 0;
+  // int4 only: run the full K-slices stacked (Plan::stacked), when they fit: each task then
+  // multiplies the rows of several slices by the columns of several slices in one pass.
+  bool stack = false;
 };
 
 struct Task {
@@ -74,6 +77,7 @@ struct Task {
   int64_t n0 = 0, nt = 0;  // columns, in padded coordinates (n0 aligned to the weight atom)
   int64_t k0 = 0, kt = 0;  // K range (padded)
   int64_t slice = 0;       // index of the K-slice; its partial sums go to output `slice`
+                           // (stacked plans: the slice of its first column; one output)
   Schedule schedule = Schedule::k_reduction;
   uint32_t data_banks = 0, weight_banks = 0;  // CBUF_CON0; 0/0 on resident_rows
   uint32_t feature_grains = 0;                // CONV_CON2 FEATURE_GRAINS (a hint)
@@ -82,6 +86,16 @@ struct Task {
 // Buffers a plan needs (bytes), and where each task's operands sit in them. Weights are
 // packed per K-slice: slice s holds [np/wa][slice_k/32][wa][32] (wa = weight atom, 32 for
 // int8, 16 for fp16, 64 for int4), so a task's weights are one contiguous range.
+//
+// Stacked (int4; docs/execution.md "Stacked K-slices"): the S full slices' weights, slice
+// after slice, are exactly the weights of one slice_k-deep matmul of S x np columns (column
+// s*np + n is slice s's column n), so one task takes columns of several slices. A becomes
+// A' of S x mp rows and slice_k depth (row s*mp + m = A[m, s*slice_k ..], zero past K) and
+// C' one output of S x mp rows and S x np columns, int16: a task multiplies the rows of
+// the slices its columns belong to, and C[m, n] = sum over s of C'[s*mp + m, s*np + n] (the
+// diagonal blocks; the rest is written and never read). A task's m0 and n0 are then rows of
+// A' / C' and columns of C'. A last, narrower slice keeps tasks of its own (its weights are
+// shallower), on its rows and columns of A' and C'.
 struct Plan {
   Shape shape;                 // as the user gave it
   DType dtype = DType::int8;
@@ -93,6 +107,7 @@ struct Plan {
   int cores_used = 1;
   Schedule schedule = Schedule::k_reduction;  // of every task (docs/dtypes.md per dtype)
   bool fp16_out = false;       // the caller wants fp16 C (fp16 plans only)
+  bool stacked = false;        // the slices run stacked (above)
   std::vector<Task> tasks;     // grouped by core, in submission order within a core
 
   // What the NPU writes: fp16 only when one slice (the DPU converts once, FP32TOFP16_EN);
@@ -101,9 +116,12 @@ struct Plan {
   int64_t out_atom() const;        // C2 of the NPU output: 4 (int32/fp32), 8 (int16/fp16)
   int64_t out_bytes() const;       // bytes per NPU output element: 4, or 2 (int16/fp16)
 
-  int64_t a_bytes() const;             // feature, native layout, mp x kp
+  int64_t a_rows() const { return stacked ? slices * mp : mp; }  // rows of the feature buffer
+  int64_t c_rows() const { return stacked ? slices * mp : mp; }  // rows of an output buffer
+  int64_t c_cols() const { return stacked ? slices * np : np; }  // columns of an output buffer
+  int64_t a_bytes() const;             // feature, native layout, a_rows() x kp (stacked: x slice_k)
   int64_t b_bytes() const;             // weights, all slices
-  int64_t c_bytes_per_slice() const;   // NPU output of one slice, mp x np x out_bytes()
+  int64_t c_bytes_per_slice() const;   // NPU output of one slice, mp x np x out_bytes() (stacked: all, C')
   int64_t b_offset(const Task& t) const;   // byte offset of t's weights in the B buffer
   int64_t a_offset(const Task& t) const;   // byte offset of element (m0, k0) in A
   int64_t c_offset(const Task& t) const;   // byte offset of (m0, n0) in t's slice output

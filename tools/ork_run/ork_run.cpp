@@ -155,7 +155,7 @@ void print_json(const Args& a, const Prepared& p, const std::string& backend, in
                       {"budget_source", p.memory.budget_given ? "--budget" : "MemAvailable / 2"},
                       {"window_bytes", p.memory.window_bytes}, {"windows", s.windows}, {"peak_rss_bytes", tools::peak_rss_bytes()},
                       {"model_bytes", p.model.weight_bytes()}, {"order", exec::order_name(p.po.order)},
-                      {"inflight", inflight}, {"max_inflight", s.max_inflight}, {"max_group", s.max_group},
+                      {"inflight", inflight}, {"max_inflight", s.max_inflight}, {"max_group", s.max_group}, {"stacked_matmuls", s.stacked_matmuls},
                       {"max_pieces", s.max_pieces},
                       {"policy", plan.policy}, {"predicted_us", static_cast<double>(plan.predicted_ns) / 1e3},
                       {"lower_bound_us", static_cast<double>(plan.lower_bound_ns) / 1e3}, {"wall_us", f.wall_us},

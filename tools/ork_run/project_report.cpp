@@ -24,8 +24,8 @@ int fail(const std::string& msg, Exit e = Exit::bad_usage) {
 
 const char* kPlanText =
     "each group of a layer's matmuls with one input (q/k/v, o, gate/up, down) as one chained submit per core, its "
-    "tasks placed on the cores by the list scheduler (a matmul split into 1..3 column parts, the fastest on the "
-    "timing model); the scheduled order overlaps the loads of streamed tensors with compute";
+    "tasks placed on the cores by the list scheduler (a matmul split into 1..3 column parts, int4 K-slices stacked or "
+    "not, the fastest on the timing model); the scheduled order overlaps the loads of streamed tensors with compute";
 const char* kSplitEachText = "one synchronous submit per matmul, each split over all cores";
 const char* kPerSubmitText =
     "the same plan with the fitted fixed cost all per submit (none per task): the other end of the assumed split";
@@ -45,7 +45,7 @@ nlohmann::json groups_json(const exec::Projection& p) {
     nlohmann::json names;
     for (int j : g.matmuls) names.push_back(p.per_matmul[static_cast<size_t>(j)].name);
     groups.push_back({{"matmuls", names}, {"device_us", static_cast<double>(g.device_ns) / 1e3}, {"tasks", g.tasks},
-                      {"submits", g.submits}, {"parts", g.parts}, {"pieces", g.pieces}});
+                      {"submits", g.submits}, {"parts", g.parts}, {"stacked", g.stacked}, {"pieces", g.pieces}});
   }
   return groups;
 }

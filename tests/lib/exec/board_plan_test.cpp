@@ -122,6 +122,33 @@ TEST(BoardPlan, BadGroupsAreNamed) {
   EXPECT_NE(shape.error().message.find("K = 0"), std::string::npos) << shape.error().message;
 }
 
+// 7B's down at int4 decode in 1376-wide slices (13 full and one of 1056): the board plan
+// stacks its slices (docs/execution.md "Stacked K-slices": the fastest of every plan on the
+// timing model), in fewer tasks than any plan of one task per slice and core; at M = 128 the rows of
+// every slice do not fit one task's resident rows, so nothing stacks.
+TEST(BoardPlan, Int4DecodeStacksTheKSlices) {
+  const std::pair<int64_t, int64_t> down[] = {{18944, 3584}};
+  const int64_t width[] = {1376};
+  auto g = plan_group(matmul::DType::int4, 1, down, 3, {}, width);
+  ASSERT_TRUE(g) << g.error().message;
+  ASSERT_TRUE(g->plans[0].stacked);
+  expect_every_task_once(*g, 3);
+  EXPECT_DOUBLE_EQ(g->device_ns, reprice(*g));
+  for (int parts = 1; parts <= 3; ++parts) {  // every plain plan of one task per slice and core
+    auto plain = matmul::make_plan({1, 18944, 3584}, {.dtype = matmul::DType::int4, .cores = parts, .slice_k = 1376});
+    ASSERT_TRUE(plain);
+    ASSERT_FALSE(plain->stacked);
+    EXPECT_LT(g->tasks, static_cast<int64_t>(plain->tasks.size())) << parts;
+  }
+  for (const matmul::Task& t : g->plans[0].tasks) {
+    EXPECT_LE(t.nt, matmul::kMaxColumnsPerTask);
+    EXPECT_LE(t.mc, matmul::resident_rows(t.kt));
+  }
+  auto prefill = plan_group(matmul::DType::int4, 128, down, 3, {}, width);
+  ASSERT_TRUE(prefill);
+  EXPECT_FALSE(prefill->plans[0].stacked);
+}
+
 // A group runs in two row pieces exactly when every member's M-tiles split evenly between
 // the halves (row_pieces): never at decode or an odd M, never when one M-tile holds all the
 // rows (halving would stream every weight twice), always on a whole number of tiles.

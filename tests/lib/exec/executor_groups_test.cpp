@@ -132,6 +132,39 @@ TEST(ExecutorGroups, GroupsInTwoPiecesArePipelinedBitExact) {
   }
 }
 
+// Qwen2.5-1.5B's shapes at int4 (one layer; widths from the Q4_0-shaped weights, about 1400,
+// so down's K = 8960 is six full slices and a narrower one): at decode the board plan stacks
+// the K-slices (matmul::Plan::stacked), and every output of the run, on emu and emu-rocket,
+// is still the reference's bit for bit.
+TEST(ExecutorGroups, StackedInt4SlicesEqualTheReference) {
+  auto d = synthetic_desc("qwen2.5-1.5b", 1, matmul::DType::int4);
+  ASSERT_TRUE(d);
+  const std::string path = testing::scratch("groups_stacked_int4.ork");
+  ASSERT_TRUE(write_synthetic(path, *d, 11));
+  auto model = read_packed(path);
+  ASSERT_TRUE(model) << model.error().message;
+  auto want = reference_chain(path, *model, 1, 2);
+  ASSERT_TRUE(want) << want.error().message;
+  for (const char* device : {"emu", "emu-rocket"}) {
+    auto dev = api::open_device(device);
+    ASSERT_TRUE(dev) << dev.error().message;
+    PlanOptions o;
+    o.m = 1;
+    o.tokens = 2;
+    o.cores = 3;
+    o.budget_bytes = model->weight_bytes() * 2;
+    auto plan = build_plan(*model, o);
+    ASSERT_TRUE(plan) << plan.error().message;
+    RunOptions ro;
+    ro.inflight = 2;
+    auto out = run_plan(path, *model, *plan, o, api::exec_device(**dev, 3), ro);
+    ASSERT_TRUE(out) << out.error().message;
+    EXPECT_GT(out->stats.stacked_matmuls, 0) << device;
+    const Status same = compare_chains(*model, out->chain, *want);
+    EXPECT_TRUE(same) << device << ": " << same.error().message;
+  }
+}
+
 // The plans those runs chain really spread the matmuls over the cores: in the small model's
 // q/k/v and gate/up groups at M = 1 on 3 cores, tasks on at least two cores, and at least
 // one matmul kept whole (one column part) instead of split over every core.
