@@ -108,7 +108,9 @@ class NpuGroupMatmul final : public GroupMatmul {
       for (size_t i = 0; i < qa.codes.size(); ++i) int4::put(packed.data(), static_cast<int64_t>(i), qa.codes[i]);
       a = packed.data();
     }
-    std::vector<int32_t> acc(static_cast<size_t>(qa.m * w_.n()));
+    // Every call unpacks all M x N sums over it (per group too): kept, not zeroed per call.
+    std::vector<int32_t>& acc = acc_;
+    acc.resize(static_cast<size_t>(qa.m * w_.n()));
     if (per_channel()) {
       if (auto s = matmul::execute_any(kmd_, **ctx, a, acc.data(), st); !s) return s;
       return sink(0, acc);
@@ -227,6 +229,7 @@ class NpuGroupMatmul final : public GroupMatmul {
   const QuantWeights& w_;
   Variant variants_[2];  // [0] int8, [1] int4
   uint64_t clock_ = 0;
+  std::vector<int32_t> acc_;  // the call's int32 sums (calls hold the device's queue: one at a time)
 };
 
 }  // namespace
