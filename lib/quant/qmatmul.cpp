@@ -52,6 +52,12 @@ void dequantise_row(bool first, bool last, const int32_t* acc, const float* sw, 
   dequantise_row<false, false>(acc, sw, sa, t, n);
 }
 
+Status check_mode(const QuantActivations& qa, const QuantWeights& w) {
+  if (qa.scheme.bits == Bits::int4 && w.scheme().bits == Bits::int8)
+    return make_error(-EINVAL, "int4 activations with int8 weights (w8a4) is not a mode: use w8a8, w4a8 or w4a4");
+  return Status::success();
+}
+
 }  // namespace
 
 QuantMatmul::QuantMatmul(QuantWeights w, std::unique_ptr<GroupMatmul> backend)
@@ -79,8 +85,7 @@ Status QuantMatmul::group_sums(const QuantActivations& qa, int cores, const Grou
                                matmul::RunStats* stats, int threads) {
   const QuantWeights& w = weights_;
   if (qa.k != w.k()) return make_error(-EINVAL, fmt::format("A has K = {}, the weights K = {}", qa.k, w.k()));
-  if (qa.scheme.bits == Bits::int4 && w.scheme().bits == Bits::int8)
-    return make_error(-EINVAL, "int4 activations with int8 weights (w8a4) is not a mode: use w8a8, w4a8 or w4a4");
+  if (auto s = check_mode(qa, w); !s) return s;
   return backend_->run(qa, cores, threads, sink, stats);
 }
 
@@ -103,6 +108,10 @@ Status QuantMatmul::run(std::span<const float> a, int64_t m, std::span<float> c,
     return make_error(-EINVAL, fmt::format("C holds {} floats, M x N = {}", c.size(), m * n));
   auto qa = quantise_activations(a, m, w.k(), o.act);
   if (!qa) return qa.error();
+  if (auto s = check_mode(*qa, w); !s) return s;
+  auto fused = backend_->multiply(*qa, c, o.threads, o.stats);
+  if (!fused) return fused.error();
+  if (*fused) return Status::success();
   // Dequantisation order (reference.h qmatmul_codes): u_g = acc_g * sw[g] (affine: acc_g
   // first made the format's sum exactly in int32, then u_g = u_g + s_g * mn[g]); t = u_0;
   // t = t + u_g in increasing g; C = t * sa. `c` holds t between groups (symmetric weights:
