@@ -21,19 +21,23 @@
 namespace ork::quant {
 namespace {
 
-// cpu: symmetric weights multiply in the fused kernel (group_kernel.h: every group's
-// integer sums and dequantisation in one pass, threaded over column strips), packed for it
-// once, when the weights are created. The group sums alone (group_sums: the vendor cases'
-// tests) and affine weights (ggml Q4_1) take lib/ref's fast int8 kernel per group (exact
-// integer arithmetic, bit-identical to its oracle; int4 codes are exact int8 values), each
-// group's codes widened and packed for it once, on first use: host memory holds one packed
-// copy beside the stored codes for the path in use.
+// cpu: symmetric per-group weights multiply in the fused kernel (group_kernel.h: every
+// group's integer sums and dequantisation in one pass, threaded over column strips), packed
+// for it once, when the weights are created. Per-channel and affine weights (ggml Q4_1),
+// and the group sums alone (group_sums: the vendor cases' tests), take lib/ref's fast int8
+// kernel per group (exact integer arithmetic, bit-identical to its oracle; int4 codes are
+// exact int8 values), each group's codes widened and packed for it once (per-channel and
+// affine: at creation; else on first use): host memory holds one packed copy beside the
+// stored codes for the path in use.
 class CpuGroupMatmul final : public GroupMatmul {
  public:
   explicit CpuGroupMatmul(const QuantWeights& w) : w_(w) {}
 
   Status prepare() {
-    if (w_.affine()) return pack_groups();
+    // Per-channel is one int8 matmul and one pass over C: lib/ref's tuned tiles beat the
+    // fused kernel there (68-75 % of the VPDPBUSD peak against 46-60 % at M = 128-512,
+    // docs/cpu-reference.md "Every dtype at its own peak").
+    if (w_.affine() || w_.groups() == 1) return pack_groups();
     auto p = detail::pack_group_weights(w_, detail::best_group_tier());
     if (!p) return p.error();
     fused_ = std::move(*p);
