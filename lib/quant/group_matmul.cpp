@@ -35,8 +35,8 @@ class CpuGroupMatmul final : public GroupMatmul {
 
   Status prepare() {
     // Per-channel is one int8 matmul and one pass over C: lib/ref's tuned tiles beat the
-    // fused kernel there (68-75 % of the VPDPBUSD peak against 46-60 % at M = 128-512,
-    // docs/cpu-reference.md "Every dtype at its own peak").
+    // fused kernel there (68-75 % of the VPDPBUSD peak against 46-60 % at M = 128-512 in
+    // one sequence, docs/cpu-reference.md "Every dtype at its own peak").
     if (w_.affine() || w_.groups() == 1) return pack_groups();
     auto p = detail::pack_group_weights(w_, detail::best_group_tier());
     if (!p) return p.error();
