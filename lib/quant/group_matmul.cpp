@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "lib/matmul/context.h"
 #include "lib/matmul/layout.h"
 #include "lib/matmul/run.h"
+#include "lib/quant/group_kernel.h"
 #include "lib/quant/group_plan.h"
 #include "lib/quant/qmatmul.h"
 #include "lib/ref/fast.h"
@@ -19,29 +21,41 @@
 namespace ork::quant {
 namespace {
 
-// cpu: lib/ref's fast int8 kernel per group (exact integer arithmetic, bit-identical to its
-// oracle; int4 codes are exact int8 values, so w4a4 needs nothing else). Each group's codes
-// are widened to int8 and packed for the kernel once, when the weights are created (packing
-// per call was most of a decode call, as for the dense int8 weights: docs/cpu-reference.md),
-// so host memory holds the packed int8 copy beside the stored codes.
+// cpu: symmetric per-group weights multiply in the fused kernel (group_kernel.h: every
+// group's integer sums and dequantisation in one pass, threaded over column strips), packed
+// for it once, when the weights are created. Per-channel and affine weights (ggml Q4_1),
+// and the group sums alone (group_sums: the vendor cases' tests), take lib/ref's fast int8
+// kernel per group (exact integer arithmetic, bit-identical to its oracle; int4 codes are
+// exact int8 values), each group's codes widened and packed for it once (per-channel and
+// affine: at creation; else on first use): host memory holds one packed copy beside the
+// stored codes for the path in use.
 class CpuGroupMatmul final : public GroupMatmul {
  public:
   explicit CpuGroupMatmul(const QuantWeights& w) : w_(w) {}
 
   Status prepare() {
-    std::vector<int8_t> codes;
-    for (int64_t g = 0; g < w_.groups(); ++g) {
-      const int64_t k0 = g * w_.group_width(), rows = w_.group_rows(g);
-      codes.resize(static_cast<size_t>(rows * w_.n()));
-      w_.widen_rows(k0, rows, codes);
-      auto p = ref::pack_b_int8(codes, rows, w_.n(), ref::BOrder::row_major);
-      if (!p) return p.error();
-      packed_.push_back(std::move(*p));
-    }
+    // Per-channel is one int8 matmul and one pass over C: lib/ref's tuned tiles beat the
+    // fused kernel there (68-75 % of the VPDPBUSD peak against 46-60 % at M = 128-512 in
+    // one sequence, docs/cpu-reference.md "Every dtype at its own peak").
+    if (w_.affine() || w_.groups() == 1) return pack_groups();
+    auto p = detail::pack_group_weights(w_, detail::best_group_tier());
+    if (!p) return p.error();
+    fused_ = std::move(*p);
     return Status::success();
   }
 
+  Result<bool> multiply(const QuantActivations& qa, std::span<float> c, int threads, matmul::RunStats* stats) override {
+    if (!fused_) return false;
+    int used = 0;
+    if (auto s = detail::fused_qmatmul(qa, *fused_, c, {.threads = threads, .threads_used = &used}); !s)
+      return s.error();
+    if (stats) stats->cpu_threads = std::max(stats->cpu_threads, used);
+    return true;
+  }
+
   Status run(const QuantActivations& qa, int, int threads, const GroupSink& sink, matmul::RunStats* stats) override {
+    if (packed_.empty())  // callers hold the device's queue (lib/api), so one call packs
+      if (auto s = pack_groups(); !s) return s;
     const int64_t n = w_.n(), m = qa.m;
     std::vector<int32_t> acc(static_cast<size_t>(m * n));
     std::vector<int8_t> a_g;
@@ -63,7 +77,21 @@ class CpuGroupMatmul final : public GroupMatmul {
   }
 
  private:
+  Status pack_groups() {
+    std::vector<int8_t> codes;
+    for (int64_t g = 0; g < w_.groups(); ++g) {
+      const int64_t k0 = g * w_.group_width(), rows = w_.group_rows(g);
+      codes.resize(static_cast<size_t>(rows * w_.n()));
+      w_.widen_rows(k0, rows, codes);
+      auto p = ref::pack_b_int8(codes, rows, w_.n(), ref::BOrder::row_major);
+      if (!p) return p.error();
+      packed_.push_back(std::move(*p));
+    }
+    return Status::success();
+  }
+
   const QuantWeights& w_;  // owned by the QuantMatmul that owns this backend
+  std::optional<detail::GroupPacked> fused_;  // symmetric weights
   std::vector<ref::PackedB> packed_;  // per group: its rows' codes as int8, packed
 };
 
@@ -108,7 +136,9 @@ class NpuGroupMatmul final : public GroupMatmul {
       for (size_t i = 0; i < qa.codes.size(); ++i) int4::put(packed.data(), static_cast<int64_t>(i), qa.codes[i]);
       a = packed.data();
     }
-    std::vector<int32_t> acc(static_cast<size_t>(qa.m * w_.n()));
+    // Every call unpacks all M x N sums over it (per group too): kept, not zeroed per call.
+    std::vector<int32_t>& acc = acc_;
+    acc.resize(static_cast<size_t>(qa.m * w_.n()));
     if (per_channel()) {
       if (auto s = matmul::execute_any(kmd_, **ctx, a, acc.data(), st); !s) return s;
       return sink(0, acc);
@@ -227,6 +257,7 @@ class NpuGroupMatmul final : public GroupMatmul {
   const QuantWeights& w_;
   Variant variants_[2];  // [0] int8, [1] int4
   uint64_t clock_ = 0;
+  std::vector<int32_t> acc_;  // the call's int32 sums (calls hold the device's queue: one at a time)
 };
 
 }  // namespace

@@ -44,6 +44,10 @@ class GroupMatmul {
   // `stats` (may be null): NPU backends add what they measured, the cpu one its threads.
   virtual Status run(const QuantActivations& qa, int cores, int threads, const GroupSink& sink,
                      matmul::RunStats* stats) = 0;
+  // The whole multiply into fp32 C (M x N) in one pass, where the backend has one for these
+  // weights (cpu, symmetric weights: group_kernel.h), on `threads` host threads; false: the
+  // caller runs the groups and dequantises their sums (QuantMatmul::run).
+  virtual Result<bool> multiply(const QuantActivations&, std::span<float>, int, matmul::RunStats*) { return false; }
 };
 
 class QuantMatmul {

@@ -2,7 +2,10 @@
 // codes, per tensor and per row, int8 and int4.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "lib/quant/activations.h"
@@ -30,6 +33,73 @@ TEST(HostQuantiser, ActivationsMatchTheReference) {
         EXPECT_EQ(q->scales[2], 0.0f);
       }
     }
+}
+
+
+// Rows that exercise each tier: random magnitudes over many binades, a zero row, a row of
+// denormals, a row with its absmax in the tail.
+std::vector<float> mixed_rows(int64_t m, int64_t k, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> mant(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exp(-30, 30);
+  std::vector<float> a(static_cast<size_t>(m * k));
+  for (float& x : a) x = std::ldexp(mant(rng), exp(rng));
+  for (int64_t i = 0; i < m; ++i) {
+    float* row = a.data() + i * k;
+    if (i % 4 == 1) std::fill(row, row + k, 0.0f);
+    if (i % 4 == 2)
+      for (int64_t j = 0; j < k; ++j) row[j] = std::ldexp(mant(rng), -140);  // denormals
+    if (i % 4 == 3) row[k - 1] = 1e6f;  // the absmax last, in any tail
+  }
+  return a;
+}
+
+TEST(HostQuantiser, EveryTierGivesTheScalarScalesAndCodes) {
+  for (detail::ActTier t : detail::supported_act_tiers())
+    for (int64_t k : {1, 7, 15, 16, 17, 31, 32, 33, 53, 64, 100, 1536 + 5})
+      for (int64_t m : {1, 4, 5}) {
+        const auto a = mixed_rows(m, k, static_cast<uint32_t>(k * 10 + m));
+        for (Bits bits : {Bits::int8, Bits::int4})
+          for (bool per_row : {false, true}) {
+            const ActScheme s{bits, per_row};
+            auto want = quantise_activations_scalar(a, m, k, s);
+            auto got = quantise_activations(a, m, k, s, t);
+            ASSERT_TRUE(want.ok() && got.ok());
+            ASSERT_EQ(got->scales, want->scales) << detail::act_tier_name(t) << " K = " << k << " M = " << m;
+            ASSERT_EQ(got->codes, want->codes) << detail::act_tier_name(t) << " K = " << k << " M = " << m;
+            ASSERT_EQ(got->codes, reference::activation_codes(a, m, k, s, reference::activation_scales(a, m, k, s)));
+          }
+      }
+}
+
+// The first non-finite element is named by row and column, as the scalar check names it:
+// at the first position, in the vector body, in the tail, in a later row, and with a second
+// bad element after it.
+TEST(HostQuantiser, TheFirstNonFiniteElementIsNamedOnEveryTier) {
+  const int64_t m = 3, k = 53;  // 53 = 3 x 16 + 5: a tail on every tier
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    int64_t i, j;
+    float v;
+  };
+  for (const Case& c : {Case{0, 0, nan}, Case{0, 20, inf}, Case{0, 50, -inf}, Case{1, 0, inf}, Case{1, 33, nan},
+                        Case{2, 52, nan}, Case{2, 48, -inf}})
+    for (detail::ActTier t : detail::supported_act_tiers())
+      for (bool per_row : {false, true}) {
+        auto a = mixed_rows(m, k, 5);
+        a[static_cast<size_t>(c.i * k + c.j)] = c.v;
+        if (c.i + 1 < m) a[static_cast<size_t>((c.i + 1) * k)] = nan;  // a later one is not named
+        const ActScheme s{Bits::int8, per_row};
+        auto want = quantise_activations_scalar(a, m, k, s);
+        auto got = quantise_activations(a, m, k, s, t);
+        ASSERT_FALSE(want.ok());
+        ASSERT_FALSE(got.ok()) << detail::act_tier_name(t) << " at [" << c.i << "][" << c.j << "]";
+        EXPECT_EQ(got.error().message, want.error().message);
+        EXPECT_EQ(got.error().code, -EINVAL);
+        const std::string v = std::isnan(c.v) ? "nan" : c.v > 0 ? "inf" : "-inf";
+        EXPECT_EQ(got.error().message, "A[" + std::to_string(c.i) + "][" + std::to_string(c.j) + "] = " + v +
+                                           ": inputs must be finite");
+      }
 }
 
 }  // namespace

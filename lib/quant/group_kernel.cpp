@@ -1,0 +1,190 @@
+// The fused quantised matmul of the cpu device (group_kernel.h): tiers, packing of the
+// weights (once) and of A (per call), the threads over column strips, the portable kernel.
+#include "lib/quant/group_kernel.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "lib/ref/fast.h"
+#include "lib/ref/split.h"
+
+namespace ork::quant::detail {
+namespace {
+
+// Bytes of one packed weight value: avx2's are int16, the others int8.
+int b_value_bytes(GroupTier t) { return t == GroupTier::avx2 ? 2 : 1; }
+
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// Group g's rows of the weights into every strip (group_kernel.h GroupPacked).
+void pack_group(const QuantWeights& w, int64_t g, GroupPacked& p, std::vector<int8_t>& codes) {
+  const int64_t rows = w.group_rows(g), n = w.n(), S = p.strip, unit = group_tier_unit(p.tier);
+  const int64_t strip_bytes = p.group_off.back(), vb = b_value_bytes(p.tier);
+  codes.resize(static_cast<size_t>(rows * n));
+  w.widen_rows(g * p.width, rows, codes);
+  for (int64_t s = 0; s < p.strips; ++s)
+    for (int64_t j = 0; j < S && s * S + j < n; ++j) {
+      const int64_t col = s * S + j;
+      int64_t sum = 0;
+      for (int64_t kk = 0; kk < rows; ++kk) {
+        const int16_t v = codes[static_cast<size_t>(kk * n + col)];
+        sum += v;
+        const int64_t at = s * strip_bytes + p.group_off[static_cast<size_t>(g)] +
+                           ((kk / unit * S + j) * unit + kk % unit) * vb;
+        std::memcpy(p.b.data() + at, &v, static_cast<size_t>(vb));  // little-endian: int8 is the low byte
+      }
+      const auto cell = static_cast<size_t>((s * p.groups + g) * S + j);
+      p.scales[cell] = w.scales()[static_cast<size_t>(g * n + col)];
+      if (!p.bias.empty()) p.bias[cell] = static_cast<int32_t>(static_cast<uint32_t>(-128 * sum));
+    }
+}
+
+// A's codes in the tier's format, rows padded to the unit (padding multiplies zero weights),
+// kept per calling thread from call to call (only ever grown).
+const uint8_t* pack_a(const QuantActivations& qa, GroupTier t, int64_t* stride) {
+  if (t == GroupTier::portable) {
+    *stride = qa.k;
+    return reinterpret_cast<const uint8_t*>(qa.codes.data());
+  }
+  thread_local std::vector<uint8_t> buf;
+  const int64_t kp = round_up(qa.k, group_tier_unit(t)), vb = t == GroupTier::avx2 ? 2 : 1;
+  *stride = kp * vb;
+  if (buf.size() < static_cast<size_t>(qa.m * *stride)) buf.resize(static_cast<size_t>(qa.m * *stride));
+  for (int64_t i = 0; i < qa.m; ++i) {
+    const int8_t* src = qa.codes.data() + i * qa.k;
+    uint8_t* dst = buf.data() + i * *stride;
+    if (t == GroupTier::vnni) {
+      for (int64_t j = 0; j < qa.k; ++j) dst[j] = static_cast<uint8_t>(src[j] + 128);
+      std::fill(dst + qa.k, dst + kp, uint8_t{128});  // code 0
+    } else {
+      auto* d16 = reinterpret_cast<int16_t*>(dst);
+      for (int64_t j = 0; j < qa.k; ++j) d16[j] = src[j];
+      std::fill(d16 + qa.k, d16 + kp, int16_t{0});
+    }
+  }
+  return buf.data();
+}
+
+using StripFn = void (*)(const StripCall&);
+StripFn strip_fn(GroupTier t) {
+#if defined(__x86_64__)
+  if (t == GroupTier::vnni) return strip_vnni;
+  if (t == GroupTier::avx2) return strip_avx2;
+#endif
+  (void)t;
+  return strip_portable;
+}
+
+}  // namespace
+
+const char* group_tier_name(GroupTier t) {
+  switch (t) {
+    case GroupTier::portable: return "portable";
+    case GroupTier::avx2: return "avx2";
+    case GroupTier::vnni: return "vnni";
+  }
+  return "unknown";
+}
+
+bool group_tier_supported(GroupTier t) {
+#if defined(__x86_64__)
+  if (t == GroupTier::avx2) return ref::isa_supported(ref::Isa::avx2);
+  if (t == GroupTier::vnni) return ref::isa_supported(ref::Isa::avx512_vnni);
+#endif
+  return t == GroupTier::portable;
+}
+
+std::vector<GroupTier> supported_group_tiers() {
+  std::vector<GroupTier> out;
+  for (GroupTier t : {GroupTier::portable, GroupTier::avx2, GroupTier::vnni})
+    if (group_tier_supported(t)) out.push_back(t);
+  return out;
+}
+
+GroupTier best_group_tier() {
+  static const GroupTier best = supported_group_tiers().back();
+  return best;
+}
+
+int group_tier_unit(GroupTier t) { return t == GroupTier::vnni ? 4 : t == GroupTier::avx2 ? 2 : 1; }
+int group_tier_strip(GroupTier t) { return t == GroupTier::vnni ? 32 : 16; }
+
+Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
+  if (w.affine()) return make_error(-EINVAL, "fused quantised matmul: affine weights (an m term or a code offset)");
+  if (!group_tier_supported(tier))
+    return make_error(-EOPNOTSUPP, fmt::format("fused quantised matmul: tier {} not supported by this CPU",
+                                               group_tier_name(tier)));
+  GroupPacked p{.tier = tier, .k = w.k(), .n = w.n(), .width = w.group_width(), .groups = w.groups(),
+                .strip = group_tier_strip(tier), .strips = 0, .group_off = {0}, .b = {}, .bias = {}, .scales = {}};
+  p.strips = (p.n + p.strip - 1) / p.strip;
+  const int64_t unit = group_tier_unit(tier), step = p.strip * unit * b_value_bytes(tier);
+  for (int64_t g = 0; g < p.groups; ++g)
+    p.group_off.push_back(p.group_off.back() + (w.group_rows(g) + unit - 1) / unit * step);
+  p.b.assign(static_cast<size_t>(p.strips * p.group_off.back()), 0);
+  p.scales.assign(static_cast<size_t>(p.strips * p.groups * p.strip), 0.0f);
+  if (tier == GroupTier::vnni) p.bias.assign(p.scales.size(), 0);
+  std::vector<int8_t> codes;
+  for (int64_t g = 0; g < p.groups; ++g) pack_group(w, g, p, codes);
+  return p;
+}
+
+Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span<float> c, const FusedOptions& o) {
+  if (qa.k != b.k) return make_error(-EINVAL, fmt::format("A has K = {}, the weights K = {}", qa.k, b.k));
+  if (c.size() != static_cast<size_t>(qa.m * b.n))
+    return make_error(-EINVAL, fmt::format("C holds {} floats, M x N = {}", c.size(), qa.m * b.n));
+  if (o.threads < 0) return make_error(-EINVAL, fmt::format("threads = {}: must be >= 0", o.threads));
+  int64_t a_stride = 0;
+  const uint8_t* a = pack_a(qa, b.tier, &a_stride);
+  const int64_t m = qa.m;
+  // Short M reads B once per call (bound by its bytes), as lib/ref's short-M path.
+  const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, b.k * b.n, m <= 2 * kStripRows, b.strips);
+  if (o.threads_used) *o.threads_used = threads;
+  const StripFn fn = strip_fn(b.tier);
+  ref::detail::for_panel_chunks(threads, b.strips, [&](int64_t s0, int64_t s1) {
+    float same[kStripRows];  // per-tensor: the one scale for every row
+    std::fill(same, same + kStripRows, qa.scales[0]);
+    for (int64_t s = s0; s < s1; ++s) {
+      const auto cell = static_cast<size_t>(s * b.groups * b.strip);
+      StripCall x{.a = a, .a_stride = a_stride, .width = b.width, .rows = 0,
+                  .cols = static_cast<int>(std::min(b.strip, b.n - s * b.strip)),
+                  .b = b.b.data() + s * b.group_off.back(), .group_off = b.group_off.data(), .groups = b.groups,
+                  .bias = b.bias.empty() ? nullptr : b.bias.data() + cell, .scales = b.scales.data() + cell,
+                  .sa = nullptr, .c = nullptr, .ldc = b.n};
+      for (int64_t r0 = 0; r0 < m; r0 += kStripRows) {
+        x.rows = static_cast<int>(std::min<int64_t>(kStripRows, m - r0));
+        x.a = a + r0 * a_stride;
+        x.sa = qa.scheme.per_row ? qa.scales.data() + r0 : same;
+        x.c = c.data() + r0 * b.n + s * b.strip;
+        fn(x);
+      }
+    }
+  });
+  return Status::success();
+}
+
+// The definition as loops: per group the rows' integer sums over the strip, then the
+// group's term added to each cell's running sum; C = t x sa.
+void strip_portable(const StripCall& x) {
+  constexpr int S = 16;
+  float t[kStripRows][S] = {};  // set at g = 0
+  for (int64_t g = 0; g < x.groups; ++g) {
+    const auto* bg = reinterpret_cast<const int8_t*>(x.b + x.group_off[g]);
+    const int64_t rows = (x.group_off[g + 1] - x.group_off[g]) / S;
+    for (int r = 0; r < x.rows; ++r) {
+      const auto* a = reinterpret_cast<const int8_t*>(x.a + r * x.a_stride) + g * x.width;
+      int32_t acc[S] = {};
+      for (int64_t kk = 0; kk < rows; ++kk)
+        for (int j = 0; j < S; ++j) acc[j] += int32_t{a[kk]} * int32_t{bg[kk * S + j]};
+      for (int j = 0; j < S; ++j) {
+        const float u = static_cast<float>(acc[j]) * x.scales[g * S + j];
+        t[r][j] = g == 0 ? u : t[r][j] + u;
+      }
+    }
+  }
+  for (int r = 0; r < x.rows; ++r)
+    for (int j = 0; j < x.cols; ++j) x.c[r * x.ldc + j] = t[r][j] * x.sa[r];
+}
+
+}  // namespace ork::quant::detail

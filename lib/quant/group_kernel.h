@@ -1,0 +1,89 @@
+// The cpu device's fused quantised matmul (docs/quantisation.md "The cpu device's fused
+// kernel"): for a strip of output columns and a few rows of A, every K-group's integer dot
+// products and its dequantisation in one pass, the running sum per output cell kept in
+// registers from group to group, C written once. Exactly reference.h's order per cell:
+//   u_g = fl(float(acc_g) * sw[g][n]);  t = u_0;  t = fl(t + u_g), g = 1, 2, ...;  C = fl(t * sa[m])
+// acc_g is exact integer arithmetic whatever the instruction, and every float operation is one
+// IEEE operation per lane (no FMA: lib/quant is compiled with -ffp-contract=off), so the result
+// is the reference's bit for bit on every tier and thread count. The order forbids summing
+// across K in floats, so the vectors run across N (as lib/ref's fp16 strips do), and the
+// threads take column strips by lib/ref/split.h's rule. Symmetric weights only (affine
+// imports, ggml Q4_1, keep the per-group path of group_matmul.cpp).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "driver/common/result.h"
+#include "lib/quant/activations.h"
+#include "lib/quant/qweights.h"
+
+namespace ork::quant::detail {
+
+// portable: plain C++ (any CPU). avx2: VPMADDWD on sign-extended int16 pairs, 16 columns a
+// strip. vnni: AVX-512 VNNI VPDPBUSD on biased uint8 A x int8 B quads (the column-sum
+// correction folded into the accumulator's start), 32 columns a strip. The x86 tiers are
+// picked through lib/ref's CPUID checks (ref::isa_supported).
+enum class GroupTier { portable, avx2, vnni };
+
+const char* group_tier_name(GroupTier t);
+bool group_tier_supported(GroupTier t);
+std::vector<GroupTier> supported_group_tiers();  // slowest first
+GroupTier best_group_tier();
+
+// K values per step of a tier's inner loop (4 bytes: VNNI's quad, 2 int16: AVX2's pair) and
+// columns per strip.
+int group_tier_unit(GroupTier t);
+int group_tier_strip(GroupTier t);
+
+// Symmetric weights packed for one tier: per strip of columns, each group's steps (its rows
+// rounded up to the unit, zero padded), the group's weight scales for the strip's columns
+// (0 past N) and, on vnni, -128 x each column's code sum over the group (modulo 2^32).
+struct GroupPacked {
+  GroupTier tier = GroupTier::portable;
+  int64_t k = 0, n = 0, width = 0, groups = 0, strip = 0, strips = 0;
+  std::vector<int64_t> group_off;  // byte offset of group g in a strip's block, [groups + 1]
+  std::vector<uint8_t> b;          // [strips][group_off[groups] bytes]
+  std::vector<int32_t> bias;       // [strips][groups][strip] (vnni), else empty
+  std::vector<float> scales;       // [strips][groups][strip]
+  size_t bytes() const { return b.size() + bias.size() * sizeof(int32_t) + scales.size() * sizeof(float); }
+};
+
+// Refuses affine weights and an unsupported tier.
+Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier);
+
+struct FusedOptions {
+  int threads = 0;               // 0: as split.h's rule chooses for the shape
+  int* threads_used = nullptr;   // receives the threads the call ran on
+};
+
+// C (M x N row-major) from quantised activations (qa.k = K) and packed weights.
+Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span<float> c, const FusedOptions& o);
+
+// ---- The tiers' kernels (group_kernel.cpp, group_kernel_x86.cpp).
+constexpr int kStripRows = 4;  // rows of A per kernel call (1 .. kStripRows)
+
+// One kernel call: `rows` rows of A in the tier's format (portable: int8 codes; avx2: int16;
+// vnni: code + 128 as uint8), `a_stride` bytes apart, group g's values from byte
+// g * width * (bytes a value); one strip of packed weights; C's rows `ldc` floats apart,
+// `cols` of the strip's columns stored.
+struct StripCall {
+  const uint8_t* a = nullptr;
+  int64_t a_stride = 0, width = 0;
+  int rows = 0, cols = 0;
+  const uint8_t* b = nullptr;
+  const int64_t* group_off = nullptr;
+  int64_t groups = 0;
+  const int32_t* bias = nullptr;  // [groups][strip] (vnni)
+  const float* scales = nullptr;  // [groups][strip]
+  const float* sa = nullptr;      // the rows' activation scales
+  float* c = nullptr;
+  int64_t ldc = 0;
+};
+
+void strip_portable(const StripCall& x);
+void strip_avx2(const StripCall& x);
+void strip_vnni(const StripCall& x);
+
+}  // namespace ork::quant::detail

@@ -1,0 +1,133 @@
+// The x86 tiers of the fused quantised matmul (group_kernel.h), each compiled with a target
+// attribute and called only after group_tier_supported() said yes. Per group: the rows'
+// exact int32 sums for the strip's columns, then u = float(acc) x scale and t = u (first
+// group) or t + u, one IEEE operation per lane; after the last group C = t x sa. The rows
+// are a template parameter so the accumulators and running sums stay in registers.
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "lib/quant/group_kernel.h"
+
+namespace ork::quant::detail {
+namespace {
+
+// The zero-masked VCVTDQ2PS with an all-ones mask: GCC 12's expansion of the unmasked one
+// reads an undefined vector and fails -Werror=maybe-uninitialized.
+constexpr __mmask16 kAll16 = 0xffff;
+
+inline int32_t load32(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// ---- vnni: 32 columns (two zmm), A as code + 128 (uint8), B as int8 quads. VPDPBUSD sums
+// (a + 128) x b over a quad; the accumulator starts at -128 x the column's code sum, so it
+// ends at sum a x b exactly (modulo 2^32, and the true sum fits: qmatmul.h's bound).
+template <int R>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const StripCall& x) {
+  __m512 t[R][2];
+  #pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) t[r][0] = t[r][1] = _mm512_setzero_ps();  // set at g = 0; quiets -Wmaybe-uninitialized
+  for (int64_t g = 0; g < x.groups; ++g) {
+    const uint8_t* bg = x.b + x.group_off[g];
+    const int64_t quads = (x.group_off[g + 1] - x.group_off[g]) / 128;
+    const __m512i b0 = _mm512_loadu_si512(x.bias + g * 32), b1 = _mm512_loadu_si512(x.bias + g * 32 + 16);
+    __m512i acc[R][2];
+    #pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) acc[r][0] = b0, acc[r][1] = b1;
+    const uint8_t* a = x.a + g * x.width;
+    for (int64_t q = 0; q < quads; ++q) {
+      const __m512i w0 = _mm512_loadu_si512(bg + q * 128), w1 = _mm512_loadu_si512(bg + q * 128 + 64);
+      #pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const __m512i av = _mm512_set1_epi32(load32(a + r * x.a_stride + 4 * q));
+        acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
+        acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
+      }
+    }
+    const __m512 s0 = _mm512_loadu_ps(x.scales + g * 32), s1 = _mm512_loadu_ps(x.scales + g * 32 + 16);
+    #pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m512 u0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, acc[r][0]), s0);
+      const __m512 u1 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, acc[r][1]), s1);
+      t[r][0] = g == 0 ? u0 : _mm512_add_ps(t[r][0], u0);
+      t[r][1] = g == 0 ? u1 : _mm512_add_ps(t[r][1], u1);
+    }
+  }
+  const int lo = x.cols < 16 ? x.cols : 16, hi = x.cols - lo;
+  const auto m0 = static_cast<__mmask16>((1u << lo) - 1), m1 = static_cast<__mmask16>((1u << hi) - 1);
+  #pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const __m512 sa = _mm512_set1_ps(x.sa[r]);
+    _mm512_mask_storeu_ps(x.c + r * x.ldc, m0, _mm512_mul_ps(t[r][0], sa));
+    _mm512_mask_storeu_ps(x.c + r * x.ldc + 16, m1, _mm512_mul_ps(t[r][1], sa));
+  }
+}
+
+// ---- avx2: 16 columns (two ymm), A as int16, B as int16 pairs. VPMADDWD sums a pair of
+// products into int32 exactly (|a b| <= 128 x 128).
+template <int R>
+__attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
+  __m256 t[R][2];
+  #pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) t[r][0] = t[r][1] = _mm256_setzero_ps();  // set at g = 0
+  for (int64_t g = 0; g < x.groups; ++g) {
+    const uint8_t* bg = x.b + x.group_off[g];
+    const int64_t pairs = (x.group_off[g + 1] - x.group_off[g]) / 64;
+    __m256i acc[R][2];
+    #pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    const uint8_t* a = x.a + g * x.width * 2;
+    for (int64_t p = 0; p < pairs; ++p) {
+      const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg + p * 64));
+      const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg + p * 64 + 32));
+      #pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const __m256i av = _mm256_set1_epi32(load32(a + r * x.a_stride + 4 * p));
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(av, w0));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(av, w1));
+      }
+    }
+    const __m256 s0 = _mm256_loadu_ps(x.scales + g * 16), s1 = _mm256_loadu_ps(x.scales + g * 16 + 8);
+    #pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m256 u0 = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][0]), s0);
+      const __m256 u1 = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][1]), s1);
+      t[r][0] = g == 0 ? u0 : _mm256_add_ps(t[r][0], u0);
+      t[r][1] = g == 0 ? u1 : _mm256_add_ps(t[r][1], u1);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m256 sa = _mm256_set1_ps(x.sa[r]);
+    alignas(32) float out[16];
+    _mm256_store_ps(out, _mm256_mul_ps(t[r][0], sa));
+    _mm256_store_ps(out + 8, _mm256_mul_ps(t[r][1], sa));
+    std::memcpy(x.c + r * x.ldc, out, static_cast<size_t>(x.cols) * sizeof(float));
+  }
+}
+
+}  // namespace
+
+void strip_vnni(const StripCall& x) {
+  switch (x.rows) {
+    case 1: return vnni_rows<1>(x);
+    case 2: return vnni_rows<2>(x);
+    case 3: return vnni_rows<3>(x);
+    default: return vnni_rows<4>(x);
+  }
+}
+
+void strip_avx2(const StripCall& x) {
+  switch (x.rows) {
+    case 1: return avx2_rows<1>(x);
+    case 2: return avx2_rows<2>(x);
+    case 3: return avx2_rows<3>(x);
+    default: return avx2_rows<4>(x);
+  }
+}
+
+}  // namespace ork::quant::detail
+#endif

@@ -1,0 +1,140 @@
+// The cpu device's fused quantised matmul (lib/quant/group_kernel.h), each tier forced, at
+// every thread count: bit-identical to the reference (lib/quant/reference.h) for every mode,
+// group width and per-channel, shapes with a short last group, N off every strip width and
+// M off the kernel's row block; imported full-range codes with signed scales; extreme
+// accumulators (every code at its limit); and the refusals.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lib/quant/activations.h"
+#include "lib/quant/group_kernel.h"
+#include "lib/quant/reference.h"
+#include "tests/support/quant_test_util.h"
+
+namespace ork::quant::detail {
+namespace {
+
+using testing::first_difference;
+using testing::random_matrix;
+
+struct Shape {
+  int64_t m, k, n;
+};
+// K: a short last group for 32, 64 and 128 (200 = 3 x 64 + 8, 130, 45 = 32 + 13: odd, off the
+// pair and the quad); N off 16 and 32 (33, 47, 70); M off the 4-row block (1, 3, 6, 9).
+const Shape kShapes[] = {{1, 64, 32}, {3, 200, 47}, {6, 130, 33}, {9, 45, 70}, {4, 256, 16}, {2, 7, 5}};
+
+std::string run(GroupTier tier, int threads, const QuantWeights& w, std::span<const float> a, int64_t m,
+                const ActScheme& as, const std::vector<float>& want) {
+  auto p = pack_group_weights(w, tier);
+  if (!p) return p.error().message;
+  auto qa = quantise_activations(a, m, w.k(), as);
+  if (!qa) return qa.error().message;
+  std::vector<float> c(static_cast<size_t>(m * w.n()), -1.0f);
+  int used = -1;
+  if (auto s = fused_qmatmul(*qa, *p, c, {.threads = threads, .threads_used = &used}); !s) return s.error().message;
+  if (used < 1 || (threads > 0 && used > threads)) return "threads_used = " + std::to_string(used);
+  return first_difference(c, want, w.n());
+}
+
+TEST(FusedQmatmul, EveryTierAndThreadCountIsTheReference) {
+  uint32_t seed = 1;
+  for (const Shape& s : kShapes)
+    for (int64_t group : {0, 32, 64, 128})
+      for (auto [wb, ab] : {std::pair{Bits::int8, Bits::int8}, {Bits::int4, Bits::int8}, {Bits::int4, Bits::int4}}) {
+        if (group != 0 && group > s.k) continue;
+        const auto wf = random_matrix(s.k, s.n, ++seed);
+        const auto a = random_matrix(s.m, s.k, ++seed);
+        const WeightScheme ws{wb, group};
+        auto w = QuantWeights::quantise(wf, s.k, s.n, ws);
+        ASSERT_TRUE(w.ok()) << w.error().message;
+        for (bool per_row : {false, true}) {
+          const ActScheme as{ab, per_row};
+          auto want = reference::qmatmul(a, wf, s.m, s.k, s.n, ws, as);
+          ASSERT_TRUE(want.ok());
+          for (GroupTier t : supported_group_tiers())
+            for (int threads : {0, 1, 2, 3, 5})
+              ASSERT_EQ(run(t, threads, *w, a, s.m, as, *want), "")
+                  << group_tier_name(t) << " threads " << threads << " M x K x N = " << s.m << " x " << s.k << " x "
+                  << s.n << " group " << group << " w" << static_cast<int>(wb) << "a" << static_cast<int>(ab)
+                  << (per_row ? " per row" : " per tensor");
+        }
+      }
+}
+
+// ggml-style imports: codes over the whole range (-128 for int8, -8 for int4) and scales of
+// either sign, against reference::qmatmul_codes.
+TEST(FusedQmatmul, FullRangeImportsWithSignedScales) {
+  std::mt19937 rng(9);
+  for (Bits bits : {Bits::int8, Bits::int4})
+    for (const Shape& s : {Shape{3, 96, 40}, Shape{5, 70, 33}}) {
+      const WeightScheme ws{bits, 32, true, true};
+      const int64_t groups = (s.k + 31) / 32;
+      const int lo = bits == Bits::int8 ? -128 : -8, hi = -lo - 1;
+      std::uniform_int_distribution<int> code(lo, hi);
+      std::normal_distribution<float> scale(0.0f, 0.01f);
+      std::vector<int32_t> q(static_cast<size_t>(s.k * s.n));
+      for (int32_t& x : q) x = code(rng);
+      q[0] = lo;
+      std::vector<uint8_t> bytes(static_cast<size_t>(QuantWeights::code_bytes(bits, s.k, s.n)), 0);
+      for (size_t i = 0; i < q.size(); ++i) {
+        if (bits == Bits::int8) bytes[i] = static_cast<uint8_t>(q[i]);
+        else bytes[i / 2] |= static_cast<uint8_t>((q[i] & 0xf) << (i % 2 * 4));
+      }
+      std::vector<float> d(static_cast<size_t>(groups * s.n));
+      for (float& x : d) x = scale(rng);
+      auto w = QuantWeights::import(bytes, d, s.k, s.n, ws);
+      ASSERT_TRUE(w.ok()) << w.error().message;
+      const auto a = random_matrix(s.m, s.k, 77);
+      const ActScheme as{Bits::int8, true};
+      auto want = reference::qmatmul_codes(a, s.m, q, d, {}, s.k, s.n, 32, as);
+      ASSERT_TRUE(want.ok());
+      for (GroupTier t : supported_group_tiers())
+        for (int threads : {1, 2}) ASSERT_EQ(run(t, threads, *w, a, s.m, as, *want), "") << group_tier_name(t);
+    }
+}
+
+// Every code at its limit, per-channel over a long K: the int32 sums at their largest
+// (-128 x 127 x K on VNNI's biased path), still exact.
+TEST(FusedQmatmul, ExtremeSumsStayExact) {
+  const int64_t m = 2, k = 4096 + 3, n = 35;
+  std::vector<uint8_t> bytes(static_cast<size_t>(k * n), static_cast<uint8_t>(-128));
+  std::vector<int32_t> q(bytes.size(), -128);
+  const std::vector<float> d(static_cast<size_t>(n), 0.75f);
+  auto w = QuantWeights::import(bytes, d, k, n, WeightScheme{Bits::int8, 0, true, false});
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  std::vector<float> a(static_cast<size_t>(m * k), 1.0f);
+  for (int64_t j = 0; j < k; ++j) a[static_cast<size_t>(k + j)] = -2.0f;  // row 1 at -127
+  const ActScheme as{Bits::int8, false};
+  auto want = reference::qmatmul_codes(a, m, q, d, {}, k, n, k, as);
+  ASSERT_TRUE(want.ok());
+  for (GroupTier t : supported_group_tiers()) ASSERT_EQ(run(t, 0, *w, a, m, as, *want), "") << group_tier_name(t);
+}
+
+TEST(FusedQmatmul, Refusals) {
+  const auto wf = random_matrix(64, 16, 3);
+  auto w = QuantWeights::quantise(wf, 64, 16, WeightScheme{Bits::int8, 32});
+  ASSERT_TRUE(w.ok());
+  auto p = pack_group_weights(*w, GroupTier::portable);
+  ASSERT_TRUE(p.ok());
+  const auto a = random_matrix(2, 32, 4);
+  auto qa = quantise_activations(a, 2, 32, ActScheme{});
+  ASSERT_TRUE(qa.ok());
+  std::vector<float> c(32);
+  auto s = fused_qmatmul(*qa, *p, c, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "A has K = 32, the weights K = 64");
+  std::vector<uint8_t> codes(64 * 16, 1);
+  std::vector<float> d(2 * 16, 0.5f), mins(2 * 16, 0.25f);
+  auto affine = QuantWeights::import(codes, d, 64, 16, WeightScheme{Bits::int8, 32}, {.mins = mins, .code_offset = 0});
+  ASSERT_TRUE(affine.ok()) << affine.error().message;
+  auto refused = pack_group_weights(*affine, GroupTier::portable);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "fused quantised matmul: affine weights (an m term or a code offset)");
+}
+
+}  // namespace
+}  // namespace ork::quant::detail
