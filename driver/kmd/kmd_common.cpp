@@ -146,6 +146,18 @@ Status validate_submit(const Kmd& self, const SubmitDesc& desc, int cores) {
   return Status::success();
 }
 
+Result<CheckedSubmit> Kmd::check(SubmitDesc desc) const {
+  if (Status st = validate_submit(*this, desc, info().cores); !st) return st.error();
+  return CheckedSubmit(std::move(desc), this);
+}
+
+Result<SubmitResult> Kmd::submit_checked(const CheckedSubmit& job) {
+  if (job.by_ != this)
+    return make_error(-EINVAL, job.by_ == nullptr ? "submit: a job that was never checked"
+                                                  : "submit: a job checked by another device's kernel interface");
+  return submit_valid(job.desc_);
+}
+
 Status check_window_index(int window) {
   if (window >= 0 && window < hw::kMaxNpuWindows) return Status::success();
   return make_error(-EINVAL, fmt::format("NPU window {}: must be 0..{} (the vendor driver's {} IOMMU domains)", window,

@@ -51,7 +51,7 @@ Status Job::submit(const driver::SubmitDesc* chained) {
     return make_error(-EINVAL, "a job of several matmuls is submitted with their chained descriptor");
   stats_.device_ns = 0;
   const auto t0 = Clock::now();
-  auto pending = kmd_.submit_async(chained != nullptr ? *chained : parts_[0].ctx->groups[0].desc);
+  auto pending = kmd_.submit_async(chained != nullptr ? *chained : parts_[0].ctx->groups[0].submit.desc());
   submit_ns_ = ns_since(t0);
   if (!pending) return pending.error();
   pending_ = std::move(*pending);
