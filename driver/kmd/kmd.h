@@ -112,9 +112,11 @@ class CheckedSubmit {
 
  private:
   friend class Kmd;
-  CheckedSubmit(SubmitDesc desc, const Kmd* by) : desc_(std::move(desc)), by_(by) {}
+  CheckedSubmit(SubmitDesc desc, uint64_t by) : desc_(std::move(desc)), by_(by) {}
   SubmitDesc desc_;
-  const Kmd* by_ = nullptr;  // the Kmd that checked desc_, for its window, BOs and cores
+  // The serial of the Kmd that checked desc_ (for its window, BOs and cores), not its
+  // address: a Kmd opened where a closed one was must not take the closed one's jobs.
+  uint64_t by_ = 0;
 };
 
 struct SubmitResult {
@@ -238,6 +240,8 @@ class Kmd {
   int window_ = 0;  // set by open_window
 
  private:
+  static uint64_t next_serial();
+  const uint64_t serial_ = next_serial();  // unique in the process, never 0 (CheckedSubmit)
   std::atomic<uint64_t> resident_bytes_{0};
   mutable std::mutex handles_mutex_;
   std::set<uint32_t> handles_;

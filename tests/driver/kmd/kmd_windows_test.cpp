@@ -111,6 +111,35 @@ TEST_P(Windows, AJobCheckedOnceRunsOnlyWhereItWasChecked) {
   EXPECT_EQ(kernel.stats().submits, submits + 2);
 }
 
+// A job checked by a Kmd that was then closed is refused by the Kmd opened after it, before
+// any ioctl, even where the allocator gives the new Kmd the closed one's address (it usually
+// does at once: the same size, freed last). A check remembered by address would hand the
+// kernel a job whose BOs were freed with their Kmd; it is keyed by the Kmd's serial.
+TEST_P(Windows, AJobCheckedByAClosedKmdIsRefusedByTheNextOne) {
+  auto first = open_kmd(kernel, GetParam());
+  ASSERT_TRUE(first);
+  auto closed = first->open_window(1);
+  ASSERT_TRUE(closed.ok());
+  const Kmd* address = closed->get();
+  driver::CheckedSubmit checked;
+  {
+    auto regcmd = (*closed)->bo_create(4096, BoUsage::regcmd);
+    auto out = (*closed)->bo_create(4096, BoUsage::data);
+    ASSERT_TRUE(regcmd.ok() && out.ok());
+    auto c = (*closed)->check(job(**regcmd, **out));
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    checked = *c;
+  }  // its BOs freed, then the Kmd closed
+  closed->reset();
+  auto next = first->open_window(1);
+  ASSERT_TRUE(next.ok());
+  const uint64_t submits = kernel.stats().submits;
+  auto r = (*next)->submit_checked(checked);
+  ASSERT_FALSE(r.ok()) << (next->get() == address ? "at the closed Kmd's address" : "at another address");
+  EXPECT_NE(r.error().message.find("another device's kernel interface"), std::string::npos) << r.error().message;
+  EXPECT_EQ(kernel.stats().submits, submits);
+}
+
 TEST_P(Windows, WindowIndexOutOfRangeIsRefused) {
   auto first = open_kmd(kernel, GetParam());
   ASSERT_TRUE(first);
