@@ -98,6 +98,27 @@ struct SubmitDesc {
   uint32_t timeout_ms = 6000;        // MTX tests and librknnrt use 6000 ms
 };
 
+class Kmd;
+
+// A SubmitDesc one Kmd has validated (Kmd::check), immutable from then on, so that submitting
+// it again needs no checks (Kmd::submit_checked). A matmul context builds its jobs once and
+// submits them on every call: checking each call read the weights' and command lists' BO
+// objects and every task, lines of that weight's own (docs/library.md "What grows with the
+// model's size"). Only a Kmd makes a checked one; a default one is checked by none.
+class CheckedSubmit {
+ public:
+  CheckedSubmit() = default;
+  const SubmitDesc& desc() const { return desc_; }
+
+ private:
+  friend class Kmd;
+  CheckedSubmit(SubmitDesc desc, uint64_t by) : desc_(std::move(desc)), by_(by) {}
+  SubmitDesc desc_;
+  // The serial of the Kmd that checked desc_ (for its window, BOs and cores), not its
+  // address: a Kmd opened where a closed one was must not take the closed one's jobs.
+  uint64_t by_ = 0;
+};
+
 struct SubmitResult {
   uint32_t tasks_completed = 0;  // rknpu task_counter; rocket: tasks of jobs that finished
   int64_t hw_elapse_ns = -1;     // rknpu hw_elapse_time; -1 where the uAPI has none
@@ -151,6 +172,11 @@ class Kmd {
   // -ETIMEDOUT: a core did not finish (the kernel has reset it; the device stays usable).
   // -EIO: the job failed (DMA error). Other -errno: the ioctl was refused.
   virtual Result<SubmitResult> submit(const SubmitDesc& desc) = 0;
+  // The checks submit() makes, once: a job submitted many times is checked here and then
+  // submitted with submit_checked, which does what submit() does without checking again.
+  // submit_checked refuses a job this Kmd did not check.
+  Result<CheckedSubmit> check(SubmitDesc desc) const;
+  Result<SubmitResult> submit_checked(const CheckedSubmit& job);
   // The same job, handed to the kernel without waiting for it. Jobs run in submission order
   // on each core. Several may be in flight; each must use its own out BOs (and A BOs the
   // host rewrites meanwhile).
@@ -199,6 +225,8 @@ class Kmd {
  protected:
   friend class Bo;
   virtual void bo_release(Bo& bo) noexcept = 0;
+  // submit() after its checks, and submit_checked(): `desc` is valid for this Kmd.
+  virtual Result<SubmitResult> submit_valid(const SubmitDesc& desc) = 0;
   // The GEM handles of this file's live BOs: PRIME_FD_TO_HANDLE of a dma-buf this file
   // already holds returns the handle it has (the DRM core's prime lookup), which a second
   // Bo must not own; bo_import refuses it.
@@ -212,6 +240,8 @@ class Kmd {
   int window_ = 0;  // set by open_window
 
  private:
+  static uint64_t next_serial();
+  const uint64_t serial_ = next_serial();  // unique in the process, never 0 (CheckedSubmit)
   std::atomic<uint64_t> resident_bytes_{0};
   mutable std::mutex handles_mutex_;
   std::set<uint32_t> handles_;

@@ -146,6 +146,26 @@ Status validate_submit(const Kmd& self, const SubmitDesc& desc, int cores) {
   return Status::success();
 }
 
+uint64_t Kmd::next_serial() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+Result<CheckedSubmit> Kmd::check(SubmitDesc desc) const {
+  if (Status st = validate_submit(*this, desc, info().cores); !st) return st.error();
+  return CheckedSubmit(std::move(desc), serial_);
+}
+
+// The one check left per call: the job was checked by this Kmd. Its SubmitDesc cannot have
+// changed since (CheckedSubmit hands it out const), and what the checks read of it (cores,
+// tasks, the BOs' owners) is fixed for the Kmd's life.
+Result<SubmitResult> Kmd::submit_checked(const CheckedSubmit& job) {
+  if (job.by_ != serial_)
+    return make_error(-EINVAL, job.by_ == 0 ? "submit: a job that was never checked"
+                                            : "submit: a job checked by another device's kernel interface");
+  return submit_valid(job.desc_);
+}
+
 Status check_window_index(int window) {
   if (window >= 0 && window < hw::kMaxNpuWindows) return Status::success();
   return make_error(-EINVAL, fmt::format("NPU window {}: must be 0..{} (the vendor driver's {} IOMMU domains)", window,

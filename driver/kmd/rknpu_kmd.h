@@ -40,6 +40,7 @@ class RknpuKmd final : public DrmKmd {
   Result<std::unique_ptr<Bo>> bo_create(size_t bytes, BoUsage usage) override;
   Status bo_sync(const Bo& bo, SyncDir dir) override;
   Result<SubmitResult> submit(const SubmitDesc& desc) override;
+  Result<SubmitResult> submit_valid(const SubmitDesc& desc) override;
   Status reset() override;
   Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) override;
   Result<SubmitResult> wait(PendingJob& job, int64_t timeout_ms) override;

@@ -154,6 +154,10 @@ Result<SubmitResult> RknpuKmd::submit_blocking(const Bo& tasks, const std::vecto
 
 Result<SubmitResult> RknpuKmd::submit(const SubmitDesc& desc) {
   if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
+  return submit_valid(desc);
+}
+
+Result<SubmitResult> RknpuKmd::submit_valid(const SubmitDesc& desc) {
   uint32_t mask = 0;
   for (const CoreJob& j : desc.jobs) mask |= 1u << j.core;
   if (stuck_cores_ & mask) {  // reap the overrun job first: a NONBLOCK submit does (rknpu_kmd.h)

@@ -97,13 +97,22 @@ Status RocketKmd::bo_sync(const Bo& bo, SyncDir dir) {
 }
 
 Result<SubmitResult> RocketKmd::submit(const SubmitDesc& desc) {
-  auto job = submit_async(desc);
+  if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
+  return submit_valid(desc);
+}
+
+Result<SubmitResult> RocketKmd::submit_valid(const SubmitDesc& desc) {
+  auto job = async_valid(desc);
   if (!job) return job.error();
   return wait(**job, -1);
 }
 
 Result<std::unique_ptr<PendingJob>> RocketKmd::submit_async(const SubmitDesc& desc) {
   if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
+  return async_valid(desc);
+}
+
+Result<std::unique_ptr<PendingJob>> RocketKmd::async_valid(const SubmitDesc& desc) {
   if (desc.out_bos.empty()) {
     return make_error(-EINVAL, "submit: rocket waits on the out BOs (PREP_BO); out_bos is empty");
   }

@@ -31,6 +31,7 @@ class RocketKmd final : public DrmKmd {
   Result<std::unique_ptr<Bo>> bo_create(size_t bytes, BoUsage usage) override;
   Status bo_sync(const Bo& bo, SyncDir dir) override;
   Result<SubmitResult> submit(const SubmitDesc& desc) override;
+  Result<SubmitResult> submit_valid(const SubmitDesc& desc) override;
   // rocket has no reset ioctl: its kernel resets a core when a job times out (500 ms).
   Status reset() override { return Status::success(); }
   Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) override;
@@ -45,6 +46,7 @@ class RocketKmd final : public DrmKmd {
 
  private:
   int prep_bo(uint32_t handle, int64_t deadline_ns);
+  Result<std::unique_ptr<PendingJob>> async_valid(const SubmitDesc& desc);  // submit_async, checked
 
   // The last job timed out (so the kernel reset its core): a second timeout in a row means
   // the reset did not bring the core back, and the message says so.

@@ -44,8 +44,8 @@ std::vector<std::vector<PlacedTask>> place(const std::vector<matmul::Plan>& plan
   s.cores = cores;
   for (size_t i : by_length) {
     const std::string name = fmt::format("T{}", i);
-    s.ops.push_back({.kind = sched::OpKind::start, .name = name, .cycles = cycles[i]});
-    s.ops.push_back({.kind = sched::OpKind::wait, .name = name});
+    s.ops.push_back({.name = name, .cycles = cycles[i], .kind = sched::OpKind::start});
+    s.ops.push_back({.name = name, .kind = sched::OpKind::wait});
   }
   std::vector<std::vector<PlacedTask>> out(static_cast<size_t>(cores));
   auto schedule = sched::finalize_stream(s) ? sched::schedule(s, sched::Options{.policy = sched::Policy::critical_path})

@@ -123,6 +123,8 @@ struct Builder {
                                              ops, sched::kMaxOps));
     const auto n = static_cast<size_t>(ops);
     p.stream.ops.reserve(n);
+    // Two accesses a load, a start's weight, inputs and output: most ops hold two or fewer.
+    p.stream.accesses.reserve(2 * n);
     p.op_steps.reserve(n);
     p.load_of.reserve(n);
     // The file, each token's input, and per matmul an activation and at most one weight.
@@ -141,6 +143,16 @@ struct Builder {
       }
     }
     return Status::success();
+  }
+
+  // One op into the stream (its accesses into the stream's one array), its step and the
+  // load its weight comes from.
+  std::vector<sched::Access> reads;  // a start's, reused from matmul to matmul
+  void add_op(sched::Op op, std::span<const sched::Access> r, std::span<const sched::Access> w, Step step,
+              size_t tensor) {
+    p.op_steps.push_back(step);
+    p.stream.add(std::move(op), r, w);
+    p.load_of.push_back(pinned_load[tensor]);
   }
 
   // Matmul j of layer l for token t: its weight buffer (a pinned tensor's once), its
@@ -164,33 +176,29 @@ struct Builder {
     const int a = buffer(fmt::format("a{}.{}.{}", t, l, md.name), o.m * md.n, false);
     layer_acts[j] = a;
     const std::string label = fmt::format("{}.{}.{}", t, l, md.name);
-    sched::Op load{.kind = sched::OpKind::load, .name = "L" + label};
-    load.reads.push_back({file, static_cast<int64_t>(pt.offset), static_cast<int64_t>(pt.bytes)});
-    load.writes.push_back(whole(w));
-    load.cycles = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(slot) / o.disk_bytes_per_ns));
-    sched::Op start{.kind = sched::OpKind::start, .name = "P" + label};
-    start.reads.push_back(whole(w));
+    if (loads) {
+      pinned_load[tensor] = static_cast<int>(p.stream.ops.size());
+      const sched::Access from[] = {{file, static_cast<int64_t>(pt.offset), static_cast<int64_t>(pt.bytes)}};
+      const sched::Access to[] = {whole(w)};
+      const auto ns = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(slot) / o.disk_bytes_per_ns));
+      add_op({.name = "L" + label, .cycles = ns, .kind = sched::OpKind::load}, from, to,
+             {Step::load, t, l, int(j), -1}, tensor);
+    }
+    reads.assign(1, whole(w));
     for (const auto& s : md.inputs) {
       if (s == "x") {
-        for (int b : xb) start.reads.push_back(whole(b));
+        for (int b : xb) reads.push_back(whole(b));
       } else {
-        start.reads.push_back(whole(layer_acts[static_cast<size_t>(names.find(s))]));
+        reads.push_back(whole(layer_acts[static_cast<size_t>(names.find(s))]));
       }
     }
-    for (const auto& s : md.after) start.reads.push_back(whole(layer_acts[static_cast<size_t>(names.find(s))]));
-    start.writes.push_back(whole(a));
+    for (const auto& s : md.after) reads.push_back(whole(layer_acts[static_cast<size_t>(names.find(s))]));
+    const sched::Access out[] = {whole(a)};
     auto key = std::make_tuple(md.k, md.n, pt.slice_k);  // int4: the tensor's own width prices it
     if (!cycles.count(key)) cycles[key] = std::max<int64_t>(1, modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores, pt.slice_k));
-    start.cycles = cycles[key];
-    sched::Op wait{.kind = sched::OpKind::wait, .name = "P" + label};
-    if (loads) pinned_load[tensor] = static_cast<int>(p.stream.ops.size());
-    for (auto* op : {&load, &start, &wait}) {
-      if (op == &load && !loads) continue;
-      p.op_steps.push_back({op == &load ? Step::load : op == &start ? Step::compute : Step::wait, t, l,
-                            static_cast<int>(j), -1});
-      p.stream.ops.push_back(std::move(*op));  // its name and access lists moved, not copied
-      p.load_of.push_back(pinned_load[tensor]);
-    }
+    add_op({.name = "P" + label, .cycles = cycles[key], .kind = sched::OpKind::start}, reads, out,
+           {Step::compute, t, l, int(j), -1}, tensor);
+    add_op({.name = "P" + label, .kind = sched::OpKind::wait}, {}, {}, {Step::wait, t, l, int(j), -1}, tensor);
     ++p.computes;
   }
 };
@@ -205,9 +213,10 @@ void assign_slots(ExecPlan& p, const sched::Graph& graph) {
   // weight buffer it reads first.
   for (size_t i = 0; i < p.stream.ops.size(); ++i) {
     const sched::Op& o = p.stream.ops[i];
-    const int b = o.kind == sched::OpKind::load    ? o.writes[0].buffer
-                  : o.kind == sched::OpKind::start ? o.reads[0].buffer
-                                                   : p.stream.ops[static_cast<size_t>(o.partner)].reads[0].buffer;
+    const sched::Stream& s = p.stream;
+    const int b = o.kind == sched::OpKind::load    ? s.writes(o)[0].buffer
+                  : o.kind == sched::OpKind::start ? s.reads(o)[0].buffer
+                                                   : s.reads(s.ops[static_cast<size_t>(o.partner)])[0].buffer;
     p.op_steps[i].slot = slots.slot_of_buffer[static_cast<size_t>(b)];
   }
 }

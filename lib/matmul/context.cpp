@@ -62,7 +62,7 @@ void plan_groups(Context& ctx, std::vector<BufferIovas>& iovas) {
   // A stacked plan: every slice in one group, written to its one output C' (plan.h).
   const int64_t per_group = p.stacked ? p.slices : slots;
   for (int64_t first = 0; first < p.slices; first += per_group) {
-    SliceGroup g{.first_slice = first, .count = std::min(per_group, p.slices - first), .desc = {}};
+    SliceGroup g{.first_slice = first, .count = std::min(per_group, p.slices - first), .submit = {}};
     BufferIovas io{.a = ctx.a().iova(), .b = ctx.weights->iova(), .c = {}, .first_slice = first};
     for (int64_t i = 0; i < output_slots(p, g); ++i) io.c.push_back(ctx.c(static_cast<size_t>(i)).iova());
     ctx.groups.push_back(std::move(g));
@@ -76,14 +76,16 @@ int physical_core(uint32_t mask, int core) {
   return std::countr_zero(mask);
 }
 
-// Copies the command lists into the regcmd BO and fills each group's submit descriptor.
-void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
+// Copies the command lists into the regcmd BO and fills each group's submit descriptor,
+// checked by `kmd` once.
+Status lay_out(driver::Kmd& kmd, Context& ctx, const std::vector<CoreCommands>& cmds) {
   uint64_t offset = 0;
   size_t next = 0;
   int64_t group = 0;
   for (SliceGroup& g : ctx.groups) {
-    g.desc.in_bos = {&ctx.a(), ctx.weights, ctx.regcmd.get()};
-    for (int64_t i = 0; i < output_slots(ctx.plan, g); ++i) g.desc.out_bos.push_back(&ctx.c(static_cast<size_t>(i)));
+    driver::SubmitDesc desc;
+    desc.in_bos = {&ctx.a(), ctx.weights, ctx.regcmd.get()};
+    for (int64_t i = 0; i < output_slots(ctx.plan, g); ++i) desc.out_bos.push_back(&ctx.c(static_cast<size_t>(i)));
     for (int core = 0; core < ctx.plan.cores_used; ++core) {
       if (core_tasks(ctx.plan, core, g).empty()) continue;
       const CoreCommands& cc = cmds[next++];
@@ -93,11 +95,15 @@ void lay_out(Context& ctx, const std::vector<CoreCommands>& cmds) {
       for (size_t t = 0; t < cc.task_offsets.size(); ++t)
         job.tasks.push_back({.regcmd_iova = ctx.regcmd->iova() + offset + cc.task_offsets[t] * 8,
                              .regcmd_entries = cc.task_entries[t]});
-      g.desc.jobs.push_back(std::move(job));
+      desc.jobs.push_back(std::move(job));
       offset += aligned64(cc.entries.size() * 8);
     }
+    auto checked = kmd.check(std::move(desc));
+    if (!checked) return checked.error();
+    g.submit = std::move(*checked);
     ++group;
   }
+  return Status::success();
 }
 
 }  // namespace
@@ -168,7 +174,7 @@ Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan, cons
   ctx->regcmd = std::move(*rc);
   auto cmds = emit_all(*ctx, iovas, ctx->regcmd->iova(), emit, &bytes);
   if (!cmds) return cmds.error();
-  lay_out(*ctx, *cmds);
+  if (auto s = lay_out(kmd, *ctx, *cmds); !s) return s.error();
   if (auto s = kmd.bo_sync(*ctx->regcmd, driver::SyncDir::to_device); !s) return s.error();
   return ctx;
 }

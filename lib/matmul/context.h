@@ -17,11 +17,12 @@
 
 namespace ork::matmul {
 
-// One submit: the K-slices [first_slice, first_slice + count) with their output slots.
+// One submit: the K-slices [first_slice, first_slice + count) with their output slots; its
+// job checked once, when the context is built (driver::CheckedSubmit).
 struct SliceGroup {
   int64_t first_slice = 0;
   int64_t count = 0;
-  driver::SubmitDesc desc;
+  driver::CheckedSubmit submit;
 };
 
 // The output BOs a group writes: one per slice, or the one C' of a stacked plan (plan.h).
@@ -54,12 +55,14 @@ IoGeometry io_geometry(const Plan& plan);
 Result<std::shared_ptr<IoBuffers>> allocate_io(driver::Kmd& kmd, const IoGeometry& geometry);
 
 struct Context {
+  // What every call reads comes first, next to the plan's sizes, so that a call touches as
+  // few lines of its own context as it can (docs/library.md "What grows with the model's size").
+  std::shared_ptr<IoBuffers> io;                  // A and the output slots, maybe shared
+  std::vector<SliceGroup> groups;
   Plan plan;
   const driver::Bo* weights = nullptr;            // packed by the plan's slice layout
-  std::shared_ptr<IoBuffers> io;                  // A and the output slots, maybe shared
   bool shared_io = false;                         // io was handed in (build_context's `io`)
   std::unique_ptr<driver::Bo> regcmd;
-  std::vector<SliceGroup> groups;
   uint32_t core_mask = 0;  // the physical cores: plan core i runs on the i-th set bit
 
   const driver::Bo& a() const { return *io->a; }

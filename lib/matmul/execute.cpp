@@ -77,7 +77,7 @@ Status run_groups(driver::Kmd& kmd, const Context& x, size_t first, void* c, Out
   for (size_t g = first; g < x.groups.size(); ++g) {
     const auto t0 = Clock::now();
     const int64_t c0 = ref::detail::work_cpu_ns();
-    auto r = kmd.submit(x.groups[g].desc);
+    auto r = kmd.submit_checked(x.groups[g].submit);
     const int64_t ns = ns_since(t0);
     st.submit_cpu_ns += cpu_since(c0);
     if (!r) return r.error();
@@ -116,7 +116,7 @@ Result<driver::SubmitDesc> chain_contexts(driver::Kmd& kmd, std::span<Context* c
       return make_error(-ENOTSUP, fmt::format("a {} x {} x {} matmul needs {} kernel submits (its K-slice outputs "
                                               "exceed one submit's budget): it cannot be chained into one job",
                                               x->plan.shape.m, x->plan.shape.k, x->plan.shape.n, x->groups.size()));
-    const driver::SubmitDesc& d = x->groups[0].desc;
+    const driver::SubmitDesc& d = x->groups[0].submit.desc();
     for (const driver::CoreJob& job : d.jobs) {
       if (job.tasks.empty()) continue;
       auto it = std::find_if(desc.jobs.begin(), desc.jobs.end(), [&](const driver::CoreJob& j) { return j.core == job.core; });

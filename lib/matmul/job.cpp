@@ -53,7 +53,7 @@ Status Job::submit(const driver::SubmitDesc* chained) {
   stats_.device_ns = 0;
   const auto t0 = Clock::now();
   const int64_t c0 = ref::detail::work_cpu_ns();
-  auto pending = kmd_.submit_async(chained != nullptr ? *chained : parts_[0].ctx->groups[0].desc);
+  auto pending = kmd_.submit_async(chained != nullptr ? *chained : parts_[0].ctx->groups[0].submit.desc());
   submit_ns_ = ns_since(t0);
   stats_.submit_cpu_ns += ref::detail::work_cpu_ns() - c0;
   if (!pending) return pending.error();

@@ -170,12 +170,12 @@ Result<std::shared_ptr<IoBuffers>> MatmulRunner::shared_io(const IoGeometry& geo
   return io;
 }
 
-Result<std::shared_ptr<Context>> MatmulRunner::context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
-                                                           bool shared, bool* built) {
+Result<std::shared_ptr<Context>*> MatmulRunner::context_for(const ResidentWeights& w, int64_t m,
+                                                            const RunOptions& options, bool shared, bool* built) {
   const uint32_t mask = effective_core_mask(options);
   const Key key{w.id(), m, mask, options.mc_cap, options.fp16_out, shared};
   *built = false;
-  if (auto* hit = contexts_.find(key)) return *hit;
+  if (auto* hit = contexts_.find(key)) return hit;
   auto plan = call_plan(w, m, options);
   if (!plan) return plan.error();
   std::shared_ptr<IoBuffers> io;
@@ -188,7 +188,7 @@ Result<std::shared_ptr<Context>> MatmulRunner::context_for(const ResidentWeights
   if (!ctx) return ctx.error();
   *built = true;
   const size_t bytes = (*ctx)->device_bytes();
-  return *contexts_.insert(key, w.id(), std::shared_ptr<Context>(std::move(*ctx)), bytes, /*keep_new=*/true);
+  return contexts_.insert(key, w.id(), std::shared_ptr<Context>(std::move(*ctx)), bytes, /*keep_new=*/true);
 }
 
 Result<std::shared_ptr<Context>> MatmulRunner::acquire(const ResidentWeights& w, int64_t m, const RunOptions& options,
@@ -198,7 +198,8 @@ Result<std::shared_ptr<Context>> MatmulRunner::acquire(const ResidentWeights& w,
   auto ctx = context_for(w, m, options, /*shared=*/false, &st.built);
   st.plan_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   st.plan_cpu_ns += ref::detail::work_cpu_ns() - c0;
-  return ctx;
+  if (!ctx) return ctx.error();
+  return **ctx;
 }
 
 Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, void* c, const RunOptions& options,
@@ -210,22 +211,15 @@ Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, voi
   if (c == nullptr) return make_error(-EINVAL, "C is NULL");
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t c0 = ref::detail::work_cpu_ns();
-  // A hit is used in place, not copied: a blocking call builds and evicts nothing until it
-  // returns, and a copy would write the count in the context's own control block, one more
-  // line of that weight's on every call (docs/library.md "What grows with the model's size").
-  std::shared_ptr<Context> built;
-  const Context* x = nullptr;
-  if (auto* hit = contexts_.find(Key{w.id(), m, effective_core_mask(options), options.mc_cap, options.fp16_out, true})) {
-    x = hit->get();
-  } else {
-    auto ctx = context_for(w, m, options, /*shared=*/true, &st.built);
-    if (!ctx) return ctx.error();
-    built = std::move(*ctx);
-    x = built.get();
-  }
+  // The cache's entry is used in place, not copied: a blocking call builds and evicts nothing
+  // more until it returns, and a copy would write the count in the context's own control
+  // block, one more line of that weight's on every call (docs/library.md "What grows with the
+  // model's size").
+  auto ctx = context_for(w, m, options, /*shared=*/true, &st.built);
+  if (!ctx) return ctx.error();
   st.plan_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   st.plan_cpu_ns = ref::detail::work_cpu_ns() - c0;
-  return execute_any(kmd_, *x, a, c, st);
+  return execute_any(kmd_, ***ctx, a, c, st);
 }
 
 }  // namespace ork::matmul

@@ -138,8 +138,11 @@ class MatmulRunner {
   struct KeyHash {
     size_t operator()(const Key& k) const noexcept;
   };
-  Result<std::shared_ptr<Context>> context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
-                                               bool shared, bool* built);
+  // The cache's own entry: run() uses it in place (nothing is built or evicted until it returns),
+  // acquire() copies it. No copy on run()'s path: a copy writes the count of the context's
+  // own control block, one more line per weight and call.
+  Result<std::shared_ptr<Context>*> context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
+                                                bool shared, bool* built);
   // The set of A and output BOs the blocking calls' contexts of `geometry` share (made when
   // none is alive): it lives while a context holds it.
   Result<std::shared_ptr<IoBuffers>> shared_io(const IoGeometry& geometry);

@@ -212,7 +212,7 @@ class NpuGroupMatmul final : public GroupMatmul {
     const auto elements = static_cast<size_t>(matmul::c_elements_per_slice(p));
     for (const matmul::SliceGroup& g : x.groups) {
       t0 = Clock::now();
-      auto r = kmd_.submit(g.desc);
+      auto r = kmd_.submit_checked(g.submit);
       const int64_t submit_ns = ns_since(t0);
       if (!r) return r.error();
       matmul::account_submit(st, *r, submit_ns);

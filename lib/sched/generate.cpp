@@ -19,7 +19,7 @@ class Builder {
   Access whole(int b) const { return {b, 0, s_.buffers[b].bytes}; }
   void op(OpKind kind, const std::string& name, std::vector<Access> reads,
           std::vector<Access> writes, int64_t cycles) {
-    s_.ops.push_back({kind, name, std::move(reads), std::move(writes), cycles, -1, false, 0});
+    s_.add(Op{.name = name, .cycles = cycles, .kind = kind}, reads, writes);
   }
 
  private:

@@ -66,8 +66,8 @@ class MemoryEdges {
     FlatTouches out;
     out.offsets.assign(s_.buffers.size() + 1, 0);
     for (const Op& op : s_.ops) {
-      for (const Access& a : op.reads) ++out.offsets[static_cast<size_t>(a.buffer) + 1];
-      for (const Access& a : op.writes) ++out.offsets[static_cast<size_t>(a.buffer) + 1];
+      for (const Access& a : s_.reads(op)) ++out.offsets[static_cast<size_t>(a.buffer) + 1];
+      for (const Access& a : s_.writes(op)) ++out.offsets[static_cast<size_t>(a.buffer) + 1];
     }
     for (size_t b = 0; b < s_.buffers.size(); ++b) out.offsets[b + 1] += out.offsets[b];
     out.items.resize(out.offsets.back());
@@ -75,8 +75,8 @@ class MemoryEdges {
     for (int i = 0; i < static_cast<int>(s_.ops.size()); ++i) {
       const Op& op = s_.ops[i];
       int index = 0;
-      for (const Access& a : op.reads) out.items[fill[a.buffer]++] = {i, index++, a.offset, a.length, false};
-      for (const Access& a : op.writes) out.items[fill[a.buffer]++] = {i, index++, a.offset, a.length, true};
+      for (const Access& a : s_.reads(op)) out.items[fill[a.buffer]++] = {i, index++, a.offset, a.length, false};
+      for (const Access& a : s_.writes(op)) out.items[fill[a.buffer]++] = {i, index++, a.offset, a.length, true};
     }
     return out;
   }
@@ -166,8 +166,8 @@ void barrier_successors(const Graph& g, int i, int next, std::vector<int>& out) 
 // The in-memory buffers an op touches, sorted and unique, into `ids` (reused).
 void memory_buffers(const Stream& s, const Op& op, std::vector<int>& ids) {
   ids.clear();
-  for (const auto* list : {&op.reads, &op.writes})
-    for (const Access& a : *list)
+  for (const auto list : {s.reads(op), s.writes(op)})
+    for (const Access& a : list)
       if (s.buffers[a.buffer].in_memory) ids.push_back(a.buffer);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -210,10 +210,10 @@ void memory_model(const Stream& s, Graph& g) {
     }
     if (op.kind == OpKind::start) {
       g.starts.push_back(i);
-      for (const Access& a : op.reads) readers.emplace_back(a.buffer, i);
+      for (const Access& a : s.reads(op)) readers.emplace_back(a.buffer, i);
     }
     if (op.kind != OpKind::load)
-      for (const Access& a : op.writes)
+      for (const Access& a : s.writes(op))
         if (s.buffers[a.buffer].in_memory) g.dirtied_by.items.push_back(a.buffer);
     g.dirtied_by.offsets.push_back(static_cast<int>(g.dirtied_by.items.size()));
   }
@@ -236,7 +236,7 @@ void memory_model(const Stream& s, Graph& g) {
   g.first_consumer.assign(n, -1);
   for (int i = 0; i < n; ++i) {
     if (g.info[i].kind != OpKind::load) continue;
-    for (const Access& a : s.ops[i].writes) {
+    for (const Access& a : s.writes(s.ops[i])) {
       const auto r = read_by[a.buffer];
       auto it = std::upper_bound(r.begin(), r.end(), i);
       if (it != r.end() && (g.first_consumer[i] < 0 || *it < g.first_consumer[i]))

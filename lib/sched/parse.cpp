@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "lib/sched/names.h"
@@ -79,13 +80,13 @@ struct LineParser {
     return {};
   }
 
-  Status key_value(Op& op, std::string_view word) const {
+  Status key_value(Op& op, std::string_view word) {
     size_t eq = word.find('=');
     if (eq == std::string_view::npos) return fail("expected key=value, got '" + std::string(word) + "'");
     const std::string_view key = word.substr(0, eq);
     std::string_view value = word.substr(eq + 1);
-    if (key == "reads") return accesses(value, op.reads);
-    if (key == "writes") return accesses(value, op.writes);
+    if (key == "reads") return accesses(value, reads);
+    if (key == "writes") return accesses(value, writes);
     if (key == "cycles") {
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), op.cycles);
       if (ec != std::errc() || end != value.data() + value.size() || op.cycles < 0 || op.cycles > kMaxOpCycles)
@@ -151,14 +152,22 @@ struct LineParser {
       return fail("unknown op '" + std::string(w[0]) +
                   "' (memory, cores, slots, policy, buffer, load, store, start, wait, barrier)");
     if (w.size() < 2) return fail(std::string(w[0]) + " needs a name");
-    Op& op = stream.ops.emplace_back(Op{kind, std::string(w[1]), {}, {}, 0, -1, false, line});
+    Op op{.name = std::string(w[1]), .line = line, .kind = kind};
+    reads.clear();
+    writes.clear();
     for (size_t i = 2; i < w.size(); ++i)
       if (Status st = key_value(op, w[i]); !st) return st;
+    if (stream.accesses.size() + reads.size() + writes.size() > UINT32_MAX)
+      return fail("more than 2^32 - 1 accesses in the stream");
+    stream.add(std::move(op), reads, writes);
     return {};
   }
 
   // Splits on blanks into `words` (reused from line to line: no allocation per line).
   std::vector<std::string_view> words;
+  // The op's accesses as its line is read (a line may name reads= and writes= in either
+  // order, or twice), then appended to the stream's one array (Stream::add); reused.
+  std::vector<Access> reads, writes;
 
   Status parse_line(std::string_view text) {
     if (size_t hash = text.find('#'); hash != std::string_view::npos) text = text.substr(0, hash);
@@ -210,6 +219,8 @@ Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
   const auto lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
   stream.ops.reserve(lines);  // an upper bound; untouched capacity costs no page
   stream.buffers.reserve(lines / 2);  // most streams declare fewer; growing copied every buffer
+  // An access is a comma's or a key's: at most the commas and two per line.
+  stream.accesses.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), ',')) + 2 * lines);
   {  // the buffer names' table is freed before finalize_stream builds the op names': it reuses those pages
     LineParser parser{stream, NameTable(lines / 2), 0, {}};
     std::string_view ahead = text;
@@ -244,7 +255,7 @@ struct TextOut {
   }
 };
 
-void format_accesses(TextOut& out, const Stream& s, std::string_view key, const std::vector<Access>& list) {
+void format_accesses(TextOut& out, const Stream& s, std::string_view key, std::span<const Access> list) {
   if (list.empty()) return;
   out << ' ' << key << '=';
   for (size_t i = 0; i < list.size(); ++i) {
@@ -262,8 +273,8 @@ size_t text_bound(const Stream& s) {
   for (const Buffer& b : s.buffers) bytes += b.name.size() + 36;  // "buffer ", the size, " xram\n"
   for (const Op& op : s.ops) {
     bytes += op.name.size() + 40;  // the kind, " cycles=", the count, "\n"
-    for (const auto* list : {&op.reads, &op.writes})
-      for (const Access& a : *list) bytes += s.buffers[a.buffer].name.size() + 44;  // the range, the separators
+    for (const auto list : {s.reads(op), s.writes(op)})
+      for (const Access& a : list) bytes += s.buffers[a.buffer].name.size() + 44;  // the range, the separators
   }
   return bytes;
 }
@@ -279,8 +290,8 @@ void append_stream_text(std::string& text, const Stream& s) {
   for (const Buffer& b : s.buffers) out << "buffer " << b.name << ' ' << b.bytes << (b.in_memory ? "" : " xram") << '\n';
   for (const Op& op : s.ops) {
     out << (op.unwaited_start ? "start" : kind_name(op.kind)) << ' ' << op.name;
-    format_accesses(out, s, "reads", op.reads);
-    format_accesses(out, s, "writes", op.writes);
+    format_accesses(out, s, "reads", s.reads(op));
+    format_accesses(out, s, "writes", s.writes(op));
     if (op.kind != OpKind::wait) out << " cycles=" << op.cycles;
     out << '\n';
   }

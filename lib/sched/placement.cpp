@@ -10,7 +10,7 @@ double load_bandwidth(const Stream& s) {
   double bytes = 0, cycles = 0;
   for (const Op& op : s.ops) {
     if (op.kind != OpKind::load) continue;
-    for (const Access& a : op.writes)
+    for (const Access& a : s.writes(op))
       if (s.buffers[a.buffer].in_memory) bytes += static_cast<double>(a.length);
     cycles += static_cast<double>(op.cycles);
   }

@@ -40,15 +40,18 @@ Status check_access(const Stream& s, const Op& op, size_t i, const Access& a) {
   return {};
 }
 
-Status check_op_shape(const Op& op, size_t i) {
+Status check_op_shape(const Stream& s, const Op& op, size_t i) {
+  // Built in code, an op's run of accesses could lie past the array (Stream::add keeps it in).
+  if (uint64_t{op.first_access} + op.read_count + op.write_count > s.accesses.size())
+    return make_error(-EINVAL, where(op, i) + "its accesses lie past the stream's " + std::to_string(s.accesses.size()));
   if (op.cycles < 0 || op.cycles > kMaxOpCycles)
     return make_error(-EINVAL, where(op, i) + "cycles " + std::to_string(op.cycles) + " must be from 0 to " +
                                    std::to_string(kMaxOpCycles) + " (2^40)");
-  if (op.kind == OpKind::load && op.writes.empty())
+  if (op.kind == OpKind::load && op.write_count == 0)
     return make_error(-EINVAL, where(op, i) + "a load needs writes=<buffer>");
-  if (op.kind == OpKind::store && op.reads.empty())
+  if (op.kind == OpKind::store && op.read_count == 0)
     return make_error(-EINVAL, where(op, i) + "a store needs reads=<buffer>");
-  if (op.kind == OpKind::wait && (!op.reads.empty() || !op.writes.empty() || op.cycles != 0))
+  if (op.kind == OpKind::wait && (op.read_count != 0 || op.write_count != 0 || op.cycles != 0))
     return make_error(-EINVAL, where(op, i) + "a wait takes no reads/writes/cycles (its start has them)");
   return {};
 }
@@ -101,6 +104,8 @@ Status finalize_stream(Stream& s, bool check_buffer_names) {
   if (static_cast<int64_t>(s.ops.size()) > kMaxOps)
     return make_error(-EINVAL, "the stream has " + std::to_string(s.ops.size()) + " ops; at most " +
                                    std::to_string(kMaxOps) + " are allowed");
+  if (s.accesses.size() > UINT32_MAX)
+    return make_error(-EINVAL, "the stream has " + std::to_string(s.accesses.size()) + " accesses; at most 2^32 - 1");
   NameTable buffer_names(check_buffer_names ? s.buffers.size() : 0);
   for (size_t id = 0; id < s.buffers.size(); ++id) {
     const Buffer& b = s.buffers[id];
@@ -116,10 +121,10 @@ Status finalize_stream(Stream& s, bool check_buffer_names) {
   }
   for (size_t i = 0; i < s.ops.size(); ++i) {
     const Op& op = s.ops[i];
-    if (Status st = check_op_shape(op, i); !st) return st;
-    for (const Access& a : op.reads)
+    if (Status st = check_op_shape(s, op, i); !st) return st;
+    for (const Access& a : s.reads(op))
       if (Status st = check_access(s, op, i, a); !st) return st;
-    for (const Access& a : op.writes)
+    for (const Access& a : s.writes(op))
       if (Status st = check_access(s, op, i, a); !st) return st;
   }
   if (Status st = link_programs(s); !st) return st;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,7 @@
 
 namespace ork::sched {
 
-enum class OpKind { load, store, start, wait, barrier };
+enum class OpKind : uint8_t { load, store, start, wait, barrier };
 
 struct Buffer {
   std::string name;
@@ -30,15 +31,21 @@ struct Access {
   int64_t length = 0;
 };
 
+// One op. Its accesses are not its own vectors but a run of the stream's one array
+// (Stream::accesses: its reads, then its writes), and its fields are ordered without padding:
+// at a million ops the per-op vectors and the 112-byte op were most of the fresh pages a
+// process touched (docs/sched.md section 5). Read them through Stream::reads / writes; a
+// stream built in code adds an op with its accesses through Stream::add.
 struct Op {
-  OpKind kind = OpKind::barrier;
   std::string name;  // a wait carries its program's name
-  std::vector<Access> reads;
-  std::vector<Access> writes;
   int64_t cycles = 0;
+  uint32_t first_access = 0;  // index in Stream::accesses of its first read
+  uint32_t read_count = 0;
+  uint32_t write_count = 0;
   int partner = -1;  // start <-> wait op index; -1 when none
-  bool unwaited_start = false;  // a "start" with no wait, scheduled as a barrier
   int line = 0;
+  OpKind kind = OpKind::barrier;
+  bool unwaited_start = false;  // a "start" with no wait, scheduled as a barrier
 };
 
 struct Stream {
@@ -52,6 +59,21 @@ struct Stream {
   std::string policy;
   std::vector<Buffer> buffers;
   std::vector<Op> ops;
+  std::vector<Access> accesses;  // every op's reads then writes, in op order (Op::first_access)
+
+  std::span<const Access> reads(const Op& op) const { return {accesses.data() + op.first_access, op.read_count}; }
+  std::span<const Access> writes(const Op& op) const {
+    return {accesses.data() + op.first_access + op.read_count, op.write_count};
+  }
+  // Appends `op` with these accesses (its first_access and counts are set here); returns it.
+  Op& add(Op op, std::span<const Access> reads, std::span<const Access> writes) {
+    op.first_access = static_cast<uint32_t>(accesses.size());
+    op.read_count = static_cast<uint32_t>(reads.size());
+    op.write_count = static_cast<uint32_t>(writes.size());
+    accesses.insert(accesses.end(), reads.begin(), reads.end());
+    accesses.insert(accesses.end(), writes.begin(), writes.end());
+    return ops.emplace_back(std::move(op));
+  }
 };
 
 // Bounds on what a stream may declare, checked by finalize_stream. They keep every sum the

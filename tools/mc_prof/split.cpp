@@ -44,10 +44,10 @@ Result<SplitRow> measure_one(ork_device& dev, int tasks, int warmup, int repeat)
   auto ctx = matmul::build_call_context(*dev.backend->kmd(), **weights, m, {.cores = 1, .mc_cap = kRows});
   if (!ctx) return ctx.error();
   const auto& groups = (*ctx)->groups;
-  if (groups.size() != 1 || groups[0].desc.jobs.size() != 1 || groups[0].desc.jobs[0].tasks.size() != static_cast<size_t>(tasks))
+  if (groups.size() != 1 || groups[0].submit.desc().jobs.size() != 1 || groups[0].submit.desc().jobs[0].tasks.size() != static_cast<size_t>(tasks))
     return make_error(-EINVAL, fmt::format("the plan of {} x {} x {} in M-tiles of {} is not {} tasks on one core", m, kK, kN,
                                            kRows, tasks));
-  const driver::SubmitDesc& chained = groups[0].desc;
+  const driver::SubmitDesc& chained = groups[0].submit.desc();
   std::vector<driver::SubmitDesc> separate;
   for (const driver::TaskRef& t : chained.jobs[0].tasks) {  // the same tasks, one a submit
     driver::SubmitDesc d = chained;

@@ -107,8 +107,8 @@ Result<size_t> seven_b_plan_only(int ops) {
 
 bool has_ranges(const Stream& s) {
   for (const Op& op : s.ops)
-    for (const auto* list : {&op.reads, &op.writes})
-      for (const Access& a : *list)
+    for (const auto list : {s.reads(op), s.writes(op)})
+      for (const Access& a : list)
         if (a.offset != 0 || a.length != s.buffers[a.buffer].bytes) return true;
   return false;
 }

@@ -1,8 +1,11 @@
 // The byte-bounded LRU (driver/common/byte_lru.h) under the runner's contexts and the
 // emulator's prepared weights: the bound counts bytes, eviction takes the least recently
-// used first, a find refreshes, groups drop together, keep_new keeps an oversized newcomer.
+// used first, a find refreshes, groups drop together, keep_new keeps an oversized newcomer;
+// its flat index finds every key through collisions, growth and deletions.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -97,6 +100,47 @@ TEST(ByteLru, ForgetDropsOneGroupOnly) {
   lru.insert(20, 7, "x", 5, false);
   EXPECT_EQ(lru.erase_group(7), 1u);
   EXPECT_EQ(lru.size(), 0u);
+}
+
+// Every key hashed to one of four values: the flat index's probe runs are long, and each
+// erase shifts entries back across them. Random inserts, erases and group drops against a
+// plain map; every key present must be found, every key absent must not.
+struct FourHashes {
+  size_t operator()(int k) const noexcept { return static_cast<size_t>(k % 4); }
+};
+
+TEST(ByteLru, FlatIndexFindsEveryKeyThroughCollisionsAndDeletions) {
+  ByteLru<int, int, FourHashes> lru(size_t{1} << 40);
+  std::map<int, int> want;
+  std::mt19937 rng(7);
+  for (int step = 0; step < 20000; ++step) {
+    const int k = static_cast<int>(rng() % 300);
+    switch (rng() % 4) {
+      case 0:
+      case 1:
+        lru.insert(k, static_cast<uint64_t>(k % 5), step, 1, false);
+        want[k] = step;
+        break;
+      case 2:
+        EXPECT_EQ(lru.erase(k), want.erase(k) == 1);
+        break;
+      default:
+        if (step % 50 == 0) {
+          lru.erase_group(static_cast<uint64_t>(k % 5));
+          std::erase_if(want, [&](const auto& e) { return e.first % 5 == k % 5; });
+        }
+    }
+    if (step % 1000 != 999) continue;
+    ASSERT_EQ(lru.size(), want.size());
+    for (int key = 0; key < 300; ++key) {
+      const int* got = lru.find(key);
+      auto it = want.find(key);
+      ASSERT_EQ(got != nullptr, it != want.end()) << "key " << key << " at step " << step;
+      if (got != nullptr) {
+        EXPECT_EQ(*got, it->second);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Both backends' NPU windows over the fake kernel (docs/kernel-interfaces.md "Windows"): a
 // second window is rknpu's IOMMU domain 1 on the same node, or rocket's second open file; its
 // BOs are mapped there only, its jobs run there, and a job naming another window's BO is
-// refused before the kernel sees it.
+// refused before the kernel sees it (at submit, or once at Kmd::check).
 #include <string>
 
 #include "driver/kmd/kmd.h"
@@ -75,6 +75,69 @@ TEST_P(Windows, AJobNamingAnotherWindowsBufferIsRefusedNamingBoth) {
   EXPECT_EQ(kernel.stats().submits, submits);  // refused before any ioctl
   auto async = first->submit_async(job(**regcmd, **foreign));
   EXPECT_FALSE(async.ok());
+}
+
+// A job checked once (Kmd::check, what a matmul context does when it is built) is refused
+// at the check as submit refuses it, runs through submit_checked on the Kmd that checked it
+// without being checked again, and is refused by another window's Kmd (whose BOs it does not
+// name) and when nobody checked it, before any ioctl.
+TEST_P(Windows, AJobCheckedOnceRunsOnlyWhereItWasChecked) {
+  auto first = open_kmd(kernel, GetParam());
+  ASSERT_TRUE(first);
+  auto second = first->open_window(1);
+  ASSERT_TRUE(second.ok());
+  auto regcmd = first->bo_create(4096, BoUsage::regcmd);
+  auto out = first->bo_create(4096, BoUsage::data);
+  auto foreign = (*second)->bo_create(4096, BoUsage::data);
+  ASSERT_TRUE(regcmd.ok() && out.ok() && foreign.ok());
+  auto bad = first->check(job(**regcmd, **foreign));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("window 1"), std::string::npos) << bad.error().message;
+  auto checked = first->check(job(**regcmd, **out));
+  ASSERT_TRUE(checked.ok()) << checked.error().message;
+  const uint64_t submits = kernel.stats().submits;
+  auto elsewhere = (*second)->submit_checked(*checked);
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_NE(elsewhere.error().message.find("another device's kernel interface"), std::string::npos);
+  auto unchecked = first->submit_checked(driver::CheckedSubmit{});
+  ASSERT_FALSE(unchecked.ok());
+  EXPECT_NE(unchecked.error().message.find("never checked"), std::string::npos);
+  EXPECT_EQ(kernel.stats().submits, submits);  // both refused before any ioctl
+  for (int i = 0; i < 2; ++i) {
+    auto r = first->submit_checked(*checked);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->tasks_completed, 1u);
+  }
+  EXPECT_EQ(kernel.stats().submits, submits + 2);
+}
+
+// A job checked by a Kmd that was then closed is refused by the Kmd opened after it, before
+// any ioctl, even where the allocator gives the new Kmd the closed one's address (it usually
+// does at once: the same size, freed last). A check remembered by address would hand the
+// kernel a job whose BOs were freed with their Kmd; it is keyed by the Kmd's serial.
+TEST_P(Windows, AJobCheckedByAClosedKmdIsRefusedByTheNextOne) {
+  auto first = open_kmd(kernel, GetParam());
+  ASSERT_TRUE(first);
+  auto closed = first->open_window(1);
+  ASSERT_TRUE(closed.ok());
+  const Kmd* address = closed->get();
+  driver::CheckedSubmit checked;
+  {
+    auto regcmd = (*closed)->bo_create(4096, BoUsage::regcmd);
+    auto out = (*closed)->bo_create(4096, BoUsage::data);
+    ASSERT_TRUE(regcmd.ok() && out.ok());
+    auto c = (*closed)->check(job(**regcmd, **out));
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    checked = *c;
+  }  // its BOs freed, then the Kmd closed
+  closed->reset();
+  auto next = first->open_window(1);
+  ASSERT_TRUE(next.ok());
+  const uint64_t submits = kernel.stats().submits;
+  auto r = (*next)->submit_checked(checked);
+  ASSERT_FALSE(r.ok()) << (next->get() == address ? "at the closed Kmd's address" : "at another address");
+  EXPECT_NE(r.error().message.find("another device's kernel interface"), std::string::npos) << r.error().message;
+  EXPECT_EQ(kernel.stats().submits, submits);
 }
 
 TEST_P(Windows, WindowIndexOutOfRangeIsRefused) {

@@ -63,9 +63,11 @@ TEST(Generate, TilesPairEachLoadWithItsProgram) {
     EXPECT_EQ(s.ops[i].kind, want[i].first) << "op " << i;
     EXPECT_EQ(s.ops[i].cycles, want[i].second) << "op " << i;
   }
-  ASSERT_EQ(s.ops[1].reads.size(), 1u);
-  EXPECT_EQ(s.ops[1].reads[0].buffer, s.ops[0].writes.at(0).buffer);
-  EXPECT_NE(s.ops[0].writes[0].buffer, s.ops[3].writes.at(0).buffer);
+  ASSERT_EQ(s.reads(s.ops[1]).size(), 1u);
+  ASSERT_EQ(s.writes(s.ops[0]).size(), 1u);
+  ASSERT_EQ(s.writes(s.ops[3]).size(), 1u);
+  EXPECT_EQ(s.reads(s.ops[1])[0].buffer, s.writes(s.ops[0])[0].buffer);
+  EXPECT_NE(s.writes(s.ops[0])[0].buffer, s.writes(s.ops[3])[0].buffer);
   EXPECT_EQ(s.ops[1].partner, 2);
   EXPECT_TRUE(build_graph(s).ok());
 }

@@ -38,10 +38,11 @@ TEST(Parse, ReadsEveryLineKind) {
   EXPECT_EQ(s->ops[1].kind, OpKind::start);
   EXPECT_EQ(s->ops[1].partner, 2);
   EXPECT_EQ(s->ops[2].partner, 1);
-  EXPECT_EQ(s->ops[1].writes[0].offset, 4096);
-  EXPECT_EQ(s->ops[1].writes[0].length, 8192);
-  EXPECT_EQ(s->ops[3].reads.size(), 2u);
-  EXPECT_EQ(s->ops[3].reads[1].offset, 2048);
+  ASSERT_EQ(s->writes(s->ops[1]).size(), 1u);
+  EXPECT_EQ(s->writes(s->ops[1])[0].offset, 4096);
+  EXPECT_EQ(s->writes(s->ops[1])[0].length, 8192);
+  ASSERT_EQ(s->reads(s->ops[3]).size(), 2u);
+  EXPECT_EQ(s->reads(s->ops[3])[1].offset, 2048);
   EXPECT_EQ(s->ops[3].cycles, 20);
   EXPECT_EQ(s->ops[4].kind, OpKind::barrier);
   EXPECT_EQ(s->ops[1].line, 7);
@@ -121,6 +122,31 @@ TEST(Parse, StartWithoutWaitIsABarrierAndOverridesApply) {
   EXPECT_EQ(s->ops[0].kind, OpKind::barrier);
   EXPECT_TRUE(s->ops[0].unwaited_start);
   EXPECT_EQ(op_label(s->ops[0]), "start P1");
+}
+
+// An op's accesses go to the stream's one array as reads then writes, whichever order and
+// how many times its line names them; each op's run is its own.
+TEST(Parse, AccessesInAnyOrderAreTheOpsReadsThenWrites) {
+  Result<Stream> s = parse_stream(
+      "memory 1K\nbuffer a 64\nbuffer b 64\n"
+      "start P writes=b reads=a reads=a[0:8] writes=a[8:8] cycles=1\nwait P\nload L writes=a[4:4] cycles=2\n");
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_EQ(s->ops.size(), 3u);
+  const auto r = s->reads(s->ops[0]), w = s->writes(s->ops[0]);
+  ASSERT_EQ(r.size(), 2u);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(r[0].buffer, 0);
+  EXPECT_EQ(r[1].length, 8);
+  EXPECT_EQ(w[0].buffer, 1);
+  EXPECT_EQ(w[1].offset, 8);
+  EXPECT_TRUE(s->reads(s->ops[1]).empty());
+  EXPECT_TRUE(s->writes(s->ops[1]).empty());
+  ASSERT_EQ(s->writes(s->ops[2]).size(), 1u);
+  EXPECT_EQ(s->writes(s->ops[2])[0].offset, 4);
+  EXPECT_EQ(s->accesses.size(), 5u);
+  EXPECT_EQ(format_stream(*s),
+            "memory 1024\ncores 1\nbuffer a 64\nbuffer b 64\n"
+            "start P reads=a,a[0:8] writes=b,a[8:8] cycles=1\nwait P\nload L writes=a[4:4] cycles=2\n");
 }
 
 TEST(Parse, SizesAndRoundTrip) {

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "lib/sched/stream.h"
 
@@ -30,9 +31,11 @@ Op op(OpKind kind, std::string name, int64_t cycles = 1) {
   return o;
 }
 
-Op load(std::string name, Access write) {
+// A load writing the stream's access `at` (Stream::accesses, set by the test).
+Op load(std::string name, uint32_t at = 0) {
   Op o = op(OpKind::load, std::move(name));
-  o.writes.push_back(write);
+  o.first_access = at;
+  o.write_count = 1;
   return o;
 }
 
@@ -58,7 +61,8 @@ TEST(Stream, KindNamesAndLabels) {
 
 TEST(Stream, LinksEachWaitToItsStart) {
   Stream s = base();
-  s.ops = {op(OpKind::start, "P1"), load("L1", {0, 0, 64}), op(OpKind::wait, "P1", 0)};
+  s.accesses = {{0, 0, 64}};
+  s.ops = {op(OpKind::start, "P1"), load("L1"), op(OpKind::wait, "P1", 0)};
   ASSERT_TRUE(finalize_stream(s)) << finalize_stream(s).error().message;
   EXPECT_EQ(s.ops[0].partner, 2);
   EXPECT_EQ(s.ops[2].partner, 0);
@@ -96,13 +100,17 @@ TEST(Stream, StreamBoundsAreNamed) {
 }
 
 TEST(Stream, OpRulesNameTheOp) {
-  const auto with = [](std::initializer_list<Op> ops) {
+  const auto with = [](std::initializer_list<Op> ops, std::vector<Access> accesses = {}) {
     Stream s = base();
     s.ops = ops;
+    s.accesses = std::move(accesses);
     return refusal(s);
   };
-  EXPECT_EQ(with({load("L1", {0, 32, 64})}), "op 0 (load L1): range [32:64] lies outside buffer a of 64 bytes");
-  EXPECT_EQ(with({load("L1", {1, 0, 8})}), "op 0 (load L1): access names no declared buffer");
+  EXPECT_EQ(with({load("L1")}, {{0, 32, 64}}), "op 0 (load L1): range [32:64] lies outside buffer a of 64 bytes");
+  EXPECT_EQ(with({load("L1")}, {{1, 0, 8}}), "op 0 (load L1): access names no declared buffer");
+  // Built in code, an op may point past the stream's accesses: refused, never read.
+  EXPECT_EQ(with({load("L1", 1)}, {{0, 0, 64}}), "op 0 (load L1): its accesses lie past the stream's 1");
+  EXPECT_EQ(with({load("L1")}), "op 0 (load L1): its accesses lie past the stream's 0");
   EXPECT_EQ(with({op(OpKind::load, "L1")}), "op 0 (load L1): a load needs writes=<buffer>");
   EXPECT_EQ(with({op(OpKind::store, "S1")}), "op 0 (store S1): a store needs reads=<buffer>");
   EXPECT_EQ(with({op(OpKind::start, "P1"), op(OpKind::wait, "P1", 3)}),
