@@ -1,7 +1,12 @@
 # Sourced by .ci/run and by each step script (.ci/sanitizers, .ci/fuzz, .ci/arm64), from the
-# repository's root: the compiler cache (scripts/ccache.sh), the step timer, and the one
-# clang build the sanitizer suite and the fuzz harnesses share.
+# repository's root: the compiler cache (scripts/ccache.sh), the step timer, the meson options
+# of every CI build dir, and the one clang build the sanitizer suite and the fuzz harnesses share.
 . scripts/ccache.sh
+
+# Every CI build dir's first configure: warnings as errors, and each target of several sources
+# compiled as one translation unit (meson option unity_sources, scripts/unity_source.py: its
+# headers parsed once; docs/reliability.md "CI time"). A build dir that exists keeps its options.
+ci_meson_opts="-Dwerror=true -Dunity_sources=true"
 
 # ci_step NAME COMMAND [ARG...]: runs the command, then prints "ci: NAME N s" (its wall time,
 # passed or not) and stops the script with the command's exit status if it failed.
@@ -36,7 +41,8 @@ san_setup() {
   ccache_prefix=""
   command -v ccache >/dev/null 2>&1 && ccache_prefix="ccache "
   san_link="-shared-libsan -Wl,-rpath,$(clang --print-runtime-dir)"
-  CC="${ccache_prefix}clang" CXX="${ccache_prefix}clang++" meson setup build-san -Dwerror=true \
+  # shellcheck disable=SC2086
+  CC="${ccache_prefix}clang" CXX="${ccache_prefix}clang++" meson setup build-san $ci_meson_opts \
     -Dfuzz=enabled -Dbenchmarks=disabled -Db_sanitize=address,undefined -Db_lundef=false \
     -Ddebug=false -Doptimization=1 -Dc_args="$san_flags" -Dcpp_args="$san_flags" \
     -Dc_link_args="$san_link" -Dcpp_link_args="$san_link"

@@ -21,11 +21,11 @@ using ork::api::read_options;
 
 namespace {
 
-constexpr int64_t kMaxDim = int64_t{1} << 24;  // as api.cpp: byte counts stay far from overflow
+constexpr int64_t kQuantMaxDim = int64_t{1} << 24;  // as api.cpp: byte counts stay far from overflow
 
 ork_status check_dim(const char* fn, const char* what, int64_t v) {
-  if (v < 1 || v > kMaxDim)
-    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: {} = {}: must be in 1..{}", fn, what, v, kMaxDim));
+  if (v < 1 || v > kQuantMaxDim)
+    return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: {} = {}: must be in 1..{}", fn, what, v, kQuantMaxDim));
   return ORK_OK;
 }
 

@@ -22,7 +22,7 @@ using ork::api::fail;
 namespace {
 
 constexpr const char* kFn = "ork_weights_create_ex";
-constexpr int64_t kMaxDim = int64_t{1} << 24;      // as api.cpp: byte counts far from overflow
+constexpr int64_t kExMaxDim = int64_t{1} << 24;      // as api.cpp: byte counts far from overflow
 constexpr int64_t kMaxStride = int64_t{1} << 31;   // elements; keeps (rows-1)*stride < 2^55
 
 }  // namespace
@@ -124,8 +124,8 @@ namespace {
 
 ork_status check_desc(const ork_weights_desc& d) {
   for (auto [what, v] : {std::pair{"k", d.k}, std::pair{"n", d.n}})
-    if (v < 1 || v > kMaxDim)
-      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: desc.{} = {}: must be in 1..{}", kFn, what, v, kMaxDim));
+    if (v < 1 || v > kExMaxDim)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: desc.{} = {}: must be in 1..{}", kFn, what, v, kExMaxDim));
   const int dtype = ork::api::enum_value(d.dtype);  // any int a C caller stored: read as one (weights.h)
   if (ork::matmul::weights_dtype(dtype) == nullptr)
     return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: desc.dtype = {}: weights are int8 (1), fp16 (2) or int4 (3)", kFn,

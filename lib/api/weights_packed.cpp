@@ -22,9 +22,9 @@ namespace blob = ork::api::blob;
 
 namespace {
 
-constexpr int64_t kMaxDim = int64_t{1} << 24;  // as api.cpp
+constexpr int64_t kPackedMaxDim = int64_t{1} << 24;  // as api.cpp
 
-size_t sz(int64_t v) { return static_cast<size_t>(v); }
+size_t packed_sz(int64_t v) { return static_cast<size_t>(v); }
 
 // The payload of `w`: the NPU device's buffer as it is, or the cpu's values packed.
 ork_status write_payload(const ork_weights& w, const ork::matmul::Plan& plan, std::span<uint8_t> out) {
@@ -58,8 +58,8 @@ ORK_API ork_status ork_weights_packed_bytes(ork_dtype dtype, int64_t k, int64_t 
     if (ork::matmul::weights_dtype(static_cast<int32_t>(dtype)) == nullptr)
       return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: dtype {}: weights are int8 (1), fp16 (2) or int4 (3)", fn,
                                                       static_cast<int32_t>(dtype)));
-    if (k < 1 || k > kMaxDim || n < 1 || n > kMaxDim)
-      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: K = {}, N = {}: each must be in 1..{}", fn, k, n, kMaxDim));
+    if (k < 1 || k > kPackedMaxDim || n < 1 || n > kPackedMaxDim)
+      return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: K = {}, N = {}: each must be in 1..{}", fn, k, n, kPackedMaxDim));
     auto plan = ork::matmul::ResidentWeights::layout(ork::api::internal_dtype(dtype), k, n);
     if (!plan) return fail(ork::make_error(plan.error().code, fmt::format("{}: {}", fn, plan.error().message)));
     *bytes = static_cast<uint64_t>(plan->b_bytes());
@@ -74,7 +74,7 @@ ORK_API ork_status ork_weights_export_packed(const ork_weights* weights, void* o
     if (size == nullptr) return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: size is NULL", fn));
     auto plan = ork::matmul::ResidentWeights::layout(ork::api::internal_dtype(weights->dtype), weights->k, weights->n);
     if (!plan) return fail(plan.error());
-    const size_t need = blob::kHeaderBytes + sz(plan->b_bytes());
+    const size_t need = blob::kHeaderBytes + packed_sz(plan->b_bytes());
     *size = need;
     if (out == nullptr) return ork::api::ok();  // a query
     if (capacity < need)
@@ -105,9 +105,9 @@ ORK_API ork_status ork_weights_import_packed(ork_device* device, const void* dat
     if (h->dtype > INT32_MAX || ork::matmul::weights_dtype(static_cast<int32_t>(h->dtype)) == nullptr)
       return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: dtype {} in the header: packed weights are int8 (1), fp16 (2) or "
                                                       "int4 (3)", fn, h->dtype));
-    if (h->k < 1 || h->k > kMaxDim || h->n < 1 || h->n > kMaxDim)
+    if (h->k < 1 || h->k > kPackedMaxDim || h->n < 1 || h->n > kPackedMaxDim)
       return fail(ORK_E_INVALID_ARGUMENT, fmt::format("{}: K = {}, N = {} in the header: each must be in 1..{}", fn, h->k, h->n,
-                                                      kMaxDim));
+                                                      kPackedMaxDim));
     const auto dtype = static_cast<ork_dtype>(h->dtype);
     auto plan = ork::matmul::ResidentWeights::layout(ork::api::internal_dtype(dtype), h->k, h->n);
     if (!plan) return fail(plan.error());

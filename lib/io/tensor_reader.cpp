@@ -13,7 +13,7 @@
 namespace ork::io {
 namespace {
 
-int64_t now_ns() {
+int64_t reader_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
@@ -152,7 +152,7 @@ Status TensorReader::read(const Job& job) {
 }
 
 void TensorReader::run(const Job& job) {
-  const int64_t t0 = now_ns();
+  const int64_t t0 = reader_now_ns();
   Status st;
   try {  // the reading thread's own: what it calls may throw (std::bad_alloc), the read fails with it
     st = read(job);
@@ -164,7 +164,7 @@ void TensorReader::run(const Job& job) {
   if (st && options_.rate_cap_bytes_per_ns > 0)  // the capped disk: this read takes at least bytes / rate
     std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(
         t0 + static_cast<int64_t>(static_cast<double>(job.bytes) / options_.rate_cap_bytes_per_ns))));
-  const int64_t t1 = now_ns();
+  const int64_t t1 = reader_now_ns();
   {
     std::lock_guard lk(mu_);
     if (!st) errors_[static_cast<size_t>(job.id)] = st.error();

@@ -18,7 +18,7 @@ namespace ork::io {
 namespace {
 
 constexpr uint64_t kCancelTag = uint64_t{1} << 63;  // user_data of cancel requests
-constexpr int kMaxAgainRetries = 64;                // per chunk; 6.x retries itself
+constexpr int kUringAgainRetries = 64;              // per chunk; 6.x retries itself
 
 struct Pending {
   Chunk chunk;
@@ -141,7 +141,7 @@ void UringEngine::submit_chunk(size_t index, const ReadPlan& plan, size_t slot_i
 // is either complete or queued again (short read, EINTR, EAGAIN).
 Status UringEngine::handle_completion(size_t index, int res, const ReadPlan& plan) {
   Pending& p = pending_[index];
-  if (res == -EINTR || (res == -EAGAIN && ++p.again <= kMaxAgainRetries)) {
+  if (res == -EINTR || (res == -EAGAIN && ++p.again <= kUringAgainRetries)) {
     ++counters_.retries;
     to_submit_.push_back(index);
     return {};

@@ -16,19 +16,19 @@
 namespace ork::matmul {
 namespace {
 
-size_t sz(int64_t v) { return static_cast<size_t>(v); }
+size_t dtype_sz(int64_t v) { return static_cast<size_t>(v); }
 
 // The rows' pack_b: dense K x N in the C API's layout -> native B (layout.h).
 Status pack_b_int8_dense(const Plan& p, const void* w, std::span<uint8_t> out) {
-  return pack_b_int8({static_cast<const int8_t*>(w), sz(p.shape.k * p.shape.n)}, p,
+  return pack_b_int8({static_cast<const int8_t*>(w), dtype_sz(p.shape.k * p.shape.n)}, p,
                      {reinterpret_cast<int8_t*>(out.data()), out.size()});
 }
 Status pack_b_fp16_dense(const Plan& p, const void* w, std::span<uint8_t> out) {
-  return pack_b_fp16({static_cast<const uint16_t*>(w), sz(p.shape.k * p.shape.n)}, p,
+  return pack_b_fp16({static_cast<const uint16_t*>(w), dtype_sz(p.shape.k * p.shape.n)}, p,
                      {reinterpret_cast<uint16_t*>(out.data()), out.size() / 2});
 }
 Status pack_b_int4_dense(const Plan& p, const void* w, std::span<uint8_t> out) {
-  return pack_b_int4({static_cast<const uint8_t*>(w), sz(int4_packed_bytes(p.shape.k * p.shape.n))}, p, out);
+  return pack_b_int4({static_cast<const uint8_t*>(w), dtype_sz(int4_packed_bytes(p.shape.k * p.shape.n))}, p, out);
 }
 
 constexpr ElementType kElements[] = {

@@ -14,7 +14,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t ns_since(Clock::time_point t0) {
+int64_t job_ns_since(Clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
 }
 
@@ -54,7 +54,7 @@ Status Job::submit(const driver::SubmitDesc* chained) {
   const auto t0 = Clock::now();
   const int64_t c0 = ref::detail::work_cpu_ns();
   auto pending = kmd_.submit_async(chained != nullptr ? *chained : parts_[0].ctx->groups[0].submit.desc());
-  submit_ns_ = ns_since(t0);
+  submit_ns_ = job_ns_since(t0);
   stats_.submit_cpu_ns += ref::detail::work_cpu_ns() - c0;
   if (!pending) return pending.error();
   pending_ = std::move(*pending);
@@ -91,7 +91,7 @@ Status Job::complete(int64_t timeout_ms) {
     settle(make_error(r.error().code, fmt::format("the matmul failed on the device: {}", r.error().message)));
     return outcome_;
   }
-  account_submit(stats_, *r, submit_ns_ + ns_since(t0));
+  account_submit(stats_, *r, submit_ns_ + job_ns_since(t0));
   settle(unpack());
   return outcome_;
 }

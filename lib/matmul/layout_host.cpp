@@ -18,26 +18,26 @@ namespace ork::matmul {
 namespace {
 
 // Every dtype's feature and output atom: 16 bytes (driver/common/npu_layout.h).
-constexpr int64_t kAtom = hw::kAtomBytes;
-static_assert(kAtom == 16);
+constexpr int64_t kHostAtom = hw::kAtomBytes;
+static_assert(kHostAtom == 16);
 
 constexpr int64_t kRowBlock = kHostRowBlock;
 
 // Rows [m0, m1) of A, row m at rows + (m - m0) * stride, into their atoms of every surface.
-void pack_block(const uint8_t* rows, int64_t stride, int64_t row_bytes, int64_t m0, int64_t m1, int64_t mp,
+void pack_host_block(const uint8_t* rows, int64_t stride, int64_t row_bytes, int64_t m0, int64_t m1, int64_t mp,
                 int64_t kp_bytes, uint8_t* out) {
-  const int64_t surfaces = kp_bytes / kAtom;
+  const int64_t surfaces = kp_bytes / kHostAtom;
   for (int64_t s = 0; s < surfaces; ++s) {
-    const int64_t k0 = s * kAtom;
-    const int64_t n = std::clamp<int64_t>(row_bytes - k0, 0, kAtom);
-    uint8_t* dst = out + s * mp * kAtom + m0 * kAtom;
+    const int64_t k0 = s * kHostAtom;
+    const int64_t n = std::clamp<int64_t>(row_bytes - k0, 0, kHostAtom);
+    uint8_t* dst = out + s * mp * kHostAtom + m0 * kHostAtom;
     const uint8_t* row = rows + k0;
-    for (int64_t m = m0; m < m1; ++m, dst += kAtom, row += stride) {
-      if (n == kAtom) {
-        std::memcpy(dst, row, kAtom);
+    for (int64_t m = m0; m < m1; ++m, dst += kHostAtom, row += stride) {
+      if (n == kHostAtom) {
+        std::memcpy(dst, row, kHostAtom);
       } else {  // the K tail: real values, then zero padding up to kp
         if (n > 0) std::memcpy(dst, row, static_cast<size_t>(n));
-        std::memset(dst + n, 0, static_cast<size_t>(kAtom - n));
+        std::memset(dst + n, 0, static_cast<size_t>(kHostAtom - n));
       }
     }
   }
@@ -95,7 +95,7 @@ void pack_atom_rows(const uint8_t* a, int64_t row_bytes, int64_t mp, int64_t kp_
                     int64_t last) {
   for (int64_t m0 = first; m0 < last; m0 += kRowBlock) {
     const int64_t m1 = std::min(last, m0 + kRowBlock);
-    pack_block(a + m0 * row_bytes, row_bytes, row_bytes, m0, m1, mp, kp_bytes, out);
+    pack_host_block(a + m0 * row_bytes, row_bytes, row_bytes, m0, m1, mp, kp_bytes, out);
   }
 }
 
@@ -106,7 +106,7 @@ void pack_int4_rows(const uint8_t* a, int64_t k, int64_t mp, int64_t kp, uint8_t
   for (int64_t m0 = first; m0 < last; m0 += kRowBlock) {
     const int64_t m1 = std::min(last, m0 + kRowBlock);
     for (int64_t m = m0; m < m1; ++m) realign_int4_row(a, k, m, block.data() + (m - m0) * bytes);
-    pack_block(block.data(), bytes, bytes, m0, m1, mp, kp / 2, out);
+    pack_host_block(block.data(), bytes, bytes, m0, m1, mp, kp / 2, out);
   }
 }
 

@@ -19,8 +19,8 @@
 namespace ork::matmul {
 namespace {
 
-constexpr int64_t kAtom = hw::kAtomBytes;
-static_assert(kAtom == 16);
+constexpr int64_t kSumAtom = hw::kAtomBytes;
+static_assert(kSumAtom == 16);
 
 // int32 addition modulo 2^32 (the oracle's result past 2^31); fp32 one rounded add.
 inline int32_t add(int32_t x, int32_t y) { return static_cast<int32_t>(static_cast<uint32_t>(x) + static_cast<uint32_t>(y)); }
@@ -213,7 +213,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void pairs_i16_avx512(const
 template <SumIsa kIsa, class Native, class Out>
 __attribute__((always_inline)) inline void unpack_impl(const Native* const* s, int64_t count, const Plan& p, Out* c,
                                                        bool first, int64_t r0, int64_t r1) {
-  constexpr int64_t kC2 = kAtom / static_cast<int64_t>(sizeof(Native));
+  constexpr int64_t kC2 = kSumAtom / static_cast<int64_t>(sizeof(Native));
   const int64_t n_len = p.shape.n, full = n_len / kC2, tail = n_len % kC2;
   const int64_t surface = p.mp * kC2;  // elements per (mp, c2) surface
   int64_t g0 = 0;  // whole surfaces done in bands (int4's int16 partials on x86)

@@ -42,7 +42,7 @@ void copy_one(DType d, const uint8_t* src, int64_t from, uint8_t* dst, int64_t t
   else dst[to] = src[from];
 }
 
-int64_t slice_kt(const Plan& p, int64_t s) { return std::min(p.slice_k, p.kp - s * p.slice_k); }
+int64_t source_slice_kt(const Plan& p, int64_t s) { return std::min(p.slice_k, p.kp - s * p.slice_k); }
 
 }  // namespace
 
@@ -62,7 +62,7 @@ Status pack_b_source(const Plan& plan, const WeightSource& src, std::span<uint8_
                                {reinterpret_cast<int8_t*>(out.data()), out.size()});
   std::memset(out.data(), 0, out.size());  // padding: K to kp, N to np
   for (int64_t sl = 0; sl < plan.slices; ++sl) {
-    const int64_t k0 = sl * plan.slice_k, kt = slice_kt(plan, sl), base = plan.np * plan.slice_k * sl;
+    const int64_t k0 = sl * plan.slice_k, kt = source_slice_kt(plan, sl), base = plan.np * plan.slice_k * sl;
     const int64_t k_end = std::min(k0 + kt, k_len);
     for (int64_t n = 0; n < n_len; ++n)
       for (int64_t kb = k0; kb < k_end; kb += kRun) {
@@ -89,7 +89,7 @@ Status unpack_b_native(const Plan& plan, std::span<const uint8_t> native, std::s
                                    std::to_string(want));
   if (plan.dtype == DType::int4 && (k_len * n_len) % 2 == 1) out.back() = 0;  // the unused high nibble
   for (int64_t sl = 0; sl < plan.slices; ++sl) {
-    const int64_t k0 = sl * plan.slice_k, kt = slice_kt(plan, sl), base = plan.np * plan.slice_k * sl;
+    const int64_t k0 = sl * plan.slice_k, kt = source_slice_kt(plan, sl), base = plan.np * plan.slice_k * sl;
     for (int64_t k = k0; k < std::min(k0 + kt, k_len); ++k)
       for (int64_t n = 0; n < n_len; ++n)
         copy_one(plan.dtype, native.data(), base + weight_index(plan.dtype, k - k0, n, kt), out.data(), k * n_len + n);

@@ -18,7 +18,7 @@
 namespace ork::ref::detail {
 namespace {
 
-constexpr int64_t kStrip = PackedFp16::kStrip;
+constexpr int64_t kAvxStrip = PackedFp16::kStrip;
 
 // VCVTPH2PS zmm, 16 halves -> 16 floats (the zero-masked form: GCC 12's expansion of the
 // unmasked one reads an undefined vector and fails -Werror=maybe-uninitialized).
@@ -41,9 +41,9 @@ __attribute__((target("avx512f"))) void tile512(const Fp16Tile& t) {
     #pragma GCC unroll 16
     for (int v = 0; v < 4; ++v) {
       if constexpr (Halves) {
-        b[v] = widen16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.bh + k * kStrip + 16 * v)));
+        b[v] = widen16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.bh + k * kAvxStrip + 16 * v)));
       } else {
-        b[v] = _mm512_loadu_ps(t.bf + k * kStrip + 16 * v);
+        b[v] = _mm512_loadu_ps(t.bf + k * kAvxStrip + 16 * v);
       }
     }
     #pragma GCC unroll 16
@@ -102,7 +102,7 @@ __attribute__((target("avx2,fma,f16c"))) void pass256(const Fp16Tile& t, int64_t
     __m256 b[2];
     #pragma GCC unroll 16
     for (int v = 0; v < 2; ++v) {
-      const int64_t at = k * kStrip + j0 + 8 * v;
+      const int64_t at = k * kAvxStrip + j0 + 8 * v;
       if constexpr (Halves) {
         b[v] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.bh + at)));
       } else {

@@ -63,7 +63,7 @@ constexpr int64_t kDirectRows = 8;
 // path's grab of 4 panels (split.h).
 constexpr int64_t kStripsPerGrab = 2;
 
-const Fp16Kernel& kernel_for([[maybe_unused]] Fp16Isa isa) {  // unused where only the portable tier exists
+const Fp16Kernel& fp16_kernel_for([[maybe_unused]] Fp16Isa isa) {  // unused where only the portable tier exists
 #if defined(__x86_64__)
   if (isa == Fp16Isa::avx512) return detail::fp16_avx512_kernel();
   if (isa == Fp16Isa::avx2) return detail::fp16_avx2_kernel();
@@ -71,11 +71,11 @@ const Fp16Kernel& kernel_for([[maybe_unused]] Fp16Isa isa) {  // unused where on
   return detail::fp16_generic_kernel();
 }
 
-Result<const Fp16Kernel*> kernel_of(std::optional<Fp16Isa> wanted) {
+Result<const Fp16Kernel*> fp16_kernel_of(std::optional<Fp16Isa> wanted) {
   const Fp16Isa isa = wanted.value_or(best_fp16_isa());
   if (!fp16_isa_supported(isa))
     return make_error(-EOPNOTSUPP, std::string("fp16 isa ") + fp16_isa_name(isa) + ": not supported by this CPU");
-  return &kernel_for(isa);
+  return &fp16_kernel_for(isa);
 }
 
 struct Call {
@@ -141,7 +141,7 @@ template <class Out, class Store>
 Status run(std::span<const uint16_t> a, int64_t m, const PackedFp16& b, std::span<Out> c, int64_t slice_k,
            const Fp16Options& o, Store store) {
   if (Status s = check_call(a.size(), m, b, c.size(), slice_k, o); !s) return s;
-  auto kr = kernel_of(o.isa);
+  auto kr = fp16_kernel_of(o.isa);
   if (!kr) return kr.error();
   const bool direct = (*kr)->direct && m <= kDirectRows;
   const int64_t strips = (b.n() + kStrip - 1) / kStrip;

@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int64_t kMaxDim = int64_t{1} << 24;  // mc_prof's own shape bound (mc_prof.cpp)
+constexpr int64_t kReportMaxDim = int64_t{1} << 24;  // mc_prof's own shape bound (mc_prof.cpp)
 
 // "" when `f[key]` is an integer in [lo, hi] (stored in `out`), else why not (json_int).
 std::string whole(const json& f, const char* key, int64_t lo, int64_t hi, int64_t& out) {
@@ -43,8 +43,8 @@ std::string figure(const json& f, Figure& out) {
     return fmt::format("\"measured_us\" must be a positive finite time, got {}", t.dump());
   Setup& s = out.setup;
   int64_t cores = 0;
-  for (auto [key, lo, hi, dst] : {std::tuple{"m", int64_t{1}, kMaxDim, &s.m}, std::tuple{"k", int64_t{1}, kMaxDim, &s.k},
-                                  std::tuple{"n", int64_t{1}, kMaxDim, &s.n}, std::tuple{"cores", int64_t{1}, int64_t{ork::hw::kNpuCores}, &cores},
+  for (auto [key, lo, hi, dst] : {std::tuple{"m", int64_t{1}, kReportMaxDim, &s.m}, std::tuple{"k", int64_t{1}, kReportMaxDim, &s.k},
+                                  std::tuple{"n", int64_t{1}, kReportMaxDim, &s.n}, std::tuple{"cores", int64_t{1}, int64_t{ork::hw::kNpuCores}, &cores},
                                   std::tuple{"mc_cap", int64_t{0}, ork::hw::kMaxRowsPerTask, &s.mc}})
     if (std::string e = whole(f, key, lo, hi, *dst); !e.empty()) return e;
   s.cores = static_cast<int>(cores);
@@ -69,14 +69,14 @@ Result<BoardReport> read_board_report(const std::string& path) {
     return make_error(-EINVAL, fmt::format("cannot read the report '{}': {}", path, e));
   auto parsed = parse_json_bounded(text, fmt::format("report '{}'", path));
   if (!parsed) return parsed.error();
-  const json& j = *parsed;
+  const nlohmann::json& j = *parsed;
   if (!j.is_object() || !j.contains("figures"))
     return make_error(-EINVAL, fmt::format("report '{}': missing key \"figures\" (docs/timing-model.md \"Board reports\")", path));
   if (!j["figures"].is_array() || j["figures"].empty())
     return make_error(-EINVAL, fmt::format("report '{}': \"figures\" must be a non-empty list", path));
   BoardReport out;
   for (size_t i = 0; i < j["figures"].size(); ++i) {
-    const json& item = j["figures"][i];
+    const nlohmann::json& item = j["figures"][i];
     Figure f;
     if (std::string e = figure(item, f); !e.empty()) {
       const std::string who = f.name.empty() ? "" : fmt::format(" (\"{}\")", f.name);
@@ -96,7 +96,7 @@ Result<BoardReport> read_board_report(const std::string& path) {
     for (size_t i = 0; i < j["split"].size(); ++i) {
       auto r = split_row_from_json(j["split"][i]);
       if (!r) return make_error(-EINVAL, fmt::format("report '{}': split[{}]: {}", path, i, r.error().message));
-      const json& iface = j["split"][i].contains("interface") ? j["split"][i]["interface"] : json("");
+      const nlohmann::json& iface = j["split"][i].contains("interface") ? j["split"][i]["interface"] : nlohmann::json("");
       out.split[iface.is_string() ? iface.get<std::string>() : ""].push_back(*r);
     }
   }

@@ -16,9 +16,9 @@
 namespace ork::tools {
 namespace {
 
-using nlohmann::json;
+using Json = nlohmann::json;  // not "json": report.h declares a function ork::tools::json
 
-json params_json(const timing::TimingParams& p) {
+Json params_json(const timing::TimingParams& p) {
   return {{"task_ns", p.task_ns},
           {"core_dma_bytes_per_ns", p.core_dma_bytes_per_ns},
           {"shared_dram_bytes_per_ns", p.shared_dram_bytes_per_ns},
@@ -27,20 +27,20 @@ json params_json(const timing::TimingParams& p) {
           {"clock_hz", p.clock_hz}};
 }
 
-json spread_json(const std::vector<double>& errors, const std::vector<std::string>& names) {
+Json spread_json(const std::vector<double>& errors, const std::vector<std::string>& names) {
   const Spread3 s = abs_spread(errors, names);
   return {{"min_abs_error_percent", s.min}, {"median_abs_error_percent", s.median},
           {"max_abs_error_percent", s.max}, {"worst", s.worst}, {"count", errors.size()}};
 }
 
-json setup_json(const Setup& s, int64_t m) {
+Json setup_json(const Setup& s, int64_t m) {
   return {{"m", s.m_unknown ? m : s.m}, {"m_stated", !s.m_unknown}, {"k", s.k}, {"n", s.n}, {"cores", s.cores},
           {s.per_tile ? "mc" : "mc_cap", s.mc}, {"layout", s.per_tile ? "per_tile" : "chained"}};
 }
 
 }  // namespace
 
-json published_report() {
+Json published_report() {
   const auto& all = published_figures();
   std::vector<Figure> train;
   for (const Figure& f : all)
@@ -49,7 +49,7 @@ json published_report() {
   // The shipped model: timing_model.h's constants, with the M the training fit chose.
   const FitResult shipped{timing::TimingParams{}, refit.experiment_m, 0};
   const auto judged = judge(all, shipped, true);
-  json figs = json::array();
+  Json figs = Json::array();
   std::vector<double> fit_err, held_err, loo_err;
   std::vector<std::string> fit_names, held_names, names;
   for (const Judged& j : judged) {
@@ -78,15 +78,15 @@ json published_report() {
           {"leave_one_out", spread_json(loo_err, names)}};
 }
 
-std::string published_table(const json& r) {
+std::string published_table(const Json& r) {
   std::string out = fmt::format("{:<36} {:>9} {:>9} {:>7} {:>6} {:>9} {:>7}\n", "published figure", "published",
                                 "model", "error", "fitted", "left out", "error");
-  for (const json& f : r["figures"])
+  for (const Json& f : r["figures"])
     out += fmt::format("{:<36} {:>9.0f} {:>9.1f} {:>+6.1f}% {:>6} {:>9.1f} {:>+6.1f}%\n", f["name"].get<std::string>(),
                        f["published_us"].get<double>(), f["modelled_us"].get<double>(), f["error_percent"].get<double>(),
                        f["fitted"].get<bool>() ? "yes" : "no", f["loo_modelled_us"].get<double>(),
                        f["loo_error_percent"].get<double>());
-  auto line = [&](const char* what, const json& s) {
+  auto line = [&](const char* what, const Json& s) {
     out += fmt::format("{}: |error| min {:.1f} % / median {:.1f} % / max {:.1f} % (worst: {})\n", what,
                        s["min_abs_error_percent"].get<double>(), s["median_abs_error_percent"].get<double>(),
                        s["max_abs_error_percent"].get<double>(), s["worst"].get<std::string>());
@@ -101,17 +101,17 @@ std::string published_table(const json& r) {
 namespace {
 
 // The old model (timing_model.h) and the model refitted on `figs`, figure by figure.
-json calibration(const std::string& path, const std::vector<Figure>& figs) {
+Json calibration(const std::string& path, const std::vector<Figure>& figs) {
   const FitResult old_model{timing::TimingParams{}, 0, 0};
   const FitResult new_model = fit(figs);
   const bool loo = figs.size() > 4;  // left-out errors need more figures than parameters
   const auto before = judge(figs, old_model, false);
   const auto after = judge(figs, new_model, loo);
-  json rows = json::array();
+  Json rows = Json::array();
   std::vector<double> old_err, new_err, loo_err;
   std::vector<std::string> names;
   for (size_t i = 0; i < figs.size(); ++i) {
-    json r = {{"name", figs[i].name},            {"measured_us", figs[i].published_us},
+    Json r = {{"name", figs[i].name},            {"measured_us", figs[i].published_us},
               {"old_us", before[i].modelled_us}, {"old_error_percent", before[i].error_percent},
               {"new_us", after[i].modelled_us},  {"new_error_percent", after[i].error_percent}};
     if (loo) r["loo_us"] = after[i].loo_modelled_us, r["loo_error_percent"] = after[i].loo_error_percent;
@@ -121,7 +121,7 @@ json calibration(const std::string& path, const std::vector<Figure>& figs) {
     loo_err.push_back(after[i].loo_error_percent);
     names.push_back(figs[i].name);
   }
-  json out = {{"tool", "mc_prof"},       {"calibrate", path},
+  Json out = {{"tool", "mc_prof"},       {"calibrate", path},
               {"old", {{"params", params_json(old_model.params)}, {"error", spread_json(old_err, names)}}},
               {"new", {{"params", params_json(new_model.params)}, {"error", spread_json(new_err, names)}}},
               {"figures", rows}};
@@ -129,13 +129,13 @@ json calibration(const std::string& path, const std::vector<Figure>& figs) {
   return out;
 }
 
-void print_spread(const char* what, const json& s) {
+void print_spread(const char* what, const Json& s) {
   fmt::print("{}: |error| min {:.1f} % / median {:.1f} % / max {:.1f} % (worst: {})\n", what,
              s["min_abs_error_percent"].get<double>(), s["median_abs_error_percent"].get<double>(),
              s["max_abs_error_percent"].get<double>(), s["worst"].get<std::string>());
 }
 
-void print_calibration(const json& out) {
+void print_calibration(const Json& out) {
   const size_t n = out["figures"].size();
   const bool loo = out["new"].contains("leave_one_out");
   fmt::print("mc_prof --calibrate {}: {} figures; old = timing_model.h's constants, new = refitted on the report\n",
@@ -144,7 +144,7 @@ void print_calibration(const json& out) {
     fmt::print("note: {} figures for 4 fitted parameters: the ones they do not constrain stay near their old values\n", n);
   fmt::print("{:<32} {:>10} {:>10} {:>7} {:>10} {:>7}{}\n", "figure", "measured", "old", "error", "new", "error",
              loo ? fmt::format(" {:>10} {:>7}", "left out", "error") : "");
-  for (const json& r : out["figures"])
+  for (const Json& r : out["figures"])
     fmt::print("{:<32} {:>10.1f} {:>10.1f} {:>+6.1f}% {:>10.1f} {:>+6.1f}%{}\n", r["name"].get<std::string>(),
                r["measured_us"].get<double>(), r["old_us"].get<double>(), r["old_error_percent"].get<double>(),
                r["new_us"].get<double>(), r["new_error_percent"].get<double>(),
@@ -152,8 +152,8 @@ void print_calibration(const json& out) {
   print_spread("old", out["old"]["error"]);
   print_spread("new", out["new"]["error"]);
   if (loo) print_spread("new, each figure left out", out["new"]["leave_one_out"]);
-  const json& o = out["old"]["params"];
-  const json& p = out["new"]["params"];
+  const Json& o = out["old"]["params"];
+  const Json& p = out["new"]["params"];
   fmt::print("parameters (timing_model.h), old -> new:\n  kTaskNs {:.2f} -> {:.2f}\n  kCoreDmaBytesPerNs {:.5f} -> {:.5f}\n"
              "  kSharedDramBytesPerNs {:.5f} -> {:.5f}\n  kSerialMacEfficiency {:.6f} -> {:.6f}\n",
              o["task_ns"].get<double>(), p["task_ns"].get<double>(), o["core_dma_bytes_per_ns"].get<double>(),
@@ -164,8 +164,8 @@ void print_calibration(const json& out) {
 
 // The submit / task split per interface (split.h): the fitted costs beside timing.h's split
 // (which stays as it is: only a board's report changes it, by hand, docs/timing-model.md).
-json split_fits(const std::map<std::string, std::vector<SplitRow>>& split) {
-  json out = json::object();
+Json split_fits(const std::map<std::string, std::vector<SplitRow>>& split) {
+  Json out = Json::object();
   for (const auto& [iface, rows] : split) {
     auto f = fit_split(rows);
     if (!f) {
@@ -179,7 +179,7 @@ json split_fits(const std::map<std::string, std::vector<SplitRow>>& split) {
   return out;
 }
 
-void print_split(const json& split) {
+void print_split(const Json& split) {
   for (const auto& [iface, f] : split.items()) {
     if (f.contains("error")) {
       fmt::print("split {}: {}\n", iface, f["error"].get<std::string>());
@@ -207,7 +207,7 @@ int calibrate(const std::string& path, bool as_json) {
                  path, f.name, f.setup.m, f.setup.k, f.setup.n, f.setup.cores);
       return code(Exit::bad_usage);
     }
-  json out = calibration(path, *figs);
+  Json out = calibration(path, *figs);
   out["skipped"] = report->skipped;
   out["split"] = split_fits(report->split);
   if (as_json) fmt::print("{}\n", out.dump(2));

@@ -17,7 +17,7 @@
 namespace ork::tools {
 namespace {
 
-int fail(const std::string& msg, Exit e = Exit::bad_usage) {
+int project_fail(const std::string& msg, Exit e = Exit::bad_usage) {
   std::fprintf(stderr, "ork_run: %s\n", msg.c_str());
   return code(e);
 }
@@ -105,16 +105,16 @@ void print_step(const char* label, const exec::Projection& p) {
 // the dtype's). -1 to go on, else the exit code.
 int load_desc(const ProjectArgs& a, exec::ModelDesc& desc, std::vector<int64_t>& file_widths) {
   if (a.path.empty() == a.synthetic.empty())
-    return fail("--project needs a packed model file or --synthetic NAME (one of them)");
+    return project_fail("--project needs a packed model file or --synthetic NAME (one of them)");
   if (!a.synthetic.empty()) {
     auto dt = exec::parse_dtype(a.dtype);
-    if (!dt) return fail(fmt::format("--dtype {}: {}", a.dtype, dt.error().message));
+    if (!dt) return project_fail(fmt::format("--dtype {}: {}", a.dtype, dt.error().message));
     auto d = exec::synthetic_desc(a.synthetic, a.layers, *dt);
-    if (!d) return fail(fmt::format("--synthetic {}: {}", a.synthetic, d.error().message));
+    if (!d) return project_fail(fmt::format("--synthetic {}: {}", a.synthetic, d.error().message));
     desc = std::move(*d);
   } else {
     auto m = exec::read_packed(a.path);
-    if (!m) return fail(m.error().message);
+    if (!m) return project_fail(m.error().message);
     desc = m->desc;
     file_widths.assign(desc.matmuls.size(), 0);
     for (const exec::PackedTensor& t : m->tensors) {
@@ -131,12 +131,12 @@ int load_desc(const ProjectArgs& a, exec::ModelDesc& desc, std::vector<int64_t>&
 // kind; a packed file's own (load_desc). -1 to go on, else the exit code.
 int load_widths(const ProjectArgs& a, const exec::ModelDesc& desc, std::vector<int64_t>& widths) {
   auto kind = exec::parse_int4_weights(a.int4_weights);
-  if (!kind) return fail(fmt::format("--int4-weights: {}", kind.error().message));
+  if (!kind) return project_fail(fmt::format("--int4-weights: {}", kind.error().message));
   if (a.synthetic.empty()) return -1;  // the file's, as load_desc found them
   widths.assign(desc.matmuls.size(), 0);
   if (desc.dtype != matmul::DType::int4) return -1;
   auto w = exec::int4_slice_widths(desc, *kind, 0, a.seed);
-  if (!w) return fail(fmt::format("--int4-weights {}: {}", a.int4_weights, w.error().message));
+  if (!w) return project_fail(fmt::format("--int4-weights {}: {}", a.int4_weights, w.error().message));
   widths = std::move(*w);
   return -1;
 }
@@ -169,13 +169,13 @@ void report_model(const ProjectArgs& a, const exec::ModelDesc& desc, const exec:
 int measure_host(const exec::DeviceRef& ref, const exec::ModelDesc& desc, int64_t m, int repeats,
                  const std::vector<int64_t>& widths, exec::ProjectOptions& po, int& submits) {
   auto h = exec::measure_host_parts(ref, desc, m, repeats, &submits, widths);
-  if (!h) return fail(fmt::format("measuring host time at M = {}: {}", m, h.error().message), Exit::check_failed);
+  if (!h) return project_fail(fmt::format("measuring host time at M = {}: {}", m, h.error().message), Exit::check_failed);
   po.host_parts = std::move(*h);
   po.host_ns.clear();
   for (const exec::HostParts& p : po.host_parts) po.host_ns.push_back(p.total_ns());
   if (m % 2 != 0) return -1;  // one piece (row_pieces)
   auto half = exec::measure_host_parts(ref, desc, m / 2, repeats, nullptr, widths);
-  if (!half) return fail(fmt::format("measuring host time at M = {}: {}", m / 2, half.error().message), Exit::check_failed);
+  if (!half) return project_fail(fmt::format("measuring host time at M = {}: {}", m / 2, half.error().message), Exit::check_failed);
   po.half_host_parts = std::move(*half);
   return -1;
 }
@@ -188,12 +188,12 @@ int run_project(const ProjectArgs& a) {
   if (int rc = load_desc(a, desc, widths); rc >= 0) return rc;
   if (int rc = load_widths(a, desc, widths); rc >= 0) return rc;
   auto dev = open_zero_work_emulator();
-  if (!dev) return fail(fmt::format("the zero-work emulator: {}", dev.error().message), Exit::device_unavailable);
+  if (!dev) return project_fail(fmt::format("the zero-work emulator: {}", dev.error().message), Exit::device_unavailable);
   ork_device& d = **dev;
   const exec::DeviceRef ref = api::exec_device(d, a.cores);
   ork_memory_info mem{};
   mem.struct_size = sizeof mem;
-  if (ork_device_memory(&d, &mem) != ORK_OK) return fail(fmt::format("the zero-work emulator: {}", ork_last_error()), Exit::device_unavailable);
+  if (ork_device_memory(&d, &mem) != ORK_OK) return project_fail(fmt::format("the zero-work emulator: {}", ork_last_error()), Exit::device_unavailable);
   const uint64_t window = mem.window_bytes;  // 4 GiB: 32-bit NPU addresses
   nlohmann::json out = {{"model", a.path.empty() ? a.synthetic : a.path}, {"name", desc.name},
                         {"dtype", exec::dtype_key(desc.dtype)}, {"layers", desc.layers}, {"cores", a.cores},
@@ -226,7 +226,7 @@ int run_project(const ProjectArgs& a) {
       return rc;
     }
     auto p = exec::project(desc, po);
-    if (!p) return fail(p.error().message);
+    if (!p) return project_fail(p.error().message);
     if (first) report_model(a, desc, *p, window, out);
     first = false;
     nlohmann::json j = step_json(*p);

@@ -13,16 +13,16 @@
 namespace ork::emu {
 namespace {
 
-constexpr uint64_t kAtomBytes = hw::kAtomBytes;  // output atoms (driver/common/npu_layout.h)
+constexpr uint64_t kOutAtomBytes = hw::kAtomBytes;  // output atoms (driver/common/npu_layout.h)
 
 // Host pointers of every output surface, or the fault naming the first that is outside.
 TaskOutcome map_surfaces(const DeviceMemory& mem, const TaskConfig& cfg, std::vector<uint8_t*>& surfaces) {
   const size_t c2 = cfg.out_c2();
   const size_t count = (cfg.cols + c2 - 1) / c2;
-  const uint64_t bytes = uint64_t{cfg.mc} * kAtomBytes;
+  const uint64_t bytes = uint64_t{cfg.mc} * kOutAtomBytes;
   surfaces.resize(count);
   for (size_t s = 0; s < count; ++s) {
-    const uint64_t iova = cfg.c_iova + s * cfg.c_surf_atoms * kAtomBytes;
+    const uint64_t iova = cfg.c_iova + s * cfg.c_surf_atoms * kOutAtomBytes;
     surfaces[s] = mem.span_for_write(iova, bytes);
     if (surfaces[s] == nullptr) {
       return {CoreStatus::dma_write_error, kIntDmaWriteError,
@@ -40,7 +40,7 @@ void write_cells(const TaskConfig& cfg, const std::vector<uint8_t*>& surfaces, P
   for (size_t s = 0; s < surfaces.size(); ++s) {
     const size_t n0 = s * c2, n1 = std::min<size_t>(cfg.cols, n0 + c2);
     for (size_t m = 0; m < cfg.mc; ++m) {
-      uint8_t* row = surfaces[s] + m * kAtomBytes;
+      uint8_t* row = surfaces[s] + m * kOutAtomBytes;
       for (size_t n = n0; n < n1; ++n) put(row + (n - n0) * eb, m, n);
     }
   }
@@ -79,9 +79,9 @@ TaskOutcome store_output_i32(const DeviceMemory& mem, const TaskConfig& cfg, std
         uint8_t* dst = surfaces[s];
         const int32_t* src = c.data() + n0;
         if (width == c2) {  // a whole atom: a fixed 16-byte copy the compiler inlines
-          for (size_t m = m0; m < m1; ++m) std::memcpy(dst + m * kAtomBytes, src + m * cols, kAtomBytes);
+          for (size_t m = m0; m < m1; ++m) std::memcpy(dst + m * kOutAtomBytes, src + m * cols, kOutAtomBytes);
         } else {
-          for (size_t m = m0; m < m1; ++m) std::memcpy(dst + m * kAtomBytes, src + m * cols, width * 4);
+          for (size_t m = m0; m < m1; ++m) std::memcpy(dst + m * kOutAtomBytes, src + m * cols, width * 4);
         }
       }
     }
@@ -92,12 +92,12 @@ TaskOutcome store_output_i32(const DeviceMemory& mem, const TaskConfig& cfg, std
 std::optional<Int32Out> output_cube_i32(const DeviceMemory& mem, const TaskConfig& cfg) {
   if (cfg.type != NpuType::int8 || cfg.c_iova % 4 != 0 || cfg.c_surf_atoms < cfg.mc) return std::nullopt;
   const size_t count = (cfg.cols + cfg.out_c2() - 1) / cfg.out_c2();
-  const uint64_t bytes = ((count - 1) * cfg.c_surf_atoms + cfg.mc) * kAtomBytes;
+  const uint64_t bytes = ((count - 1) * cfg.c_surf_atoms + cfg.mc) * kOutAtomBytes;
   uint8_t* cube = mem.span_for_write(cfg.c_iova, bytes);
   if (cube == nullptr) return std::nullopt;
   // IOVA and BO base are both page-aligned in the fake kernel, so 4-byte IOVA alignment is
   // 4-byte host alignment.
-  return Int32Out{reinterpret_cast<int32_t*>(cube), kAtomBytes / 4, cfg.out_c2(), cfg.c_surf_atoms * kAtomBytes / 4};
+  return Int32Out{reinterpret_cast<int32_t*>(cube), kOutAtomBytes / 4, cfg.out_c2(), cfg.c_surf_atoms * kOutAtomBytes / 4};
 }
 
 TaskOutcome store_output_f32(const DeviceMemory& mem, const TaskConfig& cfg, std::span<const float> c) {

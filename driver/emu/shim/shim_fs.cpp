@@ -27,7 +27,7 @@ using ork::emu::shim::PathKind;
 using ork::emu::shim::resolve;
 
 template <class Fn>
-Fn next_symbol(const char* name) {
+Fn next_fs_symbol(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
@@ -54,36 +54,36 @@ int stat_any(int (*real)(const char*, Stat*), const char* path, Stat* buf) {
 extern "C" {
 
 DIR* opendir(const char* path) {
-  static auto real = next_symbol<DIR* (*)(const char*)>("opendir");
+  static auto real = next_fs_symbol<DIR* (*)(const char*)>("opendir");
   auto r = resolve(path);
   return real(r.kind == PathKind::other ? path : r.real.c_str());
 }
 
 int stat(const char* path, struct stat* buf) noexcept {
-  static auto real = next_symbol<int (*)(const char*, struct stat*)>("stat");
+  static auto real = next_fs_symbol<int (*)(const char*, struct stat*)>("stat");
   return stat_any(real, path, buf);
 }
 int stat64(const char* path, struct stat64* buf) noexcept {
-  static auto real = next_symbol<int (*)(const char*, struct stat64*)>("stat64");
+  static auto real = next_fs_symbol<int (*)(const char*, struct stat64*)>("stat64");
   return stat_any(real, path, buf);
 }
 int lstat(const char* path, struct stat* buf) noexcept {
-  static auto real = next_symbol<int (*)(const char*, struct stat*)>("lstat");
+  static auto real = next_fs_symbol<int (*)(const char*, struct stat*)>("lstat");
   return stat_any(real, path, buf);
 }
 int lstat64(const char* path, struct stat64* buf) noexcept {
-  static auto real = next_symbol<int (*)(const char*, struct stat64*)>("lstat64");
+  static auto real = next_fs_symbol<int (*)(const char*, struct stat64*)>("lstat64");
   return stat_any(real, path, buf);
 }
 
 int access(const char* path, int mode) noexcept {
-  static auto real = next_symbol<int (*)(const char*, int)>("access");
+  static auto real = next_fs_symbol<int (*)(const char*, int)>("access");
   auto r = resolve(path);
   return real(r.kind == PathKind::other ? path : r.real.c_str(), mode);
 }
 
 ssize_t readlink(const char* path, char* buf, size_t size) noexcept {
-  static auto real = next_symbol<ssize_t (*)(const char*, char*, size_t)>("readlink");
+  static auto real = next_fs_symbol<ssize_t (*)(const char*, char*, size_t)>("readlink");
   auto r = resolve(path);
   return real(r.kind == PathKind::other ? path : r.real.c_str(), buf, size);
 }
@@ -91,7 +91,7 @@ ssize_t readlink(const char* path, char* buf, size_t size) noexcept {
 // The resolved path as the emulated machine names it (links inside the tree are relative,
 // so resolution stays inside it).
 char* realpath(const char* path, char* resolved) noexcept {
-  static auto real = next_symbol<char* (*)(const char*, char*)>("realpath");
+  static auto real = next_fs_symbol<char* (*)(const char*, char*)>("realpath");
   auto r = resolve(path);
   if (r.kind == PathKind::other) return real(path, resolved);
   char* got = real(r.real.c_str(), nullptr);
@@ -114,13 +114,13 @@ char* __realpath_chk(const char* path, char* resolved, size_t resolved_len) noex
 }
 
 FILE* fopen(const char* path, const char* mode) {
-  static auto real = next_symbol<FILE* (*)(const char*, const char*)>("fopen");
+  static auto real = next_fs_symbol<FILE* (*)(const char*, const char*)>("fopen");
   auto r = resolve(path);
   return real(r.kind == PathKind::other ? path : r.real.c_str(), mode);
 }
 
 FILE* fopen64(const char* path, const char* mode) {
-  static auto real = next_symbol<FILE* (*)(const char*, const char*)>("fopen64");
+  static auto real = next_fs_symbol<FILE* (*)(const char*, const char*)>("fopen64");
   auto r = resolve(path);
   return real(r.kind == PathKind::other ? path : r.real.c_str(), mode);
 }
