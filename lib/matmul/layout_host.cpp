@@ -183,7 +183,7 @@ Status unpack_c_stacked(const Plan& p, const uint8_t* out, void* c, std::span<fl
   view.slices = p.slices;
   std::vector<const uint8_t*> diagonal;
   for (int64_t s = 0; s < p.slices; ++s)
-    diagonal.push_back(out + ((s * p.np / p.out_atom()) * p.c_rows() + s * p.mp) * kAtom);
+    diagonal.push_back(out + ((s * p.np / p.out_atom()) * p.c_rows() + s * p.mp) * kHostAtom);
   return dtype_info(p.dtype).unpack_c(view, diagonal, true, c, acc);
 }
 
