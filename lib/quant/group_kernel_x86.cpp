@@ -15,7 +15,7 @@ namespace {
 
 // The zero-masked VCVTDQ2PS with an all-ones mask: GCC 12's expansion of the unmasked one
 // reads an undefined vector and fails -Werror=maybe-uninitialized.
-constexpr __mmask16 kAll16 = 0xffff;
+constexpr __mmask16 kGroupAll16 = 0xffff;
 
 inline int32_t load32(const uint8_t* p) {
   int32_t v;
@@ -51,8 +51,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const Stri
     const __m512 s0 = _mm512_loadu_ps(x.scales + g * 32), s1 = _mm512_loadu_ps(x.scales + g * 32 + 16);
     #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
-      const __m512 u0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, acc[r][0]), s0);
-      const __m512 u1 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll16, acc[r][1]), s1);
+      const __m512 u0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][0]), s0);
+      const __m512 u1 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][1]), s1);
       t[r][0] = g == 0 ? u0 : _mm512_add_ps(t[r][0], u0);
       t[r][1] = g == 0 ? u1 : _mm512_add_ps(t[r][1], u1);
     }
