@@ -247,8 +247,7 @@ class Walk {
       if (auto s = piece->complete(); !s) return failed_in(step, s);
     const int64_t end = now_ns();
     if (inflight_.empty()) out_.stats.device_ns += end - busy_since_;
-    // On the device the jobs run one after another: this one from its submit or the end of
-    // the one before, whichever is later.
+    // Jobs run one after another: from its submit or the previous one's end, whichever is later.
     const int64_t begin = std::max(job.begin_ns, last_end_);
     last_end_ = end;
     return finish(job, begin, end);
