@@ -71,7 +71,7 @@ void on_row_halves(int64_t m, int64_t bytes, int64_t min_bytes, Fn fn) {
   if (bytes < min_bytes || m < 2 * kRowBlock) return fn(int64_t{0}, m);
   const int64_t half = m / 2 / kRowBlock * kRowBlock;
   std::atomic<int> next{0};
-  ref::detail::run_on_threads(2, [&] {
+  ref::detail::run_claiming(2, [&](int) {  // a helper that comes late finds both halves taken
     for (int i; (i = next.fetch_add(1)) < 2;) i == 0 ? fn(int64_t{0}, half) : fn(half, m);
   });
 }
