@@ -67,7 +67,7 @@ void realign_int4_row(const uint8_t* a, int64_t k, int64_t m, uint8_t* dst) {
 // the unpack's, int8's measured 8 MiB (C 4 MiB each way). The pack's own was 2 MiB (A 1 MiB
 // each way), which fp16's A, twice int8's, crossed at M = 256 (1.9-2.1x int8's CPU time a
 // call there); re-measured with the worker asleep, two threads packed no faster than one up
-// to 16 MiB of A on a loaded 2-vCPU machine (ork_bench, "pack_a 2 threads";
+// to 8 MiB of A on a loaded 2-vCPU machine (ork_bench, "pack_a 2 threads";
 // docs/matmul-schedule.md "Host cost per dtype").
 constexpr int64_t kHalvesMinBytes = int64_t{8} << 20;
 
