@@ -59,19 +59,24 @@ void realign_int4_row(const uint8_t* a, int64_t k, int64_t m, uint8_t* dst) {
 }
 
 // fn(first, last) on rows of an M-row matrix: two threads, a half of the rows each (whole
-// 8-row blocks), when the work moves at least `min_bytes` (read + written); below that one
-// thread is quicker than the hand-off. The NPU is idle meanwhile. The thresholds are int8's,
-// measured (1 Mi elements: A 1 MiB each way, C 4 MiB each way), now in bytes so that every
-// dtype hands off at the same traffic.
-constexpr int64_t kPackMinBytes = int64_t{2} << 20;
-constexpr int64_t kUnpackMinBytes = int64_t{8} << 20;
+// 8-row blocks), when the work moves at least kHalvesMinBytes (read + written); below that
+// one thread is quicker than the hand-off. The NPU is idle meanwhile. The hand-off wakes a
+// kept worker that is usually asleep: a call's pack follows the last call's device time and
+// its unpack this call's, both longer than the worker's polling (lib/ref/workers.cpp). So
+// pack, unpack and the fp16 rounding share one threshold in bytes moved, whatever the dtype:
+// the unpack's, int8's measured 8 MiB (C 4 MiB each way). The pack's own was 2 MiB (A 1 MiB
+// each way), which fp16's A, twice int8's, crossed at M = 256 (1.9-2.1x int8's CPU time a
+// call there); re-measured with the worker asleep, two threads packed no faster than one up
+// to 8 MiB of A on a loaded 2-vCPU machine (ork_bench, "pack_a 2 threads";
+// docs/matmul-schedule.md "Host cost per dtype").
+constexpr int64_t kHalvesMinBytes = int64_t{8} << 20;
 
 template <class Fn>
 void on_row_halves(int64_t m, int64_t bytes, int64_t min_bytes, Fn fn) {
-  if (bytes < min_bytes || m < 2 * kRowBlock) return fn(int64_t{0}, m);
+  if (bytes < min_bytes || m < 2 * kRowBlock) return fn(int64_t{0}, m);  // one thread
   const int64_t half = m / 2 / kRowBlock * kRowBlock;
   std::atomic<int> next{0};
-  ref::detail::run_on_threads(2, [&] {
+  ref::detail::run_claiming(2, [&](int) {  // a helper that comes late finds both halves taken
     for (int i; (i = next.fetch_add(1)) < 2;) i == 0 ? fn(int64_t{0}, half) : fn(half, m);
   });
 }
@@ -84,7 +89,7 @@ Status unpack_group_as(const Plan& p, std::span<const uint8_t* const> slices, bo
   const int64_t m = p.shape.m, n = p.shape.n;
   const auto bytes = static_cast<int64_t>((static_cast<size_t>(count) * sizeof(Native) + sizeof(Out)) *
                                           static_cast<size_t>(m * n));
-  on_row_halves(m, bytes, kUnpackMinBytes,
+  on_row_halves(m, bytes, kHalvesMinBytes,
                 [&](int64_t r0, int64_t r1) { unpack_rows(s.data(), count, p, c, first, r0, r1); });
   return {};
 }
@@ -195,7 +200,7 @@ Status pack_a_native(const Plan& p, const void* a, std::span<uint8_t> out) {
   uint8_t* dst = out.data();
   const DTypeInfo& d = dtype_info(p.dtype);
   // Work weight: twice A's bytes (read once, written once).
-  on_row_halves(m, m * k * d.bits / 4, kPackMinBytes, [&](int64_t f, int64_t l) { d.pack_a_rows(p, src, dst, f, l); });
+  on_row_halves(m, m * k * d.bits / 4, kHalvesMinBytes, [&](int64_t f, int64_t l) { d.pack_a_rows(p, src, dst, f, l); });
   return {};
 }
 
@@ -213,7 +218,7 @@ Status round_c_fp16(const Plan& p, std::span<const float> acc, uint16_t* c) {
   if (Status s = check_size("fp32 partial sums of an fp16 C", static_cast<int64_t>(acc.size()), m * n); !s) return s;
   const SumIsa isa = sum_isa();
   // Work weight: 4 bytes read and 2 written per element, the unpacker's threshold.
-  on_row_halves(m, 6 * m * n, kUnpackMinBytes, [&](int64_t r0, int64_t r1) {
+  on_row_halves(m, 6 * m * n, kHalvesMinBytes, [&](int64_t r0, int64_t r1) {
     round_to_fp16_on(isa, acc.data() + r0 * n, c + r0 * n, (r1 - r0) * n);
   });
   return {};

@@ -18,8 +18,9 @@ namespace {
 
 class Workers {
  public:
-  // Returns false when another caller holds the workers.
-  bool try_run(int helpers, const std::function<void(int)>& fn) {
+  // Returns false when another caller holds the workers. `withdraw`: once fn(0) returns, the
+  // helpers that have not started fn are not waited for (run_claiming, workers.h).
+  bool try_run(int helpers, const std::function<void(int)>& fn, bool withdraw) {
     // A forked child has this object but not the threads: it makes threads of its own.
     if (::getpid() != owner_) return false;
     std::unique_lock busy(busy_, std::try_to_lock);
@@ -33,12 +34,17 @@ class Workers {
       job_ = &fn;
       width_ = helpers;
       pending_ = helpers;
+      started_ = 0;
       ++epoch_;
       published_.store(epoch_, std::memory_order_release);
     }
     start_.notify_all();
     fn(0);
     std::unique_lock lock(mutex_);
+    if (withdraw) {  // a helper not yet started now sees a job of no width and skips it
+      pending_ -= width_ - started_;
+      width_ = 0;
+    }
     finished_.wait(lock, [this] { return pending_ == 0; });
     job_ = nullptr;
     return true;
@@ -55,6 +61,7 @@ class Workers {
       start_.wait(lock, [&] { return epoch_ != seen; });
       seen = epoch_;
       if (index >= width_) continue;
+      ++started_;
       const std::function<void(int)>* job = job_;
       lock.unlock();
       (*job)(index + 1);
@@ -86,7 +93,7 @@ class Workers {
   std::mutex mutex_;  // guards everything below
   std::condition_variable start_, finished_;
   const std::function<void(int)>* job_ = nullptr;
-  int width_ = 0, pending_ = 0;
+  int width_ = 0, pending_ = 0, started_ = 0;
   uint64_t epoch_ = 0;
   std::vector<std::thread> threads_;  // never joined: they live as long as the process
 };
@@ -134,7 +141,12 @@ CpuAccounting::~CpuAccounting() { accounting = was_; }
 
 int64_t work_cpu_ns() { return accounting ? thread_cpu_ns() + helpers_cpu_ns : 0; }
 
-void run_on_threads(int threads, const std::function<void(int)>& fn) {
+namespace {
+
+// run_on_threads and run_claiming: `claiming` withdraws the helpers that have not started by
+// the time the caller's fn(0) returns, and runs fn on the caller alone when the kept workers
+// are busy (fresh threads would be waited for to join, the wait run_claiming avoids).
+void run_threads_on(int threads, const std::function<void(int)>& fn, bool claiming) {
   if (threads <= 1) {
     fn(0);
     return;
@@ -151,14 +163,20 @@ void run_on_threads(int threads, const std::function<void(int)>& fn) {
     error.run(fn, index);
     helpers.fetch_add(work_cpu_ns() - t0, std::memory_order_relaxed);
   };
-  if (!workers().try_run(threads - 1, caught)) {
+  if (!workers().try_run(threads - 1, caught, claiming)) {
     std::vector<std::jthread> fresh;
-    for (int t = 1; t < threads; ++t) fresh.emplace_back(caught, t);
+    for (int t = 1; t < threads && !claiming; ++t) fresh.emplace_back(caught, t);
     caught(0);
   }  // the jthreads join here
   helpers_cpu_ns += helpers.load(std::memory_order_relaxed);
   error.rethrow();
 }
+
+}  // namespace
+
+void run_on_threads(int threads, const std::function<void(int)>& fn) { run_threads_on(threads, fn, false); }
+
+void run_claiming(int threads, const std::function<void(int)>& fn) { run_threads_on(threads, fn, true); }
 
 void run_on_threads(int threads, const std::function<void()>& fn) {
   run_on_threads(threads, std::function<void(int)>([&fn](int) { fn(); }));

@@ -19,6 +19,14 @@ void run_on_threads(int threads, const std::function<void()>& fn);
 // i-th kept worker, so one index stays on one thread from call to call (while the workers
 // are free): work given out by index finds its data in that core's cache again.
 void run_on_threads(int threads, const std::function<void(int)>& fn);
+// The same for a claiming loop: fn(index) takes its work from a shared counter until none is
+// left, so that the caller's fn(0) alone does all of it when no helper comes. Once fn(0)
+// returns, a kept worker that has not started fn is withdrawn instead of waited for, and
+// when the workers are busy the caller runs alone: on a loaded machine a sleeping worker
+// can take milliseconds to get a core, and the caller would wait that long for a thread
+// with nothing left to do (the host layout work, lib/matmul/layout_host.cpp). A helper that
+// has started is waited for as in run_on_threads.
+void run_claiming(int threads, const std::function<void(int)>& fn);
 // The CPUs online, read once per process (at least 1). std::thread::hardware_concurrency()
 // reads /sys/devices/system/cpu/online on every call in glibc (an open, a read and a close:
 // ~3 us, more than a small matmul's arithmetic), and a call chooses its threads every time.

@@ -1,13 +1,19 @@
-// Layout timings (layout_bench.h) for the decode shape M=1, K=N=2048 and M=512, K=N=2048.
+// Layout timings (layout_bench.h) for the decode shape M=1, K=N=2048 and M=512, K=N=2048, and
+// the int8 pack of A on two threads against one at M = 512..8192, K = 2048.
 #include "tools/ork_bench/layout_bench.h"
 
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <functional>
+#include <thread>
 
 #include "lib/matmul/layout.h"
+#include "lib/matmul/layout_host.h"
 #include "lib/matmul/plan.h"
+#include "lib/ref/workers.h"
 
 namespace ork::bench {
 namespace {
@@ -82,12 +88,47 @@ void measure_shape(int64_t m, int64_t k, int64_t n, int reps, LayoutFigures& f) 
   f.rows.insert(f.rows.end(), {pa, uc, pb});
 }
 
+// The pack's second thread as a call meets it (lib/matmul/layout_host.cpp, the two-thread
+// threshold): the kept worker asleep, 1 ms after the last pack (a call's device time is
+// longer than the worker's polling), then rows in two halves from one counter, as
+// on_row_halves hands them out, against the same rows on the caller's thread alone. Best of
+// `reps` single packs, each timed alone; the two give the same bytes.
+double sleeping_helper_best_us(int reps, const std::function<void()>& f) {
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+void measure_pack_threads(int64_t m, int64_t k, int reps, LayoutFigures& f) {
+  const Plan p = matmul::make_plan({m, k, 64}, {}).value();
+  std::vector<uint8_t> a(static_cast<size_t>(m * k)), one(static_cast<size_t>(p.a_bytes())), two(one.size());
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i * 7);
+  const int64_t half = m / 2 / 8 * 8;
+  LayoutFigure fig{fmt::format("pack_a 2 threads (vs 1) M={} K={}", m, k)};
+  fig.fast_us = sleeping_helper_best_us(reps, [&] {
+    std::atomic<int> next{0};
+    ref::detail::run_claiming(2, [&](int) {
+      for (int i; (i = next.fetch_add(1)) < 2;)
+        matmul::pack_a_rows_bytes(p, a.data(), two.data(), i == 0 ? 0 : half, i == 0 ? half : m);
+    });
+  });
+  fig.naive_us = sleeping_helper_best_us(reps, [&] { matmul::pack_a_rows_bytes(p, a.data(), one.data(), 0, m); });
+  fig.equal = one == two;
+  f.rows.push_back(fig);
+}
+
 }  // namespace
 
 LayoutFigures measure_layout(int reps) {
   LayoutFigures f;
   measure_shape(1, 2048, 2048, reps, f);
   measure_shape(512, 2048, 2048, reps, f);
+  for (int64_t m : {512, 1024, 2048, 4096, 8192}) measure_pack_threads(m, 2048, reps, f);  // A 1..16 MiB
   return f;
 }
 

@@ -73,9 +73,18 @@ TEST(LayoutHost, PackAFollowsTheIndexFunctionsForEveryDtype) {
 }
 
 TEST(LayoutHost, PackASplitsBigMatricesOverTwoThreadsExactly) {
-  expect_pack({67, 32769, 8}, DType::int4);  // >= 1 Mi bytes, odd K and M: the threaded split
-  expect_pack({37, 30000, 8}, DType::fp16);
-  expect_pack({45, 24000, 8}, DType::int8);
+  expect_pack({67, 131073, 8}, DType::int4);  // >= 8 MiB moved, odd K and M: the threaded split
+  expect_pack({37, 60000, 8}, DType::fp16);
+  expect_pack({45, 100000, 8}, DType::int8);
+}
+
+// At the two-thread threshold's edges (layout_host.cpp: A's bytes read and written, 8 MiB),
+// one row under it, at it and one over (odd M: the second half starts on a whole 8-row
+// block, not at M/2), for each dtype; the claiming hand-off gives a half to whichever thread
+// comes first, so the bytes must not depend on who packed them.
+TEST(LayoutHost, PackAAtTheTwoThreadThresholdsEdgesIsExact) {
+  for (auto [dt, k] : {std::pair{DType::int8, int64_t{32768}}, {DType::fp16, int64_t{16384}}, {DType::int4, int64_t{65536}}})
+    for (int64_t m : {127, 128, 129}) expect_pack({m, k, 8}, dt);  // m * k * bits / 4 = 8 MiB at m = 128
 }
 
 // The group's slices summed element by element through output_index, slice by slice.
