@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/cpu_features.h"
 #include "lib/ref/fast.h"
 #include "lib/ref/split.h"
 
@@ -90,8 +91,8 @@ const char* group_tier_name(GroupTier t) {
 
 bool group_tier_supported(GroupTier t) {
 #if defined(__x86_64__)
-  if (t == GroupTier::avx2) return ref::isa_supported(ref::Isa::avx2);
-  if (t == GroupTier::vnni) return ref::isa_supported(ref::Isa::avx512_vnni);
+  if (t == GroupTier::avx2) return cpu::has(cpu::kAvx2);
+  if (t == GroupTier::vnni) return cpu::has(cpu::kAvx512f | cpu::kAvx512bw | cpu::kAvx512vnni);
 #endif
   return t == GroupTier::portable;
 }
@@ -103,9 +104,9 @@ std::vector<GroupTier> supported_group_tiers() {
   return out;
 }
 
-GroupTier best_group_tier() {
-  static const GroupTier best = supported_group_tiers().back();
-  return best;
+GroupTier best_group_tier() {  // per call, from the features (cpu_features.h)
+  if (group_tier_supported(GroupTier::vnni)) return GroupTier::vnni;
+  return group_tier_supported(GroupTier::avx2) ? GroupTier::avx2 : GroupTier::portable;
 }
 
 int group_tier_unit(GroupTier t) { return t == GroupTier::vnni ? 4 : t == GroupTier::avx2 ? 2 : 1; }

@@ -24,7 +24,7 @@ namespace ork::quant::detail {
 // portable: plain C++ (any CPU). avx2: VPMADDWD on sign-extended int16 pairs, 16 columns a
 // strip. vnni: AVX-512 VNNI VPDPBUSD on biased uint8 A x int8 B quads (the column-sum
 // correction folded into the accumulator's start), 32 columns a strip. The x86 tiers are
-// picked through lib/ref's CPUID checks (ref::isa_supported).
+// picked from the one feature query (driver/common/cpu_features.h).
 enum class GroupTier { portable, avx2, vnni };
 
 const char* group_tier_name(GroupTier t);

@@ -2,16 +2,21 @@
 // every thread count: bit-identical to the reference (lib/quant/reference.h) for every mode,
 // group width and per-channel, shapes with a short last group, N off every strip width and
 // M off the kernel's row block; imported full-range codes with signed scales; extreme
-// accumulators (every code at its limit); and the refusals.
+// accumulators (every code at its limit); the one feature override lowering every family's
+// tier; and the refusals.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
 
+#include "driver/common/cpu_features.h"
+#include "lib/quant/act_kernels.h"
 #include "lib/quant/activations.h"
 #include "lib/quant/group_kernel.h"
 #include "lib/quant/reference.h"
+#include "lib/ref/fast.h"
+#include "lib/ref/fp16_matmul.h"
 #include "tests/support/quant_test_util.h"
 
 namespace ork::quant::detail {
@@ -112,6 +117,33 @@ TEST(FusedQmatmul, ExtremeSumsStayExact) {
   auto want = reference::qmatmul_codes(a, m, q, d, {}, k, n, k, as);
   ASSERT_TRUE(want.ok());
   for (GroupTier t : supported_group_tiers()) ASSERT_EQ(run(t, 0, *w, a, m, as, *want), "") << group_tier_name(t);
+}
+
+// The one override (driver/common/cpu_features.h): hidden features lower the best tier of
+// every kernel family together, and the fused kernel then runs on the lower one.
+TEST(FusedQmatmul, HiddenFeaturesLowerEveryFamilysTier) {
+  const auto wf = random_matrix(64, 40, 5);
+  const auto a = random_matrix(3, 64, 6);
+  auto w = QuantWeights::quantise(wf, 64, 40, WeightScheme{Bits::int4, 32});
+  ASSERT_TRUE(w.ok());
+  const ActScheme as{Bits::int8, true};
+  auto want = reference::qmatmul(a, wf, 3, 64, 40, WeightScheme{Bits::int4, 32}, as);
+  ASSERT_TRUE(want.ok());
+  {
+    cpu::HiddenCpuFeatures no_avx512(cpu::kAvx512f | cpu::kAvx512vnni | cpu::kAmxInt8);
+    EXPECT_NE(best_group_tier(), GroupTier::vnni);
+    EXPECT_NE(best_act_tier(), ActTier::avx512);
+    EXPECT_NE(ref::best_fp16_isa(), ref::Fp16Isa::avx512);
+    EXPECT_NE(ref::best_isa(), ref::Isa::avx512_vnni);
+    EXPECT_NE(ref::best_isa(), ref::Isa::amx);
+    EXPECT_FALSE(group_tier_supported(GroupTier::vnni));
+    EXPECT_EQ(run(best_group_tier(), 2, *w, a, 3, as, *want), "") << group_tier_name(best_group_tier());
+    cpu::HiddenCpuFeatures none(cpu::kAvx2 | cpu::kAvx512f | cpu::kAvx512vnni | cpu::kAmxInt8);
+    EXPECT_EQ(best_group_tier(), GroupTier::portable);
+    EXPECT_EQ(best_act_tier(), ActTier::portable);
+    EXPECT_EQ(ref::best_fp16_isa(), ref::Fp16Isa::generic);
+  }
+  EXPECT_EQ(best_group_tier(), supported_group_tiers().back());
 }
 
 TEST(FusedQmatmul, Refusals) {
