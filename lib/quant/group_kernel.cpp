@@ -38,6 +38,7 @@ void pack_group(const QuantWeights& w, int64_t g, GroupPacked& p, std::vector<in
       }
       const auto cell = static_cast<size_t>((s * p.groups + g) * S + j);
       p.scales[cell] = w.scales()[static_cast<size_t>(g * n + col)];
+      if (!p.mins.empty()) p.mins[cell] = w.mins()[static_cast<size_t>(g * n + col)];
       if (!p.bias.empty()) p.bias[cell] = static_cast<int32_t>(static_cast<uint32_t>(-128 * sum));
     }
 }
@@ -66,6 +67,27 @@ const uint8_t* pack_a(const QuantActivations& qa, GroupTier t, int64_t* stride) 
     }
   }
   return buf.data();
+}
+
+// Affine weights: each row's code sum over each group, [M][groups], as int32 and as float
+// (both exact), kept per calling thread as pack_a's buffer is.
+void fused_row_group_sums(const QuantActivations& qa, const GroupPacked& b, const int32_t** sums,
+                          const float** sums_f) {
+  thread_local std::vector<int32_t> s;
+  thread_local std::vector<float> f;
+  s.assign(static_cast<size_t>(qa.m * b.groups), 0);
+  f.resize(s.size());
+  for (int64_t i = 0; i < qa.m; ++i) {
+    const int8_t* row = qa.codes.data() + i * qa.k;
+    for (int64_t g = 0; g < b.groups; ++g) {
+      int32_t sum = 0;
+      for (int64_t x = g * b.width; x < std::min(qa.k, (g + 1) * b.width); ++x) sum += row[x];
+      s[static_cast<size_t>(i * b.groups + g)] = sum;
+      f[static_cast<size_t>(i * b.groups + g)] = static_cast<float>(sum);
+    }
+  }
+  *sums = s.data();
+  *sums_f = f.data();
 }
 
 using StripFn = void (*)(const StripCall&);
@@ -113,7 +135,6 @@ int group_tier_unit(GroupTier t) { return t == GroupTier::vnni ? 4 : t == GroupT
 int group_tier_strip(GroupTier t) { return t == GroupTier::vnni ? 32 : 16; }
 
 Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
-  if (w.affine()) return make_error(-EINVAL, "fused quantised matmul: affine weights (an m term or a code offset)");
   if (!group_tier_supported(tier))
     return make_error(-EOPNOTSUPP, fmt::format("fused quantised matmul: tier {} not supported by this CPU",
                                                group_tier_name(tier)));
@@ -126,6 +147,8 @@ Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
   p.b.assign(static_cast<size_t>(p.strips * p.group_off.back()), 0);
   p.scales.assign(static_cast<size_t>(p.strips * p.groups * p.strip), 0.0f);
   if (tier == GroupTier::vnni) p.bias.assign(p.scales.size(), 0);
+  if (!w.mins().empty()) p.mins.assign(p.scales.size(), 0.0f);
+  p.code_offset = w.code_offset();
   std::vector<int8_t> codes;
   for (int64_t g = 0; g < p.groups; ++g) pack_group(w, g, p, codes);
   return p;
@@ -138,6 +161,9 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
   if (o.threads < 0) return make_error(-EINVAL, fmt::format("threads = {}: must be >= 0", o.threads));
   int64_t a_stride = 0;
   const uint8_t* a = pack_a(qa, b.tier, &a_stride);
+  const int32_t* gsum = nullptr;
+  const float* gsum_f = nullptr;
+  if (b.affine()) fused_row_group_sums(qa, b, &gsum, &gsum_f);
   const int64_t m = qa.m;
   // Short M reads B once per call (bound by its bytes), as lib/ref's short-M path.
   const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, b.k * b.n, m <= 2 * kStripRows, b.strips);
@@ -152,12 +178,14 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
                   .cols = static_cast<int>(std::min(b.strip, b.n - s * b.strip)),
                   .b = b.b.data() + s * b.group_off.back(), .group_off = b.group_off.data(), .groups = b.groups,
                   .bias = b.bias.empty() ? nullptr : b.bias.data() + cell, .scales = b.scales.data() + cell,
-                  .sa = nullptr, .c = nullptr, .ldc = b.n};
+                  .sa = nullptr, .c = nullptr, .ldc = b.n, .gsum = nullptr, .gsum_f = nullptr,
+                  .mins = b.mins.empty() ? nullptr : b.mins.data() + cell, .code_offset = b.code_offset};
       for (int64_t r0 = 0; r0 < m; r0 += kStripRows) {
         x.rows = static_cast<int>(std::min<int64_t>(kStripRows, m - r0));
         x.a = a + r0 * a_stride;
         x.sa = qa.scheme.per_row ? qa.scales.data() + r0 : same;
         x.c = c.data() + r0 * b.n + s * b.strip;
+        if (gsum != nullptr) x.gsum = gsum + r0 * b.groups, x.gsum_f = gsum_f + r0 * b.groups;
         fn(x);
       }
     }
@@ -176,10 +204,12 @@ void strip_portable(const StripCall& x) {
     for (int r = 0; r < x.rows; ++r) {
       const auto* a = reinterpret_cast<const int8_t*>(x.a + r * x.a_stride) + g * x.width;
       int32_t acc[S] = {};
+      const uint32_t shift = x.gsum ? affine_shift(x, r, g) : 0;  // affine: the format's code
       for (int64_t kk = 0; kk < rows; ++kk)
         for (int j = 0; j < S; ++j) acc[j] += int32_t{a[kk]} * int32_t{bg[kk * S + j]};
       for (int j = 0; j < S; ++j) {
-        const float u = static_cast<float>(acc[j]) * x.scales[g * S + j];
+        float u = static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(acc[j]) + shift)) * x.scales[g * S + j];
+        if (x.mins != nullptr) u = u + x.gsum_f[r * x.groups + g] * x.mins[g * S + j];
         t[r][j] = g == 0 ? u : t[r][j] + u;
       }
     }

@@ -26,7 +26,7 @@ inline int32_t load32(const uint8_t* p) {
 // ---- vnni: 32 columns (two zmm), A as code + 128 (uint8), B as int8 quads. VPDPBUSD sums
 // (a + 128) x b over a quad; the accumulator starts at -128 x the column's code sum, so it
 // ends at sum a x b exactly (modulo 2^32, and the true sum fits: qmatmul.h's bound).
-template <int R>
+template <int R, bool Affine>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const StripCall& x) {
   __m512 t[R][2];
   #pragma GCC unroll 4
@@ -37,7 +37,14 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const Stri
     const __m512i b0 = _mm512_loadu_si512(x.bias + g * 32), b1 = _mm512_loadu_si512(x.bias + g * 32 + 16);
     __m512i acc[R][2];
     #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) acc[r][0] = b0, acc[r][1] = b1;
+    for (int r = 0; r < R; ++r) {
+      if constexpr (Affine) {  // the format's code: + code_offset x s_g, folded into the start
+        const __m512i sh = _mm512_set1_epi32(static_cast<int32_t>(affine_shift(x, r, g)));
+        acc[r][0] = _mm512_add_epi32(b0, sh), acc[r][1] = _mm512_add_epi32(b1, sh);
+      } else {
+        acc[r][0] = b0, acc[r][1] = b1;
+      }
+    }
     const uint8_t* a = x.a + g * x.width;
     for (int64_t q = 0; q < quads; ++q) {
       const __m512i w0 = _mm512_loadu_si512(bg + q * 128), w1 = _mm512_loadu_si512(bg + q * 128 + 64);
@@ -51,8 +58,13 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const Stri
     const __m512 s0 = _mm512_loadu_ps(x.scales + g * 32), s1 = _mm512_loadu_ps(x.scales + g * 32 + 16);
     #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
-      const __m512 u0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][0]), s0);
-      const __m512 u1 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][1]), s1);
+      __m512 u0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][0]), s0);
+      __m512 u1 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][1]), s1);
+      if (Affine && x.mins != nullptr) {  // u = u + float(s_g) x mn, two IEEE operations
+        const __m512 sf = _mm512_set1_ps(x.gsum_f[r * x.groups + g]);
+        u0 = _mm512_add_ps(u0, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * 32)));
+        u1 = _mm512_add_ps(u1, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * 32 + 16)));
+      }
       t[r][0] = g == 0 ? u0 : _mm512_add_ps(t[r][0], u0);
       t[r][1] = g == 0 ? u1 : _mm512_add_ps(t[r][1], u1);
     }
@@ -69,7 +81,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const Stri
 
 // ---- avx2: 16 columns (two ymm), A as int16, B as int16 pairs. VPMADDWD sums a pair of
 // products into int32 exactly (|a b| <= 128 x 128).
-template <int R>
+template <int R, bool Affine>
 __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
   __m256 t[R][2];
   #pragma GCC unroll 4
@@ -79,7 +91,9 @@ __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
     const int64_t pairs = (x.group_off[g + 1] - x.group_off[g]) / 64;
     __m256i acc[R][2];
     #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (int r = 0; r < R; ++r)  // affine: + code_offset x s_g, the format's code
+      acc[r][0] = acc[r][1] = Affine ? _mm256_set1_epi32(static_cast<int32_t>(affine_shift(x, r, g)))
+                                     : _mm256_setzero_si256();
     const uint8_t* a = x.a + g * x.width * 2;
     for (int64_t p = 0; p < pairs; ++p) {
       const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg + p * 64));
@@ -94,8 +108,13 @@ __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
     const __m256 s0 = _mm256_loadu_ps(x.scales + g * 16), s1 = _mm256_loadu_ps(x.scales + g * 16 + 8);
     #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
-      const __m256 u0 = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][0]), s0);
-      const __m256 u1 = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][1]), s1);
+      __m256 u0 = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][0]), s0);
+      __m256 u1 = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][1]), s1);
+      if (Affine && x.mins != nullptr) {  // u = u + float(s_g) x mn
+        const __m256 sf = _mm256_set1_ps(x.gsum_f[r * x.groups + g]);
+        u0 = _mm256_add_ps(u0, _mm256_mul_ps(sf, _mm256_loadu_ps(x.mins + g * 16)));
+        u1 = _mm256_add_ps(u1, _mm256_mul_ps(sf, _mm256_loadu_ps(x.mins + g * 16 + 8)));
+      }
       t[r][0] = g == 0 ? u0 : _mm256_add_ps(t[r][0], u0);
       t[r][1] = g == 0 ? u1 : _mm256_add_ps(t[r][1], u1);
     }
@@ -109,25 +128,30 @@ __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
   }
 }
 
+template <bool Affine>
+void strip_vnni_as(const StripCall& x) {
+  switch (x.rows) {
+    case 1: return vnni_rows<1, Affine>(x);
+    case 2: return vnni_rows<2, Affine>(x);
+    case 3: return vnni_rows<3, Affine>(x);
+    default: return vnni_rows<4, Affine>(x);
+  }
+}
+
+template <bool Affine>
+void strip_avx2_as(const StripCall& x) {
+  switch (x.rows) {
+    case 1: return avx2_rows<1, Affine>(x);
+    case 2: return avx2_rows<2, Affine>(x);
+    case 3: return avx2_rows<3, Affine>(x);
+    default: return avx2_rows<4, Affine>(x);
+  }
+}
+
 }  // namespace
 
-void strip_vnni(const StripCall& x) {
-  switch (x.rows) {
-    case 1: return vnni_rows<1>(x);
-    case 2: return vnni_rows<2>(x);
-    case 3: return vnni_rows<3>(x);
-    default: return vnni_rows<4>(x);
-  }
-}
-
-void strip_avx2(const StripCall& x) {
-  switch (x.rows) {
-    case 1: return avx2_rows<1>(x);
-    case 2: return avx2_rows<2>(x);
-    case 3: return avx2_rows<3>(x);
-    default: return avx2_rows<4>(x);
-  }
-}
+void strip_vnni(const StripCall& x) { return x.gsum ? strip_vnni_as<true>(x) : strip_vnni_as<false>(x); }
+void strip_avx2(const StripCall& x) { return x.gsum ? strip_avx2_as<true>(x) : strip_avx2_as<false>(x); }
 
 }  // namespace ork::quant::detail
 #endif
