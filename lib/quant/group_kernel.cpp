@@ -15,6 +15,9 @@ namespace ork::quant::detail {
 namespace {
 
 // Bytes of one packed weight value: avx2's are int16, the others int8.
+// Up to this many rows a call is bound by reading B (split.h's bytes rule), as lib/ref's short M.
+constexpr int64_t kGroupShortM = 8;
+
 int b_value_bytes(GroupTier t) { return t == GroupTier::avx2 ? 2 : 1; }
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
@@ -131,6 +134,7 @@ GroupTier best_group_tier() {  // per call, from the features (cpu_features.h)
   return group_tier_supported(GroupTier::avx2) ? GroupTier::avx2 : GroupTier::portable;
 }
 
+int group_tier_rows(GroupTier t) { return t == GroupTier::vnni ? 6 : 4; }
 int group_tier_unit(GroupTier t) { return t == GroupTier::vnni ? 4 : t == GroupTier::avx2 ? 2 : 1; }
 int group_tier_strip(GroupTier t) { return t == GroupTier::vnni ? 32 : 16; }
 
@@ -166,9 +170,10 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
   if (b.affine()) fused_row_group_sums(qa, b, &gsum, &gsum_f);
   const int64_t m = qa.m;
   // Short M reads B once per call (bound by its bytes), as lib/ref's short-M path.
-  const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, b.k * b.n, m <= 2 * kStripRows, b.strips);
+  const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, b.k * b.n, m <= kGroupShortM, b.strips);
   if (o.threads_used) *o.threads_used = threads;
   const StripFn fn = strip_fn(b.tier);
+  const int rows = group_tier_rows(b.tier);
   ref::detail::for_panel_chunks(threads, b.strips, [&](int64_t s0, int64_t s1) {
     float same[kStripRows];  // per-tensor: the one scale for every row
     std::fill(same, same + kStripRows, qa.scales[0]);
@@ -180,8 +185,8 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
                   .bias = b.bias.empty() ? nullptr : b.bias.data() + cell, .scales = b.scales.data() + cell,
                   .sa = nullptr, .c = nullptr, .ldc = b.n, .gsum = nullptr, .gsum_f = nullptr,
                   .mins = b.mins.empty() ? nullptr : b.mins.data() + cell, .code_offset = b.code_offset};
-      for (int64_t r0 = 0; r0 < m; r0 += kStripRows) {
-        x.rows = static_cast<int>(std::min<int64_t>(kStripRows, m - r0));
+      for (int64_t r0 = 0; r0 < m; r0 += rows) {
+        x.rows = static_cast<int>(std::min<int64_t>(rows, m - r0));
         x.a = a + r0 * a_stride;
         x.sa = qa.scheme.per_row ? qa.scales.data() + r0 : same;
         x.c = c.data() + r0 * b.n + s * b.strip;
