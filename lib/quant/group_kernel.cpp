@@ -17,6 +17,14 @@ namespace {
 // Bytes of one packed weight value: avx2's are int16, the others int8.
 // Up to this many rows a call is bound by reading B (split.h's bytes rule), as lib/ref's short M.
 constexpr int64_t kGroupShortM = 8;
+// Short M: a second thread only from 64 MiB of packed B (one per 32 MiB), not split.h's
+// 1 MiB. Measured (fused_qmatmul alone, 1 against 2 threads interleaved, 9 rounds, load
+// average 16 on 2 vCPUs, 2026-12-05): one thread was faster by wall and by CPU time at M = 1,
+// 4 and 8 from K x N = 2048 x 2048 (4.5 MiB packed: wall min 74 us against 245 at M = 1) to
+// 4096 x 8192 (36 MiB: 4.3 ms against 5.7); the two were even at 8192 x 8192 and 3584 x 18944
+// (about 80 MiB, read from DRAM, where two threads draw more bandwidth: 17 / 20 ms against
+// 14 / 16 ms, min / median, at 3584 x 18944).
+constexpr int64_t kFusedBBytesPerThread = int64_t{32} << 20;
 
 int b_value_bytes(GroupTier t) { return t == GroupTier::avx2 ? 2 : 1; }
 
@@ -170,7 +178,9 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
   if (b.affine()) fused_row_group_sums(qa, b, &gsum, &gsum_f);
   const int64_t m = qa.m;
   // Short M reads B once per call (bound by its bytes), as lib/ref's short-M path.
-  const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, b.k * b.n, m <= kGroupShortM, b.strips);
+  // split.h counts short M's work in its own bytes per thread: B's bytes scaled to ours.
+  const int64_t b_work = static_cast<int64_t>(b.bytes()) / kFusedBBytesPerThread * ref::detail::kMinBBytesPerThread;
+  const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, b_work, m <= kGroupShortM, b.strips);
   if (o.threads_used) *o.threads_used = threads;
   const StripFn fn = strip_fn(b.tier);
   const int rows = group_tier_rows(b.tier);

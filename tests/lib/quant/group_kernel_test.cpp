@@ -17,6 +17,7 @@
 #include "lib/quant/reference.h"
 #include "lib/ref/fast.h"
 #include "lib/ref/fp16_matmul.h"
+#include "lib/ref/workers.h"
 #include "tests/support/quant_test_util.h"
 
 namespace ork::quant::detail {
@@ -181,6 +182,27 @@ TEST(FusedQmatmul, HiddenFeaturesLowerEveryFamilysTier) {
     EXPECT_EQ(ref::best_fp16_isa(), ref::Fp16Isa::generic);
   }
   EXPECT_EQ(best_group_tier(), supported_group_tiers().back());
+}
+
+// The thread rule (group_kernel.cpp kFusedBBytesPerThread): short M (up to 8 rows) stays on
+// one thread below 64 MiB of packed B, where a second one measured slower; past short M the
+// multiply-adds decide, as for every dtype (lib/ref/split.h).
+TEST(FusedQmatmul, ShortMStaysOnOneThreadBelow64MiB) {
+  const int64_t k = 2048, n = 2048;  // 4.5 MiB packed
+  const auto wf = random_matrix(k, n, 41);
+  auto w = QuantWeights::quantise(wf, k, n, WeightScheme{Bits::int4, 32});
+  ASSERT_TRUE(w.ok());
+  auto p = pack_group_weights(*w, best_group_tier());
+  ASSERT_TRUE(p.ok());
+  for (int64_t m : {1, 8, 64}) {
+    const auto a = random_matrix(m, k, 42);
+    auto qa = quantise_activations(a, m, k, ActScheme{});
+    ASSERT_TRUE(qa.ok());
+    std::vector<float> c(static_cast<size_t>(m * n));
+    int used = 0;
+    ASSERT_TRUE(fused_qmatmul(*qa, *p, c, {.threads = 0, .threads_used = &used}).ok());
+    EXPECT_EQ(used, m <= 8 ? 1 : std::min(2, ref::detail::online_cpus())) << "M = " << m;
+  }
 }
 
 TEST(FusedQmatmul, Refusals) {
