@@ -14,18 +14,18 @@
 namespace ork::quant::detail {
 namespace {
 
-// Bytes of one packed weight value: avx2's are int16, the others int8.
 // Up to this many rows a call is bound by reading B (split.h's bytes rule), as lib/ref's short M.
 constexpr int64_t kGroupShortM = 8;
 // Short M: a second thread only from 64 MiB of packed B (one per 32 MiB), not split.h's
 // 1 MiB. Measured (fused_qmatmul alone, 1 against 2 threads interleaved, 9 rounds, load
-// average 16 on 2 vCPUs, 2026-12-05): one thread was faster by wall and by CPU time at M = 1,
-// 4 and 8 from K x N = 2048 x 2048 (4.5 MiB packed: wall min 74 us against 245 at M = 1) to
-// 4096 x 8192 (36 MiB: 4.3 ms against 5.7); the two were even at 8192 x 8192 and 3584 x 18944
-// (about 80 MiB, read from DRAM, where two threads draw more bandwidth: 17 / 20 ms against
-// 14 / 16 ms, min / median, at 3584 x 18944).
+// average 16 on 2 vCPUs, 2026-12-05): one thread was faster by wall and by CPU time at M = 1
+// (and 4 and 8 at 2048 x 2048) from K x N = 2048 x 2048 (4.5 MiB packed: wall min 74 us
+// against 245 at M = 1) to 4096 x 8192 (36 MiB: 4.3 ms against 5.7); at about 80 MiB, read from DRAM, it was mixed
+// (min / median wall, one thread against two: 8192 x 8192 9.5 / 12.8 ms against 9.8 / 15.1,
+// 3584 x 18944 16.8 / 20.1 against 13.5 / 16.4), so from there two.
 constexpr int64_t kFusedBBytesPerThread = int64_t{32} << 20;
 
+// Bytes of one packed weight value: avx2's are int16, the others int8.
 int b_value_bytes(GroupTier t) { return t == GroupTier::avx2 ? 2 : 1; }
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
