@@ -21,9 +21,6 @@
 
 #include <bit>
 #include <cstdint>
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 
 namespace ork {
 
@@ -73,15 +70,7 @@ constexpr uint16_t float_to_half(float value) {
   return static_cast<uint16_t>(sign | fp16_detail::round_nearest_even(m >> shift, m & ((1u << shift) - 1), shift));
 }
 
-#if defined(__x86_64__)
-// Whether this x86-64 CPU converts in hardware (F16C: VCVTPH2PS, VCVTPS2PH): CPUID leaf 1,
-// ECX bit 29 (Intel SDM Vol. 2A, "CPUID"). Asked directly, because clang 14's
-// __builtin_cpu_supports does not know "f16c". The converters above stay the definition;
-// the fast paths that use F16C are tested against them.
-inline bool cpu_has_f16c() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
-}
-#endif
+// Whether this CPU converts in hardware (F16C) is cpu_features.h's kF16c. The converters
+// above stay the definition; the fast paths that use F16C are tested against them.
 
 }  // namespace ork

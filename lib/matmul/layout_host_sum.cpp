@@ -4,7 +4,6 @@
 #include "lib/matmul/layout_host_sum.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <string>
 #include <type_traits>
@@ -13,6 +12,7 @@
 #include <immintrin.h>
 #endif
 
+#include "driver/common/cpu_features.h"
 #include "driver/common/fp16.h"
 #include "driver/common/npu_layout.h"
 
@@ -251,8 +251,6 @@ __attribute__((always_inline)) inline void unpack_impl(const Native* const* s, i
   }
 }
 
-std::atomic<int> g_forced{-1};
-
 }  // namespace
 
 const char* sum_isa_name(SumIsa isa) {
@@ -264,32 +262,34 @@ const char* sum_isa_name(SumIsa isa) {
   return "unknown";
 }
 
+constexpr uint32_t kSumAvx512Features = cpu::kAvx512f | cpu::kAvx512bw | cpu::kAvx512vl;
+
 bool sum_isa_supported(SumIsa isa) {
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (isa == SumIsa::avx2) return __builtin_cpu_supports("avx2");
-  if (isa == SumIsa::avx512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                                    __builtin_cpu_supports("avx512vl");
+  if (isa == SumIsa::avx2) return cpu::has(cpu::kAvx2);
+  if (isa == SumIsa::avx512) return cpu::has(kSumAvx512Features);
 #endif
   return isa == SumIsa::portable;
 }
 
-SumIsa sum_isa() {
-  if (const int f = g_forced.load(std::memory_order_relaxed); f >= 0) return static_cast<SumIsa>(f);
-  static const SumIsa best = sum_isa_supported(SumIsa::avx512) ? SumIsa::avx512
-                             : sum_isa_supported(SumIsa::avx2) ? SumIsa::avx2
-                                                               : SumIsa::portable;
-  return best;
+SumIsa sum_isa() {  // per call, from the features: a forced tier is features hidden
+  return sum_isa_supported(SumIsa::avx512) ? SumIsa::avx512
+         : sum_isa_supported(SumIsa::avx2) ? SumIsa::avx2
+                                           : SumIsa::portable;
 }
 
+// Forcing a tier is the one override of cpu_features.h: the features of the tiers above it
+// hidden (for every kernel family, as a CPU without them would be).
 Status force_sum_isa(SumIsa isa) {
   if (!sum_isa_supported(isa))
     return make_error(-ENOTSUP, std::string("the ") + sum_isa_name(isa) + " slice sum: this CPU does not have it");
-  g_forced.store(static_cast<int>(isa));
+  cpu::hide_cpu_features(isa == SumIsa::avx512 ? 0u
+                         : isa == SumIsa::avx2 ? kSumAvx512Features
+                                               : kSumAvx512Features | cpu::kAvx2);
   return {};
 }
 
-void unforce_sum_isa() { g_forced.store(-1); }
+void unforce_sum_isa() { cpu::hide_cpu_features(0); }
 
 // Each element type's loop compiled once per ISA; the x86 clones carry their target.
 #if defined(__x86_64__)
@@ -344,9 +344,8 @@ __attribute__((target("avx512f"))) int64_t round_avx512(const float* in, uint16_
 void round_to_fp16_on(SumIsa isa, const float* in, uint16_t* out, int64_t count) {
   int64_t i = 0;
 #if defined(__x86_64__)
-  static const bool f16c = cpu_has_f16c();
   if (isa == SumIsa::avx512) i = round_avx512(in, out, count);
-  if (isa != SumIsa::portable && f16c) i += round_f16c(in + i, out + i, count - i);
+  if (isa != SumIsa::portable && cpu::has(cpu::kF16c)) i += round_f16c(in + i, out + i, count - i);
 #else
   (void)isa;
 #endif

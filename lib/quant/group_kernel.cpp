@@ -7,11 +7,23 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/cpu_features.h"
 #include "lib/ref/fast.h"
 #include "lib/ref/split.h"
 
 namespace ork::quant::detail {
 namespace {
+
+// Up to this many rows a call is bound by reading B (split.h's bytes rule), as lib/ref's short M.
+constexpr int64_t kGroupShortM = 8;
+// Short M: a second thread only from 64 MiB of packed B (one per 32 MiB), not split.h's
+// 1 MiB. Measured (fused_qmatmul alone, 1 against 2 threads interleaved, 9 rounds, load
+// average 16 on 2 vCPUs, 2026-12-05): one thread was faster by wall and by CPU time at M = 1
+// (and 4 and 8 at 2048 x 2048) from K x N = 2048 x 2048 (4.5 MiB packed: wall min 74 us
+// against 245 at M = 1) to 4096 x 8192 (36 MiB: 4.3 ms against 5.7); at about 80 MiB, read from DRAM, it was mixed
+// (min / median wall, one thread against two: 8192 x 8192 9.5 / 12.8 ms against 9.8 / 15.1,
+// 3584 x 18944 16.8 / 20.1 against 13.5 / 16.4), so from there two.
+constexpr int64_t kFusedBBytesPerThread = int64_t{32} << 20;
 
 // Bytes of one packed weight value: avx2's are int16, the others int8.
 int b_value_bytes(GroupTier t) { return t == GroupTier::avx2 ? 2 : 1; }
@@ -37,6 +49,7 @@ void pack_group(const QuantWeights& w, int64_t g, GroupPacked& p, std::vector<in
       }
       const auto cell = static_cast<size_t>((s * p.groups + g) * S + j);
       p.scales[cell] = w.scales()[static_cast<size_t>(g * n + col)];
+      if (!p.mins.empty()) p.mins[cell] = w.mins()[static_cast<size_t>(g * n + col)];
       if (!p.bias.empty()) p.bias[cell] = static_cast<int32_t>(static_cast<uint32_t>(-128 * sum));
     }
 }
@@ -67,6 +80,27 @@ const uint8_t* pack_a(const QuantActivations& qa, GroupTier t, int64_t* stride) 
   return buf.data();
 }
 
+// Affine weights: each row's code sum over each group, [M][groups], as int32 and as float
+// (both exact), kept per calling thread as pack_a's buffer is.
+void fused_row_group_sums(const QuantActivations& qa, const GroupPacked& b, const int32_t** sums,
+                          const float** sums_f) {
+  thread_local std::vector<int32_t> s;
+  thread_local std::vector<float> f;
+  s.assign(static_cast<size_t>(qa.m * b.groups), 0);
+  f.resize(s.size());
+  for (int64_t i = 0; i < qa.m; ++i) {
+    const int8_t* row = qa.codes.data() + i * qa.k;
+    for (int64_t g = 0; g < b.groups; ++g) {
+      int32_t sum = 0;
+      for (int64_t x = g * b.width; x < std::min(qa.k, (g + 1) * b.width); ++x) sum += row[x];
+      s[static_cast<size_t>(i * b.groups + g)] = sum;
+      f[static_cast<size_t>(i * b.groups + g)] = static_cast<float>(sum);
+    }
+  }
+  *sums = s.data();
+  *sums_f = f.data();
+}
+
 using StripFn = void (*)(const StripCall&);
 StripFn strip_fn(GroupTier t) {
 #if defined(__x86_64__)
@@ -90,8 +124,8 @@ const char* group_tier_name(GroupTier t) {
 
 bool group_tier_supported(GroupTier t) {
 #if defined(__x86_64__)
-  if (t == GroupTier::avx2) return ref::isa_supported(ref::Isa::avx2);
-  if (t == GroupTier::vnni) return ref::isa_supported(ref::Isa::avx512_vnni);
+  if (t == GroupTier::avx2) return cpu::has(cpu::kAvx2);
+  if (t == GroupTier::vnni) return cpu::has(cpu::kAvx512f | cpu::kAvx512bw | cpu::kAvx512vnni);
 #endif
   return t == GroupTier::portable;
 }
@@ -103,16 +137,16 @@ std::vector<GroupTier> supported_group_tiers() {
   return out;
 }
 
-GroupTier best_group_tier() {
-  static const GroupTier best = supported_group_tiers().back();
-  return best;
+GroupTier best_group_tier() {  // per call, from the features (cpu_features.h)
+  if (group_tier_supported(GroupTier::vnni)) return GroupTier::vnni;
+  return group_tier_supported(GroupTier::avx2) ? GroupTier::avx2 : GroupTier::portable;
 }
 
+int group_tier_rows(GroupTier t) { return t == GroupTier::vnni ? 6 : 4; }
 int group_tier_unit(GroupTier t) { return t == GroupTier::vnni ? 4 : t == GroupTier::avx2 ? 2 : 1; }
 int group_tier_strip(GroupTier t) { return t == GroupTier::vnni ? 32 : 16; }
 
 Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
-  if (w.affine()) return make_error(-EINVAL, "fused quantised matmul: affine weights (an m term or a code offset)");
   if (!group_tier_supported(tier))
     return make_error(-EOPNOTSUPP, fmt::format("fused quantised matmul: tier {} not supported by this CPU",
                                                group_tier_name(tier)));
@@ -125,6 +159,8 @@ Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
   p.b.assign(static_cast<size_t>(p.strips * p.group_off.back()), 0);
   p.scales.assign(static_cast<size_t>(p.strips * p.groups * p.strip), 0.0f);
   if (tier == GroupTier::vnni) p.bias.assign(p.scales.size(), 0);
+  if (!w.mins().empty()) p.mins.assign(p.scales.size(), 0.0f);
+  p.code_offset = w.code_offset();
   std::vector<int8_t> codes;
   for (int64_t g = 0; g < p.groups; ++g) pack_group(w, g, p, codes);
   return p;
@@ -137,11 +173,17 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
   if (o.threads < 0) return make_error(-EINVAL, fmt::format("threads = {}: must be >= 0", o.threads));
   int64_t a_stride = 0;
   const uint8_t* a = pack_a(qa, b.tier, &a_stride);
+  const int32_t* gsum = nullptr;
+  const float* gsum_f = nullptr;
+  if (b.affine()) fused_row_group_sums(qa, b, &gsum, &gsum_f);
   const int64_t m = qa.m;
   // Short M reads B once per call (bound by its bytes), as lib/ref's short-M path.
-  const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, b.k * b.n, m <= 2 * kStripRows, b.strips);
+  // split.h counts short M's work in its own bytes per thread: B's bytes scaled to ours.
+  const int64_t b_work = static_cast<int64_t>(b.bytes()) / kFusedBBytesPerThread * ref::detail::kMinBBytesPerThread;
+  const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, b_work, m <= kGroupShortM, b.strips);
   if (o.threads_used) *o.threads_used = threads;
   const StripFn fn = strip_fn(b.tier);
+  const int rows = group_tier_rows(b.tier);
   ref::detail::for_panel_chunks(threads, b.strips, [&](int64_t s0, int64_t s1) {
     float same[kStripRows];  // per-tensor: the one scale for every row
     std::fill(same, same + kStripRows, qa.scales[0]);
@@ -151,12 +193,14 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
                   .cols = static_cast<int>(std::min(b.strip, b.n - s * b.strip)),
                   .b = b.b.data() + s * b.group_off.back(), .group_off = b.group_off.data(), .groups = b.groups,
                   .bias = b.bias.empty() ? nullptr : b.bias.data() + cell, .scales = b.scales.data() + cell,
-                  .sa = nullptr, .c = nullptr, .ldc = b.n};
-      for (int64_t r0 = 0; r0 < m; r0 += kStripRows) {
-        x.rows = static_cast<int>(std::min<int64_t>(kStripRows, m - r0));
+                  .sa = nullptr, .c = nullptr, .ldc = b.n, .gsum = nullptr, .gsum_f = nullptr,
+                  .mins = b.mins.empty() ? nullptr : b.mins.data() + cell, .code_offset = b.code_offset};
+      for (int64_t r0 = 0; r0 < m; r0 += rows) {
+        x.rows = static_cast<int>(std::min<int64_t>(rows, m - r0));
         x.a = a + r0 * a_stride;
         x.sa = qa.scheme.per_row ? qa.scales.data() + r0 : same;
         x.c = c.data() + r0 * b.n + s * b.strip;
+        if (gsum != nullptr) x.gsum = gsum + r0 * b.groups, x.gsum_f = gsum_f + r0 * b.groups;
         fn(x);
       }
     }
@@ -175,10 +219,12 @@ void strip_portable(const StripCall& x) {
     for (int r = 0; r < x.rows; ++r) {
       const auto* a = reinterpret_cast<const int8_t*>(x.a + r * x.a_stride) + g * x.width;
       int32_t acc[S] = {};
+      const uint32_t shift = x.gsum ? affine_shift(x, r, g) : 0;  // affine: the format's code
       for (int64_t kk = 0; kk < rows; ++kk)
         for (int j = 0; j < S; ++j) acc[j] += int32_t{a[kk]} * int32_t{bg[kk * S + j]};
       for (int j = 0; j < S; ++j) {
-        const float u = static_cast<float>(acc[j]) * x.scales[g * S + j];
+        float u = static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(acc[j]) + shift)) * x.scales[g * S + j];
+        if (x.mins != nullptr) u = u + x.gsum_f[r * x.groups + g] * x.mins[g * S + j];
         t[r][j] = g == 0 ? u : t[r][j] + u;
       }
     }

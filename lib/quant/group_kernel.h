@@ -7,8 +7,10 @@
 // IEEE operation per lane (no FMA: lib/quant is compiled with -ffp-contract=off), so the result
 // is the reference's bit for bit on every tier and thread count. The order forbids summing
 // across K in floats, so the vectors run across N (as lib/ref's fp16 strips do), and the
-// threads take column strips by lib/ref/split.h's rule. Symmetric weights only (affine
-// imports, ggml Q4_1, keep the per-group path of group_matmul.cpp).
+// threads take column strips by lib/ref/split.h's rule. Affine imports (ggml Q4_1:
+// reference.h qmatmul_codes) in the same pass: acc_g made the format's sum exactly in int32
+// (+ code_offset x s_g, s_g the row's code sum over the group, folded into the accumulator's
+// start), then u_g = fl(u_g + fl(float(s_g) * mn[g][n])) before it joins t.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +26,7 @@ namespace ork::quant::detail {
 // portable: plain C++ (any CPU). avx2: VPMADDWD on sign-extended int16 pairs, 16 columns a
 // strip. vnni: AVX-512 VNNI VPDPBUSD on biased uint8 A x int8 B quads (the column-sum
 // correction folded into the accumulator's start), 32 columns a strip. The x86 tiers are
-// picked through lib/ref's CPUID checks (ref::isa_supported).
+// picked from the one feature query (driver/common/cpu_features.h).
 enum class GroupTier { portable, avx2, vnni };
 
 const char* group_tier_name(GroupTier t);
@@ -39,7 +41,8 @@ int group_tier_strip(GroupTier t);
 
 // Symmetric weights packed for one tier: per strip of columns, each group's steps (its rows
 // rounded up to the unit, zero padded), the group's weight scales for the strip's columns
-// (0 past N) and, on vnni, -128 x each column's code sum over the group (modulo 2^32).
+// (0 past N) and, on vnni, -128 x each column's code sum over the group (modulo 2^32);
+// affine weights also their m terms and code offset.
 struct GroupPacked {
   GroupTier tier = GroupTier::portable;
   int64_t k = 0, n = 0, width = 0, groups = 0, strip = 0, strips = 0;
@@ -47,10 +50,15 @@ struct GroupPacked {
   std::vector<uint8_t> b;          // [strips][group_off[groups] bytes]
   std::vector<int32_t> bias;       // [strips][groups][strip] (vnni), else empty
   std::vector<float> scales;       // [strips][groups][strip]
-  size_t bytes() const { return b.size() + bias.size() * sizeof(int32_t) + scales.size() * sizeof(float); }
+  std::vector<float> mins;         // [strips][groups][strip] (affine with an m term), else empty
+  int32_t code_offset = 0;         // stored code + offset = the format's code (Q4_1: 8)
+  bool affine() const { return !mins.empty() || code_offset != 0; }
+  size_t bytes() const {
+    return b.size() + bias.size() * sizeof(int32_t) + (scales.size() + mins.size()) * sizeof(float);
+  }
 };
 
-// Refuses affine weights and an unsupported tier.
+// Refuses an unsupported tier.
 Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier);
 
 struct FusedOptions {
@@ -62,7 +70,12 @@ struct FusedOptions {
 Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span<float> c, const FusedOptions& o);
 
 // ---- The tiers' kernels (group_kernel.cpp, group_kernel_x86.cpp).
-constexpr int kStripRows = 4;  // rows of A per kernel call (1 .. kStripRows)
+constexpr int kStripRows = 6;  // most rows of A per kernel call (1 .. group_tier_rows)
+// Rows per kernel call of a tier. vnni: 6 rows, 12 accumulators in flight (4 rows' 8 left
+// VPDPBUSD's issue slots idle; 6 rows measured 5-10 % more MACs per CPU-second at M = 128,
+// K = N = 2048, docs/cpu-reference.md), their 12 running sums beside them (a few spill to L1:
+// they are touched once a group). avx2 has 16 ymm: 4.
+int group_tier_rows(GroupTier t);
 
 // One kernel call: `rows` rows of A in the tier's format (portable: int8 codes; avx2: int16;
 // vnni: code + 128 as uint8), `a_stride` bytes apart, group g's values from byte
@@ -80,7 +93,19 @@ struct StripCall {
   const float* sa = nullptr;      // the rows' activation scales
   float* c = nullptr;
   int64_t ldc = 0;
+  // Affine weights (null / 0 otherwise): the rows' code sums per group, row r's group g at
+  // gsum[r * groups + g] as int32 (x code_offset into the accumulator's start) and as float
+  // (exact: |s_g| <= 128 x the group width) for the m terms `mins` ([groups][strip], or null).
+  const int32_t* gsum = nullptr;
+  const float* gsum_f = nullptr;
+  const float* mins = nullptr;
+  int32_t code_offset = 0;
 };
+
+// code_offset x s_g of row r's group g, modulo 2^32 as the accumulators add.
+inline uint32_t affine_shift(const StripCall& x, int r, int64_t g) {
+  return static_cast<uint32_t>(x.code_offset) * static_cast<uint32_t>(x.gsum[r * x.groups + g]);
+}
 
 void strip_portable(const StripCall& x);
 void strip_avx2(const StripCall& x);

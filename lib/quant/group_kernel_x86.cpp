@@ -26,40 +26,66 @@ inline int32_t load32(const uint8_t* p) {
 // ---- vnni: 32 columns (two zmm), A as code + 128 (uint8), B as int8 quads. VPDPBUSD sums
 // (a + 128) x b over a quad; the accumulator starts at -128 x the column's code sum, so it
 // ends at sum a x b exactly (modulo 2^32, and the true sum fits: qmatmul.h's bound).
-template <int R>
+// `count` K quads of a group into the rows' accumulators, unrolled whole when the count is
+// fixed (8: a group of 32, ggml's block), as the caller does in chunks of 8. GCC 12 otherwise
+// kept each accumulator in one register and computed it in another: a VMOVDQA per VPDPBUSD
+// in the hot loop (perf annotate, M = 128).
+template <int R, int Quads>
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_quads(
+    const uint8_t* a, int64_t a_stride, const uint8_t* bg, int64_t quads, __m512i (&acc)[R][2]) {
+  const int64_t count = Quads > 0 ? Quads : quads;
+  #pragma GCC unroll 8
+  for (int64_t q = 0; q < count; ++q) {
+    const __m512i w0 = _mm512_loadu_si512(bg + q * 128), w1 = _mm512_loadu_si512(bg + q * 128 + 64);
+    #pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512i av = _mm512_set1_epi32(load32(a + r * a_stride + 4 * q));
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
+    }
+  }
+}
+
+template <int R, bool Affine>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const StripCall& x) {
   __m512 t[R][2];
-  #pragma GCC unroll 4
+  #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) t[r][0] = t[r][1] = _mm512_setzero_ps();  // set at g = 0; quiets -Wmaybe-uninitialized
   for (int64_t g = 0; g < x.groups; ++g) {
     const uint8_t* bg = x.b + x.group_off[g];
     const int64_t quads = (x.group_off[g + 1] - x.group_off[g]) / 128;
     const __m512i b0 = _mm512_loadu_si512(x.bias + g * 32), b1 = _mm512_loadu_si512(x.bias + g * 32 + 16);
     __m512i acc[R][2];
-    #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) acc[r][0] = b0, acc[r][1] = b1;
-    const uint8_t* a = x.a + g * x.width;
-    for (int64_t q = 0; q < quads; ++q) {
-      const __m512i w0 = _mm512_loadu_si512(bg + q * 128), w1 = _mm512_loadu_si512(bg + q * 128 + 64);
-      #pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) {
-        const __m512i av = _mm512_set1_epi32(load32(a + r * x.a_stride + 4 * q));
-        acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
-        acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
+    #pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      if constexpr (Affine) {  // the format's code: + code_offset x s_g, folded into the start
+        const __m512i sh = _mm512_set1_epi32(static_cast<int32_t>(affine_shift(x, r, g)));
+        acc[r][0] = _mm512_add_epi32(b0, sh), acc[r][1] = _mm512_add_epi32(b1, sh);
+      } else {
+        acc[r][0] = b0, acc[r][1] = b1;
       }
     }
+    const uint8_t* a = x.a + g * x.width;
+    int64_t q = 0;
+    for (; q + 8 <= quads; q += 8) vnni_quads<R, 8>(a + 4 * q, x.a_stride, bg + q * 128, 8, acc);
+    if (q < quads) vnni_quads<R, 0>(a + 4 * q, x.a_stride, bg + q * 128, quads - q, acc);
     const __m512 s0 = _mm512_loadu_ps(x.scales + g * 32), s1 = _mm512_loadu_ps(x.scales + g * 32 + 16);
-    #pragma GCC unroll 4
+    #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const __m512 u0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][0]), s0);
-      const __m512 u1 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][1]), s1);
+      __m512 u0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][0]), s0);
+      __m512 u1 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][1]), s1);
+      if (Affine && x.mins != nullptr) {  // u = u + float(s_g) x mn, two IEEE operations
+        const __m512 sf = _mm512_set1_ps(x.gsum_f[r * x.groups + g]);
+        u0 = _mm512_add_ps(u0, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * 32)));
+        u1 = _mm512_add_ps(u1, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * 32 + 16)));
+      }
       t[r][0] = g == 0 ? u0 : _mm512_add_ps(t[r][0], u0);
       t[r][1] = g == 0 ? u1 : _mm512_add_ps(t[r][1], u1);
     }
   }
   const int lo = x.cols < 16 ? x.cols : 16, hi = x.cols - lo;
   const auto m0 = static_cast<__mmask16>((1u << lo) - 1), m1 = static_cast<__mmask16>((1u << hi) - 1);
-  #pragma GCC unroll 4
+  #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     const __m512 sa = _mm512_set1_ps(x.sa[r]);
     _mm512_mask_storeu_ps(x.c + r * x.ldc, m0, _mm512_mul_ps(t[r][0], sa));
@@ -69,7 +95,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const Stri
 
 // ---- avx2: 16 columns (two ymm), A as int16, B as int16 pairs. VPMADDWD sums a pair of
 // products into int32 exactly (|a b| <= 128 x 128).
-template <int R>
+template <int R, bool Affine>
 __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
   __m256 t[R][2];
   #pragma GCC unroll 4
@@ -79,7 +105,9 @@ __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
     const int64_t pairs = (x.group_off[g + 1] - x.group_off[g]) / 64;
     __m256i acc[R][2];
     #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (int r = 0; r < R; ++r)  // affine: + code_offset x s_g, the format's code
+      acc[r][0] = acc[r][1] = Affine ? _mm256_set1_epi32(static_cast<int32_t>(affine_shift(x, r, g)))
+                                     : _mm256_setzero_si256();
     const uint8_t* a = x.a + g * x.width * 2;
     for (int64_t p = 0; p < pairs; ++p) {
       const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg + p * 64));
@@ -94,8 +122,13 @@ __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
     const __m256 s0 = _mm256_loadu_ps(x.scales + g * 16), s1 = _mm256_loadu_ps(x.scales + g * 16 + 8);
     #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
-      const __m256 u0 = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][0]), s0);
-      const __m256 u1 = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][1]), s1);
+      __m256 u0 = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][0]), s0);
+      __m256 u1 = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][1]), s1);
+      if (Affine && x.mins != nullptr) {  // u = u + float(s_g) x mn
+        const __m256 sf = _mm256_set1_ps(x.gsum_f[r * x.groups + g]);
+        u0 = _mm256_add_ps(u0, _mm256_mul_ps(sf, _mm256_loadu_ps(x.mins + g * 16)));
+        u1 = _mm256_add_ps(u1, _mm256_mul_ps(sf, _mm256_loadu_ps(x.mins + g * 16 + 8)));
+      }
       t[r][0] = g == 0 ? u0 : _mm256_add_ps(t[r][0], u0);
       t[r][1] = g == 0 ? u1 : _mm256_add_ps(t[r][1], u1);
     }
@@ -109,25 +142,32 @@ __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
   }
 }
 
+template <bool Affine>
+void strip_vnni_as(const StripCall& x) {
+  switch (x.rows) {
+    case 1: return vnni_rows<1, Affine>(x);
+    case 2: return vnni_rows<2, Affine>(x);
+    case 3: return vnni_rows<3, Affine>(x);
+    case 4: return vnni_rows<4, Affine>(x);
+    case 5: return vnni_rows<5, Affine>(x);
+    default: return vnni_rows<6, Affine>(x);
+  }
+}
+
+template <bool Affine>
+void strip_avx2_as(const StripCall& x) {
+  switch (x.rows) {
+    case 1: return avx2_rows<1, Affine>(x);
+    case 2: return avx2_rows<2, Affine>(x);
+    case 3: return avx2_rows<3, Affine>(x);
+    default: return avx2_rows<4, Affine>(x);
+  }
+}
+
 }  // namespace
 
-void strip_vnni(const StripCall& x) {
-  switch (x.rows) {
-    case 1: return vnni_rows<1>(x);
-    case 2: return vnni_rows<2>(x);
-    case 3: return vnni_rows<3>(x);
-    default: return vnni_rows<4>(x);
-  }
-}
-
-void strip_avx2(const StripCall& x) {
-  switch (x.rows) {
-    case 1: return avx2_rows<1>(x);
-    case 2: return avx2_rows<2>(x);
-    case 3: return avx2_rows<3>(x);
-    default: return avx2_rows<4>(x);
-  }
-}
+void strip_vnni(const StripCall& x) { return x.gsum ? strip_vnni_as<true>(x) : strip_vnni_as<false>(x); }
+void strip_avx2(const StripCall& x) { return x.gsum ? strip_avx2_as<true>(x) : strip_avx2_as<false>(x); }
 
 }  // namespace ork::quant::detail
 #endif

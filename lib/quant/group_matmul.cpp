@@ -21,14 +21,14 @@
 namespace ork::quant {
 namespace {
 
-// cpu: symmetric per-group weights multiply in the fused kernel (group_kernel.h: every
-// group's integer sums and dequantisation in one pass, threaded over column strips), packed
-// for it once, when the weights are created. Per-channel and affine weights (ggml Q4_1),
-// and the group sums alone (group_sums: the vendor cases' tests), take lib/ref's fast int8
-// kernel per group (exact integer arithmetic, bit-identical to its oracle; int4 codes are
-// exact int8 values), each group's codes widened and packed for it once (per-channel and
-// affine: at creation; else on first use): host memory holds one packed copy beside the
-// stored codes for the path in use.
+// cpu: per-group weights, symmetric or affine (ggml Q4_1), and affine weights of any width
+// multiply in the fused kernel (group_kernel.h: every group's integer sums and
+// dequantisation in one pass, threaded over column strips), packed for it once, when the
+// weights are created. Symmetric per-channel weights, and the group sums alone (group_sums:
+// the vendor cases' tests), take lib/ref's fast int8 kernel per group (exact integer
+// arithmetic, bit-identical to its oracle; int4 codes are exact int8 values), each group's
+// codes widened and packed for it once (symmetric per-channel: at creation; else on first
+// use): host memory holds one packed copy beside the stored codes for the path in use.
 class CpuGroupMatmul final : public GroupMatmul {
  public:
   explicit CpuGroupMatmul(const QuantWeights& w) : w_(w) {}
@@ -37,7 +37,7 @@ class CpuGroupMatmul final : public GroupMatmul {
     // Per-channel is one int8 matmul and one pass over C: lib/ref's tuned tiles beat the
     // fused kernel there (68-75 % of the VPDPBUSD peak against 46-60 % at M = 128-512 in
     // one sequence, docs/cpu-reference.md "Every dtype at its own peak").
-    if (w_.affine() || w_.groups() == 1) return pack_groups();
+    if (w_.groups() == 1 && !w_.affine()) return pack_groups();
     auto p = detail::pack_group_weights(w_, detail::best_group_tier());
     if (!p) return p.error();
     fused_ = std::move(*p);
@@ -91,8 +91,9 @@ class CpuGroupMatmul final : public GroupMatmul {
   }
 
   const QuantWeights& w_;  // owned by the QuantMatmul that owns this backend
-  std::optional<detail::GroupPacked> fused_;  // symmetric weights
-  std::vector<ref::PackedB> packed_;  // per group: its rows' codes as int8, packed
+  std::optional<detail::GroupPacked> fused_;  // per-group or affine weights
+  // Per group: its rows' stored codes as int8, packed (affine: the sink adds the offset).
+  std::vector<ref::PackedB> packed_;
 };
 
 // The layout of per-group weights in their one buffer: it depends on K, N and the group

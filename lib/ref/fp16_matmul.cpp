@@ -8,6 +8,7 @@
 #include <string>
 #include <type_traits>
 
+#include "driver/common/cpu_features.h"
 #include "driver/common/fp16.h"
 #include "lib/ref/fp16_kernels.h"
 #include "lib/ref/split.h"
@@ -182,11 +183,9 @@ const char* fp16_isa_name(Fp16Isa isa) {
 bool fp16_isa_supported(Fp16Isa isa) {
   if (isa == Fp16Isa::generic) return true;
 #if defined(__x86_64__)
-  __builtin_cpu_init();
   // AVX-512F has VCVTPH2PS on zmm and FMA on zmm; AVX2's tier needs FMA3 and F16C beside it.
-  if (isa == Fp16Isa::avx512) return __builtin_cpu_supports("avx512f");
-  if (isa == Fp16Isa::avx2)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
+  if (isa == Fp16Isa::avx512) return cpu::has(cpu::kAvx512f);
+  if (isa == Fp16Isa::avx2) return cpu::has(cpu::kAvx2 | cpu::kFma | cpu::kF16c);
 #endif
   return false;
 }

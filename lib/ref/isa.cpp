@@ -1,11 +1,8 @@
-// Which kernel tier this CPU can run (fast.h Isa): x86 through CPUID, AArch64 through the
-// kernel's hwcaps, and the Kernel table of each tier (kernels.h).
+// Which kernel tier this CPU can run (fast.h Isa), from the one feature query
+// (driver/common/cpu_features.h), and the Kernel table of each tier (kernels.h).
 #include <vector>
-#if defined(__aarch64__)
-#include <asm/hwcap.h>  // HWCAP_ASIMDDP
-#include <sys/auxv.h>
-#endif
 
+#include "driver/common/cpu_features.h"
 #include "lib/ref/fast.h"
 #include "lib/ref/kernels.h"
 
@@ -26,21 +23,16 @@ const char* isa_name(Isa isa) {
 bool isa_supported(Isa isa) {
   if (isa == Isa::generic) return true;
 #if defined(__x86_64__)
-  __builtin_cpu_init();
   switch (isa) {
     case Isa::generic: return true;
     case Isa::sse2: return true;  // part of x86-64
-    case Isa::avx2: return __builtin_cpu_supports("avx2");
-    case Isa::avx512_vnni:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vnni");
-    case Isa::amx: return detail::amx_usable();
+    case Isa::avx2: return cpu::has(cpu::kAvx2);
+    case Isa::avx512_vnni: return cpu::has(cpu::kAvx512f | cpu::kAvx512bw | cpu::kAvx512vnni);
+    case Isa::amx: return cpu::has(cpu::kAmxInt8) && detail::amx_usable();
     case Isa::sdot: return false;
   }
 #elif defined(__aarch64__)
-  // The kernel's view of the CPU (ID_AA64ISAR0_EL1.DP, arch/arm64/include/uapi/asm/hwcap.h):
-  // set on every core of a big.LITTLE system or on none (the RK3588's A76 and A55 both have it).
-  if (isa == Isa::sdot) return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  if (isa == Isa::sdot) return cpu::has(cpu::kAsimdDp);
 #endif
   return false;
 }

@@ -4,13 +4,13 @@
 // int8 x signed int8 products into int32 without saturation (exact). The tile configuration
 // is per thread (LDTILECFG); Linux hands out the tile data state only after
 // arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) (Documentation/arch/x86/xstate.rst).
-#include <cpuid.h>
 #include <immintrin.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdint>
 
+#include "driver/common/cpu_features.h"
 #include "lib/ref/kernels.h"
 
 namespace ork::ref::detail {
@@ -21,10 +21,6 @@ constexpr int kArchReqXcompPerm = 0x1023;  // arch/x86/include/uapi/asm/prctl.h
 constexpr int kXfeatureXtiledata = 18;     // XTILEDATA state component number
 constexpr int kTileRows = 16;
 constexpr int kTileBytes = 64;             // bytes per tile row: 16 int32 or 64 int8
-// CPUID.(EAX=7, ECX=0):EDX bits 24 (AMX-TILE) and 25 (AMX-INT8), Intel SDM vol. 2A "CPUID".
-// Spelled here because gcc's <cpuid.h> names them bit_AMX_TILE and clang's bit_AMXTILE.
-constexpr unsigned kCpuidAmxTile = 1u << 24;
-constexpr unsigned kCpuidAmxInt8 = 1u << 25;
 
 // LDTILECFG's 64-byte memory operand: palette, start_row, 14 reserved bytes,
 // 16 x colsb (u16, bytes per row), 16 x rows (u8).
@@ -36,12 +32,6 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 static_assert(sizeof(TileConfig) == 64);
-
-bool cpu_has_amx_int8() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  return (edx & kCpuidAmxTile) && (edx & kCpuidAmxInt8);
-}
 
 // Tiles 0-3: C (rows 0-15 / 16-31 x columns 0-15 / 16-31); 4-5: A (two 16-row blocks, 64 K
 // bytes each); 6-7: B (16 K-quads x 16 columns x 4 bytes).
@@ -103,7 +93,9 @@ constexpr Kernel kAmx{Isa::amx, 32, 32, AFormat::s8, 16, 64, 128, micro_amx, amx
 }  // namespace
 
 bool amx_usable() {
-  static const bool usable = cpu_has_amx_int8() &&
+  // The CPU's AMX bits (cpu_features.h: the detected ones, so hiding AMX in a test does not
+  // skip the grant for a later call), then the OS's grant, asked once.
+  static const bool usable = (cpu::detected_cpu_features() & cpu::kAmxInt8) != 0 &&
                              syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
   return usable;
 }

@@ -14,12 +14,14 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "driver/common/fp16.h"
 #include "include/ork/ork.h"
 #include "lib/matmul/layout.h"
 #include "lib/matmul/plan.h"
@@ -85,11 +87,11 @@ struct Shape {
   std::vector<uint16_t> a16, b16;
   std::vector<float> af, wf;
   ork_weights *w8 = nullptr, *w16 = nullptr, *w4 = nullptr;
-  ork_qweights *q8 = nullptr, *q4g = nullptr;
+  ork_qweights *q8 = nullptr, *q4g = nullptr, *q41 = nullptr;
   std::vector<std::vector<uint8_t>> c;  // one C per row
   ~Shape() {
     for (ork_weights* w : {w8, w16, w4}) ork_weights_destroy(w);
-    for (ork_qweights* q : {q8, q4g}) ork_qweights_destroy(q);
+    for (ork_qweights* q : {q8, q4g, q41}) ork_qweights_destroy(q);
   }
 };
 
@@ -112,6 +114,26 @@ std::vector<uint16_t> halves(size_t n, uint64_t seed) {  // |x| < 2, finite
   return v;
 }
 
+// ggml Q4_1 blocks of the int4 values (affine: weight = d x q + m, q = value + 8), N rows of
+// K / 32 blocks of 20 bytes: d and m as halves, then 16 bytes of nibbles, the block's first
+// 16 values in the low nibbles (docs/quantisation.md "ggml blocks").
+bool import_q4_1(ork_device* dev, Shape& s) {
+  const int64_t per_row = s.k / 32;
+  std::vector<uint8_t> blocks(static_cast<size_t>(s.n * per_row * 20), 0);
+  const uint16_t d = float_to_half(1.0f / 64), mn = float_to_half(-1.0f / 8);
+  for (int64_t row = 0; row < s.n; ++row)
+    for (int64_t b = 0; b < per_row; ++b) {
+      uint8_t* blk = blocks.data() + (row * per_row + b) * 20;
+      std::memcpy(blk, &d, 2);
+      std::memcpy(blk + 2, &mn, 2);
+      for (int64_t j = 0; j < 32; ++j) {
+        const auto q = static_cast<uint8_t>(s.b4v[static_cast<size_t>((b * 32 + j) * s.n + row)] + 8);
+        blk[4 + j % 16] |= static_cast<uint8_t>(j < 16 ? q : q << 4);
+      }
+    }
+  return ork_qweights_import_ggml(dev, ORK_GGML_Q4_1, blocks.data(), blocks.size(), s.k, s.n, &s.q41) == ORK_OK;
+}
+
 bool make_weights(ork_device* dev, Shape& s) {
   const size_t kn = static_cast<size_t>(s.k * s.n), mk = static_cast<size_t>(s.m_max * s.k);
   s.a8 = ref::random_int8(static_cast<int64_t>(mk), 2);
@@ -131,7 +153,7 @@ bool make_weights(ork_device* dev, Shape& s) {
          ork_weights_create(dev, ORK_DTYPE_FP16, s.k, s.n, s.b16.data(), &s.w16) == ORK_OK &&
          ork_weights_create(dev, ORK_DTYPE_INT4, s.k, s.n, s.b4.data(), &s.w4) == ORK_OK &&
          ork_qweights_create(dev, s.wf.data(), s.k, s.n, &q8o, &s.q8) == ORK_OK &&
-         ork_qweights_create(dev, s.wf.data(), s.k, s.n, &q4o, &s.q4g) == ORK_OK;
+         ork_qweights_create(dev, s.wf.data(), s.k, s.n, &q4o, &s.q4g) == ORK_OK && import_q4_1(dev, s);
 }
 
 // The dense modes: weights, A, A's and C's dtype.
@@ -209,6 +231,7 @@ void add_shape_rows(ork_device* dev, Shape& s, const Args& args, std::vector<Row
     rows.push_back(quant_row(dev, s, "q w8a8 per-channel", s.q8, 8, m));
     rows.push_back(quant_row(dev, s, "q w4a8 group 32", s.q4g, 8, m));
     rows.push_back(quant_row(dev, s, "q w4a4 group 32", s.q4g, 4, m));
+    rows.push_back(quant_row(dev, s, "q w4a8 Q4_1 (affine)", s.q41, 8, m));
   }
 }
 

@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "tools/ork_bench/peak.h"
+
+#include "driver/common/cpu_features.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -26,9 +28,7 @@ uint64_t lane_sum(__m512i v) {
 }  // namespace
 
 bool vnni_peak_available() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vnni");
+  return cpu::has(cpu::kAvx512f | cpu::kAvx512bw | cpu::kAvx512vnni);
 }
 
 // kPeakAccumulators chains, each one VPDPBUSD per round: more than latency (about 5 cycles)

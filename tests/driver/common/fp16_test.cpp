@@ -10,6 +10,7 @@
 #include <cstring>
 #include <optional>
 
+#include "driver/common/cpu_features.h"
 #include "driver/common/fp16.h"
 
 #if defined(__x86_64__)
@@ -29,7 +30,7 @@ __attribute__((target("f16c"))) uint16_t host_f2h(float f) {
   return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 __attribute__((target("f16c"))) float host_h2f(uint16_t h) { return _cvtsh_ss(h); }
-bool host_has_converter() { return cpu_has_f16c(); }
+bool host_has_converter() { return cpu::has(cpu::kF16c); }
 #elif defined(__aarch64__)
 uint16_t host_f2h(float f) {  // FCVT Hd, Sn: RNE under the default FPCR (DN = 0)
   const __fp16 h = static_cast<__fp16>(f);

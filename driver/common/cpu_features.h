@@ -1,0 +1,111 @@
+// Which ISA features this CPU has: the one place every kernel tier of the project asks
+// (lib/ref's int8 and fp16 tiers, lib/quant's activation and group kernels, lib/matmul's
+// slice sums, the benchmark's peak loops), so a feature is probed once and named once.
+// Header only in driver/common: the lowest layer all of them may include.
+//
+// Sources: x86 through GCC's __builtin_cpu_supports (CPUID, and for AVX and AVX-512 the
+// OS's XCR0 state, which CPUID alone does not say) where GCC names the feature; F16C and AMX
+// through CPUID itself (Intel SDM vol. 2A, "CPUID"): clang 14's __builtin_cpu_supports does
+// not know "f16c", and gcc's <cpuid.h> and clang's spell the AMX bits differently. AArch64
+// through the kernel's hwcaps (arch/arm64/include/uapi/asm/hwcap.h). AMX's tile data state
+// must still be granted by the kernel (lib/ref/kernel_amx.cpp amx_usable): that is an OS
+// permission, not a feature.
+//
+// The forced-tier override: a test hides features (hide_cpu_features), and every tier query
+// then answers as on a CPU without them, so the best tier of every kernel family drops
+// together (a lower tier forced through code that takes no tier argument).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#elif defined(__aarch64__)
+#include <asm/hwcap.h>  // HWCAP_ASIMDDP
+#include <sys/auxv.h>
+#endif
+
+namespace ork::cpu {
+
+// One bit each; a tier asks for all the bits it needs (has()).
+enum Feature : uint32_t {
+  kAvx2 = 1u << 0,
+  kFma = 1u << 1,        // FMA3
+  kF16c = 1u << 2,       // VCVTPH2PS / VCVTPS2PH
+  kAvx512f = 1u << 3,
+  kAvx512bw = 1u << 4,
+  kAvx512vl = 1u << 5,
+  kAvx512vnni = 1u << 6,
+  kAmxInt8 = 1u << 7,    // AMX-TILE and AMX-INT8 (CPUID; the OS grant is asked apart)
+  kAsimdDp = 1u << 8,    // AArch64 SDOT/UDOT (ID_AA64ISAR0_EL1.DP)
+};
+
+namespace detail {
+#if defined(__x86_64__)
+// CPUID.(EAX=1):ECX bit 29 is F16C; CPUID.(EAX=7, ECX=0):EDX bits 24 and 25 are AMX-TILE and
+// AMX-INT8 (Intel SDM vol. 2A, "CPUID").
+constexpr unsigned kCpuidF16c = 1u << 29;
+constexpr unsigned kCpuidAmxTile = 1u << 24;
+constexpr unsigned kCpuidAmxInt8 = 1u << 25;
+#endif
+
+inline uint32_t probe_cpu_features() {
+  uint32_t f = 0;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) f |= kAvx2;
+  if (__builtin_cpu_supports("fma")) f |= kFma;
+  if (__builtin_cpu_supports("avx512f")) f |= kAvx512f;
+  if (__builtin_cpu_supports("avx512bw")) f |= kAvx512bw;
+  if (__builtin_cpu_supports("avx512vl")) f |= kAvx512vl;
+  if (__builtin_cpu_supports("avx512vnni")) f |= kAvx512vnni;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & kCpuidF16c) != 0) f |= kF16c;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & kCpuidAmxTile) != 0 &&
+      (edx & kCpuidAmxInt8) != 0)
+    f |= kAmxInt8;
+#elif defined(__aarch64__)
+  // Set on every core of a big.LITTLE system or on none (the RK3588's A76 and A55 both have it).
+  if ((getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0) f |= kAsimdDp;
+#endif
+  return f;
+}
+
+// Process-wide and only read after first use (docs/README.md "State"); the hidden set is
+// written by tests only.
+inline std::atomic<uint32_t> g_hidden_cpu_features{0};
+}  // namespace detail
+
+// What the CPU has, probed once per process.
+inline uint32_t detected_cpu_features() {
+  static const uint32_t f = detail::probe_cpu_features();
+  return f;
+}
+
+// What the tiers may use: the CPU's features less those a test hid.
+inline uint32_t cpu_features() {
+  return detected_cpu_features() & ~detail::g_hidden_cpu_features.load(std::memory_order_relaxed);
+}
+
+// Whether every feature in `all` is usable.
+inline bool has(uint32_t all) { return (cpu_features() & all) == all; }
+
+// Tests: from now on answer as a CPU without `mask` (0: the whole CPU again). Returns the
+// set hidden before, to restore.
+inline uint32_t hide_cpu_features(uint32_t mask) {
+  return detail::g_hidden_cpu_features.exchange(mask, std::memory_order_relaxed);
+}
+
+// Hides `mask` for a scope (tests).
+class HiddenCpuFeatures {
+ public:
+  explicit HiddenCpuFeatures(uint32_t mask) : before_(hide_cpu_features(mask)) {}
+  ~HiddenCpuFeatures() { hide_cpu_features(before_); }
+  HiddenCpuFeatures(const HiddenCpuFeatures&) = delete;
+  HiddenCpuFeatures& operator=(const HiddenCpuFeatures&) = delete;
+
+ private:
+  uint32_t before_;
+};
+
+}  // namespace ork::cpu
