@@ -34,10 +34,7 @@
 #include "tools/common/spread.h"
 #include "lib/sched/parse.h"
 #include "tools/ork_sched/bench_suite.h"
-
-#ifndef ORK_SCHED_EXAMPLES_DIR
-#define ORK_SCHED_EXAMPLES_DIR "tools/ork_sched/examples"
-#endif
+#include "tools/ork_sched/examples_dir.h"
 
 namespace {
 
@@ -360,7 +357,7 @@ int main(int argc, char** argv) {
                "stream reorderer (min / median / max over --repeat runs). Exit 0 ok, 1 failed check, "
                "2 bad usage."};
   ork::tools::add_conventions(app, "ork_sched_bench");
-  std::string examples = ORK_SCHED_EXAMPLES_DIR;
+  std::string examples = ork::sched::examples_dir();
   int random_count = 40, repeat = 3;
   std::vector<int> sizes{1000, 10000, 100000, 1000000};
   int heldout_count = 60;

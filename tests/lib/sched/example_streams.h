@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "lib/sched/parse.h"
+#include "tools/ork_sched/examples_dir.h"
 
 namespace ork::sched::test {
 
 inline Stream example(const std::string& file) {
-  std::ifstream in(std::string(ORK_SCHED_EXAMPLES_DIR) + "/" + file);
+  std::ifstream in(std::string(examples_dir()) + "/" + file);
   std::stringstream text;
   text << in.rdbuf();
   return parse_stream(text.str()).value();
