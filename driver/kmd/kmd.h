@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -100,11 +101,43 @@ struct SubmitDesc {
 
 class Kmd;
 
+// What a Kmd's submit reads of a checked job on every call, in the backend's own layout (the
+// task records or their fields, the per-core ranges of each ioctl, the BOs' handles): laid out
+// once, when the job is checked (Kmd::check). Up to kInlineBytes the bytes live inside the
+// FlatJob itself, so a job checked into a matmul context is read where the context keeps it,
+// a few consecutive lines, with no pointer to another allocation of that job's (a decode
+// loop's jobs are 3-15 tasks: 60-240 bytes). Larger jobs (prefill, batches) go to the heap.
+// docs/library.md "The job a submit reads, flat".
+class FlatJob {
+ public:
+  static constexpr size_t kInlineBytes = 256;
+  FlatJob() = default;
+  explicit FlatJob(size_t bytes)
+      : size_(bytes), heap_(bytes > kInlineBytes ? std::make_unique<uint64_t[]>((bytes + 7) / 8) : nullptr) {}
+  FlatJob(const FlatJob& other) : FlatJob(other.size_) { std::memcpy(data(), other.data(), size_); }
+  FlatJob& operator=(const FlatJob& other) {
+    if (this != &other) *this = FlatJob(other);
+    return *this;
+  }
+  FlatJob(FlatJob&&) noexcept = default;
+  FlatJob& operator=(FlatJob&&) noexcept = default;
+  size_t size() const { return size_; }
+  std::byte* data() { return heap_ ? reinterpret_cast<std::byte*>(heap_.get()) : inline_; }
+  const std::byte* data() const { return heap_ ? reinterpret_cast<const std::byte*>(heap_.get()) : inline_; }
+
+ private:
+  size_t size_ = 0;
+  std::unique_ptr<uint64_t[]> heap_;  // past kInlineBytes; null otherwise
+  alignas(8) std::byte inline_[kInlineBytes]{};
+};
+
 // A SubmitDesc one Kmd has validated (Kmd::check), immutable from then on, so that submitting
 // it again needs no checks (Kmd::submit_checked). A matmul context builds its jobs once and
 // submits them on every call: checking each call read the weights' and command lists' BO
 // objects and every task, lines of that weight's own (docs/library.md "What grows with the
-// model's size"). Only a Kmd makes a checked one; a default one is checked by none.
+// model's size"), and so did laying the descriptor's job list and task lists out for the
+// kernel, which the Kmd now does once, into the FlatJob. Only a Kmd makes a checked one; a
+// default one is checked by none.
 class CheckedSubmit {
  public:
   CheckedSubmit() = default;
@@ -112,11 +145,15 @@ class CheckedSubmit {
 
  private:
   friend class Kmd;
-  CheckedSubmit(SubmitDesc desc, uint64_t by) : desc_(std::move(desc)), by_(by) {}
-  SubmitDesc desc_;
-  // The serial of the Kmd that checked desc_ (for its window, BOs and cores), not its
+  CheckedSubmit(SubmitDesc desc, uint64_t by, FlatJob flat)
+      : by_(by), flat_(std::move(flat)), desc_(std::move(desc)) {}
+  // What a call reads comes first: who checked the job, then its flat layout. The
+  // descriptor itself (job and task lists, BO lists) is read only off the per-call path.
+  // by_ is the serial of the Kmd that checked desc_ (for its window, BOs and cores), not its
   // address: a Kmd opened where a closed one was must not take the closed one's jobs.
   uint64_t by_ = 0;
+  FlatJob flat_;
+  SubmitDesc desc_;
 };
 
 struct SubmitResult {
@@ -225,8 +262,12 @@ class Kmd {
  protected:
   friend class Bo;
   virtual void bo_release(Bo& bo) noexcept = 0;
-  // submit() after its checks, and submit_checked(): `desc` is valid for this Kmd.
-  virtual Result<SubmitResult> submit_valid(const SubmitDesc& desc) = 0;
+  // The flat layout of a valid `desc` (FlatJob): what submit_flat reads. check() keeps it in
+  // the CheckedSubmit; submit() lays it out for its one call.
+  virtual FlatJob lay_flat(const SubmitDesc& desc) const = 0;
+  // submit() after its checks, and submit_checked(): `desc` is valid for this Kmd and `flat`
+  // is lay_flat(desc). The common path reads only `flat`.
+  virtual Result<SubmitResult> submit_flat(const SubmitDesc& desc, const FlatJob& flat) = 0;
   // The GEM handles of this file's live BOs: PRIME_FD_TO_HANDLE of a dma-buf this file
   // already holds returns the handle it has (the DRM core's prime lookup), which a second
   // Bo must not own; bo_import refuses it.

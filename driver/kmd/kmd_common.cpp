@@ -153,17 +153,18 @@ uint64_t Kmd::next_serial() {
 
 Result<CheckedSubmit> Kmd::check(SubmitDesc desc) const {
   if (Status st = validate_submit(*this, desc, info().cores); !st) return st.error();
-  return CheckedSubmit(std::move(desc), serial_);
+  FlatJob flat = lay_flat(desc);
+  return CheckedSubmit(std::move(desc), serial_, std::move(flat));
 }
 
 // The one check left per call: the job was checked by this Kmd. Its SubmitDesc cannot have
 // changed since (CheckedSubmit hands it out const), and what the checks read of it (cores,
-// tasks, the BOs' owners) is fixed for the Kmd's life.
+// tasks, the BOs' owners) is fixed for the Kmd's life; so is its flat layout, made from it.
 Result<SubmitResult> Kmd::submit_checked(const CheckedSubmit& job) {
   if (job.by_ != serial_)
     return make_error(-EINVAL, job.by_ == 0 ? "submit: a job that was never checked"
                                             : "submit: a job checked by another device's kernel interface");
-  return submit_valid(job.desc_);
+  return submit_flat(job.desc_, job.flat_);
 }
 
 Status check_window_index(int window) {

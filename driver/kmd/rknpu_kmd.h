@@ -5,8 +5,10 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
+#include "driver/common/npu_cores.h"
 #include "driver/kmd/kmd_common.h"
 
 namespace ork::driver::rknpu {
@@ -17,7 +19,29 @@ struct Range {
   uint32_t start;
   uint32_t number;
 };
-using Kick = std::vector<Range>;  // the ranges of one SUBMIT ioctl
+// The ranges of one SUBMIT ioctl: one per core it runs, at most the NPU's cores.
+struct Kick {
+  uint32_t count = 0;
+  Range ranges[hw::kNpuCores];
+  std::span<const Range> view() const { return {ranges, count}; }
+};
+
+// The flat job of rknpu (RknpuKmd::lay_flat, rknpu_flat.cpp): this head, `kicks` Kicks, then
+// `tasks` FlatTasks. Read by copying out (memcpy), so the bytes need no alignment of theirs.
+struct FlatHead {
+  uint32_t tasks = 0;       // in the task BO's order: each core's contiguous, cores ascending
+  uint32_t kicks = 0;       // SUBMIT ioctls
+  uint32_t core_mask = 0;   // every core the job runs
+  uint32_t timeout_ms = 0;  // SubmitDesc::timeout_ms
+};
+// The fields of a task's rknpu_task that differ between tasks (the rest are constants).
+struct FlatTask {
+  uint32_t regcmd_addr;    // below 4 GiB (validate_submit)
+  uint32_t regcfg_amount;  // regcmd entries less the 4-entry PC trailer
+  uint32_t int_mask;
+};
+FlatHead flat_head(const FlatJob& flat);
+Kick flat_kick(const FlatJob& flat, uint32_t k);
 
 // An asynchronous job: its own task array (the kernel reads it when the job reaches a core,
 // which may be after later submits), one fence per SUBMIT ioctl, and the deadline.
@@ -40,7 +64,6 @@ class RknpuKmd final : public DrmKmd {
   Result<std::unique_ptr<Bo>> bo_create(size_t bytes, BoUsage usage) override;
   Status bo_sync(const Bo& bo, SyncDir dir) override;
   Result<SubmitResult> submit(const SubmitDesc& desc) override;
-  Result<SubmitResult> submit_valid(const SubmitDesc& desc) override;
   Status reset() override;
   Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) override;
   Result<SubmitResult> wait(PendingJob& job, int64_t timeout_ms) override;
@@ -53,15 +76,20 @@ class RknpuKmd final : public DrmKmd {
 
  protected:
   void bo_release(Bo& bo) noexcept override;
+  // The flat job (rknpu_submit.cpp): its head, each SUBMIT ioctl's ranges, then each task's
+  // regcmd address, word count and interrupt mask, cores in ascending order.
+  FlatJob lay_flat(const SubmitDesc& desc) const override;
+  Result<SubmitResult> submit_flat(const SubmitDesc& desc, const FlatJob& flat) override;
 
  private:
   Status ensure_task_capacity(std::unique_ptr<Bo>& bo, size_t tasks);
-  // Writes desc's tasks into `bo` (grown as needed) and returns the SUBMIT ioctls to make.
-  Result<std::vector<Kick>> lay_tasks(const SubmitDesc& desc, std::unique_ptr<Bo>& bo);
-  Status submit_ranges(const Bo& tasks, const Kick& ranges, uint32_t timeout_ms, uint32_t flags,
+  // Writes the flat job's rknpu_task records into `bo` (grown as needed) and syncs it.
+  Status write_tasks(const FlatJob& flat, std::unique_ptr<Bo>& bo);
+  Status submit_ranges(const Bo& tasks, std::span<const Range> ranges, uint32_t timeout_ms, uint32_t flags,
                        SubmitResult* out, int* fence_fd = nullptr);
-  Result<SubmitResult> submit_blocking(const Bo& tasks, const std::vector<Kick>& kicks, uint32_t timeout_ms);
-  Status kick_async(RknpuPending& job, const std::vector<Kick>& kicks);
+  Result<SubmitResult> submit_blocking(const Bo& tasks, const FlatJob& flat);
+  Status kick_async(RknpuPending& job, const FlatJob& flat);
+  Result<std::unique_ptr<PendingJob>> async_flat(const FlatJob& flat);  // submit_async, checked
   void destroy_handle(uint32_t handle, uint64_t obj_addr) noexcept;
 
   std::unique_ptr<Bo> task_bo_;  // grows; holds the rknpu_task array of every blocking submit

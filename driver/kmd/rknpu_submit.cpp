@@ -20,25 +20,11 @@ namespace {
 // from the job's completion interrupt).
 constexpr uint32_t kSubmitFlags = RKNPU_JOB_PC | RKNPU_JOB_BLOCK | RKNPU_JOB_PINGPONG;
 constexpr uint32_t kAsyncFlags = kSubmitFlags | RKNPU_JOB_NONBLOCK | RKNPU_JOB_FENCE_OUT;
-constexpr uint32_t kEnableMask = 0xd;    // CNA|CORE|DPU (MTX); not written to HW
-constexpr uint32_t kIntClear = 0x1ffff;  // clear all (docs/hardware.md section 3)
-constexpr uint32_t kMaxTasksPerKick = RKNPU_RK3588_MAX_SUBMIT_NUMBER;
 
 }  // namespace
 
-Status RknpuKmd::ensure_task_capacity(std::unique_ptr<Bo>& bo, size_t tasks) {
-  size_t bytes = tasks * sizeof(rknpu_task);
-  if (bo && bo->size() >= bytes) return Status::success();
-  size_t grown = std::max<size_t>(bytes, bo ? bo->size() * 2 : 4096);
-  bo.reset();
-  auto fresh = bo_create(grown, BoUsage::tasks);
-  if (!fresh) return fresh.error();
-  bo = std::move(fresh.value());
-  return Status::success();
-}
-
 // subcore_task: 1 or 2 cores read entry [core], 3 cores entry [core + 2] (VND rknpu_job.c).
-Status RknpuKmd::submit_ranges(const Bo& task_bo, const Kick& ranges, uint32_t timeout_ms,
+Status RknpuKmd::submit_ranges(const Bo& task_bo, std::span<const Range> ranges, uint32_t timeout_ms,
                                uint32_t flags, SubmitResult* out, int* fence_fd) {
   rknpu_submit args{};
   args.flags = flags;
@@ -94,59 +80,13 @@ Status RknpuKmd::submit_ranges(const Bo& task_bo, const Kick& ranges, uint32_t t
   return Status::success();
 }
 
-Result<std::vector<Kick>> RknpuKmd::lay_tasks(const SubmitDesc& desc, std::unique_ptr<Bo>& bo) {
-  std::vector<const CoreJob*> jobs;
-  size_t total = 0;
-  for (const CoreJob& job : desc.jobs) {
-    jobs.push_back(&job);
-    total += job.tasks.size();
-  }
-  std::sort(jobs.begin(), jobs.end(), [](auto* a, auto* b) { return a->core < b->core; });
-  if (Status st = ensure_task_capacity(bo, total); !st) return st.error();
-  // Task BO layout: each core's tasks contiguous, cores in ascending order.
-  auto* tasks = reinterpret_cast<rknpu_task*>(bo->map());
-  std::vector<uint32_t> first(jobs.size());
-  uint32_t next = 0;
-  size_t longest = 0;
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    first[j] = next;
-    longest = std::max(longest, jobs[j]->tasks.size());
-    for (const TaskRef& t : jobs[j]->tasks) {
-      tasks[next] = rknpu_task{0, next, kEnableMask, t.int_mask, kIntClear, 0,
-                               t.regcmd_entries - RKNPU_PC_DATA_EXTRA_AMOUNT, 0, t.regcmd_iova};
-      ++next;
-    }
-  }
-  if (Status st = bo_sync(*bo, SyncDir::to_device); !st) return st.error();
-  // At most 4095 tasks per core per SUBMIT (the PC's 12-bit task counter); longer lists go
-  // in chunks. Core sets {0,2} and {1,2} (masks 5, 6) are refused by the vendor kernel, so
-  // such a chunk is submitted one core at a time.
-  std::vector<Kick> kicks;
-  for (size_t base = 0; base < longest; base += kMaxTasksPerKick) {
-    Kick ranges;
-    for (size_t j = 0; j < jobs.size(); ++j) {
-      size_t n = jobs[j]->tasks.size();
-      if (base >= n) continue;
-      ranges.push_back({jobs[j]->core, static_cast<uint32_t>(first[j] + base),
-                        static_cast<uint32_t>(std::min<size_t>(n - base, kMaxTasksPerKick))});
-    }
-    uint32_t mask = 0;
-    for (const Range& r : ranges) mask |= 1u << r.core;
-    if (mask == 5 || mask == 6) {
-      for (const Range& r : ranges) kicks.push_back({r});
-    } else {
-      kicks.push_back(ranges);
-    }
-  }
-  return kicks;
-}
-
-Result<SubmitResult> RknpuKmd::submit_blocking(const Bo& tasks, const std::vector<Kick>& kicks,
-                                               uint32_t timeout_ms) {
+Result<SubmitResult> RknpuKmd::submit_blocking(const Bo& tasks, const FlatJob& flat) {
   auto start = std::chrono::steady_clock::now();
+  const FlatHead head = flat_head(flat);
   SubmitResult result;
-  for (const Kick& kick : kicks) {
-    if (Status st = submit_ranges(tasks, kick, timeout_ms, kSubmitFlags, &result); !st) return st.error();
+  for (uint32_t k = 0; k < head.kicks; ++k) {
+    const Kick kick = flat_kick(flat, k);
+    if (Status st = submit_ranges(tasks, kick.view(), head.timeout_ms, kSubmitFlags, &result); !st) return st.error();
   }
   result.wall_ns = elapsed_ns(start);
   return result;
@@ -154,29 +94,31 @@ Result<SubmitResult> RknpuKmd::submit_blocking(const Bo& tasks, const std::vecto
 
 Result<SubmitResult> RknpuKmd::submit(const SubmitDesc& desc) {
   if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
-  return submit_valid(desc);
+  return submit_flat(desc, lay_flat(desc));
 }
 
-Result<SubmitResult> RknpuKmd::submit_valid(const SubmitDesc& desc) {
-  uint32_t mask = 0;
-  for (const CoreJob& j : desc.jobs) mask |= 1u << j.core;
-  if (stuck_cores_ & mask) {  // reap the overrun job first: a NONBLOCK submit does (rknpu_kmd.h)
-    auto job = submit_async(desc);
+// The per-call path of a checked job: the flat job's task records into the one task BO of
+// blocking submits, and its ioctls; nothing of the descriptor is read, nothing allocated.
+Result<SubmitResult> RknpuKmd::submit_flat(const SubmitDesc&, const FlatJob& flat) {
+  if (stuck_cores_ & flat_head(flat).core_mask) {  // reap the overrun job first: a NONBLOCK submit does (rknpu_kmd.h)
+    auto job = async_flat(flat);
     if (!job) return job.error();
     return wait(**job, -1);
   }
-  auto kicks = lay_tasks(desc, task_bo_);
-  if (!kicks) return kicks.error();
-  return submit_blocking(*task_bo_, *kicks, desc.timeout_ms);
+  if (Status st = write_tasks(flat, task_bo_); !st) return st.error();
+  return submit_blocking(*task_bo_, flat);
 }
 
-Status RknpuKmd::kick_async(RknpuPending& job, const std::vector<Kick>& kicks) {
+Status RknpuKmd::kick_async(RknpuPending& job, const FlatJob& flat) {
   SubmitResult unused;
-  for (const Kick& kick : kicks) {
+  const uint32_t kicks = flat_head(flat).kicks;
+  for (uint32_t k = 0; k < kicks; ++k) {
+    const Kick kick = flat_kick(flat, k);
     int fence = -1;
-    if (Status st = submit_ranges(*job.tasks, kick, job.timeout_ms, kAsyncFlags, &unused, &fence); !st) return st;
+    if (Status st = submit_ranges(*job.tasks, kick.view(), job.timeout_ms, kAsyncFlags, &unused, &fence); !st)
+      return st;
     job.fences.emplace_back(os_, fence);
-    for (const Range& r : kick) stuck_cores_ &= ~(1u << r.core);  // this submit reaped them
+    for (const Range& r : kick.view()) stuck_cores_ &= ~(1u << r.core);  // this submit reaped them
     if (fence < 0) return make_error(-EIO, "RKNPU_SUBMIT (NONBLOCK | FENCE_OUT) returned no fence fd");
   }
   return Status::success();
@@ -184,35 +126,36 @@ Status RknpuKmd::kick_async(RknpuPending& job, const std::vector<Kick>& kicks) {
 
 Result<std::unique_ptr<PendingJob>> RknpuKmd::submit_async(const SubmitDesc& desc) {
   if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
+  return async_flat(lay_flat(desc));
+}
+
+Result<std::unique_ptr<PendingJob>> RknpuKmd::async_flat(const FlatJob& flat) {
+  const FlatHead head = flat_head(flat);
   auto job = std::make_unique<RknpuPending>();
   job->start = std::chrono::steady_clock::now();
-  job->timeout_ms = desc.timeout_ms;
-  job->deadline = job->start + std::chrono::milliseconds(desc.timeout_ms);
+  job->timeout_ms = head.timeout_ms;
+  job->deadline = job->start + std::chrono::milliseconds(head.timeout_ms);
+  job->core_mask = head.core_mask;
+  job->task_number = head.tasks;
   if (!spare_tasks_.empty()) {
     job->tasks = std::move(spare_tasks_.back());
     spare_tasks_.pop_back();
   }
-  auto kicks = lay_tasks(desc, job->tasks);
-  if (!kicks) return kicks.error();
-  for (const Kick& k : *kicks)
-    for (const Range& r : k) {
-      job->core_mask |= 1u << r.core;
-      job->task_number += r.number;
-    }
+  if (Status st = write_tasks(flat, job->tasks); !st) return st.error();
   if (fences_) {
-    Status st = kick_async(*job, *kicks);
+    Status st = kick_async(*job, flat);
     if (st) return std::unique_ptr<PendingJob>(std::move(job));
     // -EINVAL on the first kick with nothing queued: FENCE_OUT is not built in (the vendor's
     // #else branch). Later kicks failing would leave earlier ones queued: report those.
     if (st.error().code != -EINVAL || job->fences.size() != 0) return st.error();
-    auto blocking = submit_blocking(*job->tasks, *kicks, desc.timeout_ms);
+    auto blocking = submit_blocking(*job->tasks, flat);
     if (!blocking && blocking.error().code == -EINVAL) return blocking.error();  // not the fences
     fences_ = false;
     debug_log("kmd", "rknpu: FENCE_OUT refused (no CONFIG_ROCKCHIP_RKNPU_FENCE): async jobs block at submit");
     job->outcome = std::move(blocking);
     return std::unique_ptr<PendingJob>(std::move(job));
   }
-  job->outcome = submit_blocking(*job->tasks, *kicks, desc.timeout_ms);
+  job->outcome = submit_blocking(*job->tasks, flat);
   return std::unique_ptr<PendingJob>(std::move(job));
 }
 

@@ -6,11 +6,23 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "driver/kmd/kmd_common.h"
 
 namespace ork::driver::rocket {
+
+// CLOCK_MONOTONIC in ns: PREP_BO's timeout_ns is an absolute time on this clock.
+int64_t monotonic_ns();
+
+// The flat job of rocket (RocketKmd::lay_flat, rocket_submit.cpp): this head, then `jobs`
+// task counts, `ins` and `outs` BO handles, and `tasks` drm_rocket_tasks, all 32-bit words,
+// so the kernel reads the handles and tasks where they are.
+struct RocketFlatHead {
+  uint32_t jobs = 0, ins = 0, outs = 0, tasks = 0;
+  uint32_t timeout_ms = 0;
+};
 
 // An asynchronous rocket job: the uAPI has no syncobj or fence out (drm_rocket_submit has
 // no such field; rocket_accel.h), so completion is observed through the out BOs'
@@ -31,7 +43,6 @@ class RocketKmd final : public DrmKmd {
   Result<std::unique_ptr<Bo>> bo_create(size_t bytes, BoUsage usage) override;
   Status bo_sync(const Bo& bo, SyncDir dir) override;
   Result<SubmitResult> submit(const SubmitDesc& desc) override;
-  Result<SubmitResult> submit_valid(const SubmitDesc& desc) override;
   // rocket has no reset ioctl: its kernel resets a core when a job times out (500 ms).
   Status reset() override { return Status::success(); }
   Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) override;
@@ -43,10 +54,18 @@ class RocketKmd final : public DrmKmd {
 
  protected:
   void bo_release(Bo& bo) noexcept override;
+  FlatJob lay_flat(const SubmitDesc& desc) const override;
+  Result<SubmitResult> submit_flat(const SubmitDesc& desc, const FlatJob& flat) override;
 
  private:
   int prep_bo(uint32_t handle, int64_t deadline_ns);
-  Result<std::unique_ptr<PendingJob>> async_valid(const SubmitDesc& desc);  // submit_async, checked
+  // ROCKET_SUBMIT of the flat job: its jobs made on the stack, pointing into `flat`.
+  Status kick(const FlatJob& flat);
+  // PREP_BO on `outs[next..]` until the job's deadline or, when it comes first, the caller's
+  // `timeout_ms` (-1: none): -EBUSY then, still in flight; `finished` once the job is seen
+  // to end, done or failed.
+  Status wait_outs(std::span<const uint32_t> outs, size_t& next, int64_t deadline_ns, uint32_t job_timeout_ms,
+                   int64_t timeout_ms, bool& finished);
 
   // The last job timed out (so the kernel reset its core): a second timeout in a row means
   // the reset did not bring the core back, and the message says so.

@@ -25,6 +25,43 @@ struct SliceGroup {
   driver::CheckedSubmit submit;
 };
 
+// A context's slice groups, the first inline: the context itself holds its first group's
+// checked job and that job's flat layout (driver::FlatJob), so a call of a one-group context
+// (every decode shape) reads one contiguous block of its own, the context, and no pointer
+// to another allocation of that weight's (docs/library.md "The job a submit reads, flat").
+// Groups past the first (K-slice outputs over one submit's budget) are in a vector.
+class SliceGroups {
+ public:
+  size_t size() const { return size_; }
+  SliceGroup& operator[](size_t i) { return i == 0 ? first_ : rest_[i - 1]; }
+  const SliceGroup& operator[](size_t i) const { return i == 0 ? first_ : rest_[i - 1]; }
+  void push_back(SliceGroup g) {
+    if (size_ == 0) first_ = std::move(g);
+    else rest_.push_back(std::move(g));
+    ++size_;
+  }
+  template <class Groups, class Group>
+  struct Iter {
+    Groups* groups;
+    size_t i;
+    Group& operator*() const { return (*groups)[i]; }
+    Iter& operator++() {
+      ++i;
+      return *this;
+    }
+    bool operator!=(const Iter& other) const { return i != other.i; }
+  };
+  Iter<SliceGroups, SliceGroup> begin() { return {this, 0}; }
+  Iter<SliceGroups, SliceGroup> end() { return {this, size_}; }
+  Iter<const SliceGroups, const SliceGroup> begin() const { return {this, 0}; }
+  Iter<const SliceGroups, const SliceGroup> end() const { return {this, size_}; }
+
+ private:
+  size_t size_ = 0;
+  SliceGroup first_;
+  std::vector<SliceGroup> rest_;
+};
+
 // The output BOs a group writes: one per slice, or the one C' of a stacked plan (plan.h).
 inline int64_t output_slots(const Plan& plan, const SliceGroup& g) { return plan.stacked ? 1 : g.count; }
 
@@ -54,12 +91,14 @@ IoGeometry io_geometry(const Plan& plan);
 // A new set of BOs of `geometry`, owned by whoever holds it.
 Result<std::shared_ptr<IoBuffers>> allocate_io(driver::Kmd& kmd, const IoGeometry& geometry);
 
-struct Context {
-  // What every call reads comes first, next to the plan's sizes, so that a call touches as
-  // few lines of its own context as it can (docs/library.md "What grows with the model's size").
+// One block per context, aligned to a cache line: what every call reads comes first (the
+// buffers, the plan's sizes, the first slice group with its flat job), so that a call
+// touches a few consecutive lines of its own context and nothing else of that weight's but
+// its handle and the cache's entry (docs/library.md "The job a submit reads, flat").
+struct alignas(64) Context {
   std::shared_ptr<IoBuffers> io;                  // A and the output slots, maybe shared
-  std::vector<SliceGroup> groups;
   Plan plan;
+  SliceGroups groups;
   const driver::Bo* weights = nullptr;            // packed by the plan's slice layout
   bool shared_io = false;                         // io was handed in (build_context's `io`)
   std::unique_ptr<driver::Bo> regcmd;

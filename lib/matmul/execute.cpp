@@ -2,6 +2,7 @@
 #include "lib/matmul/execute.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -23,6 +24,7 @@ int64_t ns_since(Clock::time_point t0) {
 }
 
 size_t elems(int64_t v) { return static_cast<size_t>(v); }
+constexpr size_t kUnpackStackSlots = 16;
 int64_t cpu_since(int64_t c0) { return ref::detail::work_cpu_ns() - c0; }
 
 }  // namespace
@@ -58,12 +60,17 @@ Status unpack_group(driver::Kmd& kmd, const Context& x, size_t group, void* c, O
   const auto t0 = Clock::now();
   const int64_t c0 = ref::detail::work_cpu_ns();
   const SliceGroup& g = x.groups[group];
-  std::vector<const uint8_t*> slices;  // the group's K-slices, unpacked in one pass (layout_host.h)
-  for (int64_t i = 0; i < output_slots(x.plan, g); ++i) {
-    const driver::Bo& cb = x.c(static_cast<size_t>(i));
+  // The group's K-slices, unpacked in one pass (layout_host.h): on the stack up to
+  // kUnpackStackSlots (a decode shape has 1-5), so a call allocates nothing.
+  const auto slots = static_cast<size_t>(output_slots(x.plan, g));
+  std::array<const uint8_t*, kUnpackStackSlots> near{};
+  std::vector<const uint8_t*> far(slots > near.size() ? slots : 0);
+  const std::span<const uint8_t*> slices{slots > near.size() ? far.data() : near.data(), slots};
+  for (size_t i = 0; i < slots; ++i) {
+    const driver::Bo& cb = x.c(i);
     if (auto s = kmd.bo_sync(cb, driver::SyncDir::from_device); !s) return s;
     st.bytes_from_device += static_cast<int64_t>(cb.size());
-    slices.push_back(cb.map());
+    slices[i] = cb.map();
   }
   const Status unpacked = x.plan.stacked ? unpack_c_stacked(x.plan, slices[0], c, out.acc)
                                          : unpack_c_group(x.plan, slices, g.first_slice, c, out.acc);

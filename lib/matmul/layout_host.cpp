@@ -3,6 +3,7 @@
 #include "lib/matmul/layout_host.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -70,6 +71,7 @@ void realign_int4_row(const uint8_t* a, int64_t k, int64_t m, uint8_t* dst) {
 // to 8 MiB of A on a loaded 2-vCPU machine (ork_bench, "pack_a 2 threads";
 // docs/matmul-schedule.md "Host cost per dtype").
 constexpr int64_t kHalvesMinBytes = int64_t{8} << 20;
+constexpr size_t kUnpackNearSlices = 16;
 
 template <class Fn>
 void on_row_halves(int64_t m, int64_t bytes, int64_t min_bytes, Fn fn) {
@@ -83,14 +85,18 @@ void on_row_halves(int64_t m, int64_t bytes, int64_t min_bytes, Fn fn) {
 
 template <class Native, class Out>
 Status unpack_group_as(const Plan& p, std::span<const uint8_t* const> slices, bool first, Out* c) {
-  std::vector<const Native*> s(slices.size());
+  // The slices' pointers as Native: on the stack for a decode shape's few, so a call
+  // allocates nothing.
+  std::array<const Native*, kUnpackNearSlices> near{};
+  std::vector<const Native*> far(slices.size() > near.size() ? slices.size() : 0);
+  const Native** s = slices.size() > near.size() ? far.data() : near.data();
   for (size_t i = 0; i < slices.size(); ++i) s[i] = reinterpret_cast<const Native*>(slices[i]);
-  const auto count = static_cast<int64_t>(s.size());
+  const auto count = static_cast<int64_t>(slices.size());
   const int64_t m = p.shape.m, n = p.shape.n;
   const auto bytes = static_cast<int64_t>((static_cast<size_t>(count) * sizeof(Native) + sizeof(Out)) *
                                           static_cast<size_t>(m * n));
   on_row_halves(m, bytes, kHalvesMinBytes,
-                [&](int64_t r0, int64_t r1) { unpack_rows(s.data(), count, p, c, first, r0, r1); });
+                [&](int64_t r0, int64_t r1) { unpack_rows(s, count, p, c, first, r0, r1); });
   return {};
 }
 

@@ -1,0 +1,137 @@
+// A checked job's flat layout (Kmd::check lays it out, submit_checked submits from it), on
+// both backends: the kernel is handed what an unchecked submit of the same descriptor hands
+// it, chain by chain (the rknpu chunks of 4095 tasks and its one-core-at-a-time masks 5 and
+// 6 included), and a submit of a checked job allocates nothing on the library's side
+// (docs/library.md "The job a submit reads, flat").
+#include "tests/support/alloc_counter.h"
+
+#include <string>
+#include <vector>
+
+#include "driver/kmd/kmd.h"
+#include "driver_fixture.h"
+
+namespace ork::testing {
+namespace {
+
+using driver::BoUsage;
+using driver::CoreJob;
+using driver::KmdKind;
+using driver::SubmitDesc;
+using driver::TaskRef;
+
+class Flat : public ::testing::TestWithParam<KmdKind> {
+ protected:
+  void SetUp() override {
+    kmd = open_kmd(kernel, GetParam());
+    ASSERT_TRUE(kmd);
+    auto r = kmd->bo_create(6000 * 256, BoUsage::regcmd);
+    auto o = kmd->bo_create(4096, BoUsage::data);
+    auto o2 = kmd->bo_create(4096, BoUsage::data);
+    ASSERT_TRUE(r.ok() && o.ok() && o2.ok());
+    regcmd = std::move(*r), out = std::move(*o), out2 = std::move(*o2);
+  }
+  // Jobs of `tasks[j]` tasks on core `cores[j]`, every task its own 256 bytes of regcmd,
+  // word counts and interrupt masks varying, so a task moved or a field swapped shows.
+  SubmitDesc desc(std::vector<int> cores, std::vector<uint32_t> tasks) {
+    SubmitDesc d;
+    uint64_t next = 0;
+    for (size_t j = 0; j < cores.size(); ++j) {
+      CoreJob job{cores[j], {}};
+      for (uint32_t t = 0; t < tasks[j]; ++t, ++next)
+        job.tasks.push_back(TaskRef{regcmd->iova() + 256 * next, 20 + static_cast<uint32_t>(next % 7),
+                                    next % 2 ? ork::hw::kIntTaskDone : 0x300u});
+      d.jobs.push_back(job);
+    }
+    d.in_bos = {regcmd.get()};
+    d.out_bos = {out.get(), out2.get()};
+    return d;
+  }
+  std::vector<ChainCall> chains_of_submit(const SubmitDesc& d) {
+    rec.calls.clear();
+    auto r = kmd->submit(d);
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    return chains();
+  }
+  // The chains the kernel ran since rec.calls was cleared. rocket's kernel picks each job's
+  // core itself (the least loaded), so there only the order of the chains counts.
+  std::vector<ChainCall> chains() const {
+    std::vector<ChainCall> calls = rec.calls;
+    if (GetParam() == KmdKind::rocket)
+      for (ChainCall& c : calls) c.core = -1;
+    return calls;
+  }
+
+  Recorder rec;
+  emu::FakeKernel kernel{recorded(rec)};
+  std::unique_ptr<driver::Kmd> kmd;
+  std::unique_ptr<driver::Bo> regcmd, out, out2;
+};
+
+TEST_P(Flat, ACheckedJobRunsTheChainsOfItsDescriptor) {
+  const bool rknpu = GetParam() == KmdKind::rknpu;
+  struct Case {
+    std::vector<int> cores;
+    std::vector<uint32_t> tasks;
+  };
+  const std::vector<Case> cases = {
+      {{0}, {2}},          {{2, 0, 1}, {1, 2, 3}}, {{2, 0}, {3, 1}},          {{1, 2}, {2, 2}},
+      {{1, 0}, {5000, 1}}, {{0}, {1}},             {{0, 1, 2}, {9, 15, 4}},  // 28 tasks: past the inline bytes
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::PrintToString(c.cores) + " " + ::testing::PrintToString(c.tasks));
+    const SubmitDesc d = desc(c.cores, c.tasks);
+    const std::vector<ChainCall> want = chains_of_submit(d);
+    uint32_t total = 0;
+    for (uint32_t n : c.tasks) total += n;
+    auto checked = kmd->check(d);
+    ASSERT_TRUE(checked.ok()) << checked.error().message;
+    for (int i = 0; i < 2; ++i) {  // the same chains every time: nothing in the layout is used up
+      rec.calls.clear();
+      auto r = kmd->submit_checked(*checked);
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      EXPECT_EQ(r->tasks_completed, total);
+      EXPECT_EQ(chains(), want);
+    }
+    const driver::CheckedSubmit copy = *checked;  // a copy (a context's job copied) reads its own bytes
+    rec.calls.clear();
+    ASSERT_TRUE(kmd->submit_checked(copy).ok());
+    EXPECT_EQ(chains(), want);
+    if (rknpu && c.tasks[0] == 5000) {
+      EXPECT_EQ(want.size(), 3u);  // 4095 + 905 on core 1, 1 on core 0
+    }
+  }
+}
+
+TEST_P(Flat, ASubmitOfACheckedJobAllocatesNothing) {
+  ork::test::KernelNotCounted os(kernel);
+  auto k = GetParam() == KmdKind::rknpu ? driver::open_rknpu(os, "/dev/dri/card1")
+                                        : driver::open_rocket(os, "/dev/accel/accel0");
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  auto r = (*k)->bo_create(4096, BoUsage::regcmd);
+  auto o = (*k)->bo_create(4096, BoUsage::data);
+  ASSERT_TRUE(r.ok() && o.ok());
+  SubmitDesc d;
+  d.jobs = {{0, {{(*r)->iova(), 20, ork::hw::kIntTaskDone}}},
+            {1, {{(*r)->iova() + 256, 20, ork::hw::kIntTaskDone}, {(*r)->iova() + 512, 20, ork::hw::kIntTaskDone}}},
+            {2, {{(*r)->iova() + 768, 20, ork::hw::kIntTaskDone}}}};
+  d.out_bos = {o->get()};
+  auto checked = (*k)->check(d);
+  ASSERT_TRUE(checked.ok()) << checked.error().message;
+  ASSERT_TRUE((*k)->submit_checked(*checked).ok());  // the first grows the rknpu task BO
+  bool ok = true;
+  const long allocations = ork::test::allocations_in([&] {
+    for (int i = 0; i < 10; ++i) ok = ok && (*k)->submit_checked(*checked).ok();
+  });
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(allocations, 0);
+  // The count is not vacuous: an unchecked submit lays its job out on every call.
+  EXPECT_GT(ork::test::allocations_in([&] { ok = (*k)->submit(d).ok(); }), 0);
+  EXPECT_TRUE(ok);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothInterfaces, Flat, ::testing::Values(KmdKind::rknpu, KmdKind::rocket),
+                         [](const auto& info) { return std::string(driver::kmd_kind_name(info.param)); });
+
+}  // namespace
+}  // namespace ork::testing
