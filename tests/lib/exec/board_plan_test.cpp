@@ -122,7 +122,7 @@ TEST(BoardPlan, BadGroupsAreNamed) {
   EXPECT_NE(shape.error().message.find("K = 0"), std::string::npos) << shape.error().message;
 }
 
-// 7B's down at int4 decode in 1376-wide slices (13 full and one of 1056): the board plan
+// 7B's down at int4 decode at a width of 1376 (14 slices of 1376, K padded to 19264): the board plan
 // stacks its slices (docs/execution.md "Stacked K-slices": the fastest of every plan on the
 // timing model), in fewer tasks than any plan of one task per slice and core; at M = 128 the rows of
 // every slice do not fit one task's resident rows, so nothing stacks.
