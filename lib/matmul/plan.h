@@ -64,11 +64,7 @@ struct PlanOptions {
   bool fp16_out = false;  // fp16 only: C in fp16 (DPU FP32TOFP16 on one slice, else host RNE)
   // int4 only: the K-slice width (and full-K ceiling) the weights were packed with, a
   // multiple of kKAlign in [kInt4SliceK, kInt4MaxSliceK], chosen from their bound
-  // (int4_bound.h); 0 = the dtype's (480). The native layout depends on it. A given width
-  // is a ceiling: K past it runs in S = ceil(kp / slice_k) slices of one even width,
-  // Plan::slice_k = round_up(ceil(kp / S), 32), K zero padded to S x that (Plan::kp), so no
-  // slice is narrower and all of them stack. 0 keeps 480-wide slices and a narrower last
-  // one (the packed-weight blobs' layout, layout_source.h kWeightLayoutVersion).
+  // (int4_bound.h); 0 = the dtype's (480). The native layout depends on it.
   int64_t slice_k = 0;
   // int4 only: run the full K-slices stacked (Plan::stacked), when they fit: each task then
   // multiplies the rows of several slices by the columns of several slices in one pass.
@@ -103,8 +99,7 @@ struct Task {
 struct Plan {
   Shape shape;                 // as the user gave it
   DType dtype = DType::int8;
-  int64_t mp = 0, kp = 0, np = 0;  // padded shape (zero padding, never visible in C; int4
-                                   // of a given width: K to slices x slice_k)
+  int64_t mp = 0, kp = 0, np = 0;  // padded shape (zero padding, never visible in C)
   int64_t mc = 0;              // rows per M-tile
   int64_t slice_k = 0;         // K per slice (== kp when full-K)
   int64_t slices = 1;          // number of K-slices (1 when full-K)
