@@ -316,7 +316,7 @@ Status check_tensors(const PackedModel& m, uint32_t version) {
       return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {} is missing from the packed model", md.name, layer));
     const PackedTensor& t = m.tensors[i];
     const auto kp = static_cast<int64_t>(align_up(static_cast<uint64_t>(md.k), matmul::kKAlign));
-    if (version < 4 && t.slice_k != 0 && kp > t.slice_k && kp % t.slice_k != 0)  // laid out otherwise before
+    if (version < 4 && t.slice_k > matmul::kInt4SliceK && kp > t.slice_k && kp % t.slice_k != 0)  // laid out otherwise before
       return make_error(-EINVAL, fmt::format("packed model version {}: tensor \"{}\" of layer {} is int4 in K-slices of its "
                                              "own width with a narrower last slice, which version 4 pads to full width; "
                                              "repack the model with ork_pack", version, md.name, layer));

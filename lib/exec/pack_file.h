@@ -37,10 +37,10 @@ inline constexpr char kPackMagic[8] = {'O', 'R', 'K', 'P', 'A', 'C', 'K', '\0'};
 // Version 2: the checksums are standard FNV-1a (version 1 used a basis one digit short;
 // lib/exec/activation.h). A version 1 file is refused with a message that says to repack it.
 // Version 3: each tensor's int4 K-slice width in the tensor table.
-// Version 4: an int4 tensor of its own width has every K-slice full (matmul::PlanOptions::
-// slice_k: the slices evened out, K zero padded), so all of them stack. Versions 2 to 4 are
-// read, except a version 3 int4 tensor of its own width (its last slice is narrower): refused,
-// naming the version, to be repacked.
+// Version 4: an int4 tensor of its own width past 480 has every K-slice full (matmul::
+// PlanOptions::slice_k: the slices evened out, K zero padded), so all of them stack. Versions
+// 2 to 4 are read, except a version 3 int4 tensor of such a width whose last slice is
+// narrower: refused, naming the version, to be repacked.
 inline constexpr uint32_t kPackVersion = 4;
 inline constexpr uint32_t kPackOldestVersion = 2;
 inline constexpr uint64_t kPackAlign = 4096;
