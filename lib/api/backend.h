@@ -109,6 +109,10 @@ ork_status npu_call(driver::Kmd& kmd, const ork_weights& w, const CallTypes& typ
 ork_status submit_npu_call(driver::Kmd& kmd, matmul::MatmulRunner& runner, const matmul::ResidentWeights& rw,
                            const matmul::RunOptions& ro, TensorCall& t, ork_job& job);
 ork_status submit_npu_batch(driver::Kmd& kmd, ork_batch& b, ork_job& job);
+// A call's plan on an NPU (the runner's chooser; a batch's contexts): an int4 call takes the
+// board plan's of the matmul alone (lib/exec/board_plan.h plan_alone), stacked where it
+// stacks; other dtypes, and a call that caps its rows, the runner's (matmul::plan_call).
+Result<matmul::Plan> npu_call_plan(const matmul::ResidentWeights& w, int64_t m, const matmul::RunOptions& o);
 
 // The device as lib/exec drives it (Backend::exec_device), `cores` at most the device's.
 exec::DeviceRef exec_device(const ork_device& device, int cores);

@@ -3,6 +3,7 @@
 // Weights live in device buffers in the native layout; a call runs as the runner's call or,
 // submitted, as a matmul job (lib/matmul/job.h; the job halves in job_api.cpp, batch.cpp).
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -20,16 +21,28 @@
 #include "lib/api/matmul_t.h"
 #include "lib/api/stats.h"
 #include "lib/api/weights.h"
+#include "lib/exec/board_plan.h"
 #include "lib/matmul/layout.h"
 #include "lib/matmul/layout_source.h"
 
 namespace ork::api {
+
+// The board plan prices a stacked plan against the plain ones on the timing model, so the
+// C API stacks exactly where the executor would: one chooser.
+Result<matmul::Plan> npu_call_plan(const matmul::ResidentWeights& w, int64_t m, const matmul::RunOptions& o) {
+  if (w.dtype() != matmul::DType::int4 || o.mc_cap != 0) return matmul::plan_call(w, m, o);
+  const int cores = std::popcount(matmul::effective_core_mask(o));
+  return exec::plan_alone(w.dtype(), m, w.k(), w.n(), cores, w.slice_k());
+}
+
 namespace {
 
 class NpuBackend final : public Backend {
  public:
   NpuBackend(std::unique_ptr<driver::Kmd> kmd, const emu::FakeKernel* fake, size_t context_bytes)
-      : kmd_(std::move(kmd)), fake_(fake), runner_(std::make_unique<matmul::MatmulRunner>(*kmd_, context_bytes)) {}
+      : kmd_(std::move(kmd)), fake_(fake), runner_(std::make_unique<matmul::MatmulRunner>(*kmd_, context_bytes)) {
+    runner_->set_plan_chooser(npu_call_plan);
+  }
   // The runner's contexts hold BOs: they go before the kernel interface.
   ~NpuBackend() override { runner_.reset(); }
 

@@ -73,7 +73,7 @@ ork_status record(driver::Kmd& kmd, ork_batch& b) {
     const matmul::ResidentWeights* rw = nullptr;
     matmul::RunOptions ro;
     if (auto s = npu_call(kmd, *it.weights, it.types, it.opt, it.run, &rw, &ro); s != ORK_OK) return s;
-    auto ctx = matmul::build_call_context(kmd, *rw, it.m, ro);
+    auto ctx = matmul::build_call_context(kmd, *rw, it.m, ro, npu_call_plan);
     if (!ctx) return fail(ctx.error());
     it.ctx = std::move(*ctx);
     ctxs.push_back(it.ctx.get());

@@ -156,6 +156,14 @@ Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std
   return std::move(*best);
 }
 
+Result<matmul::Plan> plan_alone(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores, int64_t slice_k) {
+  const std::pair<int64_t, int64_t> shape[] = {{k, n}};
+  const int64_t width[] = {slice_k};
+  auto g = plan_group(dtype, m, shape, cores, {}, width);
+  if (!g) return g.error();
+  return std::move(g->plans.front());
+}
+
 int row_pieces(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                std::span<const int64_t> slice_k) {
   if (m < 2 || m % 2 != 0) return 1;

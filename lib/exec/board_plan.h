@@ -49,6 +49,11 @@ Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std
                              int cores, const timing::TimingParams& params = {},
                              std::span<const int64_t> slice_k = {});
 
+// The board plan of one matmul alone (a group of one) on `cores`: its plan, tasks placed on
+// plan cores 0..cores-1. The C API plans its int4 calls with it (lib/api/backend_npu.cpp),
+// so a call stacks its K-slices exactly where the executor's plan would.
+Result<matmul::Plan> plan_alone(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores, int64_t slice_k = 0);
+
 // How many row pieces the group runs as (1 or 2): the executor hands a group's rows to the
 // NPU in two halves, each its own chained job of the same plan at m / 2 rows, when every
 // member's plan at m rows has its M-tiles split evenly by the halves (m / 2 a multiple of

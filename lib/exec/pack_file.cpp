@@ -55,7 +55,7 @@ Result<uint64_t> packed_file_bytes(const ModelDesc& desc, const std::function<bo
   if (auto s = check_desc(desc); !s) return s.error();
   std::vector<uint64_t> tensor(desc.matmuls.size()), scales(desc.matmuls.size());
   for (size_t j = 0; j < desc.matmuls.size(); ++j) {
-    auto b = packed_bytes(desc.dtype, desc.matmuls[j].k, desc.matmuls[j].n);
+    auto b = packed_bytes_at_most(desc.dtype, desc.matmuls[j].k, desc.matmuls[j].n);
     if (!b) return b.error();
     tensor[j] = align_up(*b, kPackAlign);
     scales[j] = align_up(static_cast<uint64_t>(desc.matmuls[j].n) * sizeof(float), kPackAlign);
@@ -76,10 +76,23 @@ Result<matmul::Plan> layout_plan(matmul::DType dtype, int64_t k, int64_t n, int6
   return matmul::make_plan(matmul::Shape{1, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = 1, .slice_k = slice_k});
 }
 
-Result<uint64_t> packed_bytes(matmul::DType dtype, int64_t k, int64_t n) {
-  auto plan = layout_plan(dtype, k, n);
+Result<uint64_t> packed_bytes(matmul::DType dtype, int64_t k, int64_t n, int64_t slice_k) {
+  auto plan = layout_plan(dtype, k, n, slice_k);
   if (!plan) return plan.error();
   return static_cast<uint64_t>(plan->b_bytes());
+}
+
+Result<uint64_t> packed_bytes_at_most(matmul::DType dtype, int64_t k, int64_t n) {
+  auto most = packed_bytes(dtype, k, n);
+  if (!most || dtype != matmul::DType::int4) return most;
+  // int4: the width is the weights' own (int4_bound.h), its padding under 32 K a slice;
+  // every width a file may hold, 113 plans of arithmetic.
+  for (int64_t w = matmul::kInt4SliceK; w <= matmul::kInt4MaxSliceK; w += matmul::kKAlign) {
+    auto b = packed_bytes(dtype, k, n, w);
+    if (!b) return b.error();
+    most = std::max(*most, *b);
+  }
+  return most;
 }
 
 uint64_t PackedModel::weight_bytes() const {
@@ -289,7 +302,7 @@ Status parse_description(std::span<const uint8_t> head, JsonSpan span, PackedMod
 
 // Every matmul of every layer has its tensor, in order, of the size its shape packs to,
 // aligned inside the file.
-Status check_tensors(const PackedModel& m) {
+Status check_tensors(const PackedModel& m, uint32_t version) {
   const size_t per = m.desc.matmuls.size();
   const size_t count = static_cast<size_t>(m.desc.layers) * per;
   // Ranges checked without a sum that can wrap (offset + bytes past 2^64 once passed).
@@ -302,15 +315,18 @@ Status check_tensors(const PackedModel& m) {
     if (i >= m.tensors.size() || m.tensors[i].layer != layer || m.tensors[i].matmul != mi)
       return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {} is missing from the packed model", md.name, layer));
     const PackedTensor& t = m.tensors[i];
-    auto want = packed_bytes(m.desc.dtype, md.k, md.n);
-    if (!want) return want.error();
-    if (t.bytes != *want)
+    const auto kp = static_cast<int64_t>(align_up(static_cast<uint64_t>(md.k), matmul::kKAlign));
+    if (version < 4 && t.slice_k > matmul::kInt4SliceK && kp > t.slice_k && kp % t.slice_k != 0)  // laid out otherwise before
+      return make_error(-EINVAL, fmt::format("packed model version {}: tensor \"{}\" of layer {} is int4 in K-slices of its "
+                                             "own width with a narrower last slice, which version 4 pads to full width; "
+                                             "repack the model with ork_pack", version, md.name, layer));
+    // The width (int4 only, one its plan takes: make_plan names a bad one), then the bytes it packs to.
+    auto layout = layout_plan(m.desc.dtype, md.k, md.n, t.slice_k);
+    if (!layout) return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: {}", md.name, layer, layout.error().message));
+    const auto want = static_cast<uint64_t>(layout->b_bytes());
+    if (t.bytes != want)
       return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: {} bytes, {} x {} {} packs to {}", md.name, layer,
-                                             t.bytes, md.k, md.n, dtype_key(m.desc.dtype), *want));
-    if (t.slice_k != 0) {  // the width: int4 only, a width its plan takes (make_plan names a bad one)
-      auto plan = layout_plan(m.desc.dtype, md.k, md.n, t.slice_k);
-      if (!plan) return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: {}", md.name, layer, plan.error().message));
-    }
+                                             t.bytes, md.k, md.n, dtype_key(m.desc.dtype), want));
     if (!inside(t.offset, t.bytes) || (t.scale_bytes != 0 && !inside(t.scale_offset, t.scale_bytes)))
       return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: offset {} is not 4 KiB aligned inside the file",
                                              md.name, layer, t.offset));
@@ -327,7 +343,7 @@ Result<PackedModel> parse_packed(std::span<const uint8_t> head, uint64_t file_by
   auto json = parse_header(head, file_bytes, m);
   if (!json) return json.error();
   if (Status st = parse_description(head, *json, m); !st) return st.error();
-  if (Status st = check_tensors(m); !st) return st.error();
+  if (Status st = check_tensors(m, json->version); !st) return st.error();
   return m;
 }
 

@@ -10,7 +10,7 @@
 //                      tensor its packed weights, then (real models quantised from floats)
 //                      its per-column fp32 scales, also 4 KiB aligned.
 //
-// The header: magic "ORKPACK\0", u32 version (3), u32 header bytes (4096), u64 JSON offset,
+// The header: magic "ORKPACK\0", u32 version (4), u32 header bytes (4096), u64 JSON offset,
 // u64 JSON bytes, u64 data offset, u64 file bytes, u64 FNV-1a of the JSON, u64 FNV-1a of the
 // 56 bytes before it. Each is checked on open, and the file's size against the header.
 //
@@ -36,8 +36,12 @@ namespace ork::exec {
 inline constexpr char kPackMagic[8] = {'O', 'R', 'K', 'P', 'A', 'C', 'K', '\0'};
 // Version 2: the checksums are standard FNV-1a (version 1 used a basis one digit short;
 // lib/exec/activation.h). A version 1 file is refused with a message that says to repack it.
-// Version 3: each tensor's int4 K-slice width in the tensor table. Versions 2 and 3 are read.
-inline constexpr uint32_t kPackVersion = 3;
+// Version 3: each tensor's int4 K-slice width in the tensor table.
+// Version 4: an int4 tensor of its own width past 480 has every K-slice full (matmul::
+// PlanOptions::slice_k: the slices evened out, K zero padded), so all of them stack. Versions
+// 2 to 4 are read, except a version 3 int4 tensor of such a width whose last slice is
+// narrower: refused, naming the version, to be repacked.
+inline constexpr uint32_t kPackVersion = 4;
 inline constexpr uint32_t kPackOldestVersion = 2;
 inline constexpr uint64_t kPackAlign = 4096;
 inline constexpr uint64_t kPackHeaderBytes = 4096;
@@ -68,17 +72,21 @@ struct PackedModel {
   uint64_t largest_layer_bytes() const;
 };
 
-// Bytes of K x N weights of `dtype` in the native layout (all K-slices, padding included;
-// the same at every int4 slice width).
-Result<uint64_t> packed_bytes(matmul::DType dtype, int64_t k, int64_t n);
+// Bytes of K x N weights of `dtype` in the native layout of int4 width `slice_k` (all
+// K-slices, padding included; 0 = the dtype's width).
+Result<uint64_t> packed_bytes(matmul::DType dtype, int64_t k, int64_t n, int64_t slice_k = 0);
+// The most those bytes can be: the same for int8 and fp16; for int4 the largest over every
+// width a file may hold, as the width is found from the weights when they are packed.
+Result<uint64_t> packed_bytes_at_most(matmul::DType dtype, int64_t k, int64_t n);
 // The native layout of K x N weights of `dtype` in K-slices of `slice_k` (int4; 0 = the
 // dtype's): the one-core plan whose slices the packed bytes follow.
 Result<matmul::Plan> layout_plan(matmul::DType dtype, int64_t k, int64_t n, int64_t slice_k = 0);
 inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-// The exact size in bytes of the file PackWriter writes for `desc` (header, the description's
+// The size in bytes of the file PackWriter writes for `desc` (header, the description's
 // reserved space, every tensor and its scales on their 4 KiB boundaries), computed before
-// anything is written so that the free space can be checked against it.
+// anything is written so that the free space can be checked against it: exact for int8 and
+// fp16, at most for int4 (packed_bytes_at_most: the widths are the weights').
 // `scaled(layer, matmul)` says which tensors carry fp32 scales (none when empty).
 Result<uint64_t> packed_file_bytes(const ModelDesc& desc, const std::function<bool(int, int)>& scaled = {});
 

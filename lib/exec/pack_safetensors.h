@@ -20,7 +20,7 @@ namespace ork::exec {
 Status pack_safetensors(const std::string& safetensors_path, const ModelDesc& desc, const std::string& out_path,
                         const std::function<void(int64_t, int64_t)>& progress = {});
 
-// The exact size of the file pack_safetensors writes (packed_file_bytes with the tensors
+// The size of the file pack_safetensors writes (packed_file_bytes with the tensors
 // that carry scales), after the same checks: every tensor present, of its shape, each
 // (layer, matmul) a tensor of its own.
 Result<uint64_t> safetensors_pack_bytes(const std::string& safetensors_path, const ModelDesc& desc);

@@ -69,9 +69,9 @@ Status check_project_options(const ModelDesc& d, const ProjectOptions& o) {
 Status project_matmuls(const ModelDesc& d, const ProjectOptions& o, Projection& p) {
   for (size_t j = 0; j < d.matmuls.size(); ++j) {
     const MatmulDesc& md = d.matmuls[j];
-    auto bytes = packed_bytes(d.dtype, md.k, md.n);
-    if (!bytes) return bytes.error();
     const int64_t width = o.slice_k.empty() ? 0 : o.slice_k[j];
+    auto bytes = packed_bytes(d.dtype, md.k, md.n, width);  // int4: the padding at its width streams too
+    if (!bytes) return bytes.error();
     MatmulProjection mp{md.name, md.k, md.n, align_up(*bytes, kPackAlign),
                         modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores, width), o.host_ns[j]};
     auto plan = matmul::make_plan(matmul::Shape{o.m, md.k, md.n},
@@ -259,7 +259,7 @@ Result<std::vector<HostParts>> measure_host_parts(DeviceRef dev, const ModelDesc
     return make_error(-EINVAL, fmt::format("slice widths: {} given for {} matmuls per layer", slice_k.size(), d.matmuls.size()));
   for (size_t j = 0; j < d.matmuls.size(); ++j) {
     const MatmulDesc& md = d.matmuls[j];
-    auto bytes = packed_bytes(d.dtype, md.k, md.n);
+    auto bytes = packed_bytes(d.dtype, md.k, md.n, slice_k.empty() ? 0 : slice_k[j]);
     if (!bytes) return bytes.error();
     auto bo = dev.kmd->bo_create(align_up(*bytes, kPackAlign), driver::BoUsage::data);
     if (!bo) return make_error(bo.error().code, fmt::format("matmul \"{}\": a {}-byte weight buffer: {}", md.name, *bytes,

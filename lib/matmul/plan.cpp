@@ -153,6 +153,18 @@ void choose_slices(Plan& p, const PlanOptions& o) {
     p.slice_k = o.slice_k != 0 ? o.slice_k : slice_width(p.dtype);
     p.slices = ceil_div(p.kp, p.slice_k);
   }
+  // int4 weights of their own width past the floor (PlanOptions::slice_k > 480: a ceiling):
+  // the slices evened out, Plan::slice_k = round_up(ceil(kp / S), 32), and Plan::kp zero
+  // padded to S x that, so every slice is full and all of them stack (docs/execution.md
+  // "Stacked K-slices"). The width stays within the given one, which the weights' bound
+  // allows at any aligned offset (int4_bound.h), and the padding is under 32 K a slice; zero
+  // weights and zero A there add exactly 0 to every sum. 0 and the floor keep 480-wide
+  // slices and a narrower last one, the packed-weight blobs' layout (layout_source.h
+  // kWeightLayoutVersion).
+  if (o.slice_k > kInt4SliceK && p.slices > 1) {
+    p.slice_k = round_up(ceil_div(p.kp, p.slices), kKAlign);
+    p.kp = p.slices * p.slice_k;
+  }
 }
 
 // int8 and int4: full K on the K-reduction schedule (mg_max*64 rows, hardware.md 10.2); slices on

@@ -106,19 +106,15 @@ uint32_t effective_core_mask(const RunOptions& options) {
   return options.cores >= 32 ? ~0u : (1u << std::max(options.cores, 1)) - 1;
 }
 
-namespace {
-
-Result<Plan> call_plan(const ResidentWeights& w, int64_t m, const RunOptions& options) {
+Result<Plan> plan_call(const ResidentWeights& w, int64_t m, const RunOptions& options) {
   return make_plan(Shape{m, w.k(), w.n()},
                    PlanOptions{.dtype = w.dtype(), .cores = std::popcount(effective_core_mask(options)),
                                .mc_cap = options.mc_cap, .fp16_out = options.fp16_out, .slice_k = w.slice_k()});
 }
 
-}  // namespace
-
 Result<std::unique_ptr<Context>> build_call_context(driver::Kmd& kmd, const ResidentWeights& w, int64_t m,
-                                                    const RunOptions& options) {
-  auto plan = call_plan(w, m, options);
+                                                    const RunOptions& options, const PlanChooser& chooser) {
+  auto plan = chooser ? chooser(w, m, options) : plan_call(w, m, options);
   if (!plan) return plan.error();
   return build_context(kmd, std::move(*plan), w.bo(), {}, effective_core_mask(options));
 }
@@ -176,7 +172,7 @@ Result<std::shared_ptr<Context>*> MatmulRunner::context_for(const ResidentWeight
   const Key key{w.id(), m, mask, options.mc_cap, options.fp16_out, shared};
   *built = false;
   if (auto* hit = contexts_.find(key)) return hit;
-  auto plan = call_plan(w, m, options);
+  auto plan = chooser_ ? chooser_(w, m, options) : plan_call(w, m, options);
   if (!plan) return plan.error();
   std::shared_ptr<IoBuffers> io;
   if (shared) {

@@ -86,10 +86,18 @@ struct RunOptions {
 // The core mask a call runs on: `options.core_mask`, or cores 0..cores-1 when it is 0.
 uint32_t effective_core_mask(const RunOptions& options);
 
-// Plans (weights, M, options) and builds its context: what the runner caches per key, and
-// what a batch (lib/api/batch.*) owns for each of its matmuls.
+// The plan of a call: make_plan of (weights, M) with the weights' dtype and int4 width and
+// the call's cores, row cap and C type; what the runner builds when its owner set no chooser.
+Result<Plan> plan_call(const ResidentWeights& w, int64_t m, const RunOptions& options);
+// Another plan of a call, given by the runner's owner (lib/api: the board plan's for int4,
+// lib/exec/board_plan.h, so the executor and the C API choose alike); called when a context
+// is built, i.e. once per cached call. Its cores are the mask's (plan core c = its c-th bit).
+using PlanChooser = std::function<Result<Plan>(const ResidentWeights&, int64_t, const RunOptions&)>;
+
+// Plans (weights, M, options) with `chooser` (empty: plan_call) and builds its context: what
+// the runner caches per key, and what a batch (lib/api/batch.*) owns for each of its matmuls.
 Result<std::unique_ptr<Context>> build_call_context(driver::Kmd& kmd, const ResidentWeights& w, int64_t m,
-                                                    const RunOptions& options);
+                                                    const RunOptions& options, const PlanChooser& chooser = {});
 
 class MatmulRunner {
  public:
@@ -117,6 +125,8 @@ class MatmulRunner {
                                            RunStats& stats);
   // Drops the cached contexts that reference `w` (call before destroying it).
   void forget(const ResidentWeights& w);
+  // Plans the contexts built from now on with `chooser` (empty: plan_call).
+  void set_plan_chooser(PlanChooser chooser) { chooser_ = std::move(chooser); }
 
   // The bound: the least recently used contexts are dropped while the BOs of all exceed it
   // (the context a call is about to use is always kept, even alone over the bound). The
@@ -153,6 +163,7 @@ class MatmulRunner {
   ByteLru<Key, std::shared_ptr<Context>, KeyHash> contexts_;  // grouped by weights id
   std::vector<std::pair<IoGeometry, std::weak_ptr<IoBuffers>>> shared_io_;  // a few shapes: a list
   size_t capacity_;  // the bound of the contexts and the shared sets together
+  PlanChooser chooser_;
 };
 
 }  // namespace ork::matmul

@@ -1,8 +1,9 @@
 // Stacked int4 K-slices (lib/matmul/plan.h; docs/execution.md "Stacked K-slices") on the
 // emulated NPU through both kernel interfaces: a plan whose tasks each take the rows and
 // columns of several slices gives C bit-exact with the reference on every cell, with no int16
-// partial clamped, at decode and a few rows, with and without a narrower last slice, and with
-// tasks whose columns cross a slice's edge.
+// partial clamped, at decode and a few rows, with and without a narrower last slice (480-wide
+// slices), with weights of their own width (every slice full, K padded), and with tasks whose
+// columns cross a slice's edge.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -13,6 +14,7 @@
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/kmd/kmd.h"
 #include "lib/matmul/context.h"
+#include "lib/matmul/int4_bound.h"
 #include "lib/matmul/plan.h"
 #include "lib/ref/oracle.h"
 
@@ -47,16 +49,22 @@ class Int4Stacked : public ::testing::TestWithParam<ork::driver::KmdKind> {
     ASSERT_TRUE(k.ok()) << k.error().message;
     kmd_ = std::move(*k);
   }
-  // Runs the stacked plan of `c` (480-wide slices: safe for any int4 weights) and the
-  // reference; returns the plan.
-  Plan check(const Case& c) {
-    auto plan = ork::matmul::make_plan({c.m, c.k, c.n}, {.dtype = DType::int4, .cores = c.cores, .stack = true});
+  // Runs the stacked plan of `c` and the reference; returns the plan. `width` 0: 480-wide
+  // slices, safe for any int4 weights; else the weights' own width (checked against their
+  // bound first), every slice then full, K zero padded.
+  Plan check(const Case& c, int64_t width = 0) {
+    const auto a = values(static_cast<size_t>(c.m * c.k), 11), w = values(static_cast<size_t>(c.k * c.n), 12);
+    const auto pa = pack(a), pw = pack(w);
+    if (width != 0) {
+      auto safe = ork::matmul::int4_safe_slice_k(pw, c.k, c.n);
+      EXPECT_TRUE(safe.ok() && *safe >= width) << "K " << c.k;
+    }
+    auto plan = ork::matmul::make_plan({c.m, c.k, c.n},
+                                       {.dtype = DType::int4, .cores = c.cores, .slice_k = width, .stack = true});
     EXPECT_TRUE(plan.ok()) << plan.error().message;
     EXPECT_TRUE(plan->stacked) << c.m << " x " << c.k << " x " << c.n;
-    const auto a = values(static_cast<size_t>(c.m * c.k), 11), w = values(static_cast<size_t>(c.k * c.n), 12);
     std::vector<int32_t> want(static_cast<size_t>(c.m * c.n)), got(want.size(), 0x5a5a5a5a);
     EXPECT_TRUE(ork::ref::matmul_int8(a, w, want, {c.m, c.k, c.n}).ok());
-    const auto pa = pack(a), pw = pack(w);
     const uint64_t before = fake_.stats().int4_saturated_cells;
     auto s = run_plan_once_any(*kmd_, *plan, pa.data(), pw.data(), got.data());
     EXPECT_TRUE(s.ok()) << s.error().message;
@@ -86,6 +94,34 @@ TEST_P(Int4Stacked, ANarrowerLastSliceIsExact) {
   for (const auto& t : p.tasks) narrow |= t.kt == 1504 - 3 * 480;
   EXPECT_TRUE(narrow);
   check({1, 1501, 64, 2});
+}
+
+// Weights of their own width (640 here, which these weights' bound allows): the slices are
+// evened out and K zero padded, so every slice is full and all of them stack, none left on
+// tasks of its own. K a multiple of the width (1920: 3 x 640), just past a slice's edge (1921,
+// odd: 4 x 512 after padding from 1952), odd and evened without padding (1313: 3 x 448), and
+// just past one width (641: 2 x 352).
+TEST_P(Int4Stacked, WeightsOfTheirOwnWidthStackEverySlice) {
+  struct Want {
+    Case c;
+    int64_t slices, slice_k;
+  };
+  for (const Want& x : {Want{{1, 1920, 192, 3}, 3, 640}, Want{{2, 1921, 128, 2}, 4, 512},
+                        Want{{3, 1313, 256, 3}, 3, 448}, Want{{4, 641, 64, 1}, 2, 352}}) {
+    const Plan p = check(x.c, 640);
+    EXPECT_EQ(p.slices, x.slices) << "K " << x.c.k;
+    EXPECT_EQ(p.slice_k, x.slice_k) << "K " << x.c.k;
+    EXPECT_EQ(p.kp, x.slices * x.slice_k) << "K " << x.c.k;
+    for (const auto& t : p.tasks) {
+      EXPECT_EQ(t.kt, p.slice_k) << "K " << x.c.k;
+      EXPECT_EQ(t.mc % p.mp, 0) << "K " << x.c.k;
+    }
+    // One pass over all the slices' columns: as few tasks as 8192 columns a task allow,
+    // per core of the split.
+    EXPECT_LE(static_cast<int64_t>(p.tasks.size()),
+              x.c.cores * ((x.slices * p.np + ork::matmul::kMaxColumnsPerTask - 1) / ork::matmul::kMaxColumnsPerTask))
+        << "K " << x.c.k;
+  }
 }
 
 // 3 x 3008 columns of C' on one core: two tasks (71 and 70 blocks of 64 columns), the edge

@@ -69,7 +69,7 @@ int run(const Args& a) {
     if (!d) return fail(fmt::format("{}: {}", a.desc_path, d.error().message));
     desc = *d;
   }
-  // The exact size of the file, checked against the free space before anything is written.
+  // The size of the file (int4: at most), checked against the free space before anything is written.
   const std::string what = a.synthetic.empty() ? a.input : fmt::format("--synthetic {} --layers {}", a.synthetic, desc.layers);
   auto bytes = a.synthetic.empty() ? exec::safetensors_pack_bytes(a.input, desc) : exec::packed_file_bytes(desc);
   if (!bytes) return fail(bytes.error().message);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <vector>
 
 #include "driver/timing/core_sim.h"
 #include "lib/exec/board_plan.h"
@@ -122,7 +123,7 @@ TEST(BoardPlan, BadGroupsAreNamed) {
   EXPECT_NE(shape.error().message.find("K = 0"), std::string::npos) << shape.error().message;
 }
 
-// 7B's down at int4 decode in 1376-wide slices (13 full and one of 1056): the board plan
+// 7B's down at int4 decode at a width of 1376 (14 slices of 1376, K padded to 19264): the board plan
 // stacks its slices (docs/execution.md "Stacked K-slices": the fastest of every plan on the
 // timing model), in fewer tasks than any plan of one task per slice and core; at M = 128 the rows of
 // every slice do not fit one task's resident rows, so nothing stacks.
@@ -147,6 +148,33 @@ TEST(BoardPlan, Int4DecodeStacksTheKSlices) {
   auto prefill = plan_group(matmul::DType::int4, 128, down, 3, {}, width);
   ASSERT_TRUE(prefill);
   EXPECT_FALSE(prefill->plans[0].stacked);
+}
+
+// A 7B layer at int4 decode at the synthetic weights' widths (1344 .. 1408; down 1376): every
+// slice is full (K = 3584 in three of 1216, down in 14 of 1376, K padded), so every stacked
+// plan's tasks are whole slices deep, and the layer takes at most 31 tasks (38 while the
+// last slice was narrower and could not stack; the floor is 27: docs/execution.md).
+TEST(BoardPlan, Int4DecodeStacksEverySliceOfALayer) {
+  using Shapes = std::vector<std::pair<int64_t, int64_t>>;
+  const std::vector<std::pair<Shapes, std::vector<int64_t>>> groups = {
+      {{{3584, 3584}, {3584, 512}, {3584, 512}}, {1376, 1408, 1408}},
+      {{{3584, 3584}}, {1376}},
+      {{{3584, 18944}, {3584, 18944}}, {1376, 1344}},
+      {{{18944, 3584}}, {1376}}};
+  int64_t tasks = 0, stacked = 0;
+  for (const auto& [shapes, widths] : groups) {
+    auto g = plan_group(matmul::DType::int4, 1, shapes, 3, {}, widths);
+    ASSERT_TRUE(g) << g.error().message;
+    tasks += g->tasks;
+    for (const matmul::Plan& p : g->plans) {
+      EXPECT_EQ(p.kp, p.slices * p.slice_k);
+      if (!p.stacked) continue;
+      ++stacked;
+      for (const matmul::Task& t : p.tasks) EXPECT_EQ(t.kt, p.slice_k);
+    }
+  }
+  EXPECT_LE(tasks, 31);
+  EXPECT_GE(stacked, 5);
 }
 
 // A group runs in two row pieces exactly when every member's M-tiles split evenly between

@@ -1,5 +1,6 @@
-// The packed file's int4 K-slice widths (lib/exec/pack_file.h, version 3): each int4 tensor
-// laid out at the width its own weights allow, version 2 files (no widths: 480) still read,
+// The packed file's int4 K-slice widths (lib/exec/pack_file.h, version 4): each int4 tensor
+// laid out at the width its own weights allow, every slice full (K zero padded), version 2
+// files (no widths: 480) still read, version 3 int4 widths (a narrower last slice) refused,
 // and every bad width or table row named.
 #include <cstring>
 
@@ -12,6 +13,7 @@
 #include "lib/exec/synthetic.h"
 #include "lib/exec/unpack.h"
 #include "lib/matmul/int4_bound.h"
+#include "lib/matmul/context.h"
 #include "tests/lib/exec/exec_util.h"
 
 namespace ork::exec {
@@ -50,6 +52,13 @@ TEST(PackInt4, EachTensorIsSlicedAtItsWeightsOwnWidth) {
     const PackedTensor& t = m->tensor(0, j);
     EXPECT_EQ(t.slice_k, *want) << md.name;
     EXPECT_GT(t.slice_k, matmul::kInt4SliceK) << md.name;
+    // Every slice full: K padded to slices x an even width within the weights' own.
+    auto layout = layout_plan(d.dtype, md.k, md.n, t.slice_k);
+    ASSERT_TRUE(layout);
+    EXPECT_EQ(layout->kp, layout->slices * layout->slice_k) << md.name;
+    EXPECT_LE(layout->slice_k, t.slice_k) << md.name;
+    EXPECT_LT(layout->kp - md.k, layout->slices * matmul::kKAlign) << md.name;
+    EXPECT_EQ(t.bytes, static_cast<uint64_t>(layout->b_bytes())) << md.name;
     std::vector<uint8_t> back;
     ASSERT_TRUE(unpack_weights(d.dtype, md.k, md.n, {bytes.data() + t.offset, t.bytes}, back, t.slice_k));
     EXPECT_EQ(back, values(w, md.k * md.n)) << md.name;
@@ -84,20 +93,33 @@ Result<PackedModel> reread(const std::vector<uint8_t>& b) {
   return read_packed(p);
 }
 
+// The file of `path` as version 2 wrote it: rows of six, each int4 tensor re-laid in the
+// dtype's 480-wide slices with a narrower last one (no padding), in its own place.
+std::vector<uint8_t> as_version_two(const std::string& path, const ModelDesc& d, uint64_t seed) {
+  std::vector<uint8_t> b = read_all(path);
+  nlohmann::json j = description(b);
+  for (size_t i = 0; i < j["tensors"].size(); ++i) {
+    auto& row = j["tensors"][i];
+    const MatmulDesc& md = d.matmuls[row[1].get<size_t>()];
+    auto plan = layout_plan(d.dtype, md.k, md.n, 0);
+    EXPECT_TRUE(plan);
+    std::vector<uint8_t> native(static_cast<size_t>(plan->b_bytes()));
+    EXPECT_TRUE(matmul::pack_weights(*plan, synthetic_weights(d, row[0].get<int>(), row[1].get<int>(), seed).data(), native));
+    EXPECT_LE(native.size(), row[3].get<uint64_t>());  // the padded layout's room holds it
+    std::copy(native.begin(), native.end(), b.begin() + row[2].get<long>());
+    row[3] = native.size();
+    row.erase(6);
+  }
+  return with_head(b, 2, j);
+}
+
 // A version 2 file (rows of six, its int4 tensors 480 wide, as written before widths) reads
 // with width 0, and its tensors unpack at 480.
 TEST(PackInt4, VersionTwoFilesStillRead) {
   const ModelDesc d = small_int4(1);
   const std::string path = scratch("int4_v2.ork");
-  {
-    auto w = PackWriter::create(path, d);
-    ASSERT_TRUE(w);
-    for (int j = 0; j < 7; ++j) ASSERT_TRUE(w->add(0, j, synthetic_weights(d, 0, j, 3).data(), {}, matmul::kInt4SliceK));
-    ASSERT_TRUE(w->finish());
-  }
-  nlohmann::json j = description(read_all(path));
-  for (auto& row : j["tensors"]) row.erase(6);
-  const auto v2 = with_head(read_all(path), 2, j);
+  ASSERT_TRUE(write_synthetic(path, d, 3));
+  const auto v2 = as_version_two(path, d, 3);
   auto m = reread(v2);
   ASSERT_TRUE(m) << m.error().message;
   const MatmulDesc& down = d.matmuls[6];
@@ -116,7 +138,7 @@ TEST(PackInt4, BadVersionsRowsAndWidthsAreNamed) {
   ASSERT_TRUE(write_synthetic(path, d, 3));
   const auto b = read_all(path);
   const nlohmann::json j = description(b);
-  EXPECT_NE(message_of(reread(with_head(b, 4, j))).find("packed model version 4: this build reads versions 2 to 3"),
+  EXPECT_NE(message_of(reread(with_head(b, 5, j))).find("packed model version 5: this build reads versions 2 to 4"),
             std::string::npos);
   // A version 3 row of six, a version 2 row of seven.
   nlohmann::json six = j;
@@ -129,7 +151,7 @@ TEST(PackInt4, BadVersionsRowsAndWidthsAreNamed) {
                                     {448, "int4 slice_k = 448"}, {4128, "tensors[2][6] = 4128: must be an integer"}}) {
     nlohmann::json bad = j;
     bad["tensors"][2][6] = width;
-    const std::string msg = message_of(reread(with_head(b, 3, bad)));
+    const std::string msg = message_of(reread(with_head(b, 4, bad)));
     EXPECT_NE(msg.find(says), std::string::npos) << msg;
     if (width != 4128) {
       EXPECT_NE(msg.find("tensor \"v\" of layer 0"), std::string::npos) << msg;
@@ -143,7 +165,34 @@ TEST(PackInt4, BadVersionsRowsAndWidthsAreNamed) {
   nlohmann::json j8 = description(b8);
   EXPECT_EQ(j8["tensors"][0][6], 0);
   j8["tensors"][0][6] = 1024;
-  EXPECT_NE(message_of(reread(with_head(b8, 3, j8))).find("only int4 weights choose their K-slice width"), std::string::npos);
+  EXPECT_NE(message_of(reread(with_head(b8, 4, j8))).find("only int4 weights choose their K-slice width"), std::string::npos);
+}
+
+// A version 3 file's int4 tensors of their own width have a narrower last slice, which
+// version 4 pads: refused, naming the version, the tensor and what to do. A version 3 file
+// of another dtype (its layout unchanged) still reads.
+TEST(PackInt4, VersionThreeInt4WidthsAreRefusedOtherDtypesRead) {
+  const ModelDesc d = small_int4(1);
+  const std::string path = scratch("int4_v3.ork");
+  {  // 512 wide: q..up (K = 512) in one slice, down (K = 1408) in two of 512 and one of 384 before
+    auto w = PackWriter::create(path, d);
+    ASSERT_TRUE(w);
+    for (int j = 0; j < 7; ++j) ASSERT_TRUE(w->add(0, j, synthetic_weights(d, 0, j, 3).data(), {}, 512));
+    ASSERT_TRUE(w->finish());
+  }
+  const auto b = read_all(path);
+  const std::string msg = message_of(reread(with_head(b, 3, description(b))));
+  EXPECT_NE(msg.find(": packed model version 3: tensor \"down\" of layer 0 is int4 in K-slices of its own width with a "
+                     "narrower last slice, which version 4 pads to full width; repack the model with ork_pack"),
+            std::string::npos) << msg;
+  ASSERT_TRUE(reread(b)) << "the same file as version 4";
+  auto d8 = synthetic_desc("small", 1, matmul::DType::int8);
+  ASSERT_TRUE(d8);
+  ASSERT_TRUE(write_synthetic(path, *d8, 3));
+  const auto b8 = read_all(path);
+  auto m8 = reread(with_head(b8, 3, description(b8)));
+  ASSERT_TRUE(m8) << m8.error().message;
+  EXPECT_EQ(m8->tensor(0, 6).slice_k, 0);
 }
 
 }  // namespace

@@ -120,6 +120,39 @@ TEST(PlanInt4, NoTaskCanSaturateItsInt16Partials) {
   }
 }
 
+// int4 weights of a given width past the floor: K past it in S = ceil(kp / width) slices of
+// one even width, never wider than the given one, K zero padded to S x that (under 32 a
+// slice): every task one whole slice deep, none narrower, so all of them stack; width 0 and
+// the floor (480) keep 480-wide slices and a narrower last one (the packed-weight blobs' layout).
+TEST(PlanInt4, AGivenWidthEvensTheSlicesAndPadsK) {
+  for (int64_t width : {512, 640, 1376, 4096}) {
+    for (int64_t k : {481, 1001, 1920, 1921, 3584, 4097, 18944}) {
+      const int64_t kp = (k + 31) / 32 * 32;
+      const Plan p = plan_of({2, k, 192}, {.dtype = DType::int4, .cores = 3, .slice_k = width});
+      if (kp <= width) {
+        EXPECT_EQ(p.slices, 1) << k;
+        continue;
+      }
+      EXPECT_EQ(p.slices, (kp + width - 1) / width) << k << " at " << width;
+      EXPECT_LE(p.slice_k, width) << k << " at " << width;
+      EXPECT_EQ(p.slice_k % kKAlign, 0) << k << " at " << width;
+      EXPECT_EQ(p.kp, p.slices * p.slice_k) << k << " at " << width;
+      EXPECT_LT(p.kp - kp, p.slices * kKAlign) << k << " at " << width;
+      for (const Task& t : p.tasks) EXPECT_EQ(t.kt, p.slice_k) << k << " at " << width;
+      const Plan stacked = plan_of({2, k, 192}, {.dtype = DType::int4, .cores = 1, .slice_k = width, .stack = true});
+      EXPECT_TRUE(stacked.stacked) << k << " at " << width;
+      EXPECT_EQ(static_cast<int64_t>(stacked.tasks.size()), (p.slices * 192 + kMaxColumnsPerTask - 1) / kMaxColumnsPerTask)
+          << k << " at " << width;
+    }
+  }
+  for (int64_t width : {int64_t{0}, kInt4SliceK}) {
+    const Plan floor = plan_of({1, 1500, 64}, {.dtype = DType::int4, .cores = 1, .slice_k = width});
+    EXPECT_EQ(floor.kp, 1504);
+    EXPECT_EQ(floor.slice_k, kInt4SliceK);
+    EXPECT_EQ(floor.tasks.back().kt, 1504 - 3 * kInt4SliceK);
+  }
+}
+
 // int4's own bank rule: data banks from the nibble-sized tile (int8's would be double).
 TEST(PlanInt4, BankRuleUsesNibbleSizedTiles) {
   EXPECT_EQ(data_banks_for(64, 4096, DType::int4), 4);

@@ -1,0 +1,138 @@
+// An int4 ork_matmul takes the board plan's plan of the matmul alone (lib/exec/board_plan.h
+// plan_alone; lib/api/backend_npu.cpp): its K-slices stacked where that plan stacks them, the
+// same chooser as the executor's. Through the C API on emu and emu-rocket, at M = 1..4 and
+// K with a narrower last slice before padding (odd, just past the widest task, two slices
+// and three): every C cell equal to the reference, no int16 partial clamped, and the NPU ran
+// exactly the chosen plan's tasks, fewer than the plain plan's where it stacks; a submitted
+// call and a batch take the same plan.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "driver/common/int4.h"
+#include "driver/emu/kernel/fake_kernel.h"
+#include "lib/api/device.h"
+#include "lib/api/weights.h"
+#include "lib/exec/board_plan.h"
+#include "lib/ref/oracle.h"
+#include "ork/ork.h"
+
+namespace {
+
+std::vector<uint8_t> pack_nibbles(const std::vector<int8_t>& v) {
+  std::vector<uint8_t> out(static_cast<size_t>(ork::int4::packed_bytes(static_cast<int64_t>(v.size()))), 0);
+  for (size_t i = 0; i < v.size(); ++i) ork::int4::put(out.data(), static_cast<int64_t>(i), v[i]);
+  return out;
+}
+
+std::vector<int8_t> draw(size_t count, unsigned seed, int lo, int span) {
+  std::mt19937 rng(seed);
+  std::vector<int8_t> v(count);
+  for (auto& x : v) x = static_cast<int8_t>(static_cast<int>(rng() % static_cast<unsigned>(span)) + lo);
+  return v;
+}
+
+class Int4CallPlan : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { ASSERT_EQ(ork_device_open(GetParam(), &dev_), ORK_OK) << ork_last_error(); }
+  void TearDown() override { ork_device_close(dev_); }
+  uint64_t tasks_done() const {
+    const auto& t = dev_->fake->stats().tasks_done;
+    return std::accumulate(t.begin(), t.end(), uint64_t{0});
+  }
+  ork_device* dev_ = nullptr;
+};
+
+struct Call {
+  int64_t m, k, n;
+};
+
+// Weights of -2..2, as quantised ones mostly are: their bound allows K-slices about 3500
+// wide, so every K here past 4096 runs in two or three slices, the last narrower before
+// padding.
+TEST_P(Int4CallPlan, IsTheBoardPlansAndExact) {
+  int stacked = 0;
+  for (const Call& c : {Call{1, 5000, 2048}, Call{2, 4097, 1024}, Call{3, 5001, 768}, Call{4, 9000, 512},
+                        Call{1, 1000, 256}}) {
+    const std::string what = std::to_string(c.m) + " x " + std::to_string(c.k) + " x " + std::to_string(c.n);
+    const auto w = draw(static_cast<size_t>(c.k * c.n), 5, -2, 5), a = draw(static_cast<size_t>(c.m * c.k), 6, -8, 16);
+    const auto pw = pack_nibbles(w), pa = pack_nibbles(a);
+    ork_weights* weights = nullptr;
+    ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT4, c.k, c.n, pw.data(), &weights), ORK_OK) << ork_last_error();
+    const int64_t width = weights->resident->slice_k();
+    auto chosen = ork::exec::plan_alone(ork::matmul::DType::int4, c.m, c.k, c.n, 3, width);
+    auto plain = ork::matmul::make_plan({c.m, c.k, c.n}, {.dtype = ork::matmul::DType::int4, .slice_k = width});
+    ASSERT_TRUE(chosen && plain) << what;
+    std::vector<int32_t> want(static_cast<size_t>(c.m * c.n)), got(want.size(), 0x5a5a5a5a);
+    ASSERT_TRUE(ork::ref::matmul_int8(a, w, want, {c.m, c.k, c.n}).ok());
+    const uint64_t saturated = dev_->fake->stats().int4_saturated_cells, tasks = tasks_done();
+    EXPECT_EQ(ork_matmul(dev_, weights, pa.data(), c.m, got.data(), nullptr), ORK_OK) << ork_last_error();
+    EXPECT_EQ(got, want) << what;
+    EXPECT_EQ(dev_->fake->stats().int4_saturated_cells, saturated) << what;
+    EXPECT_EQ(tasks_done() - tasks, chosen->tasks.size()) << what;
+    if (chosen->stacked) {
+      ++stacked;
+      EXPECT_LT(chosen->tasks.size(), plain->tasks.size()) << what;
+      for (const auto& t : chosen->tasks) EXPECT_EQ(t.kt, chosen->slice_k) << what << ": every slice full";
+    }
+    ork_weights_destroy(weights);
+  }
+  EXPECT_GE(stacked, 3);
+}
+
+ork_tensor host_tensor(void* p) {
+  ork_tensor t{};
+  t.host = p;
+  return t;
+}
+
+// A submitted call and a batch of two take the same plan: exact, the chosen plan's tasks each.
+TEST_P(Int4CallPlan, SubmitAndBatchTakeItToo) {
+  const Call c{2, 5000, 2048};
+  const auto w = draw(static_cast<size_t>(c.k * c.n), 5, -2, 5);
+  const auto pw = pack_nibbles(w);
+  ork_weights* weights = nullptr;
+  ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT4, c.k, c.n, pw.data(), &weights), ORK_OK) << ork_last_error();
+  auto chosen = ork::exec::plan_alone(ork::matmul::DType::int4, c.m, c.k, c.n, 3, weights->resident->slice_k());
+  ASSERT_TRUE(chosen);
+  ASSERT_TRUE(chosen->stacked);
+  std::vector<std::vector<uint8_t>> pa;
+  std::vector<std::vector<int32_t>> want, got;
+  for (unsigned s = 0; s < 3; ++s) {
+    const auto a = draw(static_cast<size_t>(c.m * c.k), 30 + s, -8, 16);
+    pa.push_back(pack_nibbles(a));
+    want.emplace_back(static_cast<size_t>(c.m * c.n));
+    ASSERT_TRUE(ork::ref::matmul_int8(a, w, want.back(), {c.m, c.k, c.n}).ok());
+    got.emplace_back(want.back().size(), 0x5a5a5a5a);
+  }
+  const uint64_t tasks = tasks_done();
+  ork_tensor t0 = host_tensor(pa[0].data()), u0 = host_tensor(got[0].data());
+  ork_job* job = nullptr;
+  ASSERT_EQ(ork_matmul_submit(dev_, weights, &t0, c.m, &u0, nullptr, &job), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_job_wait(job, -1), ORK_OK) << ork_last_error();
+  ork_job_release(job);
+  ork_batch* batch = nullptr;
+  ASSERT_EQ(ork_batch_create(dev_, &batch), ORK_OK) << ork_last_error();
+  ork_tensor t1 = host_tensor(pa[1].data()), u1 = host_tensor(got[1].data());
+  ork_tensor t2 = host_tensor(pa[2].data()), u2 = host_tensor(got[2].data());
+  ASSERT_EQ(ork_batch_add_matmul(batch, weights, &t1, c.m, &u1, nullptr), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_batch_add_matmul(batch, weights, &t2, c.m, &u2, nullptr), ORK_OK) << ork_last_error();
+  ork_job* bj = nullptr;
+  ASSERT_EQ(ork_batch_submit(batch, &bj), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_job_wait(bj, -1), ORK_OK) << ork_last_error();
+  ork_job_release(bj);
+  ork_batch_destroy(batch);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(got[i], want[i]) << "call " << i;
+  EXPECT_EQ(tasks_done() - tasks, 3 * chosen->tasks.size());
+  ork_weights_destroy(weights);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Int4CallPlan, ::testing::Values("emu", "emu-rocket"),
+                         [](const auto& info) { return std::string(info.param) == "emu-rocket" ? std::string("emu_rocket")
+                                                                                               : std::string(info.param); });
+
+}  // namespace
