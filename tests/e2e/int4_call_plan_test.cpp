@@ -18,23 +18,13 @@
 #include "lib/api/device.h"
 #include "lib/api/weights.h"
 #include "lib/exec/board_plan.h"
+#include "tests/support/int4_values.h"
 #include "lib/ref/oracle.h"
 #include "ork/ork.h"
 
 namespace {
 
-std::vector<uint8_t> pack_nibbles(const std::vector<int8_t>& v) {
-  std::vector<uint8_t> out(static_cast<size_t>(ork::int4::packed_bytes(static_cast<int64_t>(v.size()))), 0);
-  for (size_t i = 0; i < v.size(); ++i) ork::int4::put(out.data(), static_cast<int64_t>(i), v[i]);
-  return out;
-}
-
-std::vector<int8_t> draw(size_t count, unsigned seed, int lo, int span) {
-  std::mt19937 rng(seed);
-  std::vector<int8_t> v(count);
-  for (auto& x : v) x = static_cast<int8_t>(static_cast<int>(rng() % static_cast<unsigned>(span)) + lo);
-  return v;
-}
+using ork::test::pack_int4_values;
 
 class Int4CallPlan : public ::testing::TestWithParam<const char*> {
  protected:
@@ -59,8 +49,8 @@ TEST_P(Int4CallPlan, IsTheBoardPlansAndExact) {
   for (const Call& c : {Call{1, 5000, 2048}, Call{2, 4097, 1024}, Call{3, 5001, 768}, Call{4, 9000, 512},
                         Call{1, 1000, 256}}) {
     const std::string what = std::to_string(c.m) + " x " + std::to_string(c.k) + " x " + std::to_string(c.n);
-    const auto w = draw(static_cast<size_t>(c.k * c.n), 5, -2, 5), a = draw(static_cast<size_t>(c.m * c.k), 6, -8, 16);
-    const auto pw = pack_nibbles(w), pa = pack_nibbles(a);
+    const auto w = ork::test::draw_int4_values(static_cast<size_t>(c.k * c.n), 5, -2, 5), a = ork::test::draw_int4_values(static_cast<size_t>(c.m * c.k), 6, -8, 16);
+    const auto pw = pack_int4_values(w), pa = pack_int4_values(a);
     ork_weights* weights = nullptr;
     ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT4, c.k, c.n, pw.data(), &weights), ORK_OK) << ork_last_error();
     const int64_t width = weights->resident->slice_k();
@@ -93,8 +83,8 @@ ork_tensor host_tensor(void* p) {
 // A submitted call and a batch of two take the same plan: exact, the chosen plan's tasks each.
 TEST_P(Int4CallPlan, SubmitAndBatchTakeItToo) {
   const Call c{2, 5000, 2048};
-  const auto w = draw(static_cast<size_t>(c.k * c.n), 5, -2, 5);
-  const auto pw = pack_nibbles(w);
+  const auto w = ork::test::draw_int4_values(static_cast<size_t>(c.k * c.n), 5, -2, 5);
+  const auto pw = pack_int4_values(w);
   ork_weights* weights = nullptr;
   ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT4, c.k, c.n, pw.data(), &weights), ORK_OK) << ork_last_error();
   auto chosen = ork::exec::plan_alone(ork::matmul::DType::int4, c.m, c.k, c.n, 3, weights->resident->slice_k());
@@ -103,8 +93,8 @@ TEST_P(Int4CallPlan, SubmitAndBatchTakeItToo) {
   std::vector<std::vector<uint8_t>> pa;
   std::vector<std::vector<int32_t>> want, got;
   for (unsigned s = 0; s < 3; ++s) {
-    const auto a = draw(static_cast<size_t>(c.m * c.k), 30 + s, -8, 16);
-    pa.push_back(pack_nibbles(a));
+    const auto a = ork::test::draw_int4_values(static_cast<size_t>(c.m * c.k), 30 + s, -8, 16);
+    pa.push_back(pack_int4_values(a));
     want.emplace_back(static_cast<size_t>(c.m * c.n));
     ASSERT_TRUE(ork::ref::matmul_int8(a, w, want.back(), {c.m, c.k, c.n}).ok());
     got.emplace_back(want.back().size(), 0x5a5a5a5a);

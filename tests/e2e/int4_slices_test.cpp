@@ -16,17 +16,14 @@
 #include "lib/api/device.h"
 #include "lib/api/weights.h"
 #include "lib/ref/oracle.h"
+#include "tests/support/int4_values.h"
 #include "ork/ork.h"
 
 namespace {
 
 constexpr int64_t M = 3, K = 2048, N = 64;
 
-std::vector<uint8_t> pack(const std::vector<int8_t>& v) {
-  std::vector<uint8_t> out(static_cast<size_t>(ork::int4::packed_bytes(static_cast<int64_t>(v.size()))), 0);
-  for (size_t i = 0; i < v.size(); ++i) ork::int4::put(out.data(), static_cast<int64_t>(i), v[i]);
-  return out;
-}
+using ork::test::pack_int4_values;
 
 class Int4Slices : public ::testing::TestWithParam<const char*> {
  protected:
@@ -43,7 +40,7 @@ class Int4Slices : public ::testing::TestWithParam<const char*> {
   int64_t check(const std::vector<int8_t>& a, const std::vector<int8_t>& w) {
     std::vector<int32_t> want(static_cast<size_t>(M * N)), got(want.size(), 0x5a5a5a5a);
     EXPECT_TRUE(ork::ref::matmul_int8(a, w, want, {M, K, N}).ok());
-    const std::vector<uint8_t> pw = pack(w), pa = pack(a);
+    const std::vector<uint8_t> pw = pack_int4_values(w), pa = pack_int4_values(a);
     EXPECT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT4, K, N, pw.data(), &w_), ORK_OK) << ork_last_error();
     const uint64_t before = saturated();
     EXPECT_EQ(ork_matmul(dev_, w_, pa.data(), M, got.data(), nullptr), ORK_OK) << ork_last_error();
@@ -103,7 +100,7 @@ TEST_P(Int4Slices, PackedBlobOfWideWeightsRoundTrips) {
   }
   std::vector<int32_t> want(static_cast<size_t>(M * N)), got(want.size(), 0x5a5a5a5a);
   ASSERT_TRUE(ork::ref::matmul_int8(a, w, want, {M, K, N}).ok());
-  const std::vector<uint8_t> pa = pack(a);
+  const std::vector<uint8_t> pa = pack_int4_values(a);
   EXPECT_EQ(ork_matmul(dev_, back, pa.data(), M, got.data(), nullptr), ORK_OK) << ork_last_error();
   EXPECT_EQ(got, want);
   ork_weights_destroy(back);
@@ -123,33 +120,26 @@ ork_tensor host(void* p) {
   return t;
 }
 
-std::vector<int8_t> random_int4(size_t n, unsigned seed, int lo, int span) {
-  std::mt19937 rng(seed);
-  std::vector<int8_t> v(n);
-  for (auto& x : v) x = static_cast<int8_t>(static_cast<int>(rng() % static_cast<unsigned>(span)) + lo);
-  return v;
-}
-
 }  // namespace
 
 // Wide-sliced weights shared by every call pattern at once: a job in flight, a blocking call,
 // a batch of two calls submitted and replayed with new A contents; every C cell exact.
 TEST_P(Int4Slices, WideWeightsSharedBySyncAsyncAndBatchReplays) {
-  const auto w = random_int4(K * N, 11, -2, 5);
-  const std::vector<uint8_t> pw = pack(w);
+  const auto w = ork::test::draw_int4_values(K * N, 11, -2, 5);
+  const std::vector<uint8_t> pw = pack_int4_values(w);
   ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT4, K, N, pw.data(), &w_), ORK_OK) << ork_last_error();
   if (npu()) {
     ASSERT_GT(w_->resident->slice_k(), 1024);
   }
   std::vector<std::vector<int8_t>> a;
-  for (unsigned s = 0; s < 5; ++s) a.push_back(random_int4(M * K, 20 + s, -8, 16));
+  for (unsigned s = 0; s < 5; ++s) a.push_back(ork::test::draw_int4_values(M * K, 20 + s, -8, 16));
   auto want = [&](const std::vector<int8_t>& av) {
     std::vector<int32_t> c(static_cast<size_t>(M * N));
     EXPECT_TRUE(ork::ref::matmul_int8(av, w, c, {M, K, N}).ok());
     return c;
   };
   std::vector<std::vector<uint8_t>> pa;
-  for (const auto& av : a) pa.push_back(pack(av));
+  for (const auto& av : a) pa.push_back(pack_int4_values(av));
   std::vector<std::vector<int32_t>> c(5, std::vector<int32_t>(static_cast<size_t>(M * N), 0x5a5a5a5a));
   const uint64_t before = saturated();
 
@@ -164,7 +154,7 @@ TEST_P(Int4Slices, WideWeightsSharedBySyncAsyncAndBatchReplays) {
   ASSERT_EQ(ork_batch_add_matmul(batch, w_, &t3, M, &u3, nullptr), ORK_OK) << ork_last_error();
   for (int round = 0; round < 2; ++round) {
     if (round == 1) {  // the replay reads A again: same memory, new contents
-      const std::vector<uint8_t> next = pack(a[4]);
+      const std::vector<uint8_t> next = pack_int4_values(a[4]);
       std::copy(next.begin(), next.end(), pa[2].begin());
     }
     ork_job* bj = nullptr;

@@ -17,17 +17,14 @@
 #include "lib/matmul/int4_bound.h"
 #include "lib/matmul/plan.h"
 #include "lib/ref/oracle.h"
+#include "tests/support/int4_values.h"
 
 namespace {
 
 using ork::matmul::DType;
 using ork::matmul::Plan;
 
-std::vector<uint8_t> pack(const std::vector<int8_t>& v) {
-  std::vector<uint8_t> out(static_cast<size_t>(ork::int4::packed_bytes(static_cast<int64_t>(v.size()))), 0);
-  for (size_t i = 0; i < v.size(); ++i) ork::int4::put(out.data(), static_cast<int64_t>(i), v[i]);
-  return out;
-}
+using ork::test::pack_int4_values;
 
 std::vector<int8_t> values(size_t count, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -54,7 +51,7 @@ class Int4Stacked : public ::testing::TestWithParam<ork::driver::KmdKind> {
   // bound first), every slice then full, K zero padded.
   Plan check(const Case& c, int64_t width = 0) {
     const auto a = values(static_cast<size_t>(c.m * c.k), 11), w = values(static_cast<size_t>(c.k * c.n), 12);
-    const auto pa = pack(a), pw = pack(w);
+    const auto pa = pack_int4_values(a), pw = pack_int4_values(w);
     if (width != 0) {
       auto safe = ork::matmul::int4_safe_slice_k(pw, c.k, c.n);
       EXPECT_TRUE(safe.ok() && *safe >= width) << "K " << c.k;
