@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <numeric>
-#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "driver/timing/core_sim.h"
+#include "lib/matmul/plan_stacked.h"
 #include "lib/sched/chooser.h"
 
 namespace ork::exec {
@@ -62,6 +62,20 @@ std::vector<std::vector<PlacedTask>> place(const std::vector<matmul::Plan>& plan
   return out;
 }
 
+// The group's tasks on the cores their plans name, matmul j's plan core c on core
+// (c + j) mod cores, so that the matmuls' larger shares (a fewest-task plan's first cores)
+// fall on different cores: the placement a plan balanced by itself (stack_in_fewest_tasks)
+// keeps, where the list scheduler's longest-first order would not.
+std::vector<std::vector<PlacedTask>> place_as_planned(const std::vector<matmul::Plan>& plans, int cores) {
+  std::vector<std::vector<PlacedTask>> out(static_cast<size_t>(cores));
+  for (size_t j = 0; j < plans.size(); ++j)
+    for (size_t i = 0; i < plans[j].tasks.size(); ++i) {
+      const size_t core = (static_cast<size_t>(plans[j].tasks[i].core) + j) % static_cast<size_t>(cores);
+      out[core].push_back({static_cast<int>(j), static_cast<int>(i)});
+    }
+  return out;
+}
+
 // Each core's chain as it runs: the tasks of the group's first matmul, then the second's
 // (chain_contexts links the matmuls' command lists in that order on every core), each
 // matmul's tasks in the scheduler's order; and every plan's tasks reordered to match (a
@@ -87,10 +101,10 @@ void settle_chains(std::vector<matmul::Plan>& plans, std::vector<std::vector<Pla
 
 // The group with parts[j] column parts per matmul: placed, then priced as it runs.
 GroupPlan price(std::vector<matmul::Plan> plans, const std::vector<int>& parts, int cores,
-                const timing::TimingParams& params) {
+                const timing::TimingParams& params, bool as_planned) {
   GroupPlan g;
   g.parts = parts;
-  g.cores = place(plans, cores, params);
+  g.cores = as_planned ? place_as_planned(plans, cores) : place(plans, cores, params);
   settle_chains(plans, g.cores);
   std::vector<timing::CoreWork> work;
   for (size_t c = 0; c < g.cores.size(); ++c) {
@@ -114,8 +128,9 @@ GroupPlan price(std::vector<matmul::Plan> plans, const std::vector<int>& parts, 
 
 }  // namespace
 
-Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
-                             int cores, const timing::TimingParams& params, std::span<const int64_t> slice_k) {
+Result<std::vector<GroupPlan>> group_candidates(matmul::DType dtype, int64_t m,
+                                                std::span<const std::pair<int64_t, int64_t>> shapes, int cores,
+                                                const timing::TimingParams& params, std::span<const int64_t> slice_k) {
   if (shapes.empty()) return make_error(-EINVAL, "a group of no matmuls");
   if (cores < 1 || cores > matmul::kMaxCores)
     return make_error(-EINVAL, fmt::format("cores = {}: must be 1..{}", cores, matmul::kMaxCores));
@@ -133,11 +148,16 @@ Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std
           return make_error(plan.error().code, fmt::format("{} x {} x {}: {}", m, shapes[j].first, shapes[j].second,
                                                            plan.error().message));
         if (stack && !plan->stacked) continue;  // its slices do not stack: the plain plan is already there
+        if (stack && plan->slices * plan->slice_k == plan->kp) {  // every slice full: also in the fewest tasks
+          matmul::Plan fewest = *plan;
+          if (matmul::stack_in_fewest_tasks(fewest, p) && fewest.tasks.size() < plan->tasks.size())
+            options[j].emplace_back(p, std::move(fewest));
+        }
         options[j].emplace_back(p, std::move(*plan));
       }
   // Every combination (options ^ matmuls: 27 for q/k/v of int8 on 3 cores).
+  std::vector<GroupPlan> out;
   std::vector<size_t> pick(shapes.size(), 0);
-  std::optional<GroupPlan> best;
   for (;;) {
     std::vector<matmul::Plan> plans;
     std::vector<int> parts;
@@ -145,15 +165,38 @@ Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std
       parts.push_back(options[j][pick[j]].first);
       plans.push_back(options[j][pick[j]].second);
     }
-    GroupPlan g = price(std::move(plans), parts, cores, params);
-    if (!best || g.device_ns < best->device_ns || (g.device_ns == best->device_ns && g.tasks < best->tasks))
-      best = std::move(g);
+    // Placed by the list scheduler, and as the plans place their tasks themselves.
+    out.push_back(price(plans, parts, cores, params, false));
+    out.push_back(price(std::move(plans), parts, cores, params, true));
     size_t j = 0;
     while (j < pick.size() && pick[j] + 1 == options[j].size()) pick[j++] = 0;
     if (j == pick.size()) break;
     ++pick[j];
   }
-  return std::move(*best);
+  return out;
+}
+
+size_t choose_group_plan(std::span<const GroupPlan> candidates) {
+  size_t fastest = 0;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    const GroupPlan &c = candidates[i], &f = candidates[fastest];
+    if (c.device_ns < f.device_ns || (c.device_ns == f.device_ns && c.tasks < f.tasks)) fastest = i;
+  }
+  const double near = candidates.empty() ? 0 : candidates[fastest].device_ns * (1 + kFewerTasksTolerance);
+  size_t kept = fastest;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const GroupPlan &c = candidates[i], &k = candidates[kept];
+    if (c.device_ns > near) continue;
+    if (c.tasks < k.tasks || (c.tasks == k.tasks && c.device_ns < k.device_ns)) kept = i;
+  }
+  return kept;
+}
+
+Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
+                             int cores, const timing::TimingParams& params, std::span<const int64_t> slice_k) {
+  auto all = group_candidates(dtype, m, shapes, cores, params, slice_k);
+  if (!all) return all.error();
+  return std::move((*all)[choose_group_plan(*all)]);
 }
 
 Result<matmul::Plan> plan_alone(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores, int64_t slice_k) {

@@ -9,8 +9,8 @@
 // What is chosen: per matmul, how many column parts its plan has (matmul::make_plan with
 // `cores` = parts: 1 keeps it whole, e.g. k or v on one core; 3 is today's split) and, for
 // int4, whether its full K-slices run stacked (matmul::PlanOptions::stack: the columns of
-// several slices in one task), every combination tried, and the one with the least modelled
-// time kept (fewer tasks on a tie).
+// several slices in one task), every combination tried, and of the ones within
+// kFewerTasksTolerance of the least modelled time the one with the fewest tasks kept.
 // The tasks of all parts are then placed one by one by the scheduler, longest first.
 #pragma once
 
@@ -40,6 +40,26 @@ struct GroupPlan {
   double device_ns = 0;     // the timing model's time of the group (submits included)
   double weight_bytes = 0;  // weight DMA of all tasks
 };
+
+// Plans within this fraction of the fastest one's modelled time count as equal, and of
+// those the one with the fewest tasks is kept (the fastest of them on a tie). 1.4 % is the
+// timing model's median error on a published figure left out of its fit (docs/timing-model.md,
+// leave-one-out: min 0.0 / median 1.4 / max 19.3 %), so the model cannot tell such plans
+// apart; and a task's fixed cost is the part it is least sure of (only the sum of the per-submit
+// and per-task costs is measured, their split is an assumption), which a plan of fewer tasks
+// depends on less. The plans it keeps are listed in docs/execution.md ("Fewer tasks").
+inline constexpr double kFewerTasksTolerance = 0.014;
+
+// Every plan of the group (every combination of its matmuls' plans: column parts, stacked
+// or not), each placed and priced as plan_group does; the error plan_group names.
+Result<std::vector<GroupPlan>> group_candidates(matmul::DType dtype, int64_t m,
+                                                std::span<const std::pair<int64_t, int64_t>> shapes, int cores,
+                                                const timing::TimingParams& params = {},
+                                                std::span<const int64_t> slice_k = {});
+
+// The candidate plan_group keeps: of those within kFewerTasksTolerance of the fastest, the
+// fewest tasks, the fastest on a tie. `candidates` must not be empty.
+size_t choose_group_plan(std::span<const GroupPlan> candidates);
 
 // The plan of a group of matmuls (K, N each) at m rows on `cores`, priced with `params`
 // (the fitted constants, or another split of the fixed cost). `slice_k`: per matmul, int4's

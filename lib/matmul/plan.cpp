@@ -7,6 +7,7 @@
 #include <string>
 
 #include "lib/matmul/plan_split.h"
+#include "lib/matmul/plan_stacked.h"
 
 namespace ork::matmul {
 
@@ -320,7 +321,49 @@ void build_stacked(Plan& p, int cores) {
   for (const Task& t : p.tasks) p.cols_per_task = std::max(p.cols_per_task, t.nt);
 }
 
+// Column units each core of a fewest-task stacked plan takes: core c at most counts[c] tasks
+// of `per_task` units, the cores with the smallest caps (the last ones) given an equal share
+// of what is left first, so the load is as even as the caps allow.
+std::vector<int64_t> fewest_task_shares(int64_t units, const std::vector<Range>& counts, int64_t per_task) {
+  std::vector<int64_t> take(counts.size(), 0);
+  int64_t left = units;
+  for (size_t i = counts.size(); i-- > 0;) {
+    const int64_t open = static_cast<int64_t>(i) + 1;
+    take[i] = std::min(counts[i].len * per_task, ceil_div(left, open));
+    left -= take[i];
+  }
+  take[0] += left;  // 0 whenever the caps hold `units` (T was chosen so that they do)
+  return take;
+}
+
 }  // namespace
+
+Status stack_in_fewest_tasks(Plan& p, int cores) {
+  if (!p.stacked || full_slices(p) != p.slices)
+    return make_error(-EINVAL, "the fewest-task layout needs a stacked plan whose every K-slice is full");
+  if (cores < 1 || cores > kMaxCores)
+    return make_error(-EINVAL, fmt_dim("cores", cores, ("must be 1.." + std::to_string(kMaxCores)).c_str()));
+  const int64_t wa = weight_atom(p.dtype), per_task = kMaxColumnsPerTask / wa;
+  const int64_t units = p.slices * p.np / wa, tasks = ceil_div(units, per_task);
+  const int64_t parts = std::min<int64_t>(cores, tasks);
+  const std::vector<Range> counts = split_even(tasks, parts, 1, 0);
+  const std::vector<int64_t> take = fewest_task_shares(units, counts, per_task);
+  p.tasks.clear();
+  int64_t at = 0;
+  for (int64_t c = 0; c < parts; ++c) {
+    const int64_t mine = take[static_cast<size_t>(c)];
+    if (mine == 0) continue;
+    for (const Range& ch : split_even(mine, std::min(counts[static_cast<size_t>(c)].len, mine), wa, at * wa)) {
+      const int64_t s_lo = ch.start / p.np, s_hi = (ch.start + ch.len - 1) / p.np;
+      p.tasks.push_back(stacked_task(p, static_cast<int>(c), s_lo * p.mp, (s_hi - s_lo + 1) * p.mp, ch, s_lo));
+    }
+    at += mine;
+  }
+  p.cores_used = static_cast<int>(parts);
+  p.cols_per_task = 0;
+  for (const Task& t : p.tasks) p.cols_per_task = std::max(p.cols_per_task, t.nt);
+  return {};
+}
 
 Result<Plan> make_plan(const Shape& shape, const PlanOptions& options) {
   if (Status s = check_options(options); !s) return s.error();

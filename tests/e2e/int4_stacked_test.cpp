@@ -16,6 +16,7 @@
 #include "lib/matmul/context.h"
 #include "lib/matmul/int4_bound.h"
 #include "lib/matmul/plan.h"
+#include "lib/matmul/plan_stacked.h"
 #include "lib/ref/oracle.h"
 #include "tests/support/int4_values.h"
 
@@ -48,8 +49,9 @@ class Int4Stacked : public ::testing::TestWithParam<ork::driver::KmdKind> {
   }
   // Runs the stacked plan of `c` and the reference; returns the plan. `width` 0: 480-wide
   // slices, safe for any int4 weights; else the weights' own width (checked against their
-  // bound first), every slice then full, K zero padded.
-  Plan check(const Case& c, int64_t width = 0) {
+  // bound first), every slice then full, K zero padded. `fewest`: the stacked plan's tasks
+  // rebuilt in the fewest tasks (plan_stacked.h) before it runs.
+  Plan check(const Case& c, int64_t width = 0, bool fewest = false) {
     const auto a = values(static_cast<size_t>(c.m * c.k), 11), w = values(static_cast<size_t>(c.k * c.n), 12);
     const auto pa = pack_int4_values(a), pw = pack_int4_values(w);
     if (width != 0) {
@@ -60,6 +62,9 @@ class Int4Stacked : public ::testing::TestWithParam<ork::driver::KmdKind> {
                                        {.dtype = DType::int4, .cores = c.cores, .slice_k = width, .stack = true});
     EXPECT_TRUE(plan.ok()) << plan.error().message;
     EXPECT_TRUE(plan->stacked) << c.m << " x " << c.k << " x " << c.n;
+    if (fewest) {
+      EXPECT_TRUE(ork::matmul::stack_in_fewest_tasks(*plan, c.cores).ok()) << c.k << " x " << c.n;
+    }
     std::vector<int32_t> want(static_cast<size_t>(c.m * c.n)), got(want.size(), 0x5a5a5a5a);
     EXPECT_TRUE(ork::ref::matmul_int8(a, w, want, {c.m, c.k, c.n}).ok());
     const uint64_t before = fake_.stats().int4_saturated_cells;
@@ -129,6 +134,21 @@ TEST_P(Int4Stacked, TasksAcrossASliceEdgeAreExact) {
   for (const auto& t : p.tasks) {
     EXPECT_LE(t.nt, ork::matmul::kMaxColumnsPerTask);
     EXPECT_EQ(t.mc, 2 * p.mp);
+  }
+}
+
+// The fewest-task layout (plan_stacked.h), as the board plan runs 7B's down and gate/up at
+// decode: 5 slices of 640 x 7168 columns (35840) in 5 tasks on 3 cores (2, 2, 1) or on 2
+// (3, 2), and 7 x 8192 (57344) in 7 on 3 (3, 2, 2), where make_plan's split takes 6, 6 and 9;
+// tasks of unequal widths whose columns cross slices' edges.
+TEST_P(Int4Stacked, FewestTasksLayoutIsExact) {
+  for (const Case& c : {Case{2, 3200, 7168, 3}, Case{3, 3200, 7168, 2}, Case{1, 4480, 8192, 3}}) {
+    const Plan p = check(c, 640, true);
+    const int64_t cols = p.slices * p.np;
+    EXPECT_EQ(static_cast<int64_t>(p.tasks.size()), (cols + ork::matmul::kMaxColumnsPerTask - 1) / ork::matmul::kMaxColumnsPerTask);
+    auto split = ork::matmul::make_plan({c.m, c.k, c.n}, {.dtype = DType::int4, .cores = c.cores, .slice_k = 640, .stack = true});
+    ASSERT_TRUE(split.ok());
+    EXPECT_LT(p.tasks.size(), split->tasks.size()) << c.k << " x " << c.n;
   }
 }
 

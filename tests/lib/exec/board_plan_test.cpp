@@ -150,31 +150,87 @@ TEST(BoardPlan, Int4DecodeStacksTheKSlices) {
   EXPECT_FALSE(prefill->plans[0].stacked);
 }
 
-// A 7B layer at int4 decode at the synthetic weights' widths (1344 .. 1408; down 1376): every
-// slice is full (K = 3584 in three of 1216, down in 14 of 1376, K padded), so every stacked
-// plan's tasks are whole slices deep, and the layer takes at most 31 tasks (38 while the
-// last slice was narrower and could not stack; the floor is 27: docs/execution.md).
-TEST(BoardPlan, Int4DecodeStacksEverySliceOfALayer) {
-  using Shapes = std::vector<std::pair<int64_t, int64_t>>;
-  const std::vector<std::pair<Shapes, std::vector<int64_t>>> groups = {
-      {{{3584, 3584}, {3584, 512}, {3584, 512}}, {1376, 1408, 1408}},
-      {{{3584, 3584}}, {1376}},
-      {{{3584, 18944}, {3584, 18944}}, {1376, 1344}},
-      {{{18944, 3584}}, {1376}}};
-  int64_t tasks = 0, stacked = 0;
-  for (const auto& [shapes, widths] : groups) {
+// 7B's layer groups at decode, int4 at the synthetic weights' widths (1344 .. 1408; down 1376).
+using WidthGroups = std::vector<std::pair<std::vector<std::pair<int64_t, int64_t>>, std::vector<int64_t>>>;
+const WidthGroups& int4_7b_groups() {
+  static const WidthGroups groups = {{{{3584, 3584}, {3584, 512}, {3584, 512}}, {1376, 1408, 1408}},
+                                     {{{3584, 3584}}, {1376}},
+                                     {{{3584, 18944}, {3584, 18944}}, {1376, 1344}},
+                                     {{{18944, 3584}}, {1376}}};
+  return groups;
+}
+
+// A 7B layer at int4 decode: every slice is full (K = 3584 in three of 1216, down in 14 of
+// 1376, K padded), every stacked task a whole slice deep, and the layer within one task of the
+// floor the hardware facts leave (docs/hardware.md section 9: a task takes at most 8192
+// columns and one slice's width of K, so a matmul of S slices needs ceil(S x N / 8192) tasks:
+// 27 here). 28 (o keeps one task per core: its two stacked tasks leave a core idle): 31 before
+// the fewest-task layout and the chooser's tolerance, 38 while the last slice was narrower.
+// int8's plan of the same layer takes 23 (20 at its floor): int4 stays above it at these widths.
+TEST(BoardPlan, Int4DecodeLayerWithinATaskOfTheFloor) {
+  int64_t tasks = 0, stacked = 0, floor = 0, int8_tasks = 0;
+  for (const auto& [shapes, widths] : int4_7b_groups()) {
     auto g = plan_group(matmul::DType::int4, 1, shapes, 3, {}, widths);
     ASSERT_TRUE(g) << g.error().message;
+    expect_every_task_once(*g, 3);
+    EXPECT_DOUBLE_EQ(g->device_ns, reprice(*g));
     tasks += g->tasks;
     for (const matmul::Plan& p : g->plans) {
       EXPECT_EQ(p.kp, p.slices * p.slice_k);
+      floor += (p.slices * p.np + matmul::kMaxColumnsPerTask - 1) / matmul::kMaxColumnsPerTask;
       if (!p.stacked) continue;
       ++stacked;
       for (const matmul::Task& t : p.tasks) EXPECT_EQ(t.kt, p.slice_k);
     }
+    auto i8 = plan_group(matmul::DType::int8, 1, shapes, 3);
+    ASSERT_TRUE(i8);
+    int8_tasks += i8->tasks;
   }
-  EXPECT_LE(tasks, 31);
-  EXPECT_GE(stacked, 5);
+  EXPECT_EQ(floor, 27);
+  EXPECT_LE(tasks, floor + 1);
+  EXPECT_GE(stacked, 6);
+  EXPECT_EQ(int8_tasks, 23);
+}
+
+// The chooser (choose_group_plan): of the plans within kFewerTasksTolerance of the fastest,
+// the fewest tasks; so the plan kept is never more than the tolerance slower than the fastest,
+// no plan that near has fewer tasks, and at 7B's int4 gate/up it keeps 14 tasks (each matmul
+// in the fewest-task layout) where the fastest plan, 1.1 % faster, takes 15.
+TEST(BoardPlan, TheFewestTasksNearTheFastestAreKept) {
+  WidthGroups groups = int4_7b_groups();
+  groups.push_back({{{1536, 1536}, {1536, 256}, {1536, 256}}, {}});
+  groups.push_back({{{8960, 1536}}, {}});
+  for (const auto& [shapes, widths] : groups) {
+    const matmul::DType dt = widths.empty() ? matmul::DType::int8 : matmul::DType::int4;
+    for (int64_t m : {int64_t{1}, int64_t{128}}) {
+      auto all = group_candidates(dt, m, shapes, 3, {}, widths);
+      ASSERT_TRUE(all) << all.error().message;
+      auto kept = plan_group(dt, m, shapes, 3, {}, widths);
+      ASSERT_TRUE(kept);
+      double fastest = (*all)[0].device_ns;
+      int64_t fastest_tasks = (*all)[0].tasks;
+      for (const GroupPlan& c : *all)
+        if (c.device_ns < fastest || (c.device_ns == fastest && c.tasks < fastest_tasks)) {
+          fastest = c.device_ns;
+          fastest_tasks = c.tasks;
+        }
+      EXPECT_LE(kept->device_ns, fastest * (1 + kFewerTasksTolerance));
+      EXPECT_LE(kept->tasks, fastest_tasks);
+      for (const GroupPlan& c : *all) {
+        if (c.device_ns <= fastest * (1 + kFewerTasksTolerance)) {
+          EXPECT_GE(c.tasks, kept->tasks);
+        }
+      }
+      const GroupPlan& chosen = (*all)[choose_group_plan(*all)];
+      EXPECT_EQ(chosen.tasks, kept->tasks);
+      EXPECT_DOUBLE_EQ(chosen.device_ns, kept->device_ns);
+      if (dt == matmul::DType::int4 && m == 1 && shapes.size() == 2) {  // gate/up
+        EXPECT_EQ(kept->tasks, 14);
+        EXPECT_EQ(fastest_tasks, 15);
+        EXPECT_GT(kept->device_ns, fastest);
+      }
+    }
+  }
 }
 
 // A group runs in two row pieces exactly when every member's M-tiles split evenly between

@@ -1,11 +1,14 @@
 // The planner's fp16 and int4 rules (docs/dtypes.md), each with a test that fails without it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "lib/matmul/plan.h"
+#include "lib/matmul/plan_stacked.h"
 
 namespace ork::matmul {
 namespace {
@@ -190,6 +193,68 @@ TEST(PlanDTypes, ExactCover) {
       }
     }
   }
+}
+
+// The fewest-task layout of a stacked plan (plan_stacked.h): ceil(S x np / 8192) tasks, every
+// C' column of the S slices in exactly one task of at most 8192 columns, each task on the rows
+// of the slices its columns belong to, at most one task more on a core than on another and the
+// cores' columns as even as their tasks hold. 7B's down at decode (K = 18944 in 14 slices of
+// 1376, N = 3584): 7 tasks on 3 cores where make_plan's split takes 9.
+TEST(PlanInt4, StackedInTheFewestTasks) {
+  struct Shape3 {
+    int64_t m, k, n, width;
+    int cores;
+  };
+  for (const Shape3& c : {Shape3{1, 18944, 3584, 1376, 3}, Shape3{1, 18944, 3584, 1376, 2}, Shape3{2, 2400, 7168, 0, 3},
+                          Shape3{3, 3360, 8192, 0, 3}, Shape3{1, 3584, 18944, 1344, 3}, Shape3{1, 1440, 128, 0, 3}}) {
+    auto plan = make_plan({c.m, c.k, c.n}, {.dtype = DType::int4, .cores = c.cores, .slice_k = c.width, .stack = true});
+    ASSERT_TRUE(plan && plan->stacked) << c.k << " x " << c.n;
+    const size_t before = plan->tasks.size();
+    ASSERT_TRUE(stack_in_fewest_tasks(*plan, c.cores));
+    const int64_t cols = plan->slices * plan->np, tasks = (cols + kMaxColumnsPerTask - 1) / kMaxColumnsPerTask;
+    EXPECT_EQ(static_cast<int64_t>(plan->tasks.size()), tasks) << c.k << " x " << c.n;
+    EXPECT_LE(plan->tasks.size(), before);
+    std::vector<int64_t> per_core(3, 0), tasks_on(3, 0);
+    int64_t next = 0;  // tasks in column order, every column once
+    for (const Task& t : plan->tasks) {
+      EXPECT_EQ(t.n0, next);
+      next = t.n0 + t.nt;
+      EXPECT_LE(t.nt, kMaxColumnsPerTask);
+      EXPECT_EQ(t.kt, plan->slice_k);
+      EXPECT_EQ(t.slice, t.n0 / plan->np);
+      EXPECT_EQ(t.m0, t.slice * plan->mp);
+      EXPECT_EQ(t.mc, ((t.n0 + t.nt - 1) / plan->np - t.slice + 1) * plan->mp);
+      EXPECT_LE(t.mc, resident_rows(t.kt));
+      per_core[static_cast<size_t>(t.core)] += t.nt;
+      ++tasks_on[static_cast<size_t>(t.core)];
+    }
+    EXPECT_EQ(next, cols);
+    const int used = plan->cores_used;
+    EXPECT_EQ(used, std::min<int64_t>(c.cores, tasks));
+    const auto [lo, hi] = std::minmax_element(tasks_on.begin(), tasks_on.begin() + used);
+    EXPECT_LE(*hi - *lo, 1);
+    // A core takes more columns than another (past one weight atom) only when the other's
+    // tasks are full.
+    for (int a = 0; a < used; ++a) {
+      for (int b = 0; b < used; ++b) {
+        if (per_core[static_cast<size_t>(a)] <= per_core[static_cast<size_t>(b)] + weight_atom(DType::int4)) continue;
+        EXPECT_EQ(per_core[static_cast<size_t>(b)], tasks_on[static_cast<size_t>(b)] * kMaxColumnsPerTask);
+      }
+    }
+  }
+  EXPECT_EQ((*make_plan({1, 18944, 3584}, {.dtype = DType::int4, .slice_k = 1376, .stack = true})).tasks.size(), 9u);
+  // Plans it does not take: not stacked, a narrower last slice (480-wide slices), cores.
+  auto plain = make_plan({1, 18944, 3584}, {.dtype = DType::int4, .slice_k = 1376});
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(stack_in_fewest_tasks(*plain, 3));
+  auto narrow = make_plan({1, 1000, 128}, {.dtype = DType::int4, .stack = true});
+  ASSERT_TRUE(narrow && narrow->stacked);
+  const Status n = stack_in_fewest_tasks(*narrow, 3);
+  ASSERT_FALSE(n);
+  EXPECT_NE(n.error().message.find("every K-slice is full"), std::string::npos);
+  auto full = make_plan({1, 1440, 128}, {.dtype = DType::int4, .stack = true});
+  ASSERT_TRUE(full);
+  EXPECT_FALSE(stack_in_fewest_tasks(*full, 4));
 }
 
 }  // namespace
