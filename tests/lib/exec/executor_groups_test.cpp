@@ -11,6 +11,7 @@
 #include "lib/api/device.h"
 #include "lib/exec/board_plan.h"
 #include "lib/exec/executor.h"
+#include "lib/exec/project.h"
 #include "lib/exec/synthetic.h"
 #include "tests/lib/exec/exec_util.h"
 #include "tests/support/device_names.h"
@@ -132,10 +133,11 @@ TEST(ExecutorGroups, GroupsInTwoPiecesArePipelinedBitExact) {
   }
 }
 
-// Qwen2.5-1.5B's shapes at int4 (one layer; widths from the Q4_0-shaped weights, about 1400,
-// so down's K = 8960 is six full slices and a narrower one): at decode the board plan stacks
-// the K-slices (matmul::Plan::stacked), and every output of the run, on emu and emu-rocket,
-// is still the reference's bit for bit.
+// Qwen2.5-1.5B's shapes at int4 (one layer; the Q4_0-shaped weights' own widths, every slice
+// full): at decode the board plan stacks the K-slices (matmul::Plan::stacked), gate and up in
+// the fewest-task layout (matmul::stack_in_fewest_tasks: 17920 columns in 3 tasks on 2 cores
+// where make_plan's split takes 4), and every output of the run, on emu and emu-rocket, is
+// still the reference's bit for bit.
 TEST(ExecutorGroups, StackedInt4SlicesEqualTheReference) {
   auto d = synthetic_desc("qwen2.5-1.5b", 1, matmul::DType::int4);
   ASSERT_TRUE(d);
@@ -143,6 +145,25 @@ TEST(ExecutorGroups, StackedInt4SlicesEqualTheReference) {
   ASSERT_TRUE(write_synthetic(path, *d, 11));
   auto model = read_packed(path);
   ASSERT_TRUE(model) << model.error().message;
+  int fewest = 0;  // the plans this run chains (DeviceCalls: plan_group at the tensors' widths)
+  for (const BatchGroup& bg : batch_groups(model->desc)) {
+    std::vector<std::pair<int64_t, int64_t>> shapes;
+    std::vector<int64_t> widths;
+    for (int j : bg.matmuls) {
+      shapes.emplace_back(model->desc.matmuls[static_cast<size_t>(j)].k, model->desc.matmuls[static_cast<size_t>(j)].n);
+      widths.push_back(model->tensor(0, j).slice_k);
+    }
+    auto g = plan_group(matmul::DType::int4, 1, shapes, 3, {}, widths);
+    ASSERT_TRUE(g) << g.error().message;
+    for (size_t j = 0; j < shapes.size(); ++j) {
+      const matmul::Plan& p = g->plans[j];
+      auto split = matmul::make_plan({1, shapes[j].first, shapes[j].second},
+                                     {.dtype = matmul::DType::int4, .cores = g->parts[j], .slice_k = widths[j], .stack = true});
+      ASSERT_TRUE(split);
+      fewest += p.stacked && p.tasks.size() < split->tasks.size();
+    }
+  }
+  EXPECT_GE(fewest, 2);
   auto want = reference_chain(path, *model, 1, 2);
   ASSERT_TRUE(want) << want.error().message;
   for (const char* device : {"emu", "emu-rocket"}) {
