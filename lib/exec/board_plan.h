@@ -9,9 +9,10 @@
 // What is chosen: per matmul, how many column parts its plan has (matmul::make_plan with
 // `cores` = parts: 1 keeps it whole, e.g. k or v on one core; 3 is today's split) and, for
 // int4, whether its full K-slices run stacked (matmul::PlanOptions::stack: the columns of
-// several slices in one task), every combination tried, and of the ones within
-// kFewerTasksTolerance of the least modelled time the one with the fewest tasks kept.
-// The tasks of all parts are then placed one by one by the scheduler, longest first.
+// several slices in one task), also in the fewest tasks (matmul::stack_in_fewest_tasks),
+// every combination tried, and of the ones within kFewerTasksTolerance of the least modelled
+// time the one with the fewest tasks kept. Each combination is placed twice: its tasks one by
+// one by the scheduler, longest first, and on the cores its plans name.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +52,8 @@ struct GroupPlan {
 inline constexpr double kFewerTasksTolerance = 0.014;
 
 // Every plan of the group (every combination of its matmuls' plans: column parts, stacked
-// or not), each placed and priced as plan_group does; the error plan_group names.
+// or not, in the fewest tasks or not), each placed both ways and priced as plan_group does;
+// the error plan_group names.
 Result<std::vector<GroupPlan>> group_candidates(matmul::DType dtype, int64_t m,
                                                 std::span<const std::pair<int64_t, int64_t>> shapes, int cores,
                                                 const timing::TimingParams& params = {},

@@ -2,12 +2,14 @@
 #include "tools/ork_run/project_report.h"
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "lib/api/backend.h"
+#include "lib/exec/board_plan.h"
 #include "lib/exec/int4_widths.h"
 #include "lib/exec/pack_file.h"
 #include "lib/exec/project.h"
@@ -22,10 +24,17 @@ int project_fail(const std::string& msg, Exit e = Exit::bad_usage) {
   return code(e);
 }
 
-const char* kPlanText =
-    "each group of a layer's matmuls with one input (q/k/v, o, gate/up, down) as one chained submit per core, its "
-    "tasks placed on the cores by the list scheduler (a matmul split into 1..3 column parts, int4 K-slices stacked or "
-    "not, the fastest on the timing model); the scheduled order overlaps the loads of streamed tensors with compute";
+// The board plan in words, its tolerance from the one constant (board_plan.h).
+const std::string& board_plan_words() {
+  static const std::string text = fmt::format(
+      "each group of a layer's matmuls with one input (q/k/v, o, gate/up, down) as one chained submit per core, its "
+      "tasks placed on the cores by the list scheduler or as the plans place them (a matmul split into 1..3 column "
+      "parts, int4 K-slices stacked or not, or stacked in the fewest tasks; of the plans within {:.1f} % of the "
+      "fastest on the timing model the fewest tasks); the scheduled order overlaps the loads of streamed tensors with "
+      "compute",
+      exec::kFewerTasksTolerance * 100);
+  return text;
+}
 const char* kSplitEachText = "one synchronous submit per matmul, each split over all cores";
 const char* kPerSubmitText =
     "the same plan with the fitted fixed cost all per submit (none per task): the other end of the assumed split";
@@ -77,7 +86,7 @@ nlohmann::json step_json(const exec::Projection& p) {
                      {"fixed_not_overlapped_us", p.fixed_ns / 1e3}, {"host_us", p.host_ns / 1e3},
                      {"host_exposed_us", p.host_exposed_ns / 1e3}, {"host_overlapped_us", p.host_overlapped_ns / 1e3},
                      {"switch_us", p.switch_ns / 1e3}, {"io_us", p.io_ns / 1e3}}},
-          {"plan", kPlanText},
+          {"plan", board_plan_words()},
           {"groups", groups_json(p)},
           {"per_matmul", per},
           {"per_submit", figures_json(p.per_submit, kPerSubmitText)},
