@@ -14,6 +14,7 @@
 #include "lib/exec/project.h"
 #include "lib/exec/synthetic.h"
 #include "tests/lib/exec/exec_util.h"
+#include "tests/lib/exec/layer_plans.h"
 #include "tests/support/device_names.h"
 
 namespace ork::exec {
@@ -145,25 +146,7 @@ TEST(ExecutorGroups, StackedInt4SlicesEqualTheReference) {
   ASSERT_TRUE(write_synthetic(path, *d, 11));
   auto model = read_packed(path);
   ASSERT_TRUE(model) << model.error().message;
-  int fewest = 0;  // the plans this run chains (DeviceCalls: plan_group at the tensors' widths)
-  for (const BatchGroup& bg : batch_groups(model->desc)) {
-    std::vector<std::pair<int64_t, int64_t>> shapes;
-    std::vector<int64_t> widths;
-    for (int j : bg.matmuls) {
-      shapes.emplace_back(model->desc.matmuls[static_cast<size_t>(j)].k, model->desc.matmuls[static_cast<size_t>(j)].n);
-      widths.push_back(model->tensor(0, j).slice_k);
-    }
-    auto g = plan_group(matmul::DType::int4, 1, shapes, 3, {}, widths);
-    ASSERT_TRUE(g) << g.error().message;
-    for (size_t j = 0; j < shapes.size(); ++j) {
-      const matmul::Plan& p = g->plans[j];
-      auto split = matmul::make_plan({1, shapes[j].first, shapes[j].second},
-                                     {.dtype = matmul::DType::int4, .cores = g->parts[j], .slice_k = widths[j], .stack = true});
-      ASSERT_TRUE(split);
-      fewest += p.stacked && p.tasks.size() < split->tasks.size();
-    }
-  }
-  EXPECT_GE(fewest, 2);
+  EXPECT_GE(testing::layer_plans(*model, 1, 3).fewest, 2);  // the plans this run chains
   auto want = reference_chain(path, *model, 1, 2);
   ASSERT_TRUE(want) << want.error().message;
   for (const char* device : {"emu", "emu-rocket"}) {
