@@ -9,6 +9,7 @@
 #include "lib/exec/synthetic.h"
 #include "lib/exec/unpack.h"
 #include "lib/ref/fast.h"
+#include "lib/ref/int4.h"
 #include "lib/ref/oracle.h"
 
 namespace ork::exec {
@@ -31,9 +32,9 @@ Status reference_matmul(matmul::DType dtype, const Activation& a, std::span<cons
     case matmul::DType::int8:
       return ref::matmul_int8_fast(a.i8, {reinterpret_cast<const int8_t*>(w.data()), w.size()},
                                    {reinterpret_cast<int32_t*>(c.data()), static_cast<size_t>(a.rows * n)}, d);
-    case matmul::DType::int4:
-      return ref::matmul_int4(a.i8, {reinterpret_cast<const int8_t*>(w.data()), w.size()},
-                              {reinterpret_cast<int32_t*>(c.data()), static_cast<size_t>(a.rows * n)}, d);
+    case matmul::DType::int4:  // the oracle's check of every value, then its bits from the int8 kernels
+      return ref::matmul_int4_fast(a.i8, {reinterpret_cast<const int8_t*>(w.data()), w.size()},
+                                   {reinterpret_cast<int32_t*>(c.data()), static_cast<size_t>(a.rows * n)}, d);
     case matmul::DType::fp16: {
       auto plan = matmul::make_plan(matmul::Shape{1, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = 1});
       if (!plan) return plan.error();

@@ -20,7 +20,9 @@ struct ChainResult {
   std::vector<Activation> outputs;  // per token: the last layer's output
 };
 
-// C (rows x n, int32 or fp32) = A x W by the oracle: W row-major as unpack_weights gives it.
+// C (rows x n, int32 or fp32) = A x W, the oracle's bytes (lib/ref): int8 and int4 through
+// the fast int8 path (int4 values checked in -8..7 first: matmul_int4_fast, lib/ref/int4.h),
+// fp16 by the oracle's slice order. W row-major as unpack_weights gives it.
 Status reference_matmul(matmul::DType dtype, const Activation& a, std::span<const uint8_t> w_row_major,
                         int64_t k, int64_t n, std::vector<uint8_t>& c);
 

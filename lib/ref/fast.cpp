@@ -3,6 +3,7 @@
 // counter, so each chunk's columns of C are written by one thread only. Packing is pack.cpp,
 // the choice of tier isa.cpp, the micro-kernels kernel_*.cpp.
 #include "lib/ref/fast.h"
+#include "lib/ref/int4.h"
 
 #include <algorithm>
 #include <atomic>
@@ -278,6 +279,14 @@ Status matmul_int8_fast(std::span<const int8_t> a, std::span<const int8_t> b,
   if (options.threads_used) *options.threads_used = threads;
   for_panel_chunks(threads, panels, [&job](int64_t p0, int64_t p1) { run_panels(job, p0, p1); });
   return {};
+}
+
+Status matmul_int4_fast(std::span<const int8_t> a, std::span<const int8_t> b,
+                        std::span<int32_t> c, Dims d, const FastOptions& options) {
+  if (Status s = check_operands(d, a.size(), b.size(), c.size()); !s) return s;
+  if (Status s = check_int4_values("A", a); !s) return s;
+  if (Status s = check_int4_values("B", b); !s) return s;
+  return matmul_int8_fast(a, b, c, d, options);
 }
 
 Result<PackedB> pack_b_int8(std::span<const int8_t> b, int64_t k, int64_t n, BOrder order,

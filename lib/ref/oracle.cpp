@@ -6,6 +6,7 @@
 #include <string>
 
 #include "driver/common/fp16.h"
+#include "lib/ref/int4.h"
 
 namespace ork::ref {
 
@@ -126,8 +127,6 @@ Status matmul_fp16_sliced_to_fp16(std::span<const uint16_t> a, std::span<const u
   return {};
 }
 
-namespace {
-
 Status check_int4_values(const char* name, std::span<const int8_t> v) {
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i] < -8 || v[i] > 7) {
@@ -137,8 +136,6 @@ Status check_int4_values(const char* name, std::span<const int8_t> v) {
   }
   return {};
 }
-
-}  // namespace
 
 Status matmul_int4(std::span<const int8_t> a, std::span<const int8_t> b, std::span<int32_t> c,
                    Dims d) {

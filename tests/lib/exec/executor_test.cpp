@@ -1,7 +1,10 @@
 // The executor, bit for bit against the CPU reference of the whole chain: tiny models on
 // cpu, emu and emu-rocket, every order, decode and prefill, every dtype; and the check
-// itself fails when the reference is of another model.
+// itself fails when the reference is of another model; the int4 reference is the int4
+// oracle's bytes and refuses values outside -8..7.
+#include <cstring>
 #include <new>
+#include <random>
 #include <set>
 
 #include <unistd.h>
@@ -13,6 +16,7 @@
 #include "lib/api/device.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/synthetic.h"
+#include "lib/ref/oracle.h"
 #include "tests/lib/exec/exec_util.h"
 #include "tests/support/device_names.h"
 
@@ -233,6 +237,39 @@ TEST(ExecutorCheck, AnotherModelsReferenceDoesNotMatch) {
   const Status same = compare_chains(a.packed, out->chain, *want);
   ASSERT_FALSE(same);
   EXPECT_NE(same.error().message.find("token 0: layer 0 matmul \"q\" differs"), std::string::npos) << same.error().message;
+}
+
+// The reference of an int4 chain (reference_matmul) is the int4 oracle's bytes, computed by
+// the fast int8 kernels: odd K, K not a multiple of 32, decode and prefill rows; and an
+// operand outside -8..7, which the oracle refuses, is refused the same way, never multiplied.
+TEST(ReferenceMatmul, Int4IsTheOraclesBytesAndRefusesValuesOutsideMinus8To7) {
+  const ref::Dims shapes[] = {{1, 7, 3}, {3, 33, 17}, {1, 97, 64}, {5, 480, 31}, {16, 1409, 40}};
+  uint32_t seed = 3;
+  for (ref::Dims d : shapes) {
+    std::mt19937 rng(seed++);
+    std::uniform_int_distribution<int> v(-8, 7);
+    Activation a{.rows = d.m, .width = d.k};
+    a.i8.resize(static_cast<size_t>(d.m * d.k));
+    for (auto& x : a.i8) x = static_cast<int8_t>(v(rng));
+    std::vector<int8_t> w(static_cast<size_t>(d.k * d.n));
+    for (auto& x : w) x = static_cast<int8_t>(v(rng));
+    const std::span<const uint8_t> wb{reinterpret_cast<const uint8_t*>(w.data()), w.size()};
+    std::vector<uint8_t> got;
+    ASSERT_TRUE(reference_matmul(matmul::DType::int4, a, wb, d.k, d.n, got));
+    std::vector<int32_t> want(static_cast<size_t>(d.m * d.n));
+    ASSERT_TRUE(ref::matmul_int4(a.i8, w, want, d));
+    ASSERT_EQ(got.size(), want.size() * sizeof(int32_t));
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0) << d.m << " x " << d.k << " x " << d.n;
+    w[w.size() - 1] = 8;
+    const Status bad_w = reference_matmul(matmul::DType::int4, a, wb, d.k, d.n, got);
+    ASSERT_FALSE(bad_w);
+    EXPECT_EQ(bad_w.error().message, "B[" + std::to_string(w.size() - 1) + "] = 8: int4 values must be in -8..7");
+    w[w.size() - 1] = 0;
+    a.i8[0] = -9;
+    const Status bad_a = reference_matmul(matmul::DType::int4, a, wb, d.k, d.n, got);
+    ASSERT_FALSE(bad_a);
+    EXPECT_EQ(bad_a.error().message, "A[0] = -9: int4 values must be in -8..7");
+  }
 }
 
 TEST(ExecutorErrors, TruncatedAfterOpeningIsAnError) {
