@@ -171,6 +171,26 @@ TEST(LayoutHost, Int4SlicesAddInOnePassOnEveryIsa) {
   }
 }
 
+// AVX-512's rows across surface pairs (C's rows not a multiple of 4 KiB apart): every slice
+// count 1..5 (K = 480 a slice), a group from slice 0 (copied) and a later one (added to C),
+// M with and without a part block (1, 7, 9, 23), N from one surface (8) through an odd last
+// surface (24, 200) and column tails (13, 333) to more pairs than the prefetch distance
+// (200, 333: 12 and 20 pairs); the other paths run the same cases.
+TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactForEverySliceCount) {
+  for (SumIsa isa : isas_here()) {
+    SCOPED_TRACE(sum_isa_name(isa));
+    ForcedIsa forced(isa);
+    for (int64_t slices = 1; slices <= 5; ++slices)
+      for (int64_t m : {1, 7, 9, 23})
+        for (int64_t n : {8, 13, 24, 200, 333}) {
+          SCOPED_TRACE(testing::Message() << m << " x " << n << ", " << slices << " slices");
+          expect_group<int16_t, int32_t>({m, 480 * slices, n}, DType::int4, 0, slices);
+          if (slices > 1) expect_group<int16_t, int32_t>({m, 480 * slices, n}, DType::int4, 1, slices - 1);
+        }
+    expect_group<int16_t, int32_t>({45, 4800, 9000}, DType::int4, 0, 10);  // two threads, a part block
+  }
+}
+
 TEST(LayoutHost, ForcingAnIsaThisCpuLacksIsAnError) {
   for (SumIsa isa : {SumIsa::avx2, SumIsa::avx512})
     if (!sum_isa_supported(isa)) {
