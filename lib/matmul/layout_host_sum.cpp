@@ -192,17 +192,15 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void band_i16_avx512(const 
 }
 // AVX-512 where C's rows are not a multiple of 4 KiB apart: rows outer, each 8-row block
 // across every surface pair, C written along its rows (8 streams, one 64-byte line a row a
-// pair) and each slice read 128 bytes a surface, a new 4 KiB page every other read: no
-// prefetcher follows that, so the loop prefetches the pair kSumPrefetchPairs ahead in every
-// slice itself. A zmm holds two rows of one surface (VPMOVSXWD straight from one 32-byte
-// load: rows r and r + 1 are adjacent in the native layout), and the two surfaces' zmm are
-// recombined into the two rows' lines by one VSHUFI64X2 each: per slice two loads and two
-// adds for two rows of a pair, where `block2_i16_avx512` takes four loads, two inserts, two
-// widenings and two adds. Measured against the surface pairs down all rows (one thread,
-// `unpack_rows`, int4 over int8's time, interleaved, 2026-12-05, load average 10-14):
-// 128 x 3584 x 18944 1.08-1.20 (min) / 1.16-1.29 (median) against 1.15-1.43 / 1.38-1.44,
-// 128 x 18944 x 3584 0.40 / 0.51 against 0.60 / 0.66; without the prefetch 1.17 / 1.63.
-constexpr int64_t kSumPrefetchPairs = 8;  // 2 to 16 measured alike; none: 1.2-1.4x slower
+// pair) and each slice read 128 bytes a surface, a new 4 KiB page every other read. Neither
+// stream is one the hardware prefetchers follow here, so the loop prefetches the pair
+// kSumPrefetchPairs ahead itself: its runs in every slice, and C's 8 lines for writing
+// (PREFETCHW, where the CPU has it). A zmm holds two rows of one surface (VPMOVSXWD from one
+// 32-byte load: rows r and r + 1 are adjacent in the native layout), and the pair's two zmm
+// become the two rows' lines by one VSHUFI64X2 each: per slice two loads and two adds for
+// two rows of a pair, where `block2_i16_avx512` takes four loads, two inserts, two widenings
+// and two adds. Measured: docs/matmul-schedule.md "Host cost per dtype".
+constexpr int64_t kSumPrefetchPairs = 8;  // 16 surfaces, 512 bytes of a row of C
 
 ORK_AVX512 __m512i two_rows_i16(const int16_t* p) {
   // all lanes; the plain form's undefined pass-through warns (GCC 12)
@@ -211,18 +209,22 @@ ORK_AVX512 __m512i two_rows_i16(const int16_t* p) {
 // Rows m .. m + 7 of surfaces g and g + 1 (`at` is row m of surface g), every slice.
 ORK_AVX512 void rows8_pair_i16_avx512(const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c,
                                       int64_t n_len, bool first) {
+  // Unrolled whole, so that the 8 sums stay in registers (GCC 12 kept them on the stack).
   __m512i lo[4], hi[4];  // lo[i]: rows 2i and 2i + 1 of surface g (8 + 8 sums); hi[i]: of g + 1
+#pragma GCC unroll 4
   for (int64_t i = 0; i < 4; ++i) {
     lo[i] = two_rows_i16(s[0] + at + i * 16);
     hi[i] = two_rows_i16(s[0] + at + surface + i * 16);
   }
   for (int64_t j = 1; j < count; ++j) {
     const int16_t* sj = s[j] + at;
+#pragma GCC unroll 4
     for (int64_t i = 0; i < 4; ++i) {
       lo[i] = _mm512_add_epi32(lo[i], two_rows_i16(sj + i * 16));
       hi[i] = _mm512_add_epi32(hi[i], two_rows_i16(sj + surface + i * 16));
     }
   }
+#pragma GCC unroll 4
   for (int64_t i = 0; i < 4; ++i) {
     int32_t* even = c + 2 * i * n_len;
     int32_t* odd = even + n_len;
@@ -237,10 +239,27 @@ ORK_AVX512 void rows8_pair_i16_avx512(const int16_t* const* s, int64_t count, in
   }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void rows_pairs_i16_avx512(const int16_t* const* s, int64_t count,
-                                                                                int64_t surface, int32_t* c,
-                                                                                int64_t n_len, bool first, int64_t r0,
-                                                                                int64_t r1, int64_t pairs) {
+// The block's two 128-byte runs of the pair kSumPrefetchPairs ahead in every slice, and with
+// PREFETCHW the 8 lines of C it will write (a prefetch past a buffer's end is dropped, never
+// a fault).
+__attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inline void prefetch_pair_ahead(
+    const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c, int64_t n_len, bool for_write) {
+  for (int64_t j = 0; j < count; ++j) {
+    const char* ahead = reinterpret_cast<const char*>(s[j] + at + 2 * kSumPrefetchPairs * surface);
+    const char* ahead2 = ahead + surface * static_cast<int64_t>(sizeof(int16_t));
+    _mm_prefetch(ahead, _MM_HINT_T0);
+    _mm_prefetch(ahead + 64, _MM_HINT_T0);
+    _mm_prefetch(ahead2, _MM_HINT_T0);
+    _mm_prefetch(ahead2 + 64, _MM_HINT_T0);
+  }
+  if (!for_write) return;
+  for (int64_t r = 0; r < kHostRowBlock; ++r) _m_prefetchw(c + r * n_len + 2 * kSumPrefetchPairs * 8);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_avx512(
+    const int16_t* const* s, int64_t count, int64_t surface, int32_t* c, int64_t n_len, bool first, int64_t r0,
+    int64_t r1, int64_t pairs) {
+  const bool for_write = cpu::has(cpu::kPrefetchw);
   for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
     const int64_t rows = std::min(kHostRowBlock, r1 - m0);
     for (int64_t g = 0; g < 2 * pairs; g += 2) {
@@ -250,16 +269,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void rows_pairs_i16_avx512(
           atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
         continue;
       }
-      // The block's two 128-byte runs of the pair kSumPrefetchPairs ahead, in every slice (a
-      // prefetch past the output's end is dropped, never a fault).
-      for (int64_t j = 0; j < count; ++j) {
-        const char* ahead = reinterpret_cast<const char*>(s[j] + at + 2 * kSumPrefetchPairs * surface);
-        const char* ahead2 = ahead + surface * static_cast<int64_t>(sizeof(int16_t));
-        _mm_prefetch(ahead, _MM_HINT_T0);
-        _mm_prefetch(ahead + 64, _MM_HINT_T0);
-        _mm_prefetch(ahead2, _MM_HINT_T0);
-        _mm_prefetch(ahead2 + 64, _MM_HINT_T0);
-      }
+      prefetch_pair_ahead(s, count, at, surface, c + m0 * n_len + g * 8, n_len, for_write);
       rows8_pair_i16_avx512(s, count, at, surface, c + m0 * n_len + g * 8, n_len, first);
     }
   }

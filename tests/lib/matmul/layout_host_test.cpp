@@ -14,6 +14,7 @@
 #include <immintrin.h>
 #endif
 
+#include "driver/common/cpu_features.h"
 #include "driver/common/fp16.h"
 #include "driver/common/int4.h"
 #include "lib/matmul/layout.h"
@@ -189,6 +190,13 @@ TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactForEverySliceCount) {
         }
     expect_group<int16_t, int32_t>({45, 4800, 9000}, DType::int4, 0, 10);  // two threads, a part block
   }
+}
+
+// The same loop without PREFETCHW (a CPU that lacks it: C's lines are then not prefetched).
+TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactWithoutPrefetchw) {
+  cpu::HiddenCpuFeatures hidden(cpu::kPrefetchw);
+  for (int64_t slices : {1, 3})
+    for (int64_t n : {24, 333}) expect_group<int16_t, int32_t>({23, 480 * slices, n}, DType::int4, 0, slices);
 }
 
 TEST(LayoutHost, ForcingAnIsaThisCpuLacksIsAnError) {
