@@ -73,6 +73,33 @@ TEST(LayoutHost, PackAFollowsTheIndexFunctionsForEveryDtype) {
   expect_pack({2, 1, 8}, DType::int4);    // one element a row
 }
 
+// A stacked plan's A' (plan.h): row s*mp + m holds A[m, s*slice_k ..], zero past K, packed as
+// a slice_k-deep feature of a_rows() rows; byte by byte from the index function. K = 999 at
+// width 512: rows start on odd elements (odd m), the last slice is 487 wide (odd); K = 2048
+// at 1024: whole bytes everywhere.
+void expect_stacked_pack(Shape s, int64_t width) {
+  auto p = make_plan(s, {.dtype = DType::int4, .cores = 1, .slice_k = width, .stack = true});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_TRUE(p->stacked);
+  const auto a = random_bytes(a_input_bytes(*p), static_cast<uint32_t>(s.m * 5 + s.k));
+  std::vector<uint8_t> want(static_cast<size_t>(p->a_bytes()), 0);
+  for (int64_t sl = 0; sl < p->slices; ++sl)
+    for (int64_t m = 0; m < s.m; ++m)
+      for (int64_t j = 0; j < p->slice_k && sl * p->slice_k + j < s.k; ++j)
+        int4::put(want.data(), feature_index(DType::int4, sl * p->mp + m, j, p->a_rows()),
+                  int4::value_at(a.data(), m * s.k + sl * p->slice_k + j));
+  std::vector<uint8_t> out(want.size(), 0xee);  // stale bytes must all go
+  ASSERT_TRUE(pack_a_native(*p, a.data(), out).ok());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(out[i], want[i]) << s.m << "x" << s.k << " byte " << i;
+}
+
+TEST(LayoutHost, PackAStackedFollowsTheIndexFunction) {
+  for (int64_t m : {1, 2, 3, 16}) {
+    expect_stacked_pack({m, 999, 64}, 512);
+    expect_stacked_pack({m, 2048, 64}, 1024);
+  }
+}
+
 TEST(LayoutHost, PackASplitsBigMatricesOverTwoThreadsExactly) {
   expect_pack({67, 131073, 8}, DType::int4);  // >= 8 MiB moved, odd K and M: the threaded split
   expect_pack({37, 60000, 8}, DType::fp16);
