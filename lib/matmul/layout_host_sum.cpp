@@ -253,7 +253,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inlin
     _mm_prefetch(ahead2 + 64, _MM_HINT_T0);
   }
   if (!for_write) return;
-  for (int64_t r = 0; r < kHostRowBlock; ++r) _m_prefetchw(c + r * n_len + 2 * kSumPrefetchPairs * 8);
+  // PREFETCHW: __builtin_prefetch for writing under the prfchw target (GCC and clang alike;
+  // clang declares _m_prefetchw only in x86intrin.h)
+  for (int64_t r = 0; r < kHostRowBlock; ++r) __builtin_prefetch(c + r * n_len + 2 * kSumPrefetchPairs * 8, 1, 3);
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_avx512(
