@@ -4,8 +4,8 @@
 // Header only in driver/common: the lowest layer all of them may include.
 //
 // Sources: x86 through GCC's __builtin_cpu_supports (CPUID, and for AVX and AVX-512 the
-// OS's XCR0 state, which CPUID alone does not say) where GCC names the feature; F16C and AMX
-// through CPUID itself (Intel SDM vol. 2A, "CPUID"): clang 14's __builtin_cpu_supports does
+// OS's XCR0 state, which CPUID alone does not say) where GCC names the feature; F16C, AMX
+// and PREFETCHW through CPUID itself (Intel SDM vol. 2A, "CPUID"): clang 14's __builtin_cpu_supports does
 // not know "f16c", and gcc's <cpuid.h> and clang's spell the AMX bits differently. AArch64
 // through the kernel's hwcaps (arch/arm64/include/uapi/asm/hwcap.h). AMX's tile data state
 // must still be granted by the kernel (lib/ref/kernel_amx.cpp amx_usable): that is an OS
@@ -38,6 +38,7 @@ enum Feature : uint32_t {
   kAvx512vnni = 1u << 6,
   kAmxInt8 = 1u << 7,    // AMX-TILE and AMX-INT8 (CPUID; the OS grant is asked apart)
   kAsimdDp = 1u << 8,    // AArch64 SDOT/UDOT (ID_AA64ISAR0_EL1.DP)
+  kPrefetchw = 1u << 9,  // x86 PREFETCHW (a hint: a line fetched for writing)
 };
 
 namespace detail {
@@ -47,6 +48,9 @@ namespace detail {
 constexpr unsigned kCpuidF16c = 1u << 29;
 constexpr unsigned kCpuidAmxTile = 1u << 24;
 constexpr unsigned kCpuidAmxInt8 = 1u << 25;
+// CPUID.(EAX=80000001H):ECX bit 8 is PRFCHW, PREFETCHW (Intel SDM vol. 2A, "CPUID" and
+// "PREFETCHW"; AMD APM vol. 3, "3DNowPrefetch").
+constexpr unsigned kCpuidPrefetchw = 1u << 8;
 #endif
 
 inline uint32_t probe_cpu_features() {
@@ -64,6 +68,7 @@ inline uint32_t probe_cpu_features() {
   if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (edx & kCpuidAmxTile) != 0 &&
       (edx & kCpuidAmxInt8) != 0)
     f |= kAmxInt8;
+  if (__get_cpuid(0x80000001u, &eax, &ebx, &ecx, &edx) != 0 && (ecx & kCpuidPrefetchw) != 0) f |= kPrefetchw;
 #elif defined(__aarch64__)
   // Set on every core of a big.LITTLE system or on none (the RK3588's A76 and A55 both have it).
   if ((getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0) f |= kAsimdDp;

@@ -44,20 +44,26 @@ void pack_host_block(const uint8_t* rows, int64_t stride, int64_t row_bytes, int
   }
 }
 
-// int4 row m of an odd K, realigned to whole bytes: ceil(K/2) bytes, the last high nibble 0.
-// Row m starts at nibble m*K (int4.h: element i in the low nibble of byte i/2 when i is even).
-void realign_int4_row(const uint8_t* a, int64_t k, int64_t m, uint8_t* dst) {
-  const int64_t start = m * k, bytes = (k + 1) / 2;
+// `len` int4 elements of the packed stream `a` from element `start` on, into whole bytes at
+// dst (ceil(len/2) bytes, element 0 in the low nibble of dst[0]; an odd len's last high
+// nibble 0). Element i is the low nibble of byte i/2 when i is even (int4.h), so an odd
+// start shifts every byte by a nibble. Reads no byte past the one holding element start+len-1.
+void copy_int4_run(const uint8_t* a, int64_t start, int64_t len, uint8_t* dst) {
+  const int64_t whole = len / 2;
+  const uint8_t* src = a + start / 2;
   if (start % 2 == 0) {
-    std::memcpy(dst, a + start / 2, static_cast<size_t>(bytes));
-  } else {  // element 2j is the high nibble of src[j], element 2j+1 the low one of src[j+1]
-    const uint8_t* src = a + start / 2;
-    for (int64_t j = 0; j + 1 < bytes; ++j)
-      dst[j] = static_cast<uint8_t>((src[j] >> 4) | (src[j + 1] << 4));
-    dst[bytes - 1] = static_cast<uint8_t>(src[bytes - 1] >> 4);  // element K-1; K is odd
+    std::memcpy(dst, src, static_cast<size_t>(whole));
+    if (len % 2 != 0) dst[whole] = static_cast<uint8_t>(src[whole] & 0x0f);
+    return;
   }
-  dst[bytes - 1] &= 0x0f;  // the nibble past element K-1 (the next row's first): K padding
+  // element 2j is the high nibble of src[j], element 2j+1 the low one of src[j+1]
+  for (int64_t j = 0; j < whole; ++j) dst[j] = static_cast<uint8_t>((src[j] >> 4) | (src[j + 1] << 4));
+  if (len % 2 != 0) dst[whole] = static_cast<uint8_t>(src[whole] >> 4);
 }
+
+// int4 row m of an odd K, realigned to whole bytes: ceil(K/2) bytes, the last high nibble 0
+// (K padding). Row m starts at element m*K.
+void realign_int4_row(const uint8_t* a, int64_t k, int64_t m, uint8_t* dst) { copy_int4_run(a, m * k, k, dst); }
 
 // fn(first, last) on rows of an M-row matrix: two threads, a half of the rows each (whole
 // 8-row blocks), when the work moves at least kHalvesMinBytes (read + written); below that
@@ -169,11 +175,9 @@ namespace {
 Status pack_a_stacked(const Plan& p, const uint8_t* a, uint8_t* out) {
   const int64_t m = p.shape.m, k = p.shape.k, w = p.slice_k, rows = p.a_rows();
   std::vector<uint8_t> stacked(static_cast<size_t>(int4::packed_bytes(rows * w)), 0);
-  for (int64_t s = 0; s < p.slices; ++s) {
+  for (int64_t s = 0; s < p.slices; ++s) {  // w is even (a multiple of 32): rows start on whole bytes
     const int64_t k0 = s * w, len = std::min(w, k - k0);
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t j = 0; j < len; ++j)
-        int4::put(stacked.data(), (s * p.mp + r) * w + j, int4::value_at(a, r * k + k0 + j));
+    for (int64_t r = 0; r < m; ++r) copy_int4_run(a, r * k + k0, len, stacked.data() + (s * p.mp + r) * w / 2);
   }
   pack_atom_rows(stacked.data(), w / 2, rows, w / 2, out, 0, rows);
   return {};

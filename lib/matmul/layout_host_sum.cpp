@@ -190,17 +190,90 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void band_i16_avx512(const 
       atom_i16_avx2(s, count, pairs_end * surface + m * 8, c + m * n_len + pairs_end * 8, first);
   }
 }
-// AVX-512 where C's rows are not a multiple of 4 KiB apart: each surface pair down rows
-// [r0, r1) before the next, every slice read as one sequential stream a pair.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void pairs_i16_avx512(const int16_t* const* s, int64_t count,
-                                                                           int64_t surface, int32_t* c, int64_t n_len,
-                                                                           bool first, int64_t r0, int64_t r1,
-                                                                           int64_t pairs) {
-  for (int64_t g = 0; g < 2 * pairs; g += 2) {
-    int64_t m = r0;
-    for (; m + kHostRowBlock <= r1; m += kHostRowBlock)
-      block2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, n_len, first);
-    for (; m < r1; ++m) atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
+// AVX-512 where C's rows are not a multiple of 4 KiB apart: rows outer, each 8-row block
+// across every surface pair, C written along its rows (8 streams, one 64-byte line a row a
+// pair) and each slice read 128 bytes a surface, a new 4 KiB page every other read. Neither
+// stream is one the hardware prefetchers follow here, so the loop prefetches the pair
+// kSumPrefetchPairs ahead itself: its runs in every slice, and C's 8 lines for writing
+// (PREFETCHW, where the CPU has it). A zmm holds two rows of one surface (VPMOVSXWD from one
+// 32-byte load: rows r and r + 1 are adjacent in the native layout), and the pair's two zmm
+// become the two rows' lines by one VSHUFI64X2 each: per slice two loads and two adds for
+// two rows of a pair, where `block2_i16_avx512` takes four loads, two inserts, two widenings
+// and two adds. Measured: docs/matmul-schedule.md "Host cost per dtype".
+constexpr int64_t kSumPrefetchPairs = 8;  // 16 surfaces, 512 bytes of a row of C
+
+ORK_AVX512 __m512i two_rows_i16(const int16_t* p) {
+  // all lanes; the plain form's undefined pass-through warns (GCC 12)
+  return _mm512_maskz_cvtepi16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+// Rows m .. m + 7 of surfaces g and g + 1 (`at` is row m of surface g), every slice.
+ORK_AVX512 void rows8_pair_i16_avx512(const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c,
+                                      int64_t n_len, bool first) {
+  // Unrolled whole, so that the 8 sums stay in registers (GCC 12 kept them on the stack).
+  __m512i lo[4], hi[4];  // lo[i]: rows 2i and 2i + 1 of surface g (8 + 8 sums); hi[i]: of g + 1
+#pragma GCC unroll 4
+  for (int64_t i = 0; i < 4; ++i) {
+    lo[i] = two_rows_i16(s[0] + at + i * 16);
+    hi[i] = two_rows_i16(s[0] + at + surface + i * 16);
+  }
+  for (int64_t j = 1; j < count; ++j) {
+    const int16_t* sj = s[j] + at;
+#pragma GCC unroll 4
+    for (int64_t i = 0; i < 4; ++i) {
+      lo[i] = _mm512_add_epi32(lo[i], two_rows_i16(sj + i * 16));
+      hi[i] = _mm512_add_epi32(hi[i], two_rows_i16(sj + surface + i * 16));
+    }
+  }
+#pragma GCC unroll 4
+  for (int64_t i = 0; i < 4; ++i) {
+    int32_t* even = c + 2 * i * n_len;
+    int32_t* odd = even + n_len;
+    __m512i e = _mm512_maskz_shuffle_i64x2(0xff, lo[i], hi[i], 0x44);  // row 2i: g's 8 sums, then g + 1's
+    __m512i o = _mm512_maskz_shuffle_i64x2(0xff, lo[i], hi[i], 0xee);  // row 2i + 1
+    if (!first) {
+      e = _mm512_add_epi32(e, _mm512_loadu_si512(even));
+      o = _mm512_add_epi32(o, _mm512_loadu_si512(odd));
+    }
+    _mm512_storeu_si512(even, e);
+    _mm512_storeu_si512(odd, o);
+  }
+}
+
+// The block's two 128-byte runs of the pair kSumPrefetchPairs ahead in every slice, and with
+// PREFETCHW the 8 lines of C it will write (a prefetch past a buffer's end is dropped, never
+// a fault).
+__attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inline void prefetch_pair_ahead(
+    const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c, int64_t n_len, bool for_write) {
+  for (int64_t j = 0; j < count; ++j) {
+    const char* ahead = reinterpret_cast<const char*>(s[j] + at + 2 * kSumPrefetchPairs * surface);
+    const char* ahead2 = ahead + surface * static_cast<int64_t>(sizeof(int16_t));
+    _mm_prefetch(ahead, _MM_HINT_T0);
+    _mm_prefetch(ahead + 64, _MM_HINT_T0);
+    _mm_prefetch(ahead2, _MM_HINT_T0);
+    _mm_prefetch(ahead2 + 64, _MM_HINT_T0);
+  }
+  if (!for_write) return;
+  // PREFETCHW: __builtin_prefetch for writing under the prfchw target (GCC and clang alike;
+  // clang declares _m_prefetchw only in x86intrin.h)
+  for (int64_t r = 0; r < kHostRowBlock; ++r) __builtin_prefetch(c + r * n_len + 2 * kSumPrefetchPairs * 8, 1, 3);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_avx512(
+    const int16_t* const* s, int64_t count, int64_t surface, int32_t* c, int64_t n_len, bool first, int64_t r0,
+    int64_t r1, int64_t pairs) {
+  const bool for_write = cpu::has(cpu::kPrefetchw);
+  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
+    const int64_t rows = std::min(kHostRowBlock, r1 - m0);
+    for (int64_t g = 0; g < 2 * pairs; g += 2) {
+      const int64_t at = g * surface + m0 * 8;
+      if (rows < kHostRowBlock) {
+        for (int64_t m = m0; m < m0 + rows; ++m)
+          atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
+        continue;
+      }
+      prefetch_pair_ahead(s, count, at, surface, c + m0 * n_len + g * 8, n_len, for_write);
+      rows8_pair_i16_avx512(s, count, at, surface, c + m0 * n_len + g * 8, n_len, first);
+    }
   }
 }
 #endif
@@ -219,14 +292,12 @@ __attribute__((always_inline)) inline void unpack_impl(const Native* const* s, i
   int64_t g0 = 0;  // whole surfaces done in bands (int4's int16 partials on x86)
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<Native, int16_t> && kIsa != SumIsa::portable) {
-    // AVX-512 takes one surface pair down all rows (each slice read as one sequential stream
-    // a pair) unless C's rows are a multiple of 4 KiB apart, where a column of C's lines
-    // falls in a few cache sets and bands win. One thread, outputs on 4 KiB pages as the
-    // emulator maps them, int4 over int8's time: at 128 x 3584 x 18944 pairs 1.39-1.51x,
-    // bands 1.60-1.76x; at 128 x 18944 x 3584 pairs 0.65-0.70x, bands 0.86-1.00x; at
-    // 128 x 2048 x 2048 pairs 2.4-2.6x, bands 0.90-0.97x.
+    // AVX-512 takes rows outer across the surface pairs, prefetching (rows_pairs_i16_avx512),
+    // unless C's rows are a multiple of 4 KiB apart, where bands were measured best (a pair
+    // down all rows, the layout before, wrote a column of C's lines in a few cache sets:
+    // 2.4-2.6x int8's time at 128 x 2048 x 2048, bands 0.90-0.97x).
     if (kIsa == SumIsa::avx512 && (n_len * 4) % 4096 != 0) {
-      pairs_i16_avx512(s, count, surface, c, n_len, first, r0, r1, full / 2);
+      rows_pairs_i16_avx512(s, count, surface, c, n_len, first, r0, r1, full / 2);
       g0 = full / 2 * 2;
     }
     for (; g0 < full; g0 += kBandSurfaces) {

@@ -4,6 +4,9 @@
 
 #include "driver/common/cpu_features.h"
 
+#include <fstream>
+#include <string>
+
 namespace ork::cpu {
 namespace {
 
@@ -19,6 +22,21 @@ TEST(CpuFeatures, NothingHiddenIsWhatTheCpuHas) {
   }
 #endif
 }
+
+#if defined(__x86_64__) && defined(__linux__)
+// PREFETCHW's CPUID bit (80000001H ECX bit 8) is the one Linux names "3dnowprefetch" in
+// /proc/cpuinfo (arch/x86/include/asm/cpufeatures.h, X86_FEATURE_3DNOWPREFETCH): the probe
+// and the kernel read the same bit.
+TEST(CpuFeatures, PrefetchwIsTheKernels3dnowprefetchFlag) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line) && line.rfind("flags", 0) != 0) {
+  }
+  ASSERT_EQ(line.rfind("flags", 0), 0u) << "no flags line in /proc/cpuinfo";
+  const bool listed = (line + " ").find(" 3dnowprefetch ") != std::string::npos;
+  EXPECT_EQ((detected_cpu_features() & kPrefetchw) != 0, listed) << line;
+}
+#endif
 
 TEST(CpuFeatures, HiddenFeaturesAreAbsentForTheScopeOnly) {
   const uint32_t all = detected_cpu_features();

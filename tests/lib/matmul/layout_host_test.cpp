@@ -14,6 +14,7 @@
 #include <immintrin.h>
 #endif
 
+#include "driver/common/cpu_features.h"
 #include "driver/common/fp16.h"
 #include "driver/common/int4.h"
 #include "lib/matmul/layout.h"
@@ -70,6 +71,33 @@ TEST(LayoutHost, PackAFollowsTheIndexFunctionsForEveryDtype) {
     for (Shape s : {Shape{1, 1, 8}, Shape{3, 17, 8}, Shape{9, 100, 8}, Shape{5, 4100, 8}}) expect_pack(s, dt);
   expect_pack({7, 999, 8}, DType::int4);  // odd K: rows 1, 3, 5 start on a high nibble
   expect_pack({2, 1, 8}, DType::int4);    // one element a row
+}
+
+// A stacked plan's A' (plan.h): row s*mp + m holds A[m, s*slice_k ..], zero past K, packed as
+// a slice_k-deep feature of a_rows() rows; byte by byte from the index function. K = 999 at
+// width 512: rows start on odd elements (odd m), the last slice is 487 wide (odd); K = 2048
+// at 1024: whole bytes everywhere.
+void expect_stacked_pack(Shape s, int64_t width) {
+  auto p = make_plan(s, {.dtype = DType::int4, .cores = 1, .slice_k = width, .stack = true});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_TRUE(p->stacked);
+  const auto a = random_bytes(a_input_bytes(*p), static_cast<uint32_t>(s.m * 5 + s.k));
+  std::vector<uint8_t> want(static_cast<size_t>(p->a_bytes()), 0);
+  for (int64_t sl = 0; sl < p->slices; ++sl)
+    for (int64_t m = 0; m < s.m; ++m)
+      for (int64_t j = 0; j < p->slice_k && sl * p->slice_k + j < s.k; ++j)
+        int4::put(want.data(), feature_index(DType::int4, sl * p->mp + m, j, p->a_rows()),
+                  int4::value_at(a.data(), m * s.k + sl * p->slice_k + j));
+  std::vector<uint8_t> out(want.size(), 0xee);  // stale bytes must all go
+  ASSERT_TRUE(pack_a_native(*p, a.data(), out).ok());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(out[i], want[i]) << s.m << "x" << s.k << " byte " << i;
+}
+
+TEST(LayoutHost, PackAStackedFollowsTheIndexFunction) {
+  for (int64_t m : {1, 2, 3, 16}) {
+    expect_stacked_pack({m, 999, 64}, 512);
+    expect_stacked_pack({m, 2048, 64}, 1024);
+  }
 }
 
 TEST(LayoutHost, PackASplitsBigMatricesOverTwoThreadsExactly) {
@@ -169,6 +197,33 @@ TEST(LayoutHost, Int4SlicesAddInOnePassOnEveryIsa) {
     expect_group<float, float>({11, 4100, 13}, DType::fp16, 0, 3);
     expect_group<int32_t, int32_t>({9, 5000, 13}, DType::int8, 1, 2);
   }
+}
+
+// AVX-512's rows across surface pairs (C's rows not a multiple of 4 KiB apart): every slice
+// count 1..5 (K = 480 a slice), a group from slice 0 (copied) and a later one (added to C),
+// M with and without a part block (1, 7, 9, 23), N from one surface (8) through an odd last
+// surface (24, 200) and column tails (13, 333) to more pairs than the prefetch distance
+// (200, 333: 12 and 20 pairs); the other paths run the same cases.
+TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactForEverySliceCount) {
+  for (SumIsa isa : isas_here()) {
+    SCOPED_TRACE(sum_isa_name(isa));
+    ForcedIsa forced(isa);
+    for (int64_t slices = 1; slices <= 5; ++slices)
+      for (int64_t m : {1, 7, 9, 23})
+        for (int64_t n : {8, 13, 24, 200, 333}) {
+          SCOPED_TRACE(testing::Message() << m << " x " << n << ", " << slices << " slices");
+          expect_group<int16_t, int32_t>({m, 480 * slices, n}, DType::int4, 0, slices);
+          if (slices > 1) expect_group<int16_t, int32_t>({m, 480 * slices, n}, DType::int4, 1, slices - 1);
+        }
+    expect_group<int16_t, int32_t>({45, 4800, 9000}, DType::int4, 0, 10);  // two threads, a part block
+  }
+}
+
+// The same loop without PREFETCHW (a CPU that lacks it: C's lines are then not prefetched).
+TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactWithoutPrefetchw) {
+  cpu::HiddenCpuFeatures hidden(cpu::kPrefetchw);
+  for (int64_t slices : {1, 3})
+    for (int64_t n : {24, 333}) expect_group<int16_t, int32_t>({23, 480 * slices, n}, DType::int4, 0, slices);
 }
 
 TEST(LayoutHost, ForcingAnIsaThisCpuLacksIsAnError) {
