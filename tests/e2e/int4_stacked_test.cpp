@@ -34,7 +34,7 @@ std::vector<int8_t> values(size_t count, uint32_t seed) {
   return v;
 }
 
-struct Case {
+struct StackedCase {
   int64_t m, k, n;
   int cores;
 };
@@ -49,7 +49,7 @@ class Int4Stacked : public ::testing::TestWithParam<ork::driver::KmdKind> {
   // Runs the stacked plan of `c` and the reference; returns the plan. `width` 0: 480-wide
   // slices, safe for any int4 weights; else the weights' own width (checked against their
   // bound first), every slice then full, K zero padded.
-  Plan check(const Case& c, int64_t width = 0) {
+  Plan check(const StackedCase& c, int64_t width = 0) {
     const auto a = values(static_cast<size_t>(c.m * c.k), 11), w = values(static_cast<size_t>(c.k * c.n), 12);
     const auto pa = pack_int4_values(a), pw = pack_int4_values(w);
     if (width != 0) {
@@ -100,7 +100,7 @@ TEST_P(Int4Stacked, ANarrowerLastSliceIsExact) {
 // just past one width (641: 2 x 352).
 TEST_P(Int4Stacked, WeightsOfTheirOwnWidthStackEverySlice) {
   struct Want {
-    Case c;
+    StackedCase c;
     int64_t slices, slice_k;
   };
   for (const Want& x : {Want{{1, 1920, 192, 3}, 3, 640}, Want{{2, 1921, 128, 2}, 4, 512},
