@@ -25,13 +25,13 @@ struct Weights {
   ork_weights* handle = nullptr;
 };
 
-std::vector<int32_t> reference(const std::vector<int8_t>& a, const Weights& w, int64_t m) {
+std::vector<int32_t> async_reference(const std::vector<int8_t>& a, const Weights& w, int64_t m) {
   std::vector<int32_t> c(static_cast<size_t>(m * w.n));
   EXPECT_TRUE(ork::ref::matmul_int8(a, w.w, c, {m, w.k, w.n}).ok());
   return c;
 }
 
-ork_tensor host(void* p) {
+ork_tensor async_host(void* p) {
   ork_tensor t{};
   t.host = p;
   return t;
@@ -82,7 +82,7 @@ TEST_P(Async, ManyInFlightCompleteInOrder) {
       c.emplace_back(static_cast<size_t>(m * ws[i]->n), -1);
     }
     for (int i = 0; i < 7; ++i) {
-      ork_tensor ta = host(a[i].data()), tc = host(c[i].data());
+      ork_tensor ta = async_host(a[i].data()), tc = async_host(c[i].data());
       ork_job* j = nullptr;
       ASSERT_EQ(ork_matmul_submit(dev_, ws[i]->handle, &ta, m, &tc, nullptr, &j), ORK_OK) << ork_last_error();
       ASSERT_NE(j, nullptr);
@@ -92,7 +92,7 @@ TEST_P(Async, ManyInFlightCompleteInOrder) {
     }
     for (int i = 6; i >= 0; --i) ASSERT_EQ(ork_job_wait(jobs[i], -1), ORK_OK) << ork_last_error();
     for (int i = 0; i < 7; ++i) {
-      const auto want = reference(ork::ref::random_int8(m * ws[i]->k, 100 + i + m), *ws[i], m);
+      const auto want = async_reference(ork::ref::random_int8(m * ws[i]->k, 100 + i + m), *ws[i], m);
       EXPECT_EQ(c[i], want) << "weight " << i << " M " << m;
       ork_job_release(jobs[i]);
     }
@@ -105,14 +105,14 @@ TEST_P(Async, SameWeightsTwiceInFlight) {
   Weights& w = add_weights(192, 96, 3);
   auto a1 = ork::ref::random_int8(4 * 192, 1), a2 = ork::ref::random_int8(4 * 192, 2);
   std::vector<int32_t> c1(4 * 96), c2(4 * 96);
-  ork_tensor t1 = host(a1.data()), t2 = host(a2.data()), u1 = host(c1.data()), u2 = host(c2.data());
+  ork_tensor t1 = async_host(a1.data()), t2 = async_host(a2.data()), u1 = async_host(c1.data()), u2 = async_host(c2.data());
   ork_job *j1 = nullptr, *j2 = nullptr;
   ASSERT_EQ(ork_matmul_submit(dev_, w.handle, &t1, 4, &u1, nullptr, &j1), ORK_OK) << ork_last_error();
   ASSERT_EQ(ork_matmul_submit(dev_, w.handle, &t2, 4, &u2, nullptr, &j2), ORK_OK) << ork_last_error();
   ASSERT_EQ(ork_job_wait(j2, -1), ORK_OK) << ork_last_error();
   ASSERT_EQ(ork_job_wait(j1, 0), ORK_OK) << ork_last_error();
-  EXPECT_EQ(c1, reference(a1, w, 4));
-  EXPECT_EQ(c2, reference(a2, w, 4));
+  EXPECT_EQ(c1, async_reference(a1, w, 4));
+  EXPECT_EQ(c2, async_reference(a2, w, 4));
   ork_job_release(j1);
   ork_job_release(j2);
 }
@@ -133,7 +133,7 @@ TEST_P(Async, OneShapeJobsAroundBlockingCalls) {
   }
   std::vector<ork_job*> jobs;
   for (int i = 0; i < 8; ++i) {
-    ork_tensor ta = host(a[i].data()), tc = host(c[i].data());
+    ork_tensor ta = async_host(a[i].data()), tc = async_host(c[i].data());
     if (i % 2 == 0) {  // a job on weights 0, 2, 0, 2, ...: in flight over the next blocking call
       ork_job* j = nullptr;
       ASSERT_EQ(ork_matmul_submit(dev_, ws[i % 4]->handle, &ta, m, &tc, nullptr, &j), ORK_OK) << ork_last_error();
@@ -143,7 +143,7 @@ TEST_P(Async, OneShapeJobsAroundBlockingCalls) {
     }
   }
   for (ork_job* j : jobs) ASSERT_EQ(ork_job_wait(j, -1), ORK_OK) << ork_last_error();
-  for (int i = 0; i < 8; ++i) EXPECT_EQ(c[i], reference(a[i], *ws[i % 4], m)) << "call " << i;
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(c[i], async_reference(a[i], *ws[i % 4], m)) << "call " << i;
   for (ork_job* j : jobs) ork_job_release(j);
 }
 
@@ -152,7 +152,7 @@ TEST_P(Async, MisusesAreNamed) {
   Weights& w = add_weights(64, 32, 4);
   auto a = ork::ref::random_int8(2 * 64, 5);
   std::vector<int32_t> c(2 * 32, 7);
-  ork_tensor ta = host(a.data()), tc = host(c.data());
+  ork_tensor ta = async_host(a.data()), tc = async_host(c.data());
   ork_job* j = nullptr;
   EXPECT_EQ(ork_matmul_submit(dev_, w.handle, &ta, 2, &tc, nullptr, nullptr), ORK_E_INVALID_ARGUMENT);
   EXPECT_NE(std::string(ork_last_error()).find("out is NULL"), std::string::npos) << ork_last_error();
@@ -162,14 +162,14 @@ TEST_P(Async, MisusesAreNamed) {
   EXPECT_EQ(ork_job_wait(j, -2), ORK_E_INVALID_ARGUMENT);
   EXPECT_NE(std::string(ork_last_error()).find("timeout_ms = -2"), std::string::npos) << ork_last_error();
   ASSERT_EQ(ork_job_wait(j, -1), ORK_OK) << ork_last_error();
-  EXPECT_EQ(c, reference(a, w, 2));
+  EXPECT_EQ(c, async_reference(a, w, 2));
   EXPECT_EQ(ork_job_wait(j, -1), ORK_E_INVALID_ARGUMENT);
   EXPECT_NE(std::string(ork_last_error()).find("already waited"), std::string::npos) << ork_last_error();
   ork_job_release(j);
   ork_job_release(nullptr);
   // Released unwaited: C is left as it was (on cpu the job was born complete, C written).
   std::vector<int32_t> c2(2 * 32, 7);
-  ork_tensor tc2 = host(c2.data());
+  ork_tensor tc2 = async_host(c2.data());
   ASSERT_EQ(ork_matmul_submit(dev_, w.handle, &ta, 2, &tc2, nullptr, &j), ORK_OK) << ork_last_error();
   ork_job_release(j);
   if (GetParam() != "cpu") {
@@ -178,7 +178,7 @@ TEST_P(Async, MisusesAreNamed) {
   // The device still works after all of it.
   ASSERT_EQ(ork_matmul_submit(dev_, w.handle, &ta, 2, &tc2, nullptr, &j), ORK_OK) << ork_last_error();
   ASSERT_EQ(ork_job_wait(j, -1), ORK_OK) << ork_last_error();
-  EXPECT_EQ(c2, reference(a, w, 2));
+  EXPECT_EQ(c2, async_reference(a, w, 2));
   ork_job_release(j);
 }
 
@@ -188,7 +188,7 @@ TEST_P(Async, BatchRefusesPerCallStats) {
   Weights& w = add_weights(64, 32, 21);
   auto a = ork::ref::random_int8(2 * 64, 22);
   std::vector<int32_t> c(2 * 32, 7);
-  ork_tensor ta = host(a.data()), tc = host(c.data());
+  ork_tensor ta = async_host(a.data()), tc = async_host(c.data());
   ork_stats st{};
   st.struct_size = sizeof st;
   ork_matmul_options o{};
@@ -202,7 +202,7 @@ TEST_P(Async, BatchRefusesPerCallStats) {
   ork_job* j = nullptr;
   ASSERT_EQ(ork_batch_submit(b, &j), ORK_OK) << ork_last_error();
   ASSERT_EQ(ork_job_wait(j, -1), ORK_OK) << ork_last_error();
-  EXPECT_EQ(c, reference(a, w, 2));
+  EXPECT_EQ(c, async_reference(a, w, 2));
   ork_job_release(j);
   ork_batch_destroy(b);
 }
@@ -216,7 +216,7 @@ TEST_P(Async, JobAfterItsDeviceClosed) {
   ASSERT_EQ(ork_weights_create(d, ORK_DTYPE_INT8, 128, 64, wv.data(), &w), ORK_OK) << ork_last_error();
   auto a = ork::ref::random_int8(3 * 128, 9);
   std::vector<int32_t> c(3 * 64);
-  ork_tensor ta = host(a.data()), tc = host(c.data());
+  ork_tensor ta = async_host(a.data()), tc = async_host(c.data());
   ork_job* j = nullptr;
   ASSERT_EQ(ork_matmul_submit(d, w, &ta, 3, &tc, nullptr, &j), ORK_OK) << ork_last_error();
   ork_weights_destroy(w);  // completes the job first
@@ -249,7 +249,7 @@ void Async::record_layer(LayerBatch& l) {
     ASSERT_EQ(ork_batch_add_matmul(l.b, w->handle, &ta, l.m, &tc, nullptr), ORK_OK) << ork_last_error();
     col += w->n;
   }
-  ork_tensor tg = host(l.gate.data()), tu = host(l.up.data());
+  ork_tensor tg = async_host(l.gate.data()), tu = async_host(l.up.data());
   ASSERT_EQ(ork_batch_add_matmul(l.b, l.g->handle, &ta, l.m, &tg, nullptr), ORK_OK) << ork_last_error();
   ASSERT_EQ(ork_batch_add_matmul(l.b, l.u->handle, &ta, l.m, &tu, nullptr), ORK_OK) << ork_last_error();
 }
@@ -265,14 +265,14 @@ void Async::replay(const LayerBatch& l, int rep) {
   const auto* cq = static_cast<const int32_t*>(l.qp);
   int64_t col = 0;
   for (Weights* w : {l.q, l.k, l.v}) {
-    const auto want = reference(a, *w, l.m);
+    const auto want = async_reference(a, *w, l.m);
     for (int64_t r = 0; r < l.m; ++r)
       for (int64_t n = 0; n < w->n; ++n)
         ASSERT_EQ(cq[r * l.qkv + col + n], want[static_cast<size_t>(r * w->n + n)]) << "rep " << rep << " r " << r;
     col += w->n;
   }
-  EXPECT_EQ(l.gate, reference(a, *l.g, l.m)) << "rep " << rep;
-  EXPECT_EQ(l.up, reference(a, *l.u, l.m)) << "rep " << rep;
+  EXPECT_EQ(l.gate, async_reference(a, *l.g, l.m)) << "rep " << rep;
+  EXPECT_EQ(l.up, async_reference(a, *l.u, l.m)) << "rep " << rep;
 }
 
 // The layer batch, replayed with new A contents several times: every C exact every time.
@@ -330,7 +330,7 @@ TEST_P(Async, Fp16JobAndBatch) {
   ASSERT_TRUE(plan.ok());
   const int64_t slice_k = plan->slice_k;
   ASSERT_TRUE(ork::ref::matmul_fp16_sliced(a, wv, want, {m, k, n}, slice_k).ok());
-  ork_tensor ta = host(a.data()), tc = host(got.data());
+  ork_tensor ta = async_host(a.data()), tc = async_host(got.data());
   ork_job* j = nullptr;
   ASSERT_EQ(ork_matmul_submit(dev_, w, &ta, m, &tc, nullptr, &j), ORK_OK) << ork_last_error();
   ASSERT_EQ(ork_job_wait(j, 1000), ORK_OK) << ork_last_error();
@@ -343,7 +343,7 @@ TEST_P(Async, Fp16JobAndBatch) {
   o.c_dtype = ORK_DTYPE_FP16;
   ork_batch* b = nullptr;
   ASSERT_EQ(ork_batch_create(dev_, &b), ORK_OK);
-  ork_tensor tc16 = host(got16.data());
+  ork_tensor tc16 = async_host(got16.data());
   ASSERT_EQ(ork_batch_add_matmul(b, w, &ta, m, &tc16, &o), ORK_OK) << ork_last_error();
   ASSERT_EQ(ork_batch_submit(b, &j), ORK_OK) << ork_last_error();
   ASSERT_EQ(ork_job_wait(j, -1), ORK_OK) << ork_last_error();

@@ -18,14 +18,14 @@ namespace {
 
 using ork::ref::random_int8;
 
-constexpr int64_t M = 200, K = 512, N = 384;  // enough N-tasks to give each of 3 cores work
+constexpr int64_t kMaskM = 200, kMaskK = 512, kMaskN = 384;  // enough N-tasks to give each of 3 cores work
 
 class CoreMask : public ork::e2e::Int8Call {
  protected:
-  CoreMask() : Int8Call(M, K, N) {}
+  CoreMask() : Int8Call(kMaskM, kMaskK, kMaskN) {}
   void SetUp() override {
     ASSERT_EQ(ork_device_open(GetParam(), &dev_), ORK_OK) << ork_last_error();
-    set_operands(random_int8(M * K, 1), random_int8(K * N, 2));
+    set_operands(random_int8(kMaskM * kMaskK, 1), random_int8(kMaskK * kMaskN, 2));
     ASSERT_EQ(create_weights(), ORK_OK) << ork_last_error();
   }
   ork_status run(uint32_t mask, int cores = 0) {

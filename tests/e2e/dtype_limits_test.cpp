@@ -38,7 +38,7 @@ Fp16Operands fp16_operands(int64_t m, int64_t k, int64_t n, int64_t slice_k) {
   return o;
 }
 
-Plan plan_for(DType dt, int64_t m, int64_t k, int64_t n, int cores = 1) {
+Plan dtype_plan_for(DType dt, int64_t m, int64_t k, int64_t n, int cores = 1) {
   auto p = make_plan({m, k, n}, {.dtype = dt, .cores = cores, .mc_cap = 0});
   EXPECT_TRUE(p.ok()) << p.error().message;
   return *p;
@@ -46,7 +46,7 @@ Plan plan_for(DType dt, int64_t m, int64_t k, int64_t n, int cores = 1) {
 
 // One K-reduction task of mc rows over the whole (single-slice) shape.
 Plan one_kreduction_task(DType dt, int64_t m, int64_t k, int64_t n, uint32_t data_banks) {
-  Plan p = plan_for(dt, m, k, n);
+  Plan p = dtype_plan_for(dt, m, k, n);
   Task t = p.tasks.front();
   t.m0 = 0;
   t.mc = m;
@@ -106,7 +106,7 @@ TEST_P(DtypeLimits, Fp16SingleCoreWithoutTheGuardIsGarbage) {
   std::vector<float> got(o.want.size());
   ASSERT_TRUE(run(one_kreduction_task(DType::fp16, m, k, n, 8), o.a, o.w, got).ok());
   EXPECT_EQ(bad_rows(got, o.want, n), m - 8);
-  const Plan guarded = plan_for(DType::fp16, m, k, n, 1);
+  const Plan guarded = dtype_plan_for(DType::fp16, m, k, n, 1);
   ASSERT_TRUE(run(guarded, o.a, o.w, got).ok());
   EXPECT_EQ(got, o.want);
 }
@@ -128,7 +128,7 @@ TEST_P(DtypeLimits, Fp16FullK4096TakesItsRowsNotAGroup) {
   std::vector<float> got(o.want.size());
   ASSERT_TRUE(run(one_kreduction_task(DType::fp16, 8, k, n, 1), o.a, o.w, got).ok());
   EXPECT_EQ(bad_rows(got, o.want, n), 4);
-  const Plan p = plan_for(DType::fp16, 8, k, n);
+  const Plan p = dtype_plan_for(DType::fp16, 8, k, n);
   ASSERT_EQ(p.schedule, Schedule::resident_rows);
   ASSERT_TRUE(run(p, o.a, o.w, got).ok());
   EXPECT_EQ(got, o.want);
@@ -138,7 +138,7 @@ TEST_P(DtypeLimits, Fp16FullK4096TakesItsRowsNotAGroup) {
 // planner slices. R(4128) = pow2_floor(98304 / 4128) = 16.
 TEST_P(DtypeLimits, Fp16FullKPast4096Wedges) {
   const int64_t m = 16, k = 4128, n = 16;
-  Plan p = plan_for(DType::fp16, m, k, n);
+  Plan p = dtype_plan_for(DType::fp16, m, k, n);
   ASSERT_EQ(p.slices, 3);
   const Fp16Operands o = fp16_operands(m, k, n, p.slice_k);
   std::vector<float> got(o.want.size());
@@ -161,7 +161,7 @@ TEST_P(DtypeLimits, Int4PartialsSaturateUnlessSliced) {
   const int64_t m = 2, k = 4096, n = 64;
   const std::vector<uint8_t> a(static_cast<size_t>(m * k / 2), 0x88), w(static_cast<size_t>(k * n / 2), 0x88);
   std::vector<int32_t> got(static_cast<size_t>(m * n));
-  Plan full = plan_for(DType::int4, m, k, n);
+  Plan full = dtype_plan_for(DType::int4, m, k, n);
   ASSERT_GT(full.slices, 1);
   const uint64_t before = fake_.stats().int4_saturated_cells;
   ASSERT_TRUE(run(full, a, w, got).ok());
@@ -219,7 +219,7 @@ TEST(Fp16Accuracy, WithinTheDocumentedBoundOfFloat64) {
   ASSERT_TRUE(kmd.ok());
   for (int64_t k : {96, 2048, 6144}) {
     const int64_t m = 3, n = 16;
-    const Plan p = plan_for(DType::fp16, m, k, n);
+    const Plan p = dtype_plan_for(DType::fp16, m, k, n);
     const Fp16Operands o = fp16_operands(m, k, n, p.slice_k);
     std::vector<float> got(o.want.size());
     ASSERT_TRUE(run_plan_once_any(**kmd, p, o.a.data(), o.w.data(), got.data()).ok());

@@ -22,14 +22,14 @@ namespace {
 using ork::test::DtypeCase;
 using ork::test::Mode;
 
-bool large_sweep() {
+bool dtype_large_sweep() {
   const char* v = std::getenv("ORK_SWEEP");
   return v && std::string_view(v) == "large";
 }
 
-std::vector<DtypeCase> cases() {
+std::vector<DtypeCase> dtype_cases() {
   std::vector<DtypeCase> all;
-  const bool big = large_sweep();
+  const bool big = dtype_large_sweep();
   // The emulated fp16 core is ~10x slower per MAC than the integer one: smaller budgets.
   for (Mode m : {Mode::fp16, Mode::fp16_out}) {
     auto v = big ? ork::test::sample_dtype(m, ork::test::fp16_values(), 91 + int(m), 3e8, 3e9)
@@ -66,7 +66,7 @@ std::vector<int8_t> widen(const std::vector<uint8_t>& packed, int64_t count) {
   return out;
 }
 
-int64_t fp16_slice_k(const DtypeCase& c) {
+int64_t dtype_fp16_slice_k(const DtypeCase& c) {
   auto p = ork::matmul::make_plan({1, c.k, c.n}, {.dtype = ork::matmul::DType::fp16, .cores = 1});
   EXPECT_TRUE(p.ok());
   return p->slice_k;
@@ -100,11 +100,11 @@ Inputs make_inputs(const DtypeCase& c) {
     if (c.mode == Mode::fp16_out) {
       in.opt.c_dtype = ORK_DTYPE_FP16;
       std::vector<uint16_t> want(mn);
-      EXPECT_TRUE(ork::ref::matmul_fp16_sliced_to_fp16(a, w, want, d, fp16_slice_k(c)).ok());
+      EXPECT_TRUE(ork::ref::matmul_fp16_sliced_to_fp16(a, w, want, d, dtype_fp16_slice_k(c)).ok());
       in.want = as_bytes(want);
     } else {
       std::vector<float> want(mn);
-      EXPECT_TRUE(ork::ref::matmul_fp16_sliced(a, w, want, d, fp16_slice_k(c)).ok());
+      EXPECT_TRUE(ork::ref::matmul_fp16_sliced(a, w, want, d, dtype_fp16_slice_k(c)).ok());
       in.want = as_bytes(want);
     }
     return in;
@@ -159,7 +159,7 @@ TEST_P(DtypeSweep, BitExactOnEveryBackend) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(DtypeShapes, DtypeSweep, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(DtypeShapes, DtypeSweep, ::testing::ValuesIn(dtype_cases()),
                          [](const auto& info) { return info.param.name(); });
 
 }  // namespace

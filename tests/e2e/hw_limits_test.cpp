@@ -35,7 +35,7 @@ Operands operands(int64_t m, int64_t k, int64_t n) {
   return o;
 }
 
-Plan plan_for(int64_t m, int64_t k, int64_t n) {
+Plan hw_plan_for(int64_t m, int64_t k, int64_t n) {
   auto p = make_plan({m, k, n}, {.dtype = DType::int8, .cores = 1, .mc_cap = 0});
   EXPECT_TRUE(p.ok()) << p.error().message;
   return *p;
@@ -56,7 +56,7 @@ class HwLimits : public ::testing::TestWithParam<ork::driver::KmdKind> {
   void expect_device_usable(int64_t m, int64_t k, int64_t n) {
     const Operands o = operands(m, k, n);
     std::vector<int32_t> got;
-    ASSERT_TRUE(run(plan_for(m, k, n), o, got).ok());
+    ASSERT_TRUE(run(hw_plan_for(m, k, n), o, got).ok());
     EXPECT_EQ(got, o.want);
   }
   uint64_t resets() const {
@@ -71,7 +71,7 @@ class HwLimits : public ::testing::TestWithParam<ork::driver::KmdKind> {
 
 TEST_P(HwLimits, FullKTaskPast4096Wedges) {
   const int64_t m = 64, k = 6144, n = 32;
-  Plan p = plan_for(m, k, n);
+  Plan p = hw_plan_for(m, k, n);
   p.slices = 1;
   p.slice_k = p.kp;
   p.tasks = {Task{.core = 0, .m0 = 0, .mc = m, .n0 = 0, .nt = n, .k0 = 0, .kt = p.kp, .slice = 0,
@@ -88,7 +88,7 @@ TEST_P(HwLimits, FullKTaskPast4096Wedges) {
 
 TEST_P(HwLimits, KSliceTaskOverTheResidentRowBudgetWedges) {
   const int64_t m = 33, k = 6144, n = 32;  // R(2048) = 32 rows
-  Plan p = plan_for(m, k, n);
+  Plan p = hw_plan_for(m, k, n);
   ASSERT_GT(p.slices, 1);
   ASSERT_EQ(p.mc, 32);
   std::vector<Task> merged;
@@ -115,7 +115,7 @@ TEST_P(HwLimits, OneRowPastTheBankLimitMiscomputes) {
     SCOPED_TRACE("K = " + std::to_string(k));
     const int64_t limit = mg_max(k, DType::int8) * 64;
     const int64_t n = 32;
-    const Plan exact = plan_for(limit, k, n);
+    const Plan exact = hw_plan_for(limit, k, n);
     ASSERT_EQ(exact.tasks.size(), 1u);
     const Operands ok_operands = operands(limit, k, n);
     std::vector<int32_t> got;
@@ -123,7 +123,7 @@ TEST_P(HwLimits, OneRowPastTheBankLimitMiscomputes) {
     EXPECT_EQ(got, ok_operands.want);
 
     const int64_t m = limit + 1;
-    Plan p = plan_for(m, k, n);
+    Plan p = hw_plan_for(m, k, n);
     Task t = p.tasks.front();
     t.mc = m;
     t.data_banks = 11;  // ORK's 0x1040 formula clamps at 0x1b = 1 weight, 11 data banks
@@ -138,7 +138,7 @@ TEST_P(HwLimits, OneRowPastTheBankLimitMiscomputes) {
 
 TEST_P(HwLimits, SixteenThousandColumnsInOneTask) {
   const int64_t m = 2, k = 32, n = 16384;
-  Plan p = plan_for(m, k, n);
+  Plan p = hw_plan_for(m, k, n);
   Task t = p.tasks.front();
   t.n0 = 0;
   t.nt = n;

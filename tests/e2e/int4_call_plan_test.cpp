@@ -37,7 +37,7 @@ class Int4CallPlan : public ::testing::TestWithParam<const char*> {
   ork_device* dev_ = nullptr;
 };
 
-struct Call {
+struct PlanCall {
   int64_t m, k, n;
 };
 
@@ -46,8 +46,8 @@ struct Call {
 // padding.
 TEST_P(Int4CallPlan, IsTheBoardPlansAndExact) {
   int stacked = 0;
-  for (const Call& c : {Call{1, 5000, 2048}, Call{2, 4097, 1024}, Call{3, 5001, 768}, Call{4, 9000, 512},
-                        Call{1, 1000, 256}}) {
+  for (const PlanCall& c : {PlanCall{1, 5000, 2048}, PlanCall{2, 4097, 1024}, PlanCall{3, 5001, 768}, PlanCall{4, 9000, 512},
+                        PlanCall{1, 1000, 256}}) {
     const std::string what = std::to_string(c.m) + " x " + std::to_string(c.k) + " x " + std::to_string(c.n);
     const auto w = ork::test::draw_int4_values(static_cast<size_t>(c.k * c.n), 5, -2, 5), a = ork::test::draw_int4_values(static_cast<size_t>(c.m * c.k), 6, -8, 16);
     const auto pw = pack_int4_values(w), pa = pack_int4_values(a);
@@ -82,7 +82,7 @@ ork_tensor host_tensor(void* p) {
 
 // A submitted call and a batch of two take the same plan: exact, the chosen plan's tasks each.
 TEST_P(Int4CallPlan, SubmitAndBatchTakeItToo) {
-  const Call c{2, 5000, 2048};
+  const PlanCall c{2, 5000, 2048};
   const auto w = ork::test::draw_int4_values(static_cast<size_t>(c.k * c.n), 5, -2, 5);
   const auto pw = pack_int4_values(w);
   ork_weights* weights = nullptr;

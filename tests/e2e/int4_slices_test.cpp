@@ -21,7 +21,7 @@
 
 namespace {
 
-constexpr int64_t M = 3, K = 2048, N = 64;
+constexpr int64_t kSlicesM = 3, kSlicesK = 2048, kSlicesN = 64;
 
 using ork::test::pack_int4_values;
 
@@ -38,12 +38,12 @@ class Int4Slices : public ::testing::TestWithParam<const char*> {
   // W4A4 C = A x W on the device against the oracle on the same values, every cell; the
   // resident's slice width when on an NPU (0 on cpu).
   int64_t check(const std::vector<int8_t>& a, const std::vector<int8_t>& w) {
-    std::vector<int32_t> want(static_cast<size_t>(M * N)), got(want.size(), 0x5a5a5a5a);
-    EXPECT_TRUE(ork::ref::matmul_int8(a, w, want, {M, K, N}).ok());
+    std::vector<int32_t> want(static_cast<size_t>(kSlicesM * kSlicesN)), got(want.size(), 0x5a5a5a5a);
+    EXPECT_TRUE(ork::ref::matmul_int8(a, w, want, {kSlicesM, kSlicesK, kSlicesN}).ok());
     const std::vector<uint8_t> pw = pack_int4_values(w), pa = pack_int4_values(a);
-    EXPECT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT4, K, N, pw.data(), &w_), ORK_OK) << ork_last_error();
+    EXPECT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT4, kSlicesK, kSlicesN, pw.data(), &w_), ORK_OK) << ork_last_error();
     const uint64_t before = saturated();
-    EXPECT_EQ(ork_matmul(dev_, w_, pa.data(), M, got.data(), nullptr), ORK_OK) << ork_last_error();
+    EXPECT_EQ(ork_matmul(dev_, w_, pa.data(), kSlicesM, got.data(), nullptr), ORK_OK) << ork_last_error();
     EXPECT_EQ(got, want);
     EXPECT_EQ(saturated(), before);  // no partial left int16
     return npu() ? w_->resident->slice_k() : 0;
@@ -55,7 +55,7 @@ class Int4Slices : public ::testing::TestWithParam<const char*> {
 
 // All +4 and A all -8: each 1024-row slice sums to exactly -32768, the int16 minimum.
 TEST_P(Int4Slices, JustUnderTheBoundSlicesWideAndExact) {
-  const int64_t width = check(std::vector<int8_t>(M * K, -8), std::vector<int8_t>(K * N, 4));
+  const int64_t width = check(std::vector<int8_t>(kSlicesM * kSlicesK, -8), std::vector<int8_t>(kSlicesK * kSlicesN, 4));
   if (npu()) {
     EXPECT_EQ(width, 1024);  // 2 slices, where 480-wide slicing takes 5
   }
@@ -63,9 +63,9 @@ TEST_P(Int4Slices, JustUnderTheBoundSlicesWideAndExact) {
 
 // One 5 among the 4s: a 1024-row slice over it could reach -32776, so the width drops to 992.
 TEST_P(Int4Slices, JustOverTheBoundSlicesNarrowerAndExact) {
-  std::vector<int8_t> w(K * N, 4);
-  w[1500 * N + 7] = 5;
-  const int64_t width = check(std::vector<int8_t>(M * K, -8), w);
+  std::vector<int8_t> w(kSlicesK * kSlicesN, 4);
+  w[1500 * kSlicesN + 7] = 5;
+  const int64_t width = check(std::vector<int8_t>(kSlicesM * kSlicesK, -8), w);
   if (npu()) {
     EXPECT_EQ(width, 992);
   }
@@ -74,7 +74,7 @@ TEST_P(Int4Slices, JustOverTheBoundSlicesNarrowerAndExact) {
 // Weights like real quantised ones (mostly small) and random A: wide slices, exact.
 TEST_P(Int4Slices, SmallRandomWeightsSliceWideAndExact) {
   std::mt19937 rng(7);
-  std::vector<int8_t> a(M * K), w(K * N);
+  std::vector<int8_t> a(kSlicesM * kSlicesK), w(kSlicesK * kSlicesN);
   for (auto& x : a) x = static_cast<int8_t>(static_cast<int>(rng() % 16) - 8);
   for (auto& x : w) x = static_cast<int8_t>(static_cast<int>(rng() % 5) - 2);  // -2..2
   const int64_t width = check(a, w);
@@ -85,9 +85,9 @@ TEST_P(Int4Slices, SmallRandomWeightsSliceWideAndExact) {
 
 // Export writes the dtype's 480-wide layout; import finds the width again from the weights.
 TEST_P(Int4Slices, PackedBlobOfWideWeightsRoundTrips) {
-  std::vector<int8_t> w(K * N, 4);
-  w[1500 * N + 7] = 5;
-  const std::vector<int8_t> a(M * K, -8);
+  std::vector<int8_t> w(kSlicesK * kSlicesN, 4);
+  w[1500 * kSlicesN + 7] = 5;
+  const std::vector<int8_t> a(kSlicesM * kSlicesK, -8);
   ASSERT_EQ(check(a, w), npu() ? 992 : 0);
   size_t size = 0;
   ASSERT_EQ(ork_weights_export_packed(w_, nullptr, 0, &size), ORK_OK) << ork_last_error();
@@ -98,10 +98,10 @@ TEST_P(Int4Slices, PackedBlobOfWideWeightsRoundTrips) {
   if (npu()) {
     EXPECT_EQ(back->resident->slice_k(), 992);
   }
-  std::vector<int32_t> want(static_cast<size_t>(M * N)), got(want.size(), 0x5a5a5a5a);
-  ASSERT_TRUE(ork::ref::matmul_int8(a, w, want, {M, K, N}).ok());
+  std::vector<int32_t> want(static_cast<size_t>(kSlicesM * kSlicesN)), got(want.size(), 0x5a5a5a5a);
+  ASSERT_TRUE(ork::ref::matmul_int8(a, w, want, {kSlicesM, kSlicesK, kSlicesN}).ok());
   const std::vector<uint8_t> pa = pack_int4_values(a);
-  EXPECT_EQ(ork_matmul(dev_, back, pa.data(), M, got.data(), nullptr), ORK_OK) << ork_last_error();
+  EXPECT_EQ(ork_matmul(dev_, back, pa.data(), kSlicesM, got.data(), nullptr), ORK_OK) << ork_last_error();
   EXPECT_EQ(got, want);
   ork_weights_destroy(back);
 }
@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(Devices, Int4Slices, ::testing::Values("emu", "emu-rock
 
 namespace {
 
-ork_tensor host(void* p) {
+ork_tensor slices_host(void* p) {
   ork_tensor t{};
   t.host = p;
   return t;
@@ -125,33 +125,33 @@ ork_tensor host(void* p) {
 // Wide-sliced weights shared by every call pattern at once: a job in flight, a blocking call,
 // a batch of two calls submitted and replayed with new A contents; every C cell exact.
 TEST_P(Int4Slices, WideWeightsSharedBySyncAsyncAndBatchReplays) {
-  const auto w = ork::test::draw_int4_values(K * N, 11, -2, 5);
+  const auto w = ork::test::draw_int4_values(kSlicesK * kSlicesN, 11, -2, 5);
   const std::vector<uint8_t> pw = pack_int4_values(w);
-  ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT4, K, N, pw.data(), &w_), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT4, kSlicesK, kSlicesN, pw.data(), &w_), ORK_OK) << ork_last_error();
   if (npu()) {
     ASSERT_GT(w_->resident->slice_k(), 1024);
   }
   std::vector<std::vector<int8_t>> a;
-  for (unsigned s = 0; s < 5; ++s) a.push_back(ork::test::draw_int4_values(M * K, 20 + s, -8, 16));
+  for (unsigned s = 0; s < 5; ++s) a.push_back(ork::test::draw_int4_values(kSlicesM * kSlicesK, 20 + s, -8, 16));
   auto want = [&](const std::vector<int8_t>& av) {
-    std::vector<int32_t> c(static_cast<size_t>(M * N));
-    EXPECT_TRUE(ork::ref::matmul_int8(av, w, c, {M, K, N}).ok());
+    std::vector<int32_t> c(static_cast<size_t>(kSlicesM * kSlicesN));
+    EXPECT_TRUE(ork::ref::matmul_int8(av, w, c, {kSlicesM, kSlicesK, kSlicesN}).ok());
     return c;
   };
   std::vector<std::vector<uint8_t>> pa;
   for (const auto& av : a) pa.push_back(pack_int4_values(av));
-  std::vector<std::vector<int32_t>> c(5, std::vector<int32_t>(static_cast<size_t>(M * N), 0x5a5a5a5a));
+  std::vector<std::vector<int32_t>> c(5, std::vector<int32_t>(static_cast<size_t>(kSlicesM * kSlicesN), 0x5a5a5a5a));
   const uint64_t before = saturated();
 
-  ork_tensor t0 = host(pa[0].data()), u0 = host(c[0].data());
+  ork_tensor t0 = slices_host(pa[0].data()), u0 = slices_host(c[0].data());
   ork_job* job = nullptr;
-  ASSERT_EQ(ork_matmul_submit(dev_, w_, &t0, M, &u0, nullptr, &job), ORK_OK) << ork_last_error();
-  ASSERT_EQ(ork_matmul(dev_, w_, pa[1].data(), M, c[1].data(), nullptr), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_matmul_submit(dev_, w_, &t0, kSlicesM, &u0, nullptr, &job), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_matmul(dev_, w_, pa[1].data(), kSlicesM, c[1].data(), nullptr), ORK_OK) << ork_last_error();
   ork_batch* batch = nullptr;
   ASSERT_EQ(ork_batch_create(dev_, &batch), ORK_OK) << ork_last_error();
-  ork_tensor t2 = host(pa[2].data()), u2 = host(c[2].data()), t3 = host(pa[3].data()), u3 = host(c[3].data());
-  ASSERT_EQ(ork_batch_add_matmul(batch, w_, &t2, M, &u2, nullptr), ORK_OK) << ork_last_error();
-  ASSERT_EQ(ork_batch_add_matmul(batch, w_, &t3, M, &u3, nullptr), ORK_OK) << ork_last_error();
+  ork_tensor t2 = slices_host(pa[2].data()), u2 = slices_host(c[2].data()), t3 = slices_host(pa[3].data()), u3 = slices_host(c[3].data());
+  ASSERT_EQ(ork_batch_add_matmul(batch, w_, &t2, kSlicesM, &u2, nullptr), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_batch_add_matmul(batch, w_, &t3, kSlicesM, &u3, nullptr), ORK_OK) << ork_last_error();
   for (int round = 0; round < 2; ++round) {
     if (round == 1) {  // the replay reads A again: same memory, new contents
       const std::vector<uint8_t> next = pack_int4_values(a[4]);

@@ -35,7 +35,7 @@ std::vector<int8_t> values(size_t count, uint32_t seed) {
   return v;
 }
 
-struct Case {
+struct StackedCase {
   int64_t m, k, n;
   int cores;
 };
@@ -51,7 +51,7 @@ class Int4Stacked : public ::testing::TestWithParam<ork::driver::KmdKind> {
   // slices, safe for any int4 weights; else the weights' own width (checked against their
   // bound first), every slice then full, K zero padded. `fewest`: the stacked plan's tasks
   // rebuilt in the fewest tasks (plan_stacked.h) before it runs.
-  Plan check(const Case& c, int64_t width = 0, bool fewest = false) {
+  Plan check(const StackedCase& c, int64_t width = 0, bool fewest = false) {
     const auto a = values(static_cast<size_t>(c.m * c.k), 11), w = values(static_cast<size_t>(c.k * c.n), 12);
     const auto pa = pack_int4_values(a), pw = pack_int4_values(w);
     if (width != 0) {
@@ -105,7 +105,7 @@ TEST_P(Int4Stacked, ANarrowerLastSliceIsExact) {
 // just past one width (641: 2 x 352).
 TEST_P(Int4Stacked, WeightsOfTheirOwnWidthStackEverySlice) {
   struct Want {
-    Case c;
+    StackedCase c;
     int64_t slices, slice_k;
   };
   for (const Want& x : {Want{{1, 1920, 192, 3}, 3, 640}, Want{{2, 1921, 128, 2}, 4, 512},
@@ -142,7 +142,8 @@ TEST_P(Int4Stacked, TasksAcrossASliceEdgeAreExact) {
 // (3, 2), and 7 x 8192 (57344) in 7 on 3 (3, 2, 2), where make_plan's split takes 6, 6 and 9;
 // tasks of unequal widths whose columns cross slices' edges.
 TEST_P(Int4Stacked, FewestTasksLayoutIsExact) {
-  for (const Case& c : {Case{2, 3200, 7168, 3}, Case{3, 3200, 7168, 2}, Case{1, 4480, 8192, 3}}) {
+  for (const StackedCase& c :
+       {StackedCase{2, 3200, 7168, 3}, StackedCase{3, 3200, 7168, 2}, StackedCase{1, 4480, 8192, 3}}) {
     const Plan p = check(c, 640, true);
     const int64_t cols = p.slices * p.np;
     EXPECT_EQ(static_cast<int64_t>(p.tasks.size()), (cols + ork::matmul::kMaxColumnsPerTask - 1) / ork::matmul::kMaxColumnsPerTask);

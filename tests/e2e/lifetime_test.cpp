@@ -15,27 +15,27 @@
 
 namespace {
 
-constexpr int64_t M = 5, K = 64, N = 32;
+constexpr int64_t kLifetimeM = 5, kLifetimeK = 64, kLifetimeN = 32;
 
 TEST(Lifetime, WeightsDestroyedAfterTheirDeviceWasClosed) {
   for (const char* name : {"emu-rknpu", "emu-rocket", "cpu"}) {
     SCOPED_TRACE(name);
     ork_device* dev = nullptr;
     ASSERT_EQ(ork_device_open(name, &dev), ORK_OK) << ork_last_error();
-    std::vector<int8_t> w(K * N, 3), a(M * K, 2);
-    std::vector<float> wf(K * N, 0.5f);
+    std::vector<int8_t> w(kLifetimeK * kLifetimeN, 3), a(kLifetimeM * kLifetimeK, 2);
+    std::vector<float> wf(kLifetimeK * kLifetimeN, 0.5f);
     ork_weights* w1 = nullptr;
     ork_weights* w2 = nullptr;
     ork_qweights* q = nullptr;
-    ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, K, N, w.data(), &w1), ORK_OK) << ork_last_error();
-    ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, K, N, w.data(), &w2), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, kLifetimeK, kLifetimeN, w.data(), &w1), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, kLifetimeK, kLifetimeN, w.data(), &w2), ORK_OK) << ork_last_error();
     const bool npu = dev->backend->kmd() != nullptr;
     if (npu) {
-      ASSERT_EQ(ork_qweights_create(dev, wf.data(), K, N, nullptr, &q), ORK_OK) << ork_last_error();
+      ASSERT_EQ(ork_qweights_create(dev, wf.data(), kLifetimeK, kLifetimeN, nullptr, &q), ORK_OK) << ork_last_error();
     }
     EXPECT_EQ(dev->refs.load(), npu ? 4 : 3);  // the handle + three (two) objects
-    std::vector<int32_t> c(M * N, 0);
-    ASSERT_EQ(ork_matmul(dev, w1, a.data(), M, c.data(), nullptr), ORK_OK) << ork_last_error();
+    std::vector<int32_t> c(kLifetimeM * kLifetimeN, 0);
+    ASSERT_EQ(ork_matmul(dev, w1, a.data(), kLifetimeM, c.data(), nullptr), ORK_OK) << ork_last_error();
     ork_device_close(dev);
     // The handle is gone, the device is not: its weights still hold it, BOs still live.
     EXPECT_TRUE(dev->closed.load());
@@ -59,15 +59,15 @@ TEST(Lifetime, ReleasedHandlesAreRefusedNotTouched) {
     SCOPED_TRACE(name);
     ork_device* dev = nullptr;
     ASSERT_EQ(ork_device_open(name, &dev), ORK_OK) << ork_last_error();
-    std::vector<int8_t> w(K * N, 3), a(M * K, 2);
-    std::vector<int32_t> c(M * N, 0), want(M * N, 2 * 3 * K);
+    std::vector<int8_t> w(kLifetimeK * kLifetimeN, 3), a(kLifetimeM * kLifetimeK, 2);
+    std::vector<int32_t> c(kLifetimeM * kLifetimeN, 0), want(kLifetimeM * kLifetimeN, 2 * 3 * kLifetimeK);
     ork_weights* weights = nullptr;
-    ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, K, N, w.data(), &weights), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, kLifetimeK, kLifetimeN, w.data(), &weights), ORK_OK) << ork_last_error();
     ork_tensor ta{}, tc{};
     ta.host = a.data();
     tc.host = c.data();
     ork_job* job = nullptr;
-    ASSERT_EQ(ork_matmul_submit(dev, weights, &ta, M, &tc, nullptr, &job), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_matmul_submit(dev, weights, &ta, kLifetimeM, &tc, nullptr, &job), ORK_OK) << ork_last_error();
     ASSERT_EQ(ork_job_wait(job, -1), ORK_OK) << ork_last_error();
     EXPECT_EQ(c, want);
     ork_job_release(job);
@@ -76,12 +76,12 @@ TEST(Lifetime, ReleasedHandlesAreRefusedNotTouched) {
     EXPECT_EQ(ork_job_wait(job, -1), ORK_E_INVALID_ARGUMENT);
     EXPECT_NE(std::string(ork_last_error()).find("ork_job_wait: not a live job"), std::string::npos) << ork_last_error();
     // Released while in flight, then released again.
-    ASSERT_EQ(ork_matmul_submit(dev, weights, &ta, M, &tc, nullptr, &job), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_matmul_submit(dev, weights, &ta, kLifetimeM, &tc, nullptr, &job), ORK_OK) << ork_last_error();
     ork_job_release(job);
     ork_job_release(job);
     ork_batch* batch = nullptr;
     ASSERT_EQ(ork_batch_create(dev, &batch), ORK_OK) << ork_last_error();
-    ASSERT_EQ(ork_batch_add_matmul(batch, weights, &ta, M, &tc, nullptr), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_batch_add_matmul(batch, weights, &ta, kLifetimeM, &tc, nullptr), ORK_OK) << ork_last_error();
     ork_batch_destroy(batch);
     ork_batch_destroy(batch);
     EXPECT_NE(std::string(ork_last_error()).find("ork_batch_destroy: not a live batch"), std::string::npos);
@@ -89,7 +89,7 @@ TEST(Lifetime, ReleasedHandlesAreRefusedNotTouched) {
     EXPECT_NE(std::string(ork_last_error()).find("not a live batch"), std::string::npos) << ork_last_error();
     // The device still works after all that.
     c.assign(c.size(), 0);
-    ASSERT_EQ(ork_matmul(dev, weights, a.data(), M, c.data(), nullptr), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_matmul(dev, weights, a.data(), kLifetimeM, c.data(), nullptr), ORK_OK) << ork_last_error();
     EXPECT_EQ(c, want);
     ork_weights_destroy(weights);
     ork_weights_destroy(weights);
@@ -109,14 +109,14 @@ TEST(Lifetime, BuffersAndEngineWeightsDestroyedAfterTheirDeviceWasClosed) {
     SCOPED_TRACE(name);
     ork_device* dev = nullptr;
     ASSERT_EQ(ork_device_open(name, &dev), ORK_OK) << ork_last_error();
-    std::vector<int8_t> w(K * N, 3);
+    std::vector<int8_t> w(kLifetimeK * kLifetimeN, 3);
     ork_buffer* buf = nullptr;
     ASSERT_EQ(ork_buffer_create(dev, 4096, &buf), ORK_OK) << ork_last_error();
     ork_weights_desc d{};
     d.struct_size = sizeof(d);
     d.dtype = ORK_DTYPE_INT8;
-    d.k = K;
-    d.n = N;
+    d.k = kLifetimeK;
+    d.n = kLifetimeN;
     d.layout = ORK_LAYOUT_K_BY_N;
     d.data = w.data();
     ork_weights* ex = nullptr;
@@ -150,40 +150,40 @@ class DeviceErrors : public ::testing::Test {
   ork::emu::Faults& faults() { return dev_->fake->faults(); }
   ork_device* dev_ = nullptr;
   ork_weights* w_ = nullptr;
-  std::vector<int8_t> w_data_ = std::vector<int8_t>(K * N, 1), a_ = std::vector<int8_t>(M * K, 1);
-  std::vector<int32_t> c_ = std::vector<int32_t>(M * N, 0);
+  std::vector<int8_t> w_data_ = std::vector<int8_t>(kLifetimeK * kLifetimeN, 1), a_ = std::vector<int8_t>(kLifetimeM * kLifetimeK, 1);
+  std::vector<int32_t> c_ = std::vector<int32_t>(kLifetimeM * kLifetimeN, 0);
 };
 
 TEST_F(DeviceErrors, MemMapEpermIsADeviceErrorNotNoDevice) {
   faults().fail_nr = 0x43;  // DRM_COMMAND_BASE + RKNPU_MEM_MAP
   faults().fail_errno = EPERM;
   faults().fail_times = 1;
-  EXPECT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, w_data_.data(), &w_), ORK_E_DEVICE);
+  EXPECT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, kLifetimeK, kLifetimeN, w_data_.data(), &w_), ORK_E_DEVICE);
   const std::string msg = ork_last_error();
   EXPECT_NE(msg.find("RKNPU_MEM_MAP of a"), std::string::npos) << msg;
   EXPECT_NE(msg.find("EPERM"), std::string::npos) << msg;
   // The device is usable afterwards.
-  ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, w_data_.data(), &w_), ORK_OK) << ork_last_error();
-  ASSERT_EQ(ork_matmul(dev_, w_, a_.data(), M, c_.data(), nullptr), ORK_OK) << ork_last_error();
-  EXPECT_EQ(c_[0], K);
+  ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, kLifetimeK, kLifetimeN, w_data_.data(), &w_), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_matmul(dev_, w_, a_.data(), kLifetimeM, c_.data(), nullptr), ORK_OK) << ork_last_error();
+  EXPECT_EQ(c_[0], kLifetimeK);
 }
 
 TEST_F(DeviceErrors, SubmitEioBeforeAnyJobIsNotADmaFault) {
-  ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, w_data_.data(), &w_), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, kLifetimeK, kLifetimeN, w_data_.data(), &w_), ORK_OK) << ork_last_error();
   faults().fail_nr = 0x41;  // DRM_COMMAND_BASE + RKNPU_SUBMIT
   faults().fail_errno = EIO;
   faults().fail_times = 1;
-  EXPECT_EQ(ork_matmul(dev_, w_, a_.data(), M, c_.data(), nullptr), ORK_E_DEVICE);
+  EXPECT_EQ(ork_matmul(dev_, w_, a_.data(), kLifetimeM, c_.data(), nullptr), ORK_E_DEVICE);
   std::string msg = ork_last_error();
   EXPECT_NE(msg.find("failed before any job ran: EIO"), std::string::npos) << msg;
   EXPECT_EQ(msg.find("DMA"), std::string::npos) << msg;
   // A job that really faults is still called a DMA (or configuration) error.
   faults().dma_error_jobs = 1;
-  EXPECT_EQ(ork_matmul(dev_, w_, a_.data(), M, c_.data(), nullptr), ORK_E_DEVICE);
+  EXPECT_EQ(ork_matmul(dev_, w_, a_.data(), kLifetimeM, c_.data(), nullptr), ORK_E_DEVICE);
   msg = ork_last_error();
   EXPECT_NE(msg.find("the job faulted (DMA"), std::string::npos) << msg;
-  ASSERT_EQ(ork_matmul(dev_, w_, a_.data(), M, c_.data(), nullptr), ORK_OK) << ork_last_error();
-  EXPECT_EQ(c_[0], K);
+  ASSERT_EQ(ork_matmul(dev_, w_, a_.data(), kLifetimeM, c_.data(), nullptr), ORK_OK) << ork_last_error();
+  EXPECT_EQ(c_[0], kLifetimeK);
 }
 
 }  // namespace

@@ -33,14 +33,14 @@ std::string kind_name(Kind k) {
   return "?";
 }
 
-ork_tensor host(void* p) {
+ork_tensor shared_host(void* p) {
   ork_tensor t{};
   t.host = p;
   return t;
 }
 
 // One call: its A, its C, the reference C, and what it left in flight.
-struct Call {
+struct SharedCall {
   std::vector<int8_t> a;
   std::vector<int32_t> c = std::vector<int32_t>(kM * kN, -1);
   std::vector<int32_t> want;
@@ -60,8 +60,8 @@ class SharedWeights : public ::testing::TestWithParam<std::tuple<std::string, Ki
     ork_device_close(dev_);
   }
 
-  Call make_call(uint64_t seed) {
-    Call call;
+  SharedCall make_call(uint64_t seed) {
+    SharedCall call;
     call.a = ork::ref::random_int8(kM * kK, seed);
     call.want.resize(kM * kN);
     EXPECT_TRUE(ork::ref::matmul_int8(call.a, w_, call.want, {kM, kK, kN}).ok());
@@ -70,8 +70,8 @@ class SharedWeights : public ::testing::TestWithParam<std::tuple<std::string, Ki
 
   // Starts `call` the `kind` way; a job is left in flight in call.job (none for sync). A
   // replay's batch is recorded and run once first (on the same A; its C then reset).
-  void start(Kind kind, Call& call) {
-    ork_tensor a = host(call.a.data()), c = host(call.c.data());
+  void start(Kind kind, SharedCall& call) {
+    ork_tensor a = shared_host(call.a.data()), c = shared_host(call.c.data());
     if (kind == Kind::sync) {
       ASSERT_EQ(ork_matmul(dev_, weights_, call.a.data(), kM, call.c.data(), nullptr), ORK_OK) << ork_last_error();
       return;
@@ -93,7 +93,7 @@ class SharedWeights : public ::testing::TestWithParam<std::tuple<std::string, Ki
     ASSERT_EQ(ork_batch_submit(call.batch, &call.job), ORK_OK) << ork_last_error();
   }
 
-  void finish(Call& call) {
+  void finish(SharedCall& call) {
     if (call.job != nullptr) {
       EXPECT_EQ(ork_job_wait(call.job, -1), ORK_OK) << ork_last_error();
     }
@@ -112,7 +112,7 @@ class SharedWeights : public ::testing::TestWithParam<std::tuple<std::string, Ki
 // first is waited: each C is its own product, every cell.
 TEST_P(SharedWeights, SecondCallDoesNotChangeTheFirstsResult) {
   const auto& [device, first_kind, second_kind] = GetParam();
-  Call first = make_call(1), second = make_call(2);
+  SharedCall first = make_call(1), second = make_call(2);
   ASSERT_NE(first.want, second.want);
   start(first_kind, first);
   start(second_kind, second);
@@ -128,7 +128,7 @@ TEST_P(SharedWeights, SecondCallDoesNotChangeTheFirstsResult) {
 // whatever forced the completion.
 TEST_P(SharedWeights, ThreeCallsMiddleWaitedLast) {
   const auto& [device, first_kind, second_kind] = GetParam();
-  Call a = make_call(11), b = make_call(12), c = make_call(13);
+  SharedCall a = make_call(11), b = make_call(12), c = make_call(13);
   start(first_kind, a);
   start(second_kind, b);
   start(first_kind, c);

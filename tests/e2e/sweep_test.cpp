@@ -20,14 +20,14 @@ using ork::ref::random_int8;
 
 using ork::test::SweepCase;
 
-bool large_sweep() {
+bool sweep_large_sweep() {
   const char* v = std::getenv("ORK_SWEEP");
   return v && std::string_view(v) == "large";
 }
 
-std::vector<SweepCase> cases() {
+std::vector<SweepCase> sweep_cases() {
   // Default: every value once, cheap cases only. Large: up to 4e9 MACs a case, 8e10 total.
-  return large_sweep() ? ork::test::sample_sweep(20261130, 4e9, 8e10)
+  return sweep_large_sweep() ? ork::test::sample_sweep(20261130, 4e9, 8e10)
                        : ork::test::sample_sweep(7, 6e7, 4e8);
 }
 
@@ -67,7 +67,7 @@ TEST_P(Sweep, BitExactOnEveryBackend) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(SweepShapes, Sweep, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(SweepShapes, Sweep, ::testing::ValuesIn(sweep_cases()),
                          [](const auto& info) { return info.param.name(); });
 
 }  // namespace

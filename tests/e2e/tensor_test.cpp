@@ -20,19 +20,19 @@
 
 namespace {
 
-enum class Mode { int8, fp16, fp16_out, w4a4, w4a8 };
-const char* mode_name(Mode m) {
+enum class TensorMode { int8, fp16, fp16_out, w4a4, w4a8 };
+const char* tensor_mode_name(TensorMode m) {
   switch (m) {
-    case Mode::int8: return "int8";
-    case Mode::fp16: return "fp16";
-    case Mode::fp16_out: return "fp16out";
-    case Mode::w4a4: return "w4a4";
-    case Mode::w4a8: return "w4a8";
+    case TensorMode::int8: return "int8";
+    case TensorMode::fp16: return "fp16";
+    case TensorMode::fp16_out: return "fp16out";
+    case TensorMode::w4a4: return "w4a4";
+    case TensorMode::w4a8: return "w4a8";
   }
   return "?";
 }
-int a_bits(Mode m) { return m == Mode::w4a4 ? 4 : (m == Mode::fp16 || m == Mode::fp16_out) ? 16 : 8; }
-int c_bits(Mode m) { return m == Mode::fp16_out ? 16 : 32; }
+int a_bits(TensorMode m) { return m == TensorMode::w4a4 ? 4 : (m == TensorMode::fp16 || m == TensorMode::fp16_out) ? 16 : 8; }
+int c_bits(TensorMode m) { return m == TensorMode::fp16_out ? 16 : 32; }
 
 // Where an operand lies: in host memory or a buffer, `row0` rows and `col0` columns into a
 // matrix `extra` columns wider than the operand (stride 0 when extra is 0 and `dense`).
@@ -41,8 +41,8 @@ struct Placement {
   int64_t row0 = 0, col0 = 0, extra = 0;
 };
 
-struct Case {
-  Mode mode;
+struct TensorCase {
+  TensorMode mode;
   int64_t m, k, n;
   Placement a, c;
   std::string name() const {
@@ -50,29 +50,29 @@ struct Case {
       return std::string(x.buffer ? "buf" : "host") + "_r" + std::to_string(x.row0) + "c" + std::to_string(x.col0) + "x" +
              std::to_string(x.extra);
     };
-    return std::string(mode_name(mode)) + "_M" + std::to_string(m) + "_K" + std::to_string(k) + "_N" +
+    return std::string(tensor_mode_name(mode)) + "_M" + std::to_string(m) + "_K" + std::to_string(k) + "_N" +
            std::to_string(n) + "_A" + p(a) + "_C" + p(c);
   }
 };
 
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<TensorCase> tensor_cases() {
+  std::vector<TensorCase> out;
   const Placement dense{}, host_strided{false, 0, 2, 6}, buf_dense{true, 0, 0, 0}, buf_offset{true, 3, 0, 0},
       buf_strided{true, 1, 4, 10}, buf_cols{true, 2, 48, 96};  // C as columns of a wider (q|k|v) matrix
-  for (Mode mode : {Mode::int8, Mode::fp16, Mode::fp16_out, Mode::w4a4, Mode::w4a8}) {
+  for (TensorMode mode : {TensorMode::int8, TensorMode::fp16, TensorMode::fp16_out, TensorMode::w4a4, TensorMode::w4a8}) {
     for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 64, 48}, {5, 96, 40}, {17, 130, 80}}) {
       for (const auto& [pa, pc] : std::vector<std::pair<Placement, Placement>>{
                {dense, dense}, {host_strided, host_strided}, {buf_dense, buf_dense}, {buf_offset, buf_strided},
                {buf_strided, buf_cols}, {host_strided, buf_cols}, {buf_cols, dense}})
         out.push_back({mode, m, k, n, pa, pc});
       // int4 A with an odd row stride: rows start mid-byte.
-      if (mode == Mode::w4a4) out.push_back({mode, m, k, n, {true, 2, 2, 3}, buf_strided});
+      if (mode == TensorMode::w4a4) out.push_back({mode, m, k, n, {true, 2, 2, 3}, buf_strided});
     }
   }
   return out;
 }
 
-int64_t fp16_slice_k(int64_t k, int64_t n) {
+int64_t tensor_fp16_slice_k(int64_t k, int64_t n) {
   auto p = ork::matmul::make_plan({1, k, n}, {.dtype = ork::matmul::DType::fp16, .cores = 1});
   EXPECT_TRUE(p.ok());
   return p->slice_k;
@@ -91,28 +91,28 @@ void copy_elem(const uint8_t* src, int64_t si, uint8_t* dst, int64_t di, int bit
 size_t bytes_for(int64_t elems, int bits) { return static_cast<size_t>((elems * bits + 7) / 8); }
 
 // The dense operand and the C the oracle gives for it.
-std::vector<uint8_t> reference(const Case& c, const std::vector<uint8_t>& a, const std::vector<uint8_t>& w) {
+std::vector<uint8_t> tensor_reference(const TensorCase& c, const std::vector<uint8_t>& a, const std::vector<uint8_t>& w) {
   const ork::ref::Dims d{c.m, c.k, c.n};
   const size_t mn = static_cast<size_t>(c.m * c.n), mk = static_cast<size_t>(c.m * c.k), kn = static_cast<size_t>(c.k * c.n);
   std::vector<uint8_t> out(bytes_for(c.m * c.n, c_bits(c.mode)));
-  if (c.mode == Mode::fp16 || c.mode == Mode::fp16_out) {
+  if (c.mode == TensorMode::fp16 || c.mode == TensorMode::fp16_out) {
     std::span<const uint16_t> av{reinterpret_cast<const uint16_t*>(a.data()), mk};
     std::span<const uint16_t> wv{reinterpret_cast<const uint16_t*>(w.data()), kn};
-    auto s = c.mode == Mode::fp16_out
+    auto s = c.mode == TensorMode::fp16_out
                  ? ork::ref::matmul_fp16_sliced_to_fp16(av, wv, {reinterpret_cast<uint16_t*>(out.data()), mn}, d,
-                                                        fp16_slice_k(c.k, c.n))
+                                                        tensor_fp16_slice_k(c.k, c.n))
                  : ork::ref::matmul_fp16_sliced(av, wv, {reinterpret_cast<float*>(out.data()), mn}, d,
-                                                fp16_slice_k(c.k, c.n));
+                                                tensor_fp16_slice_k(c.k, c.n));
     EXPECT_TRUE(s.ok());
     return out;
   }
   std::vector<int8_t> a8(mk), w8(kn);
   for (size_t i = 0; i < kn; ++i)
-    w8[i] = c.mode == Mode::int8 ? static_cast<int8_t>(w[i]) : ork::int4::value_at(w.data(), static_cast<int64_t>(i));
+    w8[i] = c.mode == TensorMode::int8 ? static_cast<int8_t>(w[i]) : ork::int4::value_at(w.data(), static_cast<int64_t>(i));
   for (size_t i = 0; i < mk; ++i)
-    a8[i] = c.mode == Mode::w4a4 ? ork::int4::value_at(a.data(), static_cast<int64_t>(i)) : static_cast<int8_t>(a[i]);
+    a8[i] = c.mode == TensorMode::w4a4 ? ork::int4::value_at(a.data(), static_cast<int64_t>(i)) : static_cast<int8_t>(a[i]);
   std::span<int32_t> cv{reinterpret_cast<int32_t*>(out.data()), mn};
-  auto s = c.mode == Mode::w4a4 ? ork::ref::matmul_int4(a8, w8, cv, d) : ork::ref::matmul_int8(a8, w8, cv, d);
+  auto s = c.mode == TensorMode::w4a4 ? ork::ref::matmul_int4(a8, w8, cv, d) : ork::ref::matmul_int8(a8, w8, cv, d);
   EXPECT_TRUE(s.ok());
   return out;
 }
@@ -162,19 +162,19 @@ void place(ork_device* dev, const Placement& p, int64_t rows, int64_t cols, int 
   ASSERT_TRUE(bits != 4 || (p.row0 * b->width + p.col0) % 2 == 0) << "int4 operand must start on a byte";
 }
 
-class TensorSweep : public ::testing::TestWithParam<Case> {};
+class TensorSweep : public ::testing::TestWithParam<TensorCase> {};
 
 TEST_P(TensorSweep, BitExactOnEveryBackend) {
-  const Case c = GetParam();
+  const TensorCase c = GetParam();
   const int ab = a_bits(c.mode), cb = c_bits(c.mode);
-  const bool fp16 = c.mode == Mode::fp16 || c.mode == Mode::fp16_out;
-  const ork_dtype w_dtype = fp16 ? ORK_DTYPE_FP16 : c.mode == Mode::int8 ? ORK_DTYPE_INT8 : ORK_DTYPE_INT4;
+  const bool fp16 = c.mode == TensorMode::fp16 || c.mode == TensorMode::fp16_out;
+  const ork_dtype w_dtype = fp16 ? ORK_DTYPE_FP16 : c.mode == TensorMode::int8 ? ORK_DTYPE_INT8 : ORK_DTYPE_INT4;
   const std::vector<uint8_t> w =
-      random_operand(bytes_for(c.k * c.n, fp16 ? 16 : c.mode == Mode::int8 ? 8 : 4), fp16 ? 16 : 8, 7 + c.k);
+      random_operand(bytes_for(c.k * c.n, fp16 ? 16 : c.mode == TensorMode::int8 ? 8 : 4), fp16 ? 16 : 8, 7 + c.k);
   ork_matmul_options opt{};
   opt.struct_size = sizeof(opt);
-  if (c.mode == Mode::w4a8) opt.a_dtype = ORK_DTYPE_INT8;
-  if (c.mode == Mode::fp16_out) opt.c_dtype = ORK_DTYPE_FP16;
+  if (c.mode == TensorMode::w4a8) opt.a_dtype = ORK_DTYPE_INT8;
+  if (c.mode == TensorMode::fp16_out) opt.c_dtype = ORK_DTYPE_FP16;
   for (const char* backend : {"cpu", "emu-rknpu", "emu-rocket"}) {
     SCOPED_TRACE(backend);
     ork_device* dev = nullptr;
@@ -191,7 +191,7 @@ TEST_P(TensorSweep, BitExactOnEveryBackend) {
     for (int64_t r = 0; r < c.m; ++r)
       for (int64_t k = 0; k < c.k; ++k)
         copy_elem(a.bytes, (c.a.row0 + r) * a.width + c.a.col0 + k, dense_a.data(), r * c.k + k, ab);
-    const auto want = reference(c, dense_a, w);
+    const auto want = tensor_reference(c, dense_a, w);
 
     ASSERT_EQ(ork_matmul_t(dev, wt, &a.tensor, c.m, &cc.tensor, &opt), ORK_OK) << ork_last_error();
     EXPECT_EQ(std::memcmp(a.bytes, a_all.data(), a.size), 0) << "A changed";
@@ -234,7 +234,7 @@ TEST(Buffer, DestroyWhileInUseIsRefused) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Placements, TensorSweep, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(Placements, TensorSweep, ::testing::ValuesIn(tensor_cases()),
                          [](const auto& info) { return info.param.name(); });
 
 }  // namespace

@@ -20,7 +20,7 @@ namespace {
 
 using ork::ref::random_int8;
 
-constexpr int64_t M = 300, K = 2048, N = 200;  // 3 M-tiles of 128 rows at K = 2048
+constexpr int64_t kCacheM = 300, kCacheK = 2048, kCacheN = 200;  // 3 M-tiles of 128 rows at K = 2048
 
 ork_stats stats_of(ork_device* dev) {
   ork_stats s{};
@@ -30,8 +30,8 @@ ork_stats stats_of(ork_device* dev) {
 }
 
 std::vector<int32_t> oracle(const std::vector<int8_t>& a, const std::vector<int8_t>& w, int64_t m) {
-  std::vector<int32_t> c(m * N);
-  EXPECT_TRUE(ork::ref::matmul_int8(a, w, c, {m, K, N}).ok());
+  std::vector<int32_t> c(m * kCacheN);
+  EXPECT_TRUE(ork::ref::matmul_int8(a, w, c, {m, kCacheK, kCacheN}).ok());
   return c;
 }
 
@@ -40,7 +40,7 @@ class WeightCacheApi : public ::testing::TestWithParam<const char*> {
   void SetUp() override { ASSERT_EQ(ork_device_open(GetParam(), &dev_), ORK_OK) << ork_last_error(); }
   void TearDown() override { ork_device_close(dev_); }
   std::vector<int32_t> run(const ork_weights* w, const std::vector<int8_t>& a, int64_t m, int cores) {
-    std::vector<int32_t> c(m * N, 0x5a5a5a5a);
+    std::vector<int32_t> c(m * kCacheN, 0x5a5a5a5a);
     ork_matmul_options o{};
     o.struct_size = sizeof o;
     o.cores = cores;
@@ -51,13 +51,13 @@ class WeightCacheApi : public ::testing::TestWithParam<const char*> {
 };
 
 TEST_P(WeightCacheApi, RepeatedCallsHitAndStayExact) {
-  const auto w = random_int8(K * N, 1);
+  const auto w = random_int8(kCacheK * kCacheN, 1);
   ork_weights* wh = nullptr;
-  ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, w.data(), &wh), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, kCacheK, kCacheN, w.data(), &wh), ORK_OK) << ork_last_error();
   const auto before = stats_of(dev_);
   for (int i = 0; i < 3; ++i) {
-    const auto a = random_int8(M * K, 10 + i);
-    for (int cores : {1, 3}) EXPECT_EQ(run(wh, a, M, cores), oracle(a, w, M)) << "call " << i << " cores " << cores;
+    const auto a = random_int8(kCacheM * kCacheK, 10 + i);
+    for (int cores : {1, 3}) EXPECT_EQ(run(wh, a, kCacheM, cores), oracle(a, w, kCacheM)) << "call " << i << " cores " << cores;
   }
   EXPECT_GT(stats_of(dev_).weight_cache_hits, before.weight_cache_hits);
   ork_weights_destroy(wh);
@@ -66,13 +66,13 @@ TEST_P(WeightCacheApi, RepeatedCallsHitAndStayExact) {
 // A layer's weights replaced by the next layer's: the new BO may sit at the old IOVA with
 // the old shape, but it is another BO - every call computes with the weights it was given.
 TEST_P(WeightCacheApi, NewWeightsAtTheSameShapeAreNeverStale) {
-  const auto a = random_int8(M * K, 20);
+  const auto a = random_int8(kCacheM * kCacheK, 20);
   for (uint32_t layer = 0; layer < 4; ++layer) {
-    const auto w = random_int8(K * N, 100 + layer);
+    const auto w = random_int8(kCacheK * kCacheN, 100 + layer);
     ork_weights* wh = nullptr;
-    ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, w.data(), &wh), ORK_OK) << ork_last_error();
-    EXPECT_EQ(run(wh, a, M, 3), oracle(a, w, M)) << "layer " << layer;
-    EXPECT_EQ(run(wh, a, 1, 1), oracle(std::vector<int8_t>(a.begin(), a.begin() + K), w, 1)) << "layer " << layer;
+    ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, kCacheK, kCacheN, w.data(), &wh), ORK_OK) << ork_last_error();
+    EXPECT_EQ(run(wh, a, kCacheM, 3), oracle(a, w, kCacheM)) << "layer " << layer;
+    EXPECT_EQ(run(wh, a, 1, 1), oracle(std::vector<int8_t>(a.begin(), a.begin() + kCacheK), w, 1)) << "layer " << layer;
     ork_weights_destroy(wh);
   }
 }
@@ -80,17 +80,17 @@ TEST_P(WeightCacheApi, NewWeightsAtTheSameShapeAreNeverStale) {
 INSTANTIATE_TEST_SUITE_P(Emu, WeightCacheApi, ::testing::Values("emu-rknpu", "emu-rocket"));
 
 TEST(WeightCacheEnv, OffGivesTheSameBytesAndBadValuesAreNamed) {
-  const auto w = random_int8(K * N, 3), a = random_int8(M * K, 4);
+  const auto w = random_int8(kCacheK * kCacheN, 3), a = random_int8(kCacheM * kCacheK, 4);
   ASSERT_EQ(setenv("ORK_EMU_WEIGHT_CACHE", "off", 1), 0);
   ork_device* dev = nullptr;
   ASSERT_EQ(ork_device_open("emu", &dev), ORK_OK) << ork_last_error();
   ork_weights* wh = nullptr;
-  ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, K, N, w.data(), &wh), ORK_OK);
-  std::vector<int32_t> c(M * N);
+  ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, kCacheK, kCacheN, w.data(), &wh), ORK_OK);
+  std::vector<int32_t> c(kCacheM * kCacheN);
   const auto before = stats_of(dev);
   for (int i = 0; i < 2; ++i) {
-    ASSERT_EQ(ork_matmul(dev, wh, a.data(), M, c.data(), nullptr), ORK_OK) << ork_last_error();
-    EXPECT_EQ(c, oracle(a, w, M));
+    ASSERT_EQ(ork_matmul(dev, wh, a.data(), kCacheM, c.data(), nullptr), ORK_OK) << ork_last_error();
+    EXPECT_EQ(c, oracle(a, w, kCacheM));
   }
   EXPECT_EQ(stats_of(dev).weight_cache_hits, before.weight_cache_hits);  // nothing kept, nothing hit
   EXPECT_EQ(stats_of(dev).weight_cache_misses, before.weight_cache_misses);
@@ -108,7 +108,7 @@ TEST(WeightCacheEnv, OffGivesTheSameBytesAndBadValuesAreNamed) {
 // would take the second device's bound and let the first one hit; each device's own
 // cache keeps the first at zero hits, while the second hits, with every result exact.
 TEST(WeightCacheEnv, EachDeviceHasItsOwnCache) {
-  const auto w = random_int8(K * N, 5), a = random_int8(M * K, 6);
+  const auto w = random_int8(kCacheK * kCacheN, 5), a = random_int8(kCacheM * kCacheK, 6);
   ASSERT_EQ(setenv("ORK_EMU_WEIGHT_CACHE_BYTES", "0", 1), 0);
   ork_device* small = nullptr;
   ASSERT_EQ(ork_device_open("emu-rknpu", &small), ORK_OK) << ork_last_error();
@@ -117,14 +117,14 @@ TEST(WeightCacheEnv, EachDeviceHasItsOwnCache) {
   ASSERT_EQ(ork_device_open("emu-rknpu", &big), ORK_OK) << ork_last_error();
   ork_weights* ws = nullptr;
   ork_weights* wb = nullptr;
-  ASSERT_EQ(ork_weights_create(small, ORK_DTYPE_INT8, K, N, w.data(), &ws), ORK_OK) << ork_last_error();
-  ASSERT_EQ(ork_weights_create(big, ORK_DTYPE_INT8, K, N, w.data(), &wb), ORK_OK) << ork_last_error();
-  std::vector<int32_t> c(M * N);
+  ASSERT_EQ(ork_weights_create(small, ORK_DTYPE_INT8, kCacheK, kCacheN, w.data(), &ws), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_weights_create(big, ORK_DTYPE_INT8, kCacheK, kCacheN, w.data(), &wb), ORK_OK) << ork_last_error();
+  std::vector<int32_t> c(kCacheM * kCacheN);
   for (int i = 0; i < 3; ++i) {
     for (auto [dev, wh] : {std::pair{small, ws}, std::pair{big, wb}}) {
       std::fill(c.begin(), c.end(), 0x5a5a5a5a);
-      ASSERT_EQ(ork_matmul(dev, wh, a.data(), M, c.data(), nullptr), ORK_OK) << ork_last_error();
-      EXPECT_EQ(c, oracle(a, w, M)) << "call " << i;
+      ASSERT_EQ(ork_matmul(dev, wh, a.data(), kCacheM, c.data(), nullptr), ORK_OK) << ork_last_error();
+      EXPECT_EQ(c, oracle(a, w, kCacheM)) << "call " << i;
     }
   }
   EXPECT_EQ(stats_of(small).weight_cache_hits, 0u);

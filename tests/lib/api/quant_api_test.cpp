@@ -245,7 +245,7 @@ TEST_P(QuantCapi, PerCallStatsAddUpToTheTotals) {
 // The int8 copy an NPU device makes of quantised weights, sized before they exist: on emu
 // the window gives it exactly that, rounded to 4 KiB pages (the fake kernel's figure), for
 // per-channel, per-group and int4 weights, and for ggml blocks (Q8_0: group 32; Q4_0: 4-bit, 32).
-uint64_t window_used(ork_device* d) {
+uint64_t quant_window_used(ork_device* d) {
   ork_memory_info m{};
   m.struct_size = sizeof m;
   EXPECT_EQ(ork_device_memory(d, &m), ORK_OK) << ork_last_error();
@@ -263,10 +263,10 @@ TEST(QuantPackedBytes, IsTheWindowTheWeightsTake) {
         uint64_t bytes = 0;
         ASSERT_EQ(ork_qweights_packed_bytes(k, n, &o, &bytes), ORK_OK) << ork_last_error();
         const auto w = random_matrix(k, n, 5);
-        const uint64_t before = window_used(dev);
+        const uint64_t before = quant_window_used(dev);
         ork_qweights* q = nullptr;
         ASSERT_EQ(ork_qweights_create(dev, w.data(), k, n, &o, &q), ORK_OK) << ork_last_error();
-        EXPECT_EQ(window_used(dev) - before, (bytes + 4095) / 4096 * 4096);
+        EXPECT_EQ(quant_window_used(dev) - before, (bytes + 4095) / 4096 * 4096);
         ork_qweights_destroy(q);
       }
     }

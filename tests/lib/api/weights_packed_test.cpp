@@ -160,7 +160,7 @@ TEST_P(BadBlobs, SmallCapacityReturnsTheSizeNeeded) {
 // The bytes the device's buffer of each weight holds, before it exists: what the blob's
 // payload is on every device, and on emu what the window gives the buffer (its 4 KiB pages,
 // the fake kernel's exact figure: ork_device_memory's exact = 1).
-uint64_t window_used(ork_device* d) {
+uint64_t packed_window_used(ork_device* d) {
   ork_memory_info m{};
   m.struct_size = sizeof m;
   EXPECT_EQ(ork_device_memory(d, &m), ORK_OK) << ork_last_error();
@@ -175,11 +175,11 @@ TEST_P(Packed, PackedBytesIsTheBufferBeforeTheWeightsExist) {
       uint64_t bytes = 0;
       ASSERT_EQ(ork_weights_packed_bytes(dtype, k, n, &bytes), ORK_OK) << ork_last_error();
       const auto dense = random_dense(dtype, k, n, 3);
-      const uint64_t before = npu ? window_used(dev_) : 0;
+      const uint64_t before = npu ? packed_window_used(dev_) : 0;
       ork_weights* w = nullptr;
       ASSERT_EQ(ork_weights_create(dev_, dtype, k, n, dense.data(), &w), ORK_OK) << ork_last_error();
       if (npu) {
-        EXPECT_EQ(window_used(dev_) - before, (bytes + 4095) / 4096 * 4096);
+        EXPECT_EQ(packed_window_used(dev_) - before, (bytes + 4095) / 4096 * 4096);
       }
       EXPECT_EQ(export_blob(w).size(), blob::kHeaderBytes + bytes);
       ork_weights_destroy(w);

@@ -15,7 +15,7 @@
 namespace ork::exec {
 namespace {
 
-PackedModel tiny_model(int layers) {
+PackedModel plan_tiny_model(int layers) {
   auto d = synthetic_desc("tiny", layers, matmul::DType::int8);
   EXPECT_TRUE(d);
   const std::string path = testing::scratch("plan.ork");
@@ -25,16 +25,16 @@ PackedModel tiny_model(int layers) {
   return *m;
 }
 
-struct Case {
+struct PlanCase {
   Order order;
   uint64_t budget;
   int64_t m;
 };
 
-class PlanOrders : public ::testing::TestWithParam<Case> {};
+class PlanOrders : public ::testing::TestWithParam<PlanCase> {};
 
 TEST_P(PlanOrders, ValidOrderSlotsUnderBudgetReuseAfterWait) {
-  const PackedModel model = tiny_model(6);
+  const PackedModel model = plan_tiny_model(6);
   PlanOptions o;
   o.order = GetParam().order;
   o.budget_bytes = GetParam().budget;
@@ -79,15 +79,15 @@ TEST_P(PlanOrders, ValidOrderSlotsUnderBudgetReuseAfterWait) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Budgets, PlanOrders,
-                         ::testing::Values(Case{Order::scheduled, 56 << 10, 1}, Case{Order::scheduled, 96 << 10, 1},
-                                           Case{Order::fifo, 56 << 10, 1}, Case{Order::fifo, 1 << 20, 64},
-                                           Case{Order::sequential, 56 << 10, 1}, Case{Order::scheduled, 1 << 20, 128}));
+                         ::testing::Values(PlanCase{Order::scheduled, 56 << 10, 1}, PlanCase{Order::scheduled, 96 << 10, 1},
+                                           PlanCase{Order::fifo, 56 << 10, 1}, PlanCase{Order::fifo, 1 << 20, 64},
+                                           PlanCase{Order::sequential, 56 << 10, 1}, PlanCase{Order::scheduled, 1 << 20, 128}));
 
 // The residency rule: with room for the whole model every tensor is read once, by token 0;
 // with room for two layers and a half, the first layer and a half stay; with less, or one
 // token, or pin = false, nothing does.
 TEST(Plan, TensorsThatFitArePinnedAcrossTokens) {
-  const PackedModel model = tiny_model(6);
+  const PackedModel model = plan_tiny_model(6);
   uint64_t layer = 0;
   for (size_t j = 0; j < model.desc.matmuls.size(); ++j) layer += align_up(model.tensor(0, static_cast<int>(j)).bytes, 4096);
   auto loads = [](const ExecPlan& p) {
@@ -124,7 +124,7 @@ TEST(Plan, TensorsThatFitArePinnedAcrossTokens) {
 }
 
 TEST(Plan, ScheduledIsNeverSlowerThanSequentialInTheModel) {
-  const PackedModel model = tiny_model(6);
+  const PackedModel model = plan_tiny_model(6);
   PlanOptions o;
   o.budget_bytes = 96 << 10;
   o.tokens = 2;
@@ -141,7 +141,7 @@ TEST(Plan, ScheduledIsNeverSlowerThanSequentialInTheModel) {
 // a pinned tensor), and a plan past lib/sched's bound is refused before it is built, naming
 // its tokens and op count.
 TEST(Plan, OpCountIsKnownBeforeBuildingAndBoundedByTheScheduler) {
-  const PackedModel model = tiny_model(3);
+  const PackedModel model = plan_tiny_model(3);
   const auto tensors = static_cast<int64_t>(3 * model.desc.matmuls.size());
   PlanOptions o;
   o.budget_bytes = 1 << 30;  // every tensor pinned across tokens
@@ -163,7 +163,7 @@ TEST(Plan, OpCountIsKnownBeforeBuildingAndBoundedByTheScheduler) {
 }
 
 TEST(Plan, BudgetSmallerThanTheLargestLayerIsNamed) {
-  const PackedModel model = tiny_model(2);
+  const PackedModel model = plan_tiny_model(2);
   PlanOptions o;
   o.budget_bytes = 8192;
   auto p = build_plan(model, o);
@@ -175,7 +175,7 @@ TEST(Plan, BudgetSmallerThanTheLargestLayerIsNamed) {
 // refused naming the layer (the same layer and bytes as the budget's message), and one
 // between the largest layer and the budget bounds the slots instead of the budget.
 TEST(Plan, WindowSmallerThanTheLargestLayerIsNamedAndBoundsTheSlots) {
-  const PackedModel model = tiny_model(3);
+  const PackedModel model = plan_tiny_model(3);
   PlanOptions o;
   o.budget_bytes = 8192;
   auto by_budget = build_plan(model, o);

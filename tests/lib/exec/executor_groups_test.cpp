@@ -20,7 +20,7 @@
 namespace ork::exec {
 namespace {
 
-struct Case {
+struct GroupsCase {
   const char* device;
   int cores;
   matmul::DType dtype;
@@ -29,17 +29,17 @@ struct Case {
   int pieces = 1;   // the most row pieces a group runs in (row_pieces, board_plan.h)
 };
 
-std::string case_name(const ::testing::TestParamInfo<Case>& i) {
+std::string groups_case_name(const ::testing::TestParamInfo<GroupsCase>& i) {
   return ork::testing::device_test_name(i.param.device) + "_c" + std::to_string(i.param.cores) + "_" +
          dtype_key(i.param.dtype) + "_m" + std::to_string(i.param.m) + (i.param.budget ? "_streamed" : "");
 }
 
-class ExecutorGroups : public ::testing::TestWithParam<Case> {};
+class ExecutorGroups : public ::testing::TestWithParam<GroupsCase> {};
 
 // "small" (hidden 512, intermediate 1408, k/v 128): at int4 every K is past 480, so every
 // matmul has K-slices, and at int8 the groups' plans keep some matmuls whole on one core.
 TEST_P(ExecutorGroups, EveryGroupAsOneChainedJobEqualsTheReference) {
-  const Case& c = GetParam();
+  const GroupsCase& c = GetParam();
   auto d = synthetic_desc("small", 2, c.dtype);
   ASSERT_TRUE(d);
   const std::string path = testing::scratch(std::string("groups_") + dtype_key(c.dtype) + ".ork");
@@ -82,16 +82,16 @@ TEST_P(ExecutorGroups, EveryGroupAsOneChainedJobEqualsTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, ExecutorGroups,
-    ::testing::Values(Case{"emu", 3, matmul::DType::int8, 1, 0}, Case{"emu", 1, matmul::DType::int8, 1, 0},
-                      Case{"emu-rocket", 3, matmul::DType::int8, 1, 0}, Case{"emu-rocket", 1, matmul::DType::int8, 1, 0},
-                      Case{"emu", 3, matmul::DType::int4, 1, 0}, Case{"emu-rocket", 3, matmul::DType::int4, 1, 0},
-                      Case{"emu-rocket", 1, matmul::DType::int4, 1, 0}, Case{"emu", 3, matmul::DType::int8, 64, 0},
-                      Case{"emu-rocket", 3, matmul::DType::fp16, 1, 0},
-                      Case{"emu", 3, matmul::DType::int8, 1, 6u << 20},
+    ::testing::Values(GroupsCase{"emu", 3, matmul::DType::int8, 1, 0}, GroupsCase{"emu", 1, matmul::DType::int8, 1, 0},
+                      GroupsCase{"emu-rocket", 3, matmul::DType::int8, 1, 0}, GroupsCase{"emu-rocket", 1, matmul::DType::int8, 1, 0},
+                      GroupsCase{"emu", 3, matmul::DType::int4, 1, 0}, GroupsCase{"emu-rocket", 3, matmul::DType::int4, 1, 0},
+                      GroupsCase{"emu-rocket", 1, matmul::DType::int4, 1, 0}, GroupsCase{"emu", 3, matmul::DType::int8, 64, 0},
+                      GroupsCase{"emu-rocket", 3, matmul::DType::fp16, 1, 0},
+                      GroupsCase{"emu", 3, matmul::DType::int8, 1, 6u << 20},
                       // int4 at the weights' own widths (512, 1408 for down): all 256 rows in
                       // one M-tile, so one piece (halves would stream the weights twice)
-                      Case{"emu", 3, matmul::DType::int4, 256, 0, 1}, Case{"emu-rocket", 1, matmul::DType::int4, 256, 0, 1}),
-    case_name);
+                      GroupsCase{"emu", 3, matmul::DType::int4, 256, 0, 1}, GroupsCase{"emu-rocket", 1, matmul::DType::int4, 256, 0, 1}),
+    groups_case_name);
 
 // The small int4 model packed at 480-wide K-slices (PackWriter's explicit width): 128 rows
 // a tile, so at M = 256 every group runs in two row pieces, and each group's piece p is

@@ -14,20 +14,20 @@
 namespace ork::exec {
 namespace {
 
-struct Case {
+struct Int4ExecCase {
   const char* device;
   int inflight;
   bool groups;
 };
 
-std::string case_name(const ::testing::TestParamInfo<Case>& i) {
+std::string int4_exec_case_name(const ::testing::TestParamInfo<Int4ExecCase>& i) {
   return ork::testing::device_test_name(i.param.device) + "_inflight" + std::to_string(i.param.inflight) +
          (i.param.groups ? "_groups" : "");
 }
 
 uint64_t clamped(const ork_device& dev) { return dev.fake ? dev.fake->stats().int4_saturated_cells : 0; }
 
-Result<RunOutput> run(const std::string& path, const PackedModel& model, ork_device& dev, const Case& c, int64_t m) {
+Result<RunOutput> run_int4_exec(const std::string& path, const PackedModel& model, ork_device& dev, const Int4ExecCase& c, int64_t m) {
   PlanOptions o;
   o.m = m;
   o.tokens = 2;
@@ -42,13 +42,13 @@ Result<RunOutput> run(const std::string& path, const PackedModel& model, ork_dev
   return run_plan(path, model, *plan, o, ref, ro);
 }
 
-class ExecutorInt4Widths : public ::testing::TestWithParam<Case> {};
+class ExecutorInt4Widths : public ::testing::TestWithParam<Int4ExecCase> {};
 
 // A gate/up/down block of Q4_0-shaped weights: gate and up (K = 256) one full-K task each,
 // down (K = 3072) in K-slices of its weights' width, 2.5-3x the floor's 480 and under K, so
 // the tasks' K ranges are the file's widths; every output equals the reference.
 TEST_P(ExecutorInt4Widths, WideSlicesEqualTheReferenceWithNoCellClamped) {
-  const Case& c = GetParam();
+  const Int4ExecCase& c = GetParam();
   auto d = parse_desc(R"({"name": "mlp", "dtype": "int4", "hidden": 256, "layers": 2, "matmuls": [
       {"name": "gate", "tensor": "g.{layer}", "k": 256, "n": 3072, "input": ["x"]},
       {"name": "up", "tensor": "u.{layer}", "k": 256, "n": 3072, "input": ["x"]},
@@ -66,7 +66,7 @@ TEST_P(ExecutorInt4Widths, WideSlicesEqualTheReferenceWithNoCellClamped) {
   ASSERT_TRUE(dev) << dev.error().message;
   for (int64_t m : {int64_t{1}, int64_t{40}}) {
     const uint64_t before = clamped(**dev);
-    auto out = run(path, *model, **dev, c, m);
+    auto out = run_int4_exec(path, *model, **dev, c, m);
     ASSERT_TRUE(out) << out.error().message;
     EXPECT_EQ(clamped(**dev), before) << "M = " << m;
     auto want = reference_chain(path, *model, m, 2);
@@ -77,9 +77,9 @@ TEST_P(ExecutorInt4Widths, WideSlicesEqualTheReferenceWithNoCellClamped) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, ExecutorInt4Widths,
-                         ::testing::Values(Case{"emu", 2, true}, Case{"emu-rocket", 2, true}, Case{"emu", 2, false},
-                                           Case{"emu", 1, false}, Case{"cpu", 1, false}),
-                         case_name);
+                         ::testing::Values(Int4ExecCase{"emu", 2, true}, Int4ExecCase{"emu-rocket", 2, true}, Int4ExecCase{"emu", 2, false},
+                                           Int4ExecCase{"emu", 1, false}, Int4ExecCase{"cpu", 1, false}),
+                         int4_exec_case_name);
 
 // Every tensor written 4096 wide whatever its weights allow (PackWriter's forced width: what a
 // tampered or foreign file holds): "wide" (K = 4096 in one task, Q4_0-shaped, 7P + 8Q about
@@ -103,7 +103,7 @@ TEST(ExecutorInt4Widths, AWidthTheWeightsDoNotAllowIsRefused) {
     auto dev = api::open_device(name);
     ASSERT_TRUE(dev) << dev.error().message;
     const uint64_t before = clamped(**dev);
-    auto out = run(path, *model, **dev, Case{name, 2, true}, 1);
+    auto out = run_int4_exec(path, *model, **dev, Int4ExecCase{name, 2, true}, 1);
     ASSERT_FALSE(out) << name;
     const std::string& msg = out.error().message;
     EXPECT_NE(msg.find("tensor \"wide\" of layer 0: the file's K-slice width 4096 is wider than its weights allow"),

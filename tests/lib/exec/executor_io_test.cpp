@@ -15,15 +15,15 @@
 namespace ork::exec {
 namespace {
 
-struct Model {
+struct IoModel {
   std::string path;
   PackedModel packed;
 };
 
-Model make_model() {
+IoModel make_io_model() {
   auto d = synthetic_desc("tiny", 3, matmul::DType::int8);
   EXPECT_TRUE(d);
-  Model m{testing::scratch("exec_io.ork"), {}};
+  IoModel m{testing::scratch("exec_io.ork"), {}};
   EXPECT_TRUE(write_synthetic(m.path, *d, 7));
   auto p = read_packed(m.path);
   EXPECT_TRUE(p) << p.error().message;
@@ -31,7 +31,7 @@ Model make_model() {
   return m;
 }
 
-Result<RunOutput> run(const Model& m, io::FileOs& os) {
+Result<RunOutput> run_io(const IoModel& m, io::FileOs& os) {
   PlanOptions po;
   po.tokens = 2;
   po.budget_bytes = 96 << 10;  // under the model's 3 x 53 KiB: tensors are read every token
@@ -43,7 +43,7 @@ Result<RunOutput> run(const Model& m, io::FileOs& os) {
 }
 
 TEST(ExecutorFileOs, ShortReadsAndEintrOnEitherEngineLeaveTheChainExact) {
-  const Model m = make_model();
+  const IoModel m = make_io_model();
   auto want = reference_chain(m.path, m.packed, 1, 2);
   ASSERT_TRUE(want) << want.error().message;
   for (bool refuse_uring : {false, true}) {
@@ -54,7 +54,7 @@ TEST(ExecutorFileOs, ShortReadsAndEintrOnEitherEngineLeaveTheChainExact) {
     os.pread_eintr_every = 5;
     os.cqe_short_every = 2;
     os.cqe_eintr_every = 5;
-    auto out = run(m, os);
+    auto out = run_io(m, os);
     ASSERT_TRUE(out) << out.error().message;
     EXPECT_EQ(out->stats.engine, refuse_uring || !io::test::uring_works() ? "pread" : "io_uring");
     EXPECT_EQ(out->stats.bytes_read, 2 * m.packed.weight_bytes());
@@ -64,14 +64,14 @@ TEST(ExecutorFileOs, ShortReadsAndEintrOnEitherEngineLeaveTheChainExact) {
 }
 
 TEST(ExecutorFileOs, EioOnEveryReadFailsTheRunNamingItAndTheFile) {
-  const Model m = make_model();
+  const IoModel m = make_io_model();
   for (bool refuse_uring : {false, true}) {
     SCOPED_TRACE(refuse_uring ? "io_uring refused" : "io_uring if this machine has it");
     io::test::FaultyFileOs os;
     if (refuse_uring) os.uring_init_error = -EPERM;
     os.pread_error = -EIO;
     os.cqe_error = -EIO;
-    auto out = run(m, os);
+    auto out = run_io(m, os);
     ASSERT_FALSE(out);
     EXPECT_EQ(out.error().code, -EIO);
     EXPECT_NE(out.error().message.find(errno_text(EIO)), std::string::npos) << out.error().message;

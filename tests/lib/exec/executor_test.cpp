@@ -23,7 +23,7 @@
 namespace ork::exec {
 namespace {
 
-struct Case {
+struct ExecutorCase {
   const char* device;
   Order order;
   int64_t m;
@@ -31,21 +31,21 @@ struct Case {
   int inflight = 2;  // RunOptions::inflight (the default)
 };
 
-std::string case_name(const ::testing::TestParamInfo<Case>& i) {
+std::string executor_case_name(const ::testing::TestParamInfo<ExecutorCase>& i) {
   return ork::testing::device_test_name(i.param.device) + "_" + order_name(i.param.order) + "_m" +
          std::to_string(i.param.m) + "_" + dtype_key(i.param.dtype) +
          (i.param.inflight == 2 ? "" : "_inflight" + std::to_string(i.param.inflight));
 }
 
-struct Model {
+struct ExecutorModel {
   std::string path;
   PackedModel packed;
 };
 
-Model make_model(matmul::DType dtype, int layers, uint64_t seed, const std::string& name) {
+ExecutorModel make_executor_model(matmul::DType dtype, int layers, uint64_t seed, const std::string& name) {
   auto d = synthetic_desc("tiny", layers, dtype);
   EXPECT_TRUE(d);
-  Model m{testing::scratch(name), {}};
+  ExecutorModel m{testing::scratch(name), {}};
   EXPECT_TRUE(write_synthetic(m.path, *d, seed));
   auto p = read_packed(m.path);
   EXPECT_TRUE(p) << p.error().message;
@@ -53,7 +53,7 @@ Model make_model(matmul::DType dtype, int layers, uint64_t seed, const std::stri
   return m;
 }
 
-Result<RunOutput> run(const Model& model, const PlanOptions& o, ork_device& dev, int inflight = 2, bool groups = true) {
+Result<RunOutput> run_executor(const ExecutorModel& model, const PlanOptions& o, ork_device& dev, int inflight = 2, bool groups = true) {
   auto plan = build_plan(model.packed, o);
   if (!plan) return plan.error();
   DeviceRef ref = api::exec_device(dev, 3);
@@ -64,11 +64,11 @@ Result<RunOutput> run(const Model& model, const PlanOptions& o, ork_device& dev,
   return run_plan(model.path, model.packed, *plan, o, ref, ro);
 }
 
-class ExecutorBitExact : public ::testing::TestWithParam<Case> {};
+class ExecutorBitExact : public ::testing::TestWithParam<ExecutorCase> {};
 
 TEST_P(ExecutorBitExact, EveryMatmulOutputEqualsTheReference) {
-  const Case& c = GetParam();
-  const Model model = make_model(c.dtype, 5, 3, std::string("exec_") + dtype_key(c.dtype) + ".ork");
+  const ExecutorCase& c = GetParam();
+  const ExecutorModel model = make_executor_model(c.dtype, 5, 3, std::string("exec_") + dtype_key(c.dtype) + ".ork");
   auto dev = api::open_device(c.device);
   ASSERT_TRUE(dev) << dev.error().message;
   PlanOptions o;
@@ -76,7 +76,7 @@ TEST_P(ExecutorBitExact, EveryMatmulOutputEqualsTheReference) {
   o.tokens = 3;
   o.order = c.order;
   o.budget_bytes = 96 << 10;  // under the model's 5 x 53 KiB
-  auto out = run(model, o, **dev, c.inflight);
+  auto out = run_executor(model, o, **dev, c.inflight);
   ASSERT_TRUE(out) << out.error().message;
   EXPECT_LE(out->stats.peak_bytes, o.budget_bytes);
   // One at a time on cpu, in the sequential order and when asked; never more than asked.
@@ -112,29 +112,29 @@ TEST_P(ExecutorBitExact, EveryMatmulOutputEqualsTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Orders, ExecutorBitExact,
-    ::testing::Values(Case{"cpu", Order::scheduled, 1}, Case{"cpu", Order::fifo, 1}, Case{"cpu", Order::sequential, 1},
-                      Case{"emu", Order::scheduled, 1}, Case{"emu", Order::fifo, 1}, Case{"emu", Order::sequential, 1},
-                      Case{"emu-rocket", Order::scheduled, 1}, Case{"emu-rocket", Order::fifo, 1},
-                      Case{"emu-rocket", Order::sequential, 1}, Case{"cpu", Order::scheduled, 64},
-                      Case{"emu", Order::scheduled, 64}, Case{"emu-rocket", Order::fifo, 128},
-                      Case{"emu", Order::sequential, 64}, Case{"emu", Order::scheduled, 1, matmul::DType::int4},
-                      Case{"emu", Order::scheduled, 1, matmul::DType::fp16},
-                      Case{"emu-rocket", Order::fifo, 64, matmul::DType::fp16},
-                      Case{"cpu", Order::scheduled, 1, matmul::DType::fp16},
-                      Case{"cpu", Order::fifo, 1, matmul::DType::int4},
-                      Case{"emu", Order::scheduled, 1, matmul::DType::int8, 1},
-                      Case{"emu", Order::fifo, 64, matmul::DType::int8, 4},
-                      Case{"emu-rocket", Order::scheduled, 1, matmul::DType::int8, 3},
-                      Case{"emu-rocket", Order::scheduled, 1, matmul::DType::fp16, 1},
-                      Case{"emu", Order::scheduled, 64, matmul::DType::int4, 8}),
-    case_name);
+    ::testing::Values(ExecutorCase{"cpu", Order::scheduled, 1}, ExecutorCase{"cpu", Order::fifo, 1}, ExecutorCase{"cpu", Order::sequential, 1},
+                      ExecutorCase{"emu", Order::scheduled, 1}, ExecutorCase{"emu", Order::fifo, 1}, ExecutorCase{"emu", Order::sequential, 1},
+                      ExecutorCase{"emu-rocket", Order::scheduled, 1}, ExecutorCase{"emu-rocket", Order::fifo, 1},
+                      ExecutorCase{"emu-rocket", Order::sequential, 1}, ExecutorCase{"cpu", Order::scheduled, 64},
+                      ExecutorCase{"emu", Order::scheduled, 64}, ExecutorCase{"emu-rocket", Order::fifo, 128},
+                      ExecutorCase{"emu", Order::sequential, 64}, ExecutorCase{"emu", Order::scheduled, 1, matmul::DType::int4},
+                      ExecutorCase{"emu", Order::scheduled, 1, matmul::DType::fp16},
+                      ExecutorCase{"emu-rocket", Order::fifo, 64, matmul::DType::fp16},
+                      ExecutorCase{"cpu", Order::scheduled, 1, matmul::DType::fp16},
+                      ExecutorCase{"cpu", Order::fifo, 1, matmul::DType::int4},
+                      ExecutorCase{"emu", Order::scheduled, 1, matmul::DType::int8, 1},
+                      ExecutorCase{"emu", Order::fifo, 64, matmul::DType::int8, 4},
+                      ExecutorCase{"emu-rocket", Order::scheduled, 1, matmul::DType::int8, 3},
+                      ExecutorCase{"emu-rocket", Order::scheduled, 1, matmul::DType::fp16, 1},
+                      ExecutorCase{"emu", Order::scheduled, 64, matmul::DType::int4, 8}),
+    executor_case_name);
 
 // With room for the whole model no load waits for a slot, so the walk hands the device
 // thread every start at once: q, k and v of a layer (and gate and up) go to the NPU
 // together, each its own job (RunOptions::groups off), and the result is still the
 // reference's. With groups they go as one chained job (executor_groups_test.cpp).
 TEST(ExecutorInflight, IndependentMatmulsOfALayerAreOnTheDeviceTogether) {
-  const Model model = make_model(matmul::DType::int8, 3, 7, "inflight.ork");
+  const ExecutorModel model = make_executor_model(matmul::DType::int8, 3, 7, "inflight.ork");
   for (const char* name : {"emu", "emu-rocket"}) {
     auto dev = api::open_device(name);
     ASSERT_TRUE(dev) << dev.error().message;
@@ -142,7 +142,7 @@ TEST(ExecutorInflight, IndependentMatmulsOfALayerAreOnTheDeviceTogether) {
     o.tokens = 2;
     o.budget_bytes = 4 << 20;
     for (int inflight : {1, 2, 3}) {
-      auto out = run(model, o, **dev, inflight, false);
+      auto out = run_executor(model, o, **dev, inflight, false);
       ASSERT_TRUE(out) << out.error().message;
       EXPECT_EQ(out->stats.max_inflight, inflight) << name;
       EXPECT_EQ(out->stats.max_group, inflight > 1 ? 1 : 0) << name;
@@ -155,7 +155,7 @@ TEST(ExecutorInflight, IndependentMatmulsOfALayerAreOnTheDeviceTogether) {
       EXPECT_TRUE(same) << name << " inflight " << inflight << ": " << same.error().message;
     }
     for (int bad : {0, 9}) {
-      auto out = run(model, o, **dev, bad);
+      auto out = run_executor(model, o, **dev, bad);
       ASSERT_FALSE(out);
       EXPECT_NE(out.error().message.find("inflight = " + std::to_string(bad) + ": must be 1..8"), std::string::npos)
           << out.error().message;
@@ -167,7 +167,7 @@ TEST(ExecutorInflight, IndependentMatmulsOfALayerAreOnTheDeviceTogether) {
 // tensors are read once, the rest every token, and the chain is the reference's on every
 // device.
 TEST(ExecutorPinned, APinnedPrefixIsReadOnceAndTheRestEveryToken) {
-  const Model model = make_model(matmul::DType::int8, 5, 11, "pinned.ork");
+  const ExecutorModel model = make_executor_model(matmul::DType::int8, 5, 11, "pinned.ork");
   const uint64_t layer = model.packed.weight_bytes() / 5;
   for (const char* name : {"cpu", "emu", "emu-rocket"}) {
     auto dev = api::open_device(name);
@@ -184,7 +184,7 @@ TEST(ExecutorPinned, APinnedPrefixIsReadOnceAndTheRestEveryToken) {
       pinned += plan->pinned[i] ? 1 : 0;
       bytes += plan->pinned[i] ? b : 3 * b;
     }
-    auto out = run(model, o, **dev);
+    auto out = run_executor(model, o, **dev);
     ASSERT_TRUE(out) << name << ": " << out.error().message;
     EXPECT_EQ(out->stats.loads, pinned + 3 * (5 * 7 - pinned)) << name;
     EXPECT_EQ(out->stats.bytes_read, bytes) << name;
@@ -200,7 +200,7 @@ TEST(ExecutorPinned, APinnedPrefixIsReadOnceAndTheRestEveryToken) {
 // matmul, every job in flight is drained before the slots go, and the device runs the
 // next model bit for bit.
 TEST(ExecutorInflight, ADeviceFaultInFlightIsNamedAndTheDeviceStaysUsable) {
-  const Model model = make_model(matmul::DType::int8, 3, 7, "inflight_fault.ork");
+  const ExecutorModel model = make_executor_model(matmul::DType::int8, 3, 7, "inflight_fault.ork");
   for (const char* name : {"emu", "emu-rocket"}) {
     auto dev = api::open_device(name);
     ASSERT_TRUE(dev) << dev.error().message;
@@ -210,11 +210,11 @@ TEST(ExecutorInflight, ADeviceFaultInFlightIsNamedAndTheDeviceStaysUsable) {
     PlanOptions o;
     o.tokens = 2;
     o.budget_bytes = 4 << 20;
-    auto out = run(model, o, **dev, 3);
+    auto out = run_executor(model, o, **dev, 3);
     ASSERT_FALSE(out) << name;
     EXPECT_NE(out.error().message.find("token 0 layer 0 matmul"), std::string::npos) << out.error().message;
     EXPECT_NE(out.error().message.find("failed on the device"), std::string::npos) << out.error().message;
-    auto again = run(model, o, **dev, 3);
+    auto again = run_executor(model, o, **dev, 3);
     ASSERT_TRUE(again) << name << ": " << again.error().message;
     auto want = reference_chain(model.path, model.packed, 1, 2);
     ASSERT_TRUE(want);
@@ -223,14 +223,14 @@ TEST(ExecutorInflight, ADeviceFaultInFlightIsNamedAndTheDeviceStaysUsable) {
 }
 
 TEST(ExecutorCheck, AnotherModelsReferenceDoesNotMatch) {
-  const Model a = make_model(matmul::DType::int8, 2, 3, "check_a.ork");
-  const Model b = make_model(matmul::DType::int8, 2, 4, "check_b.ork");
+  const ExecutorModel a = make_executor_model(matmul::DType::int8, 2, 3, "check_a.ork");
+  const ExecutorModel b = make_executor_model(matmul::DType::int8, 2, 4, "check_b.ork");
   auto dev = api::open_device("emu");
   ASSERT_TRUE(dev);
   PlanOptions o;
   o.budget_bytes = 64 << 10;
   o.tokens = 2;
-  auto out = run(a, o, **dev);
+  auto out = run_executor(a, o, **dev);
   ASSERT_TRUE(out) << out.error().message;
   auto want = reference_chain(b.path, b.packed, 1, 2);
   ASSERT_TRUE(want);
@@ -273,25 +273,25 @@ TEST(ReferenceMatmul, Int4IsTheOraclesBytesAndRefusesValuesOutsideMinus8To7) {
 }
 
 TEST(ExecutorErrors, TruncatedAfterOpeningIsAnError) {
-  Model a = make_model(matmul::DType::int8, 2, 3, "trunc.ork");
+  ExecutorModel a = make_executor_model(matmul::DType::int8, 2, 3, "trunc.ork");
   ASSERT_EQ(::truncate(a.path.c_str(), static_cast<off_t>(a.packed.file_bytes - 8192)), 0);
   auto dev = api::open_device("emu");
   ASSERT_TRUE(dev);
   PlanOptions o;
   o.budget_bytes = 64 << 10;
-  auto out = run(a, o, **dev);
+  auto out = run_executor(a, o, **dev);
   ASSERT_FALSE(out);
   EXPECT_NE(out.error().message.find("end of file"), std::string::npos) << out.error().message;
   // The device stays usable.
-  Model b = make_model(matmul::DType::int8, 2, 3, "after_trunc.ork");
-  EXPECT_TRUE(run(b, o, **dev));
+  ExecutorModel b = make_executor_model(matmul::DType::int8, 2, 3, "after_trunc.ork");
+  EXPECT_TRUE(run_executor(b, o, **dev));
 }
 
 // What the device thread calls may throw: std::bad_alloc there (the activations of a large M)
 // once ended the process in std::terminate. Thrown from the progress callback, which runs on
 // the device thread after each matmul, it is the run's error, and the device stays usable.
 TEST(ExecutorErrors, OutOfMemoryOnTheDeviceThreadIsTheRunsError) {
-  Model a = make_model(matmul::DType::int8, 2, 3, "oom.ork");
+  ExecutorModel a = make_executor_model(matmul::DType::int8, 2, 3, "oom.ork");
   for (const char* device : {"cpu", "emu", "emu-rocket"}) {
     SCOPED_TRACE(device);
     auto dev = api::open_device(device);
@@ -313,7 +313,7 @@ TEST(ExecutorErrors, OutOfMemoryOnTheDeviceThreadIsTheRunsError) {
     EXPECT_EQ(out.error().code, -ENOMEM);
     EXPECT_EQ(out.error().message, "out of host memory on the device thread (the activations of M = 1 rows, hidden 64)");
     EXPECT_EQ(calls, 3);
-    EXPECT_TRUE(run(a, o, **dev));
+    EXPECT_TRUE(run_executor(a, o, **dev));
   }
 }
 

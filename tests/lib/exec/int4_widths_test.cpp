@@ -16,7 +16,7 @@
 namespace ork::exec {
 namespace {
 
-ModelDesc desc(const char* name, matmul::DType dtype = matmul::DType::int4) {
+ModelDesc widths_desc(const char* name, matmul::DType dtype = matmul::DType::int4) {
   auto d = synthetic_desc(name, 2, dtype);
   EXPECT_TRUE(d);
   return *d;
@@ -55,12 +55,12 @@ TEST(Int4Widths, SyntheticInt4WeightsAreQ4ZeroShaped) {
   EXPECT_GT(mean_abs, 2.5);
   EXPECT_LT(mean_abs, 3.5);
   EXPECT_GT(zeros, 4 * sevens);
-  const ModelDesc d = desc("small");
+  const ModelDesc d = widths_desc("small");
   EXPECT_EQ(synthetic_weights(d, 1, 6, 9), q4_0_like_weights(d.matmuls[6].k, d.matmuls[6].n, synthetic_seed(9, 1, 6)));
 }
 
 TEST(Int4Widths, EachMatmulsWidthIsItsWeightsBound) {
-  const ModelDesc d = desc("small");
+  const ModelDesc d = widths_desc("small");
   auto widths = int4_slice_widths(d, Int4Weights::synthetic, 1, 9);
   ASSERT_TRUE(widths) << widths.error().message;
   ASSERT_EQ(widths->size(), d.matmuls.size());
@@ -86,7 +86,7 @@ TEST(Int4Widths, EachMatmulsWidthIsItsWeightsBound) {
 }
 
 TEST(Int4Widths, BadInputsAreNamed) {
-  auto int8 = int4_slice_widths(desc("tiny", matmul::DType::int8), Int4Weights::synthetic, 0, 1);
+  auto int8 = int4_slice_widths(widths_desc("tiny", matmul::DType::int8), Int4Weights::synthetic, 0, 1);
   ASSERT_FALSE(int8);
   EXPECT_NE(int8.error().message.find("only int4"), std::string::npos) << int8.error().message;
   auto kind = parse_int4_weights("q4_k");
@@ -96,7 +96,7 @@ TEST(Int4Widths, BadInputsAreNamed) {
   EXPECT_EQ(*parse_int4_weights("uniform"), Int4Weights::uniform);
 }
 
-ProjectOptions options(const ModelDesc& d, int64_t m) {
+ProjectOptions widths_options(const ModelDesc& d, int64_t m) {
   ProjectOptions o;
   o.m = m;
   o.budget_bytes = uint64_t{1} << 32;
@@ -108,8 +108,8 @@ ProjectOptions options(const ModelDesc& d, int64_t m) {
 // The projection at the weights' widths: each matmul's plan slices at its width, fewer
 // tasks than at the floor, the same bytes; a wrong count of widths is named.
 TEST(Int4Widths, TheProjectionSlicesAtTheWidths) {
-  const ModelDesc d = desc("small");  // down: K = 1408, 3 slices at 480
-  ProjectOptions o = options(d, 1);
+  const ModelDesc d = widths_desc("small");  // down: K = 1408, 3 slices at 480
+  ProjectOptions o = widths_options(d, 1);
   auto floor = project(d, o);
   ASSERT_TRUE(floor) << floor.error().message;
   o.slice_k.assign(d.matmuls.size(), 1408);  // every K <= 1408: one full-K slice each

@@ -20,7 +20,7 @@
 namespace ork::exec {
 namespace {
 
-PackedModel tiny_model(const ModelDesc& d) {
+PackedModel text_tiny_model(const ModelDesc& d) {
   const std::string path = testing::scratch("plan_text.ork");
   EXPECT_TRUE(write_synthetic(path, d, 1));
   auto m = read_packed(path);
@@ -34,7 +34,7 @@ class PlanText : public ::testing::TestWithParam<std::tuple<Order, int>> {};
 TEST_P(PlanText, OrkSchedMakesTheOrderTheExecutorRunsAtItsPredictedTime) {
   auto d = synthetic_desc("tiny", 4, matmul::DType::int8);
   ASSERT_TRUE(d);
-  const PackedModel model = tiny_model(*d);
+  const PackedModel model = text_tiny_model(*d);
   PlanOptions o;
   o.budget_bytes = static_cast<uint64_t>(std::get<1>(GetParam())) << 10;
   o.tokens = 3;
@@ -85,7 +85,7 @@ TEST(PlanText, AMatmulNameTheFormatCannotCarryIsRefused) {
   ASSERT_TRUE(d);
   d->matmuls[6].name = "down proj";  // read by no other matmul, only by the layer's output
   d->output.back() = "down proj";
-  const PackedModel model = tiny_model(*d);
+  const PackedModel model = text_tiny_model(*d);
   PlanOptions o;
   o.budget_bytes = 96 << 10;
   auto plan = build_plan(model, o);

@@ -15,13 +15,13 @@
 namespace ork::exec {
 namespace {
 
-ModelDesc desc(const char* name, int layers, matmul::DType dtype = matmul::DType::int8) {
+ModelDesc project_desc(const char* name, int layers, matmul::DType dtype = matmul::DType::int8) {
   auto d = synthetic_desc(name, layers, dtype);
   EXPECT_TRUE(d);
   return *d;
 }
 
-ProjectOptions options(const ModelDesc& d, int64_t m, uint64_t budget) {
+ProjectOptions project_options(const ModelDesc& d, int64_t m, uint64_t budget) {
   ProjectOptions o;
   o.m = m;
   o.budget_bytes = budget;
@@ -34,8 +34,8 @@ ProjectOptions options(const ModelDesc& d, int64_t m, uint64_t budget) {
 TEST(Project, PartsAddUpToThePlan) {
   for (const char* name : {"tiny", "qwen2.5-1.5b"}) {
     for (int64_t m : {int64_t{1}, int64_t{128}}) {
-      const ModelDesc d = desc(name, 5);
-      const ProjectOptions o = options(d, m, uint64_t{1} << 40);
+      const ModelDesc d = project_desc(name, 5);
+      const ProjectOptions o = project_options(d, m, uint64_t{1} << 40);
       auto p = project(d, o);
       ASSERT_TRUE(p) << p.error().message;
       double device = 0, host = 0;
@@ -83,12 +83,12 @@ TEST(Project, PartsAddUpToThePlan) {
 }
 
 TEST(Project, StreamedWhenOverTheBudgetOrTheWindow) {
-  const ModelDesc d = desc("qwen2.5-1.5b", 8);
-  auto whole = project(d, options(d, 1, uint64_t{1} << 40));
+  const ModelDesc d = project_desc("qwen2.5-1.5b", 8);
+  auto whole = project(d, project_options(d, 1, uint64_t{1} << 40));
   ASSERT_TRUE(whole);
   const uint64_t layer = whole->weight_bytes / 8;
   const uint64_t budget = 5 * layer;  // room for 5 layers: 2 are slots, 3 stay pinned
-  auto p = project(d, options(d, 1, budget));
+  auto p = project(d, project_options(d, 1, budget));
   ASSERT_TRUE(p);
   EXPECT_FALSE(p->resident);
   EXPECT_EQ(p->resident_bytes, 3 * layer);
@@ -97,7 +97,7 @@ TEST(Project, StreamedWhenOverTheBudgetOrTheWindow) {
   EXPECT_DOUBLE_EQ(p->step_ns, std::max(p->io_ns, p->compute_ns));
   EXPECT_DOUBLE_EQ(p->sequential_ns, p->io_ns + p->compute_ns);
   // One window bounds it the same way as the budget.
-  ProjectOptions o = options(d, 1, uint64_t{1} << 40);
+  ProjectOptions o = project_options(d, 1, uint64_t{1} << 40);
   o.window_bytes = budget;
   o.max_windows = 1;
   auto w = project(d, o);
@@ -120,23 +120,23 @@ TEST(Project, StreamedWhenOverTheBudgetOrTheWindow) {
   EXPECT_FALSE(four->resident);
   EXPECT_EQ(four->windows, 1);
   // Less room than two layers: everything streams.
-  auto none = project(d, options(d, 1, layer));
+  auto none = project(d, project_options(d, 1, layer));
   ASSERT_TRUE(none);
   EXPECT_EQ(none->resident_bytes, 0u);
   EXPECT_EQ(none->streamed_bytes, whole->weight_bytes);
 }
 
 TEST(Project, SevenBIsLargerThanTheWindowAtInt8) {
-  ProjectOptions o = options(desc("7b", 28), 1, uint64_t{1} << 40);
+  ProjectOptions o = project_options(project_desc("7b", 28), 1, uint64_t{1} << 40);
   o.max_windows = 1;
-  auto p = project(desc("7b", 28), o);
+  auto p = project(project_desc("7b", 28), o);
   ASSERT_TRUE(p);
   EXPECT_GT(p->weight_bytes, uint64_t{1} << 32);
   EXPECT_FALSE(p->resident);  // one window: streamed from disk every token
   EXPECT_GT(p->io_ns, 0);
   // Held in RAM over two windows (18 layers of 222 MiB in the first, 10 in the second): no
   // bytes read per token, two switches a token.
-  auto r = project(desc("7b", 28), options(desc("7b", 28), 1, uint64_t{14} << 30));
+  auto r = project(project_desc("7b", 28), project_options(project_desc("7b", 28), 1, uint64_t{14} << 30));
   ASSERT_TRUE(r);
   EXPECT_TRUE(r->resident);
   EXPECT_EQ(r->windows, 2);
@@ -146,14 +146,14 @@ TEST(Project, SevenBIsLargerThanTheWindowAtInt8) {
 }
 
 TEST(Project, BatchGroupsShareAnInput) {
-  const ModelDesc d = desc("tiny", 1);
+  const ModelDesc d = project_desc("tiny", 1);
   const auto g = batch_groups(d);
   ASSERT_EQ(g.size(), 4u);  // q k v | o | gate up | down
   EXPECT_EQ(g[0].matmuls, (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(g[1].matmuls, (std::vector<int>{3}));
   EXPECT_EQ(g[2].matmuls, (std::vector<int>{4, 5}));
   EXPECT_EQ(g[3].matmuls, (std::vector<int>{6}));
-  auto p = project(d, options(d, 1, uint64_t{1} << 40));
+  auto p = project(d, project_options(d, 1, uint64_t{1} << 40));
   ASSERT_TRUE(p);
   // Each group is its board plan (board_plan.h).
   const std::pair<int64_t, int64_t> qkv[] = {{d.matmuls[0].k, d.matmuls[0].n}, {d.matmuls[1].k, d.matmuls[1].n},
@@ -165,27 +165,27 @@ TEST(Project, BatchGroupsShareAnInput) {
 }
 
 TEST(Project, BadOptionsAreNamed) {
-  const ModelDesc d = desc("tiny", 2);
+  const ModelDesc d = project_desc("tiny", 2);
   auto expect_error = [&](ProjectOptions o, const char* text) {
     auto p = project(d, o);
     ASSERT_FALSE(p);
     EXPECT_NE(p.error().message.find(text), std::string::npos) << p.error().message;
   };
-  ProjectOptions o = options(d, 1, 1 << 20);
+  ProjectOptions o = project_options(d, 1, 1 << 20);
   o.m = 0;
   expect_error(o, "m = 0");
-  o = options(d, 1, 1 << 20);
+  o = project_options(d, 1, 1 << 20);
   o.cores = 4;
   expect_error(o, "cores = 4");
-  o = options(d, 1, 1 << 20);
+  o = project_options(d, 1, 1 << 20);
   o.disk_bytes_per_s = 0;
   expect_error(o, "disk rate");
   o.disk_bytes_per_s = std::numeric_limits<double>::quiet_NaN();
   expect_error(o, "disk rate");
-  o = options(d, 1, 1 << 20);
+  o = project_options(d, 1, 1 << 20);
   o.host_ns.pop_back();
   expect_error(o, "6 given for 7 matmuls");
-  o = options(d, 1, 1 << 20);
+  o = project_options(d, 1, 1 << 20);
   o.host_ns[0] = -1;
   expect_error(o, "host time -1");
 }
@@ -195,7 +195,7 @@ TEST(Project, HostTimeOnTheZeroWorkEmulator) {
   cfg.executor = emu::zero_work_executor();
   auto dev = api::open_emulator(driver::KmdKind::rknpu, cfg);
   ASSERT_TRUE(dev);
-  const ModelDesc d = desc("tiny", 1);
+  const ModelDesc d = project_desc("tiny", 1);
   int submits = 0;
   auto h = measure_host_ns(api::exec_device(**dev, 3), d, 4, 3, &submits);
   ASSERT_TRUE(h) << h.error().message;

@@ -10,7 +10,7 @@
 namespace ork::exec {
 namespace {
 
-PackedModel tiny_model(int layers) {
+PackedModel windows_tiny_model(int layers) {
   auto d = synthetic_desc("tiny", layers, matmul::DType::int8);
   EXPECT_TRUE(d);
   const std::string path = testing::scratch("windows.ork");
@@ -36,7 +36,7 @@ PlanOptions resident(const PackedModel& m) {
 }
 
 TEST(Windows, FoundWhenTheResidentModelPassesOneWindow) {
-  const PackedModel m = tiny_model(7);
+  const PackedModel m = windows_tiny_model(7);
   PlanOptions o = resident(m);
   EXPECT_EQ(windows_needed(m, o.window_bytes, kPackAlign), 3);
   EXPECT_EQ(windows_found(m, o), 3);
@@ -51,7 +51,7 @@ TEST(Windows, FoundWhenTheResidentModelPassesOneWindow) {
 }
 
 TEST(Windows, LayersWholeAndInOrderEachSlotInItsLayersWindow) {
-  const PackedModel m = tiny_model(7);
+  const PackedModel m = windows_tiny_model(7);
   PlanOptions o = resident(m);
   o.windows = windows_found(m, o);
   auto plan = build_plan(m, o);
@@ -72,7 +72,7 @@ TEST(Windows, LayersWholeAndInOrderEachSlotInItsLayersWindow) {
 }
 
 TEST(Windows, RefusedNamingWhy) {
-  const PackedModel m = tiny_model(7);
+  const PackedModel m = windows_tiny_model(7);
   PlanOptions o = resident(m);
   o.windows = 2;  // the layers need 3
   auto plan = build_plan(m, o);

@@ -19,7 +19,7 @@ namespace {
 
 using ork::ref::random_int8;
 
-constexpr int64_t M = 3, K = 256, N = 96;
+constexpr int64_t kCacheM = 3, kCacheK = 256, kCacheN = 96;
 constexpr int kWeights = 40;  // more than the 16 contexts the runner used to keep
 
 struct Model {
@@ -37,19 +37,19 @@ class ContextCache : public ::testing::TestWithParam<const char*> {
   void open() {
     ASSERT_EQ(ork_device_open(GetParam(), &dev_), ORK_OK) << ork_last_error();
     for (int i = 0; i < kWeights; ++i) {
-      model_.w.push_back(random_int8(K * N, 100 + static_cast<uint32_t>(i)));
+      model_.w.push_back(random_int8(kCacheK * kCacheN, 100 + static_cast<uint32_t>(i)));
       ork_weights* h = nullptr;
-      ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, K, N, model_.w.back().data(), &h), ORK_OK) << ork_last_error();
+      ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, kCacheK, kCacheN, model_.w.back().data(), &h), ORK_OK) << ork_last_error();
       model_.handles.push_back(h);
     }
   }
   // One pass over every weight, each result against the oracle.
   void pass(uint32_t seed) {
     for (int i = 0; i < kWeights; ++i) {
-      const auto a = random_int8(M * K, seed + static_cast<uint32_t>(i));
-      std::vector<int32_t> c(M * N, 0x5a5a5a5a), want(M * N);
-      ASSERT_EQ(ork_matmul(dev_, model_.handles[i], a.data(), M, c.data(), nullptr), ORK_OK) << ork_last_error();
-      ASSERT_TRUE(ork::ref::matmul_int8(a, model_.w[i], want, {M, K, N}).ok());
+      const auto a = random_int8(kCacheM * kCacheK, seed + static_cast<uint32_t>(i));
+      std::vector<int32_t> c(kCacheM * kCacheN, 0x5a5a5a5a), want(kCacheM * kCacheN);
+      ASSERT_EQ(ork_matmul(dev_, model_.handles[i], a.data(), kCacheM, c.data(), nullptr), ORK_OK) << ork_last_error();
+      ASSERT_TRUE(ork::ref::matmul_int8(a, model_.w[i], want, {kCacheM, kCacheK, kCacheN}).ok());
       ASSERT_EQ(c, want) << "weight " << i;
     }
   }

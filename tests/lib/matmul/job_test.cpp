@@ -22,7 +22,7 @@ namespace {
 
 using namespace ork::matmul;
 
-constexpr int64_t M = 4, K = 320, N = 96;
+constexpr int64_t kJobM = 4, kJobK = 320, kJobN = 96;
 
 struct Weights {
   std::vector<int8_t> w;
@@ -37,13 +37,13 @@ class SharedIo : public ::testing::TestWithParam<ork::driver::KmdKind> {
     kmd_ = std::move(*k);
     for (uint32_t i = 0; i < 3; ++i) {
       Weights w;
-      w.w = ork::ref::random_int8(K * N, 10 + i);
-      auto rw = ResidentWeights::create(*kmd_, DType::int8, K, N, w.w.data());
+      w.w = ork::ref::random_int8(kJobK * kJobN, 10 + i);
+      auto rw = ResidentWeights::create(*kmd_, DType::int8, kJobK, kJobN, w.w.data());
       ASSERT_TRUE(rw.ok()) << rw.error().message;
       w.rw = std::move(*rw);
       weights_.push_back(std::move(w));
     }
-    auto plan = make_plan({M, K, N}, {.dtype = DType::int8, .cores = 1, .mc_cap = 0});
+    auto plan = make_plan({kJobM, kJobK, kJobN}, {.dtype = DType::int8, .cores = 1, .mc_cap = 0});
     ASSERT_TRUE(plan.ok()) << plan.error().message;
     auto io = allocate_io(*kmd_, io_geometry(*plan));
     ASSERT_TRUE(io.ok()) << io.error().message;
@@ -55,8 +55,8 @@ class SharedIo : public ::testing::TestWithParam<ork::driver::KmdKind> {
     }
   }
   std::vector<int32_t> want(const std::vector<int8_t>& a, size_t w) const {
-    std::vector<int32_t> c(M * N);
-    EXPECT_TRUE(ork::ref::matmul_int8(a, weights_[w].w, c, {M, K, N}).ok());
+    std::vector<int32_t> c(kJobM * kJobN);
+    EXPECT_TRUE(ork::ref::matmul_int8(a, weights_[w].w, c, {kJobM, kJobK, kJobN}).ok());
     return c;
   }
 
@@ -69,8 +69,8 @@ class SharedIo : public ::testing::TestWithParam<ork::driver::KmdKind> {
 // A job in flight on the set, then a blocking call through another context: the call
 // completes the job first (its C unpacked before the slots are reused), both exact.
 TEST_P(SharedIo, BlockingCallCompletesTheJobOnItsBuffers) {
-  const auto a0 = ork::ref::random_int8(M * K, 1), a1 = ork::ref::random_int8(M * K, 2);
-  std::vector<int32_t> c0(M * N, -1), c1(M * N, -1);
+  const auto a0 = ork::ref::random_int8(kJobM * kJobK, 1), a1 = ork::ref::random_int8(kJobM * kJobK, 2);
+  std::vector<int32_t> c0(kJobM * kJobN, -1), c1(kJobM * kJobN, -1);
   Job job(*kmd_);
   ASSERT_TRUE(job.add(ctxs_[0], a0.data(), c0.data()).ok());
   ASSERT_TRUE(job.submit().ok());
@@ -89,8 +89,8 @@ TEST_P(SharedIo, BlockingCallCompletesTheJobOnItsBuffers) {
 // Two jobs of one shape on different weights and A, both submitted: the second's add
 // completes the first; waited in reverse order, both exact.
 TEST_P(SharedIo, TwoJobsOfOneShapeBothExact) {
-  const auto a0 = ork::ref::random_int8(M * K, 3), a2 = ork::ref::random_int8(M * K, 4);
-  std::vector<int32_t> c0(M * N, -1), c2(M * N, -1);
+  const auto a0 = ork::ref::random_int8(kJobM * kJobK, 3), a2 = ork::ref::random_int8(kJobM * kJobK, 4);
+  std::vector<int32_t> c0(kJobM * kJobN, -1), c2(kJobM * kJobN, -1);
   Job first(*kmd_), second(*kmd_);
   ASSERT_TRUE(first.add(ctxs_[0], a0.data(), c0.data()).ok());
   ASSERT_TRUE(first.submit().ok());
@@ -107,8 +107,8 @@ TEST_P(SharedIo, TwoJobsOfOneShapeBothExact) {
 // One job cannot hold one set twice (the second A would overwrite the first): refused by
 // name, and the job still runs its first matmul exactly.
 TEST_P(SharedIo, OneJobRefusesTheSameBuffersTwice) {
-  const auto a0 = ork::ref::random_int8(M * K, 5), a1 = ork::ref::random_int8(M * K, 6);
-  std::vector<int32_t> c0(M * N, -1), c1(M * N, -1);
+  const auto a0 = ork::ref::random_int8(kJobM * kJobK, 5), a1 = ork::ref::random_int8(kJobM * kJobK, 6);
+  std::vector<int32_t> c0(kJobM * kJobN, -1), c1(kJobM * kJobN, -1);
   Job job(*kmd_);
   ASSERT_TRUE(job.add(ctxs_[0], a0.data(), c0.data()).ok());
   auto s = job.add(ctxs_[1], a1.data(), c1.data());
@@ -117,16 +117,16 @@ TEST_P(SharedIo, OneJobRefusesTheSameBuffersTwice) {
   ASSERT_TRUE(job.submit().ok());
   ASSERT_TRUE(job.complete().ok());
   EXPECT_EQ(c0, want(a0, 0));
-  EXPECT_EQ(c1, std::vector<int32_t>(M * N, -1));
+  EXPECT_EQ(c1, std::vector<int32_t>(kJobM * kJobN, -1));
 }
 
 // A set too small for a plan (here its output slot: 4 x 1024 int32 against the 4 KiB BO of
 // 4 x 96) is refused by name.
 TEST_P(SharedIo, SetOfAnotherGeometryRefused) {
   constexpr int64_t wide = 1024;
-  auto plan = make_plan({M, K, wide}, {.dtype = DType::int8, .cores = 1, .mc_cap = 0});
+  auto plan = make_plan({kJobM, kJobK, wide}, {.dtype = DType::int8, .cores = 1, .mc_cap = 0});
   ASSERT_TRUE(plan.ok());
-  auto w = ResidentWeights::create(*kmd_, DType::int8, K, wide, ork::ref::random_int8(K * wide, 7).data());
+  auto w = ResidentWeights::create(*kmd_, DType::int8, kJobK, wide, ork::ref::random_int8(kJobK * wide, 7).data());
   ASSERT_TRUE(w.ok());
   auto ctx = build_context(*kmd_, *plan, (*w)->bo(), {}, 0, ctxs_[0]->io);
   ASSERT_FALSE(ctx.ok());
@@ -137,16 +137,16 @@ TEST_P(SharedIo, SetOfAnotherGeometryRefused) {
 // command lists to the cache's bytes), an asynchronous context owns one (adds a set).
 TEST_P(SharedIo, RunnerSharesOnlyBlockingCalls) {
   MatmulRunner runner(*kmd_);
-  std::vector<int32_t> c(M * N);
-  const auto a = ork::ref::random_int8(M * K, 8);
-  ASSERT_TRUE(runner.run(*weights_[0].rw, a.data(), M, c.data(), {.cores = 1}).ok());
+  std::vector<int32_t> c(kJobM * kJobN);
+  const auto a = ork::ref::random_int8(kJobM * kJobK, 8);
+  ASSERT_TRUE(runner.run(*weights_[0].rw, a.data(), kJobM, c.data(), {.cores = 1}).ok());
   EXPECT_EQ(c, want(a, 0));
   const size_t one = runner.cache_stats().bytes;
-  ASSERT_TRUE(runner.run(*weights_[1].rw, a.data(), M, c.data(), {.cores = 1}).ok());
+  ASSERT_TRUE(runner.run(*weights_[1].rw, a.data(), kJobM, c.data(), {.cores = 1}).ok());
   EXPECT_EQ(c, want(a, 1));
   const size_t two = runner.cache_stats().bytes;
   RunStats st;
-  auto own = runner.acquire(*weights_[2].rw, M, {.cores = 1}, st);
+  auto own = runner.acquire(*weights_[2].rw, kJobM, {.cores = 1}, st);
   ASSERT_TRUE(own.ok());
   const size_t three = runner.cache_stats().bytes;
   const size_t set = (*own)->io->bytes();

@@ -15,7 +15,7 @@
 namespace ork::matmul {
 namespace {
 
-Plan plan_of(Shape s, DType dt, bool fp16_out = false) {
+Plan layout_dtypes_plan_of(Shape s, DType dt, bool fp16_out = false) {
   auto p = make_plan(s, {.dtype = dt, .cores = 1, .mc_cap = 0, .fp16_out = fp16_out});
   EXPECT_TRUE(p.ok()) << p.error().message;
   return *p;
@@ -24,7 +24,7 @@ Plan plan_of(Shape s, DType dt, bool fp16_out = false) {
 int8_t nib(const std::vector<uint8_t>& v, int64_t i) { return ork::int4::value_at(v.data(), i); }
 
 TEST(LayoutFp16, PackAAndBFollowTheIndexFunctions) {
-  const Plan p = plan_of({5, 4100, 20}, DType::fp16);  // 3 slices, K and N tails
+  const Plan p = layout_dtypes_plan_of({5, 4100, 20}, DType::fp16);  // 3 slices, K and N tails
   std::mt19937 rng(3);
   std::vector<uint16_t> a(5 * 4100), b(4100 * 20);
   for (auto& x : a) x = static_cast<uint16_t>(rng() | 1);  // never 0: padding shows
@@ -45,7 +45,7 @@ TEST(LayoutFp16, PackAAndBFollowTheIndexFunctions) {
 }
 
 TEST(LayoutInt4, PackAAndBKeepEveryNibble) {
-  const Plan p = plan_of({3, 999, 70}, DType::int4);  // odd K*N: the last byte half used
+  const Plan p = layout_dtypes_plan_of({3, 999, 70}, DType::int4);  // odd K*N: the last byte half used
   std::mt19937 rng(4);
   std::vector<uint8_t> a((3 * 999 + 1) / 2), b((999 * 70 + 1) / 2);
   for (auto& x : a) x = static_cast<uint8_t>(rng());
@@ -91,7 +91,7 @@ TEST(LayoutInt4, WidenMatchesValueAtOnOneAndTwoThreads) {
 }
 
 TEST(LayoutUnpack, Int16PartialsWidenAndAdd) {
-  const Plan p = plan_of({2, 1000, 9}, DType::int4);
+  const Plan p = layout_dtypes_plan_of({2, 1000, 9}, DType::int4);
   std::vector<int16_t> nat(static_cast<size_t>(c_elements_per_slice(p)));
   for (size_t i = 0; i < nat.size(); ++i) nat[i] = static_cast<int16_t>(30000 - static_cast<int>(i) * 7);
   std::vector<int32_t> c(2 * 9);
@@ -102,7 +102,7 @@ TEST(LayoutUnpack, Int16PartialsWidenAndAdd) {
 }
 
 TEST(LayoutUnpack, Fp16OutputNeedsTheMatchingPlan) {
-  const Plan f16 = plan_of({2, 64, 16}, DType::fp16, true);
+  const Plan f16 = layout_dtypes_plan_of({2, 64, 16}, DType::fp16, true);
   std::vector<float> nat(static_cast<size_t>(c_elements_per_slice(f16))), c(32);
   EXPECT_FALSE(unpack_c_fp32(nat, f16, c, true).ok());
   std::vector<uint16_t> h(nat.size()), hc(32);

@@ -24,7 +24,7 @@
 namespace ork::matmul {
 namespace {
 
-Plan plan_of(Shape s, DType dt, bool fp16_out = false) {
+Plan layout_host_plan_of(Shape s, DType dt, bool fp16_out = false) {
   auto p = make_plan(s, {.dtype = dt, .cores = 3, .mc_cap = 0, .fp16_out = fp16_out});
   EXPECT_TRUE(p.ok()) << p.error().message;
   return *p;
@@ -57,7 +57,7 @@ size_t a_input_bytes(const Plan& p) {
 }
 
 void expect_pack(Shape s, DType dt) {
-  const Plan p = plan_of(s, dt);
+  const Plan p = layout_host_plan_of(s, dt);
   const auto a = random_bytes(a_input_bytes(p), static_cast<uint32_t>(s.m * 7 + s.k));
   std::vector<uint8_t> out(static_cast<size_t>(p.a_bytes()), 0xee);  // stale bytes must all go
   ASSERT_TRUE(pack_a_native(p, a.data(), out).ok());
@@ -132,7 +132,7 @@ std::vector<Out> spec_unpack(const Plan& p, const std::vector<std::vector<Native
 
 template <class Native, class Out>
 void expect_group(Shape shape, DType dt, int64_t first_slice, int64_t count, bool fp16_out = false) {
-  const Plan p = plan_of(shape, dt, fp16_out);
+  const Plan p = layout_host_plan_of(shape, dt, fp16_out);
   ASSERT_LE(first_slice + count, p.slices);
   std::mt19937 rng(static_cast<uint32_t>(shape.m + shape.n + count));
   std::vector<std::vector<Native>> s(static_cast<size_t>(count), std::vector<Native>(static_cast<size_t>(c_elements_per_slice(p))));
@@ -306,7 +306,7 @@ TEST(LayoutHost, Fp16RoundingIsTheConverterOnEveryIsa) {
 TEST(LayoutHost, Fp16CFromSumsIsRoundedOnceOnEveryIsa) {
   // 40 x 40000: 9.6 MB moved, two threads; 3 x 13: one.
   for (Shape s : {Shape{3, 4100, 13}, Shape{40, 4100, 40000}}) {
-    const Plan p = plan_of(s, DType::fp16, true);
+    const Plan p = layout_host_plan_of(s, DType::fp16, true);
     ASSERT_GT(p.slices, 1);
     std::mt19937 rng(7);
     std::vector<float> acc(static_cast<size_t>(s.m * s.n));
@@ -325,14 +325,14 @@ TEST(LayoutHost, Fp16CFromSumsIsRoundedOnceOnEveryIsa) {
 }
 
 TEST(LayoutHost, GroupOutsideThePlanIsAnError) {
-  const Plan p = plan_of({2, 1500, 9}, DType::int4);
+  const Plan p = layout_host_plan_of({2, 1500, 9}, DType::int4);
   std::vector<int16_t> s(static_cast<size_t>(c_elements_per_slice(p)));
   std::vector<const uint8_t*> ptrs(static_cast<size_t>(p.slices + 1), reinterpret_cast<const uint8_t*>(s.data()));
   std::vector<int32_t> c(18);
   auto st = unpack_c_group(p, ptrs, 0, c.data(), {});
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message.find("unpack_c_group"), std::string::npos);
-  const Plan h = plan_of({2, 4100, 9}, DType::fp16, true);  // fp16 C from 3 slices needs the partials
+  const Plan h = layout_host_plan_of({2, 4100, 9}, DType::fp16, true);  // fp16 C from 3 slices needs the partials
   std::vector<float> f(static_cast<size_t>(c_elements_per_slice(h)));
   std::vector<const uint8_t*> one{reinterpret_cast<const uint8_t*>(f.data())};
   EXPECT_FALSE(unpack_c_group(h, one, 0, c.data(), {}).ok());

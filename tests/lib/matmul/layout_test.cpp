@@ -17,7 +17,7 @@ namespace {
 
 using ork::ref::random_int8;
 
-Plan plan_of(int64_t m, int64_t k, int64_t n, int cores = 1) {
+Plan layout_plan_of(int64_t m, int64_t k, int64_t n, int cores = 1) {
   Result<Plan> r = make_plan({m, k, n}, {.cores = cores});
   EXPECT_TRUE(r.ok()) << r.error().message;
   return r.value();
@@ -62,7 +62,7 @@ TEST(LayoutIndex, BijectiveOnPaddedShapes) {
 
 TEST(LayoutPack, PackAMatchesIndexAndZeroPads) {
   for (auto [m, k] : {std::pair<int64_t, int64_t>{1, 2048}, {3, 50}, {7, 5000}, {65, 17}}) {
-    const Plan p = plan_of(m, k, 32);
+    const Plan p = layout_plan_of(m, k, 32);
     const std::vector<int8_t> a = random_int8(m * k, 1);
     std::vector<int8_t> native(p.a_bytes(), 99);
     ASSERT_TRUE(pack_a_int8(a, p, native).ok());
@@ -77,7 +77,7 @@ TEST(LayoutPack, PackAMatchesIndexAndZeroPads) {
 
 TEST(LayoutPack, PackBPerSliceMatchesIndex) {
   for (auto [k, n] : {std::pair<int64_t, int64_t>{50, 40}, {4100, 70}, {6144, 32}}) {
-    const Plan p = plan_of(1, k, n);
+    const Plan p = layout_plan_of(1, k, n);
     const std::vector<int8_t> b = random_int8(k * n, 2);
     std::vector<int8_t> native(p.b_bytes(), 99);
     ASSERT_TRUE(pack_b_int8(b, p, native).ok());
@@ -94,7 +94,7 @@ TEST(LayoutPack, PackBPerSliceMatchesIndex) {
 }
 
 TEST(LayoutPack, UnpackAndAccumulateC) {
-  const Plan p = plan_of(3, 6144, 37);  // 3 slices, N padded to 64
+  const Plan p = layout_plan_of(3, 6144, 37);  // 3 slices, N padded to 64
   const int64_t per = c_elements_per_slice(p);
   std::vector<int32_t> native(per * p.slices);
   for (int64_t s = 0; s < p.slices; ++s) {
@@ -121,7 +121,7 @@ TEST(LayoutPack, UnpackAndAccumulateC) {
 // Threads split pack A and unpack C by rows (lib/matmul/context.cpp): any split, odd ones
 // included, gives the whole call's bytes, and rows outside the range are left alone.
 TEST(LayoutPack, RowRangesComposeToTheWholeCall) {
-  const Plan p = plan_of(77, 300, 45);
+  const Plan p = layout_plan_of(77, 300, 45);
   const auto a = random_int8(77 * 300, 3);
   std::vector<int8_t> whole(p.a_bytes(), 0x11), split(p.a_bytes(), 0x11);
   ASSERT_TRUE(pack_a_int8(a, p, whole).ok());
@@ -145,7 +145,7 @@ TEST(LayoutPack, RowRangesComposeToTheWholeCall) {
 }
 
 TEST(LayoutPack, SizeErrorsAreNamed) {
-  const Plan p = plan_of(2, 64, 32);
+  const Plan p = layout_plan_of(2, 64, 32);
   std::vector<int8_t> a(5), native(p.a_bytes());
   Status s = pack_a_int8(a, p, native);
   ASSERT_FALSE(s.ok());
@@ -183,7 +183,7 @@ TEST(LayoutPack, PlanExecutedOnPackedBuffersEqualsOracle) {
   const std::vector<std::tuple<int64_t, int64_t, int64_t, int>> shapes = {
       {1, 2048, 96, 3}, {1, 100, 37, 2}, {65, 100, 70, 2}, {705, 512, 64, 3}, {33, 4128, 40, 1}, {40, 6144, 96, 3}};
   for (auto [m, k, n, cores] : shapes) {
-    const Plan p = plan_of(m, k, n, cores);
+    const Plan p = layout_plan_of(m, k, n, cores);
     const auto a = random_int8(m * k, 3), b = random_int8(k * n, 4);
     std::vector<int8_t> na(p.a_bytes()), nb(p.b_bytes());
     ASSERT_TRUE(pack_a_int8(a, p, na).ok());

@@ -13,7 +13,7 @@
 namespace ork::matmul {
 namespace {
 
-Plan plan_of(Shape s, PlanOptions o) {
+Plan plan_dtypes_plan_of(Shape s, PlanOptions o) {
   auto p = make_plan(s, o);
   EXPECT_TRUE(p.ok()) << p.error().message;
   return p.ok() ? *p : Plan{};
@@ -32,7 +32,7 @@ TEST(PlanFp16, Rule1KReductionTasksHaveAtMost8RowsFromK2048) {
     for (int64_t m : {9, 64, 100, 2048}) {
       for (int cores = 1; cores <= 3; ++cores) {
         for (int64_t cap : {0, 4, 8, 16, 64}) {
-          const Plan p = plan_of({m, k, 64}, {.dtype = DType::fp16, .cores = cores, .mc_cap = cap});
+          const Plan p = plan_dtypes_plan_of({m, k, 64}, {.dtype = DType::fp16, .cores = cores, .mc_cap = cap});
           for (const Task& t : p.tasks) {
             if (t.schedule == Schedule::k_reduction && t.kt >= kFp16RowLimitFromK) {
               EXPECT_LE(t.mc, kFp16ExactRows) << "M " << m << " K " << k << " cores " << cores << " cap " << cap;
@@ -50,9 +50,9 @@ TEST(PlanFp16, Rule1KReductionTasksHaveAtMost8RowsFromK2048) {
 // schedule of three, and that schedule obeys rule 1.
 TEST(PlanFp16, Rule2SingleCoreGetsTheGuardedScheduleToo) {
   for (int64_t k : {1024, 2048, 4096}) {
-    const Plan one = plan_of({100, k, 2048}, {.dtype = DType::fp16, .cores = 1});
+    const Plan one = plan_dtypes_plan_of({100, k, 2048}, {.dtype = DType::fp16, .cores = 1});
     for (int cores = 2; cores <= 3; ++cores) {
-      const Plan many = plan_of({100, k, 2048}, {.dtype = DType::fp16, .cores = cores});
+      const Plan many = plan_dtypes_plan_of({100, k, 2048}, {.dtype = DType::fp16, .cores = cores});
       EXPECT_EQ(one.schedule, many.schedule) << "K " << k;
       EXPECT_EQ(one.mc, many.mc) << "K " << k;
     }
@@ -82,7 +82,7 @@ TEST(PlanFp16, TileTable) {
       {18944, 4, Schedule::resident_rows, 4, 10, 2048},
   };
   for (const Row& r : rows) {
-    const Plan p = plan_of({4096, r.k, 32}, {.dtype = DType::fp16, .cores = 1, .mc_cap = r.cap});
+    const Plan p = plan_dtypes_plan_of({4096, r.k, 32}, {.dtype = DType::fp16, .cores = 1, .mc_cap = r.cap});
     EXPECT_EQ(p.schedule, r.sched) << "K " << r.k;
     EXPECT_EQ(p.mc, r.mc) << "K " << r.k;
     EXPECT_EQ(p.slices, r.slices) << "K " << r.k;
@@ -101,15 +101,15 @@ TEST(PlanFp16, TileTable) {
 }
 
 TEST(PlanFp16, Fp16OutputOnTheNpuOnlyWithOneSlice) {
-  const Plan one = plan_of({5, 1000, 40}, {.dtype = DType::fp16, .fp16_out = true});
+  const Plan one = plan_dtypes_plan_of({5, 1000, 40}, {.dtype = DType::fp16, .fp16_out = true});
   EXPECT_TRUE(one.npu_fp16_out());
   EXPECT_EQ(one.out_atom(), 8);
   EXPECT_EQ(one.c_bytes_per_slice(), 5 * 48 * 2);
-  const Plan wide = plan_of({5, 5000, 40}, {.dtype = DType::fp16, .fp16_out = true});
+  const Plan wide = plan_dtypes_plan_of({5, 5000, 40}, {.dtype = DType::fp16, .fp16_out = true});
   EXPECT_FALSE(wide.npu_fp16_out());  // fp32 partials, rounded once on the host
   EXPECT_EQ(wide.out_atom(), 4);
   EXPECT_EQ(wide.c_bytes_per_slice(), 5 * 48 * 4);
-  const Plan f32 = plan_of({5, 1000, 40}, {.dtype = DType::fp16});
+  const Plan f32 = plan_dtypes_plan_of({5, 1000, 40}, {.dtype = DType::fp16});
   EXPECT_FALSE(f32.npu_fp16_out());
 }
 
@@ -117,7 +117,7 @@ TEST(PlanFp16, Fp16OutputOnTheNpuOnlyWithOneSlice) {
 // Without the 480-wide slices a K = 4096 task would reach 4096 * 64 = 262144.
 TEST(PlanInt4, NoTaskCanSaturateItsInt16Partials) {
   for (int64_t k : {32, 480, 481, 512, 1024, 4096, 18944}) {
-    const Plan p = plan_of({7, k, 64}, {.dtype = DType::int4, .cores = 2});
+    const Plan p = plan_dtypes_plan_of({7, k, 64}, {.dtype = DType::int4, .cores = 2});
     for (const Task& t : p.tasks) EXPECT_LE(t.kt * kInt4MaxProduct, 32767) << "K " << k;
     EXPECT_EQ(p.slices, (p.kp + 479) / 480) << "K " << k;
   }
@@ -131,7 +131,7 @@ TEST(PlanInt4, AGivenWidthEvensTheSlicesAndPadsK) {
   for (int64_t width : {512, 640, 1376, 4096}) {
     for (int64_t k : {481, 1001, 1920, 1921, 3584, 4097, 18944}) {
       const int64_t kp = (k + 31) / 32 * 32;
-      const Plan p = plan_of({2, k, 192}, {.dtype = DType::int4, .cores = 3, .slice_k = width});
+      const Plan p = plan_dtypes_plan_of({2, k, 192}, {.dtype = DType::int4, .cores = 3, .slice_k = width});
       if (kp <= width) {
         EXPECT_EQ(p.slices, 1) << k;
         continue;
@@ -142,14 +142,14 @@ TEST(PlanInt4, AGivenWidthEvensTheSlicesAndPadsK) {
       EXPECT_EQ(p.kp, p.slices * p.slice_k) << k << " at " << width;
       EXPECT_LT(p.kp - kp, p.slices * kKAlign) << k << " at " << width;
       for (const Task& t : p.tasks) EXPECT_EQ(t.kt, p.slice_k) << k << " at " << width;
-      const Plan stacked = plan_of({2, k, 192}, {.dtype = DType::int4, .cores = 1, .slice_k = width, .stack = true});
+      const Plan stacked = plan_dtypes_plan_of({2, k, 192}, {.dtype = DType::int4, .cores = 1, .slice_k = width, .stack = true});
       EXPECT_TRUE(stacked.stacked) << k << " at " << width;
       EXPECT_EQ(static_cast<int64_t>(stacked.tasks.size()), (p.slices * 192 + kMaxColumnsPerTask - 1) / kMaxColumnsPerTask)
           << k << " at " << width;
     }
   }
   for (int64_t width : {int64_t{0}, kInt4SliceK}) {
-    const Plan floor = plan_of({1, 1500, 64}, {.dtype = DType::int4, .cores = 1, .slice_k = width});
+    const Plan floor = plan_dtypes_plan_of({1, 1500, 64}, {.dtype = DType::int4, .cores = 1, .slice_k = width});
     EXPECT_EQ(floor.kp, 1504);
     EXPECT_EQ(floor.slice_k, kInt4SliceK);
     EXPECT_EQ(floor.tasks.back().kt, 1504 - 3 * kInt4SliceK);
@@ -161,12 +161,12 @@ TEST(PlanInt4, BankRuleUsesNibbleSizedTiles) {
   EXPECT_EQ(data_banks_for(64, 4096, DType::int4), 4);
   EXPECT_EQ(data_banks_for(64, 4096, DType::int8), 8);
   EXPECT_EQ(mg_max(480, DType::int4), 23);  // 23 groups of 64 x 240 bytes = 10.8 banks
-  const Plan full = plan_of({4096, 480, 64}, {.dtype = DType::int4, .cores = 1});
+  const Plan full = plan_dtypes_plan_of({4096, 480, 64}, {.dtype = DType::int4, .cores = 1});
   EXPECT_EQ(full.schedule, Schedule::k_reduction);
   EXPECT_EQ(full.mc, 1472);
   EXPECT_EQ(full.tasks[0].data_banks, 11u);
   EXPECT_EQ(full.tasks[0].weight_banks, 1u);
-  const Plan sliced = plan_of({4096, 4096, 64}, {.dtype = DType::int4, .cores = 1});
+  const Plan sliced = plan_dtypes_plan_of({4096, 4096, 64}, {.dtype = DType::int4, .cores = 1});
   EXPECT_EQ(sliced.schedule, Schedule::resident_rows);
   EXPECT_EQ(sliced.mc, 128);  // R = pow2_floor(65536 / 480)
   EXPECT_EQ(sliced.b_bytes(), 4096 * 64 / 2);  // weight bytes K*N/2 (int4 capture)
@@ -179,7 +179,7 @@ TEST(PlanDTypes, ExactCover) {
       for (int64_t k : {32, 480, 512, 2048, 4128}) {
         for (int64_t n : {16, 80, 8224}) {
           for (int cores = 1; cores <= 3; ++cores) {
-            const Plan p = plan_of({m, k, n}, {.dtype = dt, .cores = cores});
+            const Plan p = plan_dtypes_plan_of({m, k, n}, {.dtype = dt, .cores = cores});
             std::map<std::tuple<int64_t, int64_t>, int64_t> cells;  // (slice, column unit) -> rows
             for (const Task& t : p.tasks) {
               EXPECT_EQ(t.n0 % weight_atom(dt), 0);

@@ -14,7 +14,7 @@
 namespace ork::matmul {
 namespace {
 
-Plan plan_of(int64_t m, int64_t k, int64_t n, int cores = 3, int64_t mc_cap = 0) {
+Plan plan_plan_of(int64_t m, int64_t k, int64_t n, int cores = 3, int64_t mc_cap = 0) {
   Result<Plan> r = make_plan({m, k, n}, {.dtype = DType::int8, .cores = cores, .mc_cap = mc_cap});
   EXPECT_TRUE(r.ok()) << r.error().message;
   return r.ok() ? r.value() : Plan{};
@@ -38,7 +38,7 @@ TEST(PlanTable, ReproducesThePublishedMTileTable) {
       {512, 704}, {1024, 320}, {2048, 128}, {3584, 64}, {4096, 64}};
   for (auto [k, rows] : table) {
     EXPECT_EQ(mg_max(k, DType::int8) * 64, rows) << "K = " << k;
-    EXPECT_EQ(plan_of(4100, k, 2048).mc, rows) << "K = " << k;
+    EXPECT_EQ(plan_plan_of(4100, k, 2048).mc, rows) << "K = " << k;
   }
 }
 
@@ -52,7 +52,7 @@ TEST(PlanTable, BankRuleAtEveryK) {
       EXPECT_EQ(data_banks_for(g * 64, k, DType::int8), banks_by_definition(g, k));
       EXPECT_EQ(data_banks_for(g * 64 - 63, k, DType::int8), banks_for_rows(g * 64 - 63, k));
     }
-    const Plan p = plan_of(4100, k, 96, 1);
+    const Plan p = plan_plan_of(4100, k, 96, 1);
     EXPECT_EQ(p.mc, std::min<int64_t>(mg * 64, 2047)) << "K = " << k;
     for (const Task& t : p.tasks) {
       const int64_t need = banks_for_rows(t.mc, k);
@@ -164,7 +164,7 @@ TEST(PlanSweep, CoverageLimitsOrderOverEdgeShapes) {
         for (int cores = 1; cores <= 3; ++cores) {
           const std::string where = "M=" + std::to_string(m) + " K=" + std::to_string(k) +
                                     " N=" + std::to_string(n) + " cores=" + std::to_string(cores);
-          const Plan p = plan_of(m, k, n, cores);
+          const Plan p = plan_plan_of(m, k, n, cores);
           ASSERT_EQ(p.kp, (k + 31) / 32 * 32) << where;
           ASSERT_EQ(p.np, (n + 31) / 32 * 32) << where;
           ASSERT_EQ(p.mp, m) << where;
@@ -179,7 +179,7 @@ TEST(PlanSweep, CoverageLimitsOrderOverEdgeShapes) {
 }
 
 TEST(PlanCores, SplitByNIsEvenAndContiguous) {
-  const Plan p = plan_of(100, 512, 96 + 32 * 7, 3);  // np/32 = 10 units over 3 cores: 4, 3, 3
+  const Plan p = plan_plan_of(100, 512, 96 + 32 * 7, 3);  // np/32 = 10 units over 3 cores: 4, 3, 3
   ASSERT_EQ(p.cores_used, 3);
   std::vector<int64_t> width(3, 0), first(3, -1);
   for (const Task& t : p.tasks) {
@@ -193,7 +193,7 @@ TEST(PlanCores, SplitByNIsEvenAndContiguous) {
 }
 
 TEST(PlanCores, SplitByMWhenNIsNarrow) {
-  const Plan p = plan_of(4100, 512, 64, 3);  // np/32 = 2 < 3 cores; mc 704 -> 6 tiles
+  const Plan p = plan_plan_of(4100, 512, 64, 3);  // np/32 = 2 < 3 cores; mc 704 -> 6 tiles
   ASSERT_EQ(p.cores_used, 3);
   std::vector<int64_t> rows(3, 0);
   for (const Task& t : p.tasks) {
@@ -201,17 +201,17 @@ TEST(PlanCores, SplitByMWhenNIsNarrow) {
     rows[t.core] += t.mc;
   }
   EXPECT_EQ(rows, (std::vector<int64_t>{1408, 1408, 4100 - 2816}));
-  const Plan one = plan_of(1, 512, 32, 3);  // one tile: one core used
+  const Plan one = plan_plan_of(1, 512, 32, 3);  // one tile: one core used
   EXPECT_EQ(one.cores_used, 1);
   EXPECT_EQ(one.tasks.size(), 1u);
 }
 
 TEST(PlanCores, NChunksAtMost8192) {
-  const Plan p = plan_of(1, 2048, 16384, 1);
+  const Plan p = plan_plan_of(1, 2048, 16384, 1);
   ASSERT_EQ(p.tasks.size(), 2u);
   EXPECT_EQ(p.tasks[0].nt, 8192);
   EXPECT_EQ(p.tasks[1].n0, 8192);
-  const Plan q = plan_of(1, 2048, 8224, 1);  // 257 units -> 129 + 128
+  const Plan q = plan_plan_of(1, 2048, 8224, 1);  // 257 units -> 129 + 128
   ASSERT_EQ(q.tasks.size(), 2u);
   EXPECT_EQ(q.tasks[0].nt, 129 * 32);
   EXPECT_EQ(q.tasks[1].nt, 128 * 32);
@@ -219,7 +219,7 @@ TEST(PlanCores, NChunksAtMost8192) {
 }
 
 TEST(PlanWideK, SlicesOf2048WithShortLast) {
-  const Plan p = plan_of(40, 4100, 64, 1);  // kp = 4128: slices 2048, 2048, 32
+  const Plan p = plan_plan_of(40, 4100, 64, 1);  // kp = 4128: slices 2048, 2048, 32
   ASSERT_EQ(p.slices, 3);
   EXPECT_EQ(p.slice_k, 2048);
   EXPECT_EQ(p.mc, 32);
@@ -234,23 +234,23 @@ TEST(PlanWideK, SlicesOf2048WithShortLast) {
 
 TEST(PlanKnobs, McCapHonoured) {
   for (int64_t k : {512, 2048, 8192}) {
-    const Plan p = plan_of(1000, k, 2048, 2, 31);
+    const Plan p = plan_plan_of(1000, k, 2048, 2, 31);
     EXPECT_EQ(p.mc, 31) << "K = " << k;
     for (const Task& t : p.tasks) EXPECT_LE(t.mc, 31);
   }
-  EXPECT_EQ(plan_of(1000, 8192, 64, 1, 16).mc, 16);
-  EXPECT_EQ(plan_of(1000, 512, 64, 1, 5000).mc, 704);  // a cap above the limit changes nothing
+  EXPECT_EQ(plan_plan_of(1000, 8192, 64, 1, 16).mc, 16);
+  EXPECT_EQ(plan_plan_of(1000, 512, 64, 1, 5000).mc, 704);  // a cap above the limit changes nothing
 }
 
 TEST(PlanOffsets, MatchLayoutFormulas) {
-  const Plan p = plan_of(100, 6144, 96, 1);  // wide K: 3 slices of 2048, N split none
+  const Plan p = plan_plan_of(100, 6144, 96, 1);  // wide K: 3 slices of 2048, N split none
   ASSERT_EQ(p.slices, 3);
   for (const Task& t : p.tasks) {
     EXPECT_EQ(p.a_offset(t), (t.k0 / 16) * 100 * 16 + t.m0 * 16);
     EXPECT_EQ(p.b_offset(t), t.slice * 96 * 2048 + t.n0 * t.kt);
     EXPECT_EQ(p.c_offset(t), (t.n0 / 4) * 100 * 16 + t.m0 * 16);
   }
-  const Plan q = plan_of(5, 64, 96, 3);  // split by N: n0 = 0, 32, 64
+  const Plan q = plan_plan_of(5, 64, 96, 3);  // split by N: n0 = 0, 32, 64
   ASSERT_EQ(q.tasks.size(), 3u);
   EXPECT_EQ(q.b_offset(q.tasks[2]), 64 * 64);
   EXPECT_EQ(q.c_offset(q.tasks[2]), 16 * 5 * 16);

@@ -26,12 +26,12 @@ namespace {
 using testing::first_difference;
 using testing::random_matrix;
 
-struct Shape {
+struct KernelShape {
   int64_t m, k, n;
 };
 // K: a short last group for 32, 64 and 128 (200 = 3 x 64 + 8, 130, 45 = 32 + 13: odd, off the
 // pair and the quad); N off 16 and 32 (33, 47, 70); M off the 4-row block (1, 3, 6, 9).
-const Shape kShapes[] = {{1, 64, 32}, {3, 200, 47}, {6, 130, 33}, {9, 45, 70}, {4, 256, 16}, {2, 7, 5}};
+const KernelShape kKernelShapes[] = {{1, 64, 32}, {3, 200, 47}, {6, 130, 33}, {9, 45, 70}, {4, 256, 16}, {2, 7, 5}};
 
 std::string run(GroupTier tier, int threads, const QuantWeights& w, std::span<const float> a, int64_t m,
                 const ActScheme& as, const std::vector<float>& want) {
@@ -48,7 +48,7 @@ std::string run(GroupTier tier, int threads, const QuantWeights& w, std::span<co
 
 TEST(FusedQmatmul, EveryTierAndThreadCountIsTheReference) {
   uint32_t seed = 1;
-  for (const Shape& s : kShapes)
+  for (const KernelShape& s : kKernelShapes)
     for (int64_t group : {0, 32, 64, 128})
       for (auto [wb, ab] : {std::pair{Bits::int8, Bits::int8}, {Bits::int4, Bits::int8}, {Bits::int4, Bits::int4}}) {
         if (group != 0 && group > s.k) continue;
@@ -76,7 +76,7 @@ TEST(FusedQmatmul, EveryTierAndThreadCountIsTheReference) {
 TEST(FusedQmatmul, FullRangeImportsWithSignedScales) {
   std::mt19937 rng(9);
   for (Bits bits : {Bits::int8, Bits::int4})
-    for (const Shape& s : {Shape{3, 96, 40}, Shape{5, 70, 33}}) {
+    for (const KernelShape& s : {KernelShape{3, 96, 40}, KernelShape{5, 70, 33}}) {
       const WeightScheme ws{bits, 32, true, true};
       const int64_t groups = (s.k + 31) / 32;
       const int lo = bits == Bits::int8 ? -128 : -8, hi = -lo - 1;
@@ -109,7 +109,7 @@ TEST(FusedQmatmul, FullRangeImportsWithSignedScales) {
 // the strips, a short last group, and per-channel (one group: the fused kernel too).
 TEST(FusedQmatmul, AffineImportsAreTheReference) {
   std::mt19937 rng(21);
-  for (const Shape& s : {Shape{5, 96, 40}, Shape{1, 70, 33}, Shape{9, 32, 70}, Shape{4, 200, 16}})
+  for (const KernelShape& s : {KernelShape{5, 96, 40}, KernelShape{1, 70, 33}, KernelShape{9, 32, 70}, KernelShape{4, 200, 16}})
     for (auto [offset, with_mins] : {std::pair{8, true}, {8, false}, {0, true}, {3, true}})
       for (Bits ab : {Bits::int8, Bits::int4}) {
         const WeightScheme ws{Bits::int4, s.k <= 32 ? 0 : 32, true, true};

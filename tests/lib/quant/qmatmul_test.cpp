@@ -21,18 +21,18 @@ using testing::random_matrix;
 using tools::DevicePtr;
 using tools::QWeightsPtr;
 
-DevicePtr open(const char* name) {
+DevicePtr open_qmatmul_device(const char* name) {
   ork_device* d = nullptr;
   EXPECT_EQ(ork_device_open(name, &d), ORK_OK) << ork_last_error();
   return DevicePtr(d);
 }
 
-struct Shape {
+struct QmatmulShape {
   int64_t m, k, n;
 };
 // Decode and prefill rows, K with and without a tail group (200 = 3 x 64 + 8, 130 = 128 + 2),
 // N off the 32-column weight atom, K past one 64-row M-tile boundary case.
-const Shape kShapes[] = {{1, 64, 32}, {3, 200, 40}, {5, 130, 33}, {17, 256, 64}, {65, 96, 8}};
+const QmatmulShape kQmatmulShapes[] = {{1, 64, 32}, {3, 200, 40}, {5, 130, 33}, {17, 256, 64}, {65, 96, 8}};
 const int64_t kGroups[] = {0, 32, 64, 128};
 
 struct Mode {
@@ -40,7 +40,7 @@ struct Mode {
 };
 
 // Runs one case on `dev` and compares with the reference; returns "" or the mismatch.
-std::string run_case(ork_device* dev, Mode mode, int64_t group, Shape s, int cores, bool per_row, uint32_t seed) {
+std::string run_case(ork_device* dev, Mode mode, int64_t group, QmatmulShape s, int cores, bool per_row, uint32_t seed) {
   const auto w = random_matrix(s.k, s.n, seed);
   const auto a = random_matrix(s.m, s.k, seed + 1);
   ork_quant_options qo{sizeof(qo), mode.wbits, static_cast<int32_t>(group)};
@@ -60,14 +60,14 @@ std::string run_case(ork_device* dev, Mode mode, int64_t group, Shape s, int cor
 class QuantBackends : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(QuantBackends, EveryModeMatchesTheReference) {
-  DevicePtr dev = open(GetParam());
+  DevicePtr dev = open_qmatmul_device(GetParam());
   ASSERT_TRUE(dev);
   ork_device_info info{};
   ASSERT_EQ(ork_device_get_info(dev.get(), &info), ORK_OK);
   uint32_t seed = 100;
   for (Mode mode : {Mode{8, 8}, Mode{4, 8}, Mode{4, 4}})
     for (int64_t group : kGroups)
-      for (Shape s : kShapes)
+      for (QmatmulShape s : kQmatmulShapes)
         for (int cores = 1; cores <= info.cores; ++cores) {
           const bool per_row = (seed % 2) == 0;
           const std::string diff = run_case(dev.get(), mode, group, s, cores, per_row, seed++);
@@ -83,7 +83,7 @@ INSTANTIATE_TEST_SUITE_P(Devices, QuantBackends, ::testing::Values("emu-rknpu", 
 // int4 copy are separate, and each matches the reference.
 TEST(QuantW4, BothActivationWidthsFromOneWeights) {
   for (const char* name : {"emu-rknpu", "emu-rocket", "cpu"}) {
-    DevicePtr dev = open(name);
+    DevicePtr dev = open_qmatmul_device(name);
     const int64_t m = 9, k = 200, n = 70;
     for (int64_t group : kGroups) {
       const auto w = random_matrix(k, n, 31);
@@ -105,7 +105,7 @@ TEST(QuantW4, BothActivationWidthsFromOneWeights) {
 
 // The same weights used many times, several M: the contexts kept per (M, cores) stay right.
 TEST(QuantBackendsReuse, RepeatedCallsAndShapes) {
-  DevicePtr dev = open("emu-rknpu");
+  DevicePtr dev = open_qmatmul_device("emu-rknpu");
   const int64_t k = 160, n = 48;
   const auto w = random_matrix(k, n, 77);
   ork_quant_options qo{sizeof(qo), 4, 32};
@@ -131,11 +131,11 @@ namespace {
 // Wide K: per-channel past the full-K limit (4096) goes through the runner's K-slices, whose
 // int32 partials the host adds; groups of 128 at the same K are 65 separate matmuls.
 TEST(QuantBackendsWideK, SlicedPerChannelAndManyGroups) {
-  const Shape s{4, 8192 + 40, 64};
+  const QmatmulShape s{4, 8192 + 40, 64};
   for (const char* name : {"emu-rknpu", "emu-rocket", "cpu"})
     for (int64_t group : {0, 128})
       for (Mode mode : {Mode{8, 8}, Mode{4, 4}}) {  // w4a4 per-channel: the runner's 480-wide int4 slices
-        DevicePtr dev = open(name);
+        DevicePtr dev = open_qmatmul_device(name);
         const std::string diff = run_case(dev.get(), mode, group, s, name[0] == 'c' ? 1 : 3, true, 4242);
         ASSERT_EQ(diff, "") << name << " w" << mode.wbits << "a" << mode.abits << " group " << group;
       }

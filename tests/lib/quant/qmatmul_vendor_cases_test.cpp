@@ -22,7 +22,7 @@ namespace {
 using testing::first_difference;
 using testing::random_matrix;
 
-tools::DevicePtr open(const char* name) {
+tools::DevicePtr open_vendor_device(const char* name) {
   ork_device* d = nullptr;
   EXPECT_EQ(ork_device_open(name, &d), ORK_OK) << ork_last_error();
   return tools::DevicePtr(d);
@@ -40,7 +40,7 @@ class VendorCases : public ::testing::TestWithParam<const char*> {};
 // vendor's mode returns them (before any dequantisation): equal to the integer oracle over
 // the codes, and not zero.
 TEST_P(VendorCases, Int8PerChannelInt32Output) {
-  auto dev = open(GetParam());
+  auto dev = open_vendor_device(GetParam());
   for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 1024, 64}, {4, 256, 64}, {64, 512, 32}}) {
     const auto w = random_matrix(k, n, 41);
     const auto a = random_matrix(m, k, 42);
@@ -69,7 +69,7 @@ TEST_P(VendorCases, Int8PerChannelInt32Output) {
 // FP32 output with per-channel B (rejected by the vendor) and with per-group B (zeros from
 // the vendor): the reference's bytes, non-zero, and close to the float64 product.
 TEST_P(VendorCases, Fp32OutputPerChannelAndPerGroup) {
-  auto dev = open(GetParam());
+  auto dev = open_vendor_device(GetParam());
   const int64_t m = 8, k = 512, n = 64;
   const auto w = random_matrix(k, n, 51);
   const auto a = random_matrix(m, k, 52);

@@ -14,8 +14,8 @@ namespace {
 
 using driver::ioctl_retry;
 
-constexpr uint32_t kData = RKNPU_MEM_CACHEABLE | RKNPU_MEM_IOMMU;
-constexpr uint32_t kTask = kData | RKNPU_MEM_KERNEL_MAPPING;
+constexpr uint32_t kWindowsData = RKNPU_MEM_CACHEABLE | RKNPU_MEM_IOMMU;
+constexpr uint32_t kWindowsTask = kWindowsData | RKNPU_MEM_KERNEL_MAPPING;
 constexpr uint64_t kWindow = 64 * 1024;  // pages 1..15 usable: page 0 is never handed out
 
 emu::FakeKernelConfig small_window(Recorder& rec) {
@@ -25,7 +25,7 @@ emu::FakeKernelConfig small_window(Recorder& rec) {
 }
 
 int mem_create(emu::FakeKernel& k, int fd, uint64_t bytes, int32_t domain, rknpu_mem_create* out = nullptr) {
-  rknpu_mem_create c{.handle = 0, .flags = kData, .size = bytes, .obj_addr = 0, .dma_addr = 0, .sram_size = 0,
+  rknpu_mem_create c{.handle = 0, .flags = kWindowsData, .size = bytes, .obj_addr = 0, .dma_addr = 0, .sram_size = 0,
                      .iommu_domain_id = domain, .reserved = 0};
   int rc = ioctl_retry(k, fd, DRM_IOCTL_RKNPU_MEM_CREATE, &c);
   if (out) *out = c;
@@ -55,7 +55,7 @@ TEST(RknpuDomains, AJobSeesOnlyTheBuffersOfItsDomain) {
   Recorder rec;
   emu::FakeKernel k(small_window(rec));
   int fd = k.open("/dev/dri/card1", O_RDWR);
-  RawRknpuBo tasks = raw_rknpu_bo(k, fd, 4096, kTask);  // domain 0, the top page
+  RawRknpuBo tasks = raw_rknpu_bo(k, fd, 4096, kWindowsTask);  // domain 0, the top page
   rknpu_mem_create pad{}, regcmd{};
   ASSERT_EQ(mem_create(k, fd, 8192, 1, &pad), 0);       // domain 1: below the pad, an IOVA
   ASSERT_EQ(mem_create(k, fd, 4096, 1, &regcmd), 0);    // that domain 0 does not map

@@ -17,7 +17,7 @@ constexpr uint32_t kTask = kData | RKNPU_MEM_KERNEL_MAPPING;
 
 // A one-task PC job on core 0 for tests with a kernel of their own: the task BO's first task
 // points at `regcmd_iova`.
-rknpu_submit one_task_job(const RawRknpuBo& tasks, uint64_t regcmd_iova) {
+rknpu_submit rknpu_one_task_job(const RawRknpuBo& tasks, uint64_t regcmd_iova) {
   *reinterpret_cast<rknpu_task*>(tasks.map) = rknpu_task{0, 0, 0xd, 0x300, 0x1ffff, 0, 60, 0, regcmd_iova};
   rknpu_submit s{};
   s.flags = RKNPU_JOB_PC;
@@ -295,7 +295,7 @@ TEST_F(FakeRknpu, RenderNodeCanReproduceOrksZeroTaskSubmits) {
   ASSERT_GE(rfd, 0);
   RawRknpuBo rc = raw_rknpu_bo(k2, rfd, 4096, kData);
   RawRknpuBo tb = raw_rknpu_bo(k2, rfd, 4096, kTask);
-  rknpu_submit s = one_task_job(tb, rc.create.dma_addr);
+  rknpu_submit s = rknpu_one_task_job(tb, rc.create.dma_addr);
   EXPECT_EQ(ioctl_retry(k2, rfd, DRM_IOCTL_RKNPU_SUBMIT, &s), -ETIMEDOUT);
   EXPECT_EQ(s.task_counter, 0u);
   EXPECT_TRUE(r2.calls.empty());
@@ -358,7 +358,7 @@ TEST(FakeRknpuCaches, SyncDirectionsMoveBytesBetweenCpuAndNpu) {
   RawRknpuBo cached = raw_rknpu_bo(kernel, fd, 4096, kData);
   RawRknpuBo coherent = raw_rknpu_bo(kernel, fd, 4096, RKNPU_MEM_IOMMU);
   auto submit = [&] {
-    rknpu_submit s = one_task_job(tasks, regcmd.create.dma_addr);
+    rknpu_submit s = rknpu_one_task_job(tasks, regcmd.create.dma_addr);
     EXPECT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_RKNPU_SUBMIT, &s), 0);
   };
   auto sync = [&](uint32_t dir) {

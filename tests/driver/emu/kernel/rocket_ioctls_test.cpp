@@ -18,7 +18,7 @@ int64_t now_ns() {
 }
 
 // A job of one task that writes one output BO (no input BOs).
-drm_rocket_job one_task_job(const drm_rocket_task& task, const uint32_t (&outs)[1]) {
+drm_rocket_job rocket_one_task_job(const drm_rocket_task& task, const uint32_t (&outs)[1]) {
   return drm_rocket_job{reinterpret_cast<uintptr_t>(&task), 0, reinterpret_cast<uintptr_t>(outs), 1,
                         sizeof(drm_rocket_task), 0, 1};
 }
@@ -169,7 +169,7 @@ TEST_F(FakeRocket, PrepBoReportsAFailedJobAndTheCoreIsReset) {
   drm_rocket_create_bo out = create(4096);
   drm_rocket_task task{static_cast<uint32_t>(regcmd.dma_address), 20};
   uint32_t outs[] = {out.handle};
-  drm_rocket_job job = one_task_job(task, outs);
+  drm_rocket_job job = rocket_one_task_job(task, outs);
   drm_rocket_submit s{reinterpret_cast<uintptr_t>(&job), 1, sizeof(drm_rocket_job), 0};
   kernel.faults().wedge_jobs = 1;
   ASSERT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_ROCKET_SUBMIT, &s), 0);
@@ -190,7 +190,7 @@ TEST_F(FakeRocket, AFailedJobIsNotHiddenByALaterJobOnTheSameBo) {
   drm_rocket_create_bo out = create(4096);
   drm_rocket_task task{static_cast<uint32_t>(regcmd.dma_address), 20};
   uint32_t outs[] = {out.handle};
-  drm_rocket_job job = one_task_job(task, outs);
+  drm_rocket_job job = rocket_one_task_job(task, outs);
   drm_rocket_job jobs[3] = {job, job, job};
   drm_rocket_submit s{reinterpret_cast<uintptr_t>(jobs), 3, sizeof(drm_rocket_job), 0};
   kernel.faults().dma_error_jobs = 1;  // the first of three jobs writing `out`
@@ -212,7 +212,7 @@ TEST(FakeRocketTimed, PrepBoWaitsForTheModelledTimeAndTimesOut) {
   ASSERT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_ROCKET_CREATE_BO, &out), 0);
   drm_rocket_task task{static_cast<uint32_t>(regcmd.dma_address), 20};
   uint32_t outs[] = {out.handle};
-  drm_rocket_job job = one_task_job(task, outs);
+  drm_rocket_job job = rocket_one_task_job(task, outs);
   drm_rocket_submit s{reinterpret_cast<uintptr_t>(&job), 1, sizeof(drm_rocket_job), 0};
   kernel.faults().wedge_jobs = 1;  // ready only after the 500 ms job timeout
   ASSERT_EQ(ioctl_retry(kernel, fd, DRM_IOCTL_ROCKET_SUBMIT, &s), 0);

@@ -6,14 +6,14 @@
 namespace ork::emu::testing {
 namespace {
 
-struct Product {
+struct CbufProduct {
   Device dev;
   Bo* A;
   Bo* B;
   Bo* C;
   size_t M, K, N;
   std::vector<int8_t> a, b;
-  Product(size_t m, size_t k, size_t n) : M(m), K(k), N(n) {
+  CbufProduct(size_t m, size_t k, size_t n) : M(m), K(k), N(n) {
     a = random_i8(M * K, static_cast<uint32_t>(M * 7 + K));
     b = random_i8(K * N, static_cast<uint32_t>(K * 3 + N));
     const Int8Bos bos = alloc_int8(dev, a, b, M, K, N, 0x5a);
@@ -46,7 +46,7 @@ class BankLimit : public ::testing::TestWithParam<Limit> {};
 
 TEST_P(BankLimit, MgMaxRowsAreExact) {
   const Limit p = GetParam();
-  Product pr(p.rows, p.K, 32);
+  CbufProduct pr(p.rows, p.K, 32);
   TaskSpec t = pr.task();
   k_reduction_banks(t);
   ASSERT_LE(t.data_banks, 11u);
@@ -58,7 +58,7 @@ TEST_P(BankLimit, MgMaxRowsAreExact) {
 
 TEST_P(BankLimit, OneRowMoreMiscomputesDeterministically) {
   const Limit p = GetParam();
-  Product pr(p.rows + 1, p.K, 32);
+  CbufProduct pr(p.rows + 1, p.K, 32);
   TaskSpec t = pr.task();
   t.data_banks = 11;  // ORK's clamp 0x1b: the most data banks a task can have
   t.weight_banks = 1;
@@ -81,7 +81,7 @@ TEST(Cbuf, TheWrappedGroupLandsOnTheFirstRows) {
   // K = 512, 705 rows, 11 data banks = 360448 bytes = 704 rows: group 11 (row 704 and 63
   // zero pad rows) wraps onto rows 0..63. Row 0 computes with row 704's feature, rows
   // 1..63 with zeros, every other row is right.
-  Product pr(705, 512, 32);
+  CbufProduct pr(705, 512, 32);
   TaskSpec t = pr.task();
   t.data_banks = 11;
   t.weight_banks = 1;
@@ -95,7 +95,7 @@ TEST(Cbuf, TheWrappedGroupLandsOnTheFirstRows) {
 }
 
 TEST(Cbuf, FullKPast4096Wedges) {
-  Product pr(16, 4128, 32);
+  CbufProduct pr(16, 4128, 32);
   TaskSpec t = pr.task();
   k_reduction_banks(t);
   const ChainResult r = run_one(pr.dev, one_task(t));
@@ -111,7 +111,7 @@ TEST(Cbuf, WideKWedgesAtThePublishedPoints) {
   // (K = 18944 cannot be written with the checked packer: DATAIN_CHANNEL_REAL is 14 bits.)
   const std::pair<size_t, size_t> wedges[] = {{6144, 16}, {6144, 32}, {8192, 8}};
   for (auto [k, m] : wedges) {
-    Product pr(m, k, 32);
+    CbufProduct pr(m, k, 32);
     TaskSpec t = pr.task();
     k_reduction_banks(t);
     const ChainResult r = run_one(pr.dev, one_task(t));
@@ -126,7 +126,7 @@ TEST(Cbuf, WideKWedgesAtThePublishedPoints) {
 // Below R a wide-K task runs: MTX runs M = 1 at K = 8192 (fp16, tests/driver/emu/npu/core_fp16_int4_test.cpp);
 // here int8 at K = 6144 with 8 rows < R = 16 (the model's guess between 1 and R - 1).
 TEST(Cbuf, WideKBelowRRuns) {
-  Product pr(8, 6144, 32);
+  CbufProduct pr(8, 6144, 32);
   TaskSpec t = pr.task();
   k_reduction_banks(t);
   ASSERT_EQ(t.data_banks, 2u);  // 8 x 6 KiB = 48 KiB
@@ -137,7 +137,7 @@ TEST(Cbuf, WideKBelowRRuns) {
 }
 
 TEST(Cbuf, ResidentRowsUpToRAreExact) {
-  Product pr(32, 2048, 32);  // R = pow2_floor(98304 / 2048) = 32
+  CbufProduct pr(32, 2048, 32);  // R = pow2_floor(98304 / 2048) = 32
   const ChainResult r = run_one(pr.dev, one_task(pr.task()));  // CBUF_CON0 = 0
   ASSERT_EQ(r.status, CoreStatus::ok) << r.message;
   const auto ok = pr.rows_right();
@@ -145,7 +145,7 @@ TEST(Cbuf, ResidentRowsUpToRAreExact) {
 }
 
 TEST(Cbuf, ResidentRowsPastRWedge) {
-  Product pr(33, 2048, 32);
+  CbufProduct pr(33, 2048, 32);
   const ChainResult r = run_one(pr.dev, one_task(pr.task()));
   EXPECT_EQ(r.status, CoreStatus::wedged);
   EXPECT_NE(r.message.find("33 rows > R = 32"), std::string::npos) << r.message;
@@ -155,7 +155,7 @@ TEST(Cbuf, ResidentRowsPastRWedge) {
 TEST(Cbuf, RawN16384WritesOnly8192Columns) {
   // DATA_CUBE_CHANNEL keeps 13 bits: 16383 -> 8191, so 8192 columns are written and the
   // rest of C is never touched (ORK observed N = 16384 silently wrong).
-  Product pr(4, 32, 16384);
+  CbufProduct pr(4, 32, 16384);
   TaskSpec t = pr.task();
   k_reduction_banks(t);
   const ChainResult r = run_one(pr.dev, one_task(t));

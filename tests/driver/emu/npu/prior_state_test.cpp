@@ -14,13 +14,13 @@
 namespace ork::emu::testing {
 namespace {
 
-struct Product {
+struct PriorProduct {
   Device dev;
   std::vector<int8_t> a, b;
   Int8Bos bos;
   TaskSpec t;
   static constexpr size_t M = 37, K = 96, N = 64;
-  Product() : a(random_i8(M * K, 11)), b(random_i8(K * N, 12)), bos(alloc_int8(dev, a, b, M, K, N, 0x5a)) {
+  PriorProduct() : a(random_i8(M * K, 11)), b(random_i8(K * N, 12)), bos(alloc_int8(dev, a, b, M, K, N, 0x5a)) {
     t = TaskSpec{.mc = M, .kt = K, .nt = N, .a = bos.A.iova, .b = bos.B.iova, .c = bos.C.iova, .a_surf = M, .c_surf = M};
     k_reduction_banks(t);
   }
@@ -40,10 +40,10 @@ struct Product {
 };
 
 TEST(RegisterState, AChainLeavesItsWritesInTheCore) {
-  Product p;
+  PriorProduct p;
   auto regs = std::make_unique<RegisterFile>();
   ASSERT_EQ(p.run(*regs, p.t).status, CoreStatus::ok);
-  EXPECT_EQ(regs->view<regs::CnaDataSize0>().datain_height, Product::M);
+  EXPECT_EQ(regs->view<regs::CnaDataSize0>().datain_height, PriorProduct::M);
   EXPECT_EQ(regs->get(regs::DPU_BS_CFG), 0x53u);
   regs->clear();  // what a soft reset leaves
   EXPECT_EQ(regs->get(regs::DPU_BS_CFG), 0u);
@@ -52,7 +52,7 @@ TEST(RegisterState, AChainLeavesItsWritesInTheCore) {
 // A task that leaves the fixed matmul registers out runs only when an earlier job happened
 // to leave the right values: kept state is visible to the next job, as on silicon.
 TEST(RegisterState, AnIncompleteTaskDependsOnWhatTheLastJobLeft) {
-  Product p;
+  PriorProduct p;
   TaskSpec partial = p.t;
   partial.skip_fixed = true;
   auto fresh = std::make_unique<RegisterFile>();
@@ -69,7 +69,7 @@ TEST(RegisterState, AnIncompleteTaskDependsOnWhatTheLastJobLeft) {
 // Every register of matmul_fixed.h is checked: any other value in any one of them refuses
 // the task, naming the register.
 TEST(RegisterState, EveryFixedRegisterIsChecked) {
-  Product p;
+  PriorProduct p;
   TaskSpec partial = p.t;
   partial.skip_fixed = true;
   for (const regs::FixedWrite& f : regs::kMatmulFixed) {
@@ -87,7 +87,7 @@ TEST(RegisterState, EveryFixedRegisterIsChecked) {
 TEST(RegisterState, ACompleteTaskIsExactFromAdversarialState) {
   for (int core = 0; core < 3; ++core) {
     for (uint64_t job = 0; job < 4; ++job) {
-      Product p;
+      PriorProduct p;
       auto regs = std::make_unique<RegisterFile>();
       adversarial_state(*regs, core, job);
       const ChainResult r = p.run(*regs, p.t);
