@@ -4,8 +4,9 @@
 // exact (docs/library.md "The job a submit reads, flat"). The asynchronous call (acquire, a
 // matmul job) submits its context's checked job as it is, allocating only the job's own. A
 // context evicted by the cache's clock is rebuilt on its next call, exact, while one hit
-// between the others' builds is never evicted. The kernel, here the emulated NPU computing,
-// is left out of the count (KernelNotCounted).
+// between the others' builds is never evicted; a cached call's fields are one run of lines of
+// its context. The kernel, here the emulated NPU computing, is left out of the count
+// (KernelNotCounted).
 #include "tests/support/alloc_counter.h"
 
 #include <gtest/gtest.h>
@@ -140,6 +141,26 @@ TEST_P(PerCall, AnEvictedContextIsRebuiltExactAndAHotOneIsKept) {
   }
   EXPECT_EQ(runner.cache_stats().evictions, 15u);
   EXPECT_EQ(runner.cache_stats().contexts, 2u);
+}
+
+// What a cached call reads of its context (the plan's per-call fields, the buffers, the first
+// slice group) starts the context's second line and runs on without a gap of planning data.
+TEST_P(PerCall, ACachedCallsFieldsAreOneRunFromTheContextsSecondLine) {
+  ork::matmul::MatmulRunner runner(*kmd_);
+  const auto w = ork::ref::random_int8(512 * 256, 13);
+  auto rw = ork::matmul::ResidentWeights::create(*kmd_, ork::matmul::DType::int8, 512, 256, w.data());
+  ASSERT_TRUE(rw.ok()) << rw.error().message;
+  ork::matmul::RunStats stats;
+  auto ctx = runner.acquire(**rw, 1, {}, stats);
+  ASSERT_TRUE(ctx.ok()) << ctx.error().message;
+  const auto* base = reinterpret_cast<const char*>(ctx->get());
+  auto at = [&](const void* p) { return static_cast<const char*>(p) - base; };
+  const ork::matmul::Context& x = **ctx;
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(base) % 64, 0u);
+  EXPECT_EQ(at(&x.plan.shape), 64);
+  EXPECT_LE(at(&x.plan.stacked) + 1, at(&x.plan) + static_cast<long>(sizeof(x.plan)));
+  EXPECT_EQ(at(&x.io), at(&x.plan) + static_cast<long>(sizeof(x.plan)));
+  EXPECT_LE(at(&x.groups[0].submit), 64 + 128);  // the group's head and its checked job's in the next two lines
 }
 
 INSTANTIATE_TEST_SUITE_P(BothInterfaces, PerCall, ::testing::Values(KmdKind::rknpu, KmdKind::rocket),
