@@ -1,20 +1,29 @@
-// A least-recently-used map bounded by bytes, not by a count: O(1) lookup, touch and
-// eviction, and entries grouped by an owner id (a weights id, a BO serial) so that
-// everything an owner made can be dropped without a scan of the whole cache. Used by the
-// runner's contexts (lib/matmul/run.h) and the emulator's prepared weights
+// A map bounded by bytes, not by a count, that evicts by a clock (second chance): O(1)
+// lookup, insert and eviction, and entries grouped by an owner id (a weights id, a BO serial)
+// so that everything an owner made can be dropped without a scan of the whole cache. Used by
+// the runner's contexts (lib/matmul/run.h) and the emulator's prepared weights
 // (driver/emu/npu/weight_cache.h); not synchronised (callers lock).
 //
-// The index is one flat open-addressed table of {hash, entry} pairs (16 bytes, four to a
-// cache line; linear probing, at most half full, deletion by backward shift), so a hit reads
-// one line of the index and then the entry's own node: a decode loop looks up one context
-// per call among hundreds, and a node-based hash map read a bucket line and a node line of
-// that weight's on each (docs/library.md "What grows with the model's size").
+// The index is one flat open-addressed table (linear probing, at most a quarter full, deletion
+// by backward shift) whose slot holds the key, the value itself and the entry's reference bit,
+// so a hit reads the slot and nothing else: a decode loop looks up one context per call among
+// hundreds, and a slot that pointed to a node read a line of the node too, and a recency list
+// wrote the neighbours' nodes on every hit (docs/library.md "What grows with the model's
+// size"). For the runner's key and value a slot is one cache line (run.h checks it).
+//
+// Recency is a clock: a hit sets the entry's reference bit (a write only when it was clear,
+// so a loop that fits dirties nothing), and eviction sweeps a hand over the slots, clearing
+// the bits it meets and evicting the first entry whose bit is clear. A new entry starts with
+// its bit clear (a build is not a hit) and is never evicted by its own insert. What a user
+// relies on holds: within an eviction, an entry found since the hand last passed it goes only
+// when no entry unfound since then is left. Unlike a strict LRU, a loop over more entries
+// than fit does not evict exactly the one it needs next (the hand's order is the table's).
+// What only inserts and drops read (an entry's bytes, its group) lives in a node per entry.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -23,42 +32,58 @@ namespace ork {
 
 template <class Key, class Value, class Hash = std::hash<Key>>
 class ByteLru {
+  struct Slot;
+
  public:
+  // The bytes of one slot of the index, a multiple of the cache line (the slot is aligned
+  // to it): a hit reads one slot, so for small keys and values one line.
+  static constexpr size_t slot_bytes() { return sizeof(Slot); }
+
   explicit ByteLru(size_t capacity_bytes) : capacity_(capacity_bytes) {}
   ByteLru(const ByteLru&) = delete;
   ByteLru& operator=(const ByteLru&) = delete;
 
-  // The entry of `key`, made the most recently used; nullptr when absent.
+  // The entry of `key`, marked referenced; nullptr when absent. The pointer is valid until
+  // the next insert, erase, set_capacity or clear (entries move within the index).
   Value* find(const Key& key) {
     const size_t at = locate(key, mix(Hash{}(key)));
     if (at == kNone) return nullptr;
-    Iter e = slots_[at].entry;
-    lru_.splice(lru_.begin(), lru_, e);
-    return &e->value;
+    Slot& s = slots_[at];
+    if (!s.referenced) s.referenced = true;  // no store when already set: a hot loop writes nothing
+    return &s.value;
   }
 
-  // Inserts `value` (replacing the entry of the same key) as the most recently used, then
-  // evicts the least recently used until bytes() <= capacity(). With `keep_new` the new
-  // entry itself is never evicted (it may exceed the bound alone until the next insert:
-  // the caller is about to use it); without, an entry bigger than the bound is not kept.
-  // Returns the stored value, or nullptr when it was not kept.
+  // Inserts `value` (replacing the entry of the same key), then evicts by the clock until
+  // bytes() <= capacity(), never the new entry. With `keep_new` the new entry is kept even
+  // alone over the bound (until the next insert: the caller is about to use it); without,
+  // an entry bigger than the whole bound is not kept and evicts nothing. Returns the stored
+  // value (valid as find's), or nullptr when it was not kept.
   Value* insert(const Key& key, uint64_t group, Value value, size_t bytes, bool keep_new) {
     erase(key);
-    lru_.push_front(Entry{std::move(value), key, bytes, group, {}});
-    auto& members = groups_[group];
-    members.push_front(lru_.begin());
-    lru_.front().in_group = members.begin();
-    add_to_index(mix(Hash{}(key)), lru_.begin());
+    if (!keep_new && bytes > capacity_) return nullptr;
+    // At most a quarter full: a slot is a line, so each further probe of a hit is a line more
+    // (linear probing's expected probes, 1.31 at half full, are 1.17 at a quarter).
+    if (4 * (size_ + 1) > slots_.size()) grow();
+    const uint32_t node = new_node(group, bytes);
+    const uint64_t h = mix(Hash{}(key));
+    size_t i = h & mask();
+    while (slots_[i].hash != 0) i = (i + 1) & mask();
+    slots_[i].hash = h;
+    slots_[i].key = key;
+    slots_[i].value = std::move(value);
+    slots_[i].node = node;
+    slots_[i].referenced = false;
+    nodes_[node].slot = static_cast<uint32_t>(i);
+    ++size_;
     bytes_ += bytes;
-    evict(keep_new ? 1 : 0);
-    const size_t at = locate(key, mix(Hash{}(key)));
-    return at == kNone ? nullptr : &slots_[at].entry->value;
+    evict(node);
+    return &slots_[nodes_[node].slot].value;
   }
 
   bool erase(const Key& key) {
     const size_t at = locate(key, mix(Hash{}(key)));
     if (at == kNone) return false;
-    drop(slots_[at].entry);
+    drop(at);
     return true;
   }
 
@@ -68,15 +93,14 @@ class ByteLru {
     auto g = groups_.find(group);
     if (g == groups_.end()) return 0;
     size_t n = 0;
-    for (auto m = g->second.begin(); m != g->second.end();) {
-      auto entry = *m++;
-      if (!pred(entry->key, entry->value)) continue;
-      ++n;
-      if (g->second.size() == 1) {  // drop() erases the group itself with its last member
-        drop(entry);
-        break;
+    for (uint32_t at = g->second; at != kNil;) {
+      const uint32_t next = nodes_[at].next;  // read first: drop() frees the node (and the group with its last)
+      const Slot& s = slots_[nodes_[at].slot];
+      if (pred(s.key, s.value)) {
+        drop(nodes_[at].slot);
+        ++n;
       }
-      drop(entry);
+      at = next;
     }
     return n;
   }
@@ -86,41 +110,48 @@ class ByteLru {
 
   void set_capacity(size_t bytes) {
     capacity_ = bytes;
-    evict(0);
+    evict(kNil);
   }
   void clear() {
-    lru_.clear();
     slots_.clear();
+    nodes_.clear();
+    free_nodes_.clear();
     groups_.clear();
     size_ = 0;
     bytes_ = 0;
+    hand_ = 0;
   }
 
   size_t capacity() const { return capacity_; }
   size_t bytes() const { return bytes_; }
   size_t size() const { return size_; }
   uint64_t evictions() const { return evictions_; }  // entries dropped by the bound
-  // Keys from the most to the least recently used (tests, diagnostics).
+  // Every entry, in no particular order (tests, diagnostics); marks nothing.
   template <class Fn>
   void for_each(Fn fn) const {
-    for (const Entry& e : lru_) fn(e.key, e.value);
+    for (const Slot& s : slots_)
+      if (s.hash != 0) fn(s.key, s.value);
   }
 
  private:
-  struct Entry;
-  using Iter = typename std::list<Entry>::iterator;
-  struct Entry {  // what a hit reads first: the value, then the key it compares
-    Value value;
-    Key key;
-    size_t bytes;
-    uint64_t group;
-    typename std::list<Iter>::iterator in_group;
-  };
-  struct Slot {
-    uint64_t hash = 0;  // 0: empty (mix() never returns 0)
-    Iter entry{};
-  };
+  static constexpr uint32_t kNil = ~uint32_t{0};
   static constexpr size_t kNone = ~size_t{0};
+  // What a hit reads: the hash, the key it compares, the value, the bit. One cache line
+  // for the runner's contexts (a 32-byte key and a shared_ptr).
+  struct alignas(64) Slot {
+    uint64_t hash = 0;  // 0: empty (mix() never returns 0)
+    Key key{};
+    Value value{};
+    uint32_t node = kNil;  // its entry's node in nodes_
+    bool referenced = false;
+  };
+  // What only an insert, a drop and a group's walk read. Indices, not pointers: nodes_ grows.
+  struct Node {
+    size_t bytes = 0;
+    uint64_t group = 0;
+    uint32_t slot = 0;                  // where its entry is in slots_ (kept as entries move)
+    uint32_t prev = kNil, next = kNil;  // the other members of its group
+  };
 
   // The caller's hash spread over every bit (std::hash of an integer is the integer), never 0.
   static uint64_t mix(size_t h) {
@@ -136,60 +167,85 @@ class ByteLru {
     for (size_t i = h & mask();; i = (i + 1) & mask()) {
       const Slot& s = slots_[i];
       if (s.hash == 0) return kNone;
-      if (s.hash == h && s.entry->key == key) return i;
+      if (s.hash == h && s.key == key) return i;
     }
-  }
-  void add_to_index(uint64_t h, Iter e) {
-    if (2 * (size_ + 1) > slots_.size()) grow();
-    size_t i = h & mask();
-    while (slots_[i].hash != 0) i = (i + 1) & mask();
-    slots_[i] = Slot{h, e};
-    ++size_;
   }
   void grow() {
     std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.empty() ? 16 : 2 * old.size(), Slot{});
-    for (const Slot& s : old) {
+    slots_ = std::vector<Slot>(old.empty() ? 16 : 2 * old.size());
+    for (Slot& s : old) {
       if (s.hash == 0) continue;
       size_t i = s.hash & mask();
       while (slots_[i].hash != 0) i = (i + 1) & mask();
-      slots_[i] = s;
+      nodes_[s.node].slot = static_cast<uint32_t>(i);
+      slots_[i] = std::move(s);
     }
+    hand_ = 0;
   }
-  // Empties slot `i` and shifts back the entries after it that probed past it, so that no
-  // lookup stops early at the hole (linear probing's deletion, no tombstones).
-  void remove_slot(size_t i) {
+  uint32_t new_node(uint64_t group, size_t bytes) {
+    uint32_t n;
+    if (!free_nodes_.empty()) {
+      n = free_nodes_.back();
+      free_nodes_.pop_back();
+    } else {
+      n = static_cast<uint32_t>(nodes_.size());
+      nodes_.emplace_back();
+    }
+    auto [g, fresh] = groups_.try_emplace(group, n);
+    nodes_[n] = Node{bytes, group, 0, kNil, fresh ? kNil : g->second};
+    if (!fresh) {
+      nodes_[g->second].prev = n;
+      g->second = n;
+    }
+    return n;
+  }
+  void free_node(uint32_t n) {
+    Node& node = nodes_[n];
+    if (node.next != kNil) nodes_[node.next].prev = node.prev;
+    if (node.prev != kNil) nodes_[node.prev].next = node.next;
+    else if (node.next != kNil) groups_[node.group] = node.next;
+    else groups_.erase(node.group);
+    bytes_ -= node.bytes;
+    free_nodes_.push_back(n);
+  }
+  // Drops the entry in slot `i`: its node, then the slot, shifting back the entries after it
+  // that probed past it so that no lookup stops early at the hole (linear probing's deletion,
+  // no tombstones). Entries only move back into the hole, so a hand at `i` meets them next.
+  void drop(size_t i) {
+    free_node(slots_[i].node);
     for (size_t j = (i + 1) & mask(); slots_[j].hash != 0; j = (j + 1) & mask()) {
       const size_t home = slots_[j].hash & mask();
       if (((j - home) & mask()) >= ((j - i) & mask())) {  // its home is at or before i
-        slots_[i] = slots_[j];
+        nodes_[slots_[j].node].slot = static_cast<uint32_t>(i);
+        slots_[i] = std::move(slots_[j]);
         i = j;
       }
     }
     slots_[i] = Slot{};
     --size_;
   }
-
-  void drop(Iter e) {
-    auto g = groups_.find(e->group);
-    g->second.erase(e->in_group);
-    if (g->second.empty()) groups_.erase(g);
-    bytes_ -= e->bytes;
-    remove_slot(locate(e->key, mix(Hash{}(e->key))));
-    lru_.erase(e);
-  }
-  // Evicts from the back while over the bound, keeping the `keep` most recent entries.
-  void evict(size_t keep) {
-    while (bytes_ > capacity_ && lru_.size() > keep) {
-      drop(std::prev(lru_.end()));
-      ++evictions_;
+  // The clock: while over the bound, the hand clears the bits it meets and evicts the first
+  // entry whose bit is clear, passing over `keep` (the entry being inserted, or kNil).
+  void evict(uint32_t keep) {
+    while (bytes_ > capacity_ && size_ > (keep != kNil ? 1u : 0u)) {
+      Slot& s = slots_[hand_];
+      if (s.hash == 0 || s.node == keep) {
+        hand_ = (hand_ + 1) & mask();
+      } else if (s.referenced) {
+        s.referenced = false;
+        hand_ = (hand_ + 1) & mask();
+      } else {
+        drop(hand_);  // the hand stays: the next entry of its run moved here
+        ++evictions_;
+      }
     }
   }
 
-  std::list<Entry> lru_;  // most recently used first
-  std::vector<Slot> slots_;  // the index: a power of two of slots, at most half in use
-  size_t size_ = 0;
-  std::unordered_map<uint64_t, std::list<Iter>> groups_;
+  std::vector<Slot> slots_;  // the index: a power of two of slots, at most a quarter in use
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> free_nodes_;
+  std::unordered_map<uint64_t, uint32_t> groups_;  // group -> its first member's node
+  size_t size_ = 0, hand_ = 0;
   size_t bytes_ = 0, capacity_;
   uint64_t evictions_ = 0;
 };

@@ -218,6 +218,10 @@ class Kmd {
   // on each core. Several may be in flight; each must use its own out BOs (and A BOs the
   // host rewrites meanwhile).
   virtual Result<std::unique_ptr<PendingJob>> submit_async(const SubmitDesc& desc) = 0;
+  // submit_async of a job this Kmd checked (check()): no checks and no layout per call, as
+  // submit_checked (docs/library.md "Asynchronous jobs and batches"). Refuses a job this Kmd
+  // did not check.
+  Result<std::unique_ptr<PendingJob>> submit_async_checked(const CheckedSubmit& job);
   // Waits for `job` at most `timeout_ms` (-1: up to the job's own desc.timeout_ms deadline).
   // -EBUSY: not finished within timeout_ms; still in flight, wait again. -ETIMEDOUT: the job
   // overran desc.timeout_ms; its cores were reset and the device stays usable. -EIO: it
@@ -268,6 +272,8 @@ class Kmd {
   // submit() after its checks, and submit_checked(): `desc` is valid for this Kmd and `flat`
   // is lay_flat(desc). The common path reads only `flat`.
   virtual Result<SubmitResult> submit_flat(const SubmitDesc& desc, const FlatJob& flat) = 0;
+  // submit_async() after its checks, and submit_async_checked(), likewise.
+  virtual Result<std::unique_ptr<PendingJob>> submit_async_flat(const SubmitDesc& desc, const FlatJob& flat) = 0;
   // The GEM handles of this file's live BOs: PRIME_FD_TO_HANDLE of a dma-buf this file
   // already holds returns the handle it has (the DRM core's prime lookup), which a second
   // Bo must not own; bo_import refuses it.

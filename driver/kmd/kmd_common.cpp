@@ -167,6 +167,13 @@ Result<SubmitResult> Kmd::submit_checked(const CheckedSubmit& job) {
   return submit_flat(job.desc_, job.flat_);
 }
 
+Result<std::unique_ptr<PendingJob>> Kmd::submit_async_checked(const CheckedSubmit& job) {
+  if (job.by_ != serial_)
+    return make_error(-EINVAL, job.by_ == 0 ? "submit: a job that was never checked"
+                                            : "submit: a job checked by another device's kernel interface");
+  return submit_async_flat(job.desc_, job.flat_);
+}
+
 Status check_window_index(int window) {
   if (window >= 0 && window < hw::kMaxNpuWindows) return Status::success();
   return make_error(-EINVAL, fmt::format("NPU window {}: must be 0..{} (the vendor driver's {} IOMMU domains)", window,

@@ -80,6 +80,7 @@ class RknpuKmd final : public DrmKmd {
   // regcmd address, word count and interrupt mask, cores in ascending order.
   FlatJob lay_flat(const SubmitDesc& desc) const override;
   Result<SubmitResult> submit_flat(const SubmitDesc& desc, const FlatJob& flat) override;
+  Result<std::unique_ptr<PendingJob>> submit_async_flat(const SubmitDesc& desc, const FlatJob& flat) override;
 
  private:
   Status ensure_task_capacity(std::unique_ptr<Bo>& bo, size_t tasks);
@@ -89,7 +90,6 @@ class RknpuKmd final : public DrmKmd {
                        SubmitResult* out, int* fence_fd = nullptr);
   Result<SubmitResult> submit_blocking(const Bo& tasks, const FlatJob& flat);
   Status kick_async(RknpuPending& job, const FlatJob& flat);
-  Result<std::unique_ptr<PendingJob>> async_flat(const FlatJob& flat);  // submit_async, checked
   void destroy_handle(uint32_t handle, uint64_t obj_addr) noexcept;
 
   std::unique_ptr<Bo> task_bo_;  // grows; holds the rknpu_task array of every blocking submit

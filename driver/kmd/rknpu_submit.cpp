@@ -99,9 +99,9 @@ Result<SubmitResult> RknpuKmd::submit(const SubmitDesc& desc) {
 
 // The per-call path of a checked job: the flat job's task records into the one task BO of
 // blocking submits, and its ioctls; nothing of the descriptor is read, nothing allocated.
-Result<SubmitResult> RknpuKmd::submit_flat(const SubmitDesc&, const FlatJob& flat) {
+Result<SubmitResult> RknpuKmd::submit_flat(const SubmitDesc& desc, const FlatJob& flat) {
   if (stuck_cores_ & flat_head(flat).core_mask) {  // reap the overrun job first: a NONBLOCK submit does (rknpu_kmd.h)
-    auto job = async_flat(flat);
+    auto job = submit_async_flat(desc, flat);
     if (!job) return job.error();
     return wait(**job, -1);
   }
@@ -126,10 +126,12 @@ Status RknpuKmd::kick_async(RknpuPending& job, const FlatJob& flat) {
 
 Result<std::unique_ptr<PendingJob>> RknpuKmd::submit_async(const SubmitDesc& desc) {
   if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
-  return async_flat(lay_flat(desc));
+  return submit_async_flat(desc, lay_flat(desc));
 }
 
-Result<std::unique_ptr<PendingJob>> RknpuKmd::async_flat(const FlatJob& flat) {
+// The asynchronous path of a checked job: the flat job's task records into the job's own task
+// BO (a spare one reused), and its NONBLOCK ioctls; nothing of the descriptor is read.
+Result<std::unique_ptr<PendingJob>> RknpuKmd::submit_async_flat(const SubmitDesc&, const FlatJob& flat) {
   const FlatHead head = flat_head(flat);
   auto job = std::make_unique<RknpuPending>();
   job->start = std::chrono::steady_clock::now();

@@ -56,6 +56,7 @@ class RocketKmd final : public DrmKmd {
   void bo_release(Bo& bo) noexcept override;
   FlatJob lay_flat(const SubmitDesc& desc) const override;
   Result<SubmitResult> submit_flat(const SubmitDesc& desc, const FlatJob& flat) override;
+  Result<std::unique_ptr<PendingJob>> submit_async_flat(const SubmitDesc& desc, const FlatJob& flat) override;
 
  private:
   int prep_bo(uint32_t handle, int64_t deadline_ns);

@@ -108,7 +108,12 @@ Result<SubmitResult> RocketKmd::submit_flat(const SubmitDesc&, const FlatJob& fl
 
 Result<std::unique_ptr<PendingJob>> RocketKmd::submit_async(const SubmitDesc& desc) {
   if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
-  const FlatJob flat = lay_flat(desc);
+  return submit_async_flat(desc, lay_flat(desc));
+}
+
+// The asynchronous path of a checked job: its submit and the out BOs it waits on, read from
+// the flat job only.
+Result<std::unique_ptr<PendingJob>> RocketKmd::submit_async_flat(const SubmitDesc&, const FlatJob& flat) {
   auto pending = std::make_unique<RocketPending>();
   pending->start = std::chrono::steady_clock::now();
   if (Status st = kick(flat); !st) return st.error();

@@ -81,7 +81,9 @@ ork_status record(driver::Kmd& kmd, ork_batch& b) {
   auto desc = matmul::chain_contexts(kmd, ctxs);
   if (!desc) return fail(ORK_E_UNSUPPORTED, fmt::format("ork_batch_submit: {}: submit that matmul with "
                                                         "ork_matmul_submit", desc.error().message));
-  b.desc = std::move(*desc);
+  auto checked = kmd.check(std::move(*desc));  // once: every replay submits it as checked
+  if (!checked) return fail(checked.error());
+  b.desc = std::move(*checked);
   b.recorded = true;
   return ORK_OK;
 }

@@ -44,6 +44,6 @@ struct ork_batch {
   ork_device* device = nullptr;  // null once the device was closed
   std::vector<ork::api::BatchItem> items;
   bool recorded = false;            // contexts built and chained into `desc`
-  ork::driver::SubmitDesc desc;     // the one job of every item's tasks
+  ork::driver::CheckedSubmit desc;  // the one job of every item's tasks, checked once
   std::string refused;              // non-empty: why every later submit is refused
 };

@@ -54,7 +54,9 @@ Result<GroupJobs::Recorded*> GroupJobs::record(std::span<const GroupMember> memb
   }
   auto desc = matmul::chain_contexts(kmd_, raw);
   if (!desc) return desc.error();
-  r.desc = std::move(*desc);
+  auto checked = kmd_.check(std::move(*desc));
+  if (!checked) return checked.error();
+  r.desc = std::move(*checked);
   return &recorded_.emplace(std::move(key), std::move(r)).first->second;
 }
 

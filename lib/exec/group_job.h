@@ -48,7 +48,7 @@ class GroupJobs {
   using Key = std::vector<std::tuple<const driver::Bo*, int64_t, int64_t, int64_t>>;  // weights, K, N, width
   struct Recorded {
     std::vector<std::shared_ptr<matmul::Context>> contexts;
-    driver::SubmitDesc desc;
+    driver::CheckedSubmit desc;  // checked once (Kmd::check): every launch submits it as is
   };
   Result<Recorded*> record(std::span<const GroupMember> members);
   void bound();

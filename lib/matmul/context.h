@@ -91,18 +91,21 @@ IoGeometry io_geometry(const Plan& plan);
 // A new set of BOs of `geometry`, owned by whoever holds it.
 Result<std::shared_ptr<IoBuffers>> allocate_io(driver::Kmd& kmd, const IoGeometry& geometry);
 
-// One block per context, aligned to a cache line: what every call reads comes first (the
-// buffers, the plan's sizes, the first slice group with its flat job), so that a call
-// touches a few consecutive lines of its own context and nothing else of that weight's but
-// its handle and the cache's entry (docs/library.md "The job a submit reads, flat").
+// One block per context, aligned to a cache line, and what a cached call reads of it in one
+// run from the start of its second line: the plan's per-call fields (plan.h: its last 72
+// bytes), the buffers, the first slice group with its flat job. A decode call (one group, a
+// job of 1-3 tasks) reads three or four consecutive lines of its own context, and nothing
+// else of that weight's but its handle and the cache's slot (docs/library.md "What grows
+// with the model's size"). Before the run: 16 bytes only a build reads, then the plan's
+// planning fields (48 bytes), so that its per-call fields begin the second line.
 struct alignas(64) Context {
-  std::shared_ptr<IoBuffers> io;                  // A and the output slots, maybe shared
-  Plan plan;
-  SliceGroups groups;
   const driver::Bo* weights = nullptr;            // packed by the plan's slice layout
-  bool shared_io = false;                         // io was handed in (build_context's `io`)
-  std::unique_ptr<driver::Bo> regcmd;
   uint32_t core_mask = 0;  // the physical cores: plan core i runs on the i-th set bit
+  bool shared_io = false;                         // io was handed in (build_context's `io`)
+  Plan plan;
+  std::shared_ptr<IoBuffers> io;                  // A and the output slots, maybe shared
+  SliceGroups groups;
+  std::unique_ptr<driver::Bo> regcmd;
 
   const driver::Bo& a() const { return *io->a; }
   const driver::Bo& c(size_t slot) const { return *io->c[slot]; }

@@ -46,14 +46,14 @@ Status Job::add(std::shared_ptr<Context> ctx, const void* a, void* c) {
   return Status::success();
 }
 
-Status Job::submit(const driver::SubmitDesc* chained) {
+Status Job::submit(const driver::CheckedSubmit* chained) {
   if (parts_.empty() || pending_) return make_error(-EINVAL, "a job submitted without a matmul, or twice");
   if (chained == nullptr && parts_.size() != 1)
     return make_error(-EINVAL, "a job of several matmuls is submitted with their chained descriptor");
   stats_.device_ns = 0;
   const auto t0 = Clock::now();
   const int64_t c0 = ref::detail::work_cpu_ns();
-  auto pending = kmd_.submit_async(chained != nullptr ? *chained : parts_[0].ctx->groups[0].submit.desc());
+  auto pending = kmd_.submit_async_checked(chained != nullptr ? *chained : parts_[0].ctx->groups[0].submit);
   submit_ns_ = job_ns_since(t0);
   stats_.submit_cpu_ns += ref::detail::work_cpu_ns() - c0;
   if (!pending) return pending.error();

@@ -45,9 +45,11 @@ class Job {
   // buffers of one already added is an error (its A would overwrite the first's).
   Status add(std::shared_ptr<Context> ctx, const void* a, void* c);
   // Hands the job to the kernel: the first slice group of its one matmul, or `chained`
-  // (chain_contexts over its matmuls' contexts, in the order added). From here on its
+  // (chain_contexts over its matmuls' contexts, in the order added, checked once by this
+  // kmd: Kmd::check). Either was checked and laid out once, when it was built, so a submit
+  // neither checks nor lays out anything (Kmd::submit_async_checked). From here on its
   // contexts are busy with this job.
-  Status submit(const driver::SubmitDesc* chained = nullptr);
+  Status submit(const driver::CheckedSubmit* chained = nullptr);
   // Waits for the kernel job up to `timeout_ms` (-1: up to its own timeout), then unpacks
   // each matmul's first slice group into its C and runs its remaining groups (blocking:
   // they reuse the output slots). -EBUSY: still running after timeout_ms, wait again. Once

@@ -96,19 +96,25 @@ struct Task {
 // diagonal blocks; the rest is written and never read). A task's m0 and n0 are then rows of
 // A' / C' and columns of C'. A last, narrower slice keeps tasks of its own (its weights are
 // shallower), on its rows and columns of A' and C'.
+//
+// The members are in two runs: what only planning and building a context read first, then
+// what a cached call reads (packing A, unpacking C: the shape, the padded sizes, the slices,
+// the dtype), 72 bytes together, so that a context can keep them in one and a bit cache
+// lines of its own (context.h Context; docs/library.md "What grows with the model's size").
 struct Plan {
-  Shape shape;                 // as the user gave it
-  DType dtype = DType::int8;
-  int64_t mp = 0, kp = 0, np = 0;  // padded shape (zero padding, never visible in C)
   int64_t mc = 0;              // rows per M-tile
-  int64_t slice_k = 0;         // K per slice (== kp when full-K)
-  int64_t slices = 1;          // number of K-slices (1 when full-K)
   int64_t cols_per_task = 0;
   int cores_used = 1;
   Schedule schedule = Schedule::k_reduction;  // of every task (docs/dtypes.md per dtype)
+  std::vector<Task> tasks;     // grouped by core, in submission order within a core
+  // Read by every call from here on.
+  Shape shape;                 // as the user gave it
+  int64_t mp = 0, kp = 0, np = 0;  // padded shape (zero padding, never visible in C)
+  int64_t slice_k = 0;         // K per slice (== kp when full-K)
+  int64_t slices = 1;          // number of K-slices (1 when full-K)
+  DType dtype = DType::int8;
   bool fp16_out = false;       // the caller wants fp16 C (fp16 plans only)
   bool stacked = false;        // the slices run stacked (above)
-  std::vector<Task> tasks;     // grouped by core, in submission order within a core
 
   // What the NPU writes: fp16 only when one slice (the DPU converts once, FP32TOFP16_EN);
   // with several slices fp32 partials, added on the host and rounded once (docs/dtypes.md).

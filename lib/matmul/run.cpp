@@ -126,9 +126,9 @@ size_t MatmulRunner::default_context_bytes() {
 }
 
 size_t MatmulRunner::KeyHash::operator()(const Key& k) const noexcept {
-  uint64_t h = std::get<0>(k) * 0x9e3779b97f4a7c15ull;
-  for (uint64_t v : {static_cast<uint64_t>(std::get<1>(k)), uint64_t{std::get<2>(k)},
-                     static_cast<uint64_t>(std::get<3>(k)), uint64_t{std::get<4>(k)} | uint64_t{std::get<5>(k)} << 1})
+  uint64_t h = k.weights * 0x9e3779b97f4a7c15ull;
+  for (uint64_t v : {static_cast<uint64_t>(k.m), uint64_t{k.core_mask}, static_cast<uint64_t>(k.mc_cap),
+                     uint64_t{k.fp16_out} | uint64_t{k.shared} << 1})
     h = (h ^ v) * 0x100000001b3ull + (h >> 29);
   return static_cast<size_t>(h);
 }
@@ -169,7 +169,8 @@ Result<std::shared_ptr<IoBuffers>> MatmulRunner::shared_io(const IoGeometry& geo
 Result<std::shared_ptr<Context>*> MatmulRunner::context_for(const ResidentWeights& w, int64_t m,
                                                             const RunOptions& options, bool shared, bool* built) {
   const uint32_t mask = effective_core_mask(options);
-  const Key key{w.id(), m, mask, options.mc_cap, options.fp16_out, shared};
+  const Key key{.weights = w.id(), .m = m, .mc_cap = options.mc_cap, .core_mask = mask, .fp16_out = options.fp16_out,
+                .shared = shared};
   *built = false;
   if (auto* hit = contexts_.find(key)) return hit;
   auto plan = chooser_ ? chooser_(w, m, options) : plan_call(w, m, options);

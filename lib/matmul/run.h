@@ -11,7 +11,6 @@
 #include <span>
 #include <map>
 #include <memory>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -143,8 +142,18 @@ class MatmulRunner {
   CacheStats cache_stats() const;
 
  private:
-  // weights id, m, core mask, mc_cap, fp16_out, A and output BOs shared by geometry
-  using Key = std::tuple<uint64_t, int64_t, uint32_t, int64_t, bool, bool>;
+  // What a cached context is for: 32 bytes, so that the cache's slot (the key, the context's
+  // shared_ptr, its reference bit) is one cache line and a hit reads nothing else
+  // (driver/common/byte_lru.h; docs/library.md "What grows with the model's size").
+  struct Key {
+    uint64_t weights = 0;  // ResidentWeights::id
+    int64_t m = 0;
+    int64_t mc_cap = 0;
+    uint32_t core_mask = 0;
+    bool fp16_out = false;
+    bool shared = false;  // A and output BOs shared by geometry (run()) or the context's own
+    bool operator==(const Key&) const = default;
+  };
   struct KeyHash {
     size_t operator()(const Key& k) const noexcept;
   };
@@ -160,7 +169,9 @@ class MatmulRunner {
   void rebound();               // the contexts' bound: capacity_ less shared_bytes()
 
   driver::Kmd& kmd_;
-  ByteLru<Key, std::shared_ptr<Context>, KeyHash> contexts_;  // grouped by weights id
+  using ContextCache = ByteLru<Key, std::shared_ptr<Context>, KeyHash>;
+  static_assert(ContextCache::slot_bytes() == 64, "a context's cache slot is one line");
+  ContextCache contexts_;  // grouped by weights id
   std::vector<std::pair<IoGeometry, std::weak_ptr<IoBuffers>>> shared_io_;  // a few shapes: a list
   size_t capacity_;  // the bound of the contexts and the shared sets together
   PlanChooser chooser_;

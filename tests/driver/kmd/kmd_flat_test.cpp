@@ -130,6 +130,65 @@ TEST_P(Flat, ASubmitOfACheckedJobAllocatesNothing) {
   EXPECT_TRUE(ok);
 }
 
+// The asynchronous path takes a checked job too (Kmd::submit_async_checked, as a matmul job
+// does: lib/matmul/job.h): the kernel runs the chains a blocking submit of the descriptor
+// runs, and the library lays nothing out, so a checked job's submit and wait allocate less
+// than an unchecked one's (what is left is the pending job's own: it and its list of fences
+// or out handles). A job checked by no Kmd is refused.
+TEST_P(Flat, AnAsynchronousSubmitOfACheckedJobRunsItsChainsAndLaysNothingOut) {
+  const std::vector<std::pair<std::vector<int>, std::vector<uint32_t>>> cases = {
+      {{0}, {2}}, {{2, 0, 1}, {1, 2, 3}}, {{1, 0}, {5000, 1}}, {{0, 1, 2}, {9, 15, 4}}};
+  for (const auto& [cores, tasks] : cases) {
+    SCOPED_TRACE(::testing::PrintToString(cores) + " " + ::testing::PrintToString(tasks));
+    const SubmitDesc d = desc(cores, tasks);
+    const std::vector<ChainCall> want = chains_of_submit(d);
+    auto checked = kmd->check(d);
+    ASSERT_TRUE(checked.ok()) << checked.error().message;
+    for (int i = 0; i < 2; ++i) {
+      rec.calls.clear();
+      auto job = kmd->submit_async_checked(*checked);
+      ASSERT_TRUE(job.ok()) << job.error().message;
+      ASSERT_TRUE(kmd->wait(**job, -1).ok());
+      EXPECT_EQ(chains(), want);
+    }
+  }
+  const driver::CheckedSubmit unchecked;
+  auto refused = kmd->submit_async_checked(unchecked);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, -EINVAL);
+  EXPECT_NE(refused.error().message.find("never checked"), std::string::npos) << refused.error().message;
+}
+
+TEST_P(Flat, AnAsynchronousSubmitOfACheckedJobAllocatesOnlyItsPendingJob) {
+  ork::test::KernelNotCounted os(kernel);
+  auto k = GetParam() == KmdKind::rknpu ? driver::open_rknpu(os, "/dev/dri/card1")
+                                        : driver::open_rocket(os, "/dev/accel/accel0");
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  auto r = (*k)->bo_create(4096, BoUsage::regcmd);
+  auto o = (*k)->bo_create(4096, BoUsage::data);
+  ASSERT_TRUE(r.ok() && o.ok());
+  SubmitDesc d;
+  d.jobs = {{0, {{(*r)->iova(), 20, ork::hw::kIntTaskDone}}},
+            {1, {{(*r)->iova() + 256, 20, ork::hw::kIntTaskDone}, {(*r)->iova() + 512, 20, ork::hw::kIntTaskDone}}},
+            {2, {{(*r)->iova() + 768, 20, ork::hw::kIntTaskDone}}}};
+  d.out_bos = {o->get()};
+  auto checked = (*k)->check(d);
+  ASSERT_TRUE(checked.ok()) << checked.error().message;
+  bool ok = true;
+  auto round_trip = [&](auto submit) {
+    auto job = submit();
+    ok = ok && job.ok() && (*k)->wait(**job, -1).ok();
+  };
+  round_trip([&] { return (*k)->submit_async_checked(*checked); });  // the first makes the task BO
+  const long as_checked = ork::test::allocations_in([&] {
+    round_trip([&] { return (*k)->submit_async_checked(*checked); });
+  });
+  const long unchecked = ork::test::allocations_in([&] { round_trip([&] { return (*k)->submit_async(d); }); });
+  EXPECT_TRUE(ok);
+  EXPECT_LE(as_checked, 2);  // the pending job, and its fences (rknpu) or out handles (rocket)
+  EXPECT_LT(as_checked, unchecked);  // the unchecked one lays its job out on every call
+}
+
 INSTANTIATE_TEST_SUITE_P(BothInterfaces, Flat, ::testing::Values(KmdKind::rknpu, KmdKind::rocket),
                          [](const auto& info) { return std::string(driver::kmd_kind_name(info.param)); });
 
