@@ -1,6 +1,6 @@
 // The main of a test group: one GoogleTest program holding the tests of several sources of a
 // folder, so that their headers (GoogleTest, gmock, fmt, nlohmann-json) are compiled once
-// per folder instead of once per source (docs/reliability.md "CI time", lever 21). Each meson
+// per folder instead of once per source (docs/reliability.md "CI time", lever 22). Each meson
 // test still runs its own process and its own tests only:
 //   GROUP_PROGRAM --ork-group=a_test.cpp,b_test.cpp --ork-source=b_test.cpp [gtest flags]
 // runs the tests written in b_test.cpp (GoogleTest records each test's source file, from
