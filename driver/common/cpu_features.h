@@ -11,13 +11,21 @@
 // must still be granted by the kernel (lib/ref/kernel_amx.cpp amx_usable): that is an OS
 // permission, not a feature.
 //
-// The forced-tier override: a test hides features (hide_cpu_features), and every tier query
+// The forced-tier overrides: a test hides features (hide_cpu_features), and every tier query
 // then answers as on a CPU without them, so the best tier of every kernel family drops
-// together (a lower tier forced through code that takes no tier argument).
+// together (a lower tier forced through code that takes no tier argument). A benchmark does
+// the same for a whole process with ORK_CPU_TIER (cpu_tier_mask below), read here only, so
+// that this machine measures the paths an AVX2-only CPU takes.
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "driver/common/result.h"
 #if defined(__x86_64__)
 #include <cpuid.h>
 #elif defined(__aarch64__)
@@ -87,9 +95,50 @@ inline uint32_t detected_cpu_features() {
   return f;
 }
 
-// What the tiers may use: the CPU's features less those a test hid.
+// ORK_CPU_TIER: the highest tier any kernel family may take in this process, for benchmarks
+// (docs/cpu-reference.md "Forcing a tier"). The features above it are hidden as a test hides
+// them: `native` (or unset, or empty) hides nothing; `avx512` hides AMX; `avx2` hides AMX and
+// AVX-512 (an AVX2 + FMA + F16C CPU, what the x86-64-v3 level names); `baseline` hides every
+// optional feature but PREFETCHW (x86-64's SSE2; arm64's NEON without the dot product).
+// Anything else is an error naming the value (cpu_tier_status), and hides nothing.
+inline constexpr uint32_t kAboveAvx512 = kAmxInt8;
+inline constexpr uint32_t kAboveAvx2 = kAboveAvx512 | kAvx512f | kAvx512bw | kAvx512vl | kAvx512vnni;
+inline constexpr uint32_t kAboveBaseline = kAboveAvx2 | kAvx2 | kFma | kF16c | kAsimdDp;
+
+// The features a tier's name hides (the variable's parser; pure, for tests).
+inline Result<uint32_t> cpu_tier_mask(std::string_view tier) {
+  if (tier.empty() || tier == "native") return uint32_t{0};
+  if (tier == "avx512") return kAboveAvx512;
+  if (tier == "avx2") return kAboveAvx2;
+  if (tier == "baseline") return kAboveBaseline;
+  return make_error(-EINVAL, "ORK_CPU_TIER='" + std::string(tier.substr(0, 64)) +
+                                 "': expected 'native', 'avx512', 'avx2' or 'baseline'");
+}
+
+namespace detail {
+// The variable, read once per process (a tier never changes mid-run).
+inline const Result<uint32_t>& env_tier_mask() {
+  static const Result<uint32_t> mask = [] {
+    const char* v = std::getenv("ORK_CPU_TIER");
+    return cpu_tier_mask(v != nullptr ? v : "");
+  }();
+  return mask;
+}
+}  // namespace detail
+
+// An error when ORK_CPU_TIER names no tier: opening a device reports it (lib/api/device.cpp),
+// so a typo never measures the wrong tier silently.
+inline Status cpu_tier_status() {
+  const Result<uint32_t>& m = detail::env_tier_mask();
+  if (!m) return m.error();
+  return {};
+}
+
+// What the tiers may use: the CPU's features less those ORK_CPU_TIER and a test hid.
 inline uint32_t cpu_features() {
-  return detected_cpu_features() & ~detail::g_hidden_cpu_features.load(std::memory_order_relaxed);
+  const Result<uint32_t>& tier = detail::env_tier_mask();
+  const uint32_t above = tier ? tier.value() : 0u;
+  return detected_cpu_features() & ~above & ~detail::g_hidden_cpu_features.load(std::memory_order_relaxed);
 }
 
 // Whether every feature in `all` is usable.

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/common/cpu_features.h"
 #include "driver/common/env.h"
 #include "driver/common/echo.h"
 #include "driver/emu/kernel/fake_kernel.h"
@@ -125,6 +126,7 @@ Result<std::unique_ptr<ork_device>> open_emu(driver::KmdKind kind) {
 }  // namespace
 
 Result<std::unique_ptr<ork_device>> open_emulator(driver::KmdKind kind, const emu::FakeKernelConfig& config) {
+  if (Status tier = cpu::cpu_tier_status(); !tier) return tier.error();  // ORK_CPU_TIER (cpu_features.h)
   return open_emulator_owning(kind, config, nullptr);
 }
 
@@ -165,6 +167,8 @@ Result<std::unique_ptr<ork_device>> open_device(const char* name_or_null) {
   // "" is not NULL: an empty name is refused, never taken for the default (ork.h).
   if (name_or_null != nullptr && *name_or_null == '\0')
     return make_error(-EINVAL, "device name is empty: pass NULL (or \"default\") for $ORK_DEVICE, else auto");
+  // ORK_CPU_TIER (driver/common/cpu_features.h): every device's host kernels take its tier.
+  if (Status tier = cpu::cpu_tier_status(); !tier) return tier.error();
   std::string name = resolve_device_name(name_or_null);
   // An optional ":NODE" names the device node (card vs render node matters on rknpu); only
   // the kernel interfaces have one ("emu:foo" was once emu, the ":foo" ignored).

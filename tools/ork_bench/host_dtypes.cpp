@@ -37,6 +37,7 @@
 #include "lib/api/weights.h"
 #include "lib/exec/synthetic.h"
 #include "lib/matmul/dtype.h"
+#include "lib/matmul/layout_host_sum.h"
 #include "tools/common/cli.h"
 #include "tools/common/input_limits.h"
 #include "tools/common/ork_handles.h"
@@ -51,17 +52,23 @@ struct ShapeArg {
 
 struct HostArgs {
   std::vector<std::string> shapes;  // "MxKxN"; empty = the default table
+  std::vector<int64_t> ms;          // --m: these M at every --kn (empty: unless --kn, the table)
+  std::vector<std::string> kns;     // --kn: "KxN"; empty = kDefaultKn when --m is given
   int rounds = 7;
   double sample_ms = 2;  // calls per sample: enough for about this long (at least 1)
   bool json = false;
   std::string int4_weights = "q4_0";  // q4_0 (= synthetic) or uniform (lib/exec/synthetic.h)
 };
 
+// The table's M, and with --m / --kn its K x N (every M at every K x N).
+constexpr std::array<std::array<int64_t, 2>, 3> kDefaultKn = {{{2048, 2048}, {3584, 18944}, {18944, 3584}}};
+constexpr std::array<int64_t, 10> kDefaultM = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+
 // The default table: decode and prefill of a 2048-wide layer, M = 1..512, and a 7B model's
 // FFN shapes (Qwen2.5-7B: hidden 3584, intermediate 18944) at M = 128.
 std::vector<ShapeArg> default_shapes() {
   std::vector<ShapeArg> s;
-  for (int64_t m : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512}) s.push_back({m, 2048, 2048});
+  for (int64_t m : kDefaultM) s.push_back({m, 2048, 2048});
   s.push_back({128, 3584, 18944});
   s.push_back({128, 18944, 3584});
   return s;
@@ -201,6 +208,51 @@ nlohmann::json row_json(const ShapeArg& s, const std::array<DtypeRun, 3>& runs) 
   return row;
 }
 
+// "AxB" or "AxBxC" (`dims` numbers, each 1..65536) into out; false on anything else.
+bool parse_dims(const std::string& t, int dims, int64_t* out) {
+  char x1 = 0, x2 = 0, rest = 0;
+  int64_t v[3] = {0, 0, 0};
+  const int got = dims == 3 ? std::sscanf(t.c_str(), "%ld%c%ld%c%ld%c", &v[0], &x1, &v[1], &x2, &v[2], &rest)
+                            : std::sscanf(t.c_str(), "%ld%c%ld%c", &v[0], &x1, &v[1], &rest);
+  if (got != 2 * dims - 1 || x1 != 'x' || (dims == 3 && x2 != 'x')) return false;
+  for (int i = 0; i < dims; ++i) {
+    if (v[i] < 1 || v[i] > 65536) return false;
+    out[i] = v[i];
+  }
+  return true;
+}
+
+// The shapes to run: --shapes, else --m crossed with --kn (either defaulting when the other
+// is given), else the default table. False (after saying why) on a malformed shape.
+bool shapes_of(const HostArgs& args, std::vector<ShapeArg>& shapes) {
+  for (const std::string& t : args.shapes) {
+    ShapeArg s{};
+    if (!parse_dims(t, 3, &s.m)) {
+      fmt::print(stderr, "ork_bench: --shapes {}: expected MxKxN, each 1..65536\n", t);
+      return false;
+    }
+    shapes.push_back(s);
+  }
+  if (args.ms.empty() && args.kns.empty()) {
+    if (shapes.empty()) shapes = default_shapes();
+    return true;
+  }
+  std::vector<std::array<int64_t, 2>> kns;
+  for (const std::string& t : args.kns) {
+    std::array<int64_t, 2> kn{};
+    if (!parse_dims(t, 2, kn.data())) {
+      fmt::print(stderr, "ork_bench: --kn {}: expected KxN, each 1..65536\n", t);
+      return false;
+    }
+    kns.push_back(kn);
+  }
+  if (kns.empty()) kns.assign(kDefaultKn.begin(), kDefaultKn.end());
+  const std::vector<int64_t> ms = args.ms.empty() ? std::vector<int64_t>(kDefaultM.begin(), kDefaultM.end()) : args.ms;
+  for (const auto& kn : kns)
+    for (int64_t m : ms) shapes.push_back({m, kn[0], kn[1]});
+  return true;
+}
+
 int parse(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) {
   CLI::App app{"ork_bench --host-dtypes: host microseconds per ork_matmul call, int8 / fp16 / int4 side by side, on "
                "the emulated NPU with a PC that does no work (wall time = the library's host time)"};
@@ -209,6 +261,11 @@ int parse(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) 
   app.add_flag("--host-dtypes", mode, "this mode");
   app.add_option("--shapes", args.shapes, "MxKxN shapes, comma separated (default: M = 1..512 at 2048 x 2048, "
                  "128x3584x18944, 128x18944x3584)")->delimiter(',');
+  auto* m_opt = app.add_option("--m", args.ms, "rows of A: each at every --kn (comma separated or repeated; default "
+                               "with --kn: 1,2,4,...,512)")->delimiter(',')->check(CLI::Range(1, 65536));
+  auto* kn_opt = app.add_option("--kn", args.kns, "KxN shapes for --m, comma separated (default with --m: 2048x2048, "
+                                "3584x18944, 18944x3584)")->delimiter(',');
+  app.get_option("--shapes")->excludes(m_opt)->excludes(kn_opt);
   tools::add_repeat(app, args.rounds, 1000, "rounds (min / median / max reported)", "--rounds");
   tools::add_json(app, args.json);
   app.add_option("--int4-weights", args.int4_weights, "the int4 weights, whose own int16 bound sets their K-slice "
@@ -217,17 +274,7 @@ int parse(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) 
       ->check(CLI::IsMember({"q4_0", "synthetic", "uniform"}))
       ->capture_default_str();
   if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
-  for (const std::string& t : args.shapes) {
-    ShapeArg s{};
-    char x1 = 0, x2 = 0, rest = 0;
-    if (std::sscanf(t.c_str(), "%ld%c%ld%c%ld%c", &s.m, &x1, &s.k, &x2, &s.n, &rest) != 5 || x1 != 'x' || x2 != 'x' ||
-        s.m < 1 || s.k < 1 || s.n < 1 || s.m > 65536 || s.k > 65536 || s.n > 65536) {
-      fmt::print(stderr, "ork_bench: --shapes {}: expected MxKxN, each 1..65536\n", t);
-      return 2;
-    }
-    shapes.push_back(s);
-  }
-  if (shapes.empty()) shapes = default_shapes();
+  if (!shapes_of(args, shapes)) return 2;
   uint64_t most = 0;  // one shape at a time: A, B (fp16 twice: the host copy) and C of the three dtypes
   for (const ShapeArg& s : shapes)
     most = std::max<uint64_t>(most, static_cast<uint64_t>(6 * s.m * s.k + 8 * s.k * s.n + 24 * s.m * s.n));
@@ -249,11 +296,13 @@ int run_host_dtypes(int argc, char** argv) {
     fmt::print(stderr, "ork_bench: the zero-work emulator: {}\n", dev.error().message);
     return 1;
   }
-  nlohmann::json j = {{"mode", "host_dtypes"}, {"device", "emu (rknpu, 3 cores), zero-work PC"},
+  // The tier the layout loops take (ORK_CPU_TIER hides those above it: cpu_features.h).
+  const char* isa = matmul::sum_isa_name(matmul::sum_isa());
+  nlohmann::json j = {{"mode", "host_dtypes"}, {"device", "emu (rknpu, 3 cores), zero-work PC"}, {"sum_isa", isa},
                       {"rounds", args.rounds}, {"int4_weights", args.int4_weights}, {"rows", nlohmann::json::array()}};
   if (!args.json)
     fmt::print("host us per ork_matmul call on the zero-work emulator, {} rounds, min / median / max; int4 weights "
-               "{}\n{:>22} {:>26} {:>26} {:>26} {:>7} {:>7} {:>6}\n", args.rounds, args.int4_weights, "M x K x N", "int8",
+               "{}; layout loops {}\n{:>22} {:>26} {:>26} {:>26} {:>7} {:>7} {:>6}\n", args.rounds, args.int4_weights, isa, "M x K x N", "int8",
                "fp16", "int4", "fp16/8", "int4/8", "int4 K");
   for (const ShapeArg& s : shapes) {
     std::string error;

@@ -55,5 +55,27 @@ TEST(CpuFeatures, HiddenFeaturesAreAbsentForTheScopeOnly) {
   EXPECT_EQ(cpu_features(), all);
 }
 
+// ORK_CPU_TIER's names: each tier hides the features above it and keeps its own, the tiers
+// nest, and any other value is an error naming it (the variable is read once per process, so
+// its effect on a whole run is tests/tools/ork_bench's ork_bench_host_dtypes_m_and_tier).
+TEST(CpuFeatures, TierNamesHideTheFeaturesAboveThem) {
+  EXPECT_EQ(cpu_tier_mask("").value(), 0u);
+  EXPECT_EQ(cpu_tier_mask("native").value(), 0u);
+  EXPECT_EQ(cpu_tier_mask("avx512").value(), uint32_t{kAmxInt8});
+  const uint32_t avx2 = cpu_tier_mask("avx2").value();
+  EXPECT_EQ(avx2, uint32_t{kAmxInt8 | kAvx512f | kAvx512bw | kAvx512vl | kAvx512vnni});
+  EXPECT_EQ(avx2 & (kAvx2 | kFma | kF16c | kPrefetchw), 0u);  // an AVX2 CPU's own stay
+  const uint32_t baseline = cpu_tier_mask("baseline").value();
+  EXPECT_EQ(baseline, avx2 | kAvx2 | kFma | kF16c | kAsimdDp);
+  EXPECT_EQ(baseline & kPrefetchw, 0u);
+  for (const char* bad : {"AVX2", "avx2 ", "sse2", "avx-512", "x"}) {
+    const auto r = cpu_tier_mask(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, -EINVAL);
+    EXPECT_NE(r.error().message.find(std::string("ORK_CPU_TIER='") + bad + "'"), std::string::npos) << r.error().message;
+  }
+  EXPECT_TRUE(cpu_tier_status().ok());  // the suite runs with the variable unset
+}
+
 }  // namespace
 }  // namespace ork::cpu
