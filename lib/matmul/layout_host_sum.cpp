@@ -15,6 +15,7 @@
 #include "driver/common/cpu_features.h"
 #include "driver/common/fp16.h"
 #include "driver/common/npu_layout.h"
+#include "lib/matmul/layout_host_i16.h"
 
 namespace ork::matmul {
 namespace {
@@ -73,211 +74,6 @@ __attribute__((always_inline)) inline void block_run(const Native* const* s, int
     for (int64_t i = 0; i < kC2; ++i) c[r * n_len + i] = v[r * kC2 + i];
 }
 
-#if defined(__x86_64__)
-// int4's int16 partials, 8 rows x 8 columns a block: AVX2 keeps each row's 8 int32 sums in one
-// ymm (VPMOVSXWD widens a row's 16-byte atom); no accumulator leaves a register while the
-// slices go by (the portable loop's 64 lanes spill).
-#define ORK_AVX2 __attribute__((target("avx2"), always_inline)) inline
-#define ORK_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline
-
-ORK_AVX2 void block_i16_avx2(const int16_t* const* s, int64_t count, int64_t at, int32_t* c, int64_t n_len, bool first) {
-  __m256i v[kHostRowBlock];
-  for (int64_t r = 0; r < kHostRowBlock; ++r) {
-    v[r] = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[0] + at + r * 8)));
-    if (!first) v[r] = _mm256_add_epi32(v[r], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + r * n_len)));
-  }
-  for (int64_t j = 1; j < count; ++j) {
-    const int16_t* sj = s[j] + at;
-    for (int64_t r = 0; r < kHostRowBlock; ++r)
-      v[r] = _mm256_add_epi32(v[r], _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sj + r * 8))));
-  }
-  for (int64_t r = 0; r < kHostRowBlock; ++r) _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * n_len), v[r]);
-}
-
-// Two surfaces at once (g and g + 1, `surface` elements apart): a row's 8 + 8 sums are one
-// zmm, 64 contiguous bytes of C (one cache line when C is 64-byte aligned), 8 zmm for the
-// block. (Rows paired in one zmm instead need 512-bit inserts and extracts, whose GCC 12
-// forms pass an undefined vector that -Wmaybe-uninitialized rejects.)
-ORK_AVX512 __m512i pair_i16(const int16_t* p, int64_t surface) {
-  const __m256i two = _mm256_inserti128_si256(
-      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + surface)), 1);
-  return _mm512_maskz_cvtepi16_epi32(0xffff, two);  // all lanes; the plain form's undefined pass-through warns
-}
-
-ORK_AVX512 void block2_i16_avx512(const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c,
-                                  int64_t n_len, bool first) {
-  __m512i v[kHostRowBlock];
-  for (int64_t r = 0; r < kHostRowBlock; ++r) {
-    v[r] = pair_i16(s[0] + at + r * 8, surface);
-    if (!first) v[r] = _mm512_add_epi32(v[r], _mm512_loadu_si512(c + r * n_len));
-  }
-  for (int64_t j = 1; j < count; ++j) {
-    const int16_t* sj = s[j] + at;
-    for (int64_t r = 0; r < kHostRowBlock; ++r) v[r] = _mm512_add_epi32(v[r], pair_i16(sj + r * 8, surface));
-  }
-  for (int64_t r = 0; r < kHostRowBlock; ++r) _mm512_storeu_si512(c + r * n_len, v[r]);
-}
-
-// One row's atom (AVX2) or two surfaces' atoms (AVX-512) from every slice: the rows of a
-// block past its last whole 8 (decode's one row).
-ORK_AVX2 void atom_i16_avx2(const int16_t* const* s, int64_t count, int64_t at, int32_t* c, bool first) {
-  __m256i v = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[0] + at)));
-  if (!first) v = _mm256_add_epi32(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c)));
-  for (int64_t j = 1; j < count; ++j)
-    v = _mm256_add_epi32(v, _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[j] + at))));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(c), v);
-}
-ORK_AVX512 void atom2_i16_avx512(const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c,
-                                 bool first) {
-  __m512i v = pair_i16(s[0] + at, surface);
-  if (!first) v = _mm512_add_epi32(v, _mm512_loadu_si512(c));
-  for (int64_t j = 1; j < count; ++j) v = _mm512_add_epi32(v, pair_i16(s[j] + at, surface));
-  _mm512_storeu_si512(c, v);
-}
-
-// A band of C's columns: surfaces [g0, g1) over rows [r0, r1), rows in 8-row blocks and the
-// band's surfaces inner, so each row of C gets one contiguous piece of the band (at
-// kBandSurfaces, 2 KiB; 8 to 256 surfaces measured alike at K = N = 2048, 64 to 256 the best
-// at the 7B FFN shape) and each slice is read in the band's surfaces' streams, front to back.
-// Bands, not whole rows: rows outer across every surface read each slice at a stride of
-// mp x 16 bytes (2 KiB at M = 128), a new page every other read, far past the TLB at the
-// 7B FFN shape (2,368 surfaces a slice). Bands, not single surface pairs down all rows,
-// where C's rows are a multiple of 4 KiB apart (8 KiB at N = 2048): a pair wrote one
-// 64-byte line per row, a column of C's lines in a few cache sets, 2.5-3x slower there
-// (a micro-benchmark of unpack_c_group, int4 at 2048 x 2048, M = 16..256); elsewhere
-// AVX-512 keeps the pairs (unpack_impl).
-// Called, not inlined, by the ISA's loop (a target function inlines only into its own ISA).
-constexpr int64_t kBandSurfaces = 64;
-
-__attribute__((target("avx2"))) void band_i16_avx2(const int16_t* const* s, int64_t count, int64_t surface,
-                                                   int32_t* c, int64_t n_len, bool first, int64_t r0, int64_t r1,
-                                                   int64_t g0, int64_t g1) {
-  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
-    const int64_t rows = std::min(kHostRowBlock, r1 - m0);
-    for (int64_t g = g0; g < g1; ++g) {
-      if (rows == kHostRowBlock) {
-        block_i16_avx2(s, count, g * surface + m0 * 8, c + m0 * n_len + g * 8, n_len, first);
-        continue;
-      }
-      for (int64_t m = m0; m < m0 + rows; ++m) atom_i16_avx2(s, count, g * surface + m * 8, c + m * n_len + g * 8, first);
-    }
-  }
-}
-// AVX-512: the band's surfaces in pairs (a row's 16 sums of two surfaces in one zmm, one
-// 64-byte line of C), an odd last surface as AVX2 does it.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void band_i16_avx512(const int16_t* const* s, int64_t count,
-                                                                          int64_t surface, int32_t* c,
-                                                                          int64_t n_len, bool first, int64_t r0,
-                                                                          int64_t r1, int64_t g0, int64_t g1) {
-  const int64_t pairs_end = g0 + (g1 - g0) / 2 * 2;
-  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
-    const int64_t rows = std::min(kHostRowBlock, r1 - m0);
-    for (int64_t g = g0; g < pairs_end; g += 2) {
-      if (rows == kHostRowBlock) {
-        block2_i16_avx512(s, count, g * surface + m0 * 8, surface, c + m0 * n_len + g * 8, n_len, first);
-        continue;
-      }
-      for (int64_t m = m0; m < m0 + rows; ++m)
-        atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
-    }
-    if (pairs_end == g1) continue;
-    if (rows == kHostRowBlock) {
-      block_i16_avx2(s, count, pairs_end * surface + m0 * 8, c + m0 * n_len + pairs_end * 8, n_len, first);
-      continue;
-    }
-    for (int64_t m = m0; m < m0 + rows; ++m)
-      atom_i16_avx2(s, count, pairs_end * surface + m * 8, c + m * n_len + pairs_end * 8, first);
-  }
-}
-// AVX-512 where C's rows are not a multiple of 4 KiB apart: rows outer, each 8-row block
-// across every surface pair, C written along its rows (8 streams, one 64-byte line a row a
-// pair) and each slice read 128 bytes a surface, a new 4 KiB page every other read. Neither
-// stream is one the hardware prefetchers follow here, so the loop prefetches the pair
-// kSumPrefetchPairs ahead itself: its runs in every slice, and C's 8 lines for writing
-// (PREFETCHW, where the CPU has it). A zmm holds two rows of one surface (VPMOVSXWD from one
-// 32-byte load: rows r and r + 1 are adjacent in the native layout), and the pair's two zmm
-// become the two rows' lines by one VSHUFI64X2 each: per slice two loads and two adds for
-// two rows of a pair, where `block2_i16_avx512` takes four loads, two inserts, two widenings
-// and two adds. Measured: docs/matmul-schedule.md "Host cost per dtype".
-constexpr int64_t kSumPrefetchPairs = 8;  // 16 surfaces, 512 bytes of a row of C
-
-ORK_AVX512 __m512i two_rows_i16(const int16_t* p) {
-  // all lanes; the plain form's undefined pass-through warns (GCC 12)
-  return _mm512_maskz_cvtepi16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-// Rows m .. m + 7 of surfaces g and g + 1 (`at` is row m of surface g), every slice.
-ORK_AVX512 void rows8_pair_i16_avx512(const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c,
-                                      int64_t n_len, bool first) {
-  // Unrolled whole, so that the 8 sums stay in registers (GCC 12 kept them on the stack).
-  __m512i lo[4], hi[4];  // lo[i]: rows 2i and 2i + 1 of surface g (8 + 8 sums); hi[i]: of g + 1
-#pragma GCC unroll 4
-  for (int64_t i = 0; i < 4; ++i) {
-    lo[i] = two_rows_i16(s[0] + at + i * 16);
-    hi[i] = two_rows_i16(s[0] + at + surface + i * 16);
-  }
-  for (int64_t j = 1; j < count; ++j) {
-    const int16_t* sj = s[j] + at;
-#pragma GCC unroll 4
-    for (int64_t i = 0; i < 4; ++i) {
-      lo[i] = _mm512_add_epi32(lo[i], two_rows_i16(sj + i * 16));
-      hi[i] = _mm512_add_epi32(hi[i], two_rows_i16(sj + surface + i * 16));
-    }
-  }
-#pragma GCC unroll 4
-  for (int64_t i = 0; i < 4; ++i) {
-    int32_t* even = c + 2 * i * n_len;
-    int32_t* odd = even + n_len;
-    __m512i e = _mm512_maskz_shuffle_i64x2(0xff, lo[i], hi[i], 0x44);  // row 2i: g's 8 sums, then g + 1's
-    __m512i o = _mm512_maskz_shuffle_i64x2(0xff, lo[i], hi[i], 0xee);  // row 2i + 1
-    if (!first) {
-      e = _mm512_add_epi32(e, _mm512_loadu_si512(even));
-      o = _mm512_add_epi32(o, _mm512_loadu_si512(odd));
-    }
-    _mm512_storeu_si512(even, e);
-    _mm512_storeu_si512(odd, o);
-  }
-}
-
-// The block's two 128-byte runs of the pair kSumPrefetchPairs ahead in every slice, and with
-// PREFETCHW the 8 lines of C it will write (a prefetch past a buffer's end is dropped, never
-// a fault).
-__attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inline void prefetch_pair_ahead(
-    const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c, int64_t n_len, bool for_write) {
-  for (int64_t j = 0; j < count; ++j) {
-    const char* ahead = reinterpret_cast<const char*>(s[j] + at + 2 * kSumPrefetchPairs * surface);
-    const char* ahead2 = ahead + surface * static_cast<int64_t>(sizeof(int16_t));
-    _mm_prefetch(ahead, _MM_HINT_T0);
-    _mm_prefetch(ahead + 64, _MM_HINT_T0);
-    _mm_prefetch(ahead2, _MM_HINT_T0);
-    _mm_prefetch(ahead2 + 64, _MM_HINT_T0);
-  }
-  if (!for_write) return;
-  // PREFETCHW: __builtin_prefetch for writing under the prfchw target (GCC and clang alike;
-  // clang declares _m_prefetchw only in x86intrin.h)
-  for (int64_t r = 0; r < kHostRowBlock; ++r) __builtin_prefetch(c + r * n_len + 2 * kSumPrefetchPairs * 8, 1, 3);
-}
-
-__attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_avx512(
-    const int16_t* const* s, int64_t count, int64_t surface, int32_t* c, int64_t n_len, bool first, int64_t r0,
-    int64_t r1, int64_t pairs) {
-  const bool for_write = cpu::has(cpu::kPrefetchw);
-  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
-    const int64_t rows = std::min(kHostRowBlock, r1 - m0);
-    for (int64_t g = 0; g < 2 * pairs; g += 2) {
-      const int64_t at = g * surface + m0 * 8;
-      if (rows < kHostRowBlock) {
-        for (int64_t m = m0; m < m0 + rows; ++m)
-          atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
-        continue;
-      }
-      prefetch_pair_ahead(s, count, at, surface, c + m0 * n_len + g * 8, n_len, for_write);
-      rows8_pair_i16_avx512(s, count, at, surface, c + m0 * n_len + g * 8, n_len, first);
-    }
-  }
-}
-#endif
-
 // Rows in 8-row blocks, each block across every surface: C is written row piece after row
 // piece along its rows (8 write streams), every slice read 128 bytes (two lines) a surface.
 // (Surfaces outer and rows inner, which reads each slice front to back, measured slower:
@@ -289,22 +85,11 @@ __attribute__((always_inline)) inline void unpack_impl(const Native* const* s, i
   constexpr int64_t kC2 = kSumAtom / static_cast<int64_t>(sizeof(Native));
   const int64_t n_len = p.shape.n, full = n_len / kC2, tail = n_len % kC2;
   const int64_t surface = p.mp * kC2;  // elements per (mp, c2) surface
-  int64_t g0 = 0;  // whole surfaces done in bands (int4's int16 partials on x86)
+  int64_t g0 = 0;  // whole surfaces already summed (int4's int16 partials on x86)
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<Native, int16_t> && kIsa != SumIsa::portable) {
-    // AVX-512 takes rows outer across the surface pairs, prefetching (rows_pairs_i16_avx512),
-    // unless C's rows are a multiple of 4 KiB apart, where bands were measured best (a pair
-    // down all rows, the layout before, wrote a column of C's lines in a few cache sets:
-    // 2.4-2.6x int8's time at 128 x 2048 x 2048, bands 0.90-0.97x).
-    if (kIsa == SumIsa::avx512 && (n_len * 4) % 4096 != 0) {
-      rows_pairs_i16_avx512(s, count, surface, c, n_len, first, r0, r1, full / 2);
-      g0 = full / 2 * 2;
-    }
-    for (; g0 < full; g0 += kBandSurfaces) {
-      const int64_t g1 = std::min(full, g0 + kBandSurfaces);
-      if constexpr (kIsa == SumIsa::avx512) band_i16_avx512(s, count, surface, c, n_len, first, r0, r1, g0, g1);
-      else band_i16_avx2(s, count, surface, c, n_len, first, r0, r1, g0, g1);
-    }
+    if constexpr (kIsa == SumIsa::avx512) sum_i16_surfaces_avx512(s, count, surface, c, n_len, first, r0, r1, full);
+    else sum_i16_surfaces_avx2(s, count, surface, c, n_len, first, r0, r1, full);
     g0 = full;
   }
 #endif
