@@ -154,18 +154,28 @@ double us_of(ork_device* dev, DtypeRun& r, int64_t m, int calls, std::string& er
   return us;
 }
 
-// One shape's rows: weights made, warmed up, timed round-robin. `error` set on failure.
-std::array<DtypeRun, 3> run_shape(ork_device* dev, const ShapeArg& s, const HostArgs& args, std::string& error) {
+// One shape's rows: weights made (or `kept`'s, when it holds this K x N: --m's shapes share
+// their K x N's, which take seconds to make at the 7B shapes), warmed up, timed round-robin.
+// `error` set on failure.
+std::array<DtypeRun, 3> run_shape(ork_device* dev, const ShapeArg& s, const HostArgs& args,
+                                  std::array<DtypeRun, 3>& kept, std::string& error) {
   std::array<DtypeRun, 3> runs;
+  const bool reuse = kept[0].w != nullptr && kept[0].w->k == s.k && kept[0].w->n == s.n;
+  if (!reuse)
+    for (DtypeRun& k : kept) k.w.reset();  // the last K x N's weights freed before these are made
   for (size_t i = 0; i < kDtypes.size() && error.empty(); ++i) {
     const ork_dtype d = kDtypes[i];
-    const auto w = weights_of(d, s, args.int4_weights, 11 + static_cast<uint32_t>(i));
-    ork_weights* h = nullptr;
-    if (ork_weights_create(dev, d, s.k, s.n, w.data(), &h) != ORK_OK) {
-      error = fmt::format("{} weights {} x {}: {}", key_of(d), s.k, s.n, ork_last_error());
-      break;
+    if (reuse) {
+      runs[i].w = std::move(kept[i].w);
+    } else {
+      const auto w = weights_of(d, s, args.int4_weights, 11 + static_cast<uint32_t>(i));
+      ork_weights* h = nullptr;
+      if (ork_weights_create(dev, d, s.k, s.n, w.data(), &h) != ORK_OK) {
+        error = fmt::format("{} weights {} x {}: {}", key_of(d), s.k, s.n, ork_last_error());
+        break;
+      }
+      runs[i].w.reset(h);
     }
-    runs[i].w.reset(h);
     runs[i].a = random_operand(d, s.m, s.k, 21 + static_cast<uint32_t>(i));
     runs[i].c.resize(static_cast<size_t>(s.m * s.n) * 4);  // int32 / fp32 C
     const double warm = us_of(dev, runs[i], s.m, 1, error);  // builds the context
@@ -304,15 +314,17 @@ int run_host_dtypes(int argc, char** argv) {
     fmt::print("host us per ork_matmul call on the zero-work emulator, {} rounds, min / median / max; int4 weights "
                "{}; layout loops {}\n{:>22} {:>26} {:>26} {:>26} {:>7} {:>7} {:>6}\n", args.rounds, args.int4_weights, isa, "M x K x N", "int8",
                "fp16", "int4", "fp16/8", "int4/8", "int4 K");
+  std::array<DtypeRun, 3> kept;  // the last shape's weights
   for (const ShapeArg& s : shapes) {
     std::string error;
-    const auto runs = run_shape(dev->get(), s, args, error);
+    auto runs = run_shape(dev->get(), s, args, kept, error);
     if (!error.empty()) {
       fmt::print(stderr, "ork_bench: {} x {} x {}: {}\n", s.m, s.k, s.n, error);
       return 1;
     }
     const nlohmann::json row = row_json(s, runs);
     j["rows"].push_back(row);
+    for (size_t i = 0; i < runs.size(); ++i) kept[i].w = std::move(runs[i].w);
     if (args.json) continue;
     const auto cell = [&](const char* k) {
       const std::string b = k;
@@ -321,7 +333,7 @@ int run_host_dtypes(int argc, char** argv) {
     };
     fmt::print("{:>22} {:>26} {:>26} {:>26} {:>7.2f} {:>7.2f} {:>6}\n", fmt::format("{} x {} x {}", s.m, s.k, s.n),
                cell("int8"), cell("fp16"), cell("int4"), row["fp16_over_int8"].get<double>(),
-               row["int4_over_int8"].get<double>(), int4_slice_k(runs[2]));
+               row["int4_over_int8"].get<double>(), row["int4_slice_k"].get<int64_t>());
   }
   if (args.json) fmt::print("{}\n", j.dump(2));
   return 0;

@@ -199,11 +199,12 @@ TEST(LayoutHost, Int4SlicesAddInOnePassOnEveryIsa) {
   }
 }
 
-// AVX-512's rows across surface pairs (C's rows not a multiple of 4 KiB apart): every slice
-// count 1..5 (K = 480 a slice), a group from slice 0 (copied) and a later one (added to C),
-// M with and without a part block (1, 7, 9, 23), N from one surface (8) through an odd last
-// surface (24, 200) and column tails (13, 333) to more pairs than the prefetch distance
-// (200, 333: 12 and 20 pairs); the other paths run the same cases.
+// The rows-outer loops (C's rows not a multiple of 4 KiB apart), AVX-512's across surface
+// pairs and AVX2's one surface at a time (layout_host_i16.cpp): every slice count 1..5
+// (K = 480 a slice), a group from slice 0 (copied) and a later one (added to C), M with and
+// without a part block (1, 7, 9, 23), N from one surface (8) through an odd last surface (24,
+// 200) and column tails (13, 333) to more surfaces than either prefetch distance (200, 333:
+// 25 and 41 surfaces, against 16); the portable path runs the same cases.
 TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactForEverySliceCount) {
   for (SumIsa isa : isas_here()) {
     SCOPED_TRACE(sum_isa_name(isa));
@@ -219,11 +220,15 @@ TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactForEverySliceCount) {
   }
 }
 
-// The same loop without PREFETCHW (a CPU that lacks it: C's lines are then not prefetched).
+// The same loops without PREFETCHW (a CPU that lacks it: C's lines are then not prefetched),
+// the best this CPU has and AVX2's (AVX-512 hidden too).
 TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactWithoutPrefetchw) {
-  cpu::HiddenCpuFeatures hidden(cpu::kPrefetchw);
-  for (int64_t slices : {1, 3})
-    for (int64_t n : {24, 333}) expect_group<int16_t, int32_t>({23, 480 * slices, n}, DType::int4, 0, slices);
+  for (uint32_t above : {0u, uint32_t{cpu::kAvx512f | cpu::kAvx512bw | cpu::kAvx512vl}}) {
+    cpu::HiddenCpuFeatures hidden(cpu::kPrefetchw | above);
+    SCOPED_TRACE(sum_isa_name(sum_isa()));
+    for (int64_t slices : {1, 3})
+      for (int64_t n : {24, 333}) expect_group<int16_t, int32_t>({23, 480 * slices, n}, DType::int4, 0, slices);
+  }
 }
 
 TEST(LayoutHost, ForcingAnIsaThisCpuLacksIsAnError) {
