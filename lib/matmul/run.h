@@ -171,8 +171,8 @@ class MatmulRunner {
   // Plans the contexts built from now on with `chooser` (empty: plan_call).
   void set_plan_chooser(PlanChooser chooser) { chooser_ = std::move(chooser); }
 
-  // The bound: the least recently used contexts are dropped while the BOs of all exceed it
-  // (the context a call is about to use is always kept, even alone over the bound). The
+  // The bound: the clock drops contexts not found since it last passed them while the BOs of
+  // all exceed it (the context a call is about to use is kept, even alone over the bound). The
   // shared sets count against it: the contexts get what they leave (rebound).
   void set_context_capacity(size_t bytes) {
     capacity_ = bytes;

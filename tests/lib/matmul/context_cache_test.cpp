@@ -1,7 +1,7 @@
 // The runner's context cache at model scale (lib/matmul/run.h): bounded by the bytes of the
 // BOs its contexts hold, not by a count. More weights than the old fixed 16 keep their
-// contexts (a second pass builds nothing); a small ORK_CONTEXT_CACHE_BYTES evicts, least
-// recently used first, and every result stays exact; destroying weights drops their
+// contexts (a second pass builds nothing); a small ORK_CONTEXT_CACHE_BYTES evicts (by the
+// clock, driver/common/byte_lru.h), and every result stays exact; destroying weights drops their
 // contexts, and weights made after them never find one (the handle carries its resident
 // weights' id, never reused); a bad value of the variable is a named error.
 #include <gtest/gtest.h>
