@@ -83,7 +83,7 @@ class ResidentWeights {
 // its id.
 class WeightsRef {
  public:
-  WeightsRef(const ResidentWeights& w) : w_(&w), id_(w.id()) {}  // NOLINT(google-explicit-constructor)
+  WeightsRef(const ResidentWeights& w) : w_(&w), id_(w.id()) {}  // NOLINT: implicit by design
   const ResidentWeights& weights() const { return *w_; }
   uint64_t id() const { return id_; }
 
