@@ -102,11 +102,13 @@ std::unique_ptr<Backend> make_npu_backend(std::unique_ptr<driver::Kmd> kmd, cons
 std::unique_ptr<Backend> make_cpu_backend(ork_device& device);
 
 // The NPU backend's pieces (the caller holds the device's mutex): the resident weights and
-// runner options of a call, the w4a8 copy made on its first use (backend_npu.cpp); the call
-// handed to the NPU as a matmul job (job_api.cpp); a batch as one matmul job (batch.cpp).
+// runner options of a call, the w4a8 copy made on its first use (backend_npu.cpp): `rw` is the
+// handle's, with its id, so the runner finds a cached context without reading the weights
+// object; the call handed to the NPU as a matmul job (job_api.cpp); a batch as one matmul job
+// (batch.cpp).
 ork_status npu_call(driver::Kmd& kmd, const ork_weights& w, const CallTypes& types, const ork_matmul_options& o,
-                    const matmul::RunOptions& run, const matmul::ResidentWeights** rw, matmul::RunOptions* ro);
-ork_status submit_npu_call(driver::Kmd& kmd, matmul::MatmulRunner& runner, const matmul::ResidentWeights& rw,
+                    const matmul::RunOptions& run, const matmul::OwnedWeights** rw, matmul::RunOptions* ro);
+ork_status submit_npu_call(driver::Kmd& kmd, matmul::MatmulRunner& runner, matmul::WeightsRef rw,
                            const matmul::RunOptions& ro, TensorCall& t, ork_job& job);
 ork_status submit_npu_batch(driver::Kmd& kmd, ork_batch& b, ork_job& job);
 // A call's plan on an NPU (the runner's chooser; a batch's contexts): an int4 call takes the

@@ -191,32 +191,32 @@ ork_status NpuBackend::import_weights(ork_weights& w, const matmul::Plan& plan, 
 
 ork_status NpuBackend::multiply(const ork_weights& w, const CallTypes& t, const void* a, int64_t m, void* c,
                                 const ork_matmul_options& o, const matmul::RunOptions& run, CallMeter& meter) {
-  const matmul::ResidentWeights* rw = nullptr;
+  const matmul::OwnedWeights* rw = nullptr;
   matmul::RunOptions ro;
   if (auto st = npu_call(*kmd_, w, t, o, run, &rw, &ro); st != ORK_OK) return st;
-  if (auto s = runner_->run(*rw, a, m, c, ro, &meter.run); !s) return fail(s.error());
+  if (auto s = runner_->run(rw->ref(), a, m, c, ro, &meter.run); !s) return fail(s.error());
   return ok();
 }
 
 ork_status NpuBackend::submit(const ork_weights& w, TensorCall& t, ork_job& job) {
-  const matmul::ResidentWeights* rw = nullptr;
+  const matmul::OwnedWeights* rw = nullptr;
   matmul::RunOptions ro;
   if (auto s = npu_call(*kmd_, w, t.types, t.opt, t.run, &rw, &ro); s != ORK_OK) return s;
-  return submit_npu_call(*kmd_, *runner_, *rw, ro, t, job);
+  return submit_npu_call(*kmd_, *runner_, rw->ref(), ro, t, job);
 }
 
 }  // namespace
 
 ork_status npu_call(driver::Kmd& kmd, const ork_weights& w, const CallTypes& t, const ork_matmul_options& o,
-                    const matmul::RunOptions& run, const matmul::ResidentWeights** rw_out, matmul::RunOptions* ro_out) {
-  const matmul::ResidentWeights* rw = w.resident.get();
+                    const matmul::RunOptions& run, const matmul::OwnedWeights** rw_out, matmul::RunOptions* ro_out) {
+  const matmul::OwnedWeights* rw = &w.resident;
   if (t.a != enum_value(w.dtype)) {  // w4a8 (int4 weights' second A, the dtype table): the int8-wide copy
     if (!w.resident_w4a8) {
       auto r = matmul::ResidentWeights::create_w4a8(kmd, w.k, w.n, w.packed.data());
       if (!r) return fail(r.error());
       w.resident_w4a8 = std::move(*r);
     }
-    rw = w.resident_w4a8.get();
+    rw = &w.resident_w4a8;
   }
   *ro_out = run;
   ro_out->mc_cap = o.mc_cap;

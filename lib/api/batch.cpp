@@ -70,10 +70,10 @@ ork_status batch_add(ork_batch* b, const ork_weights* weights, const ork_tensor*
 ork_status record(driver::Kmd& kmd, ork_batch& b) {
   std::vector<matmul::Context*> ctxs;
   for (BatchItem& it : b.items) {
-    const matmul::ResidentWeights* rw = nullptr;
+    const matmul::OwnedWeights* rw = nullptr;
     matmul::RunOptions ro;
     if (auto s = npu_call(kmd, *it.weights, it.types, it.opt, it.run, &rw, &ro); s != ORK_OK) return s;
-    auto ctx = matmul::build_call_context(kmd, *rw, it.m, ro, npu_call_plan);
+    auto ctx = matmul::build_call_context(kmd, **rw, it.m, ro, npu_call_plan);
     if (!ctx) return fail(ctx.error());
     it.ctx = std::move(*ctx);
     ctxs.push_back(it.ctx.get());

@@ -40,7 +40,7 @@ JobStep output_step(TensorCall& t) {
 // The NPU backend's submit (backend.h): the call as a matmul job (lib/matmul/job.h) on the
 // runner's context: A packed (a job still in flight on that context completes first), the
 // first slice group handed to the kernel.
-ork_status submit_npu_call(driver::Kmd& kmd, matmul::MatmulRunner& runner, const matmul::ResidentWeights& rw,
+ork_status submit_npu_call(driver::Kmd& kmd, matmul::MatmulRunner& runner, matmul::WeightsRef rw,
                            const matmul::RunOptions& ro, TensorCall& t, ork_job& job) {
   matmul::RunStats st;
   auto ctx = runner.acquire(rw, t.m, ro, st);

@@ -16,21 +16,28 @@
 #include "lib/ref/fast.h"
 #include "ork/ork.h"
 
+// Aligned to a cache line, with what every call reads in its second line (the device it
+// belongs to, dtype, K, N, the resident weights and their ids: 64 bytes) and nothing else
+// there, so that a call reads one line of its handle and, with the id carried to the runner
+// (matmul::WeightsRef), none of the resident weights when its context is cached
+// (docs/library.md "The key on the handle"). The first line holds what the call never reads.
 struct ork_weights {
   ork::api::DeviceRef keep_device;  // first: released last, after the BOs below are freed
   ork::api::Live<ork::api::HandleKind::weights> live{this};  // until destroyed (handles.h)
-  ork_device* device = nullptr;
+  // int4 on NPU backends: the caller's int4 stream (K*N/2 bytes: host memory keeps int4),
+  // which the w4a8 copy below is made from on the first w4a8 call.
+  std::vector<uint8_t> packed;
+  int64_t host_bytes = 0;  // host.bytes(), counted in the device's bytes_resident
+  // Read by every call from here: one line.
+  alignas(64) ork_device* device = nullptr;
   ork_dtype dtype = ORK_DTYPE_INT8;
   int64_t k = 0, n = 0;
   // NPU backends: the native resident buffer (int8, fp16, or int4 for W4A4).
-  std::unique_ptr<ork::matmul::ResidentWeights> resident;
-  // int4 on NPU backends: the w4a8 buffer (int8-wide), made on the first w4a8 call from
-  // `packed`, the caller's int4 stream (K*N/2 bytes: host memory keeps int4).
-  mutable std::unique_ptr<ork::matmul::ResidentWeights> resident_w4a8;
-  std::vector<uint8_t> packed;
+  ork::matmul::OwnedWeights resident;
+  // int4 on NPU backends: the w4a8 buffer (int8-wide), made from `packed` on the first w4a8 call.
+  mutable ork::matmul::OwnedWeights resident_w4a8;
   // cpu backend: the CPU reference's form of the weights (lib/matmul/cpu_matmul.h).
   ork::matmul::HostWeights host;
-  int64_t host_bytes = 0;  // host.bytes(), counted in the device's bytes_resident
 };
 
 namespace ork::api {

@@ -166,14 +166,16 @@ Result<std::shared_ptr<IoBuffers>> MatmulRunner::shared_io(const IoGeometry& geo
   return io;
 }
 
-Result<std::shared_ptr<Context>*> MatmulRunner::context_for(const ResidentWeights& w, int64_t m,
+Result<std::shared_ptr<Context>*> MatmulRunner::context_for(WeightsRef w, int64_t m,
                                                             const RunOptions& options, bool shared, bool* built) {
   const uint32_t mask = effective_core_mask(options);
   const Key key{.weights = w.id(), .m = m, .mc_cap = options.mc_cap, .core_mask = mask, .fp16_out = options.fp16_out,
                 .shared = shared};
   *built = false;
   if (auto* hit = contexts_.find(key)) return hit;
-  auto plan = chooser_ ? chooser_(w, m, options) : plan_call(w, m, options);
+  // A miss: only now is the weights object read (its shape, dtype, BO).
+  const ResidentWeights& rw = w.weights();
+  auto plan = chooser_ ? chooser_(rw, m, options) : plan_call(rw, m, options);
   if (!plan) return plan.error();
   std::shared_ptr<IoBuffers> io;
   if (shared) {
@@ -181,14 +183,14 @@ Result<std::shared_ptr<Context>*> MatmulRunner::context_for(const ResidentWeight
     if (!set) return set.error();
     io = std::move(*set);
   }
-  auto ctx = build_context(kmd_, std::move(*plan), w.bo(), {}, mask, std::move(io));
+  auto ctx = build_context(kmd_, std::move(*plan), rw.bo(), {}, mask, std::move(io));
   if (!ctx) return ctx.error();
   *built = true;
   const size_t bytes = (*ctx)->device_bytes();
   return contexts_.insert(key, w.id(), std::shared_ptr<Context>(std::move(*ctx)), bytes, /*keep_new=*/true);
 }
 
-Result<std::shared_ptr<Context>> MatmulRunner::acquire(const ResidentWeights& w, int64_t m, const RunOptions& options,
+Result<std::shared_ptr<Context>> MatmulRunner::acquire(WeightsRef w, int64_t m, const RunOptions& options,
                                                        RunStats& st) {
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t c0 = ref::detail::work_cpu_ns();
@@ -199,7 +201,7 @@ Result<std::shared_ptr<Context>> MatmulRunner::acquire(const ResidentWeights& w,
   return **ctx;
 }
 
-Status MatmulRunner::run(const ResidentWeights& w, const void* a, int64_t m, void* c, const RunOptions& options,
+Status MatmulRunner::run(WeightsRef w, const void* a, int64_t m, void* c, const RunOptions& options,
                          RunStats* stats) {
   RunStats local;
   RunStats& st = stats ? *stats : local;

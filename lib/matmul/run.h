@@ -75,6 +75,49 @@ class ResidentWeights {
   uint64_t id_ = 0;
 };
 
+// Resident weights as the runner takes them: the object, and its id read when the holder took
+// them. The runner's cache is keyed by the id alone, so a call whose context is cached reads
+// nothing of the object: a holder that keeps the id beside what every call reads anyway (the C
+// API's weights handle, OwnedWeights) spares a decode loop a line of each weight's per call
+// (docs/library.md "The key on the handle"). Implicit from a ResidentWeights, which then reads
+// its id.
+class WeightsRef {
+ public:
+  WeightsRef(const ResidentWeights& w) : w_(&w), id_(w.id()) {}  // NOLINT: implicit by design
+  const ResidentWeights& weights() const { return *w_; }
+  uint64_t id() const { return id_; }
+
+ private:
+  friend class OwnedWeights;
+  WeightsRef(const ResidentWeights* w, uint64_t id) : w_(w), id_(id) {}
+  const ResidentWeights* w_;
+  uint64_t id_;
+};
+
+// Resident weights owned with their id beside them, 16 bytes: whatever replaces the object
+// replaces the id, so a WeightsRef of it always names the object it points to (ids are never
+// reused in a process: a destroyed object's contexts, if not forgotten, are never found).
+class OwnedWeights {
+ public:
+  OwnedWeights() = default;
+  OwnedWeights& operator=(std::unique_ptr<ResidentWeights> w) {
+    w_ = std::move(w);
+    id_ = w_ ? w_->id() : 0;
+    return *this;
+  }
+  explicit operator bool() const { return w_ != nullptr; }
+  const ResidentWeights* get() const { return w_.get(); }
+  const ResidentWeights* operator->() const { return w_.get(); }
+  const ResidentWeights& operator*() const { return *w_; }
+  // Only while it holds weights.
+  WeightsRef ref() const { return {w_.get(), id_}; }
+  uint64_t id() const { return id_; }  // 0 when empty
+
+ private:
+  std::unique_ptr<ResidentWeights> w_;
+  uint64_t id_ = 0;
+};
+
 struct RunOptions {
   int cores = kMaxCores;   // used when core_mask is 0: cores 0..cores-1
   uint32_t core_mask = 0;  // bit i = core i may run (validated by the caller: ork_matmul)
@@ -114,21 +157,22 @@ class MatmulRunner {
   // Blocking: nothing is in flight on its context when it returns, so the contexts of run()
   // share one set of A and output BOs per geometry (shared_io); a job still in flight on
   // that set would be completed first all the same (job.h, the rule).
-  Status run(const ResidentWeights& w, const void* a, int64_t m, void* c,
+  // A cached call reads nothing of `w` but the reference itself (WeightsRef).
+  Status run(WeightsRef w, const void* a, int64_t m, void* c,
              const RunOptions& options, RunStats* stats = nullptr);
   // The cached context of a call (built on a miss), shared: an asynchronous job holds it
   // until it completes, so an eviction meanwhile only drops the cache's reference. Unlike
   // run()'s, these contexts own their A and output BOs, so jobs of one shape can be in flight
   // together without completing each other (job.h, the rule).
-  Result<std::shared_ptr<Context>> acquire(const ResidentWeights& w, int64_t m, const RunOptions& options,
+  Result<std::shared_ptr<Context>> acquire(WeightsRef w, int64_t m, const RunOptions& options,
                                            RunStats& stats);
   // Drops the cached contexts that reference `w` (call before destroying it).
   void forget(const ResidentWeights& w);
   // Plans the contexts built from now on with `chooser` (empty: plan_call).
   void set_plan_chooser(PlanChooser chooser) { chooser_ = std::move(chooser); }
 
-  // The bound: the least recently used contexts are dropped while the BOs of all exceed it
-  // (the context a call is about to use is always kept, even alone over the bound). The
+  // The bound: the clock drops contexts not found since it last passed them while the BOs of
+  // all exceed it (the context a call is about to use is kept, even alone over the bound). The
   // shared sets count against it: the contexts get what they leave (rebound).
   void set_context_capacity(size_t bytes) {
     capacity_ = bytes;
@@ -160,7 +204,7 @@ class MatmulRunner {
   // The cache's own entry: run() uses it in place (nothing is built or evicted until it returns),
   // acquire() copies it. No copy on run()'s path: a copy writes the count of the context's
   // own control block, one more line per weight and call.
-  Result<std::shared_ptr<Context>*> context_for(const ResidentWeights& w, int64_t m, const RunOptions& options,
+  Result<std::shared_ptr<Context>*> context_for(WeightsRef w, int64_t m, const RunOptions& options,
                                                 bool shared, bool* built);
   // The set of A and output BOs the blocking calls' contexts of `geometry` share (made when
   // none is alive): it lives while a context holds it.

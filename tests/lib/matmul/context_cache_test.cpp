@@ -1,8 +1,9 @@
 // The runner's context cache at model scale (lib/matmul/run.h): bounded by the bytes of the
 // BOs its contexts hold, not by a count. More weights than the old fixed 16 keep their
-// contexts (a second pass builds nothing); a small ORK_CONTEXT_CACHE_BYTES evicts, least
-// recently used first, and every result stays exact; destroying weights drops their
-// contexts; a bad value of the variable is a named error.
+// contexts (a second pass builds nothing); a small ORK_CONTEXT_CACHE_BYTES evicts (by the
+// clock, driver/common/byte_lru.h), and every result stays exact; destroying weights drops their
+// contexts, and weights made after them never find one (the handle carries its resident
+// weights' id, never reused); a bad value of the variable is a named error.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "lib/api/device.h"
+#include "lib/api/weights.h"
 #include "lib/ref/oracle.h"
 #include "lib/ref/random.h"
 #include "ork/ork.h"
@@ -87,6 +89,52 @@ TEST_P(ContextCache, SmallBoundEvictsAndStaysExact) {
   EXPECT_GT(st.evictions, 0u);
   pass(2000);  // every call may rebuild: still exact
   EXPECT_GT(cache().evictions, st.evictions);
+}
+
+// A call keys the runner's cache by the id the handle keeps beside its resident weights
+// (matmul::OwnedWeights), read from the handle's one line of per-call fields. Weights destroyed
+// and made again, of the same shape, often at the same addresses, take a new id: each new
+// handle's first call builds its own context and finds none of its predecessor's, every C of
+// its own weights exact.
+TEST_P(ContextCache, WeightsMadeAfterDestroyedOnesNeverFindTheirContext) {
+  ASSERT_EQ(ork_device_open(GetParam(), &dev_), ORK_OK) << ork_last_error();
+  std::vector<uint64_t> ids;
+  for (uint32_t i = 0; i < 6; ++i) {
+    SCOPED_TRACE(i);
+    const auto w = random_int8(kCacheK * kCacheN, 300 + i);
+    ork_weights* h = nullptr;
+    ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT8, kCacheK, kCacheN, w.data(), &h), ORK_OK) << ork_last_error();
+    // The per-call fields: one line, the handle's second; the id is its resident weights'.
+    const auto* base = reinterpret_cast<const char*>(h);
+    const auto line = [&](const void* p) { return (static_cast<const char*>(p) - base) / 64; };
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(h) % 64, 0u);
+    EXPECT_EQ(line(&h->device), 1);
+    EXPECT_EQ(line(&h->dtype), 1);
+    EXPECT_EQ(line(&h->n), 1);
+    EXPECT_EQ(line(&h->resident), 1);
+    EXPECT_EQ(line(reinterpret_cast<const char*>(&h->resident_w4a8) + sizeof h->resident_w4a8 - 1), 1);
+    ASSERT_TRUE(h->resident);
+    EXPECT_EQ(h->resident.id(), h->resident->id());
+    EXPECT_EQ(h->resident.ref().id(), h->resident->id());
+    for (uint64_t seen : ids) EXPECT_NE(seen, h->resident.id());
+    ids.push_back(h->resident.id());
+    for (uint32_t call = 0; call < 2; ++call) {
+      const auto a = random_int8(kCacheM * kCacheK, 400 + 2 * i + call);
+      std::vector<int32_t> c(kCacheM * kCacheN, 0x5a5a5a5a), want(kCacheM * kCacheN);
+      ork_stats stats{};
+      stats.struct_size = sizeof stats;
+      ork_matmul_options o{};
+      o.struct_size = sizeof o;
+      o.stats = &stats;
+      ASSERT_EQ(ork_matmul(dev_, h, a.data(), kCacheM, c.data(), &o), ORK_OK) << ork_last_error();
+      ASSERT_TRUE(ork::ref::matmul_int8(a, w, want, {kCacheM, kCacheK, kCacheN}).ok());
+      EXPECT_EQ(c, want) << "call " << call;
+      EXPECT_EQ(stats.context_builds, call == 0 ? 1u : 0u) << "call " << call;
+      EXPECT_EQ(cache().contexts, 1u);  // its own: the destroyed weights' went with them
+    }
+    ork_weights_destroy(h);
+    EXPECT_EQ(cache().contexts, 0u);
+  }
 }
 
 TEST_P(ContextCache, BadBoundIsANamedError) {

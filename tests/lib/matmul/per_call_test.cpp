@@ -4,8 +4,9 @@
 // exact (docs/library.md "The job a submit reads, flat"). The asynchronous call (acquire, a
 // matmul job) submits its context's checked job as it is, allocating only the job's own. A
 // context evicted by the cache's clock is rebuilt on its next call, exact, while one hit
-// between the others' builds is never evicted; a cached call's fields are one run of lines of
-// its context. The kernel, here the emulated NPU computing, is left out of the count
+// between the others' builds is never evicted; weights replaced in their holder never find
+// the context of the ones they replaced; a cached call's fields are one run of lines of its
+// context. The kernel, here the emulated NPU computing, is left out of the count
 // (KernelNotCounted).
 #include "tests/support/alloc_counter.h"
 
@@ -141,6 +142,45 @@ TEST_P(PerCall, AnEvictedContextIsRebuiltExactAndAHotOneIsKept) {
   }
   EXPECT_EQ(runner.cache_stats().evictions, 15u);
   EXPECT_EQ(runner.cache_stats().contexts, 2u);
+}
+
+// Resident weights held as the C API's handle holds them (OwnedWeights: the object and its
+// id) and replaced without forgetting the old ones' contexts: the reference a call passes
+// names the new object's id, so its first call builds and no call finds the context of the
+// weights it replaced (still cached, their BO gone); every C is the new weights', and no id
+// comes twice.
+TEST_P(PerCall, ReplacedWeightsNeverFindTheContextOfTheOnesTheyReplaced) {
+  const int64_t m = 1, k = 256, n = 64;
+  ork::matmul::MatmulRunner runner(*kmd_);
+  ork::matmul::OwnedWeights held;
+  EXPECT_FALSE(held);
+  EXPECT_EQ(held.id(), 0u);
+  std::vector<uint64_t> ids;
+  for (uint64_t i = 0; i < 4; ++i) {
+    const auto w = ork::ref::random_int8(static_cast<size_t>(k * n), 80 + i);
+    auto r = ork::matmul::ResidentWeights::create(*kmd_, ork::matmul::DType::int8, k, n, w.data());
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const uint64_t id = (*r)->id();
+    const ork::matmul::ResidentWeights* object = r->get();
+    held = std::move(*r);  // the weights before go, their context stays cached
+    EXPECT_EQ(held.id(), id);
+    EXPECT_EQ(held.ref().id(), id);
+    EXPECT_EQ(&held.ref().weights(), object);
+    for (uint64_t seen : ids) EXPECT_NE(seen, id);
+    ids.push_back(id);
+    std::vector<int32_t> want(static_cast<size_t>(m * n)), c(want.size());
+    for (uint64_t call = 0; call < 3; ++call) {
+      const auto a = ork::ref::random_int8(static_cast<size_t>(m * k), 90 + 3 * i + call);
+      ASSERT_TRUE(ork::ref::matmul_int8(a, w, want, {m, k, n}).ok());
+      std::fill(c.begin(), c.end(), 0x5a5a5a5a);
+      ork::matmul::RunStats st;
+      ASSERT_TRUE(runner.run(held.ref(), a.data(), m, c.data(), {}, &st).ok());
+      EXPECT_EQ(c, want) << "weights " << i << ", call " << call;
+      EXPECT_EQ(st.built, call == 0) << "weights " << i << ", call " << call;
+    }
+    EXPECT_EQ(runner.cache_stats().contexts, i + 1);
+  }
+  runner.forget(*held);
 }
 
 // What a cached call reads of its context (the plan's per-call fields, the buffers, the first
