@@ -201,7 +201,7 @@ nlohmann::json row_json(const ShapeArg& s, const std::array<DtypeRun, 3>& runs) 
   return row;
 }
 
-int parse(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) {
+int parse_host_dtypes_args(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) {
   CLI::App app{"ork_bench --host-dtypes: host microseconds per ork_matmul call, int8 / fp16 / int4 side by side, on "
                "the emulated NPU with a PC that does no work (wall time = the library's host time)"};
   tools::add_conventions(app, "ork_bench");
@@ -243,7 +243,7 @@ int parse(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) 
 int run_host_dtypes(int argc, char** argv) {
   HostArgs args;
   std::vector<ShapeArg> shapes;
-  if (int rc = parse(args, argc, argv, shapes); rc >= 0) return rc;
+  if (int rc = parse_host_dtypes_args(args, argc, argv, shapes); rc >= 0) return rc;
   auto dev = open_zero_work();
   if (!dev) {
     fmt::print(stderr, "ork_bench: the zero-work emulator: {}\n", dev.error().message);
