@@ -59,7 +59,7 @@ TEST(RknpuUapi, TaskAndSubmitHaveThePublishedOffsets) {
 }
 
 template <class T>
-T at(const uint8_t* b, size_t off) {
+T rknpu_field(const uint8_t* b, size_t off) {
   T v{};
   std::memcpy(&v, b + off, sizeof v);
   return v;
@@ -68,9 +68,9 @@ T at(const uint8_t* b, size_t off) {
 // Passes everything to the fake kernel; remembers where each BO is mapped (MEM_CREATE gives
 // handle and obj_addr at 0 and 16, MEM_MAP the mmap offset at 8) and, at SUBMIT, copies the
 // submit and the task records it names out of the task BO's mapping.
-class RecordingOs final : public ork::driver::Os {
+class RknpuRecordingOs final : public ork::driver::Os {
  public:
-  explicit RecordingOs(ork::driver::Os& inner) : inner_(inner) {}
+  explicit RknpuRecordingOs(ork::driver::Os& inner) : inner_(inner) {}
   std::vector<uint8_t> submit;
   std::vector<std::vector<uint8_t>> tasks;  // one 40-byte record per task of the submit
 
@@ -78,8 +78,8 @@ class RecordingOs final : public ork::driver::Os {
     auto* b = static_cast<uint8_t*>(arg);
     if (request == ioc_rw(0x01, 104)) record(b);
     const int rc = inner_.ioctl(fd, request, arg);
-    if (rc == 0 && request == ioc_rw(0x02, 48)) obj_of_handle_[at<uint32_t>(b, 0)] = at<uint64_t>(b, 16);
-    if (rc == 0 && request == ioc_rw(0x03, 16)) handle_of_offset_[at<uint64_t>(b, 8)] = at<uint32_t>(b, 0);
+    if (rc == 0 && request == ioc_rw(0x02, 48)) obj_of_handle_[rknpu_field<uint32_t>(b, 0)] = rknpu_field<uint64_t>(b, 16);
+    if (rc == 0 && request == ioc_rw(0x03, 16)) handle_of_offset_[rknpu_field<uint64_t>(b, 8)] = rknpu_field<uint32_t>(b, 0);
     return rc;
   }
   void* mmap(void* a, size_t l, int p, int f, int fd, off_t o, int* error) override {
@@ -97,9 +97,9 @@ class RecordingOs final : public ork::driver::Os {
  private:
   void record(const uint8_t* s) {
     submit.assign(s, s + 104);
-    const uint8_t* task_bo = map_of_obj_.count(at<uint64_t>(s, 24)) ? map_of_obj_[at<uint64_t>(s, 24)] : nullptr;
+    const uint8_t* task_bo = map_of_obj_.count(rknpu_field<uint64_t>(s, 24)) ? map_of_obj_[rknpu_field<uint64_t>(s, 24)] : nullptr;
     ASSERT_NE(task_bo, nullptr) << "SUBMIT names a task BO that was never mapped";
-    const uint32_t start = at<uint32_t>(s, 8), number = at<uint32_t>(s, 12);
+    const uint32_t start = rknpu_field<uint32_t>(s, 8), number = rknpu_field<uint32_t>(s, 12);
     for (uint32_t t = start; t < start + number; ++t) tasks.emplace_back(task_bo + 40 * t, task_bo + 40 * t + 40);
   }
   ork::driver::Os& inner_;
@@ -112,7 +112,7 @@ TEST(RknpuUapi, TheTasksLiborkSubmitsHaveThePublishedLayout) {
   ork::emu::FakeKernelConfig cfg;  // the PC stands in: this test is about the bytes
   cfg.executor = ork::emu::zero_work_executor(0x300);
   ork::emu::FakeKernel kernel(cfg);
-  RecordingOs os(kernel);
+  RknpuRecordingOs os(kernel);
   auto kmd = ork::driver::open_rknpu(os, "/dev/dri/card1");
   ASSERT_TRUE(kmd.ok()) << kmd.error().message;
   auto regcmd = (*kmd)->bo_create(65536, ork::driver::BoUsage::regcmd);
@@ -126,19 +126,19 @@ TEST(RknpuUapi, TheTasksLiborkSubmitsHaveThePublishedLayout) {
 
   ASSERT_EQ(os.submit.size(), 104u);
   const uint8_t* s = os.submit.data();
-  EXPECT_EQ(at<uint32_t>(s, 0) & 1u, 1u);    // RKNPU_JOB_PC: the only mode the driver accepts
-  EXPECT_EQ(at<uint32_t>(s, 12), 2u);        // task_number
-  EXPECT_EQ(at<uint32_t>(s, 56), 1u);        // core_mask: core 0
-  EXPECT_EQ(at<uint32_t>(s, 64 + 0), at<uint32_t>(s, 8));  // subcore_task[0].task_start
-  EXPECT_EQ(at<uint32_t>(s, 64 + 4), 2u);                   // subcore_task[0].task_number
+  EXPECT_EQ(rknpu_field<uint32_t>(s, 0) & 1u, 1u);    // RKNPU_JOB_PC: the only mode the driver accepts
+  EXPECT_EQ(rknpu_field<uint32_t>(s, 12), 2u);        // task_number
+  EXPECT_EQ(rknpu_field<uint32_t>(s, 56), 1u);        // core_mask: core 0
+  EXPECT_EQ(rknpu_field<uint32_t>(s, 64 + 0), rknpu_field<uint32_t>(s, 8));  // subcore_task[0].task_start
+  EXPECT_EQ(rknpu_field<uint32_t>(s, 64 + 4), 2u);                   // subcore_task[0].task_number
   ASSERT_EQ(os.tasks.size(), 2u);
   for (size_t t = 0; t < 2; ++t) {
     const uint8_t* r = os.tasks[t].data();
-    EXPECT_EQ(at<uint32_t>(r, 8), 0x0du) << "enable_mask (MTX: CNA|CORE|DPU)";
-    EXPECT_EQ(at<uint32_t>(r, 12), 0x300u) << "int_mask";
-    EXPECT_EQ(at<uint32_t>(r, 16), 0x1ffffu) << "int_clear";
-    EXPECT_EQ(at<uint32_t>(r, 24), 104u) << "regcfg_amount: the words without the 4 PC entries";
-    EXPECT_EQ(at<uint64_t>(r, 32), base + 1024 * t) << "regcmd_addr";
+    EXPECT_EQ(rknpu_field<uint32_t>(r, 8), 0x0du) << "enable_mask (MTX: CNA|CORE|DPU)";
+    EXPECT_EQ(rknpu_field<uint32_t>(r, 12), 0x300u) << "int_mask";
+    EXPECT_EQ(rknpu_field<uint32_t>(r, 16), 0x1ffffu) << "int_clear";
+    EXPECT_EQ(rknpu_field<uint32_t>(r, 24), 104u) << "regcfg_amount: the words without the 4 PC entries";
+    EXPECT_EQ(rknpu_field<uint64_t>(r, 32), base + 1024 * t) << "regcmd_addr";
   }
 }
 

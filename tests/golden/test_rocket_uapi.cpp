@@ -88,7 +88,7 @@ struct RecordedSubmit {
 };
 
 template <class T>
-T at(const std::vector<uint8_t>& b, size_t off) {
+T rocket_field(const std::vector<uint8_t>& b, size_t off) {
   T v{};
   std::memcpy(&v, b.data() + off, sizeof v);
   return v;
@@ -98,9 +98,9 @@ std::vector<uint8_t> bytes(uint64_t ptr, size_t n) {
   return std::vector<uint8_t>(p, p + n);
 }
 
-class RecordingOs final : public ork::driver::Os {
+class RocketRecordingOs final : public ork::driver::Os {
  public:
-  explicit RecordingOs(ork::driver::Os& inner) : inner_(inner) {}
+  explicit RocketRecordingOs(ork::driver::Os& inner) : inner_(inner) {}
   std::vector<RecordedSubmit> submits;
 
   int ioctl(int fd, unsigned long request, void* arg) override {
@@ -120,14 +120,14 @@ class RecordingOs final : public ork::driver::Os {
   void record(const void* arg) {
     RecordedSubmit r;
     r.submit = bytes(reinterpret_cast<uintptr_t>(arg), 24);
-    const uint32_t count = at<uint32_t>(r.submit, 8), stride = at<uint32_t>(r.submit, 12);
+    const uint32_t count = rocket_field<uint32_t>(r.submit, 8), stride = rocket_field<uint32_t>(r.submit, 12);
     for (uint32_t j = 0; j < count; ++j) {
-      r.jobs.push_back(bytes(at<uint64_t>(r.submit, 0) + uint64_t{j} * stride, 40));
+      r.jobs.push_back(bytes(rocket_field<uint64_t>(r.submit, 0) + uint64_t{j} * stride, 40));
       const std::vector<uint8_t>& job = r.jobs.back();
-      r.tasks.push_back(bytes(at<uint64_t>(job, 0), size_t{at<uint32_t>(job, 24)} * at<uint32_t>(job, 28)));
+      r.tasks.push_back(bytes(rocket_field<uint64_t>(job, 0), size_t{rocket_field<uint32_t>(job, 24)} * rocket_field<uint32_t>(job, 28)));
       auto handles = [&](size_t ptr_off, size_t count_off) {
-        std::vector<uint32_t> h(at<uint32_t>(job, count_off));
-        if (!h.empty()) std::memcpy(h.data(), bytes(at<uint64_t>(job, ptr_off), h.size() * 4).data(), h.size() * 4);
+        std::vector<uint32_t> h(rocket_field<uint32_t>(job, count_off));
+        if (!h.empty()) std::memcpy(h.data(), bytes(rocket_field<uint64_t>(job, ptr_off), h.size() * 4).data(), h.size() * 4);
         return h;
       };
       r.in_handles.push_back(handles(8, 32));
@@ -143,7 +143,7 @@ TEST(RocketUapi, TheSubmitLiborkSendsHasTheMainlineJobLayout) {
   ork::emu::FakeKernelConfig cfg;
   cfg.executor = ork::emu::zero_work_executor(0x300);
   ork::emu::FakeKernel kernel(cfg);
-  RecordingOs os(kernel);
+  RocketRecordingOs os(kernel);
   auto kmd = ork::driver::open_rocket(os, "/dev/accel/accel0");
   ASSERT_TRUE(kmd.ok()) << kmd.error().message;
   auto regcmd = (*kmd)->bo_create(65536, ork::driver::BoUsage::regcmd);
@@ -160,21 +160,21 @@ TEST(RocketUapi, TheSubmitLiborkSendsHasTheMainlineJobLayout) {
 
   ASSERT_EQ(os.submits.size(), 1u);
   const RecordedSubmit& s = os.submits[0];
-  EXPECT_EQ(at<uint32_t>(s.submit, 8), 2u);    // job_count
-  EXPECT_EQ(at<uint32_t>(s.submit, 12), 40u);  // job_struct_size = sizeof(struct drm_rocket_job)
-  EXPECT_EQ(at<uint64_t>(s.submit, 16), 0u);   // reserved, must be zero
+  EXPECT_EQ(rocket_field<uint32_t>(s.submit, 8), 2u);    // job_count
+  EXPECT_EQ(rocket_field<uint32_t>(s.submit, 12), 40u);  // job_struct_size = sizeof(struct drm_rocket_job)
+  EXPECT_EQ(rocket_field<uint64_t>(s.submit, 16), 0u);   // reserved, must be zero
   const std::vector<std::vector<std::pair<uint64_t, uint32_t>>> want = {
       {{base, 108}, {base + 1024, 108}}, {{base + 4096, 20}}};
   for (size_t j = 0; j < 2; ++j) {
     SCOPED_TRACE("job " + std::to_string(j));
-    EXPECT_EQ(at<uint32_t>(s.jobs[j], 24), want[j].size());  // task_count
-    EXPECT_EQ(at<uint32_t>(s.jobs[j], 28), 8u);              // task_struct_size
+    EXPECT_EQ(rocket_field<uint32_t>(s.jobs[j], 24), want[j].size());  // task_count
+    EXPECT_EQ(rocket_field<uint32_t>(s.jobs[j], 28), 8u);              // task_struct_size
     EXPECT_EQ(s.in_handles[j], std::vector<uint32_t>{(*in)->handle()});
     EXPECT_EQ(s.out_handles[j], std::vector<uint32_t>{(*out)->handle()});
     for (size_t t = 0; t < want[j].size(); ++t) {
       // regcmd: the task's IOVA (32 bits); regcmd_count: its words, PC trailer included.
-      EXPECT_EQ(at<uint32_t>(s.tasks[j], 8 * t + 0), want[j][t].first);
-      EXPECT_EQ(at<uint32_t>(s.tasks[j], 8 * t + 4), want[j][t].second);
+      EXPECT_EQ(rocket_field<uint32_t>(s.tasks[j], 8 * t + 0), want[j][t].first);
+      EXPECT_EQ(rocket_field<uint32_t>(s.tasks[j], 8 * t + 4), want[j][t].second);
     }
   }
 }

@@ -144,23 +144,35 @@ class Tree:
         self.paths = sorted(self.files | self.dirs)
         self._outputs = {}
 
-    def outputs(self, folder):
-        """Names a folder's meson.build can give its outputs: its quoted strings, alone or
-        two or three concatenated ('driver_' + name, 'e2e_' + name + '_test')."""
+    def words(self, folder):
+        """The quoted strings of a folder's meson.build (no '/', under 80 characters)."""
         if folder not in self._outputs:
-            names = set()
+            words = set()
             meson = folder + "/meson.build"
             if meson in self.files:
                 with open(os.path.join(self.root, meson), encoding="utf-8") as f:
                     words = {w for w in QUOTED_RE.findall(f.read()) if "/" not in w and len(w) < 80}
-                names = set(words) | {f"lib{w}.{ext}" for w in words for ext in ("so", "a")}
-                for a in words:
-                    for b in words:
-                        names.add(a + b)
-                        for c in words:
-                            names.add(a + b + c)
-            self._outputs[folder] = names
+            self._outputs[folder] = words
         return self._outputs[folder]
+
+    def is_output(self, folder, name):
+        """Whether a folder's meson.build can give an output this name: one of its quoted
+        strings, lib<string>.so or .a, or two or three of them concatenated ('driver_' + name,
+        'e2e_' + name + '_test'). The name is split rather than every concatenation listed:
+        a table of a few hundred strings (tests/meson.build's test groups) made that cubic."""
+        words = self.words(folder)
+        if name in words:
+            return True
+        for ext in (".so", ".a"):
+            if name.startswith("lib") and name.endswith(ext) and name[3:-len(ext)] in words:
+                return True
+        for i in range(1, len(name)):
+            if name[:i] not in words:
+                continue
+            rest = name[i:]
+            if rest in words or any(rest[:j] in words and rest[j:] in words for j in range(1, len(rest))):
+                return True
+        return False
 
     def exists(self, path, build=False):
         path = path.rstrip("/")
@@ -171,7 +183,7 @@ class Tree:
         if any(path + ext in self.files for ext in (".h", ".cpp", ".c", ".py")):
             return True
         folder, _, name = path.rpartition("/")
-        if folder in self.dirs and name in self.outputs(folder):
+        if folder in self.dirs and self.is_output(folder, name):
             return True
         if build:  # meson's own folders under a target's folder: <folder>/<target>.p/...
             parts = path.split("/")

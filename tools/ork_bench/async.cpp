@@ -49,7 +49,7 @@ double us_since(Clock::time_point t0) { return std::chrono::duration<double, std
 
 using Figures = tools::Spread;
 Figures summarize(std::vector<double> v) { return tools::spread(std::move(v)); }
-nlohmann::json to_json(const Figures& f) { return {{"min", f.min}, {"median", f.median}, {"max", f.max}}; }
+nlohmann::json async_figures_json(const Figures& f) { return {{"min", f.min}, {"median", f.median}, {"max", f.max}}; }
 
 ork_stats device_stats(ork_device* d) {
   ork_stats s{};
@@ -188,7 +188,7 @@ const char* pc_suffix(Pc pc) {
 // board time while the emulator's arithmetic leaves the host's CPU, so host and device
 // separate as on a board; the zero-work PC takes no device time, so every loop's wall is
 // its host cost. Neither computes results.
-DeviceResult run_device(driver::KmdKind kind, const AsyncArgs& a, Pc pc) {
+DeviceResult run_async_device(driver::KmdKind kind, const AsyncArgs& a, Pc pc) {
   DeviceResult r;
   r.name = fmt::format("{} ({})", kind == driver::KmdKind::rknpu ? "emu-rknpu" : "emu-rocket", pc_suffix(pc));
   r.computed = pc == Pc::computing;
@@ -270,7 +270,7 @@ int parse_async_args(int argc, char** argv, AsyncArgs& a) {
 
 // One device's figures: appended to devices (JSON), and its text row unless json. Returns
 // false when the device failed or its results differ from the reference.
-bool report_device(const DeviceResult& r, bool json, nlohmann::json& devices) {
+bool report_async_device(const DeviceResult& r, bool json, nlohmann::json& devices) {
   nlohmann::json d = {{"device", r.name}, {"computed", r.computed}};
   if (r.computed) d["exact"] = r.exact;
   if (!r.error.empty() || r.sync_us.empty()) {
@@ -282,17 +282,17 @@ bool report_device(const DeviceResult& r, bool json, nlohmann::json& devices) {
   const Figures s = summarize(r.sync_us), as = summarize(r.async_us), bt = summarize(r.batch_us),
                 h = summarize(r.host_us), dv = summarize(r.device_us);
   const double ideal = std::max(h.median, dv.median);
-  d["sync_us"] = to_json(s);
-  d["async_us"] = to_json(as);
-  d["batch_us"] = to_json(bt);
-  d["host_us"] = to_json(h);
-  d["device_us"] = to_json(dv);
+  d["sync_us"] = async_figures_json(s);
+  d["async_us"] = async_figures_json(as);
+  d["batch_us"] = async_figures_json(bt);
+  d["host_us"] = async_figures_json(h);
+  d["device_us"] = async_figures_json(dv);
   d["async_over_max"] = as.median / ideal;
   d["async_over_sum"] = as.median / (h.median + dv.median);
   d["sync_over_async"] = s.median / as.median;
   if (!r.batch_host_us.empty()) {  // a replay's host cost per matmul, where it is known
     const Figures bh = summarize(r.batch_host_us);
-    d["batch_host_us"] = to_json(bh);
+    d["batch_host_us"] = async_figures_json(bh);
     d["batch_host_over_single_host"] = bh.median / h.median;
   }
   devices.push_back(d);
@@ -316,7 +316,7 @@ int run_async(int argc, char** argv) {
                "async min/med/max", "batch min/med/max", "host", "device", "async/max", "sync/async");
   for (Pc pc : {Pc::computing, Pc::timing_only, Pc::zero_work})
     for (driver::KmdKind kind : {driver::KmdKind::rknpu, driver::KmdKind::rocket}) {
-      const bool good = report_device(run_device(kind, a, pc), a.json, j["devices"]);
+      const bool good = report_async_device(run_async_device(kind, a, pc), a.json, j["devices"]);
       ok = ok && good;
     }
   if (a.json) {

@@ -34,14 +34,14 @@
 namespace ork::bench {
 namespace {
 
-struct Args {
+struct CpuDtypesArgs {
   std::vector<int64_t> ms{1, 16, 128, 512};
   bool ffn = true;  // also the 7B FFN shape (K = 3584, N = 18944: Qwen2-7B's up projection)
   int rounds = 3;
   bool json = false;
 };
 
-struct Row {
+struct CpuDtypesRow {
   std::string mode;  // "vpdpbusd peak", "fp32 fma peak", or a dtype
   int64_t m = 0, k = 0, n = 0;
   bool fp = false;      // measured against the FMA peak
@@ -59,18 +59,18 @@ double process_cpu_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-volatile uint64_t g_sink;
+volatile uint64_t g_cpu_dtypes_sink;
 
-void add_peaks(std::vector<Row>& rows) {
+void add_peaks(std::vector<CpuDtypesRow>& rows) {
   constexpr int64_t kIters = int64_t{1} << 17;
   for (bool fp : {false, true})
     for (int t : {1, 2}) {
-      Row r{fp ? "fp32 fma peak" : "vpdpbusd peak"};
+      CpuDtypesRow r{fp ? "fp32 fma peak" : "vpdpbusd peak"};
       r.fp = fp;
       r.threads = t;
       r.macs = static_cast<double>(t * (fp ? fma_peak_macs(kIters) : vnni_peak_macs(kIters)));
       r.call = [fp, t](ork_stats*) {
-        const auto loop = [fp](int) { g_sink = fp ? fma_peak_loop(kIters) : vnni_peak_loop(kIters); };
+        const auto loop = [fp](int) { g_cpu_dtypes_sink = fp ? fma_peak_loop(kIters) : vnni_peak_loop(kIters); };
         if (t == 1) loop(0);
         if (t == 2) on_two_threads(loop);
         return true;
@@ -101,7 +101,7 @@ std::vector<uint8_t> pack4(const std::vector<int8_t>& v) {
   return out;
 }
 
-std::vector<int8_t> int4_values(size_t n, uint64_t seed) {
+std::vector<int8_t> cpu_dtypes_int4_values(size_t n, uint64_t seed) {
   std::vector<int8_t> v = ref::random_int8(n, seed);
   for (auto& x : v) x = static_cast<int8_t>(x >> 4);
   return v;
@@ -138,8 +138,8 @@ bool make_weights(ork_device* dev, Shape& s) {
   const size_t kn = static_cast<size_t>(s.k * s.n), mk = static_cast<size_t>(s.m_max * s.k);
   s.a8 = ref::random_int8(static_cast<int64_t>(mk), 2);
   s.b8 = ref::random_int8(static_cast<int64_t>(kn), 3);
-  s.a4v = int4_values(mk, 4);
-  s.b4v = int4_values(kn, 5);
+  s.a4v = cpu_dtypes_int4_values(mk, 4);
+  s.b4v = cpu_dtypes_int4_values(kn, 5);
   s.a4 = pack4(s.a4v);
   s.b4 = pack4(s.b4v);
   s.a16 = halves(mk, 6);
@@ -164,13 +164,13 @@ struct Dense {
   bool fp;
 };
 
-Row dense_row(ork_device* dev, Shape& s, const Dense& d, int64_t m) {
+CpuDtypesRow dense_row(ork_device* dev, Shape& s, const Dense& d, int64_t m) {
   std::vector<uint8_t>& c = s.c.emplace_back(static_cast<size_t>(m * s.n * 4));
   const void* a = d.a_dtype == ORK_DTYPE_FP16  ? static_cast<const void*>(s.a16.data())
                   : d.a_dtype == ORK_DTYPE_INT4 ? static_cast<const void*>(s.a4.data())
                                                 : static_cast<const void*>(s.a8.data());
   ork_weights* w = s.*d.w;
-  Row r{d.name, m, s.k, s.n, d.fp};
+  CpuDtypesRow r{d.name, m, s.k, s.n, d.fp};
   r.units = m == 1 ? 10 : 1;
   r.macs = static_cast<double>(m * s.k * s.n);
   r.call = [dev, w, a, &c, m, d](ork_stats* st) {
@@ -184,9 +184,9 @@ Row dense_row(ork_device* dev, Shape& s, const Dense& d, int64_t m) {
   return r;
 }
 
-Row quant_row(ork_device* dev, Shape& s, const char* name, ork_qweights* q, int bits, int64_t m) {
+CpuDtypesRow quant_row(ork_device* dev, Shape& s, const char* name, ork_qweights* q, int bits, int64_t m) {
   std::vector<uint8_t>& c = s.c.emplace_back(static_cast<size_t>(m * s.n * 4));
-  Row r{name, m, s.k, s.n, false};
+  CpuDtypesRow r{name, m, s.k, s.n, false};
   r.units = m == 1 ? 10 : 1;
   r.macs = static_cast<double>(m * s.k * s.n);
   r.call = [dev, q, &s, &c, m, bits](ork_stats* st) {
@@ -218,7 +218,7 @@ std::function<bool()> dense_check(Shape& s, const Dense& d, const std::vector<ui
   };
 }
 
-void add_shape_rows(ork_device* dev, Shape& s, const Args& args, std::vector<Row>& rows) {
+void add_shape_rows(ork_device* dev, Shape& s, const CpuDtypesArgs& args, std::vector<CpuDtypesRow>& rows) {
   static const Dense dense[] = {{"int8", &Shape::w8, ORK_DTYPE_INT8, ORK_DTYPE_INT32, false},
                                 {"fp16", &Shape::w16, ORK_DTYPE_FP16, ORK_DTYPE_FP32, true},
                                 {"int4 w4a4", &Shape::w4, ORK_DTYPE_INT4, ORK_DTYPE_INT32, false},
@@ -235,9 +235,9 @@ void add_shape_rows(ork_device* dev, Shape& s, const Args& args, std::vector<Row
   }
 }
 
-bool run_rounds(std::vector<Row>& rows, int rounds) {
+bool run_cpu_dtypes_rounds(std::vector<CpuDtypesRow>& rows, int rounds) {
   for (int round = 0; round < rounds; ++round)
-    for (Row& r : rows) {
+    for (CpuDtypesRow& r : rows) {
       ork_stats st{};
       st.struct_size = sizeof st;
       const double c0 = process_cpu_seconds();
@@ -255,29 +255,29 @@ bool run_rounds(std::vector<Row>& rows, int rounds) {
   return true;
 }
 
-const Row* peak_of(const std::vector<Row>& rows, bool fp, int threads) {
-  for (const Row& r : rows)
+const CpuDtypesRow* peak_of(const std::vector<CpuDtypesRow>& rows, bool fp, int threads) {
+  for (const CpuDtypesRow& r : rows)
     if (r.m == 0 && r.fp == fp && r.threads == threads) return &r;
   return nullptr;
 }
 
-double rate(const Row& r) { return r.macs / tools::spread(r.wall).median; }
+double rate(const CpuDtypesRow& r) { return r.macs / tools::spread(r.wall).median; }
 
-double pct_of_peak(const std::vector<Row>& rows, const Row& r) {
-  const Row* p = peak_of(rows, r.fp, std::clamp(r.threads, 1, 2));
+double pct_of_peak(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r) {
+  const CpuDtypesRow* p = peak_of(rows, r.fp, std::clamp(r.threads, 1, 2));
   return r.m > 0 && p ? 100 * rate(r) / rate(*p) : 0;
 }
 
-double cpu_rate(const Row& r) { return r.macs / tools::spread(r.cpu).median; }
+double cpu_rate(const CpuDtypesRow& r) { return r.macs / tools::spread(r.cpu).median; }
 
-double pct_of_peak_cpu(const std::vector<Row>& rows, const Row& r) {
-  const Row* p = peak_of(rows, r.fp, 1);
+double pct_of_peak_cpu(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r) {
+  const CpuDtypesRow* p = peak_of(rows, r.fp, 1);
   return r.m > 0 && p ? 100 * cpu_rate(r) / cpu_rate(*p) : 0;
 }
 
-nlohmann::json rows_json(const std::vector<Row>& rows) {
+nlohmann::json cpu_dtypes_rows_json(const std::vector<CpuDtypesRow>& rows) {
   nlohmann::json out = nlohmann::json::array();
-  for (const Row& r : rows) {
+  for (const CpuDtypesRow& r : rows) {
     const tools::Spread w = tools::spread(r.wall), c = tools::spread(r.cpu);
     out.push_back({{"mode", r.mode}, {"m", r.m}, {"k", r.k}, {"n", r.n}, {"threads", r.threads},
                    {"wall_us_min", w.min * 1e6}, {"wall_us_median", w.median * 1e6}, {"wall_us_max", w.max * 1e6},
@@ -288,12 +288,12 @@ nlohmann::json rows_json(const std::vector<Row>& rows) {
   return out;
 }
 
-void print_rows(const std::vector<Row>& rows, int rounds) {
+void print_cpu_dtypes_rows(const std::vector<CpuDtypesRow>& rows, int rounds) {
   fmt::print("cpu device per dtype, {} rounds round-robin; peak: fp32 FMA for fp16, VPDPBUSD for the rest. "
              "% wall: of the peak row with the call's threads; % cpu: MACs per CPU-second over one core's\n", rounds);
   fmt::print("{:<20} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10} {:>9} {:>7} {:>6}\n", "mode", "M", "K", "N", "t",
              "wall min / median / max us", "cpu us", "GOP/s", "% wall", "% cpu");
-  for (const Row& r : rows) {
+  for (const CpuDtypesRow& r : rows) {
     const tools::Spread w = tools::spread(r.wall), c = tools::spread(r.cpu);
     fmt::print("{:<20} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10.0f} {:>9.1f} {:>7} {:>6}\n", r.mode, r.m, r.k, r.n,
                r.threads, fmt::format("{:.0f} / {:.0f} / {:.0f}", w.min * 1e6, w.median * 1e6, w.max * 1e6),
@@ -302,7 +302,7 @@ void print_rows(const std::vector<Row>& rows, int rounds) {
   }
 }
 
-int parse(Args& args, int argc, char** argv) {
+int parse_cpu_dtypes_args(CpuDtypesArgs& args, int argc, char** argv) {
   CLI::App app{"ork_bench --cpu-dtypes: the cpu device per dtype against the measured VPDPBUSD and FMA peaks"};
   tools::add_conventions(app, "ork_bench");
   bool mode = false, no_ffn = false;
@@ -319,8 +319,8 @@ int parse(Args& args, int argc, char** argv) {
 }  // namespace
 
 int run_cpu_dtypes(int argc, char** argv) {
-  Args args;
-  if (int rc = parse(args, argc, argv); rc >= 0) return rc;
+  CpuDtypesArgs args;
+  if (int rc = parse_cpu_dtypes_args(args, argc, argv); rc >= 0) return rc;
   if (!vnni_peak_available()) {
     fmt::print(stderr, "ork_bench --cpu-dtypes: this CPU has no AVX-512 VNNI: no peak to measure against\n");
     return 2;
@@ -329,7 +329,7 @@ int run_cpu_dtypes(int argc, char** argv) {
   if (ork_device_open("cpu", &dev) != ORK_OK) return fmt::print(stderr, "ork_bench: {}\n", ork_last_error()), 2;
   std::unique_ptr<ork_device, void (*)(ork_device*)> keep(dev, ork_device_close);
   std::vector<std::unique_ptr<Shape>> shapes;
-  std::vector<Row> rows;
+  std::vector<CpuDtypesRow> rows;
   add_peaks(rows);
   for (auto [k, n] : {std::pair<int64_t, int64_t>{2048, 2048}, {3584, 18944}}) {
     if (k != 2048 && !args.ffn) continue;
@@ -339,14 +339,14 @@ int run_cpu_dtypes(int argc, char** argv) {
     if (!make_weights(dev, s)) return fmt::print(stderr, "ork_bench: {}\n", ork_last_error()), 2;
     add_shape_rows(dev, s, args, rows);
   }
-  if (!run_rounds(rows, args.rounds)) return 1;
+  if (!run_cpu_dtypes_rounds(rows, args.rounds)) return 1;
   bool exact = true;
-  for (const Row& r : rows)
+  for (const CpuDtypesRow& r : rows)
     if (r.check && !r.check()) exact = false, fmt::print(stderr, "MISMATCH: {} M={} K={}\n", r.mode, r.m, r.k);
   if (args.json)
-    fmt::print("{}\n", nlohmann::json{{"rounds", args.rounds}, {"rows", rows_json(rows)}, {"exact", exact}}.dump(2));
+    fmt::print("{}\n", nlohmann::json{{"rounds", args.rounds}, {"rows", cpu_dtypes_rows_json(rows)}, {"exact", exact}}.dump(2));
   else
-    print_rows(rows, args.rounds);
+    print_cpu_dtypes_rows(rows, args.rounds);
   return exact ? 0 : 1;
 }
 

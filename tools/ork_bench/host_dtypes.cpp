@@ -53,7 +53,7 @@ struct ShapeArg {
 struct HostArgs {
   std::vector<std::string> shapes;  // "MxKxN"; empty = the default table
   std::vector<int64_t> ms;          // --m: these M at every --kn (empty: unless --kn, the table)
-  std::vector<std::string> kns;     // --kn: "KxN"; empty = kDefaultKn when --m is given
+  std::vector<std::string> kns;     // --kn: "KxN"; empty = kHostDefaultKn when --m is given
   int rounds = 7;
   double sample_ms = 2;  // calls per sample: enough for about this long (at least 1)
   bool json = false;
@@ -61,14 +61,14 @@ struct HostArgs {
 };
 
 // The table's M, and with --m / --kn its K x N (every M at every K x N).
-constexpr std::array<std::array<int64_t, 2>, 3> kDefaultKn = {{{2048, 2048}, {3584, 18944}, {18944, 3584}}};
-constexpr std::array<int64_t, 10> kDefaultM = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+constexpr std::array<std::array<int64_t, 2>, 3> kHostDefaultKn = {{{2048, 2048}, {3584, 18944}, {18944, 3584}}};
+constexpr std::array<int64_t, 10> kHostDefaultM = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
 
 // The default table: decode and prefill of a 2048-wide layer, M = 1..512, and a 7B model's
 // FFN shapes (Qwen2.5-7B: hidden 3584, intermediate 18944) at M = 128.
 std::vector<ShapeArg> default_shapes() {
   std::vector<ShapeArg> s;
-  for (int64_t m : kDefaultM) s.push_back({m, 2048, 2048});
+  for (int64_t m : kHostDefaultM) s.push_back({m, 2048, 2048});
   s.push_back({128, 3584, 18944});
   s.push_back({128, 18944, 3584});
   return s;
@@ -219,7 +219,7 @@ nlohmann::json row_json(const ShapeArg& s, const std::array<DtypeRun, 3>& runs) 
 }
 
 // "AxB" or "AxBxC" (`dims` numbers, each 1..65536) into out; false on anything else.
-bool parse_dims(const std::string& t, int dims, int64_t* out) {
+bool parse_host_dims(const std::string& t, int dims, int64_t* out) {
   char x1 = 0, x2 = 0, rest = 0;
   int64_t v[3] = {0, 0, 0};
   const int got = dims == 3 ? std::sscanf(t.c_str(), "%ld%c%ld%c%ld%c", &v[0], &x1, &v[1], &x2, &v[2], &rest)
@@ -234,10 +234,10 @@ bool parse_dims(const std::string& t, int dims, int64_t* out) {
 
 // The shapes to run: --shapes, else --m crossed with --kn (either defaulting when the other
 // is given), else the default table. False (after saying why) on a malformed shape.
-bool shapes_of(const HostArgs& args, std::vector<ShapeArg>& shapes) {
+bool host_shapes_of(const HostArgs& args, std::vector<ShapeArg>& shapes) {
   for (const std::string& t : args.shapes) {
     ShapeArg s{};
-    if (!parse_dims(t, 3, &s.m)) {
+    if (!parse_host_dims(t, 3, &s.m)) {
       fmt::print(stderr, "ork_bench: --shapes {}: expected MxKxN, each 1..65536\n", t);
       return false;
     }
@@ -250,20 +250,20 @@ bool shapes_of(const HostArgs& args, std::vector<ShapeArg>& shapes) {
   std::vector<std::array<int64_t, 2>> kns;
   for (const std::string& t : args.kns) {
     std::array<int64_t, 2> kn{};
-    if (!parse_dims(t, 2, kn.data())) {
+    if (!parse_host_dims(t, 2, kn.data())) {
       fmt::print(stderr, "ork_bench: --kn {}: expected KxN, each 1..65536\n", t);
       return false;
     }
     kns.push_back(kn);
   }
-  if (kns.empty()) kns.assign(kDefaultKn.begin(), kDefaultKn.end());
-  const std::vector<int64_t> ms = args.ms.empty() ? std::vector<int64_t>(kDefaultM.begin(), kDefaultM.end()) : args.ms;
+  if (kns.empty()) kns.assign(kHostDefaultKn.begin(), kHostDefaultKn.end());
+  const std::vector<int64_t> ms = args.ms.empty() ? std::vector<int64_t>(kHostDefaultM.begin(), kHostDefaultM.end()) : args.ms;
   for (const auto& kn : kns)
     for (int64_t m : ms) shapes.push_back({m, kn[0], kn[1]});
   return true;
 }
 
-int parse(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) {
+int parse_host_dtypes_args(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) {
   CLI::App app{"ork_bench --host-dtypes: host microseconds per ork_matmul call, int8 / fp16 / int4 side by side, on "
                "the emulated NPU with a PC that does no work (wall time = the library's host time)"};
   tools::add_conventions(app, "ork_bench");
@@ -284,7 +284,7 @@ int parse(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) 
       ->check(CLI::IsMember({"q4_0", "synthetic", "uniform"}))
       ->capture_default_str();
   if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
-  if (!shapes_of(args, shapes)) return 2;
+  if (!host_shapes_of(args, shapes)) return 2;
   uint64_t most = 0;  // one shape at a time: A, B (fp16 twice: the host copy) and C of the three dtypes
   for (const ShapeArg& s : shapes)
     most = std::max<uint64_t>(most, static_cast<uint64_t>(6 * s.m * s.k + 8 * s.k * s.n + 24 * s.m * s.n));
@@ -300,7 +300,7 @@ int parse(HostArgs& args, int argc, char** argv, std::vector<ShapeArg>& shapes) 
 int run_host_dtypes(int argc, char** argv) {
   HostArgs args;
   std::vector<ShapeArg> shapes;
-  if (int rc = parse(args, argc, argv, shapes); rc >= 0) return rc;
+  if (int rc = parse_host_dtypes_args(args, argc, argv, shapes); rc >= 0) return rc;
   auto dev = open_zero_work();
   if (!dev) {
     fmt::print(stderr, "ork_bench: the zero-work emulator: {}\n", dev.error().message);

@@ -87,7 +87,7 @@ double median_of(const Row& r) { return tools::spread(r.seconds).median; }
 double rate_of(const Row& r) { return r.work / median_of(r); }
 
 template <class Fn>
-double seconds_of(Fn&& fn) {
+double peak_seconds_of(Fn&& fn) {
   const auto t0 = std::chrono::steady_clock::now();
   fn();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -97,7 +97,7 @@ volatile uint64_t g_sink;  // results of the reference loops, so none is dropped
 
 // The peak rows: loop length chosen so that one sample takes about 2 ms.
 void add_peak_rows(std::vector<Row>& rows) {
-  const double probe = seconds_of([] { g_sink = vnni_peak_loop(1 << 14); });
+  const double probe = peak_seconds_of([] { g_sink = vnni_peak_loop(1 << 14); });
   const int64_t iters = std::max<int64_t>(1 << 14, static_cast<int64_t>((1 << 14) * 2e-3 / probe));
   const double macs = static_cast<double>(vnni_peak_macs(iters));
   rows.push_back({"vpdpbusd peak", Kind::peak, 1, macs, 1, [iters] {
@@ -108,7 +108,7 @@ void add_peak_rows(std::vector<Row>& rows) {
                     on_two_threads([iters](int) { g_sink = vnni_peak_loop(iters); });
                     return true;
                   }});
-  const double fprobe = seconds_of([] { g_sink = fma_peak_loop(1 << 14); });
+  const double fprobe = peak_seconds_of([] { g_sink = fma_peak_loop(1 << 14); });
   const int64_t fiters = std::max<int64_t>(1 << 14, static_cast<int64_t>((1 << 14) * 2e-3 / fprobe));
   const double fmacs = static_cast<double>(fma_peak_macs(fiters));
   for (int t : {1, 2})
@@ -122,7 +122,7 @@ void add_peak_rows(std::vector<Row>& rows) {
 // Streaming reads of `bytes` (the decode call's packed B), passes per sample for ~2 ms.
 void add_stream_rows(std::vector<Row>& rows, const std::vector<uint8_t>& buf) {
   const size_t bytes = buf.size() / 512 * 512;  // two halves of whole 256-byte steps
-  const double probe = seconds_of([&] { g_sink = stream_read(buf.data(), bytes); });
+  const double probe = peak_seconds_of([&] { g_sink = stream_read(buf.data(), bytes); });
   const int passes = std::clamp(static_cast<int>(2e-3 / probe), 1, 64);
   const double b = static_cast<double>(bytes);
   rows.push_back({"stream read of B's bytes", Kind::stream, 1, b, passes, [&buf, bytes, passes] {
@@ -285,7 +285,7 @@ void run_rounds(std::vector<Row>& rows, int rounds) {
     for (Row& r : rows) {
       if (!r.exact) continue;
       bool ok = true;
-      const double s = seconds_of([&] { ok = r.run(); });
+      const double s = peak_seconds_of([&] { ok = r.run(); });
       if (!ok) r.exact = false;
       r.seconds.push_back(s / r.units);
     }

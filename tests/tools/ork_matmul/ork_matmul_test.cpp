@@ -16,7 +16,7 @@ TEST_F(ToolRuns, OrkMatmulMatchesAPlainLoopOnEveryBackend) {
     auto bv = write_int8(b, cs.k, cs.n, 11, cs.major);
     const auto want = plain_matmul(av, bv, cs.m, cs.k, cs.n);
     for (const char* dev : {"emu-rknpu", "emu-rocket", "cpu"}) {
-      SCOPED_TRACE(testing::Message() << dev << " " << cs.m << "x" << cs.k << "x" << cs.n);
+      SCOPED_TRACE(::testing::Message() << dev << " " << cs.m << "x" << cs.k << "x" << cs.n);
       RunResult r = run_tool({ork_matmul_, "--a", a, "--b", b, "--out", c, "--device", dev});
       ASSERT_EQ(r.exit_code, 0) << r.err;
       EXPECT_TRUE(contains(r.err, "on " + std::string(dev))) << r.err;
