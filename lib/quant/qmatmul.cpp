@@ -74,8 +74,14 @@ Status QuantMatmul::run(std::span<const float> a, int64_t m, std::span<float> c,
   if (m < 1) return make_error(-EINVAL, fmt::format("M = {}: must be >= 1", m));
   if (c.size() != static_cast<size_t>(m * n))
     return make_error(-EINVAL, fmt::format("C holds {} floats, M x N = {}", c.size(), m * n));
-  // Kept per calling thread from call to call (only grown), as the kernels' scratch is.
+  // Kept per calling thread from call to call (only grown), as lib/ref's scratch pool keeps its
+  // buffers, and like them not past 64 MiB: a bigger one is given back after its call.
   thread_local QuantActivations kept;
+  struct GiveBack {
+    ~GiveBack() {
+      if (kept.codes.capacity() > (size_t{64} << 20)) kept = QuantActivations{};
+    }
+  } give_back;
   QuantActivations* qa = &kept;  // the caller's: a worker thread's `kept` is another
   if (auto s = quantise_activations(a, m, w.k(), o.act, detail::best_act_tier(), kept, o.threads); !s)
     return s;
