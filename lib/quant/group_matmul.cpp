@@ -36,8 +36,8 @@ class CpuGroupMatmul final : public GroupMatmul {
   explicit CpuGroupMatmul(const QuantWeights& w) : w_(w) {}
 
   Status prepare() {
-    // Per-channel is one int8 matmul and one pass over C: lib/ref's tuned tiles beat the
-    // fused kernel there (68-75 % of the VPDPBUSD peak against 46-60 % at M = 128-512 in
+    // Per-channel is one int8 matmul, its chunks dequantised on its threads: lib/ref's tuned
+    // tiles beat the fused kernel there (68-75 % of the VPDPBUSD peak against 46-60 % at M = 128-512 in
     // one sequence, docs/cpu-reference.md "Every dtype at its own peak").
     if (w_.groups() == 1 && !w_.affine()) return pack_groups();
     auto p = detail::pack_group_weights(w_, detail::best_group_tier());
