@@ -25,6 +25,13 @@ Result<QuantActivations> quantise_activations(std::span<const float> a, int64_t 
 // The same on a given tier (tests force each one; it must be supported).
 Result<QuantActivations> quantise_activations(std::span<const float> a, int64_t m, int64_t k, const ActScheme& s,
                                               detail::ActTier tier);
+// The same into `q`, reusing its buffers: a caller that keeps one from call to call touches no
+// fresh memory (a new M x K codes buffer per call cost a page fault per 4 KiB, about ten times
+// the quantising itself at M = 512, K = 2048: docs/cpu-reference.md). On an error `q` holds
+// nothing usable. From 1 MiB of A on lib/ref's kept threads (lib/ref/split.h's bytes rule),
+// at most `threads` of them when > 0; the result is the same on any number.
+Status quantise_activations(std::span<const float> a, int64_t m, int64_t k, const ActScheme& s, detail::ActTier tier,
+                            QuantActivations& q, int threads = 0);
 // The scalar definition, element by element in three passes (check, absmax, codes): the
 // oracle the tiers are tested against.
 Result<QuantActivations> quantise_activations_scalar(std::span<const float> a, int64_t m, int64_t k,

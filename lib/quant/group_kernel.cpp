@@ -68,8 +68,15 @@ const uint8_t* pack_a(const QuantActivations& qa, GroupTier t, int64_t* stride) 
   for (int64_t i = 0; i < qa.m; ++i) {
     const int8_t* src = qa.codes.data() + i * qa.k;
     uint8_t* dst = buf.data() + i * *stride;
-    if (t == GroupTier::vnni) {
-      for (int64_t j = 0; j < qa.k; ++j) dst[j] = static_cast<uint8_t>(src[j] + 128);
+    if (t == GroupTier::vnni) {  // code + 128 is the code's byte XOR 0x80: 8 bytes a step
+      int64_t j = 0;
+      for (; j + 8 <= qa.k; j += 8) {  // byte by byte, GCC 12's -O2 left this loop scalar
+        uint64_t v;
+        std::memcpy(&v, src + j, sizeof v);
+        v ^= 0x8080808080808080ull;
+        std::memcpy(dst + j, &v, sizeof v);
+      }
+      for (; j < qa.k; ++j) dst[j] = static_cast<uint8_t>(src[j] + 128);
       std::fill(dst + qa.k, dst + kp, uint8_t{128});  // code 0
     } else {
       auto* d16 = reinterpret_cast<int16_t*>(dst);

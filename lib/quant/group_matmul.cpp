@@ -11,6 +11,7 @@
 #include "lib/matmul/context.h"
 #include "lib/matmul/layout.h"
 #include "lib/matmul/run.h"
+#include "lib/quant/dequantise.h"
 #include "lib/quant/group_kernel.h"
 #include "lib/quant/group_plan.h"
 #include "lib/quant/qmatmul.h"
@@ -24,7 +25,8 @@ namespace {
 // cpu: per-group weights, symmetric or affine (ggml Q4_1), and affine weights of any width
 // multiply in the fused kernel (group_kernel.h: every group's integer sums and
 // dequantisation in one pass, threaded over column strips), packed for it once, when the
-// weights are created. Symmetric per-channel weights, and the group sums alone (group_sums:
+// weights are created. Symmetric per-channel weights (dequantised on the int8 call's threads,
+// multiply_per_channel below), and the group sums alone (group_sums:
 // the vendor cases' tests), take lib/ref's fast int8 kernel per group (exact integer
 // arithmetic, bit-identical to its oracle; int4 codes are exact int8 values), each group's
 // codes widened and packed for it once (symmetric per-channel: at creation; else on first
@@ -34,8 +36,8 @@ class CpuGroupMatmul final : public GroupMatmul {
   explicit CpuGroupMatmul(const QuantWeights& w) : w_(w) {}
 
   Status prepare() {
-    // Per-channel is one int8 matmul and one pass over C: lib/ref's tuned tiles beat the
-    // fused kernel there (68-75 % of the VPDPBUSD peak against 46-60 % at M = 128-512 in
+    // Per-channel is one int8 matmul, its chunks dequantised on its threads: lib/ref's tuned
+    // tiles beat the fused kernel there (68-75 % of the VPDPBUSD peak against 46-60 % at M = 128-512 in
     // one sequence, docs/cpu-reference.md "Every dtype at its own peak").
     if (w_.groups() == 1 && !w_.affine()) return pack_groups();
     auto p = detail::pack_group_weights(w_, detail::best_group_tier());
@@ -45,7 +47,7 @@ class CpuGroupMatmul final : public GroupMatmul {
   }
 
   Result<bool> multiply(const QuantActivations& qa, std::span<float> c, int threads, matmul::RunStats* stats) override {
-    if (!fused_) return false;
+    if (!fused_) return multiply_per_channel(qa, c, threads, stats);
     int used = 0;
     if (auto s = detail::fused_qmatmul(qa, *fused_, c, {.threads = threads, .threads_used = &used}); !s)
       return s.error();
@@ -77,6 +79,27 @@ class CpuGroupMatmul final : public GroupMatmul {
   }
 
  private:
+  // Symmetric per-channel weights: lib/ref's int8 call, each chunk of columns dequantised
+  // (C = fl(fl(float(acc) x sw) x sa), reference.h with one group) by the thread that computed
+  // it, at once, from its scratch (ref::matmul_int8_packed_to): threaded as the int8 call is,
+  // and no M x N int32 buffer. A pass over all of C on the calling thread after the call, from
+  // a fresh M x N buffer, made w8a8 about 2x int8's CPU time at M = 512 (docs/cpu-reference.md).
+  Result<bool> multiply_per_channel(const QuantActivations& qa, std::span<float> c, int threads,
+                                    matmul::RunStats* stats) {
+    const float* sw = w_.scales().data();
+    const int64_t n = w_.n();
+    int used = 0;
+    auto sink = [&qa, sw, c, n](int64_t n0, int64_t n1, const int32_t* sums, int64_t ld) {
+      for (int64_t i = 0; i < qa.m; ++i)
+        detail::dequantise_row<true, true>(sums + i * ld, sw + n0, qa.scale(i), c.data() + i * n + n0, n1 - n0);
+    };
+    if (auto s = ref::matmul_int8_packed_to(qa.codes, qa.m, packed_[0], sink, {.threads = threads, .threads_used = &used});
+        !s)
+      return s.error();
+    if (stats) stats->cpu_threads = std::max(stats->cpu_threads, used);
+    return true;
+  }
+
   Status pack_groups() {
     std::vector<int8_t> codes;
     for (int64_t g = 0; g < w_.groups(); ++g) {

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <vector>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include <fmt/format.h>
+
+#include "lib/quant/dequantise.h"
 
 namespace ork::quant {
 namespace {
@@ -19,37 +18,6 @@ std::vector<int32_t> group_code_sums(const QuantActivations& qa, const QuantWeig
   for (int64_t i = 0; i < qa.m; ++i)
     for (int64_t x = 0; x < qa.k; ++x) s[static_cast<size_t>(i * groups + x / width)] += qa.codes[static_cast<size_t>(i * qa.k + x)];
   return s;
-}
-
-// One row of a symmetric group's sums into the running sums t (reference.h's order): u =
-// float(acc) x sw; t = u (first group) or t + u; on the last group also C = t x sa, in the
-// same pass. Four lanes at a time on x86-64 (SSE2 is its baseline; GCC's -O2 cost model
-// leaves this loop scalar), each lane the scalar's IEEE operations: CVTDQ2PS rounds as
-// CVTSI2SS does, under the same MXCSR.
-template <bool First, bool Last>
-void dequantise_row(const int32_t* acc, const float* sw, float sa, float* t, int64_t n) {
-  int64_t j = 0;
-#if defined(__SSE2__)
-  const __m128 vsa = _mm_set1_ps(sa);
-  for (; j + 4 <= n; j += 4) {
-    const __m128 u = _mm_mul_ps(_mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(acc + j))),
-                                _mm_loadu_ps(sw + j));
-    const __m128 v = First ? u : _mm_add_ps(_mm_loadu_ps(t + j), u);
-    _mm_storeu_ps(t + j, Last ? _mm_mul_ps(v, vsa) : v);
-  }
-#endif
-  for (; j < n; ++j) {
-    const float u = static_cast<float>(acc[j]) * sw[j];
-    const float v = First ? u : t[j] + u;
-    t[j] = Last ? v * sa : v;
-  }
-}
-
-void dequantise_row(bool first, bool last, const int32_t* acc, const float* sw, float sa, float* t, int64_t n) {
-  if (first && last) return dequantise_row<true, true>(acc, sw, sa, t, n);
-  if (first) return dequantise_row<true, false>(acc, sw, sa, t, n);
-  if (last) return dequantise_row<false, true>(acc, sw, sa, t, n);
-  dequantise_row<false, false>(acc, sw, sa, t, n);
 }
 
 Status check_mode(const QuantActivations& qa, const QuantWeights& w) {
@@ -106,8 +74,17 @@ Status QuantMatmul::run(std::span<const float> a, int64_t m, std::span<float> c,
   if (m < 1) return make_error(-EINVAL, fmt::format("M = {}: must be >= 1", m));
   if (c.size() != static_cast<size_t>(m * n))
     return make_error(-EINVAL, fmt::format("C holds {} floats, M x N = {}", c.size(), m * n));
-  auto qa = quantise_activations(a, m, w.k(), o.act);
-  if (!qa) return qa.error();
+  // Kept per calling thread from call to call (only grown), as lib/ref's scratch pool keeps its
+  // buffers, and like them not past 64 MiB: a bigger one is given back after its call.
+  thread_local QuantActivations kept;
+  struct GiveBack {
+    ~GiveBack() {
+      if (kept.codes.capacity() > (size_t{64} << 20)) kept = QuantActivations{};
+    }
+  } give_back;
+  QuantActivations* qa = &kept;  // the caller's: a worker thread's `kept` is another
+  if (auto s = quantise_activations(a, m, w.k(), o.act, detail::best_act_tier(), kept, o.threads); !s)
+    return s;
   if (auto s = check_mode(*qa, w); !s) return s;
   auto fused = backend_->multiply(*qa, c, o.threads, o.stats);
   if (!fused) return fused.error();
@@ -135,7 +112,7 @@ Status QuantMatmul::run(std::span<const float> a, int64_t m, std::span<float> c,
           row[j] = g == 0 ? u : row[j] + u;
         }
       } else {  // C = t x sa folded into the last group's pass
-        dequantise_row(g == 0, g + 1 == w.groups(), arow, sw, qa->scale(i), row, n);
+        detail::dequantise_row(g == 0, g + 1 == w.groups(), arow, sw, qa->scale(i), row, n);
       }
     }
     return Status::success();

@@ -350,29 +350,66 @@ Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b
   return matmul_int8_packed(a, m, b, CLayout::row_major(c, b.n()), options);
 }
 
-Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b, const CLayout& c,
-                          const FastOptions& options) {
-  if (b.k_ < 1) return make_error(-EINVAL, "matmul_int8_packed: B was never packed (pack_b_int8)");
-  const Dims d{m, b.k_, b.n_};
+namespace {
+
+// The checks matmul_int8_packed and matmul_int8_packed_to share (C is the caller's).
+Status check_packed_call(std::span<const int8_t> a, int64_t m, const PackedB& b, const FastOptions& options) {
+  if (b.k() < 1) return make_error(-EINVAL, "matmul_int8_packed: B was never packed (pack_b_int8)");
+  const Dims d{m, b.k(), b.n()};
   if (Status s = check_operands(d, a.size(), static_cast<size_t>(d.k * d.n), static_cast<size_t>(d.m * d.n)); !s)
     return s;
-  if (c.base == nullptr || c.group < 1) return make_error(-EINVAL, "matmul_int8_packed: C layout without base or group");
-  if (options.isa && *options.isa != b.isa_) {
-    return make_error(-EINVAL, std::string("matmul_int8_packed: B was packed for isa ") + isa_name(b.isa_) +
+  if (options.isa && *options.isa != b.isa()) {
+    return make_error(-EINVAL, std::string("matmul_int8_packed: B was packed for isa ") + isa_name(b.isa()) +
                                    ", not " + isa_name(*options.isa));
   }
-  if (Status s = check_threads(options); !s) return s;
-  const Kernel& kr = detail::kernel_for(b.isa_);
-  const bool rows = use_rows(kr, d.m, options);
-  auto a_lease = packed_a(kr, rows, a, d, b.groups_);
-  const Job job{&kr, {}, c, d, a_lease.as<uint8_t>(), b.groups_, rows};
-  const int64_t panels = (d.n + kr.nr - 1) / kr.nr, panel_bytes = b.groups_ * kr.nr * 4;
-  const int32_t* bias = (rows && !b.rows_bias_.empty() ? b.rows_bias_ : b.bias_).data();
-  const int threads = choose_threads(options, d, panels, rows);
-  if (options.threads_used) *options.threads_used = threads;
-  for_panel_chunks(threads, panels, [&](int64_t p0, int64_t p1) {
-    compute_panels(job, b.panels_.data() + p0 * panel_bytes, bias + p0 * kr.nr, p0, p1);
-  });
+  return check_threads(options);
+}
+
+}  // namespace
+
+// Both multiplies with a PackedB after their checks: A packed for the kernel, the threads,
+// then `chunk(job, panels, bias, p0, p1)` per chunk of panels on the thread that takes it.
+struct PackedCall {
+  template <class Chunk>
+  static void run(std::span<const int8_t> a, Dims d, const PackedB& b, const CLayout& c, const FastOptions& o,
+                  Chunk chunk) {
+    const Kernel& kr = detail::kernel_for(b.isa_);
+    const bool rows = use_rows(kr, d.m, o);
+    auto a_lease = packed_a(kr, rows, a, d, b.groups_);
+    const Job job{&kr, {}, c, d, a_lease.as<uint8_t>(), b.groups_, rows};
+    const int64_t panels = (d.n + kr.nr - 1) / kr.nr, panel_bytes = b.groups_ * kr.nr * 4;
+    const int32_t* bias = (rows && !b.rows_bias_.empty() ? b.rows_bias_ : b.bias_).data();
+    const int threads = choose_threads(o, d, panels, rows);
+    if (o.threads_used) *o.threads_used = threads;
+    for_panel_chunks(threads, panels, [&](int64_t p0, int64_t p1) {
+      chunk(job, b.panels_.data() + p0 * panel_bytes, bias + p0 * kr.nr, p0, p1);
+    });
+  }
+};
+
+Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b, const CLayout& c,
+                          const FastOptions& options) {
+  if (Status s = check_packed_call(a, m, b, options); !s) return s;
+  if (c.base == nullptr || c.group < 1) return make_error(-EINVAL, "matmul_int8_packed: C layout without base or group");
+  PackedCall::run(a, {m, b.k(), b.n()}, b, c, options, compute_panels);
+  return {};
+}
+
+Status matmul_int8_packed_to(std::span<const int8_t> a, int64_t m, const PackedB& b, const ColumnSink& sink,
+                             const FastOptions& options) {
+  if (Status s = check_packed_call(a, m, b, options); !s) return s;
+  if (!sink) return make_error(-EINVAL, "matmul_int8_packed_to: no sink");
+  // for_panel_chunks hands out chunks of kPanelsPerGrab panels that start at multiples of it,
+  // so a chunk's columns are one group of this layout: (m, n) at scratch[m * width + n - n0].
+  PackedCall::run(a, {m, b.k(), b.n()}, b, {}, options,
+                  [&sink](const Job& call, const uint8_t* panels, const int32_t* bias, int64_t p0, int64_t p1) {
+                    const int64_t nr = call.kr->nr, width = detail::kPanelsPerGrab * nr;
+                    auto scratch = scratch_pool().take(static_cast<size_t>(call.d.m * width) * sizeof(int32_t));
+                    Job job = call;
+                    job.c = CLayout{scratch.as<int32_t>(), width, width, 0};
+                    compute_panels(job, panels, bias, p0, p1);
+                    sink(p0 * nr, std::min(p1 * nr, call.d.n), scratch.as<int32_t>(), width);
+                  });
   return {};
 }
 

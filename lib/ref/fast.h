@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -62,6 +63,12 @@ struct CLayout {
   static CLayout row_major(std::span<int32_t> c, int64_t n) { return {c.data(), n, n, 0}; }
 };
 
+// Receives columns [n0, n1) of every row of C as int32 sums, element (m, n) at
+// sums[m * ld + n - n0], valid during the call only (matmul_int8_packed_to).
+using ColumnSink = std::function<void(int64_t n0, int64_t n1, const int32_t* sums, int64_t ld)>;
+
+struct PackedCall;  // fast.cpp: what the multiplies with a PackedB share
+
 class PackedB {
  public:
   int64_t k() const { return k_; }
@@ -71,9 +78,8 @@ class PackedB {
 
  private:
   friend Result<PackedB> pack_b_int8(std::span<const int8_t>, int64_t, int64_t, BOrder, std::optional<Isa>);
-  friend Status matmul_int8_packed(std::span<const int8_t>, int64_t, const PackedB&, const CLayout&,
-                                   const FastOptions&);
   friend Status unpack_b_int8(const PackedB&, std::span<int8_t>);
+  friend struct PackedCall;
   Isa isa_ = Isa::generic;
   int64_t k_ = 0, n_ = 0, groups_ = 0;
   std::vector<uint8_t> panels_;  // every panel of B in the kernel's format
@@ -95,5 +101,14 @@ Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b
 // layout names for m x n must be writable).
 Status matmul_int8_packed(std::span<const int8_t> a, int64_t m, const PackedB& b, const CLayout& c,
                           const FastOptions& options = {});
+
+// The same multiply with C handed over instead of stored: each thread computes a chunk of
+// columns (split.h) into a scratch buffer of its own (M x the chunk's columns, int32) and
+// calls `sink` with it at once, while it is in that core's cache. Calls on different threads
+// run at once, on disjoint columns; together they cover [0, N) once. For a pass over C the
+// caller would otherwise make after the call (the quantised modes' dequantisation): it runs
+// on the call's threads, and no M x N int32 buffer is written or read.
+Status matmul_int8_packed_to(std::span<const int8_t> a, int64_t m, const PackedB& b, const ColumnSink& sink,
+                             const FastOptions& options = {});
 
 }  // namespace ork::ref

@@ -72,6 +72,39 @@ TEST(HostQuantiser, EveryTierGivesTheScalarScalesAndCodes) {
       }
 }
 
+// One QuantActivations reused call after call (QuantMatmul::run keeps one per thread): each
+// call's scales and codes are the scalar definition's, whatever the call before left in it
+// (a bigger M, a longer K, the other scheme, an error half way), on every tier, on one
+// thread and (big A) on the kept threads.
+TEST(HostQuantiser, AReusedResultHoldsOnlyTheLastCall) {
+  struct Call {
+    int64_t m, k;
+    ActScheme s;
+  };
+  // 300 x 1000 and 600 x 700 (1.2 and 1.7 MB of A): both passes on two threads where there are two.
+  const Call calls[] = {{9, 300, {Bits::int8, true}}, {2, 45, {Bits::int4, false}}, {300, 1000, {Bits::int8, false}},
+                        {1, 7, {Bits::int8, false}}, {5, 1000, {Bits::int4, true}}, {600, 700, {Bits::int4, true}},
+                        {3, 16, {Bits::int8, true}}};
+  for (detail::ActTier t : detail::supported_act_tiers()) {
+    QuantActivations q;
+    uint32_t seed = 60;
+    for (const Call& c : calls) {
+      auto bad = mixed_rows(c.m + 1, c.k, seed);
+      bad.back() = std::numeric_limits<float>::infinity();  // refused after a pass over the rows
+      ASSERT_FALSE(quantise_activations(bad, c.m + 1, c.k, c.s, t, q).ok());
+      const auto a = mixed_rows(c.m, c.k, seed++);
+      auto want = quantise_activations_scalar(a, c.m, c.k, c.s);
+      ASSERT_TRUE(want.ok());
+      ASSERT_TRUE(quantise_activations(a, c.m, c.k, c.s, t, q, seed % 2 == 0 ? 1 : 0).ok());
+      EXPECT_EQ(q.m, c.m);
+      EXPECT_EQ(q.k, c.k);
+      EXPECT_EQ(q.scheme.per_row, c.s.per_row);
+      ASSERT_EQ(q.scales, want->scales) << detail::act_tier_name(t) << " M = " << c.m << " K = " << c.k;
+      ASSERT_EQ(q.codes, want->codes) << detail::act_tier_name(t) << " M = " << c.m << " K = " << c.k;
+    }
+  }
+}
+
 // The first non-finite element is named by row and column, as the scalar check names it:
 // at the first position, in the vector body, in the tail, in a later row, and with a second
 // bad element after it.

@@ -140,6 +140,31 @@ TEST(FusedQmatmul, AffineImportsAreTheReference) {
       }
 }
 
+// The groups' order decides the bits: three groups whose terms are 2^24, 1 and -2^24 (scales
+// given, one code of 1 in each group against an activation code of 1) sum to 0 in the order
+// 0, 1, 2 (2^24 + 1 rounds back to 2^24) and to 1 in any other order. Every tier and thread
+// count must give the reference's 0; columns past the first strip carry the same pattern.
+TEST(FusedQmatmul, GroupsAreSummedInIncreasingOrder) {
+  const int64_t m = 2, k = 96, n = 40;
+  std::vector<uint8_t> bytes(static_cast<size_t>(k * n), 0);
+  std::vector<int32_t> q(bytes.size(), 0);
+  for (int64_t g = 0; g < 3; ++g)
+    for (int64_t j = 0; j < n; ++j) bytes[static_cast<size_t>(g * 32 * n + j)] = 1, q[static_cast<size_t>(g * 32 * n + j)] = 1;
+  std::vector<float> d(static_cast<size_t>(3 * n));
+  for (int64_t j = 0; j < n; ++j) d[static_cast<size_t>(j)] = 16777216.0f, d[static_cast<size_t>(n + j)] = 1.0f,
+                                  d[static_cast<size_t>(2 * n + j)] = -16777216.0f;
+  auto w = QuantWeights::import(bytes, d, k, n, WeightScheme{Bits::int8, 32, true, true});
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  std::vector<float> a(static_cast<size_t>(m * k), 1.0f);  // activation codes 1, the scale 1
+  a[static_cast<size_t>(k - 1)] = a[static_cast<size_t>(2 * k - 1)] = 127.0f;  // against weight code 0
+  const ActScheme as{Bits::int8, true};
+  auto want = reference::qmatmul_codes(a, m, q, d, {}, k, n, 32, as);
+  ASSERT_TRUE(want.ok());
+  ASSERT_EQ(*want, std::vector<float>(static_cast<size_t>(m * n), 0.0f));
+  for (GroupTier t : supported_group_tiers())
+    for (int threads : {1, 2}) ASSERT_EQ(run(t, threads, *w, a, m, as, *want), "") << group_tier_name(t);
+}
+
 // Every code at its limit, per-channel over a long K: the int32 sums at their largest
 // (-128 x 127 x K on VNNI's biased path), still exact.
 TEST(FusedQmatmul, ExtremeSumsStayExact) {

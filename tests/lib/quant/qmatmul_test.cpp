@@ -7,7 +7,10 @@
 #include <tuple>
 #include <vector>
 
+#include "driver/common/cpu_features.h"
+#include "lib/quant/qmatmul.h"
 #include "lib/quant/reference.h"
+#include "lib/ref/fast.h"
 #include "ork/ork.h"
 #include "tests/support/quant_test_util.h"
 #include "tools/common/ork_handles.h"
@@ -139,6 +142,59 @@ TEST(QuantBackendsWideK, SlicedPerChannelAndManyGroups) {
         const std::string diff = run_case(dev.get(), mode, group, s, name[0] == 'c' ? 1 : 3, true, 4242);
         ASSERT_EQ(diff, "") << name << " w" << mode.wbits << "a" << mode.abits << " group " << group;
       }
+}
+
+// The cpu device's per-channel path (group_matmul.cpp: lib/ref's int8 call, each chunk of
+// columns dequantised by the thread that computed it): on every lib/ref tier (lower ones
+// forced by hiding CPU features before the weights are packed), 1 and 2 threads, M through
+// the rows kernel and full tiles, K and N off the kernels' widths (N past one 128-column
+// chunk), w8a8 and w4a8, per-row and per-tensor: the reference's bytes. Then every code at
+// its limit over a long K (the largest sums).
+TEST(QuantCpuPerChannel, EveryTierAndThreadCountIsTheReference) {
+  const uint32_t masks[] = {0, cpu::kAmxInt8, cpu::kAmxInt8 | cpu::kAvx512f | cpu::kAvx512vnni,
+                            cpu::kAmxInt8 | cpu::kAvx512f | cpu::kAvx512vnni | cpu::kAvx2};
+  const QmatmulShape shapes[] = {{1, 45, 33}, {5, 300, 130}, {9, 64, 257}, {70, 131, 200}};
+  uint32_t seed = 3000;
+  for (uint32_t mask : masks) {
+    cpu::HiddenCpuFeatures hidden(mask);
+    for (QmatmulShape s : shapes)
+      for (Bits wb : {Bits::int8, Bits::int4}) {
+        const auto w = random_matrix(s.k, s.n, ++seed);
+        const auto a = random_matrix(s.m, s.k, ++seed);
+        auto qw = QuantWeights::quantise(w, s.k, s.n, {wb, 0});
+        ASSERT_TRUE(qw.ok());
+        auto q = QuantMatmul::create_cpu(std::move(*qw));
+        ASSERT_TRUE(q.ok()) << q.error().message;
+        for (int threads : {1, 2}) {
+          const ActScheme as{Bits::int8, threads == 2};
+          std::vector<float> c(static_cast<size_t>(s.m * s.n), -1.0f);
+          ASSERT_TRUE((*q)->run(a, s.m, c, {.act = as, .threads = threads}).ok());
+          auto want = reference::qmatmul(a, w, s.m, s.k, s.n, {wb, 0}, as);
+          ASSERT_TRUE(want.ok());
+          ASSERT_EQ(first_difference(c, *want, s.n), "") << ref::isa_name(ref::best_isa()) << " threads " << threads
+                                                         << " " << s.m << "x" << s.k << "x" << s.n;
+        }
+      }
+  }
+}
+
+TEST(QuantCpuPerChannel, LargestSumsStayExact) {
+  const int64_t m = 3, k = 4096 + 5, n = 150;
+  std::vector<float> w(static_cast<size_t>(k * n), 1.0f), a(static_cast<size_t>(m * k), -1.0f);
+  for (int64_t j = 0; j < n; j += 2) w[static_cast<size_t>(j)] = -1.0f;  // column scales stay 1/127
+  for (int64_t j = 0; j < k; ++j) a[static_cast<size_t>(k + j)] = 1.0f;  // row 1 the other sign
+  for (Bits wb : {Bits::int8, Bits::int4}) {
+    auto qw = QuantWeights::quantise(w, k, n, {wb, 0});
+    ASSERT_TRUE(qw.ok());
+    auto q = QuantMatmul::create_cpu(std::move(*qw));
+    ASSERT_TRUE(q.ok());
+    for (int threads : {1, 2}) {
+      std::vector<float> c(static_cast<size_t>(m * n));
+      ASSERT_TRUE((*q)->run(a, m, c, {.act = {}, .threads = threads}).ok());
+      auto want = reference::qmatmul(a, w, m, k, n, {wb, 0}, {});
+      ASSERT_EQ(first_difference(c, *want, n), "") << "threads " << threads;
+    }
+  }
 }
 
 }  // namespace
