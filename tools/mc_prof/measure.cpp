@@ -1,7 +1,6 @@
 #include "tools/mc_prof/measure.h"
 
 #include <chrono>
-#include <map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,17 +17,6 @@ namespace {
 using ork::ref::random_int8;
 
 double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
-
-// random_int8(n, seed), drawn again only when n changes for that seed: a sweep's configurations
-// mostly share their shapes (the published one's eight, two weight sizes), and drawing
-// (std::mt19937, a call per byte) was a fifth of that sweep's CPU under build-san
-// (docs/reliability.md "CI time", lever 24). The same values either way.
-const std::vector<int8_t>& seeded_int8(size_t n, uint64_t seed) {
-  thread_local std::map<uint64_t, std::vector<int8_t>> last;  // by seed: A's 1, the weights' 2
-  std::vector<int8_t>& v = last[seed];
-  if (v.size() != n) v = random_int8(n, seed);
-  return v;
-}
 
 }  // namespace
 
@@ -49,8 +37,8 @@ Result<double> cpu_fast_us(const Config& cfg) {
 
 Result<Measurement> measure(ork_device& device, const Config& cfg) {
   if (device.backend->kmd() == nullptr) return make_error(-EINVAL, "mc_prof needs an NPU device (rknpu, rocket or emu), not cpu");
-  const std::vector<int8_t>& a = seeded_int8(static_cast<size_t>(cfg.m * cfg.k), 1);
-  const std::vector<int8_t>& w = seeded_int8(static_cast<size_t>(cfg.k * cfg.n), 2);
+  const auto a = random_int8(static_cast<size_t>(cfg.m * cfg.k), 1);
+  const auto w = random_int8(static_cast<size_t>(cfg.k * cfg.n), 2);
   std::vector<int32_t> c(static_cast<size_t>(cfg.m * cfg.n));
   auto weights = matmul::ResidentWeights::create(*device.backend->kmd(), matmul::DType::int8, cfg.k, cfg.n, w.data());
   if (!weights) return weights.error();
