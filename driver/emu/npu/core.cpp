@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
 #include <vector>
 
 namespace ork::emu {
@@ -102,27 +101,26 @@ void matmul_f16_block16(const float* a, const float* b, float* c, size_t mc, siz
 namespace {
 
 // int8 operands widened for matmul_i16, vectorised as dot4 is (the comment above dot): under
-// build-san std::copy's element loop took as long as the multiply itself. `out` holds n
-// elements, each written here, so nothing zeroes it first: a vector's resize did, in a
-// scalar loop under build-san about as long as the widening (docs/reliability.md "CI time").
+// build-san std::copy's element loop took as long as the multiply itself.
 ORK_EMU_POINTERS_CHECKED_BY_CALLER
-void widen_int8(const int8_t* src, size_t n, int16_t* out) {
+void widen_int8(const int8_t* src, size_t n, std::vector<int16_t>& dst) {
+  dst.resize(n);
+  int16_t* out = dst.data();
   ORK_EMU_VECTORIZE
   for (size_t i = 0; i < n; ++i) out[i] = src[i];
 }
 
 struct PreparedI16 final : PreparedInt8 {
-  std::unique_ptr<int16_t[]> bt;  // cols x kt, left uninitialised until widen_int8 fills it
+  std::vector<int16_t> bt;  // cols x kt
   size_t kt = 0, cols = 0;
-  size_t bytes() const override { return kt * cols * sizeof(int16_t); }
+  size_t bytes() const override { return bt.size() * sizeof(int16_t); }
 };
 
 class BuiltinEngine final : public Int8Engine {
  public:
   std::shared_ptr<const PreparedInt8> prepare(const int8_t* bt, size_t kt, size_t cols) const override {
     auto p = std::make_shared<PreparedI16>();
-    p->bt.reset(new int16_t[kt * cols]);
-    widen_int8(bt, kt * cols, p->bt.get());
+    widen_int8(bt, kt * cols, p->bt);
     p->kt = kt;
     p->cols = cols;
     return p;
@@ -131,10 +129,9 @@ class BuiltinEngine final : public Int8Engine {
     const auto& w = static_cast<const PreparedI16&>(b);
     thread_local std::vector<int16_t> a16;
     thread_local std::vector<int32_t> rows;  // row-major C, then placed where `c` says
-    if (a16.size() < mc * w.kt) a16.resize(mc * w.kt);  // grows only: zeroed once per thread
-    widen_int8(a, mc * w.kt, a16.data());
+    widen_int8(a, mc * w.kt, a16);
     rows.resize(mc * w.cols);
-    matmul_i16(a16.data(), w.bt.get(), rows.data(), mc, w.kt, w.cols);
+    matmul_i16(a16.data(), w.bt.data(), rows.data(), mc, w.kt, w.cols);
     for (size_t m = 0; m < mc; ++m)
       for (size_t n = 0; n < w.cols; ++n)
         c.base[(n / c.group) * c.group_stride + m * c.row_stride + n % c.group] = rows[m * w.cols + n];
