@@ -16,6 +16,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -72,28 +73,35 @@ inline Result<nlohmann::json> parse_json_bounded(std::string_view text, std::str
 // the element, e.g. "\"layers\"", "tensors[3][0]"; after `what` and ": " unless that is empty)
 // and the range. Floats are refused even
 // when whole (1.0): every integer field the project reads is written as an integer.
-template <typename T>
-Result<T> json_int_value(const nlohmann::json& v, std::string_view name, T lo, T hi, std::string_view what) {
+// `name` is a string or a function returning one, called only for the error: the texts are
+// built on the error path alone, as a packed model's tensor table at its size limit reads
+// 5.6 million integers (docs/reliability.md "CI time", lever 26).
+template <typename T, typename Name>
+Result<T> json_int_value(const nlohmann::json& v, const Name& name, T lo, T hi, std::string_view what) {
   static_assert(std::numeric_limits<T>::is_integer && sizeof(T) <= 8);
-  const std::string where = what.empty() ? std::string(name) : std::string(what) + ": " + std::string(name);
-  const std::string range = "an integer in " + std::to_string(lo) + ".." + std::to_string(hi);
+  auto refuse = [&](const std::string& got) {
+    std::string n;
+    if constexpr (std::is_invocable_v<const Name&>) n = name();
+    else n = std::string(std::string_view(name));
+    const std::string where = what.empty() ? n : std::string(what) + ": " + n;
+    return make_error(-EINVAL, where + " = " + got + ": must be an integer in " + std::to_string(lo) + ".." +
+                                   std::to_string(hi));
+  };
   if (!v.is_number_integer()) {
     // Scalars are shown (a float, a string up to 40 bytes); a container only by its type:
     // printing it would recurse through it.
     std::string got = std::string("a JSON ") + v.type_name();
     if (v.is_number_float()) got = v.dump();
     else if (v.is_string() && v.get_ref<const std::string&>().size() <= 40) got = v.dump();
-    return make_error(-EINVAL, where + " = " + got + ": must be " + range);
+    return refuse(got);
   }
   if (v.is_number_unsigned()) {
     const uint64_t u = v.get<uint64_t>();
-    if (std::cmp_less(u, lo) || std::cmp_greater(u, hi))
-      return make_error(-EINVAL, where + " = " + std::to_string(u) + ": must be " + range);
+    if (std::cmp_less(u, lo) || std::cmp_greater(u, hi)) return refuse(std::to_string(u));
     return static_cast<T>(u);
   }
   const int64_t s = v.get<int64_t>();
-  if (std::cmp_less(s, lo) || std::cmp_greater(s, hi))
-    return make_error(-EINVAL, where + " = " + std::to_string(s) + ": must be " + range);
+  if (std::cmp_less(s, lo) || std::cmp_greater(s, hi)) return refuse(std::to_string(s));
   return static_cast<T>(s);
 }
 

@@ -257,20 +257,22 @@ Result<PackedTensor> table_entry(const nlohmann::json& e, size_t i, uint32_t ver
     return make_error(-EINVAL, fmt::format("{}: tensors[{}] is not [layer, matmul, offset, bytes, scale offset, scale bytes{}]",
                                            kWhat, i, version >= 3 ? ", slice_k" : ""));
   PackedTensor t;
+  // Each field's name for its error alone (json_int_value calls it only then).
+  const auto field = [i](size_t f) { return [i, f] { return fmt::format("tensors[{}][{}]", i, f); }; };
   int* ints[] = {&t.layer, &t.matmul};
   for (size_t f = 0; f < 2; ++f) {
-    auto v = json_int_value<int>(e[f], fmt::format("tensors[{}][{}]", i, f), 0, std::numeric_limits<int>::max(), kWhat);
+    auto v = json_int_value<int>(e[f], field(f), 0, std::numeric_limits<int>::max(), kWhat);
     if (!v) return v.error();
     *ints[f] = *v;
   }
   uint64_t* sizes[] = {&t.offset, &t.bytes, &t.scale_offset, &t.scale_bytes};
   for (size_t f = 2; f < 6; ++f) {
-    auto v = json_int_value<uint64_t>(e[f], fmt::format("tensors[{}][{}]", i, f), 0, UINT64_MAX, kWhat);
+    auto v = json_int_value<uint64_t>(e[f], field(f), 0, UINT64_MAX, kWhat);
     if (!v) return v.error();
     *sizes[f - 2] = *v;
   }
   if (fields == 7) {  // the range here; which widths the tensor's dtype takes: check_tensors
-    auto v = json_int_value<int64_t>(e[6], fmt::format("tensors[{}][6]", i), 0, matmul::kInt4MaxSliceK, kWhat);
+    auto v = json_int_value<int64_t>(e[6], field(6), 0, matmul::kInt4MaxSliceK, kWhat);
     if (!v) return v.error();
     t.slice_k = *v;
   }

@@ -302,7 +302,7 @@ int main(int argc, char** argv) {
       ->transform(whole_number(1, kMaxDim));
   add_number(app, "--cores", a.cores, "NPU cores (0 = all the device has)", 0, ork::hw::kNpuCores);
   add_repeat(app, a.iters, 100000, "measured calls per configuration (min / median / max reported)", "--iters");
-  add_number(app, "--warmup", a.warmup, "unmeasured calls first (the first builds the context)", 0, 1000);
+  add_number(app, "--warmup", a.warmup, "unmeasured calls first (the first builds the context; with 0 the first measured call does)", 0, 1000);
   add_number(app, "--mc-cap", a.mc_cap, "cap on rows per M-tile (31 = the old cap; 0 = bank limit)", int64_t{0},
              ork::hw::kMaxRowsPerTask);
   add_device(app, a.device, " (mc_prof needs an NPU: rknpu, rocket or emu)");

@@ -35,6 +35,10 @@ Result<double> cpu_fast_us(const Config& cfg) {
   return total / std::max(cfg.iters, 1);
 }
 
+// --warmup 0 means none: the first measured call then builds the context, and its time
+// (in the figures, and as build_us) says so. The runbook's --quick dry run asks for that
+// (docs/board.md): one emulated matmul per configuration, not two (docs/reliability.md
+// "CI time", lever 24).
 Result<Measurement> measure(ork_device& device, const Config& cfg) {
   if (device.backend->kmd() == nullptr) return make_error(-EINVAL, "mc_prof needs an NPU device (rknpu, rocket or emu), not cpu");
   const auto a = random_int8(static_cast<size_t>(cfg.m * cfg.k), 1);
@@ -44,11 +48,10 @@ Result<Measurement> measure(ork_device& device, const Config& cfg) {
   if (!weights) return weights.error();
   matmul::MatmulRunner runner(*device.backend->kmd());
   const matmul::RunOptions opt{.cores = cfg.cores, .mc_cap = cfg.mc_cap};
-
   Measurement out;
   out.config = cfg;
   matmul::RunStats st;
-  for (int i = 0; i < std::max(cfg.warmup, 1); ++i) {
+  for (int i = 0; i < cfg.warmup; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     if (auto s = runner.run(**weights, a.data(), cfg.m, c.data(), opt, &st); !s)
       return make_error(s.error().code, fmt::format("warm-up call {} failed: {}", i, s.error().message));
@@ -65,6 +68,7 @@ Result<Measurement> measure(ork_device& device, const Config& cfg) {
     if (auto s = runner.run(**weights, a.data(), cfg.m, c.data(), opt, &st); !s)
       return make_error(s.error().code, fmt::format("call {} failed: {}", i, s.error().message));
     samples.push_back(us(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()));
+    if (st.built) out.build_us = samples.back();
     total += samples.back();
     out.pack_us += us(st.pack_ns);
     out.submit_us += us(st.submit_ns);

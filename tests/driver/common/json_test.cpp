@@ -95,5 +95,27 @@ TEST(JsonInt, RefusesWhatWouldNarrowNamingKeyAndRange) {
   EXPECT_EQ(elem.error().message, "packed model: tensors[0][2] = 8192.5: must be an integer in 0..18446744073709551615");
 }
 
+// A name given as a function is called for the error alone: a packed model's tensor table reads
+// millions of integers, and building each one's name first was most of its parse's allocations.
+TEST(JsonInt, ANameFunctionIsCalledOnlyForTheError) {
+  int calls = 0;
+  const auto name = [&calls] {
+    ++calls;
+    return std::string("tensors[7][3]");
+  };
+  auto ok = json_int_value<int>(json(12), name, 0, 100, "packed model");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(*ok, 12);
+  EXPECT_EQ(calls, 0);
+  auto bad = json_int_value<int>(json(101), name, 0, 100, "packed model");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(bad.error().message, "packed model: tensors[7][3] = 101: must be an integer in 0..100");
+  auto wrong_type = json_int_value<int>(json("12"), name, 0, 100, "");
+  ASSERT_FALSE(wrong_type);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(wrong_type.error().message, "tensors[7][3] = \"12\": must be an integer in 0..100");
+}
+
 }  // namespace
 }  // namespace ork

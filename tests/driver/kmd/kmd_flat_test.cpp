@@ -62,6 +62,36 @@ class Flat : public ::testing::TestWithParam<KmdKind> {
     return calls;
   }
 
+  // The allocation tests' job: a Kmd of the parameter's interface opened through `os`, so
+  // the kernel's and the emulator's allocations are not counted (alloc_counter.h), four
+  // tasks on the three cores, and its check.
+  struct UncountedJob {
+    explicit UncountedJob(emu::FakeKernel& k) : os(k) {}
+    ork::test::KernelNotCounted os;
+    std::unique_ptr<driver::Kmd> kmd;
+    std::unique_ptr<driver::Bo> regcmd, out;
+    SubmitDesc desc;
+    driver::CheckedSubmit checked;
+  };
+  void open_uncounted(UncountedJob& j) {
+    auto k = GetParam() == KmdKind::rknpu ? driver::open_rknpu(j.os, "/dev/dri/card1")
+                                          : driver::open_rocket(j.os, "/dev/accel/accel0");
+    ASSERT_TRUE(k.ok()) << k.error().message;
+    j.kmd = std::move(*k);
+    auto r = j.kmd->bo_create(4096, BoUsage::regcmd);
+    auto o = j.kmd->bo_create(4096, BoUsage::data);
+    ASSERT_TRUE(r.ok() && o.ok());
+    j.regcmd = std::move(*r), j.out = std::move(*o);
+    const uint64_t at = j.regcmd->iova();
+    j.desc.jobs = {{0, {{at, 20, ork::hw::kIntTaskDone}}},
+                   {1, {{at + 256, 20, ork::hw::kIntTaskDone}, {at + 512, 20, ork::hw::kIntTaskDone}}},
+                   {2, {{at + 768, 20, ork::hw::kIntTaskDone}}}};
+    j.desc.out_bos = {j.out.get()};
+    auto checked = j.kmd->check(j.desc);
+    ASSERT_TRUE(checked.ok()) << checked.error().message;
+    j.checked = std::move(*checked);
+  }
+
   Recorder rec;
   emu::FakeKernel kernel{recorded(rec)};
   std::unique_ptr<driver::Kmd> kmd;
@@ -104,29 +134,20 @@ TEST_P(Flat, ACheckedJobRunsTheChainsOfItsDescriptor) {
 }
 
 TEST_P(Flat, ASubmitOfACheckedJobAllocatesNothing) {
-  ork::test::KernelNotCounted os(kernel);
-  auto k = GetParam() == KmdKind::rknpu ? driver::open_rknpu(os, "/dev/dri/card1")
-                                        : driver::open_rocket(os, "/dev/accel/accel0");
-  ASSERT_TRUE(k.ok()) << k.error().message;
-  auto r = (*k)->bo_create(4096, BoUsage::regcmd);
-  auto o = (*k)->bo_create(4096, BoUsage::data);
-  ASSERT_TRUE(r.ok() && o.ok());
-  SubmitDesc d;
-  d.jobs = {{0, {{(*r)->iova(), 20, ork::hw::kIntTaskDone}}},
-            {1, {{(*r)->iova() + 256, 20, ork::hw::kIntTaskDone}, {(*r)->iova() + 512, 20, ork::hw::kIntTaskDone}}},
-            {2, {{(*r)->iova() + 768, 20, ork::hw::kIntTaskDone}}}};
-  d.out_bos = {o->get()};
-  auto checked = (*k)->check(d);
-  ASSERT_TRUE(checked.ok()) << checked.error().message;
-  ASSERT_TRUE((*k)->submit_checked(*checked).ok());  // the first grows the rknpu task BO
+  UncountedJob j(kernel);
+  ASSERT_NO_FATAL_FAILURE(open_uncounted(j));
+  auto& k = j.kmd;
+  const SubmitDesc& d = j.desc;
+  const driver::CheckedSubmit& checked = j.checked;
+  ASSERT_TRUE(k->submit_checked(checked).ok());  // the first grows the rknpu task BO
   bool ok = true;
   const long allocations = ork::test::allocations_in([&] {
-    for (int i = 0; i < 10; ++i) ok = ok && (*k)->submit_checked(*checked).ok();
+    for (int i = 0; i < 10; ++i) ok = ok && k->submit_checked(checked).ok();
   });
   EXPECT_TRUE(ok);
   EXPECT_EQ(allocations, 0);
   // The count is not vacuous: an unchecked submit lays its job out on every call.
-  EXPECT_GT(ork::test::allocations_in([&] { ok = (*k)->submit(d).ok(); }), 0);
+  EXPECT_GT(ork::test::allocations_in([&] { ok = k->submit(d).ok(); }), 0);
   EXPECT_TRUE(ok);
 }
 
@@ -160,30 +181,21 @@ TEST_P(Flat, AnAsynchronousSubmitOfACheckedJobRunsItsChainsAndLaysNothingOut) {
 }
 
 TEST_P(Flat, AnAsynchronousSubmitOfACheckedJobAllocatesOnlyItsPendingJob) {
-  ork::test::KernelNotCounted os(kernel);
-  auto k = GetParam() == KmdKind::rknpu ? driver::open_rknpu(os, "/dev/dri/card1")
-                                        : driver::open_rocket(os, "/dev/accel/accel0");
-  ASSERT_TRUE(k.ok()) << k.error().message;
-  auto r = (*k)->bo_create(4096, BoUsage::regcmd);
-  auto o = (*k)->bo_create(4096, BoUsage::data);
-  ASSERT_TRUE(r.ok() && o.ok());
-  SubmitDesc d;
-  d.jobs = {{0, {{(*r)->iova(), 20, ork::hw::kIntTaskDone}}},
-            {1, {{(*r)->iova() + 256, 20, ork::hw::kIntTaskDone}, {(*r)->iova() + 512, 20, ork::hw::kIntTaskDone}}},
-            {2, {{(*r)->iova() + 768, 20, ork::hw::kIntTaskDone}}}};
-  d.out_bos = {o->get()};
-  auto checked = (*k)->check(d);
-  ASSERT_TRUE(checked.ok()) << checked.error().message;
+  UncountedJob j(kernel);
+  ASSERT_NO_FATAL_FAILURE(open_uncounted(j));
+  auto& k = j.kmd;
+  const SubmitDesc& d = j.desc;
+  const driver::CheckedSubmit& checked = j.checked;
   bool ok = true;
   auto round_trip = [&](auto submit) {
     auto job = submit();
-    ok = ok && job.ok() && (*k)->wait(**job, -1).ok();
+    ok = ok && job.ok() && k->wait(**job, -1).ok();
   };
-  round_trip([&] { return (*k)->submit_async_checked(*checked); });  // the first makes the task BO
+  round_trip([&] { return k->submit_async_checked(checked); });  // the first makes the task BO
   const long as_checked = ork::test::allocations_in([&] {
-    round_trip([&] { return (*k)->submit_async_checked(*checked); });
+    round_trip([&] { return k->submit_async_checked(checked); });
   });
-  const long unchecked = ork::test::allocations_in([&] { round_trip([&] { return (*k)->submit_async(d); }); });
+  const long unchecked = ork::test::allocations_in([&] { round_trip([&] { return k->submit_async(d); }); });
   EXPECT_TRUE(ok);
   EXPECT_LE(as_checked, 2);  // the pending job, and its fences (rknpu) or out handles (rocket)
   EXPECT_LT(as_checked, unchecked);  // the unchecked one lays its job out on every call

@@ -140,32 +140,13 @@ TEST(ExecutorGroups, GroupsInTwoPiecesArePipelinedBitExact) {
 // where make_plan's split takes 4), and every output of the run, on emu and emu-rocket, is
 // still the reference's bit for bit.
 TEST(ExecutorGroups, StackedInt4SlicesEqualTheReference) {
-  auto d = synthetic_desc("qwen2.5-1.5b", 1, matmul::DType::int4);
-  ASSERT_TRUE(d);
-  const std::string path = testing::scratch("groups_stacked_int4.ork");
-  ASSERT_TRUE(write_synthetic(path, *d, 11));
-  auto model = read_packed(path);
-  ASSERT_TRUE(model) << model.error().message;
-  EXPECT_GE(testing::layer_plans(*model, 1, 3).fewest, 2);  // the plans this run chains
-  auto want = reference_chain(path, *model, 1, 2);
-  ASSERT_TRUE(want) << want.error().message;
-  for (const char* device : {"emu", "emu-rocket"}) {
-    auto dev = api::open_device(device);
-    ASSERT_TRUE(dev) << dev.error().message;
-    PlanOptions o;
-    o.m = 1;
-    o.tokens = 2;
-    o.cores = 3;
-    o.budget_bytes = model->weight_bytes() * 2;
-    auto plan = build_plan(*model, o);
-    ASSERT_TRUE(plan) << plan.error().message;
-    RunOptions ro;
-    ro.inflight = 2;
-    auto out = run_plan(path, *model, *plan, o, api::exec_device(**dev, 3), ro);
-    ASSERT_TRUE(out) << out.error().message;
-    EXPECT_GT(out->stats.stacked_matmuls, 0) << device;
-    const Status same = compare_chains(*model, out->chain, *want);
-    EXPECT_TRUE(same) << device << ": " << same.error().message;
+  testing::Int4Layer layer;
+  ASSERT_NO_FATAL_FAILURE(testing::run_int4_layer("qwen2.5-1.5b", "groups_stacked_int4.ork", 11, layer));
+  EXPECT_GE(layer.plans.fewest, 2);  // the plans this run chains
+  ASSERT_EQ(layer.runs.size(), 2u);
+  for (const testing::Int4LayerRun& r : layer.runs) {
+    EXPECT_GT(r.stats.stacked_matmuls, 0) << r.device;
+    EXPECT_TRUE(r.same) << r.device << ": " << r.same.error().message;
   }
 }
 

@@ -1,18 +1,27 @@
 // Shared by the lib/exec tests that run int4 layers: the board plan of each group of a packed
 // model's layer 0, as the executor chains it (DeviceCalls: plan_group at the tensors' own
 // widths), and how many of its matmuls run in the fewest-task layout
-// (matmul::stack_in_fewest_tasks: fewer tasks than make_plan's stacked split on as many parts).
+// (matmul::stack_in_fewest_tasks: fewer tasks than make_plan's stacked split on as many parts);
+// and one synthetic int4 layer run at decode on emu and emu-rocket against the CPU reference
+// (run_int4_layer), each test keeping its own assertions on what the run reports.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "driver/emu/kernel/fake_kernel.h"
+#include "lib/api/device.h"
 #include "lib/exec/board_plan.h"
+#include "lib/exec/chain_reference.h"
+#include "lib/exec/executor.h"
 #include "lib/exec/pack_file.h"
 #include "lib/exec/project.h"
+#include "lib/exec/synthetic.h"
+#include "tests/lib/exec/exec_util.h"
 
 namespace ork::exec::testing {
 
@@ -45,6 +54,56 @@ inline LayerPlans layer_plans(const PackedModel& model, int64_t m, int cores) {
     out.groups.push_back(std::move(*g));
   }
   return out;
+}
+
+// One device's run of an int4 layer: what the executor reports, the int4 cells the emulated
+// NPU clamped during the run (int16 partials saturated), and the chain against the reference.
+struct Int4LayerRun {
+  std::string device;
+  RunStats stats;
+  uint64_t saturated_cells = 0;
+  Status same = Status::success();
+};
+
+struct Int4Layer {
+  PackedModel model;
+  LayerPlans plans;  // on 3 cores at M = 1, the plans the runs chain
+  std::vector<Int4LayerRun> runs;  // emu, then emu-rocket
+};
+
+// Writes the synthetic model `name` (one layer, int4, ork_pack's `seed`) to `file` in the
+// scratch directory, takes the CPU reference of two decode tokens, then builds and runs the
+// plan (M = 1, 3 cores, every tensor resident, two matmuls in flight) on emu and emu-rocket.
+// Call under ASSERT_NO_FATAL_FAILURE: a step that fails stops the test.
+inline void run_int4_layer(const char* name, const std::string& file, uint64_t seed, Int4Layer& out) {
+  auto d = synthetic_desc(name, 1, matmul::DType::int4);
+  ASSERT_TRUE(d);
+  const std::string path = scratch(file);
+  ASSERT_TRUE(write_synthetic(path, *d, seed));
+  auto model = read_packed(path);
+  ASSERT_TRUE(model) << model.error().message;
+  out.model = std::move(*model);
+  out.plans = layer_plans(out.model, 1, 3);
+  auto want = reference_chain(path, out.model, 1, 2);
+  ASSERT_TRUE(want) << want.error().message;
+  for (const char* device : {"emu", "emu-rocket"}) {
+    auto dev = api::open_device(device);
+    ASSERT_TRUE(dev) << dev.error().message;
+    PlanOptions o;
+    o.m = 1;
+    o.tokens = 2;
+    o.cores = 3;
+    o.budget_bytes = out.model.weight_bytes() * 2;
+    auto plan = build_plan(out.model, o);
+    ASSERT_TRUE(plan) << plan.error().message;
+    RunOptions ro;
+    ro.inflight = 2;
+    const uint64_t clamped = (*dev)->fake->stats().int4_saturated_cells;
+    auto run = run_plan(path, out.model, *plan, o, api::exec_device(**dev, 3), ro);
+    ASSERT_TRUE(run) << device << ": " << run.error().message;
+    out.runs.push_back({device, run->stats, (*dev)->fake->stats().int4_saturated_cells - clamped,
+                        compare_chains(out.model, run->chain, *want)});
+  }
 }
 
 }  // namespace ork::exec::testing

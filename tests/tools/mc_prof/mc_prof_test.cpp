@@ -77,6 +77,18 @@ TEST_F(McProf, JsonSchemaAndModelledDeviceTime) {
   EXPECT_GT(r["us_per_matmul"].get<double>(), 0.0);
 }
 
+// --warmup 0 runs no unmeasured call (the runbook's --quick dry run asks for none): the one
+// measured call builds the context, so its time is the build time too. With a warm-up call
+// the context is built before the measured call, whose time then excludes it.
+TEST_F(McProf, WarmupZeroMeasuresTheBuildingCall) {
+  const json cold = run_json({"--device", "emu", "--cores", "1", "--iters", "1", "--warmup", "0", "64", "256", "96"});
+  const json& c = cold["rows"][0];
+  EXPECT_GT(c["build_us"].get<double>(), 0.0);
+  EXPECT_EQ(c["build_us"].get<double>(), c["us_per_matmul"].get<double>());
+  const json warm = run_json({"--device", "emu", "--cores", "1", "--iters", "1", "--warmup", "1", "64", "256", "96"});
+  EXPECT_GT(warm["rows"][0]["build_us"].get<double>(), 0.0);
+}
+
 // Three cores: N = 96 splits 32 + 32 + 32, one task each, started together, sharing DRAM
 // (timeline.h). The kernel's hw_elapse_time is the slowest core's end.
 TEST_F(McProf, ThreeCoresReportTheSharedDramTimeline) {
