@@ -112,25 +112,22 @@ TEST(ExecutorGroups, GroupsInTwoPiecesArePipelinedBitExact) {
   }
   auto model = read_packed(path);
   ASSERT_TRUE(model) << model.error().message;
-  for (const char* device : {"emu", "emu-rocket"}) {
-    auto dev = api::open_device(device);
-    ASSERT_TRUE(dev) << dev.error().message;
-    PlanOptions o;
-    o.m = 256;
-    o.tokens = 2;
-    o.budget_bytes = model->weight_bytes() * 2;
-    auto plan = build_plan(*model, o);
-    ASSERT_TRUE(plan) << plan.error().message;
-    auto out = run_plan(path, *model, *plan, o, api::exec_device(**dev, 3), RunOptions{});
-    ASSERT_TRUE(out) << out.error().message;
-    EXPECT_EQ(out->stats.max_pieces, 2) << device;
+  PlanOptions o;
+  o.m = 256;
+  o.tokens = 2;
+  o.budget_bytes = model->weight_bytes() * 2;
+  std::vector<testing::DeviceRun> runs;
+  ASSERT_NO_FATAL_FAILURE(testing::plan_and_run_on_both(path, *model, o, runs));
+  ASSERT_EQ(runs.size(), 2u);
+  auto want = reference_chain(path, *model, o.m, 2);  // one reference for both devices' runs
+  ASSERT_TRUE(want) << want.error().message;
+  for (const testing::DeviceRun& r : runs) {
+    EXPECT_EQ(r.out.stats.max_pieces, 2) << r.device;
     // Every tensor resident: the walk queues each group's starts long before the device
     // thread reaches them, so every hand-over of a token is pipelined.
-    EXPECT_EQ(out->stats.pipelined, 14) << device;
-    auto want = reference_chain(path, *model, o.m, 2);
-    ASSERT_TRUE(want) << want.error().message;
-    const Status same = compare_chains(*model, out->chain, *want);
-    EXPECT_TRUE(same) << device << ": " << same.error().message;
+    EXPECT_EQ(r.out.stats.pipelined, 14) << r.device;
+    const Status same = compare_chains(*model, r.out.chain, *want);
+    EXPECT_TRUE(same) << r.device << ": " << same.error().message;
   }
 }
 

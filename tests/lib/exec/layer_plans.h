@@ -2,8 +2,9 @@
 // model's layer 0, as the executor chains it (DeviceCalls: plan_group at the tensors' own
 // widths), and how many of its matmuls run in the fewest-task layout
 // (matmul::stack_in_fewest_tasks: fewer tasks than make_plan's stacked split on as many parts);
-// and one synthetic int4 layer run at decode on emu and emu-rocket against the CPU reference
-// (run_int4_layer), each test keeping its own assertions on what the run reports.
+// one plan built and run on emu and on emu-rocket (plan_and_run_on_both); and one synthetic
+// int4 layer run so at decode against the CPU reference (run_int4_layer), each test keeping its
+// own assertions on what the run reports.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -56,8 +57,34 @@ inline LayerPlans layer_plans(const PackedModel& model, int64_t m, int cores) {
   return out;
 }
 
+// One device's run of a plan: what the executor returned and the int4 cells the emulated NPU
+// clamped during the run (int16 partials saturated).
+struct DeviceRun {
+  std::string device;
+  RunOutput out;
+  uint64_t saturated_cells = 0;
+};
+
+// Builds the plan of `o` for `model` (the plan does not depend on the device) and runs it from
+// `path` on emu, then emu-rocket, each on 3 cores with RunOptions' defaults (two matmuls in
+// flight, each group as its board plan). Call under ASSERT_NO_FATAL_FAILURE: a step that fails
+// stops the test.
+inline void plan_and_run_on_both(const std::string& path, const PackedModel& model, const PlanOptions& o,
+                                 std::vector<DeviceRun>& out) {
+  auto plan = build_plan(model, o);
+  ASSERT_TRUE(plan) << plan.error().message;
+  for (const char* device : {"emu", "emu-rocket"}) {
+    auto dev = api::open_device(device);
+    ASSERT_TRUE(dev) << dev.error().message;
+    const uint64_t clamped = (*dev)->fake->stats().int4_saturated_cells;
+    auto run = run_plan(path, model, *plan, o, api::exec_device(**dev, 3), RunOptions{});
+    ASSERT_TRUE(run) << device << ": " << run.error().message;
+    out.push_back({device, std::move(*run), (*dev)->fake->stats().int4_saturated_cells - clamped});
+  }
+}
+
 // One device's run of an int4 layer: what the executor reports, the int4 cells the emulated
-// NPU clamped during the run (int16 partials saturated), and the chain against the reference.
+// NPU clamped during the run, and the chain against the reference.
 struct Int4LayerRun {
   std::string device;
   RunStats stats;
@@ -86,24 +113,15 @@ inline void run_int4_layer(const char* name, const std::string& file, uint64_t s
   out.plans = layer_plans(out.model, 1, 3);
   auto want = reference_chain(path, out.model, 1, 2);
   ASSERT_TRUE(want) << want.error().message;
-  for (const char* device : {"emu", "emu-rocket"}) {
-    auto dev = api::open_device(device);
-    ASSERT_TRUE(dev) << dev.error().message;
-    PlanOptions o;
-    o.m = 1;
-    o.tokens = 2;
-    o.cores = 3;
-    o.budget_bytes = out.model.weight_bytes() * 2;
-    auto plan = build_plan(out.model, o);
-    ASSERT_TRUE(plan) << plan.error().message;
-    RunOptions ro;
-    ro.inflight = 2;
-    const uint64_t clamped = (*dev)->fake->stats().int4_saturated_cells;
-    auto run = run_plan(path, out.model, *plan, o, api::exec_device(**dev, 3), ro);
-    ASSERT_TRUE(run) << device << ": " << run.error().message;
-    out.runs.push_back({device, run->stats, (*dev)->fake->stats().int4_saturated_cells - clamped,
-                        compare_chains(out.model, run->chain, *want)});
-  }
+  PlanOptions o;
+  o.m = 1;
+  o.tokens = 2;
+  o.cores = 3;
+  o.budget_bytes = out.model.weight_bytes() * 2;
+  std::vector<DeviceRun> runs;
+  ASSERT_NO_FATAL_FAILURE(plan_and_run_on_both(path, out.model, o, runs));
+  for (DeviceRun& r : runs)
+    out.runs.push_back({r.device, r.out.stats, r.saturated_cells, compare_chains(out.model, r.out.chain, *want)});
 }
 
 }  // namespace ork::exec::testing
