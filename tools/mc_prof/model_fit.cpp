@@ -51,10 +51,41 @@ timing::TimingParams from_vec(const Vec& v, timing::TimingParams p) {
   return p;
 }
 
-double loss(std::span<const Figure> figures, const timing::TimingParams& p, int64_t m) {
+// What a setup runs at M = `m` (for a setup whose M is unknown): the cores' tasks, which do
+// not depend on the parameters. Empty when the setup cannot be planned.
+std::vector<timing::CoreWork> setup_work(const Setup& s, int64_t m) {
+  const int64_t rows = s.m_unknown ? m : s.m;
+  if (rows < 1 || s.cores < 1 || (s.per_tile && s.mc < 1)) return {};
+  return s.per_tile ? per_tile_work(s, rows) : chained_work(s, rows);
+}
+
+// Modelled us of `work` under `p`: the last core's end.
+double work_us(std::span<const timing::CoreWork> work, const timing::TimingParams& p) {
+  if (work.empty()) return 0;
+  double last = 0;
+  for (double end : timing::simulate_cores(work, {}, p)) last = std::max(last, end);
+  return last / 1000;
+}
+
+// The figures of one fit at one M, their work built once: the fit evaluates the loss
+// thousands of times with other parameters and the same work (each figure's tasks and its
+// plan rebuilt per evaluation were a third of the fit's time, docs/reliability.md "CI time").
+struct FitFigure {
+  std::vector<timing::CoreWork> work;
+  double published_us = 0;
+};
+
+std::vector<FitFigure> fit_figures(std::span<const Figure> figures, int64_t m) {
+  std::vector<FitFigure> out;
+  out.reserve(figures.size());
+  for (const Figure& f : figures) out.push_back({setup_work(f.setup, m), f.published_us});
+  return out;
+}
+
+double loss(std::span<const FitFigure> figures, const timing::TimingParams& p) {
   double sum = 0;
-  for (const Figure& f : figures) {
-    const double us = modelled_us(f.setup, p, m);
+  for (const FitFigure& f : figures) {
+    const double us = work_us(f.work, p);
     if (!(us > 0)) return INFINITY;
     const double e = std::log(us / f.published_us);
     sum += e * e;
@@ -116,15 +147,7 @@ Vec nelder_mead(F&& f, const Vec& x0, double& best) {
 
 }  // namespace
 
-double modelled_us(const Setup& s, const timing::TimingParams& p, int64_t m) {
-  const int64_t rows = s.m_unknown ? m : s.m;
-  if (rows < 1 || s.cores < 1 || (s.per_tile && s.mc < 1)) return 0;
-  const auto work = s.per_tile ? per_tile_work(s, rows) : chained_work(s, rows);
-  if (work.empty()) return 0;
-  double last = 0;
-  for (double end : timing::simulate_cores(work, {}, p)) last = std::max(last, end);
-  return last / 1000;
-}
+double modelled_us(const Setup& s, const timing::TimingParams& p, int64_t m) { return work_us(setup_work(s, m), p); }
 
 timing::TimingParams fit_start() {
   timing::TimingParams p;
@@ -141,7 +164,8 @@ FitResult fit(std::span<const Figure> figures, const timing::TimingParams& start
   best.loss = INFINITY;
   for (int64_t m = any_unknown ? 384 : 0; m <= (any_unknown ? 1024 : 0); m += 32) {
     double y = 0;
-    const auto f = [&](const Vec& x) { return loss(figures, from_vec(x, start), m); };
+    const std::vector<FitFigure> at_m = fit_figures(figures, m);
+    const auto f = [&](const Vec& x) { return loss(at_m, from_vec(x, start)); };
     const Vec v = nelder_mead(f, nelder_mead(f, to_vec(start), y), y);  // restarted: a fresh simplex
     if (y < best.loss) best = {from_vec(v, start), m, y};
   }
