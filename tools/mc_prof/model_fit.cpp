@@ -69,7 +69,7 @@ double work_us(std::span<const timing::CoreWork> work, const timing::TimingParam
 
 // The figures of one fit at one M, their work built once: the fit evaluates the loss
 // thousands of times with other parameters and the same work (each figure's tasks and its
-// plan rebuilt per evaluation were a third of the fit's time, docs/reliability.md "CI time").
+// plan rebuilt per evaluation were a quarter of its CPU time, docs/reliability.md "CI time").
 struct FitFigure {
   std::vector<timing::CoreWork> work;
   double published_us = 0;
