@@ -51,8 +51,10 @@ void enter_phase(CoreState& s, double t, const TimingParams& p) {
 
 // The buffers of one simulation, reused at every event: a simulation has three events per
 // task, and one allocation per buffer per event was most of its time under AddressSanitizer
-// (CI's build-san; docs/reliability.md "CI time").
+// (CI's build-san; docs/reliability.md "CI time"). Kept per thread across simulations too:
+// mc_prof's fit runs millions of small ones (docs/reliability.md "CI time").
 struct Scratch {
+  std::vector<CoreState> cores;
   std::vector<double> caps;   // the ceilings of the cores in a DRAM phase, in core order
   std::vector<size_t> who;    // their core indices
   std::vector<size_t> order;  // water_fill's order of those ceilings
@@ -95,7 +97,9 @@ void dram_rates(const std::vector<CoreState>& cores, double t, double total, Scr
 
 std::vector<double> simulate_cores(std::span<const CoreWork> work, std::span<const double> start_ns,
                                    const TimingParams& p) {
-  std::vector<CoreState> cores(work.size());
+  thread_local Scratch scratch;  // a simulation calls nothing that simulates
+  std::vector<CoreState>& cores = scratch.cores;
+  cores.assign(work.size(), CoreState{});
   double t = kInf;
   for (size_t i = 0; i < work.size(); ++i) {
     cores[i].work = &work[i];
@@ -103,7 +107,6 @@ std::vector<double> simulate_cores(std::span<const CoreWork> work, std::span<con
     t = std::min(t, cores[i].start);
     enter_phase(cores[i], cores[i].start, p);
   }
-  Scratch scratch;
   for (;;) {
     dram_rates(cores, t, p.shared_dram_bytes_per_ns, scratch);
     const std::vector<double>& rate = scratch.rate;
