@@ -117,21 +117,25 @@ PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, int most_t
   if (packed && buf.size() < static_cast<size_t>(qa.m * out.stride)) buf.resize(static_cast<size_t>(qa.m * out.stride));
   if (with_sums) sums.resize(static_cast<size_t>(qa.m * b.groups)), sums_f.resize(sums.size());
   if (!packed && !with_sums) return out;
+  // The calling thread's buffers: a worker naming `buf` in the loop would get its own.
+  uint8_t* const dst = packed ? buf.data() : nullptr;
+  int32_t* const s = with_sums ? sums.data() : nullptr;
+  float* const sf = with_sums ? sums_f.data() : nullptr;
   int threads = ref::detail::split_threads(0, 0, qa.m * qa.k * static_cast<int64_t>(sizeof(float)), true, qa.m);
   if (most_threads > 0) threads = std::min(threads, most_threads);
   ref::detail::for_panel_chunks(threads, qa.m, [&](int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; ++i) {
       const int8_t* row = qa.codes.data() + i * qa.k;
-      if (packed) pack_a_row(row, qa.k, kp, t, buf.data() + i * out.stride);
-      for (int64_t g = 0; g < b.groups && with_sums; ++g) {
+      if (dst != nullptr) pack_a_row(row, qa.k, kp, t, dst + i * out.stride);
+      for (int64_t g = 0; g < b.groups && s != nullptr; ++g) {
         const auto at = static_cast<size_t>(i * b.groups + g);
-        sums[at] = code_sum(row + g * b.width, std::min(b.width, qa.k - g * b.width));
-        sums_f[at] = static_cast<float>(sums[at]);
+        s[at] = code_sum(row + g * b.width, std::min(b.width, qa.k - g * b.width));
+        sf[at] = static_cast<float>(s[at]);
       }
     }
   }, 8);
-  if (packed) out.a = buf.data();
-  if (with_sums) out.gsum = sums.data(), out.gsum_f = sums_f.data();
+  if (packed) out.a = dst;
+  if (with_sums) out.gsum = s, out.gsum_f = sf;
   return out;
 }
 

@@ -110,6 +110,24 @@ TEST(FusedQmatmul, FullRangeImportsWithSignedScales) {
 // offset is folded into the packed codes; int8 weights with an offset up to 128 (stored 127
 // + 128 is no int8) keep the per-row shift on vnni and portable: both paths, groups of 32
 // and 128 (the row sums' 16-byte steps and their tails).
+// A of 260 x 2048 (2 MiB of floats): packed and its row sums taken on 2 threads where the
+// machine has 2 (group_kernel.cpp prepare_a, the activation quantiser's rule), each thread
+// writing its rows into the calling thread's buffers.
+constexpr KernelShape kLargeA{260, 2048, 33};
+
+TEST(FusedQmatmul, LargeAIsPreparedOnTheKeptThreads) {
+  const auto wf = random_matrix(kLargeA.k, kLargeA.n, 61);
+  const auto a = random_matrix(kLargeA.m, kLargeA.k, 62);
+  const WeightScheme ws{Bits::int4, 32};
+  auto w = QuantWeights::quantise(wf, kLargeA.k, kLargeA.n, ws);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  const ActScheme as{Bits::int8, true};
+  auto want = reference::qmatmul(a, wf, kLargeA.m, kLargeA.k, kLargeA.n, ws, as);
+  ASSERT_TRUE(want.ok());
+  for (GroupTier t : supported_group_tiers())
+    for (int threads : {0, 1, 2}) ASSERT_EQ(run(t, threads, *w, a, kLargeA.m, as, *want), "") << group_tier_name(t);
+}
+
 struct AffineCase {
   KernelShape s;
   int64_t group;  // 0: one group of K
@@ -126,6 +144,7 @@ std::vector<AffineCase> affine_cases() {
   for (auto [offset, with_mins] : {std::pair{128, true}, {128, false}, {5, true}})
     out.push_back({{7, 300, 35}, 128, Bits::int8, offset, with_mins}), out.push_back({{2, 45, 33}, 32, Bits::int8, offset, with_mins});
   out.push_back({{3, 300, 47}, 128, Bits::int4, 8, true});
+  out.push_back({kLargeA, 32, Bits::int4, 8, true});
   return out;
 }
 
