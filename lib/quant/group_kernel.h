@@ -9,8 +9,9 @@
 // across K in floats, so the vectors run across N (as lib/ref's fp16 strips do), and the
 // threads take column strips by lib/ref/split.h's rule. Affine imports (ggml Q4_1:
 // reference.h qmatmul_codes) in the same pass: acc_g made the format's sum exactly in int32
-// (+ code_offset x s_g, s_g the row's code sum over the group, folded into the accumulator's
-// start), then u_g = fl(u_g + fl(float(s_g) * mn[g][n])) before it joins t.
+// (int4: the offset already in the packed codes; int8: + code_offset x s_g, s_g the row's
+// code sum over the group, folded into the accumulator's start), then
+// u_g = fl(u_g + fl(float(s_g) * mn[g][n])) before it joins t.
 #pragma once
 
 #include <cstdint>
