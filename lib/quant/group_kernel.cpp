@@ -30,10 +30,20 @@ int b_value_bytes(GroupTier t) { return t == GroupTier::avx2 ? 2 : 1; }
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
+// The part of the weights' code offset (affine imports) added to the codes at packing, so the
+// kernel's accumulators end at the format's sums with no per-row term: all of it where the
+// format's codes fit the packed value (avx2's int16; int4's stored -8..7 + an offset <= 8 is
+// 0..15, an int8 on the others: qweights.cpp bounds the offset by qmax + 1), none for int8
+// weights on the int8 tiers (stored 127 + 128 would not fit), which keep the per-row shift.
+int32_t folded_offset(const QuantWeights& w, GroupTier t) {
+  return t == GroupTier::avx2 || w.scheme().bits == Bits::int4 ? w.code_offset() : 0;
+}
+
 // Group g's rows of the weights into every strip (group_kernel.h GroupPacked).
 void pack_group(const QuantWeights& w, int64_t g, GroupPacked& p, std::vector<int8_t>& codes) {
   const int64_t rows = w.group_rows(g), n = w.n(), S = p.strip, unit = group_tier_unit(p.tier);
   const int64_t strip_bytes = p.group_off.back(), vb = b_value_bytes(p.tier);
+  const int32_t fold = folded_offset(w, p.tier);
   codes.resize(static_cast<size_t>(rows * n));
   w.widen_rows(g * p.width, rows, codes);
   for (int64_t s = 0; s < p.strips; ++s)
@@ -41,7 +51,7 @@ void pack_group(const QuantWeights& w, int64_t g, GroupPacked& p, std::vector<in
       const int64_t col = s * S + j;
       int64_t sum = 0;
       for (int64_t kk = 0; kk < rows; ++kk) {
-        const int16_t v = codes[static_cast<size_t>(kk * n + col)];
+        const auto v = static_cast<int16_t>(codes[static_cast<size_t>(kk * n + col)] + fold);
         sum += v;
         const int64_t at = s * strip_bytes + p.group_off[static_cast<size_t>(g)] +
                            ((kk / unit * S + j) * unit + kk % unit) * vb;
@@ -54,58 +64,79 @@ void pack_group(const QuantWeights& w, int64_t g, GroupPacked& p, std::vector<in
     }
 }
 
-// A's codes in the tier's format, rows padded to the unit (padding multiplies zero weights),
-// kept per calling thread from call to call (only ever grown).
-const uint8_t* pack_a(const QuantActivations& qa, GroupTier t, int64_t* stride) {
-  if (t == GroupTier::portable) {
-    *stride = qa.k;
-    return reinterpret_cast<const uint8_t*>(qa.codes.data());
-  }
-  thread_local std::vector<uint8_t> buf;
-  const int64_t kp = round_up(qa.k, group_tier_unit(t)), vb = t == GroupTier::avx2 ? 2 : 1;
-  *stride = kp * vb;
-  if (buf.size() < static_cast<size_t>(qa.m * *stride)) buf.resize(static_cast<size_t>(qa.m * *stride));
-  for (int64_t i = 0; i < qa.m; ++i) {
-    const int8_t* src = qa.codes.data() + i * qa.k;
-    uint8_t* dst = buf.data() + i * *stride;
-    if (t == GroupTier::vnni) {  // code + 128 is the code's byte XOR 0x80: 8 bytes a step
-      int64_t j = 0;
-      for (; j + 8 <= qa.k; j += 8) {  // byte by byte, GCC 12's -O2 left this loop scalar
-        uint64_t v;
-        std::memcpy(&v, src + j, sizeof v);
-        v ^= 0x8080808080808080ull;
-        std::memcpy(dst + j, &v, sizeof v);
-      }
-      for (; j < qa.k; ++j) dst[j] = static_cast<uint8_t>(src[j] + 128);
-      std::fill(dst + qa.k, dst + kp, uint8_t{128});  // code 0
-    } else {
-      auto* d16 = reinterpret_cast<int16_t*>(dst);
-      for (int64_t j = 0; j < qa.k; ++j) d16[j] = src[j];
-      std::fill(d16 + qa.k, d16 + kp, int16_t{0});
+// One row of A in the tier's format, padded to `kp` values (padding multiplies zero weights).
+void pack_a_row(const int8_t* src, int64_t k, int64_t kp, GroupTier t, uint8_t* dst) {
+  if (t == GroupTier::vnni) {  // code + 128 is the code's byte XOR 0x80: 8 bytes a step
+    int64_t j = 0;
+    for (; j + 8 <= k; j += 8) {  // byte by byte, GCC 12's -O2 left this loop scalar
+      uint64_t v;
+      std::memcpy(&v, src + j, sizeof v);
+      v ^= 0x8080808080808080ull;
+      std::memcpy(dst + j, &v, sizeof v);
     }
+    for (; j < k; ++j) dst[j] = static_cast<uint8_t>(src[j] + 128);
+    std::fill(dst + k, dst + kp, uint8_t{128});  // code 0
+  } else {
+    auto* d16 = reinterpret_cast<int16_t*>(dst);
+    for (int64_t j = 0; j < k; ++j) d16[j] = src[j];
+    std::fill(d16 + k, d16 + kp, int16_t{0});
   }
-  return buf.data();
 }
 
-// Affine weights: each row's code sum over each group, [M][groups], as int32 and as float
-// (both exact), kept per calling thread as pack_a's buffer is.
-void fused_row_group_sums(const QuantActivations& qa, const GroupPacked& b, const int32_t** sums,
-                          const float** sums_f) {
-  thread_local std::vector<int32_t> s;
-  thread_local std::vector<float> f;
-  s.assign(static_cast<size_t>(qa.m * b.groups), 0);
-  f.resize(s.size());
-  for (int64_t i = 0; i < qa.m; ++i) {
-    const int8_t* row = qa.codes.data() + i * qa.k;
-    for (int64_t g = 0; g < b.groups; ++g) {
-      int32_t sum = 0;
-      for (int64_t x = g * b.width; x < std::min(qa.k, (g + 1) * b.width); ++x) sum += row[x];
-      s[static_cast<size_t>(i * b.groups + g)] = sum;
-      f[static_cast<size_t>(i * b.groups + g)] = static_cast<float>(sum);
+int32_t code_sum(const int8_t* p, int64_t n) {
+#if defined(__x86_64__)
+  return code_sum_sse2(p, n);
+#else
+  int32_t s = 0;
+  for (int64_t i = 0; i < n; ++i) s += p[i];
+  return s;
+#endif
+}
+
+// A as the kernels read it, kept per calling thread from call to call (only ever grown):
+// the codes in the tier's format and, for affine weights, each row's code sum per group,
+// [M][groups], as int32 (the code-offset shift) and as float (the m term; exact: |s| <= 128
+// x the width). One pass per row on lib/ref's kept threads by activations.cpp's rule (one
+// per 1 MiB of A's floats): on the calling thread alone the sums were a scalar pass per call.
+struct PreparedA {
+  const uint8_t* a = nullptr;
+  int64_t stride = 0;
+  const int32_t* gsum = nullptr;
+  const float* gsum_f = nullptr;
+};
+
+PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, int most_threads) {
+  thread_local std::vector<uint8_t> buf;
+  thread_local std::vector<int32_t> sums;
+  thread_local std::vector<float> sums_f;
+  const GroupTier t = b.tier;
+  const bool packed = t != GroupTier::portable, with_sums = b.code_offset != 0 || !b.mins.empty();
+  const int64_t kp = round_up(qa.k, group_tier_unit(t));
+  PreparedA out{.a = reinterpret_cast<const uint8_t*>(qa.codes.data()), .stride = qa.k};
+  if (packed) out.stride = kp * (t == GroupTier::avx2 ? 2 : 1);
+  if (packed && buf.size() < static_cast<size_t>(qa.m * out.stride)) buf.resize(static_cast<size_t>(qa.m * out.stride));
+  if (with_sums) sums.resize(static_cast<size_t>(qa.m * b.groups)), sums_f.resize(sums.size());
+  if (!packed && !with_sums) return out;
+  // The calling thread's buffers: a worker naming `buf` in the loop would get its own.
+  uint8_t* const dst = packed ? buf.data() : nullptr;
+  int32_t* const s = with_sums ? sums.data() : nullptr;
+  float* const sf = with_sums ? sums_f.data() : nullptr;
+  int threads = ref::detail::split_threads(0, 0, qa.m * qa.k * static_cast<int64_t>(sizeof(float)), true, qa.m);
+  if (most_threads > 0) threads = std::min(threads, most_threads);
+  ref::detail::for_panel_chunks(threads, qa.m, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      const int8_t* row = qa.codes.data() + i * qa.k;
+      if (dst != nullptr) pack_a_row(row, qa.k, kp, t, dst + i * out.stride);
+      for (int64_t g = 0; g < b.groups && s != nullptr; ++g) {
+        const auto at = static_cast<size_t>(i * b.groups + g);
+        s[at] = code_sum(row + g * b.width, std::min(b.width, qa.k - g * b.width));
+        sf[at] = static_cast<float>(s[at]);
+      }
     }
-  }
-  *sums = s.data();
-  *sums_f = f.data();
+  }, 8);
+  if (packed) out.a = dst;
+  if (with_sums) out.gsum = s, out.gsum_f = sf;
+  return out;
 }
 
 using StripFn = void (*)(const StripCall&);
@@ -167,7 +198,7 @@ Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
   p.scales.assign(static_cast<size_t>(p.strips * p.groups * p.strip), 0.0f);
   if (tier == GroupTier::vnni) p.bias.assign(p.scales.size(), 0);
   if (!w.mins().empty()) p.mins.assign(p.scales.size(), 0.0f);
-  p.code_offset = w.code_offset();
+  p.code_offset = w.code_offset() - folded_offset(w, tier);
   std::vector<int8_t> codes;
   for (int64_t g = 0; g < p.groups; ++g) pack_group(w, g, p, codes);
   return p;
@@ -178,11 +209,7 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
   if (c.size() != static_cast<size_t>(qa.m * b.n))
     return make_error(-EINVAL, fmt::format("C holds {} floats, M x N = {}", c.size(), qa.m * b.n));
   if (o.threads < 0) return make_error(-EINVAL, fmt::format("threads = {}: must be >= 0", o.threads));
-  int64_t a_stride = 0;
-  const uint8_t* a = pack_a(qa, b.tier, &a_stride);
-  const int32_t* gsum = nullptr;
-  const float* gsum_f = nullptr;
-  if (b.affine()) fused_row_group_sums(qa, b, &gsum, &gsum_f);
+  const PreparedA pa = prepare_a(qa, b, o.threads);
   const int64_t m = qa.m;
   // Short M reads B once per call (bound by its bytes), as lib/ref's short-M path.
   // split.h counts short M's work in its own bytes per thread: B's bytes scaled to ours.
@@ -196,7 +223,7 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
     std::fill(same, same + kStripRows, qa.scales[0]);
     for (int64_t s = s0; s < s1; ++s) {
       const auto cell = static_cast<size_t>(s * b.groups * b.strip);
-      StripCall x{.a = a, .a_stride = a_stride, .width = b.width, .rows = 0,
+      StripCall x{.a = pa.a, .a_stride = pa.stride, .width = b.width, .rows = 0,
                   .cols = static_cast<int>(std::min(b.strip, b.n - s * b.strip)),
                   .b = b.b.data() + s * b.group_off.back(), .group_off = b.group_off.data(), .groups = b.groups,
                   .bias = b.bias.empty() ? nullptr : b.bias.data() + cell, .scales = b.scales.data() + cell,
@@ -204,10 +231,10 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
                   .mins = b.mins.empty() ? nullptr : b.mins.data() + cell, .code_offset = b.code_offset};
       for (int64_t r0 = 0; r0 < m; r0 += rows) {
         x.rows = static_cast<int>(std::min<int64_t>(rows, m - r0));
-        x.a = a + r0 * a_stride;
+        x.a = pa.a + r0 * pa.stride;
         x.sa = qa.scheme.per_row ? qa.scales.data() + r0 : same;
         x.c = c.data() + r0 * b.n + s * b.strip;
-        if (gsum != nullptr) x.gsum = gsum + r0 * b.groups, x.gsum_f = gsum_f + r0 * b.groups;
+        if (pa.gsum != nullptr) x.gsum = pa.gsum + r0 * b.groups, x.gsum_f = pa.gsum_f + r0 * b.groups;
         fn(x);
       }
     }

@@ -9,8 +9,9 @@
 // across K in floats, so the vectors run across N (as lib/ref's fp16 strips do), and the
 // threads take column strips by lib/ref/split.h's rule. Affine imports (ggml Q4_1:
 // reference.h qmatmul_codes) in the same pass: acc_g made the format's sum exactly in int32
-// (+ code_offset x s_g, s_g the row's code sum over the group, folded into the accumulator's
-// start), then u_g = fl(u_g + fl(float(s_g) * mn[g][n])) before it joins t.
+// (int4: the offset already in the packed codes; int8: + code_offset x s_g, s_g the row's
+// code sum over the group, folded into the accumulator's start), then
+// u_g = fl(u_g + fl(float(s_g) * mn[g][n])) before it joins t.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +43,8 @@ int group_tier_strip(GroupTier t);
 // Symmetric weights packed for one tier: per strip of columns, each group's steps (its rows
 // rounded up to the unit, zero padded), the group's weight scales for the strip's columns
 // (0 past N) and, on vnni, -128 x each column's code sum over the group (modulo 2^32);
-// affine weights also their m terms and code offset.
+// affine weights also their m terms and the part of their code offset the packed codes do
+// not already hold (group_kernel.cpp folded_offset: 0 but for int8 weights on vnni and portable).
 struct GroupPacked {
   GroupTier tier = GroupTier::portable;
   int64_t k = 0, n = 0, width = 0, groups = 0, strip = 0, strips = 0;
@@ -51,8 +53,7 @@ struct GroupPacked {
   std::vector<int32_t> bias;       // [strips][groups][strip] (vnni), else empty
   std::vector<float> scales;       // [strips][groups][strip]
   std::vector<float> mins;         // [strips][groups][strip] (affine with an m term), else empty
-  int32_t code_offset = 0;         // stored code + offset = the format's code (Q4_1: 8)
-  bool affine() const { return !mins.empty() || code_offset != 0; }
+  int32_t code_offset = 0;         // packed code + offset = the format's code
   size_t bytes() const {
     return b.size() + bias.size() * sizeof(int32_t) + (scales.size() + mins.size()) * sizeof(float);
   }
@@ -94,8 +95,9 @@ struct StripCall {
   float* c = nullptr;
   int64_t ldc = 0;
   // Affine weights (null / 0 otherwise): the rows' code sums per group, row r's group g at
-  // gsum[r * groups + g] as int32 (x code_offset into the accumulator's start) and as float
-  // (exact: |s_g| <= 128 x the group width) for the m terms `mins` ([groups][strip], or null).
+  // gsum[r * groups + g] as int32 (x code_offset, when not 0, into the accumulator's start)
+  // and as float (exact: |s_g| <= 128 x the group width) for the m terms `mins`
+  // ([groups][strip], or null).
   const int32_t* gsum = nullptr;
   const float* gsum_f = nullptr;
   const float* mins = nullptr;
@@ -108,6 +110,8 @@ inline uint32_t affine_shift(const StripCall& x, int r, int64_t g) {
 }
 
 void strip_portable(const StripCall& x);
+// The sum of n int8 codes (exact in int32 for n < 2^24), on SSE2 lanes (x86-64's baseline).
+int32_t code_sum_sse2(const int8_t* p, int64_t n);
 void strip_avx2(const StripCall& x);
 void strip_vnni(const StripCall& x);
 

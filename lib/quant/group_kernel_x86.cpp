@@ -46,7 +46,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline voi
   }
 }
 
-template <int R, bool Affine>
+// Shift: the weights' code offset is not in the packed codes (group_kernel.cpp folded_offset);
+// Mins: the m term of affine weights.
+template <int R, bool Shift, bool Mins>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const StripCall& x) {
   __m512 t[R][2];
   #pragma GCC unroll 8
@@ -58,7 +60,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const Stri
     __m512i acc[R][2];
     #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      if constexpr (Affine) {  // the format's code: + code_offset x s_g, folded into the start
+      if constexpr (Shift) {  // the format's code: + code_offset x s_g, folded into the start
         const __m512i sh = _mm512_set1_epi32(static_cast<int32_t>(affine_shift(x, r, g)));
         acc[r][0] = _mm512_add_epi32(b0, sh), acc[r][1] = _mm512_add_epi32(b1, sh);
       } else {
@@ -74,7 +76,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const Stri
     for (int r = 0; r < R; ++r) {
       __m512 u0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][0]), s0);
       __m512 u1 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][1]), s1);
-      if (Affine && x.mins != nullptr) {  // u = u + float(s_g) x mn, two IEEE operations
+      if constexpr (Mins) {  // u = u + float(s_g) x mn, two IEEE operations
         const __m512 sf = _mm512_set1_ps(x.gsum_f[r * x.groups + g]);
         u0 = _mm512_add_ps(u0, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * 32)));
         u1 = _mm512_add_ps(u1, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * 32 + 16)));
@@ -95,7 +97,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const Stri
 
 // ---- avx2: 16 columns (two ymm), A as int16, B as int16 pairs. VPMADDWD sums a pair of
 // products into int32 exactly (|a b| <= 128 x 128).
-template <int R, bool Affine>
+template <int R, bool Shift, bool Mins>
 __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
   __m256 t[R][2];
   #pragma GCC unroll 4
@@ -106,7 +108,7 @@ __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
     __m256i acc[R][2];
     #pragma GCC unroll 4
     for (int r = 0; r < R; ++r)  // affine: + code_offset x s_g, the format's code
-      acc[r][0] = acc[r][1] = Affine ? _mm256_set1_epi32(static_cast<int32_t>(affine_shift(x, r, g)))
+      acc[r][0] = acc[r][1] = Shift ? _mm256_set1_epi32(static_cast<int32_t>(affine_shift(x, r, g)))
                                      : _mm256_setzero_si256();
     const uint8_t* a = x.a + g * x.width * 2;
     for (int64_t p = 0; p < pairs; ++p) {
@@ -124,7 +126,7 @@ __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
     for (int r = 0; r < R; ++r) {
       __m256 u0 = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][0]), s0);
       __m256 u1 = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[r][1]), s1);
-      if (Affine && x.mins != nullptr) {  // u = u + float(s_g) x mn
+      if constexpr (Mins) {  // u = u + float(s_g) x mn
         const __m256 sf = _mm256_set1_ps(x.gsum_f[r * x.groups + g]);
         u0 = _mm256_add_ps(u0, _mm256_mul_ps(sf, _mm256_loadu_ps(x.mins + g * 16)));
         u1 = _mm256_add_ps(u1, _mm256_mul_ps(sf, _mm256_loadu_ps(x.mins + g * 16 + 8)));
@@ -142,32 +144,56 @@ __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
   }
 }
 
-template <bool Affine>
+template <bool Shift, bool Mins>
 void strip_vnni_as(const StripCall& x) {
   switch (x.rows) {
-    case 1: return vnni_rows<1, Affine>(x);
-    case 2: return vnni_rows<2, Affine>(x);
-    case 3: return vnni_rows<3, Affine>(x);
-    case 4: return vnni_rows<4, Affine>(x);
-    case 5: return vnni_rows<5, Affine>(x);
-    default: return vnni_rows<6, Affine>(x);
+    case 1: return vnni_rows<1, Shift, Mins>(x);
+    case 2: return vnni_rows<2, Shift, Mins>(x);
+    case 3: return vnni_rows<3, Shift, Mins>(x);
+    case 4: return vnni_rows<4, Shift, Mins>(x);
+    case 5: return vnni_rows<5, Shift, Mins>(x);
+    default: return vnni_rows<6, Shift, Mins>(x);
   }
 }
 
-template <bool Affine>
+template <bool Shift, bool Mins>
 void strip_avx2_as(const StripCall& x) {
   switch (x.rows) {
-    case 1: return avx2_rows<1, Affine>(x);
-    case 2: return avx2_rows<2, Affine>(x);
-    case 3: return avx2_rows<3, Affine>(x);
-    default: return avx2_rows<4, Affine>(x);
+    case 1: return avx2_rows<1, Shift, Mins>(x);
+    case 2: return avx2_rows<2, Shift, Mins>(x);
+    case 3: return avx2_rows<3, Shift, Mins>(x);
+    default: return avx2_rows<4, Shift, Mins>(x);
   }
 }
 
 }  // namespace
 
-void strip_vnni(const StripCall& x) { return x.gsum ? strip_vnni_as<true>(x) : strip_vnni_as<false>(x); }
-void strip_avx2(const StripCall& x) { return x.gsum ? strip_avx2_as<true>(x) : strip_avx2_as<false>(x); }
+void strip_vnni(const StripCall& x) {
+  const bool shift = x.gsum != nullptr && x.code_offset != 0;
+  if (x.mins != nullptr) return shift ? strip_vnni_as<true, true>(x) : strip_vnni_as<false, true>(x);
+  return shift ? strip_vnni_as<true, false>(x) : strip_vnni_as<false, false>(x);
+}
+
+void strip_avx2(const StripCall& x) {
+  const bool shift = x.gsum != nullptr && x.code_offset != 0;
+  if (x.mins != nullptr) return shift ? strip_avx2_as<true, true>(x) : strip_avx2_as<false, true>(x);
+  return shift ? strip_avx2_as<true, false>(x) : strip_avx2_as<false, false>(x);
+}
+
+// (code + 128) is the byte XOR 0x80, unsigned, so PSADBW against zero sums 8 of them into
+// each 64-bit lane exactly; 128 x the count comes off at the end.
+int32_t code_sum_sse2(const int8_t* p, int64_t n) {
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80)), zero = _mm_setzero_si128();
+  __m128i acc = zero;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), flip);
+    acc = _mm_add_epi64(acc, _mm_sad_epu8(v, zero));
+  }
+  int64_t s = _mm_cvtsi128_si64(acc) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(acc, acc)) - 128 * i;
+  for (; i < n; ++i) s += p[i];
+  return static_cast<int32_t>(s);
+}
 
 }  // namespace ork::quant::detail
 #endif

@@ -106,38 +106,82 @@ TEST(FusedQmatmul, FullRangeImportsWithSignedScales) {
 // Affine imports (ggml Q4_1: stored code q - 8, code offset 8, an m term per group; and an
 // offset without m, and m without offset) against reference::qmatmul_codes on the format's
 // codes, every tier and thread count, both activation widths, M off the row block, N off
-// the strips, a short last group, and per-channel (one group: the fused kernel too).
-TEST(FusedQmatmul, AffineImportsAreTheReference) {
-  std::mt19937 rng(21);
+// the strips, a short last group, and per-channel (one group: the fused kernel too). int4's
+// offset is folded into the packed codes; int8 weights with an offset up to 128 (stored 127
+// + 128 is no int8) keep the per-row shift on vnni and portable: both paths, groups of 32
+// and 128 (the row sums' 16-byte steps and their tails).
+// A of 260 x 2048 (2 MiB of floats): packed and its row sums taken on 2 threads where the
+// machine has 2 (group_kernel.cpp prepare_a, the activation quantiser's rule), each thread
+// writing its rows into the calling thread's buffers.
+constexpr KernelShape kLargeA{260, 2048, 33};
+
+TEST(FusedQmatmul, LargeAIsPreparedOnTheKeptThreads) {
+  const auto wf = random_matrix(kLargeA.k, kLargeA.n, 61);
+  const auto a = random_matrix(kLargeA.m, kLargeA.k, 62);
+  const WeightScheme ws{Bits::int4, 32};
+  auto w = QuantWeights::quantise(wf, kLargeA.k, kLargeA.n, ws);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  const ActScheme as{Bits::int8, true};
+  auto want = reference::qmatmul(a, wf, kLargeA.m, kLargeA.k, kLargeA.n, ws, as);
+  ASSERT_TRUE(want.ok());
+  for (GroupTier t : supported_group_tiers())
+    for (int threads : {0, 1, 2}) ASSERT_EQ(run(t, threads, *w, a, kLargeA.m, as, *want), "") << group_tier_name(t);
+}
+
+struct AffineCase {
+  KernelShape s;
+  int64_t group;  // 0: one group of K
+  Bits bits;
+  int offset;
+  bool with_mins;
+};
+
+std::vector<AffineCase> affine_cases() {
+  std::vector<AffineCase> out;
   for (const KernelShape& s : {KernelShape{5, 96, 40}, KernelShape{1, 70, 33}, KernelShape{9, 32, 70}, KernelShape{4, 200, 16}})
     for (auto [offset, with_mins] : {std::pair{8, true}, {8, false}, {0, true}, {3, true}})
-      for (Bits ab : {Bits::int8, Bits::int4}) {
-        const WeightScheme ws{Bits::int4, s.k <= 32 ? 0 : 32, true, true};
-        const int64_t width = s.k <= 32 ? s.k : 32, groups = (s.k + width - 1) / width;
-        std::uniform_int_distribution<int> code(-8, 7);
-        std::normal_distribution<float> scale(0.0f, 0.02f);
-        std::vector<int32_t> q(static_cast<size_t>(s.k * s.n));  // the format's codes
-        std::vector<uint8_t> bytes(static_cast<size_t>(QuantWeights::code_bytes(Bits::int4, s.k, s.n)), 0);
-        for (size_t i = 0; i < q.size(); ++i) {
-          const int stored = code(rng);
-          q[i] = stored + offset;
-          bytes[i / 2] |= static_cast<uint8_t>((stored & 0xf) << (i % 2 * 4));
-        }
-        std::vector<float> d(static_cast<size_t>(groups * s.n)), mins(with_mins ? d.size() : 0);
-        for (float& x : d) x = scale(rng);
-        for (float& x : mins) x = scale(rng);
-        auto w = QuantWeights::import(bytes, d, s.k, s.n, ws, {.mins = mins, .code_offset = offset});
-        ASSERT_TRUE(w.ok()) << w.error().message;
-        const auto a = random_matrix(s.m, s.k, static_cast<uint32_t>(rng()));
-        const ActScheme as{ab, s.m % 2 == 1};
-        auto want = reference::qmatmul_codes(a, s.m, q, d, mins, s.k, s.n, width, as);
-        ASSERT_TRUE(want.ok());
-        for (GroupTier t : supported_group_tiers())
-          for (int threads : {0, 1, 2, 3})
-            ASSERT_EQ(run(t, threads, *w, a, s.m, as, *want), "")
-                << group_tier_name(t) << " threads " << threads << " M x K x N = " << s.m << " x " << s.k << " x "
-                << s.n << " offset " << offset << (with_mins ? " with m" : "") << " a" << static_cast<int>(ab);
+      out.push_back({s, s.k <= 32 ? 0 : 32, Bits::int4, offset, with_mins});
+  for (auto [offset, with_mins] : {std::pair{128, true}, {128, false}, {5, true}})
+    out.push_back({{7, 300, 35}, 128, Bits::int8, offset, with_mins}), out.push_back({{2, 45, 33}, 32, Bits::int8, offset, with_mins});
+  out.push_back({{3, 300, 47}, 128, Bits::int4, 8, true});
+  out.push_back({kLargeA, 32, Bits::int4, 8, true});
+  return out;
+}
+
+TEST(FusedQmatmul, AffineImportsAreTheReference) {
+  std::mt19937 rng(21);
+  for (const AffineCase& c : affine_cases())
+    for (Bits ab : {Bits::int8, Bits::int4}) {
+      const KernelShape& s = c.s;
+      const WeightScheme ws{c.bits, c.group, true, true};
+      const int64_t width = c.group == 0 ? s.k : c.group, groups = (s.k + width - 1) / width;
+      const int lo = c.bits == Bits::int8 ? -128 : -8;
+      std::uniform_int_distribution<int> code(lo, -lo - 1);
+      std::normal_distribution<float> scale(0.0f, 0.02f);
+      std::vector<int32_t> q(static_cast<size_t>(s.k * s.n));  // the format's codes
+      std::vector<uint8_t> bytes(static_cast<size_t>(QuantWeights::code_bytes(c.bits, s.k, s.n)), 0);
+      for (size_t i = 0; i < q.size(); ++i) {
+        const int stored = i == 0 ? -lo - 1 : i == 1 ? lo : code(rng);  // both ends of the range
+        q[i] = stored + c.offset;
+        if (c.bits == Bits::int8) bytes[i] = static_cast<uint8_t>(stored);
+        else bytes[i / 2] |= static_cast<uint8_t>((stored & 0xf) << (i % 2 * 4));
       }
+      std::vector<float> d(static_cast<size_t>(groups * s.n)), mins(c.with_mins ? d.size() : 0);
+      for (float& x : d) x = scale(rng);
+      for (float& x : mins) x = scale(rng);
+      auto w = QuantWeights::import(bytes, d, s.k, s.n, ws, {.mins = mins, .code_offset = c.offset});
+      ASSERT_TRUE(w.ok()) << w.error().message;
+      const auto a = random_matrix(s.m, s.k, static_cast<uint32_t>(rng()));
+      const ActScheme as{ab, s.m % 2 == 1};
+      auto want = reference::qmatmul_codes(a, s.m, q, d, mins, s.k, s.n, width, as);
+      ASSERT_TRUE(want.ok());
+      for (GroupTier t : supported_group_tiers())
+        for (int threads : {0, 1, 2, 3})
+          ASSERT_EQ(run(t, threads, *w, a, s.m, as, *want), "")
+              << group_tier_name(t) << " threads " << threads << " M x K x N = " << s.m << " x " << s.k << " x " << s.n
+              << " group " << c.group << " w" << static_cast<int>(c.bits) << " offset " << c.offset
+              << (c.with_mins ? " with m" : "") << " a" << static_cast<int>(ab);
+    }
 }
 
 // The groups' order decides the bits: three groups whose terms are 2^24, 1 and -2^24 (scales
