@@ -197,15 +197,38 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inlin
   for (int64_t r = 0; r < kHostRowBlock; ++r) __builtin_prefetch(c + r * n_len + 2 * kSumPrefetchPairs * 8, 1, 3);
 }
 
+// A block of fewer than 8 rows (decode; a stacked plan's diagonal blocks at M < 8): its
+// `bytes`-long run (16 per row) of a surface ahead, in every slice. A stacked plan's
+// surfaces are S x M rows deep (896 bytes at 4 x 18944 x 3584, fourteen slices), so each
+// slice was read 16 to 112 bytes every few lines, no stream a prefetcher followed: int4 took
+// 1.6-2.5x int8's CPU time at M = 1..4 there (docs/matmul-schedule.md). Only where surfaces
+// are more than kSparseSurfaceBytes apart: closer, the reads are a stream the hardware
+// follows, and the prefetches measured a cost (1 x 3584 x 18944, int4 0.82x int8's CPU time
+// without, 0.98x with).
+constexpr int64_t kSparseSurfaceBytes = 128;
+__attribute__((always_inline)) inline void prefetch_rows_ahead(const int16_t* const* s, int64_t count, int64_t at,
+                                                               int64_t bytes) {
+  for (int64_t j = 0; j < count; ++j) {
+    const char* ahead = reinterpret_cast<const char*>(s[j] + at);
+    __builtin_prefetch(ahead, 0, 3);
+    __builtin_prefetch(ahead + bytes - 1, 0, 3);
+  }
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_avx512(
     const int16_t* const* s, int64_t count, int64_t surface, int32_t* c, int64_t n_len, bool first, int64_t r0,
     int64_t r1, int64_t pairs) {
   const bool for_write = cpu::has(cpu::kPrefetchw);
+  const bool sparse = surface * static_cast<int64_t>(sizeof(int16_t)) > kSparseSurfaceBytes;
   for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
     const int64_t rows = std::min(kHostRowBlock, r1 - m0);
     for (int64_t g = 0; g < 2 * pairs; g += 2) {
       const int64_t at = g * surface + m0 * 8;
       if (rows < kHostRowBlock) {
+        if (sparse) {
+          prefetch_rows_ahead(s, count, at + 2 * kSumPrefetchPairs * surface, rows * 16);
+          prefetch_rows_ahead(s, count, at + (2 * kSumPrefetchPairs + 1) * surface, rows * 16);
+        }
         for (int64_t m = m0; m < m0 + rows; ++m)
           atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
         continue;
@@ -240,14 +263,16 @@ __attribute__((target("avx2,prfchw"))) void rows_i16_avx2(const int16_t* const* 
                                                           int32_t* c, int64_t n_len, bool first, int64_t r0,
                                                           int64_t r1, int64_t full) {
   const bool for_write = cpu::has(cpu::kPrefetchw);
+  const bool sparse = surface * static_cast<int64_t>(sizeof(int16_t)) > kSparseSurfaceBytes;
   for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
     const int64_t rows = std::min(kHostRowBlock, r1 - m0);
     for (int64_t g = 0; g < full; ++g) {
+      const int64_t at = g * surface + m0 * 8;
       if (rows < kHostRowBlock) {
+        if (sparse) prefetch_rows_ahead(s, count, at + kSumPrefetchSurfaces * surface, rows * 16);
         for (int64_t m = m0; m < m0 + rows; ++m) atom_i16_avx2(s, count, g * surface + m * 8, c + m * n_len + g * 8, first);
         continue;
       }
-      const int64_t at = g * surface + m0 * 8;
       prefetch_surface_ahead(s, count, at, surface, c + m0 * n_len + g * 8, n_len, for_write && g % 2 == 0);
       block_i16_avx2(s, count, at, c + m0 * n_len + g * 8, n_len, first);
     }
