@@ -215,27 +215,50 @@ __attribute__((always_inline)) inline void prefetch_rows_ahead(const int16_t* co
   }
 }
 
+// One 8-row block (or the last, shorter one) of surfaces g and g + 1.
+__attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inline void pair_block_i16_avx512(
+    const int16_t* const* s, int64_t count, int64_t surface, int32_t* c, int64_t n_len, bool first, int64_t m0,
+    int64_t rows, int64_t g, bool for_write, bool sparse) {
+  const int64_t at = g * surface + m0 * 8;
+  if (rows < kHostRowBlock) {
+    if (sparse) {
+      prefetch_rows_ahead(s, count, at + 2 * kSumPrefetchPairs * surface, rows * 16);
+      prefetch_rows_ahead(s, count, at + (2 * kSumPrefetchPairs + 1) * surface, rows * 16);
+    }
+    for (int64_t m = m0; m < m0 + rows; ++m)
+      atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
+    return;
+  }
+  prefetch_pair_ahead(s, count, at, surface, c + m0 * n_len + g * 8, n_len, for_write);
+  rows8_pair_i16_avx512(s, count, at, surface, c + m0 * n_len + g * 8, n_len, first);
+}
+
+// Rows per visit of a surface where a surface is a 4 KiB page or more (M >= 256): the
+// visit's 8-row blocks one after another, so each slice's page is read 512 bytes a visit,
+// not 128. Rows outer one block at a time read a new page per surface in every slice
+// (7,104 a block at 256 x 3584 x 18944, three slices, against int8's 4,736), none of them
+// again until the next block, past the TLB. Measured (ork_bench --host-dtypes, M = 256 and
+// 512 x 3584 x 18944, int4 over int8's CPU time, medians of three runs, 2026-12-05, load
+// 6-9): AVX-512 8 rows 1.46x / 1.45x, 16 rows 1.04x / 1.05x, 32 rows 1.03x / 0.92x; AVX2
+// 1.55x / 1.66x, 1.64x / 1.73x, 1.45x / 1.38x.
+constexpr int64_t kVisitRows = 4 * kHostRowBlock;
+constexpr int64_t kPageBytes = 4096;
+int64_t visit_rows(int64_t surface) {
+  return surface * static_cast<int64_t>(sizeof(int16_t)) >= kPageBytes ? kVisitRows : kHostRowBlock;
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_avx512(
     const int16_t* const* s, int64_t count, int64_t surface, int32_t* c, int64_t n_len, bool first, int64_t r0,
     int64_t r1, int64_t pairs) {
   const bool for_write = cpu::has(cpu::kPrefetchw);
   const bool sparse = surface * static_cast<int64_t>(sizeof(int16_t)) > kSparseSurfaceBytes;
-  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
-    const int64_t rows = std::min(kHostRowBlock, r1 - m0);
-    for (int64_t g = 0; g < 2 * pairs; g += 2) {
-      const int64_t at = g * surface + m0 * 8;
-      if (rows < kHostRowBlock) {
-        if (sparse) {
-          prefetch_rows_ahead(s, count, at + 2 * kSumPrefetchPairs * surface, rows * 16);
-          prefetch_rows_ahead(s, count, at + (2 * kSumPrefetchPairs + 1) * surface, rows * 16);
-        }
-        for (int64_t m = m0; m < m0 + rows; ++m)
-          atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
-        continue;
-      }
-      prefetch_pair_ahead(s, count, at, surface, c + m0 * n_len + g * 8, n_len, for_write);
-      rows8_pair_i16_avx512(s, count, at, surface, c + m0 * n_len + g * 8, n_len, first);
-    }
+  const int64_t visit = visit_rows(surface);
+  for (int64_t v0 = r0; v0 < r1; v0 += visit) {
+    const int64_t v1 = std::min(r1, v0 + visit);
+    for (int64_t g = 0; g < 2 * pairs; g += 2)
+      for (int64_t m0 = v0; m0 < v1; m0 += kHostRowBlock)
+        pair_block_i16_avx512(s, count, surface, c, n_len, first, m0, std::min(kHostRowBlock, v1 - m0), g, for_write,
+                              sparse);
   }
 }
 
@@ -259,23 +282,32 @@ __attribute__((target("avx2,prfchw"), always_inline)) inline void prefetch_surfa
   for (int64_t r = 0; r < kHostRowBlock; ++r) __builtin_prefetch(c + r * n_len + kSumPrefetchSurfaces * 8, 1, 3);
 }
 
+// One 8-row block (or the last, shorter one) of surface g.
+__attribute__((target("avx2,prfchw"), always_inline)) inline void surface_block_i16_avx2(
+    const int16_t* const* s, int64_t count, int64_t surface, int32_t* c, int64_t n_len, bool first, int64_t m0,
+    int64_t rows, int64_t g, bool for_write, bool sparse) {
+  const int64_t at = g * surface + m0 * 8;
+  if (rows < kHostRowBlock) {
+    if (sparse) prefetch_rows_ahead(s, count, at + kSumPrefetchSurfaces * surface, rows * 16);
+    for (int64_t m = m0; m < m0 + rows; ++m) atom_i16_avx2(s, count, g * surface + m * 8, c + m * n_len + g * 8, first);
+    return;
+  }
+  prefetch_surface_ahead(s, count, at, surface, c + m0 * n_len + g * 8, n_len, for_write && g % 2 == 0);
+  block_i16_avx2(s, count, at, c + m0 * n_len + g * 8, n_len, first);
+}
+
 __attribute__((target("avx2,prfchw"))) void rows_i16_avx2(const int16_t* const* s, int64_t count, int64_t surface,
                                                           int32_t* c, int64_t n_len, bool first, int64_t r0,
                                                           int64_t r1, int64_t full) {
   const bool for_write = cpu::has(cpu::kPrefetchw);
   const bool sparse = surface * static_cast<int64_t>(sizeof(int16_t)) > kSparseSurfaceBytes;
-  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
-    const int64_t rows = std::min(kHostRowBlock, r1 - m0);
-    for (int64_t g = 0; g < full; ++g) {
-      const int64_t at = g * surface + m0 * 8;
-      if (rows < kHostRowBlock) {
-        if (sparse) prefetch_rows_ahead(s, count, at + kSumPrefetchSurfaces * surface, rows * 16);
-        for (int64_t m = m0; m < m0 + rows; ++m) atom_i16_avx2(s, count, g * surface + m * 8, c + m * n_len + g * 8, first);
-        continue;
-      }
-      prefetch_surface_ahead(s, count, at, surface, c + m0 * n_len + g * 8, n_len, for_write && g % 2 == 0);
-      block_i16_avx2(s, count, at, c + m0 * n_len + g * 8, n_len, first);
-    }
+  const int64_t visit = visit_rows(surface);
+  for (int64_t v0 = r0; v0 < r1; v0 += visit) {
+    const int64_t v1 = std::min(r1, v0 + visit);
+    for (int64_t g = 0; g < full; ++g)
+      for (int64_t m0 = v0; m0 < v1; m0 += kHostRowBlock)
+        surface_block_i16_avx2(s, count, surface, c, n_len, first, m0, std::min(kHostRowBlock, v1 - m0), g, for_write,
+                               sparse);
   }
 }
 
