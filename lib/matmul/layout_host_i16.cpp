@@ -255,6 +255,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_
   const int64_t visit = visit_rows(surface);
   for (int64_t v0 = r0; v0 < r1; v0 += visit) {
     const int64_t v1 = std::min(r1, v0 + visit);
+    if (v1 - v0 <= kHostRowBlock) {  // one block (below M = 256): its rows fixed for the pass
+      for (int64_t g = 0; g < 2 * pairs; g += 2)
+        pair_block_i16_avx512(s, count, surface, c, n_len, first, v0, v1 - v0, g, for_write, sparse);
+      continue;
+    }
     for (int64_t g = 0; g < 2 * pairs; g += 2)
       for (int64_t m0 = v0; m0 < v1; m0 += kHostRowBlock)
         pair_block_i16_avx512(s, count, surface, c, n_len, first, m0, std::min(kHostRowBlock, v1 - m0), g, for_write,
@@ -304,6 +309,11 @@ __attribute__((target("avx2,prfchw"))) void rows_i16_avx2(const int16_t* const* 
   const int64_t visit = visit_rows(surface);
   for (int64_t v0 = r0; v0 < r1; v0 += visit) {
     const int64_t v1 = std::min(r1, v0 + visit);
+    if (v1 - v0 <= kHostRowBlock) {  // one block (below M = 256): its rows fixed for the pass
+      for (int64_t g = 0; g < full; ++g)
+        surface_block_i16_avx2(s, count, surface, c, n_len, first, v0, v1 - v0, g, for_write, sparse);
+      continue;
+    }
     for (int64_t g = 0; g < full; ++g)
       for (int64_t m0 = v0; m0 < v1; m0 += kHostRowBlock)
         surface_block_i16_avx2(s, count, surface, c, n_len, first, m0, std::min(kHostRowBlock, v1 - m0), g, for_write,
