@@ -309,6 +309,11 @@ __attribute__((target("avx2,prfchw"))) void rows_i16_avx2(const int16_t* const* 
   const int64_t visit = visit_rows(surface);
   for (int64_t v0 = r0; v0 < r1; v0 += visit) {
     const int64_t v1 = std::min(r1, v0 + visit);
+    if (v1 - v0 < kHostRowBlock && !sparse) {  // a part block in a stream: the atoms alone
+      for (int64_t g = 0; g < full; ++g)
+        for (int64_t m = v0; m < v1; ++m) atom_i16_avx2(s, count, g * surface + m * 8, c + m * n_len + g * 8, first);
+      continue;
+    }
     if (v1 - v0 <= kHostRowBlock) {  // one block (below M = 256): its rows fixed for the pass
       for (int64_t g = 0; g < full; ++g)
         surface_block_i16_avx2(s, count, surface, c, n_len, first, v0, v1 - v0, g, for_write, sparse);
