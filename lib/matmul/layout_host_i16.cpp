@@ -239,7 +239,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inlin
 // (7,104 a block at 256 x 3584 x 18944, three slices, against int8's 4,736), none of them
 // again until the next block, past the TLB. Measured (ork_bench --host-dtypes, M = 256 and
 // 512 x 3584 x 18944, int4 over int8's CPU time, medians of three runs, 2026-12-05, load
-// 6-9): AVX-512 8 rows 1.46x / 1.45x, 16 rows 1.04x / 1.05x, 32 rows 1.03x / 0.92x; AVX2
+// average 5.6-9.5): AVX-512 8 rows 1.46x / 1.45x, 16 rows 1.04x / 1.05x, 32 rows 1.03x / 0.92x; AVX2
 // 1.55x / 1.66x, 1.64x / 1.73x, 1.45x / 1.38x.
 constexpr int64_t kVisitRows = 4 * kHostRowBlock;
 constexpr int64_t kPageBytes = 4096;
