@@ -197,22 +197,73 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inlin
   for (int64_t r = 0; r < kHostRowBlock; ++r) __builtin_prefetch(c + r * n_len + 2 * kSumPrefetchPairs * 8, 1, 3);
 }
 
+// A block of fewer than 8 rows (decode; a stacked plan's diagonal blocks at M < 8): its
+// `bytes`-long run (16 per row) of a surface ahead, in every slice. A stacked plan's
+// surfaces are S x M rows deep (896 bytes at 4 x 18944 x 3584, fourteen slices), so each
+// slice was read 16 to 112 bytes every few lines, no stream a prefetcher followed: int4 took
+// 1.6-2.5x int8's CPU time at M = 1..4 there (docs/matmul-schedule.md). Only where surfaces
+// are more than kSparseSurfaceBytes apart: closer, the reads are a stream the hardware
+// follows, and the prefetches measured a cost (1 x 3584 x 18944, int4 0.82x int8's CPU time
+// without, 0.98x with).
+constexpr int64_t kSparseSurfaceBytes = 128;
+__attribute__((always_inline)) inline void prefetch_rows_ahead(const int16_t* const* s, int64_t count, int64_t at,
+                                                               int64_t bytes) {
+  for (int64_t j = 0; j < count; ++j) {
+    const char* ahead = reinterpret_cast<const char*>(s[j] + at);
+    __builtin_prefetch(ahead, 0, 3);
+    __builtin_prefetch(ahead + bytes - 1, 0, 3);
+  }
+}
+
+// One 8-row block (or the last, shorter one) of surfaces g and g + 1.
+__attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inline void pair_block_i16_avx512(
+    const int16_t* const* s, int64_t count, int64_t surface, int32_t* c, int64_t n_len, bool first, int64_t m0,
+    int64_t rows, int64_t g, bool for_write, bool sparse) {
+  const int64_t at = g * surface + m0 * 8;
+  if (rows < kHostRowBlock) {
+    if (sparse) {
+      prefetch_rows_ahead(s, count, at + 2 * kSumPrefetchPairs * surface, rows * 16);
+      prefetch_rows_ahead(s, count, at + (2 * kSumPrefetchPairs + 1) * surface, rows * 16);
+    }
+    for (int64_t m = m0; m < m0 + rows; ++m)
+      atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
+    return;
+  }
+  prefetch_pair_ahead(s, count, at, surface, c + m0 * n_len + g * 8, n_len, for_write);
+  rows8_pair_i16_avx512(s, count, at, surface, c + m0 * n_len + g * 8, n_len, first);
+}
+
+// Rows per visit of a surface where a surface is a 4 KiB page or more (M >= 256): the
+// visit's 8-row blocks one after another, so each slice's page is read 512 bytes a visit,
+// not 128. Rows outer one block at a time read a new page per surface in every slice
+// (7,104 a block at 256 x 3584 x 18944, three slices, against int8's 4,736), none of them
+// again until the next block, past the TLB. Measured (ork_bench --host-dtypes, M = 256 and
+// 512 x 3584 x 18944, int4 over int8's CPU time, medians of three runs, 2026-12-05, load
+// average 5.6-9.5): AVX-512 8 rows 1.46x / 1.45x, 16 rows 1.04x / 1.05x, 32 rows 1.03x / 0.92x; AVX2
+// 1.55x / 1.66x, 1.64x / 1.73x, 1.45x / 1.38x.
+constexpr int64_t kVisitRows = 4 * kHostRowBlock;
+constexpr int64_t kPageBytes = 4096;
+int64_t visit_rows(int64_t surface) {
+  return surface * static_cast<int64_t>(sizeof(int16_t)) >= kPageBytes ? kVisitRows : kHostRowBlock;
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_avx512(
     const int16_t* const* s, int64_t count, int64_t surface, int32_t* c, int64_t n_len, bool first, int64_t r0,
     int64_t r1, int64_t pairs) {
   const bool for_write = cpu::has(cpu::kPrefetchw);
-  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
-    const int64_t rows = std::min(kHostRowBlock, r1 - m0);
-    for (int64_t g = 0; g < 2 * pairs; g += 2) {
-      const int64_t at = g * surface + m0 * 8;
-      if (rows < kHostRowBlock) {
-        for (int64_t m = m0; m < m0 + rows; ++m)
-          atom2_i16_avx512(s, count, g * surface + m * 8, surface, c + m * n_len + g * 8, first);
-        continue;
-      }
-      prefetch_pair_ahead(s, count, at, surface, c + m0 * n_len + g * 8, n_len, for_write);
-      rows8_pair_i16_avx512(s, count, at, surface, c + m0 * n_len + g * 8, n_len, first);
+  const bool sparse = surface * static_cast<int64_t>(sizeof(int16_t)) > kSparseSurfaceBytes;
+  const int64_t visit = visit_rows(surface);
+  for (int64_t v0 = r0; v0 < r1; v0 += visit) {
+    const int64_t v1 = std::min(r1, v0 + visit);
+    if (v1 - v0 <= kHostRowBlock) {  // one block (below M = 256): its rows fixed for the pass
+      for (int64_t g = 0; g < 2 * pairs; g += 2)
+        pair_block_i16_avx512(s, count, surface, c, n_len, first, v0, v1 - v0, g, for_write, sparse);
+      continue;
     }
+    for (int64_t g = 0; g < 2 * pairs; g += 2)
+      for (int64_t m0 = v0; m0 < v1; m0 += kHostRowBlock)
+        pair_block_i16_avx512(s, count, surface, c, n_len, first, m0, std::min(kHostRowBlock, v1 - m0), g, for_write,
+                              sparse);
   }
 }
 
@@ -236,21 +287,42 @@ __attribute__((target("avx2,prfchw"), always_inline)) inline void prefetch_surfa
   for (int64_t r = 0; r < kHostRowBlock; ++r) __builtin_prefetch(c + r * n_len + kSumPrefetchSurfaces * 8, 1, 3);
 }
 
+// One 8-row block (or the last, shorter one) of surface g.
+__attribute__((target("avx2,prfchw"), always_inline)) inline void surface_block_i16_avx2(
+    const int16_t* const* s, int64_t count, int64_t surface, int32_t* c, int64_t n_len, bool first, int64_t m0,
+    int64_t rows, int64_t g, bool for_write, bool sparse) {
+  const int64_t at = g * surface + m0 * 8;
+  if (rows < kHostRowBlock) {
+    if (sparse) prefetch_rows_ahead(s, count, at + kSumPrefetchSurfaces * surface, rows * 16);
+    for (int64_t m = m0; m < m0 + rows; ++m) atom_i16_avx2(s, count, g * surface + m * 8, c + m * n_len + g * 8, first);
+    return;
+  }
+  prefetch_surface_ahead(s, count, at, surface, c + m0 * n_len + g * 8, n_len, for_write && g % 2 == 0);
+  block_i16_avx2(s, count, at, c + m0 * n_len + g * 8, n_len, first);
+}
+
 __attribute__((target("avx2,prfchw"))) void rows_i16_avx2(const int16_t* const* s, int64_t count, int64_t surface,
                                                           int32_t* c, int64_t n_len, bool first, int64_t r0,
                                                           int64_t r1, int64_t full) {
   const bool for_write = cpu::has(cpu::kPrefetchw);
-  for (int64_t m0 = r0; m0 < r1; m0 += kHostRowBlock) {
-    const int64_t rows = std::min(kHostRowBlock, r1 - m0);
-    for (int64_t g = 0; g < full; ++g) {
-      if (rows < kHostRowBlock) {
-        for (int64_t m = m0; m < m0 + rows; ++m) atom_i16_avx2(s, count, g * surface + m * 8, c + m * n_len + g * 8, first);
-        continue;
-      }
-      const int64_t at = g * surface + m0 * 8;
-      prefetch_surface_ahead(s, count, at, surface, c + m0 * n_len + g * 8, n_len, for_write && g % 2 == 0);
-      block_i16_avx2(s, count, at, c + m0 * n_len + g * 8, n_len, first);
+  const bool sparse = surface * static_cast<int64_t>(sizeof(int16_t)) > kSparseSurfaceBytes;
+  const int64_t visit = visit_rows(surface);
+  for (int64_t v0 = r0; v0 < r1; v0 += visit) {
+    const int64_t v1 = std::min(r1, v0 + visit);
+    if (v1 - v0 < kHostRowBlock && !sparse) {  // a part block in a stream: the atoms alone
+      for (int64_t g = 0; g < full; ++g)
+        for (int64_t m = v0; m < v1; ++m) atom_i16_avx2(s, count, g * surface + m * 8, c + m * n_len + g * 8, first);
+      continue;
     }
+    if (v1 - v0 <= kHostRowBlock) {  // one block (below M = 256): its rows fixed for the pass
+      for (int64_t g = 0; g < full; ++g)
+        surface_block_i16_avx2(s, count, surface, c, n_len, first, v0, v1 - v0, g, for_write, sparse);
+      continue;
+    }
+    for (int64_t g = 0; g < full; ++g)
+      for (int64_t m0 = v0; m0 < v1; m0 += kHostRowBlock)
+        surface_block_i16_avx2(s, count, surface, c, n_len, first, m0, std::min(kHostRowBlock, v1 - m0), g, for_write,
+                               sparse);
   }
 }
 

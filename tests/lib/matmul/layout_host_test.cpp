@@ -220,6 +220,24 @@ TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactForEverySliceCount) {
   }
 }
 
+// From M = 256 a surface is 4 KiB or more and both loops take 32 rows a visit of a surface
+// (layout_host_i16.cpp, visit_rows): M = 256 is eight whole visits; 300 ends in a visit of
+// 12 rows (a block and a part block of 4); 263 in a part block of 7 alone; two threads
+// (N = 9000 moves past the 8 MiB threshold) split the rows mid-visit.
+TEST(LayoutHost, Int4RowsInVisitsOfAPageAreExact) {
+  for (SumIsa isa : isas_here()) {
+    SCOPED_TRACE(sum_isa_name(isa));
+    ForcedIsa forced(isa);
+    for (int64_t m : {256, 263, 300})
+      for (int64_t n : {24, 333}) {
+        SCOPED_TRACE(testing::Message() << m << " x " << n);
+        expect_group<int16_t, int32_t>({m, 480 * 3, n}, DType::int4, 0, 3);
+        expect_group<int16_t, int32_t>({m, 480 * 3, n}, DType::int4, 1, 2);
+      }
+    expect_group<int16_t, int32_t>({300, 1440, 9000}, DType::int4, 0, 3);
+  }
+}
+
 // The same loops without PREFETCHW (a CPU that lacks it: C's lines are then not prefetched),
 // the best this CPU has and AVX2's (AVX-512 hidden too).
 TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactWithoutPrefetchw) {
