@@ -14,10 +14,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -197,11 +199,60 @@ ork_status matmul_async(ork_device* dev, const Weights& w, const Call& c, int64_
   return s;
 }
 
+// Lets the sampler count the process's descriptors and pages between calls: a call into a
+// device buffer holds that buffer's descriptor while it runs, so a count taken in the middle
+// of some thread's call sees one more than at rest (a flaky "leak" on a loaded machine).
+// A plain mutex and flag, not a shared_mutex: glibc's rwlock prefers readers, and four
+// threads taking it in turn could keep the sampler out for the whole run.
+class Gate {
+ public:
+  void enter() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !paused_; });
+    ++active_;
+  }
+  void leave() {
+    std::lock_guard lock(mu_);
+    --active_;
+    cv_.notify_all();
+  }
+  template <class F>
+  auto at_rest(F f) {  // f() with no call in flight
+    std::unique_lock lock(mu_);
+    paused_ = true;
+    cv_.wait(lock, [&] { return active_ == 0; });
+    auto r = f();
+    paused_ = false;
+    cv_.notify_all();
+    return r;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool paused_ = false;
+  int active_ = 0;
+};
+
+// Holds the gate (if any) for one iteration of a driving loop.
+struct InCall {
+  explicit InCall(Gate* g) : gate(g) {
+    if (gate) gate->enter();
+  }
+  ~InCall() {
+    if (gate) gate->leave();
+  }
+  InCall(const InCall&) = delete;
+  InCall& operator=(const InCall&) = delete;
+  Gate* gate;
+};
+
 // One thread's share: `calls` calls on `dev`, a new set of weights every 16 calls.
-void drive(ork_device* dev, long calls, uint64_t seed, Tally& t, std::atomic<long>* done) {
+void drive(ork_device* dev, long calls, uint64_t seed, Tally& t, std::atomic<long>* done, Gate* gate) {
   std::mt19937_64 rng(seed);
   std::vector<Weights> live;
   for (long i = 0; i < calls; ++i) {
+    const InCall in_call(gate);
     if (live.empty() || i % 16 == 0) {
       Weights w = random_weights(rng);
       if (make_weights(dev, w, static_cast<int>(rng() % 3)) != ORK_OK) {
@@ -255,7 +306,7 @@ pid_t fork_second_process(const std::string& device, long calls) {
     std::atomic<long> done{0};
     ork_device* dev = nullptr;
     if (ork_device_open(device.c_str(), &dev) != ORK_OK) ::_exit(3);
-    drive(dev, calls, 999, t, &done);
+    drive(dev, calls, 999, t, &done, nullptr);
     ork_device_close(dev);
     ::_exit(t.failures == 0 && t.mismatches == 0 && t.checked > 0 ? 0 : 1);
   }
@@ -267,9 +318,9 @@ struct Usage {
   long rss_kib;
   int fds;
 };
-Usage usage_once(const std::atomic<long>& done, long calls) {
+Usage usage_once(const std::atomic<long>& done, long calls, Gate& gate) {
   while (done < calls) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  return {rss_kib(), open_fds()};
+  return gate.at_rest([] { return Usage{rss_kib(), open_fds()}; });
 }
 
 TEST(Soak, MixedCallsFromThreadsAndASecondProcessLeakNothing) {
@@ -287,14 +338,15 @@ TEST(Soak, MixedCallsFromThreadsAndASecondProcessLeakNothing) {
   ASSERT_EQ(ork_device_open(device.c_str(), &dev), ORK_OK) << ork_last_error();
   Tally t;
   std::atomic<long> done{0};
+  Gate gate;
   std::vector<std::thread> pool;
   for (int i = 0; i < threads; ++i)
-    pool.emplace_back(drive, dev, total / threads, 17 + i, std::ref(t), &done);
+    pool.emplace_back(drive, dev, total / threads, 17 + i, std::ref(t), &done, &gate);
   // Samples at the end of the first tenth and at the end of the last (the steady state:
   // contexts, weight caches and BOs of every kind made once).
   const long n = (total / threads) * threads;
-  const auto [rss_first, fds_first] = usage_once(done, n / 10);
-  const auto [rss_last, fds_last] = usage_once(done, n - n / 100);
+  const auto [rss_first, fds_first] = usage_once(done, n / 10, gate);
+  const auto [rss_last, fds_last] = usage_once(done, n - n / 100, gate);
   for (auto& th : pool) th.join();
   ork_device_close(dev);
   int status = 0;
