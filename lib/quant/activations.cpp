@@ -22,15 +22,6 @@ Status check_call(std::span<const float> a, int64_t m, int64_t k, const ActSchem
   return Status::success();
 }
 
-// Both passes over A on lib/ref's kept threads by split.h's bytes rule (one thread per 1 MiB of
-// A), rows handed out 8 at a time: alone, the calling thread took about 0.4 ms at M = 512,
-// K = 2048 (4 MiB), where the int8 call that follows takes about 3 ms on two.
-constexpr int64_t kActRowsPerGrab = 8;
-// `most` > 0 caps it (the cpu device's `cores` option: its host threads).
-int act_threads(int64_t m, int64_t k, int most) {
-  const int t = ref::detail::split_threads(0, 0, m * k * static_cast<int64_t>(sizeof(float)), true, m);
-  return most > 0 ? std::min(t, most) : t;
-}
 
 QuantActivations empty_result(int64_t m, int64_t k, const ActScheme& s) {
   return QuantActivations{.m = m, .k = k, .scheme = s, .codes = std::vector<int8_t>(static_cast<size_t>(m * k)),
@@ -59,10 +50,10 @@ Status quantise_activations(std::span<const float> a, int64_t m, int64_t k, cons
   q.codes.resize(static_cast<size_t>(m * k));  // every code is written below
   q.scales.assign(static_cast<size_t>(s.per_row ? m : 1), 0.0f);
   std::vector<uint32_t> row_max(static_cast<size_t>(m));
-  const int threads_used = act_threads(m, k, threads);
+  const int threads_used = detail::a_pass_threads(m, k, threads);
   ref::detail::for_panel_chunks(threads_used, m, [&](int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; ++i) row_max[static_cast<size_t>(i)] = detail::absmax_bits(a.data() + i * k, k, tier);
-  }, kActRowsPerGrab);
+  }, detail::kAPassRowsPerGrab);
   const uint32_t all = *std::max_element(row_max.begin(), row_max.end());
   if (all > detail::kMaxFiniteBits)
     if (auto st = check_finite(a, m, k, "A"); !st) return st;
@@ -72,8 +63,15 @@ Status quantise_activations(std::span<const float> a, int64_t m, int64_t k, cons
   ref::detail::for_panel_chunks(threads_used, m, [&](int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; ++i)
       detail::quantise_row(a.data() + i * k, k, q.scale(i), s.bits, q.codes.data() + i * k, tier);
-  }, kActRowsPerGrab);
+  }, detail::kAPassRowsPerGrab);
   return Status::success();
+}
+
+// Both passes over A on the kept threads: alone, the calling thread took about 0.4 ms at
+// M = 512, K = 2048 (4 MiB), where the int8 call that follows takes about 3 ms on two.
+int detail::a_pass_threads(int64_t m, int64_t k, int most) {
+  const int t = ref::detail::split_threads(0, 0, m * k * static_cast<int64_t>(sizeof(float)), true, m);
+  return most > 0 ? std::min(t, most) : t;
 }
 
 Result<QuantActivations> quantise_activations_scalar(std::span<const float> a, int64_t m, int64_t k,

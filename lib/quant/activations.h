@@ -37,6 +37,15 @@ Status quantise_activations(std::span<const float> a, int64_t m, int64_t k, cons
 Result<QuantActivations> quantise_activations_scalar(std::span<const float> a, int64_t m, int64_t k,
                                                      const ActScheme& s);
 
+namespace detail {
+// How many of lib/ref's kept threads a pass over A's codes takes (the quantiser's two passes,
+// the fused kernel's packing of A): split.h's bytes rule on A's M x K floats, one thread per
+// 1 MiB; `most` > 0 caps it (the cpu device's `cores` option: its host threads).
+int a_pass_threads(int64_t m, int64_t k, int most);
+// Rows a thread takes at a time in such a pass.
+inline constexpr int64_t kAPassRowsPerGrab = 8;
+}  // namespace detail
+
 // Columns [k0, k0 + cols) of the codes, row-major M x cols: one K-group's feature matrix.
 void copy_columns(const QuantActivations& q, int64_t k0, int64_t cols, std::span<int8_t> out);
 

@@ -96,8 +96,9 @@ int32_t code_sum(const int8_t* p, int64_t n) {
 // A as the kernels read it, kept per calling thread from call to call (only ever grown):
 // the codes in the tier's format and, for affine weights, each row's code sum per group,
 // [M][groups], as int32 (the code-offset shift) and as float (the m term; exact: |s| <= 128
-// x the width). One pass per row on lib/ref's kept threads by activations.cpp's rule (one
-// per 1 MiB of A's floats): on the calling thread alone the sums were a scalar pass per call.
+// x the width). One pass per row on lib/ref's kept threads by activations.h's rule
+// (a_pass_threads: one per 1 MiB of A's floats): on the calling thread alone the sums were
+// a scalar pass per call.
 struct PreparedA {
   const uint8_t* a = nullptr;
   int64_t stride = 0;
@@ -121,9 +122,7 @@ PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, int most_t
   uint8_t* const dst = packed ? buf.data() : nullptr;
   int32_t* const s = with_sums ? sums.data() : nullptr;
   float* const sf = with_sums ? sums_f.data() : nullptr;
-  int threads = ref::detail::split_threads(0, 0, qa.m * qa.k * static_cast<int64_t>(sizeof(float)), true, qa.m);
-  if (most_threads > 0) threads = std::min(threads, most_threads);
-  ref::detail::for_panel_chunks(threads, qa.m, [&](int64_t r0, int64_t r1) {
+  ref::detail::for_panel_chunks(a_pass_threads(qa.m, qa.k, most_threads), qa.m, [&](int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; ++i) {
       const int8_t* row = qa.codes.data() + i * qa.k;
       if (dst != nullptr) pack_a_row(row, qa.k, kp, t, dst + i * out.stride);
@@ -133,7 +132,7 @@ PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, int most_t
         sf[at] = static_cast<float>(s[at]);
       }
     }
-  }, 8);
+  }, kAPassRowsPerGrab);
   if (packed) out.a = dst;
   if (with_sums) out.gsum = s, out.gsum_f = sf;
   return out;
