@@ -15,21 +15,26 @@ namespace {
 
 // int4's int16 partials, 8 rows x 8 columns a block: AVX2 keeps each row's 8 int32 sums in one
 // ymm (VPMOVSXWD widens a row's 16-byte atom); no accumulator leaves a register while the
-// slices go by (the portable loop's 64 lanes spill).
+// slices go by (the portable loop's 64 lanes spill). The row loops are unrolled whole: inlined
+// into `rows_i16_avx2`'s loop, GCC 12 kept the 8 sums in a stack array, a load and a store
+// per row per slice (perf annotate, 256 x 3584 x 18944 with AVX-512 hidden).
 #define ORK_AVX2 __attribute__((target("avx2"), always_inline)) inline
 #define ORK_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline
 
 ORK_AVX2 void block_i16_avx2(const int16_t* const* s, int64_t count, int64_t at, int32_t* c, int64_t n_len, bool first) {
   __m256i v[kHostRowBlock];
+#pragma GCC unroll 8
   for (int64_t r = 0; r < kHostRowBlock; ++r) {
     v[r] = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[0] + at + r * 8)));
     if (!first) v[r] = _mm256_add_epi32(v[r], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + r * n_len)));
   }
   for (int64_t j = 1; j < count; ++j) {
     const int16_t* sj = s[j] + at;
+#pragma GCC unroll 8
     for (int64_t r = 0; r < kHostRowBlock; ++r)
       v[r] = _mm256_add_epi32(v[r], _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sj + r * 8))));
   }
+#pragma GCC unroll 8
   for (int64_t r = 0; r < kHostRowBlock; ++r) _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * n_len), v[r]);
 }
 
@@ -240,7 +245,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inlin
 // again until the next block, past the TLB. Measured (ork_bench --host-dtypes, M = 256 and
 // 512 x 3584 x 18944, int4 over int8's CPU time, medians of three runs, 2026-12-05, load
 // average 5.6-9.5): AVX-512 8 rows 1.46x / 1.45x, 16 rows 1.04x / 1.05x, 32 rows 1.03x / 0.92x; AVX2
-// 1.55x / 1.66x, 1.64x / 1.73x, 1.45x / 1.38x.
+// 1.55x / 1.66x, 1.64x / 1.73x, 1.45x / 1.38x. AVX2 writes half a line of C a row a surface,
+// so its visit takes the surfaces in pairs, each block's two one after the other: a row's line
+// is whole before the next block, where surface after surface its second half came 31 rows'
+// writes later (a likely cause, not measured: at N = 18944 C's rows are 18.5 pages apart, so
+// a column of 32 rows' lines sits in two L1 sets). AVX2, 2026-12-06, three runs interleaved,
+// load average 8.5-9.0, min / median / max at M = 256 and 512: before 1.53 / 1.56 / 1.65x and
+// 1.49 / 1.60 / 1.79x; sums kept in registers (block_i16_avx2) 1.19 / 1.52 / 1.56x and
+// 1.21 / 1.25 / 1.48x; both 1.02 / 1.16 / 1.23x and 1.03 / 1.06 / 1.13x.
 constexpr int64_t kVisitRows = 4 * kHostRowBlock;
 constexpr int64_t kPageBytes = 4096;
 int64_t visit_rows(int64_t surface) {
@@ -271,7 +283,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_
 // each 8-row block across every surface, one surface at a time (a row's 8 sums are one ymm,
 // half a line of C; 8 ymm for the block, `block_i16_avx2`), the surface kSumPrefetchSurfaces
 // ahead prefetched in every slice, and with PREFETCHW C's lines it will write (one line per
-// row every second surface). The bands it replaced there read each slice in 64 surfaces'
+// row every second surface); from M = 256 a visit of 32 rows takes the surfaces in pairs
+// (visit_rows). The bands it replaced there read each slice in 64 surfaces'
 // streams per row block: 2.6-5x int8's time at 128 x 3584 x 18944 with AVX-512 hidden
 // (docs/matmul-schedule.md "Host cost per dtype").
 constexpr int64_t kSumPrefetchSurfaces = 2 * kSumPrefetchPairs;  // AVX-512's distance in surfaces
@@ -319,10 +332,11 @@ __attribute__((target("avx2,prfchw"))) void rows_i16_avx2(const int16_t* const* 
         surface_block_i16_avx2(s, count, surface, c, n_len, first, v0, v1 - v0, g, for_write, sparse);
       continue;
     }
-    for (int64_t g = 0; g < full; ++g)
+    for (int64_t g = 0; g < full; g += 2)  // a pair's two surfaces block by block (visit_rows)
       for (int64_t m0 = v0; m0 < v1; m0 += kHostRowBlock)
-        surface_block_i16_avx2(s, count, surface, c, n_len, first, m0, std::min(kHostRowBlock, v1 - m0), g, for_write,
-                               sparse);
+        for (int64_t h = g; h < std::min(full, g + 2); ++h)
+          surface_block_i16_avx2(s, count, surface, c, n_len, first, m0, std::min(kHostRowBlock, v1 - m0), h,
+                                 for_write, sparse);
   }
 }
 
