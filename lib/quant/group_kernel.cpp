@@ -9,7 +9,6 @@
 
 #include "driver/common/cpu_features.h"
 #include "lib/ref/fast.h"
-#include "lib/ref/kernels.h"
 #include "lib/ref/split.h"
 
 namespace ork::quant::detail {
@@ -65,54 +64,23 @@ void pack_group(const QuantWeights& w, int64_t g, GroupPacked& p, std::vector<in
     }
 }
 
-// A's blocking on vnni, lib/ref's VNNI path's (kernels.h kVnniMr, kVnniChunkGroups): K in
-// chunks of whole groups, kVnniChunkGroups quads (one group where a group is longer), and
-// per chunk each block of 8 rows as [chunk quads][8 rows][4 bytes], so a row block's chunk
-// is one sequential stream, read by every strip's calls. Quads are per group as B's are
-// (group_off: a short group padded to whole quads, with code 0 here against B's zeros).
-constexpr int64_t kBlockRows = ref::detail::kVnniMr, kQuad = 4 * kBlockRows;  // bytes of a block's quad
-
-int64_t chunk_groups(const GroupPacked& b) {
-  if (b.tier != GroupTier::vnni) return b.groups;  // A as rows, all of K per call
-  return std::max<int64_t>(1, ref::detail::kVnniChunkGroups / (b.group_off[1] / (4 * b.strip)));
-}
-
-int64_t quad_of_group(const GroupPacked& b, int64_t g) { return b.group_off[g] / (4 * b.strip); }
-
-// Where block `block`'s part of the chunk starting at group g0 is (A of `rows` rows, M
-// rounded up to the block).
-int64_t blocked_offset(const GroupPacked& b, int64_t rows, int64_t block, int64_t g0) {
-  const int64_t q0 = quad_of_group(b, g0), q1 = quad_of_group(b, std::min(g0 + chunk_groups(b), b.groups));
-  return q0 * rows * 4 + block * (q1 - q0) * kQuad;
-}
-
-// Row i of A (int8 codes) blocked as above, code + 128 (the byte XOR 0x80) a quad at a time.
-void pack_a_blocked(const int8_t* src, int64_t k, const GroupPacked& b, int64_t rows, int64_t i, uint8_t* dst) {
-  const int64_t cg = chunk_groups(b);
-  for (int64_t g = 0; g < b.groups; ++g) {
-    const int64_t g0 = g / cg * cg, n = std::min(b.width, k - g * b.width);
-    uint8_t* out = dst + blocked_offset(b, rows, i / kBlockRows, g0) +
-                   (quad_of_group(b, g) - quad_of_group(b, g0)) * kQuad + i % kBlockRows * 4;
-    const int8_t* in = src + g * b.width;
+// One row of A in the tier's format, padded to `kp` values (padding multiplies zero weights).
+void pack_a_row(const int8_t* src, int64_t k, int64_t kp, GroupTier t, uint8_t* dst) {
+  if (t == GroupTier::vnni) {  // code + 128 is the code's byte XOR 0x80: 8 bytes a step
     int64_t j = 0;
-    for (; j + 4 <= n; j += 4, out += kQuad) {
-      uint32_t v;
-      std::memcpy(&v, in + j, sizeof v);
-      v ^= 0x80808080u;
-      std::memcpy(out, &v, sizeof v);
+    for (; j + 8 <= k; j += 8) {  // byte by byte, GCC 12's -O2 left this loop scalar
+      uint64_t v;
+      std::memcpy(&v, src + j, sizeof v);
+      v ^= 0x8080808080808080ull;
+      std::memcpy(dst + j, &v, sizeof v);
     }
-    if (j == n) continue;
-    uint8_t tail[4] = {128, 128, 128, 128};  // code 0 past the group's end
-    for (int64_t t = 0; j + t < n; ++t) tail[t] = static_cast<uint8_t>(in[j + t] + 128);
-    std::memcpy(out, tail, sizeof tail);
+    for (; j < k; ++j) dst[j] = static_cast<uint8_t>(src[j] + 128);
+    std::fill(dst + k, dst + kp, uint8_t{128});  // code 0
+  } else {
+    auto* d16 = reinterpret_cast<int16_t*>(dst);
+    for (int64_t j = 0; j < k; ++j) d16[j] = src[j];
+    std::fill(d16 + k, d16 + kp, int16_t{0});
   }
-}
-
-// One row of A as int16 (avx2), padded to `kp` values (padding multiplies zero weights).
-void pack_a_row(const int8_t* src, int64_t k, int64_t kp, uint8_t* dst) {
-  auto* d16 = reinterpret_cast<int16_t*>(dst);
-  for (int64_t j = 0; j < k; ++j) d16[j] = src[j];
-  std::fill(d16 + k, d16 + kp, int16_t{0});
 }
 
 int32_t code_sum(const int8_t* p, int64_t n) {
@@ -144,12 +112,10 @@ PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, int most_t
   thread_local std::vector<float> sums_f;
   const GroupTier t = b.tier;
   const bool packed = t != GroupTier::portable, with_sums = b.code_offset != 0 || !b.mins.empty();
-  const bool blocked = t == GroupTier::vnni;
-  const int64_t kp = round_up(qa.k, group_tier_unit(t)), rows = round_up(qa.m, kBlockRows);
+  const int64_t kp = round_up(qa.k, group_tier_unit(t));
   PreparedA out{.a = reinterpret_cast<const uint8_t*>(qa.codes.data()), .stride = qa.k};
-  if (packed) out.stride = blocked ? 0 : kp * 2;
-  const int64_t bytes = blocked ? quad_of_group(b, b.groups) * rows * 4 : qa.m * out.stride;
-  if (packed && buf.size() < static_cast<size_t>(bytes)) buf.resize(static_cast<size_t>(bytes));
+  if (packed) out.stride = kp * (t == GroupTier::avx2 ? 2 : 1);
+  if (packed && buf.size() < static_cast<size_t>(qa.m * out.stride)) buf.resize(static_cast<size_t>(qa.m * out.stride));
   if (with_sums) sums.resize(static_cast<size_t>(qa.m * b.groups)), sums_f.resize(sums.size());
   if (!packed && !with_sums) return out;
   // The calling thread's buffers: a worker naming `buf` in the loop would get its own.
@@ -159,8 +125,7 @@ PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, int most_t
   ref::detail::for_panel_chunks(a_pass_threads(qa.m, qa.k, most_threads), qa.m, [&](int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; ++i) {
       const int8_t* row = qa.codes.data() + i * qa.k;
-      if (blocked) pack_a_blocked(row, qa.k, b, rows, i, dst);
-      else if (dst != nullptr) pack_a_row(row, qa.k, kp, dst + i * out.stride);
+      if (dst != nullptr) pack_a_row(row, qa.k, kp, t, dst + i * out.stride);
       for (int64_t g = 0; g < b.groups && s != nullptr; ++g) {
         const auto at = static_cast<size_t>(i * b.groups + g);
         s[at] = code_sum(row + g * b.width, std::min(b.width, qa.k - g * b.width));
@@ -214,9 +179,9 @@ GroupTier best_group_tier() {  // per call, from the features (cpu_features.h)
   return group_tier_supported(GroupTier::avx2) ? GroupTier::avx2 : GroupTier::portable;
 }
 
-int group_tier_rows(GroupTier t) { return t == GroupTier::vnni ? static_cast<int>(kBlockRows) : 4; }
+int group_tier_rows(GroupTier t) { return t == GroupTier::vnni ? 6 : 4; }
 int group_tier_unit(GroupTier t) { return t == GroupTier::vnni ? 4 : t == GroupTier::avx2 ? 2 : 1; }
-int group_tier_strip(GroupTier t) { return t == GroupTier::vnni ? ref::detail::kVnniNr : 16; }
+int group_tier_strip(GroupTier t) { return t == GroupTier::vnni ? 32 : 16; }
 
 Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
   if (!group_tier_supported(tier))
@@ -238,46 +203,6 @@ Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
   return p;
 }
 
-namespace {
-
-// One fused_qmatmul call's strips, as lib/ref's VNNI path runs its panels: per strip, per K
-// chunk, every block of rows (on vnni the strip's B chunk stays in L1 while the blocks run
-// over it); the blocks' running sums kept in `partial` from chunk to chunk.
-struct FusedStrips {
-  const QuantActivations& qa;
-  const GroupPacked& b;
-  const PreparedA& pa;
-  std::span<float> c;
-  StripFn fn;
-  int rows;  // per block
-
-  void run(int64_t s, float* partial, const float* same) const {
-    const auto cell = static_cast<size_t>(s * b.groups * b.strip);
-    const int64_t m = qa.m, cg = chunk_groups(b), padded = round_up(m, rows);
-    StripCall x{.a = nullptr, .a_stride = pa.stride, .width = b.width, .rows = 0,
-                .cols = static_cast<int>(std::min(b.strip, b.n - s * b.strip)),
-                .b = b.b.data() + s * b.group_off.back(), .group_off = b.group_off.data(), .groups = b.groups,
-                .g0 = 0, .g1 = 0, .partial = nullptr,
-                .bias = b.bias.empty() ? nullptr : b.bias.data() + cell, .scales = b.scales.data() + cell,
-                .sa = nullptr, .c = nullptr, .ldc = b.n, .gsum = nullptr, .gsum_f = nullptr,
-                .mins = b.mins.empty() ? nullptr : b.mins.data() + cell, .code_offset = b.code_offset};
-    for (x.g0 = 0; x.g0 < b.groups; x.g0 += cg) {
-      x.g1 = std::min(x.g0 + cg, b.groups);
-      for (int64_t block = 0, r0 = 0; r0 < m; ++block, r0 += rows) {
-        x.rows = static_cast<int>(std::min<int64_t>(rows, m - r0));
-        x.a = pa.a + (b.tier == GroupTier::vnni ? blocked_offset(b, padded, block, x.g0) : r0 * pa.stride);
-        x.partial = partial + block * rows * b.strip;
-        x.sa = qa.scheme.per_row ? qa.scales.data() + r0 : same;
-        x.c = c.data() + r0 * b.n + s * b.strip;
-        if (pa.gsum != nullptr) x.gsum = pa.gsum + r0 * b.groups, x.gsum_f = pa.gsum_f + r0 * b.groups;
-        fn(x);
-      }
-    }
-  }
-};
-
-}  // namespace
-
 Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span<float> c, const FusedOptions& o) {
   if (qa.k != b.k) return make_error(-EINVAL, fmt::format("A has K = {}, the weights K = {}", qa.k, b.k));
   if (c.size() != static_cast<size_t>(qa.m * b.n))
@@ -290,14 +215,28 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
   const int64_t b_work = static_cast<int64_t>(b.bytes()) / kFusedBBytesPerThread * ref::detail::kMinBBytesPerThread;
   const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, b_work, m <= kGroupShortM, b.strips);
   if (o.threads_used) *o.threads_used = threads;
-  const FusedStrips strips{qa, b, pa, c, strip_fn(b.tier), group_tier_rows(b.tier)};
+  const StripFn fn = strip_fn(b.tier);
+  const int rows = group_tier_rows(b.tier);
   ref::detail::for_panel_chunks(threads, b.strips, [&](int64_t s0, int64_t s1) {
-    thread_local std::vector<float> partial;  // vnni's running sums: [blocks][rows][strip]
-    if (partial.size() < static_cast<size_t>(round_up(m, strips.rows) * b.strip))
-      partial.resize(static_cast<size_t>(round_up(m, strips.rows) * b.strip));
     float same[kStripRows];  // per-tensor: the one scale for every row
     std::fill(same, same + kStripRows, qa.scales[0]);
-    for (int64_t s = s0; s < s1; ++s) strips.run(s, partial.data(), same);
+    for (int64_t s = s0; s < s1; ++s) {
+      const auto cell = static_cast<size_t>(s * b.groups * b.strip);
+      StripCall x{.a = pa.a, .a_stride = pa.stride, .width = b.width, .rows = 0,
+                  .cols = static_cast<int>(std::min(b.strip, b.n - s * b.strip)),
+                  .b = b.b.data() + s * b.group_off.back(), .group_off = b.group_off.data(), .groups = b.groups,
+                  .bias = b.bias.empty() ? nullptr : b.bias.data() + cell, .scales = b.scales.data() + cell,
+                  .sa = nullptr, .c = nullptr, .ldc = b.n, .gsum = nullptr, .gsum_f = nullptr,
+                  .mins = b.mins.empty() ? nullptr : b.mins.data() + cell, .code_offset = b.code_offset};
+      for (int64_t r0 = 0; r0 < m; r0 += rows) {
+        x.rows = static_cast<int>(std::min<int64_t>(rows, m - r0));
+        x.a = pa.a + r0 * pa.stride;
+        x.sa = qa.scheme.per_row ? qa.scales.data() + r0 : same;
+        x.c = c.data() + r0 * b.n + s * b.strip;
+        if (pa.gsum != nullptr) x.gsum = pa.gsum + r0 * b.groups, x.gsum_f = pa.gsum_f + r0 * b.groups;
+        fn(x);
+      }
+    }
   });
   return Status::success();
 }

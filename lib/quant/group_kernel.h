@@ -71,21 +71,17 @@ struct FusedOptions {
 Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span<float> c, const FusedOptions& o);
 
 // ---- The tiers' kernels (group_kernel.cpp, group_kernel_x86.cpp).
-constexpr int kStripRows = 8;  // most rows of A per kernel call (1 .. group_tier_rows)
-// Rows per kernel call of a tier. vnni: lib/ref's VNNI tile and blocking (lib/ref/kernels.h
-// kVnniMr, kVnniChunkGroups): 8 rows x 32 columns, A blocked 8 rows at a time, K in chunks of
-// whole groups up to 256 quads, so a strip's B chunk stays in L1 while every row block runs
-// over it; the running sums live in an L1 buffer between groups and chunks. avx2 has 16
-// ymm: 4 rows, all of K in one call, A as rows.
+constexpr int kStripRows = 6;  // most rows of A per kernel call (1 .. group_tier_rows)
+// Rows per kernel call of a tier. vnni: 6 rows, 12 accumulators in flight (4 rows' 8 left
+// VPDPBUSD's issue slots idle; 6 rows measured 5-10 % more MACs per CPU-second at M = 128,
+// K = N = 2048, docs/cpu-reference.md), their 12 running sums beside them (a few spill to L1:
+// they are touched once a group). avx2 has 16 ymm: 4.
 int group_tier_rows(GroupTier t);
 
 // One kernel call: `rows` rows of A in the tier's format (portable: int8 codes; avx2: int16;
-// vnni: code + 128 as uint8) and one strip of packed weights, over groups g0 .. g1 - 1; C's
-// rows `ldc` floats apart, `cols` of the strip's columns stored. portable and avx2: A as rows
-// `a_stride` bytes apart, group g's values from byte g * width * (bytes a value), g0 = 0 and
-// g1 = groups. vnni: A blocked (group_kernel.cpp BlockedA): quad q of the call's chunk, row
-// r at a[32 q + 4 r], the chunk's first quad at group g0's; the rows' running sums in
-// `partial` ([rows][32] floats, read when g0 > 0), and C written only when g1 = groups.
+// vnni: code + 128 as uint8), `a_stride` bytes apart, group g's values from byte
+// g * width * (bytes a value); one strip of packed weights; C's rows `ldc` floats apart,
+// `cols` of the strip's columns stored.
 struct StripCall {
   const uint8_t* a = nullptr;
   int64_t a_stride = 0, width = 0;
@@ -93,8 +89,6 @@ struct StripCall {
   const uint8_t* b = nullptr;
   const int64_t* group_off = nullptr;
   int64_t groups = 0;
-  int64_t g0 = 0, g1 = 0;
-  float* partial = nullptr;
   const int32_t* bias = nullptr;  // [groups][strip] (vnni)
   const float* scales = nullptr;  // [groups][strip]
   const float* sa = nullptr;      // the rows' activation scales

@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "lib/quant/group_kernel.h"
-#include "lib/ref/kernels.h"
 
 namespace ork::quant::detail {
 namespace {
@@ -24,63 +23,54 @@ inline int32_t load32(const uint8_t* p) {
   return v;
 }
 
-// ---- vnni: 32 columns (two zmm), A as code + 128 (uint8) blocked 8 rows at a time, B as
-// int8 quads. VPDPBUSD sums (a + 128) x b over a quad; the accumulator starts at -128 x the
-// column's code sum, so it ends at sum a x b exactly (modulo 2^32, and the true sum fits:
-// qmatmul.h's bound). `count` K quads of a group into the rows' accumulators, unrolled whole
-// when the count is fixed (8: a group of 32, ggml's block), as the caller does in chunks of
-// 8. GCC 12 otherwise kept each accumulator in one register and computed it in another: a
-// VMOVDQA per VPDPBUSD in the hot loop (perf annotate, M = 128).
-constexpr int64_t kQuadBytes = 4 * ref::detail::kVnniMr;  // one quad of a block's rows
-
+// ---- vnni: 32 columns (two zmm), A as code + 128 (uint8), B as int8 quads. VPDPBUSD sums
+// (a + 128) x b over a quad; the accumulator starts at -128 x the column's code sum, so it
+// ends at sum a x b exactly (modulo 2^32, and the true sum fits: qmatmul.h's bound).
+// `count` K quads of a group into the rows' accumulators, unrolled whole when the count is
+// fixed (8: a group of 32, ggml's block), as the caller does in chunks of 8. GCC 12 otherwise
+// kept each accumulator in one register and computed it in another: a VMOVDQA per VPDPBUSD
+// in the hot loop (perf annotate, M = 128).
 template <int R, int Quads>
 __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_quads(
-    const uint8_t* a, const uint8_t* bg, int64_t quads, __m512i (&acc)[R][2]) {
+    const uint8_t* a, int64_t a_stride, const uint8_t* bg, int64_t quads, __m512i (&acc)[R][2]) {
   const int64_t count = Quads > 0 ? Quads : quads;
   #pragma GCC unroll 8
   for (int64_t q = 0; q < count; ++q) {
     const __m512i w0 = _mm512_loadu_si512(bg + q * 128), w1 = _mm512_loadu_si512(bg + q * 128 + 64);
     #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const __m512i av = _mm512_set1_epi32(load32(a + q * kQuadBytes + 4 * r));
+      const __m512i av = _mm512_set1_epi32(load32(a + r * a_stride + 4 * q));
       acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
       acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
     }
   }
 }
 
-// Group g's exact sums of the rows: the accumulators start at the column sums' bias (and,
-// with Shift, the format's code offset x s_g: group_kernel.cpp folded_offset), then its quads.
-template <int R, bool Shift>
-__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_group(
-    const StripCall& x, int64_t g, __m512i (&acc)[R][2]) {
-  const uint8_t* bg = x.b + x.group_off[g];
-  const int64_t quads = (x.group_off[g + 1] - x.group_off[g]) / 128;
-  const __m512i b0 = _mm512_loadu_si512(x.bias + g * 32), b1 = _mm512_loadu_si512(x.bias + g * 32 + 16);
-  #pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    if constexpr (Shift) {
-      const __m512i sh = _mm512_set1_epi32(static_cast<int32_t>(affine_shift(x, r, g)));
-      acc[r][0] = _mm512_add_epi32(b0, sh), acc[r][1] = _mm512_add_epi32(b1, sh);
-    } else {
-      acc[r][0] = b0, acc[r][1] = b1;
-    }
-  }
-  const uint8_t* a = x.a + (x.group_off[g] - x.group_off[x.g0]) / 128 * kQuadBytes;
-  int64_t q = 0;
-  for (; q + 8 <= quads; q += 8) vnni_quads<R, 8>(a + q * kQuadBytes, bg + q * 128, 8, acc);
-  if (q < quads) vnni_quads<R, 0>(a + q * kQuadBytes, bg + q * 128, quads - q, acc);
-}
-
-// Groups g0 .. g1 - 1 of R rows; the running sums t in x.partial (L1: 16 zmm of them beside
-// the 16 accumulators would not fit the 32 registers), each touched once a group.
-// Shift: the weights' code offset is not in the packed codes; Mins: the m term of affine weights.
+// Shift: the weights' code offset is not in the packed codes (group_kernel.cpp folded_offset);
+// Mins: the m term of affine weights.
 template <int R, bool Shift, bool Mins>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const StripCall& x) {
-  float* t = x.partial;
-  for (int64_t g = x.g0; g < x.g1; ++g) {
+  __m512 t[R][2];
+  #pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) t[r][0] = t[r][1] = _mm512_setzero_ps();  // set at g = 0; quiets -Wmaybe-uninitialized
+  for (int64_t g = 0; g < x.groups; ++g) {
+    const uint8_t* bg = x.b + x.group_off[g];
+    const int64_t quads = (x.group_off[g + 1] - x.group_off[g]) / 128;
+    const __m512i b0 = _mm512_loadu_si512(x.bias + g * 32), b1 = _mm512_loadu_si512(x.bias + g * 32 + 16);
     __m512i acc[R][2];
-    vnni_group<R, Shift>(x, g, acc);
+    #pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      if constexpr (Shift) {  // the format's code: + code_offset x s_g, folded into the start
+        const __m512i sh = _mm512_set1_epi32(static_cast<int32_t>(affine_shift(x, r, g)));
+        acc[r][0] = _mm512_add_epi32(b0, sh), acc[r][1] = _mm512_add_epi32(b1, sh);
+      } else {
+        acc[r][0] = b0, acc[r][1] = b1;
+      }
+    }
+    const uint8_t* a = x.a + g * x.width;
+    int64_t q = 0;
+    for (; q + 8 <= quads; q += 8) vnni_quads<R, 8>(a + 4 * q, x.a_stride, bg + q * 128, 8, acc);
+    if (q < quads) vnni_quads<R, 0>(a + 4 * q, x.a_stride, bg + q * 128, quads - q, acc);
     const __m512 s0 = _mm512_loadu_ps(x.scales + g * 32), s1 = _mm512_loadu_ps(x.scales + g * 32 + 16);
     #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -91,22 +81,17 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const Stri
         u0 = _mm512_add_ps(u0, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * 32)));
         u1 = _mm512_add_ps(u1, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * 32 + 16)));
       }
-      if (g > 0) {  // t = fl(t + u); group 0 sets t
-        u0 = _mm512_add_ps(_mm512_loadu_ps(t + r * 32), u0);
-        u1 = _mm512_add_ps(_mm512_loadu_ps(t + r * 32 + 16), u1);
-      }
-      _mm512_storeu_ps(t + r * 32, u0);
-      _mm512_storeu_ps(t + r * 32 + 16, u1);
+      t[r][0] = g == 0 ? u0 : _mm512_add_ps(t[r][0], u0);
+      t[r][1] = g == 0 ? u1 : _mm512_add_ps(t[r][1], u1);
     }
   }
-  if (x.g1 < x.groups) return;
   const int lo = x.cols < 16 ? x.cols : 16, hi = x.cols - lo;
   const auto m0 = static_cast<__mmask16>((1u << lo) - 1), m1 = static_cast<__mmask16>((1u << hi) - 1);
   #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     const __m512 sa = _mm512_set1_ps(x.sa[r]);
-    _mm512_mask_storeu_ps(x.c + r * x.ldc, m0, _mm512_mul_ps(_mm512_loadu_ps(t + r * 32), sa));
-    _mm512_mask_storeu_ps(x.c + r * x.ldc + 16, m1, _mm512_mul_ps(_mm512_loadu_ps(t + r * 32 + 16), sa));
+    _mm512_mask_storeu_ps(x.c + r * x.ldc, m0, _mm512_mul_ps(t[r][0], sa));
+    _mm512_mask_storeu_ps(x.c + r * x.ldc + 16, m1, _mm512_mul_ps(t[r][1], sa));
   }
 }
 
@@ -167,9 +152,7 @@ void strip_vnni_as(const StripCall& x) {
     case 3: return vnni_rows<3, Shift, Mins>(x);
     case 4: return vnni_rows<4, Shift, Mins>(x);
     case 5: return vnni_rows<5, Shift, Mins>(x);
-    case 6: return vnni_rows<6, Shift, Mins>(x);
-    case 7: return vnni_rows<7, Shift, Mins>(x);
-    default: return vnni_rows<8, Shift, Mins>(x);
+    default: return vnni_rows<6, Shift, Mins>(x);
   }
 }
 

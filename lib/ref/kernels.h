@@ -88,16 +88,6 @@ const Kernel& sse2_kernel();        // kernels_x86.cpp
 const Kernel& avx2_kernel();
 const Kernel& vnni_kernel();
 const Kernel& amx_kernel();         // kernel_amx.cpp
-// VNNI's tile and cache block (kernels_x86.cpp kVnni), also the blocking of lib/quant's
-// fused group kernel (group_kernel.h): 8 rows x 32 columns (16 zmm accumulators, 2 for B, 1
-// broadcast, of 32), A blocked 8 rows at a time. K chunk of 256 groups (1 KiB of K): the
-// panel's B chunk (32 KiB) and one tile's A chunk (8 KiB) fit a 48 KiB L1d, and K = 2048
-// takes 2 chunks instead of 4, so half the partial tiles go through the panel buffer. 128 and
-// 256 ran the kernel loop alike with no C (a throwaway loop over micro_vnni); the whole
-// M = 512 call was about 3 % faster with 256.
-constexpr int kVnniMr = 8;
-constexpr int kVnniNr = 32;
-constexpr int kVnniChunkGroups = 256;
 // VNNI's short-M kernel (kernels_x86.cpp), also AMX's: 1 .. kVnniShortM rows x 32 columns.
 // Up to 8: from a PackedB at K = N = 2048 on one thread it beat AMX's tiles for M = 1..8
 // (149-197 us against 227-245, `ork_bench --peak --sweep 9`); at M = 9 two blocks of rows
