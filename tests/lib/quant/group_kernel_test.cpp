@@ -1,9 +1,9 @@
 // The cpu device's fused quantised matmul (lib/quant/group_kernel.h), each tier forced, at
 // every thread count: bit-identical to the reference (lib/quant/reference.h) for every mode,
 // group width and per-channel, shapes with a short last group, N off every strip width and
-// M off the kernel's row block; imported full-range codes with signed scales; extreme
-// accumulators (every code at its limit); affine imports (ggml Q4_1); the one feature
-// override lowering every family's tier; and the refusals.
+// M off the kernel's row block; long K past lib/ref's K chunk; imported full-range codes
+// with signed scales; extreme accumulators (every code at its limit); affine imports (ggml
+// Q4_1); the one feature override lowering every family's tier; and the refusals.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -68,6 +68,35 @@ TEST(FusedQmatmul, EveryTierAndThreadCountIsTheReference) {
                   << s.n << " group " << group << " w" << static_cast<int>(wb) << "a" << static_cast<int>(ab)
                   << (per_row ? " per row" : " per tensor");
         }
+      }
+}
+
+// Long K and row blocks: K past 1024 (lib/ref's VNNI K chunk, 256 quads) with a short last
+// group (1030: 32 groups of 32 + 6 values, 16 + 1 of 64, 8 + 1 of 128), exactly 1024, one
+// group (32), per-channel over 2100 (525 quads in one group); M off every tier's row block
+// (13, 9, 17: off 4, 6 and 8; 16 and 8 on them), odd N; 1 and 2 threads; every tier, against
+// the reference. Kept from a trial of lib/ref's blocking in the vnni kernel (K chunks of
+// whole groups, 8-row blocks: docs/cpu-reference.md), which these shapes cut at each edge.
+TEST(FusedQmatmul, LongKAndRowBlocksAreTheReference) {
+  uint32_t seed = 300;
+  for (const KernelShape& s : {KernelShape{13, 1030, 47}, KernelShape{9, 1024, 33}, KernelShape{17, 32, 35},
+                               KernelShape{8, 2100, 31}, KernelShape{16, 1120, 65}})
+    for (int64_t group : {0, 32, 64, 128})
+      for (auto [wb, ab] : {std::pair{Bits::int4, Bits::int8}, {Bits::int8, Bits::int8}, {Bits::int4, Bits::int4}}) {
+        if (group > s.k) continue;
+        const auto wf = random_matrix(s.k, s.n, ++seed);
+        const auto a = random_matrix(s.m, s.k, ++seed);
+        const WeightScheme ws{wb, group};
+        auto w = QuantWeights::quantise(wf, s.k, s.n, ws);
+        ASSERT_TRUE(w.ok()) << w.error().message;
+        const ActScheme as{ab, s.m % 2 == 1};
+        auto want = reference::qmatmul(a, wf, s.m, s.k, s.n, ws, as);
+        ASSERT_TRUE(want.ok());
+        for (GroupTier t : supported_group_tiers())
+          for (int threads : {1, 2})
+            ASSERT_EQ(run(t, threads, *w, a, s.m, as, *want), "")
+                << group_tier_name(t) << " threads " << threads << " M x K x N = " << s.m << " x " << s.k << " x "
+                << s.n << " group " << group << " w" << static_cast<int>(wb) << "a" << static_cast<int>(ab);
       }
 }
 
@@ -145,6 +174,8 @@ std::vector<AffineCase> affine_cases() {
     out.push_back({{7, 300, 35}, 128, Bits::int8, offset, with_mins}), out.push_back({{2, 45, 33}, 32, Bits::int8, offset, with_mins});
   out.push_back({{3, 300, 47}, 128, Bits::int4, 8, true});
   out.push_back({kLargeA, 32, Bits::int4, 8, true});
+  out.push_back({{11, 1030, 33}, 32, Bits::int4, 8, true});  // K past 1024, M off 4, 6 and 8
+  out.push_back({{10, 1300, 35}, 128, Bits::int8, 128, true});
   return out;
 }
 
