@@ -23,17 +23,37 @@ constexpr uint64_t kObjAddrStride = 0x400;
 // mmap offsets: one 4 GiB window per BO id (DRM's fake offsets start at 4 GiB as well).
 constexpr int kOffsetShift = 32;
 
-// Host pages for a BO. Raw syscalls, not ::mmap: under the LD_PRELOAD shim ::mmap is the
-// shim's own interposer, which would re-enter this kernel.
-uint8_t* alloc_host_pages(uint64_t bytes) {
+// A transparent huge page backs only a 2 MiB range aligned to 2 MiB and wholly inside the
+// mapping (the PMD size with 4 KiB base pages, x86-64 and arm64 alike; the kernel's
+// Documentation/admin-guide/mm/transhuge.rst).
+constexpr uint64_t kHugePageBytes = 2u << 20;
+
+// Anonymous pages. Raw syscalls, not ::mmap: under the LD_PRELOAD shim ::mmap is the shim's
+// own interposer, which would re-enter this kernel.
+uint8_t* map_anonymous(uint64_t bytes) {
   long addr = ::syscall(SYS_mmap, nullptr, bytes, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (addr == -1) return nullptr;
-  // Transparent huge pages where the host allows them (madvise mode is Debian's default):
-  // the NPU layouts stride through a BO in 8 KiB steps (one K-surface or output surface
-  // per step), which with 4 KiB pages is a TLB miss per atom. Advice only: failure is fine.
-  if (bytes >= (2u << 20)) ::syscall(SYS_madvise, addr, bytes, MADV_HUGEPAGE);
-  return reinterpret_cast<uint8_t*>(addr);
+  return addr == -1 ? nullptr : reinterpret_cast<uint8_t*>(addr);
+}
+
+// Host pages for a BO: exactly `bytes`, and from 2 MiB up starting on a 2 MiB boundary with
+// transparent huge pages advised (madvise mode is Debian's default): the NPU layouts stride
+// through a BO in 8 KiB steps (one K-surface or output surface per step), which with 4 KiB
+// pages is a TLB miss per atom, and each 4 KiB page is a fault of its own when first
+// touched (about 12 us of CPU each under a VM's nested paging, against one fault per 2 MiB:
+// docs/reliability.md "CI time", lever 51). mmap's address is only 4 KiB-aligned, which left
+// the head and tail of each unaligned 2 MiB range on 4 KiB pages, so the mapping is made one
+// huge page longer and trimmed to the aligned part. Advice only: failure is fine.
+uint8_t* alloc_host_pages(uint64_t bytes) {
+  if (bytes < kHugePageBytes) return map_anonymous(bytes);
+  uint8_t* raw = map_anonymous(bytes + kHugePageBytes);
+  if (!raw) return nullptr;
+  const uint64_t head = (kHugePageBytes - reinterpret_cast<uintptr_t>(raw) % kHugePageBytes) % kHugePageBytes;
+  uint8_t* start = raw + head;
+  if (head > 0) ::syscall(SYS_munmap, raw, head);
+  ::syscall(SYS_munmap, start + bytes, kHugePageBytes - head);  // never empty: head < 2 MiB
+  ::syscall(SYS_madvise, start, bytes, MADV_HUGEPAGE);
+  return start;
 }
 
 // Whether rule `r` sees an event at `point`, and whether it fires on it (counting it down).
