@@ -141,7 +141,8 @@ class FlatJob {
   }
 
  private:
-  // 4 bytes of size (a job is a few KiB at most: 12 bytes a task), then the inline bytes
+  // 4 bytes of size (12 bytes a task: a job's tasks, whose command lists all sit in the 4 GiB
+  // window, stay far below 4 GiB of flat bytes), then the inline bytes
   // (4-aligned: the backends read them as 32-bit words or copy them out), then the heap
   // pointer only a job past kInlineBytes reads: what a call reads starts 4 bytes in
   // (docs/library.md "Three lines of a context").
