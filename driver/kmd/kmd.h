@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "driver/common/npu_irq.h"
@@ -113,22 +114,41 @@ class FlatJob {
   static constexpr size_t kInlineBytes = 256;
   FlatJob() = default;
   explicit FlatJob(size_t bytes)
-      : size_(bytes), heap_(bytes > kInlineBytes ? std::make_unique<uint64_t[]>((bytes + 7) / 8) : nullptr) {}
+      : size_(static_cast<uint32_t>(bytes)),
+        heap_(bytes > kInlineBytes ? std::make_unique<uint64_t[]>((bytes + 7) / 8) : nullptr) {}
   FlatJob(const FlatJob& other) : FlatJob(other.size_) { std::memcpy(data(), other.data(), size_); }
   FlatJob& operator=(const FlatJob& other) {
     if (this != &other) *this = FlatJob(other);
     return *this;
   }
-  FlatJob(FlatJob&&) noexcept = default;
-  FlatJob& operator=(FlatJob&&) noexcept = default;
+  // A moved-from job is empty: its size must not claim the heap bytes it gave away.
+  FlatJob(FlatJob&& other) noexcept : size_(std::exchange(other.size_, 0)), heap_(std::move(other.heap_)) {
+    std::memcpy(inline_, other.inline_, kInlineBytes);
+  }
+  FlatJob& operator=(FlatJob&& other) noexcept {
+    if (this == &other) return *this;
+    size_ = std::exchange(other.size_, 0);
+    heap_ = std::move(other.heap_);
+    std::memcpy(inline_, other.inline_, kInlineBytes);
+    return *this;
+  }
   size_t size() const { return size_; }
-  std::byte* data() { return heap_ ? reinterpret_cast<std::byte*>(heap_.get()) : inline_; }
-  const std::byte* data() const { return heap_ ? reinterpret_cast<const std::byte*>(heap_.get()) : inline_; }
+  // Decided by the size, so an inline job's call reads its size and bytes, not the heap
+  // pointer after them.
+  std::byte* data() { return size_ > kInlineBytes ? reinterpret_cast<std::byte*>(heap_.get()) : inline_; }
+  const std::byte* data() const {
+    return size_ > kInlineBytes ? reinterpret_cast<const std::byte*>(heap_.get()) : inline_;
+  }
 
  private:
-  size_t size_ = 0;
+  // 4 bytes of size (12 bytes a task: a job's tasks, whose command lists all sit in the 4 GiB
+  // window, stay far below 4 GiB of flat bytes), then the inline bytes
+  // (4-aligned: the backends read them as 32-bit words or copy them out), then the heap
+  // pointer only a job past kInlineBytes reads: what a call reads starts 4 bytes in
+  // (docs/library.md "Three lines of a context").
+  uint32_t size_ = 0;
+  alignas(4) std::byte inline_[kInlineBytes]{};
   std::unique_ptr<uint64_t[]> heap_;  // past kInlineBytes; null otherwise
-  alignas(8) std::byte inline_[kInlineBytes]{};
 };
 
 // A SubmitDesc one Kmd has validated (Kmd::check), immutable from then on, so that submitting
@@ -142,6 +162,7 @@ class CheckedSubmit {
  public:
   CheckedSubmit() = default;
   const SubmitDesc& desc() const { return desc_; }
+  const FlatJob& flat() const { return flat_; }  // what a submit of it reads (layout tests)
 
  private:
   friend class Kmd;

@@ -2,6 +2,7 @@
 // a job on every call, laid out once, and the task records it writes from it into a task BO
 // (facts: docs/hardware.md sections 1 and 8).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace {
 constexpr uint32_t kEnableMask = 0xd;    // CNA|CORE|DPU (MTX); not written to HW
 constexpr uint32_t kIntClear = 0x1ffff;  // clear all (docs/hardware.md section 3)
 constexpr uint32_t kMaxTasksPerKick = RKNPU_RK3588_MAX_SUBMIT_NUMBER;
+static_assert(kMaxTasksPerKick <= UINT16_MAX, "Range::number is 16 bits");
 
 size_t rknpu_tasks_offset(const FlatHead& head) { return sizeof(FlatHead) + head.kicks * sizeof(Kick); }
 
@@ -31,8 +33,9 @@ std::vector<Kick> rknpu_kicks(const std::vector<const CoreJob*>& jobs, const std
     for (size_t j = 0; j < jobs.size(); ++j) {
       size_t n = jobs[j]->tasks.size();
       if (base >= n) continue;
-      ranges.ranges[ranges.count++] = {jobs[j]->core, static_cast<uint32_t>(first[j] + base),
-                                       static_cast<uint32_t>(std::min<size_t>(n - base, kMaxTasksPerKick))};
+      ranges.ranges[ranges.count++] = {.start = static_cast<uint32_t>(first[j] + base),
+                                       .number = static_cast<uint16_t>(std::min<size_t>(n - base, kMaxTasksPerKick)),
+                                       .core = static_cast<uint8_t>(jobs[j]->core)};
       mask |= 1u << jobs[j]->core;
     }
     if (mask == 5 || mask == 6) {

@@ -13,12 +13,16 @@
 
 namespace ork::driver::rknpu {
 
-// One core's slice of one SUBMIT ioctl: tasks [start, start+number) of the task BO.
+// One core's slice of one SUBMIT ioctl: tasks [start, start+number) of the task BO. 8 bytes
+// (a kick's number is at most 4095, the core below 3), so a three-core kick is 28 bytes of a
+// checked job's flat layout where 12-byte ranges made it 40 (docs/library.md "Three lines of
+// a context").
 struct Range {
-  int core;
   uint32_t start;
-  uint32_t number;
+  uint16_t number;
+  uint8_t core;
 };
+static_assert(sizeof(Range) == 8);
 // The ranges of one SUBMIT ioctl: one per core it runs, at most the NPU's cores.
 struct Kick {
   uint32_t count = 0;
