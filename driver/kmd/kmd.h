@@ -113,9 +113,9 @@ class FlatJob {
  public:
   static constexpr size_t kInlineBytes = 256;
   FlatJob() = default;
-  explicit FlatJob(size_t bytes)
-      : size_(static_cast<uint32_t>(bytes)),
-        heap_(bytes > kInlineBytes ? std::make_unique<uint64_t[]>((bytes + 7) / 8) : nullptr) {}
+  // A job of `bytes` flat bytes, zeroed; refused past UINT32_MAX (the size is 32-bit, below),
+  // before anything is allocated, rather than truncated.
+  static Result<FlatJob> make(size_t bytes);  // kmd_common.cpp
   FlatJob(const FlatJob& other) : FlatJob(other.size_) { std::memcpy(data(), other.data(), size_); }
   FlatJob& operator=(const FlatJob& other) {
     if (this != &other) *this = FlatJob(other);
@@ -141,6 +141,9 @@ class FlatJob {
   }
 
  private:
+  // Sized from the 32-bit size alone, so a size and its bytes always agree (make() checks).
+  explicit FlatJob(uint32_t bytes)
+      : size_(bytes), heap_(bytes > kInlineBytes ? std::make_unique<uint64_t[]>((size_t{bytes} + 7) / 8) : nullptr) {}
   // 4 bytes of size (12 bytes a task: a job's tasks, whose command lists all sit in the 4 GiB
   // window, stay far below 4 GiB of flat bytes), then the inline bytes
   // (4-aligned: the backends read them as 32-bit words or copy them out), then the heap
@@ -289,7 +292,8 @@ class Kmd {
   virtual void bo_release(Bo& bo) noexcept = 0;
   // The flat layout of a valid `desc` (FlatJob): what submit_flat reads. check() keeps it in
   // the CheckedSubmit; submit() lays it out for its one call.
-  virtual FlatJob lay_flat(const SubmitDesc& desc) const = 0;
+  // Refused (never truncated) when its bytes pass a FlatJob's 32-bit size.
+  virtual Result<FlatJob> lay_flat(const SubmitDesc& desc) const = 0;
   // submit() after its checks, and submit_checked(): `desc` is valid for this Kmd and `flat`
   // is lay_flat(desc). The common path reads only `flat`.
   virtual Result<SubmitResult> submit_flat(const SubmitDesc& desc, const FlatJob& flat) = 0;

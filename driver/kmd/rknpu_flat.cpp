@@ -62,20 +62,24 @@ Kick flat_kick(const FlatJob& flat, uint32_t k) {
 }
 
 // `desc` is valid (validate_submit): at most one job per core, so a Kick's ranges suffice.
-FlatJob RknpuKmd::lay_flat(const SubmitDesc& desc) const {
+Result<FlatJob> RknpuKmd::lay_flat(const SubmitDesc& desc) const {
   std::vector<const CoreJob*> jobs;
   for (const CoreJob& job : desc.jobs) jobs.push_back(&job);
   std::sort(jobs.begin(), jobs.end(), [](auto* a, auto* b) { return a->core < b->core; });
   FlatHead head{.tasks = 0, .kicks = 0, .core_mask = 0, .timeout_ms = desc.timeout_ms};
   std::vector<uint32_t> first;
+  size_t tasks = 0;  // counted wide: the flat size is checked before any count is narrowed
   for (const CoreJob* job : jobs) {
-    first.push_back(head.tasks);
-    head.tasks += static_cast<uint32_t>(job->tasks.size());
+    first.push_back(static_cast<uint32_t>(tasks));
+    tasks += job->tasks.size();
     head.core_mask |= 1u << job->core;
   }
   const std::vector<Kick> kicks = rknpu_kicks(jobs, first);
+  auto made = FlatJob::make(sizeof head + kicks.size() * sizeof(Kick) + tasks * sizeof(FlatTask));
+  if (!made) return made.error();
+  FlatJob& flat = *made;
+  head.tasks = static_cast<uint32_t>(tasks);
   head.kicks = static_cast<uint32_t>(kicks.size());
-  FlatJob flat(rknpu_tasks_offset(head) + head.tasks * sizeof(FlatTask));
   std::memcpy(flat.data(), &head, sizeof head);
   std::memcpy(flat.data() + sizeof head, kicks.data(), kicks.size() * sizeof(Kick));
   std::byte* at = flat.data() + rknpu_tasks_offset(head);
@@ -86,7 +90,7 @@ FlatJob RknpuKmd::lay_flat(const SubmitDesc& desc) const {
       std::memcpy(at, &task, sizeof task);
       at += sizeof task;
     }
-  return flat;
+  return made;
 }
 
 Status RknpuKmd::ensure_task_capacity(std::unique_ptr<Bo>& bo, size_t tasks) {

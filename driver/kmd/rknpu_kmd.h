@@ -82,7 +82,7 @@ class RknpuKmd final : public DrmKmd {
   void bo_release(Bo& bo) noexcept override;
   // The flat job (rknpu_submit.cpp): its head, each SUBMIT ioctl's ranges, then each task's
   // regcmd address, word count and interrupt mask, cores in ascending order.
-  FlatJob lay_flat(const SubmitDesc& desc) const override;
+  Result<FlatJob> lay_flat(const SubmitDesc& desc) const override;
   Result<SubmitResult> submit_flat(const SubmitDesc& desc, const FlatJob& flat) override;
   Result<std::unique_ptr<PendingJob>> submit_async_flat(const SubmitDesc& desc, const FlatJob& flat) override;
 
