@@ -133,6 +133,7 @@ struct RunStats {
   int64_t bytes_from_device = 0;  // bytes synced back (the output slots read)
   int submits = 0;
   bool built = false;       // true when this call planned and built the command lists
+  bool recalled = false;    // its context was the holder's remembered one (run.h ContextMemo)
   int cpu_threads = 0;      // lib/quant's cpu backend: the most host threads a multiply ran on
   // The same steps as the host's CPU time (every thread that did the step's work), measured
   // only while the calling thread holds a ref::detail::CpuAccounting (lib/ref/workers.h;
