@@ -21,6 +21,7 @@
 // What only inserts and drops read (an entry's bytes, its group) lives in a node per entry.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -29,6 +30,13 @@
 #include <vector>
 
 namespace ork {
+
+// A process-wide, never-repeating stamp for ByteLru::generation(): one counter for every cache,
+// so a stamp one cache handed out is never another's (starts at 1: 0 is no cache's).
+inline uint64_t next_lru_generation() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 template <class Key, class Value, class Hash = std::hash<Key>>
 class ByteLru {
@@ -113,6 +121,7 @@ class ByteLru {
     evict(kNil);
   }
   void clear() {
+    generation_ = next_lru_generation();
     slots_.clear();
     nodes_.clear();
     free_nodes_.clear();
@@ -122,6 +131,15 @@ class ByteLru {
     hand_ = 0;
   }
 
+  // The cache's stamp, new (process-wide, next_lru_generation) whenever an entry is dropped
+  // (erase, eviction, clear): while it is unchanged, every value a find() or insert() of this
+  // cache returned under it is still in the cache, under the same key, at the same address
+  // for a value that points elsewhere (a shared_ptr's object). A holder that remembers
+  // what it found with the stamp may skip find() while the stamp stands
+  // (lib/matmul/run.h ContextMemo), and the clock loses nothing by it: the hand clears bits only in an
+  // eviction sweep, which ends in a drop, so an entry whose bit was cleared since its last
+  // find() is always looked up again.
+  uint64_t generation() const { return generation_; }
   size_t capacity() const { return capacity_; }
   size_t bytes() const { return bytes_; }
   size_t size() const { return size_; }
@@ -212,6 +230,7 @@ class ByteLru {
   // that probed past it so that no lookup stops early at the hole (linear probing's deletion,
   // no tombstones). Entries only move back into the hole, so a hand at `i` meets them next.
   void drop(size_t i) {
+    generation_ = next_lru_generation();
     free_node(slots_[i].node);
     for (size_t j = (i + 1) & mask(); slots_[j].hash != 0; j = (j + 1) & mask()) {
       const size_t home = slots_[j].hash & mask();
@@ -248,6 +267,7 @@ class ByteLru {
   size_t size_ = 0, hand_ = 0;
   size_t bytes_ = 0, capacity_;
   uint64_t evictions_ = 0;
+  uint64_t generation_ = next_lru_generation();
 };
 
 }  // namespace ork

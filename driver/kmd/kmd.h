@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "driver/common/npu_irq.h"
@@ -112,23 +113,45 @@ class FlatJob {
  public:
   static constexpr size_t kInlineBytes = 256;
   FlatJob() = default;
-  explicit FlatJob(size_t bytes)
-      : size_(bytes), heap_(bytes > kInlineBytes ? std::make_unique<uint64_t[]>((bytes + 7) / 8) : nullptr) {}
+  // A job of `bytes` flat bytes, zeroed; refused past UINT32_MAX (the size is 32-bit, below),
+  // before anything is allocated, rather than truncated.
+  static Result<FlatJob> make(size_t bytes);  // kmd_common.cpp
   FlatJob(const FlatJob& other) : FlatJob(other.size_) { std::memcpy(data(), other.data(), size_); }
   FlatJob& operator=(const FlatJob& other) {
     if (this != &other) *this = FlatJob(other);
     return *this;
   }
-  FlatJob(FlatJob&&) noexcept = default;
-  FlatJob& operator=(FlatJob&&) noexcept = default;
+  // A moved-from job is empty: its size must not claim the heap bytes it gave away.
+  FlatJob(FlatJob&& other) noexcept : size_(std::exchange(other.size_, 0)), heap_(std::move(other.heap_)) {
+    std::memcpy(inline_, other.inline_, kInlineBytes);
+  }
+  FlatJob& operator=(FlatJob&& other) noexcept {
+    if (this == &other) return *this;
+    size_ = std::exchange(other.size_, 0);
+    heap_ = std::move(other.heap_);
+    std::memcpy(inline_, other.inline_, kInlineBytes);
+    return *this;
+  }
   size_t size() const { return size_; }
-  std::byte* data() { return heap_ ? reinterpret_cast<std::byte*>(heap_.get()) : inline_; }
-  const std::byte* data() const { return heap_ ? reinterpret_cast<const std::byte*>(heap_.get()) : inline_; }
+  // Decided by the size, so an inline job's call reads its size and bytes, not the heap
+  // pointer after them.
+  std::byte* data() { return size_ > kInlineBytes ? reinterpret_cast<std::byte*>(heap_.get()) : inline_; }
+  const std::byte* data() const {
+    return size_ > kInlineBytes ? reinterpret_cast<const std::byte*>(heap_.get()) : inline_;
+  }
 
  private:
-  size_t size_ = 0;
+  // Sized from the 32-bit size alone, so a size and its bytes always agree (make() checks).
+  explicit FlatJob(uint32_t bytes)
+      : size_(bytes), heap_(bytes > kInlineBytes ? std::make_unique<uint64_t[]>((size_t{bytes} + 7) / 8) : nullptr) {}
+  // 4 bytes of size (12 bytes a task: a job's tasks, whose command lists all sit in the 4 GiB
+  // window, stay far below 4 GiB of flat bytes), then the inline bytes
+  // (4-aligned: the backends read them as 32-bit words or copy them out), then the heap
+  // pointer only a job past kInlineBytes reads: what a call reads starts 4 bytes in
+  // (docs/library.md "Three lines of a context").
+  uint32_t size_ = 0;
+  alignas(4) std::byte inline_[kInlineBytes]{};
   std::unique_ptr<uint64_t[]> heap_;  // past kInlineBytes; null otherwise
-  alignas(8) std::byte inline_[kInlineBytes]{};
 };
 
 // A SubmitDesc one Kmd has validated (Kmd::check), immutable from then on, so that submitting
@@ -142,6 +165,7 @@ class CheckedSubmit {
  public:
   CheckedSubmit() = default;
   const SubmitDesc& desc() const { return desc_; }
+  const FlatJob& flat() const { return flat_; }  // what a submit of it reads (layout tests)
 
  private:
   friend class Kmd;
@@ -268,7 +292,8 @@ class Kmd {
   virtual void bo_release(Bo& bo) noexcept = 0;
   // The flat layout of a valid `desc` (FlatJob): what submit_flat reads. check() keeps it in
   // the CheckedSubmit; submit() lays it out for its one call.
-  virtual FlatJob lay_flat(const SubmitDesc& desc) const = 0;
+  // Refused (never truncated) when its bytes pass a FlatJob's 32-bit size.
+  virtual Result<FlatJob> lay_flat(const SubmitDesc& desc) const = 0;
   // submit() after its checks, and submit_checked(): `desc` is valid for this Kmd and `flat`
   // is lay_flat(desc). The common path reads only `flat`.
   virtual Result<SubmitResult> submit_flat(const SubmitDesc& desc, const FlatJob& flat) = 0;

@@ -151,10 +151,19 @@ uint64_t Kmd::next_serial() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+Result<FlatJob> FlatJob::make(size_t bytes) {
+  if (bytes > UINT32_MAX)
+    return make_error(-E2BIG, fmt::format("a flat job of {} bytes: more than the {} its 32-bit size holds (a job of "
+                                          "that many tasks is refused, not truncated)",
+                                          bytes, UINT32_MAX));
+  return FlatJob(static_cast<uint32_t>(bytes));
+}
+
 Result<CheckedSubmit> Kmd::check(SubmitDesc desc) const {
   if (Status st = validate_submit(*this, desc, info().cores); !st) return st.error();
-  FlatJob flat = lay_flat(desc);
-  return CheckedSubmit(std::move(desc), serial_, std::move(flat));
+  auto flat = lay_flat(desc);
+  if (!flat) return flat.error();
+  return CheckedSubmit(std::move(desc), serial_, std::move(*flat));
 }
 
 // The one check left per call: the job was checked by this Kmd. Its SubmitDesc cannot have

@@ -2,6 +2,7 @@
 // a job on every call, laid out once, and the task records it writes from it into a task BO
 // (facts: docs/hardware.md sections 1 and 8).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace {
 constexpr uint32_t kEnableMask = 0xd;    // CNA|CORE|DPU (MTX); not written to HW
 constexpr uint32_t kIntClear = 0x1ffff;  // clear all (docs/hardware.md section 3)
 constexpr uint32_t kMaxTasksPerKick = RKNPU_RK3588_MAX_SUBMIT_NUMBER;
+static_assert(kMaxTasksPerKick <= UINT16_MAX, "Range::number is 16 bits");
 
 size_t rknpu_tasks_offset(const FlatHead& head) { return sizeof(FlatHead) + head.kicks * sizeof(Kick); }
 
@@ -31,8 +33,9 @@ std::vector<Kick> rknpu_kicks(const std::vector<const CoreJob*>& jobs, const std
     for (size_t j = 0; j < jobs.size(); ++j) {
       size_t n = jobs[j]->tasks.size();
       if (base >= n) continue;
-      ranges.ranges[ranges.count++] = {jobs[j]->core, static_cast<uint32_t>(first[j] + base),
-                                       static_cast<uint32_t>(std::min<size_t>(n - base, kMaxTasksPerKick))};
+      ranges.ranges[ranges.count++] = {.start = static_cast<uint32_t>(first[j] + base),
+                                       .number = static_cast<uint16_t>(std::min<size_t>(n - base, kMaxTasksPerKick)),
+                                       .core = static_cast<uint8_t>(jobs[j]->core)};
       mask |= 1u << jobs[j]->core;
     }
     if (mask == 5 || mask == 6) {
@@ -59,20 +62,24 @@ Kick flat_kick(const FlatJob& flat, uint32_t k) {
 }
 
 // `desc` is valid (validate_submit): at most one job per core, so a Kick's ranges suffice.
-FlatJob RknpuKmd::lay_flat(const SubmitDesc& desc) const {
+Result<FlatJob> RknpuKmd::lay_flat(const SubmitDesc& desc) const {
   std::vector<const CoreJob*> jobs;
   for (const CoreJob& job : desc.jobs) jobs.push_back(&job);
   std::sort(jobs.begin(), jobs.end(), [](auto* a, auto* b) { return a->core < b->core; });
   FlatHead head{.tasks = 0, .kicks = 0, .core_mask = 0, .timeout_ms = desc.timeout_ms};
   std::vector<uint32_t> first;
+  size_t tasks = 0;  // counted wide: the flat size is checked before any count is narrowed
   for (const CoreJob* job : jobs) {
-    first.push_back(head.tasks);
-    head.tasks += static_cast<uint32_t>(job->tasks.size());
+    first.push_back(static_cast<uint32_t>(tasks));
+    tasks += job->tasks.size();
     head.core_mask |= 1u << job->core;
   }
   const std::vector<Kick> kicks = rknpu_kicks(jobs, first);
+  auto made = FlatJob::make(sizeof head + kicks.size() * sizeof(Kick) + tasks * sizeof(FlatTask));
+  if (!made) return made.error();
+  FlatJob& flat = *made;
+  head.tasks = static_cast<uint32_t>(tasks);
   head.kicks = static_cast<uint32_t>(kicks.size());
-  FlatJob flat(rknpu_tasks_offset(head) + head.tasks * sizeof(FlatTask));
   std::memcpy(flat.data(), &head, sizeof head);
   std::memcpy(flat.data() + sizeof head, kicks.data(), kicks.size() * sizeof(Kick));
   std::byte* at = flat.data() + rknpu_tasks_offset(head);
@@ -83,7 +90,7 @@ FlatJob RknpuKmd::lay_flat(const SubmitDesc& desc) const {
       std::memcpy(at, &task, sizeof task);
       at += sizeof task;
     }
-  return flat;
+  return made;
 }
 
 Status RknpuKmd::ensure_task_capacity(std::unique_ptr<Bo>& bo, size_t tasks) {

@@ -13,12 +13,16 @@
 
 namespace ork::driver::rknpu {
 
-// One core's slice of one SUBMIT ioctl: tasks [start, start+number) of the task BO.
+// One core's slice of one SUBMIT ioctl: tasks [start, start+number) of the task BO. 8 bytes
+// (a kick's number is at most 4095, the core below 3), so a three-core kick is 28 bytes of a
+// checked job's flat layout where 12-byte ranges made it 40 (docs/library.md "Three lines of
+// a context").
 struct Range {
-  int core;
   uint32_t start;
-  uint32_t number;
+  uint16_t number;
+  uint8_t core;
 };
+static_assert(sizeof(Range) == 8);
 // The ranges of one SUBMIT ioctl: one per core it runs, at most the NPU's cores.
 struct Kick {
   uint32_t count = 0;
@@ -78,7 +82,7 @@ class RknpuKmd final : public DrmKmd {
   void bo_release(Bo& bo) noexcept override;
   // The flat job (rknpu_submit.cpp): its head, each SUBMIT ioctl's ranges, then each task's
   // regcmd address, word count and interrupt mask, cores in ascending order.
-  FlatJob lay_flat(const SubmitDesc& desc) const override;
+  Result<FlatJob> lay_flat(const SubmitDesc& desc) const override;
   Result<SubmitResult> submit_flat(const SubmitDesc& desc, const FlatJob& flat) override;
   Result<std::unique_ptr<PendingJob>> submit_async_flat(const SubmitDesc& desc, const FlatJob& flat) override;
 

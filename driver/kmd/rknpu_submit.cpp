@@ -94,7 +94,9 @@ Result<SubmitResult> RknpuKmd::submit_blocking(const Bo& tasks, const FlatJob& f
 
 Result<SubmitResult> RknpuKmd::submit(const SubmitDesc& desc) {
   if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
-  return submit_flat(desc, lay_flat(desc));
+  auto flat = lay_flat(desc);
+  if (!flat) return flat.error();
+  return submit_flat(desc, *flat);
 }
 
 // The per-call path of a checked job: the flat job's task records into the one task BO of
@@ -126,7 +128,9 @@ Status RknpuKmd::kick_async(RknpuPending& job, const FlatJob& flat) {
 
 Result<std::unique_ptr<PendingJob>> RknpuKmd::submit_async(const SubmitDesc& desc) {
   if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
-  return submit_async_flat(desc, lay_flat(desc));
+  auto flat = lay_flat(desc);
+  if (!flat) return flat.error();
+  return submit_async_flat(desc, *flat);
 }
 
 // The asynchronous path of a checked job: the flat job's task records into the job's own task

@@ -54,7 +54,7 @@ class RocketKmd final : public DrmKmd {
 
  protected:
   void bo_release(Bo& bo) noexcept override;
-  FlatJob lay_flat(const SubmitDesc& desc) const override;
+  Result<FlatJob> lay_flat(const SubmitDesc& desc) const override;
   Result<SubmitResult> submit_flat(const SubmitDesc& desc, const FlatJob& flat) override;
   Result<std::unique_ptr<PendingJob>> submit_async_flat(const SubmitDesc& desc, const FlatJob& flat) override;
 

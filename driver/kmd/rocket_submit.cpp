@@ -32,16 +32,19 @@ std::span<const uint32_t> rocket_outs(const FlatJob& flat, const RocketFlatHead&
 }  // namespace
 
 // `desc` is valid (validate_submit): at most one job per core.
-FlatJob RocketKmd::lay_flat(const SubmitDesc& desc) const {
-  RocketFlatHead head{.jobs = static_cast<uint32_t>(desc.jobs.size()),
-                      .ins = static_cast<uint32_t>(desc.in_bos.size()),
-                      .outs = static_cast<uint32_t>(desc.out_bos.size()),
-                      .tasks = 0,
-                      .timeout_ms = desc.timeout_ms};
-  for (const CoreJob& job : desc.jobs) head.tasks += static_cast<uint32_t>(job.tasks.size());
+Result<FlatJob> RocketKmd::lay_flat(const SubmitDesc& desc) const {
+  size_t tasks = 0;  // counted wide: the flat size is checked before any count is narrowed
+  for (const CoreJob& job : desc.jobs) tasks += job.tasks.size();
   static_assert(sizeof(drm_rocket_task) == 2 * sizeof(uint32_t) && sizeof(RocketFlatHead) % 4 == 0);
-  const size_t words = head.jobs + head.ins + head.outs + 2 * size_t{head.tasks};
-  FlatJob flat(sizeof head + words * sizeof(uint32_t));
+  const size_t words = desc.jobs.size() + desc.in_bos.size() + desc.out_bos.size() + 2 * tasks;
+  auto made = FlatJob::make(sizeof(RocketFlatHead) + words * sizeof(uint32_t));
+  if (!made) return made.error();
+  FlatJob& flat = *made;
+  const RocketFlatHead head{.jobs = static_cast<uint32_t>(desc.jobs.size()),
+                            .ins = static_cast<uint32_t>(desc.in_bos.size()),
+                            .outs = static_cast<uint32_t>(desc.out_bos.size()),
+                            .tasks = static_cast<uint32_t>(tasks),
+                            .timeout_ms = desc.timeout_ms};
   std::memcpy(flat.data(), &head, sizeof head);
   std::byte* at = flat.data() + sizeof head;
   auto put = [&at](uint32_t word) {
@@ -56,7 +59,7 @@ FlatJob RocketKmd::lay_flat(const SubmitDesc& desc) const {
       put(static_cast<uint32_t>(t.regcmd_iova));  // below 4 GiB (validate_submit)
       put(t.regcmd_entries);
     }
-  return flat;
+  return made;
 }
 
 // One job per CoreJob; the kernel picks its core (CoreJob::core only shapes the split).
@@ -84,7 +87,9 @@ Status RocketKmd::kick(const FlatJob& flat) {
 
 Result<SubmitResult> RocketKmd::submit(const SubmitDesc& desc) {
   if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
-  return submit_flat(desc, lay_flat(desc));
+  auto flat = lay_flat(desc);
+  if (!flat) return flat.error();
+  return submit_flat(desc, *flat);
 }
 
 // The per-call path of a checked job: the submit and the waits read only the flat job, and
@@ -108,7 +113,9 @@ Result<SubmitResult> RocketKmd::submit_flat(const SubmitDesc&, const FlatJob& fl
 
 Result<std::unique_ptr<PendingJob>> RocketKmd::submit_async(const SubmitDesc& desc) {
   if (Status st = validate_submit(*this, desc, info_.cores); !st) return st.error();
-  return submit_async_flat(desc, lay_flat(desc));
+  auto flat = lay_flat(desc);
+  if (!flat) return flat.error();
+  return submit_async_flat(desc, *flat);
 }
 
 // The asynchronous path of a checked job: its submit and the out BOs it waits on, read from

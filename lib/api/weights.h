@@ -16,11 +16,13 @@
 #include "lib/ref/fast.h"
 #include "ork/ork.h"
 
-// Aligned to a cache line, with what every call reads in its second line (the device it
-// belongs to, dtype, K, N, the resident weights and their ids: 64 bytes) and nothing else
-// there, so that a call reads one line of its handle and, with the id carried to the runner
-// (matmul::WeightsRef), none of the resident weights when its context is cached
-// (docs/library.md "The key on the handle"). The first line holds what the call never reads.
+// Aligned to a cache line, with what every call reads in one line of its own (the device it
+// belongs to, dtype, K, N, the resident weights with their id and remembered context: 64
+// bytes) and nothing else there, so that a call reads one line of its handle and, with the id
+// and the memo carried to the runner (matmul::WeightsRef), none of the resident weights and
+// no slot of the runner's cache when its context is remembered (docs/library.md "The key on
+// the handle", "The handle remembers its context"). The lines before it hold what the call
+// never reads.
 struct ork_weights {
   ork::api::DeviceRef keep_device;  // first: released last, after the BOs below are freed
   ork::api::Live<ork::api::HandleKind::weights> live{this};  // until destroyed (handles.h)
@@ -28,14 +30,16 @@ struct ork_weights {
   // which the w4a8 copy below is made from on the first w4a8 call.
   std::vector<uint8_t> packed;
   int64_t host_bytes = 0;  // host.bytes(), counted in the device's bytes_resident
+  // int4 on NPU backends: the w4a8 buffer (int8-wide), made from `packed` on the first w4a8
+  // call; read by int4 weights' w4a8 calls only, so out of the line below.
+  mutable ork::matmul::OwnedWeights resident_w4a8;
   // Read by every call from here: one line.
   alignas(64) ork_device* device = nullptr;
   ork_dtype dtype = ORK_DTYPE_INT8;
   int64_t k = 0, n = 0;
-  // NPU backends: the native resident buffer (int8, fp16, or int4 for W4A4).
+  // NPU backends: the native resident buffer (int8, fp16, or int4 for W4A4), its id and the
+  // context it last ran with (matmul::OwnedWeights: 32 bytes).
   ork::matmul::OwnedWeights resident;
-  // int4 on NPU backends: the w4a8 buffer (int8-wide), made from `packed` on the first w4a8 call.
-  mutable ork::matmul::OwnedWeights resident_w4a8;
   // cpu backend: the CPU reference's form of the weights (lib/matmul/cpu_matmul.h).
   ork::matmul::HostWeights host;
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <climits>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -62,7 +63,8 @@ void plan_groups(Context& ctx, std::vector<BufferIovas>& iovas) {
   // A stacked plan: every slice in one group, written to its one output C' (plan.h).
   const int64_t per_group = p.stacked ? p.slices : slots;
   for (int64_t first = 0; first < p.slices; first += per_group) {
-    SliceGroup g{.first_slice = first, .count = std::min(per_group, p.slices - first), .submit = {}};
+    SliceGroup g{.first_slice = static_cast<int32_t>(first),
+                 .count = static_cast<int32_t>(std::min(per_group, p.slices - first)), .submit = {}};
     BufferIovas io{.a = ctx.a().iova(), .b = ctx.weights->iova(), .c = {}, .first_slice = first};
     for (int64_t i = 0; i < output_slots(p, g); ++i) io.c.push_back(ctx.c(static_cast<size_t>(i)).iova());
     ctx.groups.push_back(std::move(g));
@@ -146,6 +148,8 @@ Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan, cons
   ctx->weights = &weights;
   if (static_cast<int64_t>(weights.size()) < ctx->plan.b_bytes())
     return make_error(-EINVAL, "the weight buffer is smaller than the plan's weights");
+  if (ctx->plan.slices > INT32_MAX)  // SliceGroup's slice numbers
+    return make_error(-EINVAL, fmt::format("{} K-slices: a context numbers at most 2^31 - 1", ctx->plan.slices));
   const int cores = kmd.info().cores;
   ctx->core_mask = core_mask != 0 ? core_mask : (1u << ctx->plan.cores_used) - 1;
   if (std::popcount(ctx->core_mask) < ctx->plan.cores_used || (cores < 32 && (ctx->core_mask >> cores) != 0))
@@ -162,7 +166,8 @@ Result<std::unique_ptr<Context>> build_context(driver::Kmd& kmd, Plan plan, cons
     if (!own) return own.error();
     io = std::move(*own);
   }
-  ctx->io = std::move(io);
+  ctx->io = io.get();
+  ctx->io_owner = std::move(io);
   std::vector<BufferIovas> iovas;
   plan_groups(*ctx, iovas);
   // Two passes: the first learns the size of the command lists, the second emits them for

@@ -18,10 +18,12 @@
 namespace ork::matmul {
 
 // One submit: the K-slices [first_slice, first_slice + count) with their output slots; its
-// job checked once, when the context is built (driver::CheckedSubmit).
+// job checked once, when the context is built (driver::CheckedSubmit). 32-bit slice numbers
+// (a plan has a few hundred slices at most: K / 480), 8 bytes where 16 cost a three-core
+// decode call a fourth line of its context (docs/library.md "Three lines of a context").
 struct SliceGroup {
-  int64_t first_slice = 0;
-  int64_t count = 0;
+  int32_t first_slice = 0;
+  int32_t count = 0;
   driver::CheckedSubmit submit;
 };
 
@@ -93,19 +95,24 @@ Result<std::shared_ptr<IoBuffers>> allocate_io(driver::Kmd& kmd, const IoGeometr
 
 // One block per context, aligned to a cache line, and what a cached call reads of it in one
 // run from the start of its second line: the plan's per-call fields (plan.h: its last 72
-// bytes), the buffers, the first slice group with its flat job. A decode call (one group, a
-// job of 1-3 tasks) reads three or four consecutive lines of its own context, and nothing
-// else of that weight's but its handle and the cache's slot (docs/library.md "What grows
-// with the model's size"). Before the run: 16 bytes only a build reads, then the plan's
-// planning fields (48 bytes), so that its per-call fields begin the second line.
+// bytes), the buffers' address, the first slice group with its flat job. A decode call (one
+// group, a job of 1-3 tasks on 1-3 cores) reads three consecutive lines of its own context
+// (188 bytes at three tasks), and nothing else of that weight's but its handle and the
+// cache's slot (docs/library.md "What grows with the model's size", "Three lines of a
+// context"). Before the run: 16 bytes only a build reads, then the plan's planning fields
+// (48 bytes), so that its per-call fields begin the second line; after it, what keeps the
+// buffers alive.
 struct alignas(64) Context {
   const driver::Bo* weights = nullptr;            // packed by the plan's slice layout
   uint32_t core_mask = 0;  // the physical cores: plan core i runs on the i-th set bit
   bool shared_io = false;                         // io was handed in (build_context's `io`)
   Plan plan;
-  std::shared_ptr<IoBuffers> io;                  // A and the output slots, maybe shared
+  IoBuffers* io = nullptr;                        // A and the output slots, maybe shared
   SliceGroups groups;
   std::unique_ptr<driver::Bo> regcmd;
+  // Owns `io` (with the other contexts of its set): a call reads the plain pointer above, 8
+  // bytes of the run where the shared_ptr took 16.
+  std::shared_ptr<IoBuffers> io_owner;
 
   const driver::Bo& a() const { return *io->a; }
   const driver::Bo& c(size_t slot) const { return *io->c[slot]; }
@@ -126,6 +133,7 @@ struct RunStats {
   int64_t bytes_from_device = 0;  // bytes synced back (the output slots read)
   int submits = 0;
   bool built = false;       // true when this call planned and built the command lists
+  bool recalled = false;    // its context was the holder's remembered one (run.h ContextMemo)
   int cpu_threads = 0;      // lib/quant's cpu backend: the most host threads a multiply ran on
   // The same steps as the host's CPU time (every thread that did the step's work), measured
   // only while the calling thread holds a ref::detail::CpuAccounting (lib/ref/workers.h;

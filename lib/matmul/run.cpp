@@ -190,6 +190,40 @@ Result<std::shared_ptr<Context>*> MatmulRunner::context_for(WeightsRef w, int64_
   return contexts_.insert(key, w.id(), std::shared_ptr<Context>(std::move(*ctx)), bytes, /*keep_new=*/true);
 }
 
+namespace {
+// A memo's call bits sit below the context's address: 3 of the core mask, 1 of the C type, 1
+// set in every memo. Context is aligned to a cache line, so its low 6 bits are 0.
+constexpr uintptr_t kMemoMaskBits = 0x7, kMemoFp16 = 1u << 3, kMemoSet = 1u << 4, kMemoBits = 0x1f;
+static_assert(alignof(Context) > kMemoBits, "the memo's bits need the context's low address bits free");
+}  // namespace
+
+uintptr_t MatmulRunner::memo_bits(const RunOptions& options) {
+  const uint32_t mask = effective_core_mask(options);
+  if (options.mc_cap != 0 || mask > kMemoMaskBits) return 0;
+  return mask | (options.fp16_out ? kMemoFp16 : 0) | kMemoSet;
+}
+
+// The stamp first: only while it is the cache's current one is the address a context this
+// cache still holds (a freed one's is never read). Then the key: the bits, and M from the
+// context's plan, a line the call reads next anyway (Plan::a_bytes).
+const Context* MatmulRunner::recall(const ContextMemo& memo, int64_t m, const RunOptions& options) const {
+  if (memo.stamp_.load(std::memory_order_relaxed) != contexts_.generation()) return nullptr;
+  const uintptr_t tagged = memo.tagged_.load(std::memory_order_relaxed);
+  const uintptr_t bits = memo_bits(options);
+  if (bits == 0 || (tagged & kMemoBits) != bits) return nullptr;
+  const auto* ctx = reinterpret_cast<const Context*>(tagged & ~kMemoBits);
+  return ctx->plan.shape.m == m ? ctx : nullptr;
+}
+
+// `ctx` is the cache's context of run()'s key for (the holder's weights, m, options), just found
+// or built: nothing is dropped between that and this stamp.
+void MatmulRunner::remember(ContextMemo& memo, const Context& ctx, int64_t m, const RunOptions& options) const {
+  const uintptr_t bits = memo_bits(options);
+  if (bits == 0 || ctx.plan.shape.m != m) return;  // a key the memo cannot hold whole
+  memo.tagged_.store(reinterpret_cast<uintptr_t>(&ctx) | bits, std::memory_order_relaxed);
+  memo.stamp_.store(contexts_.generation(), std::memory_order_relaxed);
+}
+
 Result<std::shared_ptr<Context>> MatmulRunner::acquire(WeightsRef w, int64_t m, const RunOptions& options,
                                                        RunStats& st) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -213,12 +247,19 @@ Status MatmulRunner::run(WeightsRef w, const void* a, int64_t m, void* c, const 
   // The cache's entry is used in place, not copied: a blocking call builds and evicts nothing
   // more until it returns, and a copy would write the count in the context's own control
   // block, one more line of that weight's on every call (docs/library.md "What grows with the
-  // model's size").
-  auto ctx = context_for(w, m, options, /*shared=*/true, &st.built);
-  if (!ctx) return ctx.error();
+  // model's size"). The holder's memo, when it proves its context, spares the lookup.
+  ContextMemo* memo = w.memo();
+  const Context* ctx = memo ? recall(*memo, m, options) : nullptr;
+  st.recalled = ctx != nullptr;
+  if (ctx == nullptr) {
+    auto slot = context_for(w, m, options, /*shared=*/true, &st.built);
+    if (!slot) return slot.error();
+    ctx = (*slot)->get();
+    if (memo) remember(*memo, *ctx, m, options);
+  }
   st.plan_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   st.plan_cpu_ns = ref::detail::work_cpu_ns() - c0;
-  return execute_any(kmd_, ***ctx, a, c, st);
+  return execute_any(kmd_, *ctx, a, c, st);
 }
 
 }  // namespace ork::matmul

@@ -6,6 +6,7 @@
 // (one set per shape in a decode loop: docs/library.md "What grows with the model's size").
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -75,6 +76,41 @@ class ResidentWeights {
   uint64_t id_ = 0;
 };
 
+// The context a holder's resident weights last ran with in a blocking call (MatmulRunner::run),
+// remembered so that the next call of the same key skips the cache's lookup and its slot, a
+// line of that weight's (docs/library.md "The handle remembers its context"). 16 bytes: the
+// context's address with the call's core mask and C type in its low bits (a context is
+// aligned to a cache line), and the cache's stamp when it was found (ByteLru::generation).
+// It is used only when the stamp is the runner's cache's current one (no context dropped
+// since, by any runner: stamps are process-wide), its bits are the call's, and the context's
+// own plan has the call's M, so the key is the call's whole key: the weights (the holder's,
+// forgotten when they are replaced), M, mask, C type, no row cap (calls with one never
+// remember), a shared set (run() only), and the device (the runner whose stamp it is).
+//
+// Threads: a holder (ork_weights) may be called from several threads. Its memo is read and
+// written only inside MatmulRunner::run, which every caller serialises per runner, as the
+// cache it stands for (the device's mutex, lib/api/device.h); the lock orders one call's
+// writes before the next call's reads, so a call always reads the pair one call wrote.
+// The fields are atomics (relaxed: plain moves on x86-64 and AArch64) so that the holder's
+// bytes stay free of a data race in any case: a thread that ever read them unlocked would
+// get a stale pair, which the stamp check refuses, never a torn word.
+class ContextMemo {
+ public:
+  ContextMemo() = default;
+  ContextMemo(const ContextMemo&) = delete;
+  ContextMemo& operator=(const ContextMemo&) = delete;
+
+ private:
+  friend class MatmulRunner;
+  friend class OwnedWeights;
+  void forget() {
+    tagged_.store(0, std::memory_order_relaxed);
+    stamp_.store(0, std::memory_order_relaxed);
+  }
+  std::atomic<uintptr_t> tagged_{0};  // Context* | call bits (MatmulRunner::memo_bits); 0: none
+  std::atomic<uint64_t> stamp_{0};    // the cache's generation it was found under; 0: none
+};
+
 // Resident weights as the runner takes them: the object, and its id read when the holder took
 // them. The runner's cache is keyed by the id alone, so a call whose context is cached reads
 // nothing of the object: a holder that keeps the id beside what every call reads anyway (the C
@@ -86,21 +122,25 @@ class WeightsRef {
   WeightsRef(const ResidentWeights& w) : w_(&w), id_(w.id()) {}  // NOLINT: implicit by design
   const ResidentWeights& weights() const { return *w_; }
   uint64_t id() const { return id_; }
+  ContextMemo* memo() const { return memo_; }  // the holder's (OwnedWeights), or null
 
  private:
   friend class OwnedWeights;
-  WeightsRef(const ResidentWeights* w, uint64_t id) : w_(w), id_(id) {}
+  WeightsRef(const ResidentWeights* w, uint64_t id, ContextMemo* memo) : w_(w), id_(id), memo_(memo) {}
   const ResidentWeights* w_;
   uint64_t id_;
+  ContextMemo* memo_ = nullptr;
 };
 
-// Resident weights owned with their id beside them, 16 bytes: whatever replaces the object
-// replaces the id, so a WeightsRef of it always names the object it points to (ids are never
-// reused in a process: a destroyed object's contexts, if not forgotten, are never found).
+// Resident weights owned with their id and the context they last ran with beside them, 32
+// bytes: whatever replaces the object replaces the id and forgets the context, so a
+// WeightsRef of it always names the object it points to (ids are never reused in a process: a
+// destroyed object's contexts, if not forgotten, are never found) and never recalls another's.
 class OwnedWeights {
  public:
   OwnedWeights() = default;
   OwnedWeights& operator=(std::unique_ptr<ResidentWeights> w) {
+    memo_.forget();
     w_ = std::move(w);
     id_ = w_ ? w_->id() : 0;
     return *this;
@@ -110,12 +150,13 @@ class OwnedWeights {
   const ResidentWeights* operator->() const { return w_.get(); }
   const ResidentWeights& operator*() const { return *w_; }
   // Only while it holds weights.
-  WeightsRef ref() const { return {w_.get(), id_}; }
+  WeightsRef ref() const { return {w_.get(), id_, &memo_}; }
   uint64_t id() const { return id_; }  // 0 when empty
 
  private:
   std::unique_ptr<ResidentWeights> w_;
   uint64_t id_ = 0;
+  mutable ContextMemo memo_;  // written by calls through a const holder: not part of its value
 };
 
 struct RunOptions {
@@ -206,6 +247,12 @@ class MatmulRunner {
   // own control block, one more line per weight and call.
   Result<std::shared_ptr<Context>*> context_for(WeightsRef w, int64_t m, const RunOptions& options,
                                                 bool shared, bool* built);
+  // run()'s context from the holder's memo (ContextMemo), or null when it does not prove it.
+  const Context* recall(const ContextMemo& memo, int64_t m, const RunOptions& options) const;
+  void remember(ContextMemo& memo, const Context& ctx, int64_t m, const RunOptions& options) const;
+  // The call's bits of a memo (core mask, C type, a flag so never 0), or 0 when its key has
+  // more than they hold (a row cap, a mask past the bits): such a call never remembers.
+  static uintptr_t memo_bits(const RunOptions& options);
   // The set of A and output BOs the blocking calls' contexts of `geometry` share (made when
   // none is alive): it lives while a context holds it.
   Result<std::shared_ptr<IoBuffers>> shared_io(const IoGeometry& geometry);

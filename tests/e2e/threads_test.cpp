@@ -3,7 +3,8 @@
 // before the device had a queue), every cell of every call checked against the CPU
 // reference; then the same through asynchronous jobs and batch replays from every thread;
 // then all four threads on ONE weights, mixing every kind of call while jobs of every kind
-// are in flight on it (each call's result its own, every cell).
+// are in flight on it (each call's result its own, every cell); and all four on one weights
+// with every call's key (M, core mask) in turn, which its remembered context must follow.
 // Built with -Db_sanitize=thread it is the ThreadSanitizer check (docs/library.md, "Threads").
 #include <gtest/gtest.h>
 
@@ -236,6 +237,32 @@ TEST_P(Threads, FourThreadsOneWeightsEveryKindOfCallEveryCellExact) {
   four_threads(GetParam(), 21, [](ork_device* dev, int t, ork_weights* w, const Operands& o,
                                    std::atomic<int64_t>& failed) { return mixed_calls(dev, w, o, t, failed); },
                /*shared=*/true);
+}
+
+// Four threads' blocking calls on one weights, each call of its own key in turn (M 1..3 of
+// A's rows, core masks 1, 3, 7, 2 and 4): the handle remembers the context of whichever call
+// ran last (matmul::ContextMemo), so every call finds another thread's, or another key's, memo
+// and must recall it only when it is its own key's; each C checked over its M rows.
+TEST_P(Threads, FourThreadsOneWeightsEveryKeyInTurnEveryCellExact) {
+  four_threads(GetParam(), 31, [](ork_device* dev, int t, ork_weights* w, const Operands& o,
+                                   std::atomic<int64_t>& failed) {
+    static constexpr uint32_t kMasks[] = {1, 3, 7, 2, 4};
+    int64_t bad = 0;
+    for (int i = 0; i < kCalls; ++i) {
+      const int64_t m = 1 + (t + i) % 3;
+      ork_matmul_options opt{};
+      opt.struct_size = sizeof opt;
+      opt.core_mask = kMasks[(t + 2 * i) % 5];
+      std::vector<int32_t> c(static_cast<size_t>(m * kN), -1);
+      if (ork_matmul(dev, w, o.a[i].data(), m, c.data(), &opt) != ORK_OK) {
+        ++failed;
+        continue;
+      }
+      const std::vector<int32_t> want(o.expected[i].begin(), o.expected[i].begin() + m * kN);
+      bad += wrong_cells(c, want);
+    }
+    return bad;
+  }, /*shared=*/true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Threads, ::testing::Values("emu", "emu-rocket", "cpu"),

@@ -5,6 +5,8 @@
 // (docs/library.md "The job a submit reads, flat").
 #include "tests/support/alloc_counter.h"
 
+#include <cerrno>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -199,6 +201,24 @@ TEST_P(Flat, AnAsynchronousSubmitOfACheckedJobAllocatesOnlyItsPendingJob) {
   EXPECT_TRUE(ok);
   EXPECT_LE(as_checked, 2);  // the pending job, and its fences (rknpu) or out handles (rocket)
   EXPECT_LT(as_checked, unchecked);  // the unchecked one lays its job out on every call
+}
+
+// A flat job's size is 32-bit: one past UINT32_MAX bytes is refused with an error naming the
+// bytes, never truncated to a 32-bit size (which would be a job of 0 bytes here, or of a few
+// bytes for the larger one); the largest sizes it holds are taken at their exact size.
+TEST(FlatJobSize, MoreBytesThanItsSizeHoldsAreRefusedNotTruncated) {
+  for (const uint64_t bytes : {uint64_t{UINT32_MAX} + 1, uint64_t{UINT32_MAX} + 9, uint64_t{1} << 40}) {
+    SCOPED_TRACE(bytes);
+    auto job = driver::FlatJob::make(static_cast<size_t>(bytes));
+    ASSERT_FALSE(job.ok());
+    EXPECT_EQ(job.error().code, -E2BIG);
+    EXPECT_NE(job.error().message.find(std::to_string(bytes) + " bytes"), std::string::npos) << job.error().message;
+  }
+  for (const size_t bytes : {size_t{0}, size_t{4}, driver::FlatJob::kInlineBytes, driver::FlatJob::kInlineBytes + 4}) {
+    auto job = driver::FlatJob::make(bytes);
+    ASSERT_TRUE(job.ok()) << job.error().message;
+    EXPECT_EQ(job->size(), bytes);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BothInterfaces, Flat, ::testing::Values(KmdKind::rknpu, KmdKind::rocket),

@@ -50,7 +50,7 @@ class SharedIo : public ::testing::TestWithParam<ork::driver::KmdKind> {
     for (const Weights& w : weights_) {  // every context on the one set
       auto ctx = build_context(*kmd_, *plan, w.rw->bo(), {}, 0, *io);
       ASSERT_TRUE(ctx.ok()) << ctx.error().message;
-      ASSERT_EQ((*ctx)->io, *io);
+      ASSERT_EQ((*ctx)->io, io->get());
       ctxs_.push_back(std::shared_ptr<Context>(std::move(*ctx)));
     }
   }
@@ -128,7 +128,7 @@ TEST_P(SharedIo, SetOfAnotherGeometryRefused) {
   ASSERT_TRUE(plan.ok());
   auto w = ResidentWeights::create(*kmd_, DType::int8, kJobK, wide, ork::ref::random_int8(kJobK * wide, 7).data());
   ASSERT_TRUE(w.ok());
-  auto ctx = build_context(*kmd_, *plan, (*w)->bo(), {}, 0, ctxs_[0]->io);
+  auto ctx = build_context(*kmd_, *plan, (*w)->bo(), {}, 0, ctxs_[0]->io_owner);
   ASSERT_FALSE(ctx.ok());
   EXPECT_NE(ctx.error().message.find("do not fit the plan's geometry"), std::string::npos) << ctx.error().message;
 }

@@ -201,6 +201,14 @@ TEST_P(PerCall, ACachedCallsFieldsAreOneRunFromTheContextsSecondLine) {
   EXPECT_LE(at(&x.plan.stacked) + 1, at(&x.plan) + static_cast<long>(sizeof(x.plan)));
   EXPECT_EQ(at(&x.io), at(&x.plan) + static_cast<long>(sizeof(x.plan)));
   EXPECT_LE(at(&x.groups[0].submit), 64 + 128);  // the group's head and its checked job's in the next two lines
+  // A three-core decode job of one task a core: the run, flat job included, ends within the
+  // context's fourth line, so a call reads three lines of it (docs/library.md "Three lines of
+  // a context"): 188 bytes on rknpu, 180 on rocket.
+  ASSERT_EQ(x.groups.size(), 1u);
+  ASSERT_EQ(x.plan.tasks.size(), 3u);
+  const ork::driver::FlatJob& flat = x.groups[0].submit.flat();
+  ASSERT_LE(flat.size(), ork::driver::FlatJob::kInlineBytes);
+  EXPECT_LE(at(flat.data()) + static_cast<long>(flat.size()), 4 * 64);
 }
 
 INSTANTIATE_TEST_SUITE_P(BothInterfaces, PerCall, ::testing::Values(KmdKind::rknpu, KmdKind::rocket),
