@@ -14,6 +14,13 @@ ci_meson_opts="-Dwerror=true -Dunity_sources=true"
 # "CI time", lever 35). The README's command for a developer keeps -g; build-tsan keeps it
 # for its race reports' stacks.
 ci_build_opts="$ci_meson_opts -Ddebug=false"
+# build alone: the test programs' own code (every program and static library under tests/) at
+# -O1, the libraries they test still at -O2 (meson option tests_optimization,
+# tests/meson.build). Measured natively: their compile 0.76 of -O2's (about 105 s of CPU off
+# a cold build), the tests' CPU time no higher in the default suite and at most about 7 s
+# more in the slow one (docs/reliability.md "CI time", lever 42). Not yet in build-arm64:
+# the tests' time under qemu-user at -O1 is not measured.
+ci_native_opts="$ci_build_opts -Dtests_optimization=1"
 
 # ci_step NAME COMMAND [ARG...]: runs the command, then prints "ci: NAME N s" (its wall time,
 # passed or not) and stops the script with the command's exit status if it failed.

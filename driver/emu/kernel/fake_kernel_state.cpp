@@ -41,7 +41,7 @@ uint8_t* map_anonymous(uint64_t bytes) {
 // through a BO in 8 KiB steps (one K-surface or output surface per step), which with 4 KiB
 // pages is a TLB miss per atom, and each 4 KiB page is a fault of its own when first
 // touched (about 12 us of CPU each under a VM's nested paging, against one fault per 2 MiB:
-// docs/reliability.md "CI time", lever 51). mmap's address is only 4 KiB-aligned, which left
+// docs/reliability.md "CI time", lever 44). mmap's address is only 4 KiB-aligned, which left
 // the head and tail of each unaligned 2 MiB range on 4 KiB pages, so the mapping is made one
 // huge page longer and trimmed to the aligned part. Advice only: failure is fine.
 uint8_t* alloc_host_pages(uint64_t bytes) {
