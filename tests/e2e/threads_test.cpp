@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,7 +57,8 @@ int64_t wrong_cells(const std::vector<int32_t>& got, const std::vector<int32_t>&
 // failure and every wrong cell fails the test. `shared`: one weights made before the
 // threads start, used by all four (each thread's own A).
 template <class Calls>
-void four_threads(const std::string& device, uint64_t seed, Calls calls, bool shared = false) {
+void four_threads(const std::string& device, uint64_t seed, Calls calls, bool shared = false,
+                  uint64_t* evictions = nullptr) {
   ork_device* dev = nullptr;
   ASSERT_EQ(ork_device_open(device.c_str(), &dev), ORK_OK) << ork_last_error();
   std::vector<Operands> ops;
@@ -77,6 +79,12 @@ void four_threads(const std::string& device, uint64_t seed, Calls calls, bool sh
   for (auto& th : threads) th.join();
   EXPECT_EQ(failed.load(), 0) << ork_last_error();
   EXPECT_EQ(bad.load(), 0) << "cells that differ from the reference";
+  if (evictions != nullptr) {
+    ork_stats st{};
+    st.struct_size = sizeof st;
+    EXPECT_EQ(ork_device_get_stats(dev, &st), ORK_OK) << ork_last_error();
+    *evictions = st.context_evictions;
+  }
   for (ork_weights* w : weights) ork_weights_destroy(w);
   ork_weights_destroy(one);
   ork_device_close(dev);
@@ -239,30 +247,51 @@ TEST_P(Threads, FourThreadsOneWeightsEveryKindOfCallEveryCellExact) {
                /*shared=*/true);
 }
 
-// Four threads' blocking calls on one weights, each call of its own key in turn (M 1..3 of
-// A's rows, core masks 1, 3, 7, 2 and 4): the handle remembers the context of whichever call
-// ran last (matmul::ContextMemo), so every call finds another thread's, or another key's, memo
-// and must recall it only when it is its own key's; each C checked over its M rows.
-TEST_P(Threads, FourThreadsOneWeightsEveryKeyInTurnEveryCellExact) {
-  four_threads(GetParam(), 31, [](ork_device* dev, int t, ork_weights* w, const Operands& o,
-                                   std::atomic<int64_t>& failed) {
-    static constexpr uint32_t kMasks[] = {1, 3, 7, 2, 4};
-    int64_t bad = 0;
-    for (int i = 0; i < kCalls; ++i) {
-      const int64_t m = 1 + (t + i) % 3;
-      ork_matmul_options opt{};
-      opt.struct_size = sizeof opt;
-      opt.core_mask = kMasks[(t + 2 * i) % 5];
-      std::vector<int32_t> c(static_cast<size_t>(m * kN), -1);
-      if (ork_matmul(dev, w, o.a[i].data(), m, c.data(), &opt) != ORK_OK) {
-        ++failed;
-        continue;
-      }
-      const std::vector<int32_t> want(o.expected[i].begin(), o.expected[i].begin() + m * kN);
-      bad += wrong_cells(c, want);
+// Blocking calls on the weights every thread shares, each call of its own key in turn (M 1..3
+// of A's rows, core masks 1, 3, 7, 2 and 4): the handle remembers the context of whichever
+// call ran last (matmul::ContextMemo), so a call finds another thread's, or another key's,
+// memo and must recall it only when it is its own key's; each C checked over its M rows.
+int64_t every_key_calls(ork_device* dev, int t, ork_weights* w, const Operands& o, std::atomic<int64_t>& failed) {
+  static constexpr uint32_t kMasks[] = {1, 3, 7, 2, 4};
+  int64_t bad = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    const int64_t m = 1 + (t + i) % 3;
+    ork_matmul_options opt{};
+    opt.struct_size = sizeof opt;
+    opt.core_mask = kMasks[(t + 2 * i) % 5];
+    std::vector<int32_t> c(static_cast<size_t>(m * kN), -1);
+    if (ork_matmul(dev, w, o.a[i].data(), m, c.data(), &opt) != ORK_OK) {
+      ++failed;
+      continue;
     }
-    return bad;
-  }, /*shared=*/true);
+    const std::vector<int32_t> want(o.expected[i].begin(), o.expected[i].begin() + m * kN);
+    bad += wrong_cells(c, want);
+  }
+  return bad;
+}
+
+TEST_P(Threads, FourThreadsOneWeightsEveryKeyInTurnEveryCellExact) {
+  four_threads(GetParam(), 31, every_key_calls, /*shared=*/true);
+}
+
+// The memo under evictions: a context cache far smaller than the calls' contexts
+// (ORK_CONTEXT_CACHE_BYTES, lib/api/device.cpp), so nearly every call drops another's context
+// while two threads make every kind of call (submits, blocking calls, batches, replays) and
+// two make blocking calls of every key, all on one weights. A memo that outlived its context
+// would run a freed or rebuilt one; every cell is checked, and the cache must have evicted.
+TEST_P(Threads, FourThreadsEveryKindAndKeyUnderEvictionsEveryCellExact) {
+  struct SmallCache {
+    SmallCache() { setenv("ORK_CONTEXT_CACHE_BYTES", "16K", 1); }
+    ~SmallCache() { unsetenv("ORK_CONTEXT_CACHE_BYTES"); }
+  } small;
+  uint64_t evictions = 0;
+  four_threads(GetParam(), 41, [](ork_device* dev, int t, ork_weights* w, const Operands& o,
+                                   std::atomic<int64_t>& failed) {
+    return t % 2 == 0 ? mixed_calls(dev, w, o, t, failed) : every_key_calls(dev, t, w, o, failed);
+  }, /*shared=*/true, &evictions);
+  if (GetParam() != std::string("cpu")) {  // the cpu device builds no contexts
+    EXPECT_GT(evictions, 0u) << "the bound evicted nothing: the test tests no eviction";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Threads, ::testing::Values("emu", "emu-rocket", "cpu"),
