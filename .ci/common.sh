@@ -50,6 +50,10 @@ ci_step() {
 # it, so the emulator's shim can be preloaded behind it into any process (the tests preload
 # "runtime:shim", driver/emu/shim/meson.build); with clang's default static runtime an
 # instrumented shim cannot load into an uninstrumented program (/bin/true in run-on-board).
+# The test programs stay at the build's -O1, not -Dtests_optimization=0: at -O0 their compile
+# costs about 256 s of CPU less, but ASan then checks every load and store the test code kept
+# in registers: the suite's tests took about 376 s of CPU more (exec_pack 3.5x) and two
+# timed out under load (docs/reliability.md "CI time", lever 50).
 san_setup() {
   [ -f build-san/build.ninja ] && return 0
   ccache_prefix=""
