@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "driver/timing/core_sim.h"
@@ -311,6 +312,35 @@ TEST(BoardPlan, FusedCandidatesAreOnePlanOfTheSummedColumns) {
     EXPECT_EQ(fused, 6u);  // 1..3 column parts, each placed both ways
     EXPECT_EQ(all->size(), plain->size() + fused);
   }
+}
+
+// A fused candidate is the ordinary plan of the summed shape (no second matmul path): the
+// fused candidates are, one for one, the candidates of the group of one K x (N1 + N2 + ...)
+// matmul, the plans GroupJobs builds for such a one-member group (fused_group_test.cpp).
+TEST(BoardPlan, FusedPlansAreTheSummedShapesPlans) {
+  const Shapes groups[] = {{{1536, 1536}, {1536, 256}, {1536, 256}}, {{1536, 8960}, {1536, 8960}}};
+  for (matmul::DType dt : {matmul::DType::int8, matmul::DType::fp16})
+    for (int64_t m : {int64_t{1}, int64_t{128}})
+      for (const Shapes& s : groups) {
+        int64_t n = 0;
+        for (const auto& [k, cols] : s) n += cols;
+        auto all = group_candidates(dt, m, s, 3, {}, {}, true);
+        auto one = group_candidates(dt, m, Shapes{{s[0].first, n}}, 3);
+        ASSERT_TRUE(all && one);
+        std::vector<const GroupPlan*> fused;
+        for (const GroupPlan& c : *all)
+          if (c.fused) fused.push_back(&c);
+        ASSERT_EQ(fused.size(), one->size());
+        for (size_t i = 0; i < fused.size(); ++i) {
+          EXPECT_EQ(fused[i]->tasks, (*one)[i].tasks);
+          EXPECT_DOUBLE_EQ(fused[i]->device_ns, (*one)[i].device_ns);
+          ASSERT_EQ(fused[i]->plans[0].tasks.size(), (*one)[i].plans[0].tasks.size());
+          for (size_t t = 0; t < fused[i]->plans[0].tasks.size(); ++t) {
+            const matmul::Task &x = fused[i]->plans[0].tasks[t], &y = (*one)[i].plans[0].tasks[t];
+            EXPECT_EQ(std::tie(x.core, x.m0, x.mc, x.n0, x.nt, x.k0, x.kt), std::tie(y.core, y.m0, y.mc, y.n0, y.nt, y.k0, y.kt));
+          }
+        }
+      }
 }
 
 // Qwen2.5-1.5B's decode layer at int8 with fused plans allowed: q/k/v (2048 columns) and
