@@ -14,7 +14,7 @@
 // time the one with the fewest tasks kept. Each combination is placed twice: its tasks one by
 // one by the scheduler, longest first, and on the cores its plans name.
 //
-// Fused (docs/execution.md "Fewer tasks"): the matmuls of a group that read one A may also be
+// Fused (docs/execution.md "Fused groups"): the matmuls of a group that read one A may also be
 // priced as one matmul of K x the sum of their N, their weights side by side (fusable), with
 // 1..3 column parts like any matmul; C's columns then go back to each member by ranges. Only
 // when asked (`fuse`): the executor does not run such a plan yet.

@@ -37,7 +37,7 @@ const std::string& board_plan_words() {
 }
 const char* kFusedText =
     "what if: the board plan with q/k/v and gate/up (one A each) also priced as one matmul of K x their N summed, "
-    "weights side by side (int8/fp16, one K-slice); the executor does not run it yet, so the step's figures are not "
+    "weights side by side (one K-slice: int8/fp16 to K = 4096, int4 within one width); the executor does not run it yet, so the step's figures are not "
     "these; host as the unfused calls'";
 const char* kSplitEachText = "one synchronous submit per matmul, each split over all cores";
 const char* kPerSubmitText =
