@@ -17,7 +17,8 @@
 // Fused (docs/execution.md "Fused groups"): the matmuls of a group that read one A may also be
 // priced as one matmul of K x the sum of their N, their weights side by side (fusable), with
 // 1..3 column parts like any matmul; C's columns then go back to each member by ranges. Only
-// when asked (`fuse`): the executor does not run such a plan yet.
+// when asked (`fuse`): the projection's what-if, and the executor with PlanOptions::fuse
+// (fusion.h).
 #pragma once
 
 #include <cstdint>
