@@ -64,7 +64,7 @@ nlohmann::json groups_json(const exec::Projection& p, const std::vector<exec::Ba
   return groups;
 }
 
-// The what-if of the fused groups (Projection::fused): priced, not run.
+// The what-if of the fused groups (Projection::fused): priced; the projection does not choose it yet.
 nlohmann::json fused_json(const exec::Projection& p) {
   nlohmann::json j = figures_json(p.fused, kFusedText);
   j["tasks_per_layer"] = p.layers > 0 ? p.fused.tasks / p.layers : 0;
@@ -121,7 +121,7 @@ void print_step(const char* label, const exec::Projection& p) {
   std::printf("%-13s %7.1f tok/s  %s: device %7.2f ms, %lld tasks, %lld submits\n", "", p.split_each.tokens_per_s,
               kSplitEachText, p.split_each.device_ns / 1e6, static_cast<long long>(p.split_each.tasks),
               static_cast<long long>(p.split_each.submits));
-  std::printf("%-13s %7.1f tok/s  what if q/k/v and gate/up ran fused (not run yet): device %7.2f ms, %lld tasks\n", "",
+  std::printf("%-13s %7.1f tok/s  what if q/k/v and gate/up ran fused (ork_run --fuse): device %7.2f ms, %lld tasks\n", "",
               p.fused.tokens_per_s, p.fused.device_ns / 1e6, static_cast<long long>(p.fused.tasks));
 }
 
