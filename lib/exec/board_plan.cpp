@@ -126,46 +126,40 @@ GroupPlan price(std::vector<matmul::Plan> plans, const std::vector<int>& parts, 
   return g;
 }
 
-}  // namespace
+using MatmulOptions = std::vector<std::pair<int, matmul::Plan>>;  // column parts, plan
 
-Result<std::vector<GroupPlan>> group_candidates(matmul::DType dtype, int64_t m,
-                                                std::span<const std::pair<int64_t, int64_t>> shapes, int cores,
-                                                const timing::TimingParams& params, std::span<const int64_t> slice_k) {
-  if (shapes.empty()) return make_error(-EINVAL, "a group of no matmuls");
-  if (cores < 1 || cores > matmul::kMaxCores)
-    return make_error(-EINVAL, fmt::format("cores = {}: must be 1..{}", cores, matmul::kMaxCores));
-  // Every plan each matmul may have, once: with p column parts, and for int4 also with its
-  // full K-slices stacked (matmul::PlanOptions::stack) where they stack.
-  std::vector<std::vector<std::pair<int, matmul::Plan>>> options(shapes.size());
-  for (size_t j = 0; j < shapes.size(); ++j)
-    for (int p = 1; p <= cores; ++p)
-      for (bool stack : {false, true}) {
-        if (stack && dtype != matmul::DType::int4) continue;
-        const int64_t width = j < slice_k.size() ? slice_k[j] : 0;
-        auto plan = matmul::make_plan({m, shapes[j].first, shapes[j].second},
-                                      {.dtype = dtype, .cores = p, .slice_k = width, .stack = stack});
-        if (!plan)
-          return make_error(plan.error().code, fmt::format("{} x {} x {}: {}", m, shapes[j].first, shapes[j].second,
-                                                           plan.error().message));
-        if (stack && !plan->stacked) continue;  // its slices do not stack: the plain plan is already there
-        if (stack && plan->slices * plan->slice_k == plan->kp) {  // every slice full: also in the fewest tasks
-          matmul::Plan fewest = *plan;
-          if (matmul::stack_in_fewest_tasks(fewest, p) && fewest.tasks.size() < plan->tasks.size())
-            options[j].emplace_back(p, std::move(fewest));
-        }
-        options[j].emplace_back(p, std::move(*plan));
+// Every plan one matmul may have, once: with p column parts, and for int4 also with its full
+// K-slices stacked (matmul::PlanOptions::stack) where they stack, and stacked in the fewest tasks.
+Result<MatmulOptions> matmul_options(matmul::DType dtype, int64_t m, int64_t k, int64_t n, int cores, int64_t width) {
+  MatmulOptions out;
+  for (int p = 1; p <= cores; ++p)
+    for (bool stack : {false, true}) {
+      if (stack && dtype != matmul::DType::int4) continue;
+      auto plan = matmul::make_plan({m, k, n}, {.dtype = dtype, .cores = p, .slice_k = width, .stack = stack});
+      if (!plan) return make_error(plan.error().code, fmt::format("{} x {} x {}: {}", m, k, n, plan.error().message));
+      if (stack && !plan->stacked) continue;  // its slices do not stack: the plain plan is already there
+      if (stack && plan->slices * plan->slice_k == plan->kp) {  // every slice full: also in the fewest tasks
+        matmul::Plan fewest = *plan;
+        if (matmul::stack_in_fewest_tasks(fewest, p) && fewest.tasks.size() < plan->tasks.size())
+          out.emplace_back(p, std::move(fewest));
       }
-  // Every combination (options ^ matmuls: 27 for q/k/v of int8 on 3 cores).
-  std::vector<GroupPlan> out;
-  std::vector<size_t> pick(shapes.size(), 0);
+      out.emplace_back(p, std::move(*plan));
+    }
+  return out;
+}
+
+// Every combination of the matmuls' plans (options ^ matmuls: 27 for q/k/v of int8 on 3
+// cores), each placed by the list scheduler and as the plans place their tasks, onto `out`.
+void combine(const std::vector<MatmulOptions>& options, int cores, const timing::TimingParams& params,
+             std::vector<GroupPlan>& out) {
+  std::vector<size_t> pick(options.size(), 0);
   for (;;) {
     std::vector<matmul::Plan> plans;
     std::vector<int> parts;
-    for (size_t j = 0; j < shapes.size(); ++j) {
+    for (size_t j = 0; j < options.size(); ++j) {
       parts.push_back(options[j][pick[j]].first);
       plans.push_back(options[j][pick[j]].second);
     }
-    // Placed by the list scheduler, and as the plans place their tasks themselves.
     out.push_back(price(plans, parts, cores, params, false));
     out.push_back(price(std::move(plans), parts, cores, params, true));
     size_t j = 0;
@@ -173,6 +167,60 @@ Result<std::vector<GroupPlan>> group_candidates(matmul::DType dtype, int64_t m,
     if (j == pick.size()) break;
     ++pick[j];
   }
+}
+
+int64_t width_of(std::span<const int64_t> slice_k, size_t j) { return j < slice_k.size() ? slice_k[j] : 0; }
+
+// The fused matmul's plans (fusable): K x the members' N summed, each marked with the
+// members' column ranges of its C.
+Status add_fused(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes, int cores,
+                 const timing::TimingParams& params, std::span<const int64_t> slice_k, std::vector<GroupPlan>& out) {
+  std::vector<int64_t> columns = {0};
+  for (const auto& [k, n] : shapes) columns.push_back(columns.back() + n);
+  auto options = matmul_options(dtype, m, shapes[0].first, columns.back(), cores, width_of(slice_k, 0));
+  if (!options) return options.error();
+  const size_t first = out.size();
+  combine({std::move(*options)}, cores, params, out);
+  for (size_t i = first; i < out.size(); ++i) {
+    out[i].fused = true;
+    out[i].columns = columns;
+  }
+  return {};
+}
+
+}  // namespace
+
+bool fusable(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
+             std::span<const int64_t> slice_k) {
+  if (shapes.size() < 2) return false;
+  const int64_t k = shapes[0].first, width = width_of(slice_k, 0);
+  int64_t n = 0;
+  for (size_t j = 0; j < shapes.size(); ++j) {
+    if (shapes[j].first != k || shapes[j].second % matmul::weight_atom(dtype) != 0 || width_of(slice_k, j) != width)
+      return false;
+    n += shapes[j].second;
+  }
+  auto plan = matmul::make_plan({m, k, n}, {.dtype = dtype, .slice_k = width});
+  return plan && plan->slices == 1 && plan->np == n;  // one slice: N-blocks outermost (fusable's comment)
+}
+
+Result<std::vector<GroupPlan>> group_candidates(matmul::DType dtype, int64_t m,
+                                                std::span<const std::pair<int64_t, int64_t>> shapes, int cores,
+                                                const timing::TimingParams& params, std::span<const int64_t> slice_k,
+                                                bool fuse) {
+  if (shapes.empty()) return make_error(-EINVAL, "a group of no matmuls");
+  if (cores < 1 || cores > matmul::kMaxCores)
+    return make_error(-EINVAL, fmt::format("cores = {}: must be 1..{}", cores, matmul::kMaxCores));
+  std::vector<MatmulOptions> options;
+  for (size_t j = 0; j < shapes.size(); ++j) {
+    auto o = matmul_options(dtype, m, shapes[j].first, shapes[j].second, cores, width_of(slice_k, j));
+    if (!o) return o.error();
+    options.push_back(std::move(*o));
+  }
+  std::vector<GroupPlan> out;
+  combine(options, cores, params, out);
+  if (fuse && fusable(dtype, m, shapes, slice_k))
+    if (Status s = add_fused(dtype, m, shapes, cores, params, slice_k, out); !s) return s.error();
   return out;
 }
 
@@ -193,8 +241,8 @@ size_t choose_group_plan(std::span<const GroupPlan> candidates) {
 }
 
 Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
-                             int cores, const timing::TimingParams& params, std::span<const int64_t> slice_k) {
-  auto all = group_candidates(dtype, m, shapes, cores, params, slice_k);
+                             int cores, const timing::TimingParams& params, std::span<const int64_t> slice_k, bool fuse) {
+  auto all = group_candidates(dtype, m, shapes, cores, params, slice_k, fuse);
   if (!all) return all.error();
   return std::move((*all)[choose_group_plan(*all)]);
 }

@@ -13,6 +13,12 @@
 // every combination tried, and of the ones within kFewerTasksTolerance of the least modelled
 // time the one with the fewest tasks kept. Each combination is placed twice: its tasks one by
 // one by the scheduler, longest first, and on the cores its plans name.
+//
+// Fused (docs/execution.md "Fused groups"): the matmuls of a group that read one A may also be
+// priced as one matmul of K x the sum of their N, their weights side by side (fusable), with
+// 1..3 column parts like any matmul; C's columns then go back to each member by ranges. Only
+// when asked (`fuse`): the projection's what-if, and the executor with PlanOptions::fuse
+// (fusion.h).
 #pragma once
 
 #include <cstdint>
@@ -40,7 +46,23 @@ struct GroupPlan {
   int64_t submits = 0;      // cores with work: one chained submit each
   double device_ns = 0;     // the timing model's time of the group (submits included)
   double weight_bytes = 0;  // weight DMA of all tasks
+  // The group as one fused matmul (fusable): `plans` and `parts` hold its one plan, of K x
+  // the sum of the members' N, and member j's columns of its C are [columns[j],
+  // columns[j + 1]). Not fused: `columns` is empty.
+  bool fused = false;
+  std::vector<int64_t> columns;
 };
+
+// Whether the group's matmuls can run as one fused matmul whose weights are the members'
+// packed weights one after another: two or more members of one K, every member's plan and
+// the fused one in a single K-slice, every N a multiple of the dtype's weight atom, and for
+// int4 one width. Then each member's native weights are N-blocks outermost ([N/wa][K/32][wa]
+// [32], docs/hardware.md section 5, lib/matmul/layout.h), so member after member they are the
+// fused K x (N1 + N2 + ...) weights exactly. Several K-slices are not: slices are outermost
+// ([S][N/wa][W/32][wa][32]), so the members' slices would interleave. 7B's int4 (three slices
+// of 1216 at K = 3584) and every down (one member) are not fusable.
+bool fusable(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
+             std::span<const int64_t> slice_k = {});
 
 // Plans within this fraction of the fastest one's modelled time count as equal, and of
 // those the one with the fewest tasks is kept (the fastest of them on a tie). 1.4 % is the
@@ -53,11 +75,12 @@ inline constexpr double kFewerTasksTolerance = 0.014;
 
 // Every plan of the group (every combination of its matmuls' plans: column parts, stacked
 // or not, in the fewest tasks or not), each placed both ways and priced as plan_group does;
-// the error plan_group names.
+// with `fuse` and a fusable group, also the fused matmul's plans (fused = true); the error
+// plan_group names.
 Result<std::vector<GroupPlan>> group_candidates(matmul::DType dtype, int64_t m,
                                                 std::span<const std::pair<int64_t, int64_t>> shapes, int cores,
                                                 const timing::TimingParams& params = {},
-                                                std::span<const int64_t> slice_k = {});
+                                                std::span<const int64_t> slice_k = {}, bool fuse = false);
 
 // The candidate plan_group keeps: of those within kFewerTasksTolerance of the fastest, the
 // fewest tasks, the fastest on a tie. `candidates` must not be empty.
@@ -66,10 +89,11 @@ size_t choose_group_plan(std::span<const GroupPlan> candidates);
 // The plan of a group of matmuls (K, N each) at m rows on `cores`, priced with `params`
 // (the fitted constants, or another split of the fixed cost). `slice_k`: per matmul, int4's
 // K-slice width its weights were packed with (matmul::PlanOptions::slice_k; empty or 0: the
-// dtype's). Fails naming a shape no plan takes.
+// dtype's). `fuse`: the fused plans compete too (group_candidates). Fails naming a shape no
+// plan takes.
 Result<GroupPlan> plan_group(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                              int cores, const timing::TimingParams& params = {},
-                             std::span<const int64_t> slice_k = {});
+                             std::span<const int64_t> slice_k = {}, bool fuse = false);
 
 // The board plan of one matmul alone (a group of one) on `cores`: its plan, tasks placed on
 // plan cores 0..cores-1. The C API plans its int4 calls with it (lib/api/backend_npu.cpp),

@@ -12,8 +12,9 @@
 
 namespace ork::exec {
 
-DeviceCalls::DeviceCalls(const PackedModel& model, const PlanOptions& po, DeviceRef dev, Slots& slots)
-    : model_(model), po_(po), dev_(dev), slots_(slots), checked_(model.tensors.size(), false) {}
+DeviceCalls::DeviceCalls(const PackedModel& model, const PlanOptions& po, DeviceRef dev, Slots& slots,
+                         const Fusion& fusion)
+    : model_(model), po_(po), dev_(dev), slots_(slots), fusion_(fusion), checked_(model.tensors.size(), false) {}
 
 GroupJobs& DeviceCalls::group_jobs(int window, int pieces, int piece) {
   auto& g = groups_[{window, pieces, piece}];
@@ -34,7 +35,7 @@ Status DeviceCalls::check_width(int slot, int layer, int matmul) {
   const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmul)];
   auto plan = layout_plan(model_.desc.dtype, md.k, md.n, t.slice_k);
   if (!plan) return plan.error();
-  const std::span<std::byte> bytes = slots_.spans[static_cast<size_t>(slot)];
+  const std::span<std::byte> bytes = slots_.spans[static_cast<size_t>(slot)].subspan(fusion_.fused(tensor) ? fusion_.offset[tensor] : 0);
   if (auto s = matmul::int4_native_slices_fit(*plan, {reinterpret_cast<const uint8_t*>(bytes.data()), t.bytes}); !s)
     return make_error(s.error().code, fmt::format("tensor \"{}\" of layer {}: the file's K-slice width {} is wider than "
                                                   "its weights allow ({}); repack the model with ork_pack",
@@ -48,13 +49,15 @@ Status DeviceCalls::run(int slot, int layer, int matmul, const Activation& a, st
   const MatmulDesc& md = d.matmuls[static_cast<size_t>(matmul)];
   if (!dev_.on_npu()) {  // cpu: the reference's fast path on the unpacked slot
     if (auto s = check_width(slot, layer, matmul); !s) return s;  // the file is refused on every device
-    std::span<std::byte> bytes = slots_.spans[static_cast<size_t>(slot)];
+    const size_t i = tensor(layer, matmul);
+    std::span<std::byte> bytes = slots_.spans[static_cast<size_t>(slot)].subspan(fusion_.fused(i) ? fusion_.offset[i] : 0);
     const PackedTensor& t = model_.tensor(layer, matmul);
     std::vector<uint8_t> w;
     if (auto s = unpack_weights(d.dtype, md.k, md.n, {reinterpret_cast<const uint8_t*>(bytes.data()), t.bytes}, w, t.slice_k); !s)
       return s;
     return reference_matmul(d.dtype, a, w, md.k, md.n, c);
   }
+  if (fusion_.fused(tensor(layer, matmul))) return run_fused(slot, layer, matmul, a, c);
   auto w = weights_of(slot, layer, matmul);
   if (!w) return w.error();
   const std::vector<uint8_t> op = operand_bytes(d.dtype, a);
@@ -87,6 +90,7 @@ Result<const matmul::ResidentWeights*> DeviceCalls::weights_of(int slot, int lay
 Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch(int slot, int layer, int matmul, const Activation& a,
                                                                       std::vector<uint8_t>& c) {
   const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmul)];
+  if (fusion_.fused(tensor(layer, matmul))) return make_error(-ENOTSUP, "a fused group's member alone runs blocking");
   auto w = weights_of(slot, layer, matmul);
   if (!w) return w.error();
   matmul::RunOptions ro;
@@ -107,9 +111,11 @@ Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch(int slot, 
 Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch_group(std::span<const int> slots, int layer,
                                                                             std::span<const int> matmuls,
                                                                             std::span<const Activation> a,
-                                                                            std::vector<std::vector<uint8_t>>& c) {
+                                                                            std::vector<std::vector<uint8_t>>& c,
+                                                                            std::vector<uint8_t>& wide) {
   auto window = window_of(slots);
   if (!window) return window.error();
+  if (fusion_.fused(tensor(layer, matmuls[0]))) return launch_fused(slots[0], layer, matmuls, a, wide, *window);
   std::vector<std::vector<uint8_t>> ops(matmuls.size());
   std::vector<GroupMember> members;
   for (size_t i = 0; i < matmuls.size(); ++i) {

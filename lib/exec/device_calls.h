@@ -25,15 +25,18 @@ namespace ork::exec {
 
 class DeviceCalls {
  public:
-  DeviceCalls(const PackedModel& model, const PlanOptions& po, DeviceRef dev, Slots& slots);
+  // `fusion`: the plan's fused groups (fusion.h), their members side by side in one slot.
+  DeviceCalls(const PackedModel& model, const PlanOptions& po, DeviceRef dev, Slots& slots, const Fusion& fusion);
   ~DeviceCalls();  // the runner forgets the slots' views
   DeviceCalls(const DeviceCalls&) = delete;
   DeviceCalls& operator=(const DeviceCalls&) = delete;
 
-  // Matmul `matmul` of `layer` on the weights in `slot`, blocking; C into `c`.
+  // Matmul `matmul` of `layer` on the weights in `slot`, blocking; C into `c`. A fused
+  // group's member runs its group's fused matmul and keeps its own columns.
   Status run(int slot, int layer, int matmul, const Activation& a, std::vector<uint8_t>& c);
   // The same handed to the NPU (not waited for): its context from the runner's cache, A
   // packed, the first slice group submitted; C into `c` (sized here) at completion.
+  // -ENOTSUP for a fused group's member (the caller runs it with run()).
   Result<std::vector<std::unique_ptr<matmul::Job>>> launch(int slot, int layer, int matmul, const Activation& a,
                                                            std::vector<uint8_t>& c);
   // Matmuls of one group (slots[i], matmuls[i], a[i] -> c[i]) as chained jobs, one per row
@@ -41,10 +44,16 @@ class DeviceCalls {
   // m / 2 on buffers of its own, launched one after the other, so the second half is packed
   // while the NPU runs the first), to be completed in order. -ENOTSUP: the group's plan does
   // not chain; the caller runs them with run(). -EINVAL: the slots are in more than one window.
+  // A whole fused group (fusion.h) is one job of the fused matmul, its C (M x the members' N
+  // summed) into `wide` at completion, for route() to hand out; part of one: -ENOTSUP.
   Result<std::vector<std::unique_ptr<matmul::Job>>> launch_group(std::span<const int> slots, int layer,
                                                                  std::span<const int> matmuls,
                                                                  std::span<const Activation> a,
-                                                                 std::vector<std::vector<uint8_t>>& c);
+                                                                 std::vector<std::vector<uint8_t>>& c,
+                                                                 std::vector<uint8_t>& wide);
+  // A fused group's C (`wide`, launch_group) to its members: c[i] gets matmuls[i]'s columns.
+  void route(int layer, std::span<const int> matmuls, const std::vector<uint8_t>& wide,
+             std::vector<std::vector<uint8_t>>& c) const;
   // Row pieces the group runs in (row_pieces, board_plan.h, at its tensors' int4 widths).
   int pieces(int layer, std::span<const int> matmuls) const;
   // Piece `piece` of `pieces` of such a group alone: a[i] holds that piece's rows of A only,
@@ -65,12 +74,30 @@ class DeviceCalls {
   // into, before anything runs on it: a file whose width its weights do not allow is
   // refused, naming the tensor, instead of run to saturated sums. Other tensors pass.
   Status check_width(int slot, int layer, int matmul);
+  size_t tensor(int layer, int matmul) const {
+    return static_cast<size_t>(layer) * model_.desc.matmuls.size() + static_cast<size_t>(matmul);
+  }
+  // A fused group's members in order (those sharing `matmul`'s first member), its N summed,
+  // and where `matmul`'s columns start in it.
+  struct Group {
+    std::vector<int> members;
+    int64_t n = 0, column = 0;
+  };
+  Group group_of(int layer, int matmul) const;
+  // The slot as the fused group's weights: K x the summed N, synced for the NPU.
+  Result<const matmul::ResidentWeights*> fused_weights(int slot, int layer, int matmul);
+  Status run_fused(int slot, int layer, int matmul, const Activation& a, std::vector<uint8_t>& c);
+  // launch_group of a fused group (-ENOTSUP unless `matmuls` is the whole group, in order).
+  Result<std::vector<std::unique_ptr<matmul::Job>>> launch_fused(int slot, int layer, std::span<const int> matmuls,
+                                                                 std::span<const Activation> a,
+                                                                 std::vector<uint8_t>& wide, int window);
   DeviceRef win(int slot) const { return dev_.window(slots_.window[static_cast<size_t>(slot)]); }  // the slot's window
 
   const PackedModel& model_;
   const PlanOptions& po_;
   DeviceRef dev_;
   Slots& slots_;
+  const Fusion& fusion_;
   std::map<std::tuple<int, int64_t, int64_t, int64_t>, std::unique_ptr<matmul::ResidentWeights>> views_;  // slot, K, N, width
   std::vector<bool> checked_;  // per tensor (layer x matmuls + matmul): check_width passed
   GroupJobs& group_jobs(int window, int pieces, int piece);

@@ -62,6 +62,15 @@ int64_t modelled_group_ns(matmul::DType dtype, int64_t m, std::span<const std::p
 
 namespace {
 
+// A fused group's members share one buffer, so they are pinned all or none: the pinned
+// prefix (pinned_tensors) loses a group it ends inside of.
+void whole_groups(std::vector<bool>& pinned, const Fusion& f) {
+  for (size_t t = 0; t < pinned.size(); ++t) {
+    if (!f.fused(t) || pinned[t]) continue;
+    for (size_t u = t; u-- > 0 && f.fused(u) && f.first[u] == f.first[t] && f.offset[u] < f.offset[t];) pinned[u] = false;
+  }
+}
+
 struct Builder {
   const PackedModel& model;
   const PlanOptions& o;
@@ -115,7 +124,11 @@ struct Builder {
     const ModelDesc& d = model.desc;
     p.stream.memory_bytes = static_cast<int64_t>(slot_limit(o));
     p.stream.cores = 1;  // one matmul at a time on the device; it spreads over the NPU cores itself
+    auto fusion = find_fusion(model, o.m, o.cores, std::max<uint64_t>(kPackAlign, o.io_align), o.fuse);
+    if (!fusion) return fusion.error();
+    p.fusion = std::move(*fusion);
     p.pinned = pinned_tensors(model, o);
+    whole_groups(p.pinned, p.fusion);
     const int64_t ops = op_count();
     if (ops > sched::kMaxOps)
       return make_error(-EINVAL, fmt::format("the plan of {} tokens x {} layers x {} matmuls has {} ops; the scheduler "
@@ -139,7 +152,12 @@ struct Builder {
     for (int t = 0; t < o.tokens; ++t) {
       for (int l = 0; l < d.layers; ++l) {
         const std::vector<int> xb = x_buffers(acts, in, t, l);
-        for (size_t j = 0; j < d.matmuls.size(); ++j) add_matmul(t, l, j, xb);
+        std::vector<int> w(d.matmuls.size(), -1);
+        for (size_t j = 0; j < d.matmuls.size(); ++j) {
+          if (w[j] < 0)
+            for (size_t u : loads_with(l, j)) w[u] = add_weight(t, l, u);
+          add_matmul(t, l, j, w[j], xb);
+        }
       }
     }
     return Status::success();
@@ -155,35 +173,68 @@ struct Builder {
     p.load_of.push_back(pinned_load[tensor]);
   }
 
-  // Matmul j of layer l for token t: its weight buffer (a pinned tensor's once), its
-  // activation, and its load / start / wait ops (no load for a pinned tensor after token 0).
-  void add_matmul(int t, int l, size_t j, const std::vector<int>& xb) {
+  // The weight buffer tensor (l, j) is read into at token t: its own, or its fused group's
+  // (fusion.h: made at the group's first member met, of the members' slots summed).
+  std::map<std::tuple<int, int, int>, int> group_buffers;  // (token, layer, first member)
+  int weight_buffer(int t, int l, size_t j, uint64_t slot) {
+    const size_t tensor = static_cast<size_t>(l) * model.desc.matmuls.size() + j;
+    const bool pinned = p.pinned[tensor];
+    const std::string& name = model.desc.matmuls[j].name;
+    const std::string label = pinned ? fmt::format("w.{}.{}", l, name) : fmt::format("w{}.{}.{}", t, l, name);
+    if (!p.fusion.fused(tensor)) return buffer(label, static_cast<int64_t>(slot), true);
+    auto [it, made] = group_buffers.try_emplace({t, l, p.fusion.first[tensor]}, -1);
+    if (made) it->second = buffer(label, static_cast<int64_t>(p.fusion.bytes[tensor]), true);
+    return it->second;
+  }
+
+  // The tensors whose loads come with matmul j's of layer l: its own, or all of its fused
+  // group's (the group's job reads them all, so every load precedes its members' starts).
+  std::vector<size_t> loads_with(int l, size_t j) const {
+    const size_t per_layer = model.desc.matmuls.size(), tensor = static_cast<size_t>(l) * per_layer + j;
+    if (!p.fusion.fused(tensor)) return {j};
+    std::vector<size_t> members;
+    for (size_t u = 0; u < per_layer; ++u)
+      if (p.fusion.first[static_cast<size_t>(l) * per_layer + u] == p.fusion.first[tensor]) members.push_back(u);
+    return members;
+  }
+
+  // Tensor (l, j)'s weight buffer at token t (a pinned tensor's once) and its load (none for
+  // a pinned tensor after token 0).
+  int add_weight(int t, int l, size_t j) {
     const ModelDesc& d = model.desc;
-    const MatmulDesc& md = d.matmuls[j];
     const PackedTensor& pt = model.tensor(l, static_cast<int>(j));
     const uint64_t slot = align_up(pt.bytes, std::max<uint64_t>(kPackAlign, o.io_align));
     const size_t tensor = static_cast<size_t>(l) * d.matmuls.size() + j;
     const bool pinned = p.pinned[tensor];
     const bool loads = !pinned || t == 0;  // a pinned tensor is read by token 0 only
-    const int w = !loads ? pinned_buffer[tensor]
-                         : buffer(pinned ? fmt::format("w.{}.{}", l, md.name) : fmt::format("w{}.{}.{}", t, l, md.name),
-                                  static_cast<int64_t>(slot), true);
+    const int w = !loads ? pinned_buffer[tensor] : weight_buffer(t, l, j, slot);
     if (pinned && t == 0) {
       pinned_buffer[tensor] = w;
       p.pinned_bytes += slot;
     }
+    const std::string label = fmt::format("{}.{}.{}", t, l, d.matmuls[j].name);
+    if (loads) {
+      pinned_load[tensor] = static_cast<int>(p.stream.ops.size());
+      const sched::Access from[] = {{file, static_cast<int64_t>(pt.offset), static_cast<int64_t>(pt.bytes)}};
+      const uint64_t at = p.fusion.fused(tensor) ? p.fusion.offset[tensor] : 0;  // its place in a fused group's buffer
+      const sched::Access to[] = {{w, static_cast<int64_t>(at), static_cast<int64_t>(slot)}};
+      const auto ns = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(slot) / o.disk_bytes_per_ns));
+      add_op({.name = "L" + label, .cycles = ns, .kind = sched::OpKind::load}, from, to,
+             {Step::load, t, l, int(j), -1, at}, tensor);
+    }
+    return w;
+  }
+
+  // Matmul j of layer l for token t on weight buffer w: its activation, start and wait.
+  void add_matmul(int t, int l, size_t j, int w, const std::vector<int>& xb) {
+    const ModelDesc& d = model.desc;
+    const MatmulDesc& md = d.matmuls[j];
+    const PackedTensor& pt = model.tensor(l, static_cast<int>(j));
+    const size_t tensor = static_cast<size_t>(l) * d.matmuls.size() + j;
     auto& layer_acts = acts[static_cast<size_t>(t)][static_cast<size_t>(l)];
     const int a = buffer(fmt::format("a{}.{}.{}", t, l, md.name), o.m * md.n, false);
     layer_acts[j] = a;
     const std::string label = fmt::format("{}.{}.{}", t, l, md.name);
-    if (loads) {
-      pinned_load[tensor] = static_cast<int>(p.stream.ops.size());
-      const sched::Access from[] = {{file, static_cast<int64_t>(pt.offset), static_cast<int64_t>(pt.bytes)}};
-      const sched::Access to[] = {whole(w)};
-      const auto ns = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(slot) / o.disk_bytes_per_ns));
-      add_op({.name = "L" + label, .cycles = ns, .kind = sched::OpKind::load}, from, to,
-             {Step::load, t, l, int(j), -1}, tensor);
-    }
     reads.assign(1, whole(w));
     for (const auto& s : md.inputs) {
       if (s == "x") {

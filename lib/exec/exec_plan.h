@@ -16,6 +16,7 @@
 #include "driver/common/npu_cores.h"
 #include "driver/common/npu_window.h"
 #include "driver/common/result.h"
+#include "lib/exec/fusion.h"
 #include "lib/exec/pack_file.h"
 #include "lib/sched/chooser.h"
 #include "lib/sched/graph.h"
@@ -49,12 +50,16 @@ struct PlanOptions {
   // once, by token 0, and every token's matmul reads that slot. false: every token reads
   // every tensor.
   bool pin = true;
+  // Run the groups whose board plan with `fuse` is fused as one matmul (fusion.h): their
+  // members' weights in one buffer. false: every tensor its own buffer, every group unfused.
+  bool fuse = false;
 };
 
 struct Step {
   enum Kind { load, compute, wait } kind = load;
   int token = 0, layer = 0, matmul = 0;
   int slot = -1;  // the weight's slot
+  uint64_t offset = 0;  // where in the slot its tensor lies (a fused group's members: fusion.h)
 };
 
 struct ExecPlan {
@@ -73,6 +78,7 @@ struct ExecPlan {
   int64_t cap_bytes = 0;           // the cap the list scheduler ran with
   Order order_kind = Order::scheduled;
   std::string policy;              // "critical_path", "fifo", "input"
+  Fusion fusion;                   // the groups run fused, their members' places in one buffer
 };
 
 // The modelled device time of one matmul (the timing model, driver/timing/timing_model.h: per-core task demands on shared DRAM, plus one submit), ns.

@@ -31,7 +31,7 @@ class Walk {
   Walk(const PackedModel& m, const ExecPlan& p, const PlanOptions& po, DeviceRef d, Slots& s, io::TensorReader& r,
        RunOutput& out, const Activation* first_input)
       : model_(m), d_(m.desc), plan_(p), po_(po), dev_(d), reader_(r), out_(out),
-        chain_(m.desc, po.m, static_cast<int>(po.tokens), first_input, out.chain.outputs), calls_(m, po, d, s) {
+        chain_(m.desc, po.m, static_cast<int>(po.tokens), first_input, out.chain.outputs), calls_(m, po, d, s, p.fusion) {
     out_.chain.prints.assign(static_cast<size_t>(po.tokens),
                              std::vector<uint64_t>(static_cast<size_t>(d_.layers) * d_.matmuls.size(), 0));
   }
@@ -74,7 +74,7 @@ class Walk {
         ok = await_slot(unwaited, step.slot);
         if (!ok) break;
         const PackedTensor& t = model_.tensor(step.layer, step.matmul);
-        reader_.submit(op, step.slot, t.offset, t.bytes);
+        reader_.submit(op, step.slot, t.offset, t.bytes, false, step.offset);  // a fused member: its place in the slot
         ++out_.stats.loads;
       } else if (step.kind == Step::compute) {
         std::lock_guard lk(mu_);
@@ -120,6 +120,7 @@ class Walk {
     std::vector<int> ops;  // their start ops
     std::vector<std::vector<uint8_t>> c;
     std::vector<std::unique_ptr<matmul::Job>> npu;  // handed to the NPU (job.h), one per row piece; none: computed
+    std::vector<uint8_t> wide;  // a fused group's C, routed to c at completion (fusion.h)
     int64_t begin_ns = 0;
   };
 
@@ -140,8 +141,7 @@ class Walk {
     if (s) return;
     for (Job& j : inflight_) std::for_each(j.npu.begin(), j.npu.end(), [](auto& piece) { piece->drain(); });
     std::lock_guard lk(mu_);
-    failed_ = true;
-    error_ = s.error();
+    failed_ = true, error_ = s.error();
     cv_done_.notify_all();
   }
 
@@ -245,6 +245,7 @@ class Walk {
     const Step& step = plan_.op_steps[static_cast<size_t>(job.ops.front())];
     for (auto& piece : job.npu)  // in order: piece 0 is unpacked while the NPU runs piece 1
       if (auto s = piece->complete(); !s) return failed_in(step, s);
+    if (!job.wide.empty()) calls_.route(step.layer, field(job.ops, &Step::matmul), job.wide, job.c);
     const int64_t end = now_ns();
     if (inflight_.empty()) out_.stats.device_ns += end - busy_since_;
     // Jobs run one after another: from its submit or the previous one's end, whichever is later.
@@ -327,10 +328,7 @@ class Walk {
         out_.stats.token_ns.push_back(now - last_token_end_);
         last_token_end_ = now;
       }
-      {
-        std::lock_guard lk(mu_);
-        finished_.insert(job.ops[i]);
-      }
+      { std::lock_guard lk(mu_); finished_.insert(job.ops[i]); }
       cv_done_.notify_all();
       if (progress_) progress_(++computed_, plan_.computes);
     }
@@ -342,10 +340,11 @@ class Walk {
   Status launch(const std::vector<Activation>& a, Job& job) {
     const std::vector<int> slots = field(job.ops, &Step::slot), matmuls = field(job.ops, &Step::matmul);
     const int layer = plan_.op_steps[static_cast<size_t>(job.ops[0])].layer;  // a group is one layer's
-    auto npu = !groups_ ? calls_.launch(slots[0], layer, matmuls[0], a[0], job.c[0]) : calls_.launch_group(slots, layer, matmuls, a, job.c);
+    auto npu = !groups_ ? calls_.launch(slots[0], layer, matmuls[0], a[0], job.c[0]) : calls_.launch_group(slots, layer, matmuls, a, job.c, job.wide);
     if (npu) job.npu = std::move(*npu);
     if (npu) out_.stats.max_group = std::max(out_.stats.max_group, static_cast<int>(job.ops.size()));
     if (npu) out_.stats.max_pieces = std::max(out_.stats.max_pieces, static_cast<int>(job.npu.size()));
+    if (npu && !job.wide.empty()) ++out_.stats.fused_groups;
     for (const auto& j : job.npu) out_.stats.stacked_matmuls += j->stacked_matmuls();
     if (npu || npu.error().code != -ENOTSUP) return npu ? Status::success() : Status(npu.error());
     for (size_t i = 0; i < job.ops.size(); ++i)

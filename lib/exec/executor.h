@@ -69,6 +69,7 @@ struct RunStats {
   // Groups launched piece by piece as the previous group's pieces were unpacked (across the
   // groups of a layer and into the next layer; docs/execution.md "Host and device overlapped").
   int64_t pipelined = 0;
+  int64_t fused_groups = 0;       // group jobs run as one fused matmul (fusion.h; PlanOptions::fuse)
   uint64_t peak_bytes = 0;        // slot memory held (all slots; allocated once)
   uint64_t budget_bytes = 0;
   int windows = 1;                // NPU windows the slots spread over (windows.h)

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "lib/exec/board_plan.h"
+#include "lib/exec/fusion.h"
 
 namespace ork::exec {
 
@@ -27,7 +27,8 @@ void GroupJobs::bound() {
   }
 }
 
-Result<GroupJobs::Recorded*> GroupJobs::record(std::span<const GroupMember> members) {
+// A fused group's key has every member on one BO, an unfused one each on its own slot's.
+Result<GroupJobs::Recorded*> GroupJobs::record(std::span<const GroupMember> members, bool fused) {
   Key key;
   std::vector<std::pair<int64_t, int64_t>> shapes;
   std::vector<int64_t> widths;
@@ -38,11 +39,12 @@ Result<GroupJobs::Recorded*> GroupJobs::record(std::span<const GroupMember> memb
   }
   if (auto it = recorded_.find(key); it != recorded_.end()) return &it->second;
   bound();
-  auto plan = plan_group(dtype_, m_, shapes, cores_, {}, widths);
+  auto plan = executor_group_plan(dtype_, m_, shapes, cores_, widths, fused);
   if (!plan) return plan.error();
+  if (fused && !plan->fused) return make_error(-ENOTSUP, fmt::format("the group's chosen plan at M = {} is not fused", m_));
   Recorded r;
   std::vector<matmul::Context*> raw;
-  for (size_t j = 0; j < members.size(); ++j) {
+  for (size_t j = 0; j < plan->plans.size(); ++j) {  // fused: one plan, on the members' one BO
     // Plan core c is physical core c (board_plan.cpp settle_chains).
     auto ctx = matmul::build_context(kmd_, plan->plans[j], *members[j].weights, {}, (1u << plan->plans[j].cores_used) - 1);
     if (!ctx) return ctx.error();
@@ -60,8 +62,17 @@ Result<GroupJobs::Recorded*> GroupJobs::record(std::span<const GroupMember> memb
   return &recorded_.emplace(std::move(key), std::move(r)).first->second;
 }
 
+Result<std::unique_ptr<matmul::Job>> GroupJobs::launch_fused(std::span<const GroupMember> members, void* wide) {
+  auto r = record(members, true);
+  if (!r) return r.error();
+  auto job = std::make_unique<matmul::Job>(kmd_);
+  if (auto s = job->add((*r)->contexts[0], members[0].a, wide); !s) return s.error();
+  if (auto s = job->submit(&(*r)->desc); !s) return s.error();
+  return job;
+}
+
 Result<std::unique_ptr<matmul::Job>> GroupJobs::launch(std::span<const GroupMember> members) {
-  auto r = record(members);
+  auto r = record(members, false);
   if (!r) return r.error();
   auto job = std::make_unique<matmul::Job>(kmd_);
   for (size_t j = 0; j < members.size(); ++j)

@@ -42,6 +42,11 @@ class GroupJobs {
   // -ENOTSUP: the group's plan does not chain (a matmul in several slice groups); the caller
   // runs its matmuls one by one instead.
   Result<std::unique_ptr<matmul::Job>> launch(std::span<const GroupMember> members);
+  // The members as one fused matmul (fusion.h): their weights side by side in members[0]'s
+  // BO, one context of the fused plan the chooser took (executor_group_plan with fuse), K x
+  // the members' N summed; A is members[0]'s (they read one A), C (M x the summed N) goes
+  // to `wide` at completion. -ENOTSUP: the chosen plan is not the fused one.
+  Result<std::unique_ptr<matmul::Job>> launch_fused(std::span<const GroupMember> members, void* wide);
   size_t kept() const { return recorded_.size(); }
 
  private:
@@ -50,7 +55,7 @@ class GroupJobs {
     std::vector<std::shared_ptr<matmul::Context>> contexts;
     driver::CheckedSubmit desc;  // checked once (Kmd::check): every launch submits it as is
   };
-  Result<Recorded*> record(std::span<const GroupMember> members);
+  Result<Recorded*> record(std::span<const GroupMember> members, bool fused);
   void bound();
 
   driver::Kmd& kmd_;

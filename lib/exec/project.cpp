@@ -115,9 +115,9 @@ HostParts host_of(const ProjectOptions& o, size_t j, int pieces) {
 
 // The board plan of every group of the layer under `params`: device time, tasks and submits
 // per layer, the host's exposed part (overlap.h) and, into *host_ns, all of its work; the
-// groups' plans into `groups` when given.
+// groups' plans into `groups` when given. `fuse`: fused plans compete (plan_group).
 Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, const timing::TimingParams& params,
-                                std::vector<BatchGroup>* groups, double* host_ns = nullptr) {
+                                std::vector<BatchGroup>* groups, double* host_ns = nullptr, bool fuse = false) {
   StepFigures f;
   std::vector<BatchGroup> gs = batch_groups(d);
   std::vector<GroupWork> work;
@@ -129,7 +129,7 @@ Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, con
       widths.push_back(o.slice_k.empty() ? 0 : o.slice_k[static_cast<size_t>(j)]);
     }
     g.pieces = row_pieces(d.dtype, o.m, shapes, widths);
-    auto plan = plan_group(d.dtype, o.m / g.pieces, shapes, o.cores, params, widths);
+    auto plan = plan_group(d.dtype, o.m / g.pieces, shapes, o.cores, params, widths, fuse);
     if (!plan) return plan.error();
     GroupWork w{g.pieces, plan->device_ns, {}};
     for (int j : g.matmuls) w.host.push_back(host_of(o, static_cast<size_t>(j), g.pieces));
@@ -138,6 +138,7 @@ Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, con
     g.tasks = plan->tasks * g.pieces;
     g.submits = plan->submits * g.pieces;
     g.parts = plan->parts;
+    g.fused = plan->fused;
     g.stacked.clear();
     for (const matmul::Plan& mp : plan->plans) g.stacked.push_back(mp.stacked);
     f.device_ns += static_cast<double>(g.device_ns);
@@ -191,6 +192,10 @@ Status project_plans(const ModelDesc& d, const ProjectOptions& o, Projection& p)
   }
   p.split_each.submits = static_cast<int64_t>(p.per_matmul.size());
   finish(p.split_each, d, p);
+  auto fused = plan_groups(d, o, timing::TimingParams{}, &p.fused_groups, nullptr, true);
+  if (!fused) return fused.error();
+  finish(*fused, d, p);
+  p.fused = *fused;
   // The groups' submits come first on every core at once: no stream hides them.
   int64_t starts = 0;  // each piece of a group is a job of its own
   for (const BatchGroup& g : p.groups) starts += g.pieces;

@@ -82,6 +82,7 @@ struct BatchGroup {
   std::vector<int> parts;  // per matmul: its column parts
   std::vector<bool> stacked;  // per matmul: its int4 K-slices run stacked (matmul::Plan::stacked)
   int pieces = 1;          // row pieces (row_pieces): device_ns is all of them
+  bool fused = false;      // run as one fused matmul (board_plan.h fusable; parts and stacked: its one plan)
 };
 
 // A step's figures under one plan or one reading of the timing model.
@@ -126,6 +127,11 @@ struct Projection {
   StepFigures per_submit;
   // The previous plan: one submit per matmul, each split over all cores (per_matmul).
   StepFigures split_each;
+  // What if: the board plan with the groups that read one A also priced as one fused matmul
+  // (plan_group's `fuse`), the fastest-fewest of both kept. Not what the executor runs, so
+  // not the step's figures above; host as the unfused calls' (packing A once would be less).
+  StepFigures fused;
+  std::vector<BatchGroup> fused_groups;
 };
 
 // The groups of `desc`'s layer: consecutive matmuls with the same inputs, none in another's

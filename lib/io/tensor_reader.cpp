@@ -73,7 +73,7 @@ TensorReader::~TensorReader() {
   if (thread_.joinable()) thread_.join();
 }
 
-void TensorReader::submit(int id, int slot, uint64_t offset, uint64_t bytes, bool urgent) {
+void TensorReader::submit(int id, int slot, uint64_t offset, uint64_t bytes, bool urgent, uint64_t at) {
   {
     std::lock_guard lk(mu_);
     const auto need = static_cast<size_t>(id) + 1;
@@ -82,7 +82,7 @@ void TensorReader::submit(int id, int slot, uint64_t offset, uint64_t bytes, boo
       errors_.resize(need);
     }
     done_[static_cast<size_t>(id)] = 0;
-    const Job job{id, slot, offset, bytes};
+    const Job job{id, slot, offset, bytes, at};
     if (urgent) {
       jobs_.push_front(job);
     } else {
@@ -145,6 +145,10 @@ Status TensorReader::read(const Job& job) {
   auto plan = plan_read({job.offset, job.bytes}, info_.align, options_.chunk_bytes);
   std::span<std::byte> slot = slots_[static_cast<size_t>(job.slot)];
   if (!plan) return plan.error();
+  if (job.at > slot.size() || job.at % std::max<uint64_t>(info_.align, 1) != 0)
+    return make_error(-EINVAL, fmt::format("a read into slot {} at byte {}: past its {} bytes or off the alignment {}",
+                                           job.slot, job.at, slot.size(), info_.align));
+  slot = slot.subspan(job.at);
   if ((plan->head_bytes != 0 && !options_.allow_head) || plan->slot_bytes() > slot.size())
     return make_error(-EINVAL, fmt::format("tensor at {} ({} bytes) does not fit slot {} of {} bytes", job.offset, job.bytes,
                                            job.slot, slot.size()));

@@ -70,9 +70,11 @@ class TensorReader {
   TensorReader(const TensorReader&) = delete;
   TensorReader& operator=(const TensorReader&) = delete;
 
-  // Queues a read of [offset, offset + bytes) into slot `slot`; `id` names it for wait()
-  // (an id is reused once its read is done or withdrawn). `urgent`: before every read queued.
-  void submit(int id, int slot, uint64_t offset, uint64_t bytes, bool urgent = false);
+  // Queues a read of [offset, offset + bytes) into slot `slot` from its byte `at` on (a
+  // multiple of the file's alignment: several tensors side by side in one slot); `id` names
+  // it for wait() (an id is reused once its read is done or withdrawn). `urgent`: before
+  // every read queued.
+  void submit(int id, int slot, uint64_t offset, uint64_t bytes, bool urgent = false, uint64_t at = 0);
   // Drops read `id` if it is still queued (true); false when it has started or is done.
   bool withdraw(int id);
   enum class ReadState { kQueued, kReading, kDone, kFailed };
@@ -98,6 +100,7 @@ class TensorReader {
   struct Job {
     int id, slot;
     uint64_t offset, bytes;
+    uint64_t at = 0;  // where in the slot
   };
   TensorReader() = default;
   void loop();

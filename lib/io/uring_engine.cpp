@@ -56,6 +56,7 @@ class UringEngine final : public ReadEngine {
   bool fixed_buffers_ = false;
   uint64_t max_iovec_ = 0;
   std::vector<unsigned> first_buf_;  // per slot: index of its first registered iovec
+  std::vector<const std::byte*> base_;  // per slot: its start (a read may land past it: TensorReader's `at`)
   std::vector<Pending> pending_;     // per chunk of the current read (reused)
   std::deque<size_t> to_submit_;     // chunks waiting for a submission queue entry
   std::vector<bool> in_flight_;
@@ -89,6 +90,7 @@ void UringEngine::register_slots(std::span<const std::span<std::byte>> slots,
   std::vector<iovec> iovecs;
   for (const auto& slot : slots) {
     first_buf_.push_back(static_cast<unsigned>(iovecs.size()));
+    base_.push_back(slot.data());
     for (uint64_t off = 0; off < slot.size(); off += max_iovec) {
       const uint64_t n = std::min<uint64_t>(max_iovec, slot.size() - off);
       iovecs.push_back(iovec{slot.data() + off, static_cast<size_t>(n)});
@@ -102,6 +104,7 @@ void UringEngine::register_slots(std::span<const std::span<std::byte>> slots,
     return;
   }
   first_buf_.clear();
+  base_.clear();
   fallbacks->push_back(fmt::format("io_uring buffer registration refused ({}) -> plain reads",
                                    errno_text(rc)));
 }
@@ -123,9 +126,12 @@ void UringEngine::submit_chunk(size_t index, const ReadPlan& plan, size_t slot_i
   const uint64_t off = p.chunk.file_offset + p.got;
   io_uring_sqe* sqe = next_sqe();
   const int fd = fixed_file_ ? 0 : file_.fd();
-  // A fixed read must lie inside one registered iovec; chunk_bytes | max_iovec keeps it so.
-  if (fixed_buffers_ && plan.chunk_bytes <= max_iovec_ && slot_index < first_buf_.size()) {
-    const int buf = static_cast<int>(first_buf_[slot_index] + slot_off / max_iovec_);
+  // A fixed read must lie inside one registered iovec; chunk_bytes | max_iovec keeps it so
+  // for a read from the slot's start, and a read further in is checked.
+  const uint64_t at = slot_index < base_.size() ? static_cast<uint64_t>(slot - base_[slot_index]) + slot_off : 0;
+  if (fixed_buffers_ && plan.chunk_bytes <= max_iovec_ && slot_index < first_buf_.size() &&
+      at / max_iovec_ == (at + len - 1) / max_iovec_) {
+    const int buf = static_cast<int>(first_buf_[slot_index] + at / max_iovec_);
     io_uring_prep_read_fixed(sqe, fd, slot + slot_off, len, off, buf);
   } else {
     io_uring_prep_read(sqe, fd, slot + slot_off, len, off);

@@ -70,7 +70,7 @@ struct Args {
   int64_t tokens = 4, m = 1;
   int cores = 3, inflight = 2, windows = 0;  // windows 0: found (lib/exec/windows.h)
   double disk_gbs = 1.2;
-  bool json = false, plan_only = false;
+  bool json = false, plan_only = false, fuse = false;
 };
 
 // A run's inputs checked before the device is touched: the model read, its plan built.
@@ -111,6 +111,7 @@ int prepare(const Args& a, Prepared& p) {
   p.po.order = *order;
   p.po.cores = a.cores == 0 ? 3 : a.cores;  // 0 = all: the RK3588 has 3, the device may have fewer
   p.po.disk_bytes_per_ns = a.disk_gbs;
+  p.po.fuse = a.fuse;
   p.po.windows = a.windows == 0 ? exec::windows_found(p.model, p.po) : a.windows;
   auto plan = exec::build_plan(p.model, p.po);
   if (!plan) return error(plan.error().message);
@@ -156,7 +157,7 @@ void print_json(const Args& a, const Prepared& p, const std::string& backend, in
                       {"window_bytes", p.memory.window_bytes}, {"windows", s.windows}, {"peak_rss_bytes", tools::peak_rss_bytes()},
                       {"model_bytes", p.model.weight_bytes()}, {"order", exec::order_name(p.po.order)},
                       {"inflight", inflight}, {"max_inflight", s.max_inflight}, {"max_group", s.max_group}, {"stacked_matmuls", s.stacked_matmuls},
-                      {"max_pieces", s.max_pieces},
+                      {"max_pieces", s.max_pieces}, {"fuse", a.fuse}, {"fused_groups", s.fused_groups},
                       {"policy", plan.policy}, {"predicted_us", static_cast<double>(plan.predicted_ns) / 1e3},
                       {"lower_bound_us", static_cast<double>(plan.lower_bound_ns) / 1e3}, {"wall_us", f.wall_us},
                       {"slots", plan.slot_bytes.size()}, {"pinned_bytes", plan.pinned_bytes},
@@ -277,6 +278,8 @@ void add_run_options(CLI::App& app, Args& a) {
   tools::add_cores(app, a.cores, "NPU cores per matmul; 0 = all the device has");
   tools::add_number(app, "--inflight", a.inflight, "matmuls handed to the NPU at once (1 = each waited before the "
                     "next is prepared; the cpu device runs one at a time)", 1, 8);
+  app.add_flag("--fuse", a.fuse, "run the groups whose board plan is one fused matmul so (q/k/v, gate/up: their "
+               "weights side by side in one buffer; docs/execution.md \"Fused groups\")");
   tools::add_number(app, "--disk-gbs", a.disk_gbs, "disk rate the plan assumes, GB/s", 0.001, 1000.0);
   app.add_option("--trace", a.trace_path, "write a Perfetto / chrome://tracing JSON of the run (never the model)");
   auto* plan_out = app.add_option("--plan-out", a.plan_out, "write the plan (its sched::Stream, ops in the order run) in "

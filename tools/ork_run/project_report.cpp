@@ -35,6 +35,10 @@ const std::string& board_plan_words() {
       exec::kFewerTasksTolerance * 100);
   return text;
 }
+const char* kFusedText =
+    "what if: the board plan with q/k/v and gate/up (one A each) also priced as one matmul of K x their N summed, "
+    "weights side by side (one K-slice: int8/fp16 to K = 4096, int4 within one width); the executor does not run it yet, so the step's figures are not "
+    "these; host as the unfused calls'";
 const char* kSplitEachText = "one synchronous submit per matmul, each split over all cores";
 const char* kPerSubmitText =
     "the same plan with the fitted fixed cost all per submit (none per task): the other end of the assumed split";
@@ -48,15 +52,24 @@ nlohmann::json figures_json(const exec::StepFigures& f, const char* plan) {
           {"tasks", f.tasks}, {"submits", f.submits}, {"plan", plan}};
 }
 
-nlohmann::json groups_json(const exec::Projection& p) {
+nlohmann::json groups_json(const exec::Projection& p, const std::vector<exec::BatchGroup>& gs) {
   nlohmann::json groups;
-  for (const auto& g : p.groups) {
+  for (const auto& g : gs) {
     nlohmann::json names;
     for (int j : g.matmuls) names.push_back(p.per_matmul[static_cast<size_t>(j)].name);
     groups.push_back({{"matmuls", names}, {"device_us", static_cast<double>(g.device_ns) / 1e3}, {"tasks", g.tasks},
-                      {"submits", g.submits}, {"parts", g.parts}, {"stacked", g.stacked}, {"pieces", g.pieces}});
+                      {"submits", g.submits}, {"parts", g.parts}, {"stacked", g.stacked}, {"pieces", g.pieces},
+                      {"fused", g.fused}});
   }
   return groups;
+}
+
+// The what-if of the fused groups (Projection::fused): priced; the projection does not choose it yet.
+nlohmann::json fused_json(const exec::Projection& p) {
+  nlohmann::json j = figures_json(p.fused, kFusedText);
+  j["tasks_per_layer"] = p.layers > 0 ? p.fused.tasks / p.layers : 0;
+  j["groups"] = groups_json(p, p.fused_groups);
+  return j;
 }
 
 nlohmann::json step_json(const exec::Projection& p) {
@@ -87,10 +100,11 @@ nlohmann::json step_json(const exec::Projection& p) {
                      {"host_exposed_us", p.host_exposed_ns / 1e3}, {"host_overlapped_us", p.host_overlapped_ns / 1e3},
                      {"switch_us", p.switch_ns / 1e3}, {"io_us", p.io_ns / 1e3}}},
           {"plan", board_plan_words()},
-          {"groups", groups_json(p)},
+          {"groups", groups_json(p, p.groups)},
           {"per_matmul", per},
           {"per_submit", figures_json(p.per_submit, kPerSubmitText)},
-          {"split_each", figures_json(p.split_each, kSplitEachText)}};
+          {"split_each", figures_json(p.split_each, kSplitEachText)},
+          {"fused", fused_json(p)}};
 }
 
 void print_step(const char* label, const exec::Projection& p) {
@@ -107,6 +121,8 @@ void print_step(const char* label, const exec::Projection& p) {
   std::printf("%-13s %7.1f tok/s  %s: device %7.2f ms, %lld tasks, %lld submits\n", "", p.split_each.tokens_per_s,
               kSplitEachText, p.split_each.device_ns / 1e6, static_cast<long long>(p.split_each.tasks),
               static_cast<long long>(p.split_each.submits));
+  std::printf("%-13s %7.1f tok/s  what if q/k/v and gate/up ran fused (ork_run --fuse): device %7.2f ms, %lld tasks\n", "",
+              p.fused.tokens_per_s, p.fused.device_ns / 1e6, static_cast<long long>(p.fused.tasks));
 }
 
 // The model's shapes: a synthetic model's by name, or a packed file's description and, per

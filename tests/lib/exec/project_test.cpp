@@ -164,6 +164,30 @@ TEST(Project, BatchGroupsShareAnInput) {
   EXPECT_EQ(p->groups[0].tasks, qkv_plan->tasks);
 }
 
+// The fused what-if (Projection::fused) beside the board plan, which it leaves as it was: at
+// Qwen2.5-1.5B int8 decode q/k/v and gate/up are fused (3 tasks each), 14 tasks a layer
+// against the board plan's 18 (the executor does not run fused groups yet).
+TEST(Project, TheFusedWhatIfLeavesTheBoardPlan) {
+  const ModelDesc d = project_desc("qwen2.5-1.5b", 28);
+  auto p = project(d, project_options(d, 1, uint64_t{1} << 40));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->tasks_per_layer, 18);
+  for (const BatchGroup& g : p->groups) EXPECT_FALSE(g.fused);
+  ASSERT_EQ(p->fused_groups.size(), p->groups.size());
+  int64_t fused_tasks = 0;
+  for (const BatchGroup& g : p->fused_groups) {
+    EXPECT_EQ(g.fused, g.matmuls.size() > 1);
+    if (g.fused) {
+      EXPECT_EQ(g.tasks, 3);
+    }
+    fused_tasks += g.tasks;
+  }
+  EXPECT_EQ(fused_tasks, 14);
+  EXPECT_EQ(p->fused.tasks, 14 * 28);
+  EXPECT_LT(p->fused.device_ns, p->device_ns);
+  EXPECT_GT(p->fused.tokens_per_s, p->tokens_per_s);
+}
+
 TEST(Project, BadOptionsAreNamed) {
   const ModelDesc d = project_desc("tiny", 2);
   auto expect_error = [&](ProjectOptions o, const char* text) {

@@ -1,0 +1,98 @@
+// The executor's calls of a fused group (device_calls.h, fusion.h): the members' weights side
+// by side in one slot run as one matmul of K x their N summed, and C's columns go back to
+// each member.
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "lib/exec/device_calls.h"
+
+namespace ork::exec {
+
+DeviceCalls::Group DeviceCalls::group_of(int layer, int matmul) const {
+  Group g;
+  const int first = fusion_.first[tensor(layer, matmul)];
+  for (size_t j = 0; j < model_.desc.matmuls.size(); ++j) {
+    if (fusion_.first[tensor(layer, static_cast<int>(j))] != first) continue;
+    if (static_cast<int>(j) == matmul) g.column = g.n;
+    g.members.push_back(static_cast<int>(j));
+    g.n += model_.desc.matmuls[j].n;
+  }
+  return g;
+}
+
+// Made once per slot, shape and width like weights_of's; the members' widths are one
+// (fusable), and their bytes are checked member by member.
+Result<const matmul::ResidentWeights*> DeviceCalls::fused_weights(int slot, int layer, int matmul) {
+  const Group g = group_of(layer, matmul);
+  for (int j : g.members)
+    if (auto s = check_width(slot, layer, j); !s) return s.error();
+  const int64_t k = model_.desc.matmuls[static_cast<size_t>(matmul)].k;
+  const int64_t width = model_.tensor(layer, matmul).slice_k;
+  const driver::Bo& bo = *slots_.bos[static_cast<size_t>(slot)];
+  if (auto s = win(slot).kmd->bo_sync(bo, driver::SyncDir::to_device); !s) return s.error();
+  auto key = std::make_tuple(slot, k, g.n, width);
+  auto it = views_.find(key);
+  if (it == views_.end()) {
+    auto w = matmul::ResidentWeights::view(bo, model_.desc.dtype, k, g.n, width);
+    if (!w) return w.error();
+    it = views_.emplace(key, std::move(*w)).first;
+  }
+  return it->second.get();
+}
+
+// A member alone (the blocking path, or a start that went without its group): the group's
+// fused matmul, of which it keeps its columns.
+Status DeviceCalls::run_fused(int slot, int layer, int matmul, const Activation& a, std::vector<uint8_t>& c) {
+  auto w = fused_weights(slot, layer, matmul);
+  if (!w) return w.error();
+  const std::vector<uint8_t> op = operand_bytes(model_.desc.dtype, a);
+  std::vector<uint8_t> wide(static_cast<size_t>(output_bytes(po_.m, (*w)->n())));
+  matmul::RunOptions ro;
+  ro.cores = dev_.cores;
+  if (auto s = win(slot).runner->run(**w, op.data(), po_.m, wide.data(), ro); !s) return s;
+  const int m[] = {matmul};
+  std::vector<std::vector<uint8_t>> one(1);
+  route(layer, m, wide, one);
+  c = std::move(one[0]);
+  return {};
+}
+
+Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch_fused(int slot, int layer,
+                                                                            std::span<const int> matmuls,
+                                                                            std::span<const Activation> a,
+                                                                            std::vector<uint8_t>& wide, int window) {
+  const Group g = group_of(layer, matmuls[0]);
+  if (!std::equal(matmuls.begin(), matmuls.end(), g.members.begin(), g.members.end()))
+    return make_error(-ENOTSUP, "part of a fused group runs blocking");
+  auto w = fused_weights(slot, layer, matmuls[0]);
+  if (!w) return w.error();
+  const std::vector<uint8_t> op = operand_bytes(model_.desc.dtype, a[0]);  // the members read one A
+  wide.assign(static_cast<size_t>(output_bytes(po_.m, g.n)), 0);
+  std::vector<GroupMember> members;
+  for (int j : g.members) {
+    const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(j)];
+    members.push_back({slots_.bos[static_cast<size_t>(slot)].get(), md.k, md.n, op.data(), nullptr, (*w)->slice_k()});
+  }
+  auto job = group_jobs(window, 1, 0).launch_fused(members, wide.data());
+  if (!job) return job.error();
+  std::vector<std::unique_ptr<matmul::Job>> jobs;
+  jobs.push_back(std::move(*job));
+  return jobs;
+}
+
+// Row by row: member i's output_bytes(1, N_i) at its column of the wide row.
+void DeviceCalls::route(int layer, std::span<const int> matmuls, const std::vector<uint8_t>& wide,
+                        std::vector<std::vector<uint8_t>>& c) const {
+  for (size_t i = 0; i < matmuls.size(); ++i) {
+    const Group g = group_of(layer, matmuls[i]);
+    const int64_t n = model_.desc.matmuls[static_cast<size_t>(matmuls[i])].n;
+    c[i].resize(static_cast<size_t>(output_bytes(po_.m, n)));
+    for (int64_t r = 0; r < po_.m; ++r)
+      std::memcpy(c[i].data() + output_bytes(r, n), wide.data() + output_bytes(r, g.n) + output_bytes(1, g.column),
+                  static_cast<size_t>(output_bytes(1, n)));
+  }
+}
+
+}  // namespace ork::exec

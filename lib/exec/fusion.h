@@ -1,0 +1,39 @@
+// Which of a model's groups the executor runs as one fused matmul (docs/execution.md "Fused
+// groups"): a group that reads one A, whose board plan with `fuse` on (plan_group) is the
+// fused one, whose members' packed weights lie side by side in one weight buffer with no
+// padding (every member but the last a whole number of the slots' alignment, 4 KiB), and
+// which runs in one row piece (row_pieces: 1 for the members and for the summed shape).
+// Such a group's members share one weight buffer and slot, member after member; C's
+// columns [columns[j], columns[j + 1]) of the fused job go back to member j.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "driver/common/result.h"
+#include "lib/exec/board_plan.h"
+#include "lib/exec/pack_file.h"
+
+namespace ork::exec {
+
+struct Fusion {
+  // Per tensor (layer x matmuls + matmul): the matmul of its fused group's first member, or
+  // -1 when its group runs unfused (every tensor when fusion is off).
+  std::vector<int> first;
+  std::vector<uint64_t> offset;  // per tensor: where its bytes start in the group's buffer
+  std::vector<uint64_t> bytes;   // per tensor: its fused group's buffer (members' slots summed)
+  bool fused(size_t tensor) const { return tensor < first.size() && first[tensor] >= 0; }
+};
+
+// The plan the executor runs for one group: plan_group with `fuse`, the same chooser the
+// projection prices with.
+Result<GroupPlan> executor_group_plan(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
+                                      int cores, std::span<const int64_t> slice_k, bool fuse);
+
+// The fused groups of `model` at m rows on `cores`, slots aligned to `align` bytes; none
+// when `fuse` is off.
+Result<Fusion> find_fusion(const PackedModel& model, int64_t m, int cores, uint64_t align, bool fuse);
+
+}  // namespace ork::exec

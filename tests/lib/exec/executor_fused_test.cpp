@@ -1,0 +1,124 @@
+// The executor running a fused group (PlanOptions::fuse, lib/exec/fusion.h): the members'
+// weights side by side in one slot, read there member by member, run as one matmul of K x
+// their N summed, and C's columns routed back to each member; every output bit for bit the
+// CPU reference of the whole chain, on emu and emu-rocket, int8 and fp16, decode and
+// prefill, every tensor resident or streamed.
+#include <gtest/gtest.h>
+
+#include "lib/api/device.h"
+#include "lib/exec/executor.h"
+#include "lib/exec/fusion.h"
+#include "lib/exec/synthetic.h"
+#include "tests/lib/exec/exec_util.h"
+#include "tests/lib/exec/layer_plans.h"
+
+namespace ork::exec {
+namespace {
+
+struct FusedCase {
+  matmul::DType dtype;
+  int64_t m;
+  bool streamed;
+};
+
+std::string fused_case_name(const ::testing::TestParamInfo<FusedCase>& i) {
+  return std::string(dtype_key(i.param.dtype)) + "_m" + std::to_string(i.param.m) + (i.param.streamed ? "_streamed" : "");
+}
+
+// The small model (hidden 512, k/v 128, intermediate 1408) packed at `seed`, its path.
+std::string small_model(matmul::DType dtype, const std::string& name, PackedModel& model) {
+  auto d = synthetic_desc("small", 2, dtype);
+  EXPECT_TRUE(d);
+  const std::string path = testing::scratch(name);
+  EXPECT_TRUE(write_synthetic(path, *d, 11));
+  auto m = read_packed(path);
+  EXPECT_TRUE(m) << m.error().message;
+  model = std::move(*m);
+  return path;
+}
+
+// Fused groups of a layer (their first members).
+int fused_groups(const Fusion& f, size_t per_layer) {
+  int n = 0;
+  for (size_t t = 0; t < per_layer; ++t) n += f.fused(t) && f.offset[t] == 0 ? 1 : 0;
+  return n;
+}
+
+class ExecutorFused : public ::testing::TestWithParam<FusedCase> {};
+
+TEST_P(ExecutorFused, FusedGroupsEqualTheReference) {
+  const FusedCase& c = GetParam();
+  PackedModel model;
+  const std::string path = small_model(c.dtype, std::string("fused_") + dtype_key(c.dtype) + ".ork", model);
+  PlanOptions o;
+  o.m = c.m;
+  o.tokens = 2;
+  o.fuse = true;
+  // Streamed: under two layers' bytes nothing is pinned (pinned_tensors), every token reads
+  // every tensor into slots that are reused.
+  o.budget_bytes = c.streamed ? model.weight_bytes() * 3 / 4 : model.weight_bytes() * 2;
+  auto plan = build_plan(model, o);
+  ASSERT_TRUE(plan) << plan.error().message;
+  const int groups = fused_groups(plan->fusion, model.desc.matmuls.size());
+  ASSERT_GE(groups, 1);  // q/k/v at least: the case must fuse
+  for (bool pin : plan->pinned) EXPECT_EQ(pin, !c.streamed);
+  std::vector<testing::DeviceRun> runs;
+  ASSERT_NO_FATAL_FAILURE(testing::plan_and_run_on_both(path, model, o, runs));
+  auto want = reference_chain(path, model, c.m, 2);
+  ASSERT_TRUE(want) << want.error().message;
+  for (const testing::DeviceRun& r : runs) {
+    // Each token's and layer's fused groups as one job, unless a start went alone (it then
+    // runs the fused matmul blocking and keeps its columns).
+    EXPECT_GE(r.out.stats.fused_groups, 1) << r.device;
+    EXPECT_LE(r.out.stats.fused_groups, 2 * 2 * groups) << r.device;
+    const Status same = compare_chains(model, r.out.chain, *want);
+    EXPECT_TRUE(same) << r.device << ": " << same.error().message;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ExecutorFused,
+                         ::testing::Values(FusedCase{matmul::DType::int8, 1, false}, FusedCase{matmul::DType::int8, 1, true},
+                                           FusedCase{matmul::DType::int8, 128, false}, FusedCase{matmul::DType::int8, 128, true},
+                                           FusedCase{matmul::DType::fp16, 1, false}, FusedCase{matmul::DType::fp16, 1, true},
+                                           FusedCase{matmul::DType::fp16, 128, false}, FusedCase{matmul::DType::fp16, 128, true}),
+                         fused_case_name);
+
+// A fused member run alone: with one matmul in flight every call blocks, so each member of
+// a fused group runs the group's fused matmul and keeps its columns; and on the cpu backend
+// each member's weights are read from its place in the group's slot. Bit for bit both.
+TEST(ExecutorFused, MembersAloneEqualTheReference) {
+  PackedModel model;
+  const std::string path = small_model(matmul::DType::int8, "fused_alone.ork", model);
+  PlanOptions o;
+  o.tokens = 2;
+  o.fuse = true;
+  o.budget_bytes = model.weight_bytes() * 2;
+  auto plan = build_plan(model, o);
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_GE(fused_groups(plan->fusion, model.desc.matmuls.size()), 1);
+  auto want = reference_chain(path, model, o.m, 2);
+  ASSERT_TRUE(want) << want.error().message;
+  for (const char* device : {"emu", "cpu"}) {
+    auto dev = api::open_device(device);
+    ASSERT_TRUE(dev) << dev.error().message;
+    RunOptions ro;
+    ro.inflight = 1;
+    auto run = run_plan(path, model, *plan, o, api::exec_device(**dev, 3), ro);
+    ASSERT_TRUE(run) << device << ": " << run.error().message;
+    EXPECT_EQ(run->stats.fused_groups, 0) << device;  // no group job: every member alone
+    const Status same = compare_chains(model, run->chain, *want);
+    EXPECT_TRUE(same) << device << ": " << same.error().message;
+  }
+}
+
+// Fusion off: no tensor shares a buffer, and the plan is the one without the option.
+TEST(ExecutorFused, OffFusesNothing) {
+  PackedModel model;
+  small_model(matmul::DType::int8, "fused_off.ork", model);
+  auto f = find_fusion(model, 1, 3, 4096, false);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(fused_groups(*f, f->first.size()), 0);
+}
+
+}  // namespace
+}  // namespace ork::exec
