@@ -17,8 +17,8 @@
 // Fused (docs/execution.md "Fused groups"): the matmuls of a group that read one A may also be
 // priced as one matmul of K x the sum of their N, their weights side by side (fusable), with
 // 1..3 column parts like any matmul; C's columns then go back to each member by ranges. Only
-// when asked (`fuse`): the projection's what-if, and the executor with PlanOptions::fuse
-// (fusion.h).
+// when asked (`fuse`): by the executor with PlanOptions::fuse (its default; fusion.h) and by
+// the projection that prices its plan (project.h).
 #pragma once
 
 #include <cstdint>

@@ -51,8 +51,9 @@ struct PlanOptions {
   // every tensor.
   bool pin = true;
   // Run the groups whose board plan with `fuse` is fused as one matmul (fusion.h): their
-  // members' weights in one buffer. false: every tensor its own buffer, every group unfused.
-  bool fuse = false;
+  // members' weights in one buffer; the plan the projection prices (project.h). false
+  // (ork_run --no-fuse): every tensor its own buffer, every group unfused.
+  bool fuse = true;
 };
 
 struct Step {

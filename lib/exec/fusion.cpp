@@ -13,19 +13,24 @@ Result<GroupPlan> executor_group_plan(matmul::DType dtype, int64_t m, std::span<
   return plan_group(dtype, m, shapes, cores, {}, slice_k, fuse);
 }
 
+bool fusion_fits(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
+                 std::span<const int64_t> slice_k, std::span<const uint64_t> bytes, uint64_t align) {
+  for (size_t i = 0; i + 1 < bytes.size(); ++i)
+    if (bytes[i] % align != 0) return false;  // padding would part the members' weights
+  int64_t n = 0;
+  for (const auto& s : shapes) n += s.second;
+  const std::pair<int64_t, int64_t> summed[] = {{shapes[0].first, n}};
+  const int64_t width[] = {slice_k.empty() ? 0 : slice_k[0]};
+  return row_pieces(dtype, m, shapes, slice_k) == 1 && row_pieces(dtype, m, summed, width) == 1;
+}
+
 namespace {
 
 // Whether one layer's group (its members' shapes, int4 widths and packed bytes) runs fused.
 Result<bool> group_fuses(matmul::DType dtype, int64_t m, int cores, uint64_t align,
                          const std::vector<std::pair<int64_t, int64_t>>& shapes, const std::vector<int64_t>& widths,
                          const std::vector<uint64_t>& bytes) {
-  for (size_t i = 0; i + 1 < bytes.size(); ++i)
-    if (bytes[i] % align != 0) return false;  // padding would part the members' weights
-  int64_t n = 0;
-  for (const auto& s : shapes) n += s.second;
-  const std::pair<int64_t, int64_t> summed[] = {{shapes[0].first, n}};
-  const int64_t width[] = {widths[0]};
-  if (row_pieces(dtype, m, shapes, widths) != 1 || row_pieces(dtype, m, summed, width) != 1) return false;
+  if (!fusion_fits(dtype, m, shapes, widths, bytes, align)) return false;
   auto plan = executor_group_plan(dtype, m, shapes, cores, widths, true);
   if (!plan) return plan.error();
   return plan->fused;

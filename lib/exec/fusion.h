@@ -32,6 +32,13 @@ struct Fusion {
 Result<GroupPlan> executor_group_plan(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                                       int cores, std::span<const int64_t> slice_k, bool fuse);
 
+// Whether the executor may run a group fused, before the chooser's say: its members' packed
+// `bytes` lie side by side with no padding (every member but the last a whole number of
+// `align`), and the group and its fused matmul (K x the members' N summed) each run in one
+// row piece (row_pieces). The projection asks the same (project.h ProjectOptions::fuse).
+bool fusion_fits(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
+                 std::span<const int64_t> slice_k, std::span<const uint64_t> bytes, uint64_t align);
+
 // The fused groups of `model` at m rows on `cores`, slots aligned to `align` bytes; none
 // when `fuse` is off.
 Result<Fusion> find_fusion(const PackedModel& model, int64_t m, int cores, uint64_t align, bool fuse);

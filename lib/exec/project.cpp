@@ -11,6 +11,7 @@
 #include "lib/exec/board_plan.h"
 #include "lib/exec/pack_file.h"
 #include "lib/exec/exec_plan.h"
+#include "lib/exec/fusion.h"
 #include "driver/common/npu_cores.h"
 #include "driver/timing/timing_model.h"
 #include "lib/ref/workers.h"
@@ -115,20 +116,28 @@ HostParts host_of(const ProjectOptions& o, size_t j, int pieces) {
 
 // The board plan of every group of the layer under `params`: device time, tasks and submits
 // per layer, the host's exposed part (overlap.h) and, into *host_ns, all of its work; the
-// groups' plans into `groups` when given. `fuse`: fused plans compete (plan_group).
+// groups' plans into `groups` when given. With o.fuse the fused plans compete (plan_group)
+// where the executor may run them (fusion.h fusion_fits, on the packed bytes and slots'
+// alignment the executor's plan has by default).
 Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, const timing::TimingParams& params,
-                                std::vector<BatchGroup>* groups, double* host_ns = nullptr, bool fuse = false) {
+                                std::vector<BatchGroup>* groups, double* host_ns = nullptr) {
   StepFigures f;
   std::vector<BatchGroup> gs = batch_groups(d);
   std::vector<GroupWork> work;
   for (BatchGroup& g : gs) {
     std::vector<std::pair<int64_t, int64_t>> shapes;
     std::vector<int64_t> widths;
+    std::vector<uint64_t> bytes;
     for (int j : g.matmuls) {
-      shapes.emplace_back(d.matmuls[static_cast<size_t>(j)].k, d.matmuls[static_cast<size_t>(j)].n);
+      const MatmulDesc& md = d.matmuls[static_cast<size_t>(j)];
+      shapes.emplace_back(md.k, md.n);
       widths.push_back(o.slice_k.empty() ? 0 : o.slice_k[static_cast<size_t>(j)]);
+      auto b = packed_bytes(d.dtype, md.k, md.n, widths.back());
+      if (!b) return b.error();
+      bytes.push_back(*b);
     }
     g.pieces = row_pieces(d.dtype, o.m, shapes, widths);
+    const bool fuse = o.fuse && g.matmuls.size() > 1 && fusion_fits(d.dtype, o.m, shapes, widths, bytes, kPackAlign);
     auto plan = plan_group(d.dtype, o.m / g.pieces, shapes, o.cores, params, widths, fuse);
     if (!plan) return plan.error();
     GroupWork w{g.pieces, plan->device_ns, {}};
@@ -164,8 +173,9 @@ void finish(StepFigures& f, const ModelDesc& d, const Projection& p) {
   f.tokens_per_s = static_cast<double>(p.m) * 1e9 / f.step_ns;
 }
 
-// The board plan (the step's figures), the same plan with all fixed cost per submit, and the
-// previous plan (every matmul its own submit on all cores).
+// The board plan (the step's figures: with o.fuse its fused groups, as the executor runs
+// them), the same plan with all fixed cost per submit, and the previous plan (every matmul
+// its own submit on all cores).
 Status project_plans(const ModelDesc& d, const ProjectOptions& o, Projection& p) {
   double layer_host = 0;
   auto board = plan_groups(d, o, timing::TimingParams{}, &p.groups, &layer_host);
@@ -192,10 +202,6 @@ Status project_plans(const ModelDesc& d, const ProjectOptions& o, Projection& p)
   }
   p.split_each.submits = static_cast<int64_t>(p.per_matmul.size());
   finish(p.split_each, d, p);
-  auto fused = plan_groups(d, o, timing::TimingParams{}, &p.fused_groups, nullptr, true);
-  if (!fused) return fused.error();
-  finish(*fused, d, p);
-  p.fused = *fused;
   // The groups' submits come first on every core at once: no stream hides them.
   int64_t starts = 0;  // each piece of a group is a job of its own
   for (const BatchGroup& g : p.groups) starts += g.pieces;

@@ -60,6 +60,10 @@ struct ProjectOptions {
   // int4: per matmul of a layer (desc order), the K-slice width its weights are packed with
   // (lib/matmul/int4_bound.h; matmul::PlanOptions::slice_k). Empty: the dtype's for all.
   std::vector<int64_t> slice_k;
+  // The groups that read one A priced as one fused matmul where the executor runs them so
+  // (PlanOptions::fuse, its default; fusion.h), the fastest-fewest of fused and unfused
+  // kept. false: every group unfused (ork_run --no-fuse).
+  bool fuse = true;
 };
 
 struct MatmulProjection {
@@ -127,11 +131,6 @@ struct Projection {
   StepFigures per_submit;
   // The previous plan: one submit per matmul, each split over all cores (per_matmul).
   StepFigures split_each;
-  // What if: the board plan with the groups that read one A also priced as one fused matmul
-  // (plan_group's `fuse`), the fastest-fewest of both kept. Not what the executor runs, so
-  // not the step's figures above; host as the unfused calls' (packing A once would be less).
-  StepFigures fused;
-  std::vector<BatchGroup> fused_groups;
 };
 
 // The groups of `desc`'s layer: consecutive matmuls with the same inputs, none in another's

@@ -70,7 +70,7 @@ struct Args {
   int64_t tokens = 4, m = 1;
   int cores = 3, inflight = 2, windows = 0;  // windows 0: found (lib/exec/windows.h)
   double disk_gbs = 1.2;
-  bool json = false, plan_only = false, fuse = false;
+  bool json = false, plan_only = false, fuse = true;  // fuse: PlanOptions::fuse's default
 };
 
 // A run's inputs checked before the device is touched: the model read, its plan built.
@@ -278,8 +278,9 @@ void add_run_options(CLI::App& app, Args& a) {
   tools::add_cores(app, a.cores, "NPU cores per matmul; 0 = all the device has");
   tools::add_number(app, "--inflight", a.inflight, "matmuls handed to the NPU at once (1 = each waited before the "
                     "next is prepared; the cpu device runs one at a time)", 1, 8);
-  app.add_flag("--fuse", a.fuse, "run the groups whose board plan is one fused matmul so (q/k/v, gate/up: their "
-               "weights side by side in one buffer; docs/execution.md \"Fused groups\")");
+  app.add_flag("--fuse,!--no-fuse", a.fuse, "--fuse (the default): run the groups whose board plan is one fused "
+               "matmul so (q/k/v, gate/up: their weights side by side in one buffer; docs/execution.md \"Fused "
+               "groups\"); --no-fuse: every matmul its own buffer and job, and --project prices that plan");
   tools::add_number(app, "--disk-gbs", a.disk_gbs, "disk rate the plan assumes, GB/s", 0.001, 1000.0);
   app.add_option("--trace", a.trace_path, "write a Perfetto / chrome://tracing JSON of the run (never the model)");
   auto* plan_out = app.add_option("--plan-out", a.plan_out, "write the plan (its sched::Stream, ops in the order run) in "
@@ -320,6 +321,7 @@ int project(const Args& a, tools::ProjectArgs& pa, bool budget_given) {
   pa.path = a.path;
   pa.cores = a.cores == 0 ? 3 : a.cores;
   pa.json = a.json;
+  pa.fuse = a.fuse;
   if (budget_given) {
     auto b = io::tools::parse_size(a.budget_text);
     if (!b) return error(fmt::format("--budget {}: {}", a.budget_text, b.error().message));

@@ -30,15 +30,12 @@ const std::string& board_plan_words() {
       "each group of a layer's matmuls with one input (q/k/v, o, gate/up, down) as one chained submit per core, its "
       "tasks placed on the cores by the list scheduler or as the plans place them (a matmul split into 1..3 column "
       "parts, int4 K-slices stacked or not, or stacked in the fewest tasks; of the plans within {:.1f} % of the "
-      "fastest on the timing model the fewest tasks); the scheduled order overlaps the loads of streamed tensors with "
-      "compute",
+      "fastest on the timing model the fewest tasks; q/k/v and gate/up also as one matmul of K x their N summed, "
+      "weights side by side, where it runs in one row piece and one K-slice, unless --no-fuse); the scheduled order "
+      "overlaps the loads of streamed tensors with compute",
       exec::kFewerTasksTolerance * 100);
   return text;
 }
-const char* kFusedText =
-    "what if: the board plan with q/k/v and gate/up (one A each) also priced as one matmul of K x their N summed, "
-    "weights side by side (one K-slice: int8/fp16 to K = 4096, int4 within one width); the executor does not run it yet, so the step's figures are not "
-    "these; host as the unfused calls'";
 const char* kSplitEachText = "one synchronous submit per matmul, each split over all cores";
 const char* kPerSubmitText =
     "the same plan with the fitted fixed cost all per submit (none per task): the other end of the assumed split";
@@ -62,14 +59,6 @@ nlohmann::json groups_json(const exec::Projection& p, const std::vector<exec::Ba
                       {"fused", g.fused}});
   }
   return groups;
-}
-
-// The what-if of the fused groups (Projection::fused): priced; the projection does not choose it yet.
-nlohmann::json fused_json(const exec::Projection& p) {
-  nlohmann::json j = figures_json(p.fused, kFusedText);
-  j["tasks_per_layer"] = p.layers > 0 ? p.fused.tasks / p.layers : 0;
-  j["groups"] = groups_json(p, p.fused_groups);
-  return j;
 }
 
 nlohmann::json step_json(const exec::Projection& p) {
@@ -103,8 +92,7 @@ nlohmann::json step_json(const exec::Projection& p) {
           {"groups", groups_json(p, p.groups)},
           {"per_matmul", per},
           {"per_submit", figures_json(p.per_submit, kPerSubmitText)},
-          {"split_each", figures_json(p.split_each, kSplitEachText)},
-          {"fused", fused_json(p)}};
+          {"split_each", figures_json(p.split_each, kSplitEachText)}};
 }
 
 void print_step(const char* label, const exec::Projection& p) {
@@ -121,8 +109,6 @@ void print_step(const char* label, const exec::Projection& p) {
   std::printf("%-13s %7.1f tok/s  %s: device %7.2f ms, %lld tasks, %lld submits\n", "", p.split_each.tokens_per_s,
               kSplitEachText, p.split_each.device_ns / 1e6, static_cast<long long>(p.split_each.tasks),
               static_cast<long long>(p.split_each.submits));
-  std::printf("%-13s %7.1f tok/s  what if q/k/v and gate/up ran fused (ork_run --fuse): device %7.2f ms, %lld tasks\n", "",
-              p.fused.tokens_per_s, p.fused.device_ns / 1e6, static_cast<long long>(p.fused.tasks));
 }
 
 // The model's shapes: a synthetic model's by name, or a packed file's description and, per
@@ -224,7 +210,7 @@ int run_project(const ProjectArgs& a) {
                         {"dtype", exec::dtype_key(desc.dtype)}, {"layers", desc.layers}, {"cores", a.cores},
                         {"disk_rate", a.disk_bytes_per_s}, {"window_bytes", window},
                         {"int4_weights", desc.dtype != matmul::DType::int4 ? "floor" : a.synthetic.empty() ? "file" : a.int4_weights},
-                        {"residency_rule", kRuleText},
+                        {"residency_rule", kRuleText}, {"fuse", a.fuse},
                         {"host_source", a.host_us >= 0 ? "given (--host-us)" : "measured: zero-work emulator, medians of the runner's plan+pack+submit and unpack as CPU time (every thread of the step, this machine's cores); the part not under the NPU's jobs added (host_exposed_us)"},
                         {"device_source", "timing model (docs/timing-model.md): the board plan's per-core chains on shared DRAM"}};
   struct Step {
@@ -244,6 +230,7 @@ int run_project(const ProjectArgs& a) {
     po.window_bytes = window;
     po.budget_bytes = a.budget_bytes == 0 ? window : a.budget_bytes;
     po.slice_k = widths;
+    po.fuse = a.fuse;
     int submits = 0;
     if (a.host_us >= 0) {
       po.host_ns.assign(desc.matmuls.size(), a.host_us * 1e3);

@@ -23,6 +23,7 @@ struct ProjectArgs {
   // ones) or "floor" (480 everywhere). A packed file is laid out at 480: always floor.
   std::string int4_weights = "synthetic";
   uint64_t seed = 1;           // of the synthetic weights (ork_pack's default)
+  bool fuse = true;            // fused groups where the executor runs them (ProjectOptions::fuse)
   bool json = false;
 };
 

@@ -2,7 +2,7 @@
 // on at most `cores` cores, each core one chained submit; the group's time is the timing
 // model's for exactly those chains; the plan is never slower than splitting every matmul over
 // every core; the decode plan of Qwen2.5-1.5B keeps all three cores streaming in fewer tasks;
-// and the fused plans of the groups that read one A (priced only when asked) are one plan of
+// and the fused plans of the groups that read one A (only when asked: `fuse`) are one plan of
 // K x the members' N summed, 14 tasks a layer at Qwen2.5-1.5B's decode against 18.
 #include <gtest/gtest.h>
 

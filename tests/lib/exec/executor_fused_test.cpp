@@ -111,13 +111,31 @@ TEST(ExecutorFused, MembersAloneEqualTheReference) {
   }
 }
 
-// Fusion off: no tensor shares a buffer, and the plan is the one without the option.
-TEST(ExecutorFused, OffFusesNothing) {
+// Fusion off (ork_run --no-fuse): no tensor shares a buffer, no group job runs fused, and
+// every output is still bit for bit the reference; fusion is the default (PlanOptions{}).
+TEST(ExecutorFused, OffFusesNothingAndEqualsTheReference) {
   PackedModel model;
-  small_model(matmul::DType::int8, "fused_off.ork", model);
+  const std::string path = small_model(matmul::DType::int8, "fused_off.ork", model);
   auto f = find_fusion(model, 1, 3, 4096, false);
   ASSERT_TRUE(f);
   EXPECT_EQ(fused_groups(*f, f->first.size()), 0);
+  PlanOptions o;
+  EXPECT_TRUE(o.fuse);
+  o.tokens = 2;
+  o.fuse = false;
+  o.budget_bytes = model.weight_bytes() * 2;
+  auto plan = build_plan(model, o);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(fused_groups(plan->fusion, plan->fusion.first.size()), 0);
+  std::vector<testing::DeviceRun> runs;
+  ASSERT_NO_FATAL_FAILURE(testing::plan_and_run_on_both(path, model, o, runs));
+  auto want = reference_chain(path, model, o.m, 2);
+  ASSERT_TRUE(want) << want.error().message;
+  for (const testing::DeviceRun& r : runs) {
+    EXPECT_EQ(r.out.stats.fused_groups, 0) << r.device;
+    const Status same = compare_chains(model, r.out.chain, *want);
+    EXPECT_TRUE(same) << r.device << ": " << same.error().message;
+  }
 }
 
 }  // namespace

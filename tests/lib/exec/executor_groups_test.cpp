@@ -27,11 +27,13 @@ struct GroupsCase {
   int64_t m;
   uint64_t budget;  // 0: the whole model resident
   int pieces = 1;   // the most row pieces a group runs in (row_pieces, board_plan.h)
+  bool fuse = true;  // PlanOptions::fuse (its default); false: every group unfused
 };
 
 std::string groups_case_name(const ::testing::TestParamInfo<GroupsCase>& i) {
   return ork::testing::device_test_name(i.param.device) + "_c" + std::to_string(i.param.cores) + "_" +
-         dtype_key(i.param.dtype) + "_m" + std::to_string(i.param.m) + (i.param.budget ? "_streamed" : "");
+         dtype_key(i.param.dtype) + "_m" + std::to_string(i.param.m) + (i.param.budget ? "_streamed" : "") +
+         (i.param.fuse ? "" : "_unfused");
 }
 
 class ExecutorGroups : public ::testing::TestWithParam<GroupsCase> {};
@@ -52,6 +54,7 @@ TEST_P(ExecutorGroups, EveryGroupAsOneChainedJobEqualsTheReference) {
   o.m = c.m;
   o.tokens = 2;
   o.cores = c.cores;
+  o.fuse = c.fuse;
   o.budget_bytes = c.budget != 0 ? c.budget : model->weight_bytes() * 2;
   auto plan = build_plan(*model, o);
   ASSERT_TRUE(plan) << plan.error().message;
@@ -60,6 +63,9 @@ TEST_P(ExecutorGroups, EveryGroupAsOneChainedJobEqualsTheReference) {
   auto out = run_plan(path, *model, *plan, o, api::exec_device(**dev, c.cores), ro);
   ASSERT_TRUE(out) << out.error().message;
   EXPECT_EQ(out->stats.max_group, 3);  // q, k and v in one job
+  if (!c.fuse) {
+    EXPECT_EQ(out->stats.fused_groups, 0);
+  }
   // Prefill whose M-tiles split evenly runs each group in two row pieces, one job each: the
   // second half packed while the NPU runs the first, the first unpacked while it runs the
   // second; every byte still the reference's.
@@ -88,6 +94,10 @@ INSTANTIATE_TEST_SUITE_P(
                       GroupsCase{"emu-rocket", 1, matmul::DType::int4, 1, 0}, GroupsCase{"emu", 3, matmul::DType::int8, 64, 0},
                       GroupsCase{"emu-rocket", 3, matmul::DType::fp16, 1, 0},
                       GroupsCase{"emu", 3, matmul::DType::int8, 1, 6u << 20},
+                      // fusion off: the groups' own members' plans, chained
+                      GroupsCase{"emu", 3, matmul::DType::int8, 1, 0, 1, false},
+                      GroupsCase{"emu-rocket", 1, matmul::DType::int8, 1, 0, 1, false},
+                      GroupsCase{"emu", 3, matmul::DType::int8, 1, 6u << 20, 1, false},
                       // int4 at the weights' own widths (512, 1408 for down): all 256 rows in
                       // one M-tile, so one piece (halves would stream the weights twice)
                       GroupsCase{"emu", 3, matmul::DType::int4, 256, 0, 1}, GroupsCase{"emu-rocket", 1, matmul::DType::int4, 256, 0, 1}),

@@ -9,6 +9,7 @@
 #include "lib/exec/board_plan.h"
 #include "lib/exec/pack_file.h"
 #include "lib/exec/exec_plan.h"
+#include "lib/exec/fusion.h"
 #include "lib/exec/project.h"
 #include "driver/emu/kernel/zero_work.h"
 
@@ -155,37 +156,63 @@ TEST(Project, BatchGroupsShareAnInput) {
   EXPECT_EQ(g[3].matmuls, (std::vector<int>{6}));
   auto p = project(d, project_options(d, 1, uint64_t{1} << 40));
   ASSERT_TRUE(p);
-  // Each group is its board plan (board_plan.h).
+  // Each group is its board plan (board_plan.h). tiny's k and v (64 x 32 int8) pack to 2 KiB,
+  // not a whole slot's 4 KiB, so the executor cannot lay q/k/v side by side: no fused plan
+  // competes (fusion.h fusion_fits), though the chooser would take one.
   const std::pair<int64_t, int64_t> qkv[] = {{d.matmuls[0].k, d.matmuls[0].n}, {d.matmuls[1].k, d.matmuls[1].n},
                                              {d.matmuls[2].k, d.matmuls[2].n}};
+  std::vector<uint64_t> bytes;
+  for (const auto& [k, n] : qkv) bytes.push_back(*packed_bytes(d.dtype, k, n));
+  EXPECT_EQ(bytes[1], 2048u);
+  EXPECT_FALSE(fusion_fits(d.dtype, 1, qkv, {}, bytes, kPackAlign));
+  auto fused = plan_group(d.dtype, 1, qkv, 3, {}, {}, true);
+  ASSERT_TRUE(fused);
+  EXPECT_TRUE(fused->fused);
   auto qkv_plan = plan_group(d.dtype, 1, qkv, 3);
   ASSERT_TRUE(qkv_plan);
   EXPECT_EQ(p->groups[0].device_ns, static_cast<int64_t>(qkv_plan->device_ns));
   EXPECT_EQ(p->groups[0].tasks, qkv_plan->tasks);
+  EXPECT_EQ(p->groups[0].fused, qkv_plan->fused);
 }
 
-// The fused what-if (Projection::fused) beside the board plan, which it leaves as it was: at
-// Qwen2.5-1.5B int8 decode q/k/v and gate/up are fused (3 tasks each), 14 tasks a layer
-// against the board plan's 18 (the executor does not run fused groups yet).
-TEST(Project, TheFusedWhatIfLeavesTheBoardPlan) {
+// The board plan fuses the groups the executor runs fused (its default): at Qwen2.5-1.5B
+// int8 decode q/k/v and gate/up each one fused matmul of 3 tasks, 14 tasks a layer; with
+// fusion off (ork_run --no-fuse) none, 18 tasks a layer and more modelled time.
+TEST(Project, TheBoardPlanFusesAsTheExecutorDoes) {
   const ModelDesc d = project_desc("qwen2.5-1.5b", 28);
-  auto p = project(d, project_options(d, 1, uint64_t{1} << 40));
+  ProjectOptions o = project_options(d, 1, uint64_t{1} << 40);
+  auto p = project(d, o);
   ASSERT_TRUE(p);
-  EXPECT_EQ(p->tasks_per_layer, 18);
-  for (const BatchGroup& g : p->groups) EXPECT_FALSE(g.fused);
-  ASSERT_EQ(p->fused_groups.size(), p->groups.size());
-  int64_t fused_tasks = 0;
-  for (const BatchGroup& g : p->fused_groups) {
+  EXPECT_EQ(p->tasks_per_layer, 14);
+  EXPECT_EQ(p->tasks, 14 * 28);
+  for (const BatchGroup& g : p->groups) {
     EXPECT_EQ(g.fused, g.matmuls.size() > 1);
     if (g.fused) {
       EXPECT_EQ(g.tasks, 3);
     }
-    fused_tasks += g.tasks;
   }
-  EXPECT_EQ(fused_tasks, 14);
-  EXPECT_EQ(p->fused.tasks, 14 * 28);
-  EXPECT_LT(p->fused.device_ns, p->device_ns);
-  EXPECT_GT(p->fused.tokens_per_s, p->tokens_per_s);
+  o.fuse = false;
+  auto plain = project(d, o);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->tasks_per_layer, 18);
+  for (const BatchGroup& g : plain->groups) EXPECT_FALSE(g.fused);
+  EXPECT_LT(p->device_ns, plain->device_ns);
+  EXPECT_GT(p->tokens_per_s, plain->tokens_per_s);
+}
+
+// A group the executor runs in two row pieces is never fused (fusion.h fusion_fits): every
+// fused group of the projection runs in one piece, at every M.
+TEST(Project, FusedGroupsRunInOnePiece) {
+  for (int64_t m : {int64_t{1}, int64_t{128}, int64_t{512}})
+    for (matmul::DType dtype : {matmul::DType::int8, matmul::DType::fp16, matmul::DType::int4}) {
+      const ModelDesc d = project_desc("qwen2.5-1.5b", 2, dtype);
+      auto p = project(d, project_options(d, m, uint64_t{1} << 40));
+      ASSERT_TRUE(p) << p.error().message;
+      for (const BatchGroup& g : p->groups)
+        if (g.fused) {
+          EXPECT_EQ(g.pieces, 1) << "M = " << m;
+        }
+    }
 }
 
 TEST(Project, BadOptionsAreNamed) {

@@ -52,6 +52,15 @@ for n in ("1", "3"):
             failures.append(f"--inflight {n}: max_pieces {j.get('max_pieces')}, one piece a group expected at M = 1")
 for bad in ("0", "9", "two"):
     run([ork_run, model, "--inflight", bad], 2, "--inflight")
+# Fusion is the default (--fuse accepted, the same); --no-fuse runs every group unfused. Each
+# run is checked against the CPU reference bit for bit ("checked").
+for flags, want in (([], True), (["--fuse"], True), (["--no-fuse"], False)):
+    p = run([ork_run, model, "--tokens", "2", "--budget", "1M", "--json"] + flags, 0)
+    if p.returncode == 0:
+        j = json.loads(p.stdout)
+        if j.get("fuse") is not want or j.get("checked") is not True or (not want and j.get("fused_groups") != 0):
+            failures.append(f"{flags or 'default'}: fuse {j.get('fuse')}, fused_groups {j.get('fused_groups')}, "
+                            f"checked {j.get('checked')}")
 
 data = open(model, "rb").read()
 trunc = os.path.join(tmp, "trunc.ork")
@@ -129,6 +138,18 @@ for args in ([ork_run, model, "--project", "--json"],
                 failures.append(f"--project {step}: windows {s.get('windows')}, one NPU window expected")
         if "--host-us" in args and j.get("project", {}).get("decode", {}).get("host_us") != 5 * 3 * 7:
             failures.append(f"--host-us 5 over 3 layers x 7 matmuls: {j.get('project', {}).get('decode')}")
+# The projection prices the plan the executor runs: fused by default (Qwen2.5-1.5B int8
+# decode 14 tasks a layer, q/k/v and gate/up fused), 18 with --no-fuse and none fused.
+for flags, want_tasks, want_fuse in (([], 14, True), (["--no-fuse"], 18, False)):
+    p = run([ork_run, "--project", "--synthetic", "qwen2.5-1.5b", "--layers", "2", "--json", "--host-us", "5"] + flags, 0)
+    if p.returncode == 0:
+        j = json.loads(p.stdout)
+        d = j["project"]["decode"]
+        fused = [g["matmuls"] for g in d["groups"] if g["fused"]]
+        if (j.get("fuse") is not want_fuse or d["tasks_per_layer"] != want_tasks or "fused" in d
+                or len(fused) != (2 if want_fuse else 0)):
+            failures.append(f"--project {flags or 'default'}: fuse {j.get('fuse')}, tasks_per_layer "
+                            f"{d['tasks_per_layer']}, fused groups {fused}, keys {sorted(d)}")
 # 7B at int8 is past one 4 GiB window: held in 14 GiB of RAM over two windows, nothing read
 # per token; without the budget (one window's worth of RAM) it streams.
 p = run([ork_run, "--project", "--synthetic", "7b", "--layers", "28", "--dtype", "int8", "--budget", "14G", "--json",
