@@ -9,6 +9,7 @@
 #include "lib/exec/synthetic.h"
 #include "lib/exec/unpack.h"
 #include "lib/ref/fast.h"
+#include "lib/ref/fp16_matmul.h"
 #include "lib/ref/int4.h"
 #include "lib/ref/oracle.h"
 
@@ -35,12 +36,12 @@ Status reference_matmul(matmul::DType dtype, const Activation& a, std::span<cons
     case matmul::DType::int4:  // the oracle's check of every value, then its bits from the int8 kernels
       return ref::matmul_int4_fast(a.i8, {reinterpret_cast<const int8_t*>(w.data()), w.size()},
                                    {reinterpret_cast<int32_t*>(c.data()), static_cast<size_t>(a.rows * n)}, d);
-    case matmul::DType::fp16: {
+    case matmul::DType::fp16: {  // the oracle's slice order, its bytes from the row path (fp16_matmul.h)
       auto plan = matmul::make_plan(matmul::Shape{1, k, n}, matmul::PlanOptions{.dtype = dtype, .cores = 1});
       if (!plan) return plan.error();
-      return ref::matmul_fp16_sliced(a.f16, {reinterpret_cast<const uint16_t*>(w.data()), w.size() / 2},
-                                     {reinterpret_cast<float*>(c.data()), static_cast<size_t>(a.rows * n)}, d,
-                                     plan->slice_k);
+      return ref::matmul_fp16_rows(a.f16, {reinterpret_cast<const uint16_t*>(w.data()), w.size() / 2},
+                                   {reinterpret_cast<float*>(c.data()), static_cast<size_t>(a.rows * n)}, d,
+                                   plan->slice_k);
     }
   }
   return make_error(-EINVAL, "unknown dtype");

@@ -22,7 +22,10 @@ struct ChainResult {
 
 // C (rows x n, int32 or fp32) = A x W, the oracle's bytes (lib/ref): int8 and int4 through
 // the fast int8 path (int4 values checked in -8..7 first: matmul_int4_fast, lib/ref/int4.h),
-// fp16 by the oracle's slice order. W row-major as unpack_weights gives it.
+// fp16 in the oracle's slice order through the cpu backend's row path (matmul_fp16_rows,
+// lib/ref/fp16_matmul.h: the oracle's bytes, proven in tests/lib/ref/fp16_matmul_test.cpp;
+// the oracle's per-cell loop was most of an fp16 chain test's time). W row-major as
+// unpack_weights gives it.
 Status reference_matmul(matmul::DType dtype, const Activation& a, std::span<const uint8_t> w_row_major,
                         int64_t k, int64_t n, std::vector<uint8_t>& c);
 

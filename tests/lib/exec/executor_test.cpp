@@ -1,7 +1,7 @@
 // The executor, bit for bit against the CPU reference of the whole chain: tiny models on
 // cpu, emu and emu-rocket, every order, decode and prefill, every dtype; and the check
 // itself fails when the reference is of another model; the int4 reference is the int4
-// oracle's bytes and refuses values outside -8..7.
+// oracle's bytes and refuses values outside -8..7, the fp16 reference the oracle's bytes.
 #include <cstring>
 #include <new>
 #include <random>
@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "driver/common/fp16.h"
 #include "driver/emu/kernel/fake_kernel.h"
 #include "driver/emu/kernel/fault_spec.h"
 #include "lib/api/device.h"
@@ -270,6 +271,34 @@ TEST(ReferenceMatmul, Int4IsTheOraclesBytesAndRefusesValuesOutsideMinus8To7) {
     ASSERT_FALSE(bad_a);
     EXPECT_EQ(bad_a.error().message, "A[0] = -9: int4 values must be in -8..7");
   }
+}
+
+// The reference of an fp16 chain (reference_matmul) is the oracle's bytes in the slice order
+// of the matmul's plan (matmul_fp16_sliced at make_plan's slice_k): decode and prefill rows,
+// N not a multiple of the kernels' strips, and K past one slice, with values whose sums round.
+TEST(ReferenceMatmul, Fp16IsTheOraclesBytesInThePlansSliceOrder) {
+  const ref::Dims shapes[] = {{1, 64, 48}, {3, 100, 17}, {5, 4160, 33}};
+  std::mt19937 rng(4);
+  std::uniform_int_distribution<int> v(-384, 383);  // multiples of 1/128 in [-3, 3)
+  bool sliced = false;
+  for (ref::Dims d : shapes) {
+    auto plan = matmul::make_plan(matmul::Shape{1, d.k, d.n}, matmul::PlanOptions{.dtype = matmul::DType::fp16, .cores = 1});
+    ASSERT_TRUE(plan);
+    sliced = sliced || plan->slice_k < d.k;
+    Activation a{.rows = d.m, .width = d.k};
+    a.f16.resize(static_cast<size_t>(d.m * d.k));
+    for (auto& x : a.f16) x = float_to_half(static_cast<float>(v(rng)) / 128.0f);
+    std::vector<uint16_t> w(static_cast<size_t>(d.k * d.n));
+    for (auto& x : w) x = float_to_half(static_cast<float>(v(rng)) / 128.0f);
+    std::vector<uint8_t> got;
+    ASSERT_TRUE(reference_matmul(matmul::DType::fp16, a, {reinterpret_cast<const uint8_t*>(w.data()), w.size() * 2},
+                                 d.k, d.n, got));
+    std::vector<float> want(static_cast<size_t>(d.m * d.n));
+    ASSERT_TRUE(ref::matmul_fp16_sliced(a.f16, w, want, d, plan->slice_k));
+    ASSERT_EQ(got.size(), want.size() * sizeof(float));
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0) << d.m << " x " << d.k << " x " << d.n;
+  }
+  EXPECT_TRUE(sliced);  // one shape's K spans several slices
 }
 
 TEST(ExecutorErrors, TruncatedAfterOpeningIsAnError) {
