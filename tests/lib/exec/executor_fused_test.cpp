@@ -5,6 +5,8 @@
 // prefill, every tensor resident or streamed.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "lib/api/device.h"
 #include "lib/exec/executor.h"
 #include "lib/exec/fusion.h"
@@ -25,16 +27,43 @@ std::string fused_case_name(const ::testing::TestParamInfo<FusedCase>& i) {
   return std::string(dtype_key(i.param.dtype)) + "_m" + std::to_string(i.param.m) + (i.param.streamed ? "_streamed" : "");
 }
 
-// The small model (hidden 512, k/v 128, intermediate 1408) packed at `seed`, its path.
-std::string small_model(matmul::DType dtype, const std::string& name, PackedModel& model) {
-  auto d = synthetic_desc("small", 2, dtype);
-  EXPECT_TRUE(d);
-  const std::string path = testing::scratch(name);
-  EXPECT_TRUE(write_synthetic(path, *d, 11));
-  auto m = read_packed(path);
-  EXPECT_TRUE(m) << m.error().message;
-  model = std::move(*m);
-  return path;
+// The small model (hidden 512, k/v 128, intermediate 1408, 2 layers) of one dtype packed at
+// seed 11, and its CPU reference of 2 tokens per M, each made once per process: the runs and
+// the reference only read the file, so every test of a dtype shares it and every run at one M
+// the reference (writing the weights and unpacking them for each test's reference was about a
+// third of the test's time under ASan).
+struct SmallModel {
+  std::string path;
+  PackedModel model;
+  std::map<int64_t, ChainResult> want;
+};
+
+SmallModel* small_model(matmul::DType dtype) {
+  static std::map<matmul::DType, SmallModel> made;
+  SmallModel& s = made[dtype];
+  if (s.path.empty()) {
+    auto d = synthetic_desc("small", 2, dtype);
+    const std::string path = testing::scratch(std::string("fused_") + dtype_key(dtype) + ".ork");
+    const bool written = d && write_synthetic(path, *d, 11);
+    EXPECT_TRUE(written) << path;
+    if (!written) return nullptr;
+    auto m = read_packed(path);
+    EXPECT_TRUE(m) << m.error().message;
+    if (!m) return nullptr;
+    s.model = std::move(*m);
+    s.path = path;
+  }
+  return &s;
+}
+
+const ChainResult* reference_of(SmallModel& s, int64_t m) {
+  if (!s.want.count(m)) {
+    auto want = reference_chain(s.path, s.model, m, 2);
+    EXPECT_TRUE(want) << want.error().message;
+    if (!want) return nullptr;
+    s.want.emplace(m, std::move(*want));
+  }
+  return &s.want.at(m);
 }
 
 // Fused groups of a layer (their first members).
@@ -61,8 +90,10 @@ class ExecutorFused : public ::testing::TestWithParam<FusedCase> {};
 
 TEST_P(ExecutorFused, FusedGroupsEqualTheReference) {
   const FusedCase& c = GetParam();
-  PackedModel model;
-  const std::string path = small_model(c.dtype, std::string("fused_") + dtype_key(c.dtype) + ".ork", model);
+  SmallModel* s = small_model(c.dtype);
+  ASSERT_NE(s, nullptr);
+  const PackedModel& model = s->model;
+  const std::string& path = s->path;
   PlanOptions o;
   o.m = c.m;
   o.tokens = 2;
@@ -77,8 +108,8 @@ TEST_P(ExecutorFused, FusedGroupsEqualTheReference) {
   for (bool pin : plan->pinned) EXPECT_EQ(pin, !c.streamed);
   std::vector<testing::DeviceRun> runs;
   ASSERT_NO_FATAL_FAILURE(testing::plan_and_run_on_both(path, model, o, runs));
-  auto want = reference_chain(path, model, c.m, 2);
-  ASSERT_TRUE(want) << want.error().message;
+  const ChainResult* want = reference_of(*s, c.m);
+  ASSERT_NE(want, nullptr);
   // Each token's and layer's fused groups as one job, unless a start went alone (it then runs
   // the fused matmul blocking and keeps its columns).
   expect_fused_runs(model, runs, *want, 1, 2 * 2 * groups);
@@ -99,8 +130,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ExecutorFused,
 // a fused group runs the group's fused matmul and keeps its columns; and on the cpu backend
 // each member's weights are read from its place in the group's slot. Bit for bit both.
 TEST(ExecutorFused, MembersAloneEqualTheReference) {
-  PackedModel model;
-  const std::string path = small_model(matmul::DType::int8, "fused_alone.ork", model);
+  SmallModel* s = small_model(matmul::DType::int8);
+  ASSERT_NE(s, nullptr);
+  const PackedModel& model = s->model;
+  const std::string& path = s->path;
   PlanOptions o;
   o.tokens = 2;
   o.fuse = true;
@@ -108,8 +141,8 @@ TEST(ExecutorFused, MembersAloneEqualTheReference) {
   auto plan = build_plan(model, o);
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_GE(fused_groups(plan->fusion, model.desc.matmuls.size()), 1);
-  auto want = reference_chain(path, model, o.m, 2);
-  ASSERT_TRUE(want) << want.error().message;
+  const ChainResult* want = reference_of(*s, o.m);
+  ASSERT_NE(want, nullptr);
   std::vector<testing::DeviceRun> runs;
   for (const char* device : {"emu", "cpu"}) {
     auto dev = api::open_device(device);
@@ -126,8 +159,10 @@ TEST(ExecutorFused, MembersAloneEqualTheReference) {
 // Fusion off (ork_run --no-fuse): no tensor shares a buffer, no group job runs fused, and
 // every output is still bit for bit the reference; fusion is the default (PlanOptions{}).
 TEST(ExecutorFused, OffFusesNothingAndEqualsTheReference) {
-  PackedModel model;
-  const std::string path = small_model(matmul::DType::int8, "fused_off.ork", model);
+  SmallModel* s = small_model(matmul::DType::int8);
+  ASSERT_NE(s, nullptr);
+  const PackedModel& model = s->model;
+  const std::string& path = s->path;
   auto f = find_fusion(model, 1, 3, 4096, false);
   ASSERT_TRUE(f);
   EXPECT_EQ(fused_groups(*f, f->first.size()), 0);
@@ -141,8 +176,8 @@ TEST(ExecutorFused, OffFusesNothingAndEqualsTheReference) {
   EXPECT_EQ(fused_groups(plan->fusion, plan->fusion.first.size()), 0);
   std::vector<testing::DeviceRun> runs;
   ASSERT_NO_FATAL_FAILURE(testing::plan_and_run_on_both(path, model, o, runs));
-  auto want = reference_chain(path, model, o.m, 2);
-  ASSERT_TRUE(want) << want.error().message;
+  const ChainResult* want = reference_of(*s, o.m);
+  ASSERT_NE(want, nullptr);
   expect_fused_runs(model, runs, *want, 0, 0);
 }
 
