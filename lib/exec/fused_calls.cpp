@@ -2,11 +2,11 @@
 // by side in one slot run as one matmul of K x their N summed, and C's columns go back to
 // each member.
 #include <algorithm>
-#include <cstring>
 
 #include <fmt/format.h>
 
 #include "lib/exec/device_calls.h"
+#include "lib/exec/fusion.h"
 
 namespace ork::exec {
 
@@ -87,11 +87,7 @@ void DeviceCalls::route(int layer, std::span<const int> matmuls, const std::vect
                         std::vector<std::vector<uint8_t>>& c) const {
   for (size_t i = 0; i < matmuls.size(); ++i) {
     const Group g = group_of(layer, matmuls[i]);
-    const int64_t n = model_.desc.matmuls[static_cast<size_t>(matmuls[i])].n;
-    c[i].resize(static_cast<size_t>(output_bytes(po_.m, n)));
-    for (int64_t r = 0; r < po_.m; ++r)
-      std::memcpy(c[i].data() + output_bytes(r, n), wide.data() + output_bytes(r, g.n) + output_bytes(1, g.column),
-                  static_cast<size_t>(output_bytes(1, n)));
+    copy_columns(wide.data(), po_.m, g.n, g.column, model_.desc.matmuls[static_cast<size_t>(matmuls[i])].n, c[i]);
   }
 }
 

@@ -1,9 +1,11 @@
 // The groups the executor runs fused (fusion.h).
 #include "lib/exec/fusion.h"
 
+#include <cstring>
 #include <map>
 #include <tuple>
 
+#include "lib/exec/activation.h"
 #include "lib/exec/group_order.h"
 
 namespace ork::exec {
@@ -22,6 +24,14 @@ bool fusion_fits(matmul::DType dtype, int64_t m, std::span<const std::pair<int64
   const std::pair<int64_t, int64_t> summed[] = {{shapes[0].first, n}};
   const int64_t width[] = {slice_k.empty() ? 0 : slice_k[0]};
   return row_pieces(dtype, m, shapes, slice_k) == 1 && row_pieces(dtype, m, summed, width) == 1;
+}
+
+void copy_columns(const uint8_t* wide, int64_t rows, int64_t wide_n, int64_t column, int64_t n,
+                  std::vector<uint8_t>& out) {
+  out.resize(static_cast<size_t>(output_bytes(rows, n)));
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(out.data() + output_bytes(r, n), wide + output_bytes(r, wide_n) + output_bytes(1, column),
+                static_cast<size_t>(output_bytes(1, n)));
 }
 
 namespace {

@@ -39,6 +39,12 @@ Result<GroupPlan> executor_group_plan(matmul::DType dtype, int64_t m, std::span<
 bool fusion_fits(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                  std::span<const int64_t> slice_k, std::span<const uint64_t> bytes, uint64_t align);
 
+// Columns [column, column + n) of a fused group's C (`rows` x `wide_n`, output_bytes a row)
+// into `out` (rows x n), row by row: how each member gets its part of the group's C
+// (DeviceCalls::route; the projection's measured host part of a fused call does the same).
+void copy_columns(const uint8_t* wide, int64_t rows, int64_t wide_n, int64_t column, int64_t n,
+                  std::vector<uint8_t>& out);
+
 // The fused groups of `model` at m rows on `cores`, slots aligned to `align` bytes; none
 // when `fuse` is off.
 Result<Fusion> find_fusion(const PackedModel& model, int64_t m, int cores, uint64_t align, bool fuse);
