@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "lib/exec/chain_state.h"
+#include "lib/exec/cpu_clock.h"
 #include "lib/exec/device_calls.h"
 #include "lib/exec/group_order.h"
 #include "lib/exec/reads.h"
@@ -114,8 +115,7 @@ class Walk {
     return true;
   }
 
-  // One matmul, or a group of a layer's matmuls run as its board plan (group_job.h), from
-  // its start to its completion (the device thread's own).
+  // A matmul, or a group run as its board plan (group_job.h), from start to completion (the device thread's).
   struct Job {
     std::vector<int> ops;  // their start ops
     std::vector<std::vector<uint8_t>> c;
@@ -130,6 +130,7 @@ class Walk {
   // can be made, or the walk waits for a program.
   // It catches what it calls (std::bad_alloc: a large M): the run's error, not std::terminate.
   void device_loop() {
+    const CpuClock cpu(count_cpu_, &out_.stats.device_cpu_ns);  // ends before the walk joins this thread
     Status s;
     try {
       s = device_steps();
@@ -380,7 +381,7 @@ class Walk {
  public:
   bool want_trace_ = false;
   int depth_ = 1;  // matmuls on the device at once (RunOptions::inflight; 1 on cpu)
-  bool groups_ = false;  // a layer's groups as chained jobs (RunOptions::groups; NPU, depth > 1)
+  bool groups_ = false, count_cpu_ = false;  // RunOptions::groups (NPU, depth > 1: chained jobs), ::count_cpu
   std::function<void(int64_t, int64_t)> progress_;
 
  private:
@@ -437,7 +438,7 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
     walk.want_trace_ = options.want_trace;
     walk.depth_ = dev.on_npu() ? options.inflight : 1;
     walk.groups_ = options.groups && walk.depth_ > 1;
-    walk.progress_ = options.progress;
+    walk.progress_ = options.progress, walk.count_cpu_ = options.count_cpu;
     st = walk.run();
   }
   account_reads(**reader, plan, model.desc, options.want_trace, out);

@@ -1,8 +1,6 @@
 // ork_run --bench-fuse (bench_fuse.h).
 #include "tools/ork_run/bench_fuse.h"
 
-#include <sys/resource.h>
-
 #include <cstdio>
 #include <vector>
 
@@ -26,15 +24,7 @@ const char* kFuseNotChecked =
     "zero-work run: the emulated PC computes nothing, so outputs are not computed; the computing device's runs check "
     "the same plans";
 
-// Process CPU time so far (user + system, every thread), ns.
-int64_t fuse_bench_cpu_ns() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return (int64_t{u.ru_utime.tv_sec} + u.ru_stime.tv_sec) * 1'000'000'000 +
-         (int64_t{u.ru_utime.tv_usec} + u.ru_stime.tv_usec) * 1000;
-}
-
-// One way of running (fused or not) on one device: per round, per token.
+// One way of running (fused or not) on one device: per round, per token past the first.
 struct FuseSamples {
   std::vector<double> cpu_us, calls_us;
   int64_t fused_groups = 0;
@@ -42,31 +32,52 @@ struct FuseSamples {
   std::string check_error;
 };
 
-// The two plans (index 0 fused, 1 unfused) on one device.
+// The plans, per way (0 fused, 1 unfused) and length (0: one token, 1: --tokens).
+struct FusePlans {
+  exec::PlanOptions po[2][2];
+  exec::ExecPlan plan[2][2];
+};
+
+// The runs on one device; want[l]: the reference of length l (nulls: the zero-work device,
+// nothing to check).
 struct FuseDevice {
   const char* key;
   exec::DeviceRef ref;
-  const exec::ChainResult* want;  // null: the zero-work device, nothing to check
+  const exec::ChainResult* want[2];
   FuseSamples runs[2];
 };
 
-Status fuse_bench_run(const BenchFuseArgs& a, const exec::PackedModel& model, const exec::ExecPlan& plan,
-                      const exec::PlanOptions& po, FuseDevice& d, FuseSamples& s) {
+// One run of way f and length l: its device thread's CPU ns (RunStats::device_cpu_ns) and
+// time in calls (RunStats::device_ns) into cost.
+Status fuse_bench_run(const BenchFuseArgs& a, const exec::PackedModel& model, const FusePlans& p, int f, int l,
+                      FuseDevice& d, int64_t (&cost)[2]) {
   exec::RunOptions ro;
   ro.inflight = a.inflight;
-  const int64_t cpu0 = fuse_bench_cpu_ns();
-  auto run = exec::run_plan(a.path, model, plan, po, d.ref, ro);
-  const int64_t cpu = fuse_bench_cpu_ns() - cpu0;
+  ro.count_cpu = true;
+  auto run = exec::run_plan(a.path, model, p.plan[f][l], p.po[f][l], d.ref, ro);
   if (!run) return run.error();
-  const auto t = static_cast<double>(a.tokens);
-  s.cpu_us.push_back(static_cast<double>(cpu) / 1e3 / t);
-  s.calls_us.push_back(static_cast<double>(run->stats.device_ns) / 1e3 / t);
-  s.fused_groups = run->stats.fused_groups;
-  if (d.want == nullptr) return Status::success();
-  if (Status c = exec::compare_chains(model, run->chain, *d.want); !c) {
+  cost[0] = run->stats.device_cpu_ns;
+  cost[1] = run->stats.device_ns;
+  FuseSamples& s = d.runs[f];
+  s.fused_groups = run->stats.fused_groups;  // the longer run's, the last written
+  if (d.want[l] == nullptr) return Status::success();
+  if (Status c = exec::compare_chains(model, run->chain, *d.want[l]); !c) {
     s.checked = false;
     s.check_error = c.error().message;
   }
+  return Status::success();
+}
+
+// Way f once at one token and once at --tokens: the second's cost less the first's, per
+// token past the first (the run's setup, the weights' one read and the first token's
+// context builds cancel: what is left is every later token's own host work and device time).
+Status fuse_bench_pair(const BenchFuseArgs& a, const exec::PackedModel& model, const FusePlans& p, int f, FuseDevice& d) {
+  int64_t one[2] = {}, all[2] = {};
+  if (Status s = fuse_bench_run(a, model, p, f, 0, d, one); !s) return s;
+  if (Status s = fuse_bench_run(a, model, p, f, 1, d, all); !s) return s;
+  const auto later = static_cast<double>(a.tokens - 1);
+  d.runs[f].cpu_us.push_back(static_cast<double>(all[0] - one[0]) / 1e3 / later);
+  d.runs[f].calls_us.push_back(static_cast<double>(all[1] - one[1]) / 1e3 / later);
   return Status::success();
 }
 
@@ -88,8 +99,8 @@ nlohmann::json fuse_device_json(const FuseDevice& d) {
   for (int f = 0; f < 2; ++f) {
     const FuseSamples& s = d.runs[f];
     j[names[f]] = {{"cpu_us_per_token", fuse_spread_json(s.cpu_us)}, {"calls_us_per_token", fuse_spread_json(s.calls_us)},
-                   {"fused_groups", s.fused_groups}, {"checked", d.want != nullptr && s.checked}};
-    if (d.want == nullptr) j[names[f]]["check_skipped"] = kFuseNotChecked;
+                   {"fused_groups", s.fused_groups}, {"checked", d.want[0] != nullptr && s.checked}};
+    if (d.want[0] == nullptr) j[names[f]]["check_skipped"] = kFuseNotChecked;
     if (!s.check_error.empty()) j[names[f]]["check_error"] = s.check_error;
   }
   j["ratio_fused_over_unfused"] = {{"cpu", fuse_spread_json(fuse_ratios(d.runs[0].cpu_us, d.runs[1].cpu_us))},
@@ -103,7 +114,7 @@ void fuse_print_text(const BenchFuseArgs& a, const nlohmann::json& devices, bool
   for (const auto& [key, d] : devices.items()) {
     for (const char* f : {"fused", "unfused"}) {
       const auto& s = d[f];
-      std::printf("%-10s %-8s CPU %.1f / %.1f / %.1f us a token, in calls %.1f / %.1f / %.1f us (min / median / max), "
+      std::printf("%-10s %-8s CPU %.1f / %.1f / %.1f us a later token, in calls %.1f / %.1f / %.1f us (min / median / max), "
                   "%s fused group jobs\n", key.c_str(), f, s["cpu_us_per_token"]["min"].get<double>(),
                   s["cpu_us_per_token"]["median"].get<double>(), s["cpu_us_per_token"]["max"].get<double>(),
                   s["calls_us_per_token"]["min"].get<double>(), s["calls_us_per_token"]["median"].get<double>(),
@@ -123,51 +134,63 @@ int fuse_fail(const std::string& msg, Exit e) {
   return code(e);
 }
 
-// The rounds: on each device the two plans, which goes first alternating round by round, so
+// The rounds: on each device the two ways, which goes first alternating round by round, so
 // a drift of the shared machine hits both alike.
-Status fuse_rounds(const BenchFuseArgs& a, const exec::PackedModel& model, const exec::ExecPlan (&plans)[2],
-                   const exec::PlanOptions (&pos)[2], std::vector<FuseDevice>& devices) {
+Status fuse_rounds(const BenchFuseArgs& a, const exec::PackedModel& model, const FusePlans& p,
+                   std::vector<FuseDevice>& devices) {
   for (int r = 0; r < a.repeats; ++r)
     for (FuseDevice& d : devices)
       for (int i = 0; i < 2; ++i) {
         const int f = (r + i) % 2;
-        if (Status s = fuse_bench_run(a, model, plans[f], pos[f], d, d.runs[f]); !s)
+        if (Status s = fuse_bench_pair(a, model, p, f, d); !s)
           return make_error(s.error().code, fmt::format("{} run ({}): {}", d.key, f == 0 ? "fused" : "unfused",
                                                         s.error().message));
       }
   return Status::success();
 }
 
+// The four plans: fused and not, one token and --tokens.
+Status fuse_plans(const BenchFuseArgs& a, const exec::PackedModel& model, FusePlans& p) {
+  for (int f = 0; f < 2; ++f)
+    for (int l = 0; l < 2; ++l) {
+      exec::PlanOptions& po = p.po[f][l];
+      po.m = a.m, po.tokens = l == 0 ? 1 : a.tokens, po.budget_bytes = a.budget_bytes, po.window_bytes = a.window_bytes;
+      po.cores = a.cores, po.disk_bytes_per_ns = a.disk_bytes_per_ns, po.fuse = f == 0;
+      auto plan = exec::build_plan(model, po);
+      if (!plan) return plan.error();
+      p.plan[f][l] = std::move(*plan);
+    }
+  return Status::success();
+}
+
 }  // namespace
 
 int run_bench_fuse(const BenchFuseArgs& a) {
+  if (a.tokens < 2) return fuse_fail("--bench-fuse: --tokens must be 2 or more (a run's later tokens are measured)", Exit::bad_usage);
   auto model = exec::read_packed(a.path);
   if (!model) return fuse_fail(model.error().message, Exit::bad_usage);
-  exec::PlanOptions pos[2];
-  exec::ExecPlan plans[2];
-  for (int f = 0; f < 2; ++f) {
-    pos[f].m = a.m, pos[f].tokens = a.tokens, pos[f].budget_bytes = a.budget_bytes, pos[f].window_bytes = a.window_bytes;
-    pos[f].cores = a.cores, pos[f].disk_bytes_per_ns = a.disk_bytes_per_ns, pos[f].fuse = f == 0;
-    auto p = exec::build_plan(*model, pos[f]);
-    if (!p) return fuse_fail(p.error().message, Exit::bad_usage);
-    plans[f] = std::move(*p);
-  }
+  FusePlans plans;
+  if (Status s = fuse_plans(a, *model, plans); !s) return fuse_fail(s.error().message, Exit::bad_usage);
   auto zero = open_zero_work_emulator();
   if (!zero) return fuse_fail(fmt::format("the zero-work emulator: {}", zero.error().message), Exit::device_unavailable);
   auto dev = open_named_device(a.device_name);
   if (!dev) return fuse_fail(dev.error().message, dev.error().code == -EINVAL ? Exit::bad_usage : Exit::device_unavailable);
+  auto want1 = exec::reference_chain(a.path, *model, a.m, 1);
   auto want = exec::reference_chain(a.path, *model, a.m, a.tokens);
-  if (!want) return fuse_fail(fmt::format("the CPU reference failed: {}", want.error().message), Exit::check_failed);
-  std::vector<FuseDevice> devices = {{"zero_work", api::exec_device(**zero, a.cores), nullptr, {}},
-                                     {"device", api::exec_device(*dev->device, a.cores), &*want, {}}};
-  if (Status s = fuse_rounds(a, *model, plans, pos, devices); !s) return fuse_fail(s.error().message, Exit::check_failed);
+  if (!want1 || !want)
+    return fuse_fail(fmt::format("the CPU reference failed: {}", (!want1 ? want1 : want).error().message), Exit::check_failed);
+  std::vector<FuseDevice> devices = {{"zero_work", api::exec_device(**zero, a.cores), {nullptr, nullptr}, {}},
+                                     {"device", api::exec_device(*dev->device, a.cores), {&*want1, &*want}, {}}};
+  if (Status s = fuse_rounds(a, *model, plans, devices); !s) return fuse_fail(s.error().message, Exit::check_failed);
   nlohmann::json out = {{"model", a.path}, {"tokens", a.tokens}, {"m", a.m}, {"cores", a.cores}, {"repeats", a.repeats},
                         {"inflight", a.inflight}, {"budget_bytes", a.budget_bytes}, {"device", device_label(dev->info)},
-                        {"zero_work_device", "emu, a PC that does no work (every job completes at once)"}};
+                        {"zero_work_device", "emu, a PC that does no work (every job completes at once)"},
+                        {"per_token", "a run of --tokens less a run of one, per token past the first: the device "
+                                      "thread's CPU time (cpu_us) and time in calls (calls_us, wall)"}};
   bool checked = true;
   for (const FuseDevice& d : devices) {
     out["devices"][d.key] = fuse_device_json(d);
-    if (d.want != nullptr) checked = checked && d.runs[0].checked && d.runs[1].checked;
+    if (d.want[0] != nullptr) checked = checked && d.runs[0].checked && d.runs[1].checked;
   }
   out["checked"] = checked;
   if (a.json)
