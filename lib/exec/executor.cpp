@@ -120,7 +120,7 @@ class Walk {
     std::vector<int> ops;  // their start ops
     std::vector<std::vector<uint8_t>> c;
     std::vector<std::unique_ptr<matmul::Job>> npu;  // handed to the NPU (job.h), one per row piece; none: computed
-    std::vector<uint8_t> wide;  // a fused group's C, routed to c at completion (fusion.h)
+    bool fused = false;  // one job of a fused group, its C's columns unpacked into c (fusion.h)
     int64_t begin_ns = 0;
   };
 
@@ -246,7 +246,6 @@ class Walk {
     const Step& step = plan_.op_steps[static_cast<size_t>(job.ops.front())];
     for (auto& piece : job.npu)  // in order: piece 0 is unpacked while the NPU runs piece 1
       if (auto s = piece->complete(); !s) return failed_in(step, s);
-    if (!job.wide.empty()) calls_.route(step.layer, field(job.ops, &Step::matmul), job.wide, job.c);
     const int64_t end = now_ns();
     if (inflight_.empty()) out_.stats.device_ns += end - busy_since_;
     // Jobs run one after another: from its submit or the previous one's end, whichever is later.
@@ -341,11 +340,11 @@ class Walk {
   Status launch(const std::vector<Activation>& a, Job& job) {
     const std::vector<int> slots = field(job.ops, &Step::slot), matmuls = field(job.ops, &Step::matmul);
     const int layer = plan_.op_steps[static_cast<size_t>(job.ops[0])].layer;  // a group is one layer's
-    auto npu = !groups_ ? calls_.launch(slots[0], layer, matmuls[0], a[0], job.c[0]) : calls_.launch_group(slots, layer, matmuls, a, job.c, job.wide);
+    auto npu = !groups_ ? calls_.launch(slots[0], layer, matmuls[0], a[0], job.c[0]) : calls_.launch_group(slots, layer, matmuls, a, job.c, job.fused);
     if (npu) job.npu = std::move(*npu);
     if (npu) out_.stats.max_group = std::max(out_.stats.max_group, static_cast<int>(job.ops.size()));
     if (npu) out_.stats.max_pieces = std::max(out_.stats.max_pieces, static_cast<int>(job.npu.size()));
-    if (npu && !job.wide.empty()) ++out_.stats.fused_groups;
+    if (npu && job.fused) ++out_.stats.fused_groups;
     for (const auto& j : job.npu) out_.stats.stacked_matmuls += j->stacked_matmuls();
     if (npu || npu.error().code != -ENOTSUP) return npu ? Status::success() : Status(npu.error());
     for (size_t i = 0; i < job.ops.size(); ++i)

@@ -1,7 +1,6 @@
 // The groups the executor runs fused (fusion.h).
 #include "lib/exec/fusion.h"
 
-#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -26,12 +25,21 @@ bool fusion_fits(matmul::DType dtype, int64_t m, std::span<const std::pair<int64
   return row_pieces(dtype, m, shapes, slice_k) == 1 && row_pieces(dtype, m, summed, width) == 1;
 }
 
-void copy_columns(const uint8_t* wide, int64_t rows, int64_t wide_n, int64_t column, int64_t n,
-                  std::vector<uint8_t>& out) {
-  out.resize(static_cast<size_t>(output_bytes(rows, n)));
-  for (int64_t r = 0; r < rows; ++r)
-    std::memcpy(out.data() + output_bytes(r, n), wide + output_bytes(r, wide_n) + output_bytes(1, column),
-                static_cast<size_t>(output_bytes(1, n)));
+std::vector<matmul::ColumnPart> member_columns(std::span<const int64_t> ns, int64_t rows,
+                                               std::vector<std::vector<uint8_t>>& out, int keep) {
+  out.resize(ns.size());
+  std::vector<matmul::ColumnPart> parts;
+  int64_t column = 0;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    void* c = nullptr;
+    if (keep < 0 || static_cast<size_t>(keep) == i) {
+      out[i].resize(static_cast<size_t>(output_bytes(rows, ns[i])));
+      c = out[i].data();
+    }
+    parts.push_back({column, ns[i], c});
+    column += ns[i];
+  }
+  return parts;
 }
 
 namespace {

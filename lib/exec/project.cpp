@@ -266,8 +266,9 @@ double median(std::vector<double> v) {
 namespace {
 
 // One call's host parts at m rows: K x the summed `ns` (one N: a matmul alone; several: a
-// fused group, each member's columns then copied out of C, after the device), the runner on
-// a view of a zero BO, one warm-up call (builds the context) and the medians of `repeats`.
+// fused group, C's columns unpacked straight into each member's output as the executor's
+// are, fusion.h member_columns), the runner on a view of a zero BO, one warm-up call (builds
+// the context) and the medians of `repeats`.
 Result<HostParts> measure_call(DeviceRef dev, matmul::DType dtype, int64_t m, int64_t k, std::span<const int64_t> ns,
                                int64_t width, int repeats, int& most_submits) {
   int64_t n = 0;
@@ -287,7 +288,10 @@ Result<HostParts> measure_call(DeviceRef dev, matmul::DType dtype, int64_t m, in
   else
     a0.i8.assign(static_cast<size_t>(m * k), 0);
   const std::vector<uint8_t> a = operand_bytes(dtype, a0);
-  std::vector<uint8_t> c(static_cast<size_t>(output_bytes(m, n))), member;
+  std::vector<uint8_t> c(static_cast<size_t>(ns.size() > 1 ? 0 : output_bytes(m, n)));
+  std::vector<std::vector<uint8_t>> members;  // a fused group's: C straight to each member's (executor's fused_calls.cpp)
+  std::vector<matmul::ColumnPart> parts;
+  if (ns.size() > 1) parts = member_columns(ns, m, members);
   matmul::RunOptions ro;
   ro.cores = dev.cores;
   std::vector<double> before, after;
@@ -295,17 +299,11 @@ Result<HostParts> measure_call(DeviceRef dev, matmul::DType dtype, int64_t m, in
   const ref::detail::CpuAccounting cpu;  // the steps' CPU time, every thread's (workers.h)
   for (int r = 0; r <= repeats && st; ++r) {
     matmul::RunStats s;
-    st = dev.runner->run(**w, a.data(), m, c.data(), ro, &s);
-    const int64_t routed = ref::detail::work_cpu_ns();
-    int64_t column = 0;
-    for (int64_t v : ns) {  // a fused group's C back to its members (DeviceCalls::route)
-      if (ns.size() > 1) copy_columns(c.data(), m, n, column, v, member);
-      column += v;
-    }
+    st = dev.runner->run(**w, a.data(), m, c.data(), ro, &s, parts);
     most_submits = std::max(most_submits, s.submits);
     if (r == 0) continue;
     before.push_back(static_cast<double>(s.plan_cpu_ns + s.pack_cpu_ns + s.submit_cpu_ns));
-    after.push_back(static_cast<double>(s.unpack_cpu_ns + ref::detail::work_cpu_ns() - routed));
+    after.push_back(static_cast<double>(s.unpack_cpu_ns));
   }
   dev.runner->forget(**w);
   if (!st) return st.error();

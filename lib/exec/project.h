@@ -168,8 +168,8 @@ Result<std::vector<HostParts>> measure_host_parts(DeviceRef device, const ModelD
 // member of each group the executor may run fused (batch_groups; fusion_fits on the packed
 // bytes at kPackAlign) the host parts of that one call, measured as measure_host_parts
 // measures a matmul's (the runner on a view of a zero BO of K x the members' N summed, the
-// medians of `repeats` calls after a warm-up) with each member's columns then copied out of
-// C as the executor does (fusion.h copy_columns), counted after the device; {0, 0} elsewhere.
+// medians of `repeats` calls after a warm-up), C's columns unpacked straight into each
+// member's output as the executor does (fusion.h member_columns); {0, 0} elsewhere.
 Result<std::vector<HostParts>> measure_fused_host_parts(DeviceRef device, const ModelDesc& desc, int64_t m, int repeats,
                                                         std::span<const int64_t> slice_k = {});
 
