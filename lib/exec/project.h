@@ -60,7 +60,7 @@ struct ProjectOptions {
   std::vector<HostParts> host_parts, half_host_parts;
   // Per matmul of a layer (desc order), read at a group's first member only: the host parts
   // of the group run as one fused matmul at m rows (measure_fused_host_parts: A packed once,
-  // one C of the members' N summed unpacked, each member's columns copied out), the one call
+  // C's columns unpacked straight into each member's output), the one call
   // the executor makes for a group the board plan fuses (never one in two row pieces:
   // fusion_fits). Empty: a fused group is priced as its members' calls (host_of), each
   // packing A (an upper bound).

@@ -217,7 +217,7 @@ int run_project(const ProjectArgs& a) {
                         {"disk_rate", a.disk_bytes_per_s}, {"window_bytes", window},
                         {"int4_weights", desc.dtype != matmul::DType::int4 ? "floor" : a.synthetic.empty() ? "file" : a.int4_weights},
                         {"residency_rule", kRuleText}, {"fuse", a.fuse},
-                        {"host_source", a.host_us >= 0 ? "given (--host-us)" : "measured: zero-work emulator, medians of the runner's plan+pack+submit and unpack as CPU time (every thread of the step, this machine's cores), a fused group's one call (its C's columns copied to the members) as such; the part not under the NPU's jobs added (host_exposed_us)"},
+                        {"host_source", a.host_us >= 0 ? "given (--host-us)" : "measured: zero-work emulator, medians of the runner's plan+pack+submit and unpack as CPU time (every thread of the step, this machine's cores), a fused group's one call (its C's columns unpacked straight into the members') as such; the part not under the NPU's jobs added (host_exposed_us)"},
                         {"device_source", "timing model (docs/timing-model.md): the board plan's per-core chains on shared DRAM"}};
   struct Step {
     const char* key;
