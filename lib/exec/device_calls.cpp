@@ -112,10 +112,11 @@ Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch_group(std:
                                                                             std::span<const int> matmuls,
                                                                             std::span<const Activation> a,
                                                                             std::vector<std::vector<uint8_t>>& c,
-                                                                            std::vector<uint8_t>& wide) {
+                                                                            bool& fused) {
   auto window = window_of(slots);
   if (!window) return window.error();
-  if (fusion_.fused(tensor(layer, matmuls[0]))) return launch_fused(slots[0], layer, matmuls, a, wide, *window);
+  fused = fusion_.fused(tensor(layer, matmuls[0]));
+  if (fused) return launch_fused(slots[0], layer, matmuls, a, c, *window);
   std::vector<std::vector<uint8_t>> ops(matmuls.size());
   std::vector<GroupMember> members;
   for (size_t i = 0; i < matmuls.size(); ++i) {

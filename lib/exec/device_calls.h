@@ -44,16 +44,12 @@ class DeviceCalls {
   // m / 2 on buffers of its own, launched one after the other, so the second half is packed
   // while the NPU runs the first), to be completed in order. -ENOTSUP: the group's plan does
   // not chain; the caller runs them with run(). -EINVAL: the slots are in more than one window.
-  // A whole fused group (fusion.h) is one job of the fused matmul, its C (M x the members' N
-  // summed) into `wide` at completion, for route() to hand out; part of one: -ENOTSUP.
+  // A whole fused group (fusion.h) is one job of the fused matmul (`fused` set), whose C's
+  // columns go straight to each member's c[i] at completion; part of one: -ENOTSUP.
   Result<std::vector<std::unique_ptr<matmul::Job>>> launch_group(std::span<const int> slots, int layer,
                                                                  std::span<const int> matmuls,
                                                                  std::span<const Activation> a,
-                                                                 std::vector<std::vector<uint8_t>>& c,
-                                                                 std::vector<uint8_t>& wide);
-  // A fused group's C (`wide`, launch_group) to its members: c[i] gets matmuls[i]'s columns.
-  void route(int layer, std::span<const int> matmuls, const std::vector<uint8_t>& wide,
-             std::vector<std::vector<uint8_t>>& c) const;
+                                                                 std::vector<std::vector<uint8_t>>& c, bool& fused);
   // Row pieces the group runs in (row_pieces, board_plan.h, at its tensors' int4 widths).
   int pieces(int layer, std::span<const int> matmuls) const;
   // Piece `piece` of `pieces` of such a group alone: a[i] holds that piece's rows of A only,
@@ -84,13 +80,14 @@ class DeviceCalls {
     int64_t n = 0, column = 0;
   };
   Group group_of(int layer, int matmul) const;
+  std::vector<int64_t> member_ns(const Group& g) const;  // the members' N, in order
   // The slot as the fused group's weights: K x the summed N, synced for the NPU.
   Result<const matmul::ResidentWeights*> fused_weights(int slot, int layer, int matmul);
   Status run_fused(int slot, int layer, int matmul, const Activation& a, std::vector<uint8_t>& c);
   // launch_group of a fused group (-ENOTSUP unless `matmuls` is the whole group, in order).
   Result<std::vector<std::unique_ptr<matmul::Job>>> launch_fused(int slot, int layer, std::span<const int> matmuls,
                                                                  std::span<const Activation> a,
-                                                                 std::vector<uint8_t>& wide, int window);
+                                                                 std::vector<std::vector<uint8_t>>& c, int window);
   DeviceRef win(int slot) const { return dev_.window(slots_.window[static_cast<size_t>(slot)]); }  // the slot's window
 
   const PackedModel& model_;

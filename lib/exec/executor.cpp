@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "lib/exec/chain_state.h"
+#include "lib/exec/cpu_clock.h"
 #include "lib/exec/device_calls.h"
 #include "lib/exec/group_order.h"
 #include "lib/exec/reads.h"
@@ -114,13 +115,12 @@ class Walk {
     return true;
   }
 
-  // One matmul, or a group of a layer's matmuls run as its board plan (group_job.h), from
-  // its start to its completion (the device thread's own).
+  // A matmul, or a group run as its board plan (group_job.h), from start to completion (the device thread's).
   struct Job {
     std::vector<int> ops;  // their start ops
     std::vector<std::vector<uint8_t>> c;
     std::vector<std::unique_ptr<matmul::Job>> npu;  // handed to the NPU (job.h), one per row piece; none: computed
-    std::vector<uint8_t> wide;  // a fused group's C, routed to c at completion (fusion.h)
+    bool fused = false;  // one job of a fused group, its C's columns unpacked into c (fusion.h)
     int64_t begin_ns = 0;
   };
 
@@ -130,6 +130,7 @@ class Walk {
   // can be made, or the walk waits for a program.
   // It catches what it calls (std::bad_alloc: a large M): the run's error, not std::terminate.
   void device_loop() {
+    const CpuClock cpu(count_cpu_, &out_.stats.device_cpu_ns);  // ends before the walk joins this thread
     Status s;
     try {
       s = device_steps();
@@ -245,7 +246,6 @@ class Walk {
     const Step& step = plan_.op_steps[static_cast<size_t>(job.ops.front())];
     for (auto& piece : job.npu)  // in order: piece 0 is unpacked while the NPU runs piece 1
       if (auto s = piece->complete(); !s) return failed_in(step, s);
-    if (!job.wide.empty()) calls_.route(step.layer, field(job.ops, &Step::matmul), job.wide, job.c);
     const int64_t end = now_ns();
     if (inflight_.empty()) out_.stats.device_ns += end - busy_since_;
     // Jobs run one after another: from its submit or the previous one's end, whichever is later.
@@ -340,11 +340,11 @@ class Walk {
   Status launch(const std::vector<Activation>& a, Job& job) {
     const std::vector<int> slots = field(job.ops, &Step::slot), matmuls = field(job.ops, &Step::matmul);
     const int layer = plan_.op_steps[static_cast<size_t>(job.ops[0])].layer;  // a group is one layer's
-    auto npu = !groups_ ? calls_.launch(slots[0], layer, matmuls[0], a[0], job.c[0]) : calls_.launch_group(slots, layer, matmuls, a, job.c, job.wide);
+    auto npu = !groups_ ? calls_.launch(slots[0], layer, matmuls[0], a[0], job.c[0]) : calls_.launch_group(slots, layer, matmuls, a, job.c, job.fused);
     if (npu) job.npu = std::move(*npu);
     if (npu) out_.stats.max_group = std::max(out_.stats.max_group, static_cast<int>(job.ops.size()));
     if (npu) out_.stats.max_pieces = std::max(out_.stats.max_pieces, static_cast<int>(job.npu.size()));
-    if (npu && !job.wide.empty()) ++out_.stats.fused_groups;
+    if (npu && job.fused) ++out_.stats.fused_groups;
     for (const auto& j : job.npu) out_.stats.stacked_matmuls += j->stacked_matmuls();
     if (npu || npu.error().code != -ENOTSUP) return npu ? Status::success() : Status(npu.error());
     for (size_t i = 0; i < job.ops.size(); ++i)
@@ -380,7 +380,7 @@ class Walk {
  public:
   bool want_trace_ = false;
   int depth_ = 1;  // matmuls on the device at once (RunOptions::inflight; 1 on cpu)
-  bool groups_ = false;  // a layer's groups as chained jobs (RunOptions::groups; NPU, depth > 1)
+  bool groups_ = false, count_cpu_ = false;  // RunOptions::groups (NPU, depth > 1: chained jobs), ::count_cpu
   std::function<void(int64_t, int64_t)> progress_;
 
  private:
@@ -437,7 +437,7 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
     walk.want_trace_ = options.want_trace;
     walk.depth_ = dev.on_npu() ? options.inflight : 1;
     walk.groups_ = options.groups && walk.depth_ > 1;
-    walk.progress_ = options.progress;
+    walk.progress_ = options.progress, walk.count_cpu_ = options.count_cpu;
     st = walk.run();
   }
   account_reads(**reader, plan, model.desc, options.want_trace, out);

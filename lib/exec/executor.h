@@ -70,6 +70,9 @@ struct RunStats {
   // groups of a layer and into the next layer; docs/execution.md "Host and device overlapped").
   int64_t pipelined = 0;
   int64_t fused_groups = 0;       // group jobs run as one fused matmul (fusion.h; PlanOptions::fuse)
+  // With RunOptions::count_cpu: the device thread's CPU time (plan lookups, packing A, the
+  // submits, unpacking and routing C; helper threads included, lib/exec/cpu_clock.h).
+  int64_t device_cpu_ns = 0;
   uint64_t peak_bytes = 0;        // slot memory held (all slots; allocated once)
   uint64_t budget_bytes = 0;
   int windows = 1;                // NPU windows the slots spread over (windows.h)
@@ -105,6 +108,7 @@ struct RunOptions {
   // tasks sit on the cores the list scheduler chose (group_job.h), the plan the board
   // projection prices. false: each matmul its own job, split over all cores.
   bool groups = true;
+  bool count_cpu = false;  // RunStats::device_cpu_ns measured (a thread clock read per call)
 };
 
 // Runs the plan's tokens through the model in `path` on `device`.

@@ -1,12 +1,12 @@
 // The executor's calls of a fused group (device_calls.h, fusion.h): the members' weights side
-// by side in one slot run as one matmul of K x their N summed, and C's columns go back to
-// each member.
+// by side in one slot run as one matmul of K x their N summed, and C's columns are unpacked
+// straight into each member's output (fusion.h member_columns).
 #include <algorithm>
-#include <cstring>
 
 #include <fmt/format.h>
 
 #include "lib/exec/device_calls.h"
+#include "lib/exec/fusion.h"
 
 namespace ork::exec {
 
@@ -43,56 +43,50 @@ Result<const matmul::ResidentWeights*> DeviceCalls::fused_weights(int slot, int 
 }
 
 // A member alone (the blocking path, or a start that went without its group): the group's
-// fused matmul, of which it keeps its columns.
+// fused matmul, of which only its own columns are unpacked.
 Status DeviceCalls::run_fused(int slot, int layer, int matmul, const Activation& a, std::vector<uint8_t>& c) {
   auto w = fused_weights(slot, layer, matmul);
   if (!w) return w.error();
+  const Group g = group_of(layer, matmul);
+  const auto own = static_cast<int>(std::find(g.members.begin(), g.members.end(), matmul) - g.members.begin());
+  std::vector<std::vector<uint8_t>> out;
+  const std::vector<matmul::ColumnPart> parts = member_columns(member_ns(g), po_.m, out, own);
   const std::vector<uint8_t> op = operand_bytes(model_.desc.dtype, a);
-  std::vector<uint8_t> wide(static_cast<size_t>(output_bytes(po_.m, (*w)->n())));
   matmul::RunOptions ro;
   ro.cores = dev_.cores;
-  if (auto s = win(slot).runner->run(**w, op.data(), po_.m, wide.data(), ro); !s) return s;
-  const int m[] = {matmul};
-  std::vector<std::vector<uint8_t>> one(1);
-  route(layer, m, wide, one);
-  c = std::move(one[0]);
+  if (auto s = win(slot).runner->run(**w, op.data(), po_.m, nullptr, ro, nullptr, parts); !s) return s;
+  c = std::move(out[static_cast<size_t>(own)]);
   return {};
+}
+
+std::vector<int64_t> DeviceCalls::member_ns(const Group& g) const {
+  std::vector<int64_t> ns;
+  for (int j : g.members) ns.push_back(model_.desc.matmuls[static_cast<size_t>(j)].n);
+  return ns;
 }
 
 Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch_fused(int slot, int layer,
                                                                             std::span<const int> matmuls,
                                                                             std::span<const Activation> a,
-                                                                            std::vector<uint8_t>& wide, int window) {
+                                                                            std::vector<std::vector<uint8_t>>& c,
+                                                                            int window) {
   const Group g = group_of(layer, matmuls[0]);
   if (!std::equal(matmuls.begin(), matmuls.end(), g.members.begin(), g.members.end()))
     return make_error(-ENOTSUP, "part of a fused group runs blocking");
   auto w = fused_weights(slot, layer, matmuls[0]);
   if (!w) return w.error();
   const std::vector<uint8_t> op = operand_bytes(model_.desc.dtype, a[0]);  // the members read one A
-  wide.assign(static_cast<size_t>(output_bytes(po_.m, g.n)), 0);
+  const std::vector<matmul::ColumnPart> parts = member_columns(member_ns(g), po_.m, c);  // matmuls is g.members
   std::vector<GroupMember> members;
   for (int j : g.members) {
     const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(j)];
     members.push_back({slots_.bos[static_cast<size_t>(slot)].get(), md.k, md.n, op.data(), nullptr, (*w)->slice_k()});
   }
-  auto job = group_jobs(window, 1, 0).launch_fused(members, wide.data());
+  auto job = group_jobs(window, 1, 0).launch_fused(members, parts);
   if (!job) return job.error();
   std::vector<std::unique_ptr<matmul::Job>> jobs;
   jobs.push_back(std::move(*job));
   return jobs;
-}
-
-// Row by row: member i's output_bytes(1, N_i) at its column of the wide row.
-void DeviceCalls::route(int layer, std::span<const int> matmuls, const std::vector<uint8_t>& wide,
-                        std::vector<std::vector<uint8_t>>& c) const {
-  for (size_t i = 0; i < matmuls.size(); ++i) {
-    const Group g = group_of(layer, matmuls[i]);
-    const int64_t n = model_.desc.matmuls[static_cast<size_t>(matmuls[i])].n;
-    c[i].resize(static_cast<size_t>(output_bytes(po_.m, n)));
-    for (int64_t r = 0; r < po_.m; ++r)
-      std::memcpy(c[i].data() + output_bytes(r, n), wide.data() + output_bytes(r, g.n) + output_bytes(1, g.column),
-                  static_cast<size_t>(output_bytes(1, n)));
-  }
 }
 
 }  // namespace ork::exec

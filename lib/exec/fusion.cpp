@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "lib/exec/activation.h"
 #include "lib/exec/group_order.h"
 
 namespace ork::exec {
@@ -22,6 +23,23 @@ bool fusion_fits(matmul::DType dtype, int64_t m, std::span<const std::pair<int64
   const std::pair<int64_t, int64_t> summed[] = {{shapes[0].first, n}};
   const int64_t width[] = {slice_k.empty() ? 0 : slice_k[0]};
   return row_pieces(dtype, m, shapes, slice_k) == 1 && row_pieces(dtype, m, summed, width) == 1;
+}
+
+std::vector<matmul::ColumnPart> member_columns(std::span<const int64_t> ns, int64_t rows,
+                                               std::vector<std::vector<uint8_t>>& out, int keep) {
+  out.resize(ns.size());
+  std::vector<matmul::ColumnPart> parts;
+  int64_t column = 0;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    void* c = nullptr;
+    if (keep < 0 || static_cast<size_t>(keep) == i) {
+      out[i].resize(static_cast<size_t>(output_bytes(rows, ns[i])));
+      c = out[i].data();
+    }
+    parts.push_back({column, ns[i], c});
+    column += ns[i];
+  }
+  return parts;
 }
 
 namespace {

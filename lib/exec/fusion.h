@@ -4,7 +4,7 @@
 // padding (every member but the last a whole number of the slots' alignment, 4 KiB), and
 // which runs in one row piece (row_pieces: 1 for the members and for the summed shape).
 // Such a group's members share one weight buffer and slot, member after member; C's
-// columns [columns[j], columns[j + 1]) of the fused job go back to member j.
+// columns [columns[j], columns[j + 1]) of the fused job go straight to member j.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "driver/common/result.h"
 #include "lib/exec/board_plan.h"
 #include "lib/exec/pack_file.h"
+#include "lib/matmul/plan.h"
 
 namespace ork::exec {
 
@@ -38,6 +39,14 @@ Result<GroupPlan> executor_group_plan(matmul::DType dtype, int64_t m, std::span<
 // row piece (row_pieces). The projection asks the same (project.h ProjectOptions::fuse).
 bool fusion_fits(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                  std::span<const int64_t> slice_k, std::span<const uint64_t> bytes, uint64_t align);
+
+// Where a fused call's C goes: member i's columns [n_0 + .. + n_(i-1), + n_i) straight into
+// out[i], sized here to `rows` x n_i (output_bytes), unpacked there by the runner with no C
+// of the summed N between (matmul::ColumnPart). `keep` >= 0: only that member's output is
+// sized and written (a member run alone). The executor's fused calls (fused_calls.cpp) and
+// the projection's measured host part of one (measure_fused_host_parts) both use it.
+std::vector<matmul::ColumnPart> member_columns(std::span<const int64_t> ns, int64_t rows,
+                                               std::vector<std::vector<uint8_t>>& out, int keep = -1);
 
 // The fused groups of `model` at m rows on `cores`, slots aligned to `align` bytes; none
 // when `fuse` is off.

@@ -62,11 +62,12 @@ Result<GroupJobs::Recorded*> GroupJobs::record(std::span<const GroupMember> memb
   return &recorded_.emplace(std::move(key), std::move(r)).first->second;
 }
 
-Result<std::unique_ptr<matmul::Job>> GroupJobs::launch_fused(std::span<const GroupMember> members, void* wide) {
+Result<std::unique_ptr<matmul::Job>> GroupJobs::launch_fused(std::span<const GroupMember> members,
+                                                             std::span<const matmul::ColumnPart> columns) {
   auto r = record(members, true);
   if (!r) return r.error();
   auto job = std::make_unique<matmul::Job>(kmd_);
-  if (auto s = job->add((*r)->contexts[0], members[0].a, wide); !s) return s.error();
+  if (auto s = job->add((*r)->contexts[0], members[0].a, columns); !s) return s.error();
   if (auto s = job->submit(&(*r)->desc); !s) return s.error();
   return job;
 }

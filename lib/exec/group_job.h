@@ -44,9 +44,11 @@ class GroupJobs {
   Result<std::unique_ptr<matmul::Job>> launch(std::span<const GroupMember> members);
   // The members as one fused matmul (fusion.h): their weights side by side in members[0]'s
   // BO, one context of the fused plan the chooser took (executor_group_plan with fuse), K x
-  // the members' N summed; A is members[0]'s (they read one A), C (M x the summed N) goes
-  // to `wide` at completion. -ENOTSUP: the chosen plan is not the fused one.
-  Result<std::unique_ptr<matmul::Job>> launch_fused(std::span<const GroupMember> members, void* wide);
+  // the members' N summed; A is members[0]'s (they read one A), C's columns go to
+  // `columns` (fusion.h member_columns) at completion. -ENOTSUP: the chosen plan is not
+  // the fused one.
+  Result<std::unique_ptr<matmul::Job>> launch_fused(std::span<const GroupMember> members,
+                                                    std::span<const matmul::ColumnPart> columns);
   size_t kept() const { return recorded_.size(); }
 
  private:

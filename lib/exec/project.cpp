@@ -54,7 +54,7 @@ Status check_project_options(const ModelDesc& d, const ProjectOptions& o) {
     return make_error(-EINVAL, fmt::format("host times: {} given for {} matmuls per layer", o.host_ns.size(), d.matmuls.size()));
   for (double h : o.host_ns)
     if (!(h >= 0) || !std::isfinite(h)) return make_error(-EINVAL, fmt::format("host time {} ns: must be >= 0", h));
-  for (const auto* parts : {&o.host_parts, &o.half_host_parts}) {
+  for (const auto* parts : {&o.host_parts, &o.half_host_parts, &o.fused_host_parts}) {
     if (!parts->empty() && parts->size() != d.matmuls.size())
       return make_error(-EINVAL, fmt::format("host parts: {} given for {} matmuls per layer", parts->size(), d.matmuls.size()));
     for (const HostParts& h : *parts)
@@ -141,7 +141,11 @@ Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, con
     auto plan = plan_group(d.dtype, o.m / g.pieces, shapes, o.cores, params, widths, fuse);
     if (!plan) return plan.error();
     GroupWork w{g.pieces, plan->device_ns, {}};
-    for (int j : g.matmuls) w.host.push_back(host_of(o, static_cast<size_t>(j), g.pieces));
+    if (plan->fused && !o.fused_host_parts.empty())  // one call (fused groups run in one piece)
+      w.host.push_back(o.fused_host_parts[static_cast<size_t>(g.matmuls.front())]);
+    else
+      for (int j : g.matmuls) w.host.push_back(host_of(o, static_cast<size_t>(j), g.pieces));
+    for (const HostParts& h : w.host) g.host_ns += h.total_ns();
     work.push_back(std::move(w));
     g.device_ns = static_cast<int64_t>(plan->device_ns * g.pieces);
     g.tasks = plan->tasks * g.pieces;
@@ -259,52 +263,104 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-Result<std::vector<HostParts>> measure_host_parts(DeviceRef dev, const ModelDesc& d, int64_t m, int repeats,
-                                                  int* submits_per_call, std::span<const int64_t> slice_k) {
+namespace {
+
+// One call's host parts at m rows: K x the summed `ns` (one N: a matmul alone; several: a
+// fused group, C's columns unpacked straight into each member's output as the executor's
+// are, fusion.h member_columns), the runner on a view of a zero BO, one warm-up call (builds
+// the context) and the medians of `repeats`.
+Result<HostParts> measure_call(DeviceRef dev, matmul::DType dtype, int64_t m, int64_t k, std::span<const int64_t> ns,
+                               int64_t width, int repeats, int& most_submits) {
+  int64_t n = 0;
+  for (int64_t v : ns) n += v;
+  auto bytes = packed_bytes(dtype, k, n, width);
+  if (!bytes) return bytes.error();
+  auto bo = dev.kmd->bo_create(align_up(*bytes, kPackAlign), driver::BoUsage::data);
+  if (!bo) return make_error(bo.error().code, fmt::format("a {}-byte weight buffer: {}", *bytes, bo.error().message));
+  auto w = matmul::ResidentWeights::view(**bo, dtype, k, n, width);
+  if (!w) return w.error();
+  // Operand and output bytes as the executor hands them to the runner (activation.h).
+  Activation a0;  // zeros: the PC computes nothing, the host's work does not depend on values
+  a0.rows = m;
+  a0.width = k;
+  if (dtype == matmul::DType::fp16)
+    a0.f16.assign(static_cast<size_t>(m * k), 0);
+  else
+    a0.i8.assign(static_cast<size_t>(m * k), 0);
+  const std::vector<uint8_t> a = operand_bytes(dtype, a0);
+  std::vector<uint8_t> c(static_cast<size_t>(ns.size() > 1 ? 0 : output_bytes(m, n)));
+  std::vector<std::vector<uint8_t>> members;  // a fused group's: C straight to each member's (executor's fused_calls.cpp)
+  std::vector<matmul::ColumnPart> parts;
+  if (ns.size() > 1) parts = member_columns(ns, m, members);
+  matmul::RunOptions ro;
+  ro.cores = dev.cores;
+  std::vector<double> before, after;
+  Status st;
+  const ref::detail::CpuAccounting cpu;  // the steps' CPU time, every thread's (workers.h)
+  for (int r = 0; r <= repeats && st; ++r) {
+    matmul::RunStats s;
+    st = dev.runner->run(**w, a.data(), m, c.data(), ro, &s, parts);
+    most_submits = std::max(most_submits, s.submits);
+    if (r == 0) continue;
+    before.push_back(static_cast<double>(s.plan_cpu_ns + s.pack_cpu_ns + s.submit_cpu_ns));
+    after.push_back(static_cast<double>(s.unpack_cpu_ns));
+  }
+  dev.runner->forget(**w);
+  if (!st) return st.error();
+  return HostParts{median(std::move(before)), median(std::move(after))};
+}
+
+Status check_measure(DeviceRef dev, const ModelDesc& d, int repeats, std::span<const int64_t> slice_k) {
   if (!dev.on_npu() || dev.kmd == nullptr || dev.runner == nullptr)
     return make_error(-EINVAL, "measuring host time needs an NPU device (kmd and runner)");
   if (repeats < 1) return make_error(-EINVAL, fmt::format("repeats = {}: must be >= 1", repeats));
-  std::vector<HostParts> out;
-  int most_submits = 0;
   if (!slice_k.empty() && slice_k.size() != d.matmuls.size())
     return make_error(-EINVAL, fmt::format("slice widths: {} given for {} matmuls per layer", slice_k.size(), d.matmuls.size()));
+  return Status::success();
+}
+
+}  // namespace
+
+Result<std::vector<HostParts>> measure_host_parts(DeviceRef dev, const ModelDesc& d, int64_t m, int repeats,
+                                                  int* submits_per_call, std::span<const int64_t> slice_k) {
+  if (Status st = check_measure(dev, d, repeats, slice_k); !st) return st.error();
+  std::vector<HostParts> out;
+  int most_submits = 0;
   for (size_t j = 0; j < d.matmuls.size(); ++j) {
     const MatmulDesc& md = d.matmuls[j];
-    auto bytes = packed_bytes(d.dtype, md.k, md.n, slice_k.empty() ? 0 : slice_k[j]);
-    if (!bytes) return bytes.error();
-    auto bo = dev.kmd->bo_create(align_up(*bytes, kPackAlign), driver::BoUsage::data);
-    if (!bo) return make_error(bo.error().code, fmt::format("matmul \"{}\": a {}-byte weight buffer: {}", md.name, *bytes,
-                                                            bo.error().message));
-    auto w = matmul::ResidentWeights::view(**bo, d.dtype, md.k, md.n, slice_k.empty() ? 0 : slice_k[j]);
-    if (!w) return w.error();
-    // Operand and output bytes as the executor hands them to the runner (activation.h).
-    Activation a0;  // zeros: the PC computes nothing, the host's work does not depend on values
-    a0.rows = m;
-    a0.width = md.k;
-    if (d.dtype == matmul::DType::fp16)
-      a0.f16.assign(static_cast<size_t>(m * md.k), 0);
-    else
-      a0.i8.assign(static_cast<size_t>(m * md.k), 0);
-    const std::vector<uint8_t> a = operand_bytes(d.dtype, a0);
-    std::vector<uint8_t> c(static_cast<size_t>(output_bytes(m, md.n)));
-    matmul::RunOptions ro;
-    ro.cores = dev.cores;
-    std::vector<double> before, after;
-    Status st;
-    const ref::detail::CpuAccounting cpu;  // the steps' CPU time, every thread's (workers.h)
-    for (int r = 0; r <= repeats && st; ++r) {
-      matmul::RunStats s;
-      st = dev.runner->run(**w, a.data(), m, c.data(), ro, &s);
-      most_submits = std::max(most_submits, s.submits);
-      if (r == 0) continue;  // the warm-up builds the context
-      before.push_back(static_cast<double>(s.plan_cpu_ns + s.pack_cpu_ns + s.submit_cpu_ns));
-      after.push_back(static_cast<double>(s.unpack_cpu_ns));
-    }
-    dev.runner->forget(**w);
-    if (!st) return make_error(st.error().code, fmt::format("matmul \"{}\": {}", md.name, st.error().message));
-    out.push_back({median(std::move(before)), median(std::move(after))});
+    const int64_t n[] = {md.n};
+    auto h = measure_call(dev, d.dtype, m, md.k, n, slice_k.empty() ? 0 : slice_k[j], repeats, most_submits);
+    if (!h) return make_error(h.error().code, fmt::format("matmul \"{}\": {}", md.name, h.error().message));
+    out.push_back(*h);
   }
   if (submits_per_call != nullptr) *submits_per_call = most_submits;
+  return out;
+}
+
+Result<std::vector<HostParts>> measure_fused_host_parts(DeviceRef dev, const ModelDesc& d, int64_t m, int repeats,
+                                                        std::span<const int64_t> slice_k) {
+  if (Status st = check_measure(dev, d, repeats, slice_k); !st) return st.error();
+  std::vector<HostParts> out(d.matmuls.size());
+  int submits = 0;
+  for (const BatchGroup& g : batch_groups(d)) {
+    std::vector<std::pair<int64_t, int64_t>> shapes;
+    std::vector<int64_t> widths, ns;
+    std::vector<uint64_t> bytes;
+    for (int j : g.matmuls) {
+      const MatmulDesc& md = d.matmuls[static_cast<size_t>(j)];
+      shapes.emplace_back(md.k, md.n);
+      ns.push_back(md.n);
+      widths.push_back(slice_k.empty() ? 0 : slice_k[static_cast<size_t>(j)]);
+      auto b = packed_bytes(d.dtype, md.k, md.n, widths.back());
+      if (!b) return b.error();
+      bytes.push_back(*b);
+    }
+    if (g.matmuls.size() < 2 || !fusion_fits(d.dtype, m, shapes, widths, bytes, kPackAlign)) continue;
+    auto h = measure_call(dev, d.dtype, m, shapes[0].first, ns, widths[0], repeats, submits);
+    const std::string& name = d.matmuls[static_cast<size_t>(g.matmuls[0])].name;
+    if (!h) return make_error(h.error().code, fmt::format("the group of \"{}\" fused: {}", name, h.error().message));
+    out[static_cast<size_t>(g.matmuls[0])] = *h;
+  }
   return out;
 }
 

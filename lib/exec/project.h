@@ -6,7 +6,8 @@
 //           `cores`;
 //   host    the host's own time per matmul call (plan lookup, packing A, the submit and
 //           wait ioctls, unpacking C), measured as CPU time on the emulator with a PC that
-//           does no work (measure_host_parts) or given; only the part the NPU's jobs do not
+//           does no work (measure_host_parts; a fused group's one call as such,
+//           measure_fused_host_parts) or given; only the part the NPU's jobs do not
 //           hide is added, from the schedule of the executor's host work and NPU jobs over
 //           the step's layers (overlap.h);
 //   I/O     the weight bytes that do not stay resident, at the disk rate.
@@ -57,6 +58,13 @@ struct ProjectOptions {
   // groups the executor runs in two row pieces (row_pieces, board_plan.h). Empty: the
   // call's host time (halved for a piece) all before the device.
   std::vector<HostParts> host_parts, half_host_parts;
+  // Per matmul of a layer (desc order), read at a group's first member only: the host parts
+  // of the group run as one fused matmul at m rows (measure_fused_host_parts: A packed once,
+  // C's columns unpacked straight into each member's output), the one call
+  // the executor makes for a group the board plan fuses (never one in two row pieces:
+  // fusion_fits). Empty: a fused group is priced as its members' calls (host_of), each
+  // packing A (an upper bound).
+  std::vector<HostParts> fused_host_parts;
   // int4: per matmul of a layer (desc order), the K-slice width its weights are packed with
   // (lib/matmul/int4_bound.h; matmul::PlanOptions::slice_k). Empty: the dtype's for all.
   std::vector<int64_t> slice_k;
@@ -87,6 +95,7 @@ struct BatchGroup {
   std::vector<bool> stacked;  // per matmul: its int4 K-slices run stacked (matmul::Plan::stacked)
   int pieces = 1;          // row pieces (row_pieces): device_ns is all of them
   bool fused = false;      // run as one fused matmul (board_plan.h fusable; parts and stacked: its one plan)
+  double host_ns = 0;      // the host's work of one piece: its members' calls, or the fused call's
 };
 
 // A step's figures under one plan or one reading of the timing model.
@@ -154,5 +163,14 @@ Result<std::vector<double>> measure_host_ns(DeviceRef device, const ModelDesc& d
 // unpack (each the median of its own repeats).
 Result<std::vector<HostParts>> measure_host_parts(DeviceRef device, const ModelDesc& desc, int64_t m, int repeats,
                                                   int* submits_per_call = nullptr, std::span<const int64_t> slice_k = {});
+
+// Per matmul of a layer (desc order), ProjectOptions::fused_host_parts at m rows: at the first
+// member of each group the executor may run fused (batch_groups; fusion_fits on the packed
+// bytes at kPackAlign) the host parts of that one call, measured as measure_host_parts
+// measures a matmul's (the runner on a view of a zero BO of K x the members' N summed, the
+// medians of `repeats` calls after a warm-up), C's columns unpacked straight into each
+// member's output as the executor does (fusion.h member_columns); {0, 0} elsewhere.
+Result<std::vector<HostParts>> measure_fused_host_parts(DeviceRef device, const ModelDesc& desc, int64_t m, int repeats,
+                                                        std::span<const int64_t> slice_k = {});
 
 }  // namespace ork::exec

@@ -170,7 +170,9 @@ Status execute(driver::Kmd& kmd, const Context& ctx, std::span<const int8_t> a,
 // Any dtype: A and C by the plan (docs/dtypes.md "Host formats"):
 //   int8: A int8_t[M*K], C int32_t[M*N];  int4: A packed nibbles ceil(M*K/2) bytes, C int32_t;
 //   fp16: A uint16_t[M*K] (binary16), C float[M*N], or uint16_t[M*N] when plan.fp16_out.
-Status execute_any(driver::Kmd& kmd, const Context& ctx, const void* a, void* c, RunStats& stats);
+// With `columns` (plan.h ColumnPart) C goes to each part's own output instead (c unused).
+Status execute_any(driver::Kmd& kmd, const Context& ctx, const void* a, void* c, RunStats& stats,
+                   std::span<const ColumnPart> columns = {});
 
 // Packs `w` (K x N row-major) for `plan`'s slice layout into a new BO, builds the context
 // and runs it once. For hand-built plans (tests of the hardware limits, experiments).

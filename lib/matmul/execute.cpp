@@ -56,7 +56,8 @@ void account_submit(RunStats& st, const driver::SubmitResult& r, int64_t submit_
   else if (st.device_ns >= 0) st.device_ns += r.hw_elapse_ns;
 }
 
-Status unpack_group(driver::Kmd& kmd, const Context& x, size_t group, void* c, OutputState& out, RunStats& st) {
+Status unpack_group(driver::Kmd& kmd, const Context& x, size_t group, void* c, OutputState& out, RunStats& st,
+                    std::span<const ColumnPart> columns) {
   const auto t0 = Clock::now();
   const int64_t c0 = ref::detail::work_cpu_ns();
   const SliceGroup& g = x.groups[group];
@@ -72,15 +73,17 @@ Status unpack_group(driver::Kmd& kmd, const Context& x, size_t group, void* c, O
     st.bytes_from_device += static_cast<int64_t>(cb.size());
     slices[i] = cb.map();
   }
-  const Status unpacked = x.plan.stacked ? unpack_c_stacked(x.plan, slices[0], c, out.acc)
-                                         : unpack_c_group(x.plan, slices, g.first_slice, c, out.acc);
+  const Status unpacked = !columns.empty() ? unpack_c_columns(x.plan, slices, g.first_slice, columns)
+                          : x.plan.stacked ? unpack_c_stacked(x.plan, slices[0], c, out.acc)
+                                           : unpack_c_group(x.plan, slices, g.first_slice, c, out.acc);
   if (!unpacked) return unpacked;
   st.unpack_ns += ns_since(t0);
   st.unpack_cpu_ns += cpu_since(c0);
   return Status::success();
 }
 
-Status run_groups(driver::Kmd& kmd, const Context& x, size_t first, void* c, OutputState& out, RunStats& st) {
+Status run_groups(driver::Kmd& kmd, const Context& x, size_t first, void* c, OutputState& out, RunStats& st,
+                  std::span<const ColumnPart> columns) {
   for (size_t g = first; g < x.groups.size(); ++g) {
     const auto t0 = Clock::now();
     const int64_t c0 = ref::detail::work_cpu_ns();
@@ -89,7 +92,7 @@ Status run_groups(driver::Kmd& kmd, const Context& x, size_t first, void* c, Out
     st.submit_cpu_ns += cpu_since(c0);
     if (!r) return r.error();
     account_submit(st, *r, ns);
-    if (auto s = unpack_group(kmd, x, g, c, out, st); !s) return s;
+    if (auto s = unpack_group(kmd, x, g, c, out, st, columns); !s) return s;
   }
   if (!out.acc.empty()) {  // an fp16 C from several slices: rounded once (RNE), counted as unpacking
     const auto t0 = Clock::now();
@@ -101,11 +104,12 @@ Status run_groups(driver::Kmd& kmd, const Context& x, size_t first, void* c, Out
   return Status::success();
 }
 
-Status execute_any(driver::Kmd& kmd, const Context& x, const void* a, void* c, RunStats& st) {
+Status execute_any(driver::Kmd& kmd, const Context& x, const void* a, void* c, RunStats& st,
+                   std::span<const ColumnPart> columns) {
   if (auto s = pack_input(kmd, x, a, st); !s) return s;
   OutputState out = make_output_state(x);
   st.device_ns = 0;
-  return run_groups(kmd, x, 0, c, out, st);
+  return run_groups(kmd, x, 0, c, out, st, columns);
 }
 
 Result<driver::SubmitDesc> chain_contexts(driver::Kmd& kmd, std::span<Context* const> ctxs) {

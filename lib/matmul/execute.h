@@ -25,11 +25,13 @@ Status pack_input(driver::Kmd& kmd, const Context& ctx, const void* a, RunStats&
 // The output state of one matmul of `ctx` (context.h OutputState).
 OutputState make_output_state(const Context& ctx);
 
-// The output slots of slice group `group` (its job has finished) into C.
+// The output slots of slice group `group` (its job has finished) into C, or with `columns`
+// into each part's own output instead (c unused).
 Status unpack_group(driver::Kmd& kmd, const Context& ctx, size_t group, void* c, OutputState& out,
-                    RunStats& stats);
+                    RunStats& stats, std::span<const ColumnPart> columns = {});
 
 // Groups [first, end) each submitted blocking and unpacked, then C finished (fp16 rounding).
-Status run_groups(driver::Kmd& kmd, const Context& ctx, size_t first, void* c, OutputState& out, RunStats& stats);
+Status run_groups(driver::Kmd& kmd, const Context& ctx, size_t first, void* c, OutputState& out, RunStats& stats,
+                  std::span<const ColumnPart> columns = {});
 
 }  // namespace ork::matmul

@@ -46,6 +46,13 @@ Status Job::add(std::shared_ptr<Context> ctx, const void* a, void* c) {
   return Status::success();
 }
 
+Status Job::add(std::shared_ptr<Context> ctx, const void* a, std::span<const ColumnPart> columns) {
+  if (columns.empty()) return make_error(-EINVAL, "a matmul's C given as no columns");
+  if (auto s = add(std::move(ctx), a, nullptr); !s) return s;
+  parts_.back().columns.assign(columns.begin(), columns.end());
+  return Status::success();
+}
+
 Status Job::submit(const driver::CheckedSubmit* chained) {
   if (parts_.empty() || pending_) return make_error(-EINVAL, "a job submitted without a matmul, or twice");
   if (chained == nullptr && parts_.size() != 1)
@@ -64,8 +71,8 @@ Status Job::submit(const driver::CheckedSubmit* chained) {
 
 Status Job::unpack() {
   for (Part& p : parts_) {
-    if (auto s = unpack_group(kmd_, *p.ctx, 0, p.c, p.out, stats_); !s) return s;
-    if (auto s = run_groups(kmd_, *p.ctx, 1, p.c, p.out, stats_); !s) return s;
+    if (auto s = unpack_group(kmd_, *p.ctx, 0, p.c, p.out, stats_, p.columns); !s) return s;
+    if (auto s = run_groups(kmd_, *p.ctx, 1, p.c, p.out, stats_, p.columns); !s) return s;
   }
   return Status::success();
 }

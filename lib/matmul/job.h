@@ -44,6 +44,8 @@ class Job {
   // by complete() or by the rule, and must stay valid until then. A second matmul on the
   // buffers of one already added is an error (its A would overwrite the first's).
   Status add(std::shared_ptr<Context> ctx, const void* a, void* c);
+  // The same, C's columns each to its part's own output (plan.h ColumnPart; kept here).
+  Status add(std::shared_ptr<Context> ctx, const void* a, std::span<const ColumnPart> columns);
   // Hands the job to the kernel: the first slice group of its one matmul, or `chained`
   // (chain_contexts over its matmuls' contexts, in the order added, checked once by this
   // kmd: Kmd::check). Either was checked and laid out once, when it was built, so a submit
@@ -74,6 +76,7 @@ class Job {
   struct Part {
     std::shared_ptr<Context> ctx;
     void* c = nullptr;
+    std::vector<ColumnPart> columns;  // C to these parts instead, when any
     OutputState out;
   };
   Status unpack();

@@ -223,6 +223,29 @@ Status unpack_c_group(const Plan& p, std::span<const uint8_t* const> slices, int
   return dtype_info(p.dtype).unpack_c(p, slices, first == 0, c, acc);
 }
 
+Status unpack_c_columns(const Plan& p, std::span<const uint8_t* const> slices, int64_t first,
+                        std::span<const ColumnPart> parts) {
+  if (p.stacked || (p.fp16_out && !p.npu_fp16_out()))
+    return make_error(-EINVAL, "unpack_c_columns: a stacked plan or an fp16 C of several slices");
+  std::array<const uint8_t*, kUnpackNearSlices> near{};
+  std::vector<const uint8_t*> far(slices.size() > near.size() ? slices.size() : 0);
+  const std::span<const uint8_t*> shifted{slices.size() > near.size() ? far.data() : near.data(), slices.size()};
+  for (const ColumnPart& part : parts) {
+    if (part.column % p.out_atom() != 0 || part.column < 0 || part.n < 1 || part.column + part.n > p.shape.n)
+      return make_error(-EINVAL, "unpack_c_columns: columns " + std::to_string(part.column) + " + " +
+                                     std::to_string(part.n) + " of " + std::to_string(p.shape.n) + ", surfaces " +
+                                     std::to_string(p.out_atom()) + " wide");
+    if (part.c == nullptr) continue;
+    Plan view = p;
+    view.shape.n = part.n;
+    view.np = (part.n + p.out_atom() - 1) / p.out_atom() * p.out_atom();
+    const int64_t skip = part.column / p.out_atom() * p.c_rows() * kHostAtom;  // bytes of the surfaces before
+    for (size_t i = 0; i < slices.size(); ++i) shifted[i] = slices[i] + skip;
+    if (Status s = unpack_c_group(view, shifted, first, part.c, {}); !s) return s;
+  }
+  return {};
+}
+
 Status round_c_fp16(const Plan& p, std::span<const float> acc, uint16_t* c) {
   const int64_t m = p.shape.m, n = p.shape.n;
   if (Status s = check_size("fp32 partial sums of an fp16 C", static_cast<int64_t>(acc.size()), m * n); !s) return s;

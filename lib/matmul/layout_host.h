@@ -70,6 +70,14 @@ Status pack_a_native(const Plan& plan, const void* a, std::span<uint8_t> out);
 Status unpack_c_group(const Plan& plan, std::span<const uint8_t* const> slices, int64_t first, void* c,
                       std::span<float> acc);
 
+// unpack_c_group into each part's own C, with no M x N C between: a part's columns are the
+// plan's output surfaces from surface column / out_atom on (N-blocks outermost, (np/c2, mp,
+// c2)), unpacked as a plan of n columns, so each part's bytes are those columns of the one
+// C unpack_c_group writes. Every column a whole number of out_atom(), the parts within N;
+// not stacked, and not an fp16 C summed from several slices (its fp32 `acc` is M x N).
+Status unpack_c_columns(const Plan& plan, std::span<const uint8_t* const> slices, int64_t first,
+                        std::span<const ColumnPart> parts);
+
 // A stacked plan's one output C' (plan.h, plan.c_bytes_per_slice() bytes) into C: the sum
 // of its diagonal blocks, C[m, n] = sum over s of C'[s*mp + m, s*np + n], in slice order.
 Status unpack_c_stacked(const Plan& plan, const uint8_t* out, void* c, std::span<float> acc);

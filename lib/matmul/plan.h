@@ -133,6 +133,15 @@ struct Plan {
   int64_t c_offset(const Task& t) const;   // byte offset of (m0, n0) in t's slice output
 };
 
+// One part of a C written straight to its own output, no M x N C between (execute_any's
+// `columns`, lib/matmul/layout_host.h unpack_c_columns): C's columns [column, column + n) to
+// `c` (M x n, row-major, execute_any's C formats); `c` null: not unpacked. A fused matmul's
+// members each take theirs (lib/exec/fusion.h).
+struct ColumnPart {
+  int64_t column = 0, n = 0;
+  void* c = nullptr;
+};
+
 // Rows of the largest 64-row-group count whose feature tile leaves >= 1 weight bank
 // (int8 K-reduction schedule). 704 / 320 / 128 / 64 / 64 at K = 512 / 1024 / 2048 / 3584 / 4096.
 int64_t mg_max(int64_t kp, DType dtype);

@@ -236,12 +236,12 @@ Result<std::shared_ptr<Context>> MatmulRunner::acquire(WeightsRef w, int64_t m, 
 }
 
 Status MatmulRunner::run(WeightsRef w, const void* a, int64_t m, void* c, const RunOptions& options,
-                         RunStats* stats) {
+                         RunStats* stats, std::span<const ColumnPart> columns) {
   RunStats local;
   RunStats& st = stats ? *stats : local;
   st = RunStats{};
   if (a == nullptr) return make_error(-EINVAL, "A is NULL");
-  if (c == nullptr) return make_error(-EINVAL, "C is NULL");
+  if (c == nullptr && columns.empty()) return make_error(-EINVAL, "C is NULL");
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t c0 = ref::detail::work_cpu_ns();
   // The cache's entry is used in place, not copied: a blocking call builds and evicts nothing
@@ -259,7 +259,7 @@ Status MatmulRunner::run(WeightsRef w, const void* a, int64_t m, void* c, const 
   }
   st.plan_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   st.plan_cpu_ns = ref::detail::work_cpu_ns() - c0;
-  return execute_any(kmd_, *ctx, a, c, st);
+  return execute_any(kmd_, *ctx, a, c, st, columns);
 }
 
 }  // namespace ork::matmul

@@ -198,9 +198,10 @@ class MatmulRunner {
   // Blocking: nothing is in flight on its context when it returns, so the contexts of run()
   // share one set of A and output BOs per geometry (shared_io); a job still in flight on
   // that set would be completed first all the same (job.h, the rule).
-  // A cached call reads nothing of `w` but the reference itself (WeightsRef).
+  // A cached call reads nothing of `w` but the reference itself (WeightsRef). With `columns`
+  // C's columns go each to its part's own output instead (plan.h ColumnPart; c unused).
   Status run(WeightsRef w, const void* a, int64_t m, void* c,
-             const RunOptions& options, RunStats* stats = nullptr);
+             const RunOptions& options, RunStats* stats = nullptr, std::span<const ColumnPart> columns = {});
   // The cached context of a call (built on a miss), shared: an asynchronous job holds it
   // until it completes, so an eviction meanwhile only drops the cache's reference. Unlike
   // run()'s, these contexts own their A and output BOs, so jobs of one shape can be in flight

@@ -27,6 +27,7 @@
 #include "tools/common/progress.h"
 #include "tools/common/spread.h"
 #include "tools/ork_run/bench.h"
+#include "tools/ork_run/bench_fuse.h"
 #include "tools/ork_run/project_report.h"
 #include "tools/ork_run/run_inputs.h"
 #include "tools/common/size_arg.h"
@@ -308,10 +309,13 @@ void add_project_options(CLI::App& app, bool& project, tools::ProjectArgs& pa) {
 }
 
 // --bench-orders: the three orders at board speed, side by side (bench.h).
-void add_bench_options(CLI::App& app, bool& bench, tools::BenchArgs& ba) {
+void add_bench_options(CLI::App& app, bool& bench, bool& bench_fuse, tools::BenchArgs& ba) {
   app.add_flag("--bench-orders", bench, "time scheduled, fifo and sequential interleaved on the zero-work emulator at "
                "the modelled board time (not checked), then check each once on --device");
-  tools::add_repeat(app, ba.repeats, 1000, "--bench-orders: rounds of the three orders (min / median / max)");
+  app.add_flag("--bench-fuse", bench_fuse, "time the run fused and --no-fuse interleaved, on the zero-work emulator "
+               "(the library's host work; not checked) and on --device (every output checked): CPU time per token")
+      ->excludes("--bench-orders");
+  tools::add_repeat(app, ba.repeats, 1000, "--bench-orders, --bench-fuse: rounds (min / median / max)");
   tools::add_number(app, "--io-rate", ba.io_rate, "--bench-orders: cap the reader at this many bytes/s (0 = the disk "
                     "as it is); the plans assume it", 0.0, 1e12);
 }
@@ -349,6 +353,25 @@ int bench_orders(const Args& a, tools::BenchArgs& ba) {
   return tools::run_bench_orders(ba);
 }
 
+// The run's options handed to the fused / unfused benchmark.
+int bench_fuse(const Args& a, const tools::BenchArgs& ba) {
+  auto memory = tools::parse_memory(a.budget_text, a.window_text);
+  if (!memory) return error(memory.error().message);
+  tools::BenchFuseArgs bf;
+  bf.path = a.path;
+  bf.device_name = a.device_name;
+  bf.tokens = a.tokens;
+  bf.m = a.m;
+  bf.budget_bytes = memory->budget_bytes;
+  bf.window_bytes = memory->window_bytes;
+  bf.cores = a.cores == 0 ? 3 : a.cores;
+  bf.repeats = ba.repeats;
+  bf.inflight = a.inflight;
+  bf.disk_bytes_per_ns = a.disk_gbs;
+  bf.json = a.json;
+  return tools::run_bench_fuse(bf);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -360,9 +383,9 @@ int main(int argc, char** argv) {
     bool want_project = false;
     tools::ProjectArgs pa;
     add_project_options(app, want_project, pa);
-    bool bench = false;
+    bool bench = false, fuse_bench = false;
     tools::BenchArgs ba;
-    add_bench_options(app, bench, ba);
+    add_bench_options(app, bench, fuse_bench, ba);
     auto* budget_opt = app.get_option("--budget");
     if (int rc = tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
     if (!pa.synthetic.empty() && !want_project)
@@ -370,6 +393,7 @@ int main(int argc, char** argv) {
     if (want_project) return project(a, pa, budget_opt->count() > 0);
     if (a.path.empty()) return error("MODEL: a packed model file is required (ork_pack writes one)");
     if (bench) return bench_orders(a, ba);
+    if (fuse_bench) return bench_fuse(a, ba);
     // The plan alone is host tables of a million entries at most, touched once or twice each,
     // as ork_sched's are: the same second run on huge pages (docs/sched.md section 5). A run
     // with a device keeps the first: its slots are the model's bytes, not tables.

@@ -56,7 +56,7 @@ nlohmann::json groups_json(const exec::Projection& p, const std::vector<exec::Ba
     for (int j : g.matmuls) names.push_back(p.per_matmul[static_cast<size_t>(j)].name);
     groups.push_back({{"matmuls", names}, {"device_us", static_cast<double>(g.device_ns) / 1e3}, {"tasks", g.tasks},
                       {"submits", g.submits}, {"parts", g.parts}, {"stacked", g.stacked}, {"pieces", g.pieces},
-                      {"fused", g.fused}});
+                      {"fused", g.fused}, {"host_us", g.host_ns / 1e3}});
   }
   return groups;
 }
@@ -175,8 +175,9 @@ void report_model(const ProjectArgs& a, const exec::ModelDesc& desc, const exec:
   std::printf("host      %s\n", out["host_source"].get<std::string>().c_str());
 }
 
-// The host's parts per call at m rows, and at m / 2 for the groups run in two row pieces
-// (exec::row_pieces). -1 to go on, else the exit code.
+// The host's parts per call at m rows, of each group's fused call where it may fuse (with
+// fusion on), and at m / 2 for the groups run in two row pieces (exec::row_pieces, never
+// fused). -1 to go on, else the exit code.
 int measure_host(const exec::DeviceRef& ref, const exec::ModelDesc& desc, int64_t m, int repeats,
                  const std::vector<int64_t>& widths, exec::ProjectOptions& po, int& submits) {
   auto h = exec::measure_host_parts(ref, desc, m, repeats, &submits, widths);
@@ -184,6 +185,11 @@ int measure_host(const exec::DeviceRef& ref, const exec::ModelDesc& desc, int64_
   po.host_parts = std::move(*h);
   po.host_ns.clear();
   for (const exec::HostParts& p : po.host_parts) po.host_ns.push_back(p.total_ns());
+  if (po.fuse) {
+    auto f = exec::measure_fused_host_parts(ref, desc, m, repeats, widths);
+    if (!f) return project_fail(fmt::format("measuring host time at M = {}: {}", m, f.error().message), Exit::check_failed);
+    po.fused_host_parts = std::move(*f);
+  }
   if (m % 2 != 0) return -1;  // one piece (row_pieces)
   auto half = exec::measure_host_parts(ref, desc, m / 2, repeats, nullptr, widths);
   if (!half) return project_fail(fmt::format("measuring host time at M = {}: {}", m / 2, half.error().message), Exit::check_failed);
@@ -211,7 +217,7 @@ int run_project(const ProjectArgs& a) {
                         {"disk_rate", a.disk_bytes_per_s}, {"window_bytes", window},
                         {"int4_weights", desc.dtype != matmul::DType::int4 ? "floor" : a.synthetic.empty() ? "file" : a.int4_weights},
                         {"residency_rule", kRuleText}, {"fuse", a.fuse},
-                        {"host_source", a.host_us >= 0 ? "given (--host-us)" : "measured: zero-work emulator, medians of the runner's plan+pack+submit and unpack as CPU time (every thread of the step, this machine's cores); the part not under the NPU's jobs added (host_exposed_us)"},
+                        {"host_source", a.host_us >= 0 ? "given (--host-us)" : "measured: zero-work emulator, medians of the runner's plan+pack+submit and unpack as CPU time (every thread of the step, this machine's cores), a fused group's one call (its C's columns unpacked straight into the members') as such; the part not under the NPU's jobs added (host_exposed_us)"},
                         {"device_source", "timing model (docs/timing-model.md): the board plan's per-core chains on shared DRAM"}};
   struct Step {
     const char* key;
@@ -234,6 +240,7 @@ int run_project(const ProjectArgs& a) {
     int submits = 0;
     if (a.host_us >= 0) {
       po.host_ns.assign(desc.matmuls.size(), a.host_us * 1e3);
+      po.fused_host_parts.assign(desc.matmuls.size(), {a.host_us * 1e3, 0});  // a fused group is one call
     } else if (int rc = measure_host(ref, desc, s.m, a.repeats, widths, po, submits); rc >= 0) {
       return rc;
     }

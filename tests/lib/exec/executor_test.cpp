@@ -164,6 +164,33 @@ TEST(ExecutorInflight, IndependentMatmulsOfALayerAreOnTheDeviceTogether) {
   }
 }
 
+// RunOptions::count_cpu: the device thread's CPU time counted (RunStats::device_cpu_ns, what
+// ork_run --bench-fuse reports), and without it none, the outputs the reference's either way.
+TEST(ExecutorCpu, TheDeviceThreadsCpuTimeIsCountedOnlyWhenAsked) {
+  const ExecutorModel model = make_executor_model(matmul::DType::int8, 2, 7, "cpu_time.ork");
+  auto dev = api::open_device("emu");
+  ASSERT_TRUE(dev) << dev.error().message;
+  PlanOptions o;
+  o.tokens = 2;
+  o.budget_bytes = 4 << 20;
+  auto plan = build_plan(model.packed, o);
+  ASSERT_TRUE(plan);
+  auto want = reference_chain(model.path, model.packed, 1, 2);
+  ASSERT_TRUE(want);
+  for (bool count : {true, false}) {
+    RunOptions ro;
+    ro.count_cpu = count;
+    auto out = run_plan(model.path, model.packed, *plan, o, api::exec_device(**dev, 3), ro);
+    ASSERT_TRUE(out) << out.error().message;
+    if (count) {
+      EXPECT_GT(out->stats.device_cpu_ns, 0);
+    } else {
+      EXPECT_EQ(out->stats.device_cpu_ns, 0);
+    }
+    EXPECT_TRUE(compare_chains(model.packed, out->chain, *want));
+  }
+}
+
 // Part of the model pinned (room for two layers and a half beside streaming): the pinned
 // tensors are read once, the rest every token, and the chain is the reference's on every
 // device.

@@ -215,6 +215,45 @@ TEST(Project, FusedGroupsRunInOnePiece) {
     }
 }
 
+// A fused group's host part is its one call's (ProjectOptions::fused_host_parts: A packed
+// once, one C), not its members' calls summed: at Qwen2.5-1.5B int8 decode q/k/v and
+// gate/up fuse, o and down keep their own; without the fused calls' parts, or with fusion
+// off, every group costs its members' calls.
+TEST(Project, AFusedGroupCostsItsOneCall) {
+  const ModelDesc d = project_desc("qwen2.5-1.5b", 28);
+  ProjectOptions o = project_options(d, 1, uint64_t{1} << 40);
+  double members = 0;  // a layer's calls, each alone
+  for (size_t j = 0; j < d.matmuls.size(); ++j) {
+    o.fused_host_parts.push_back({100e3 + static_cast<double>(j), 7});  // unlike any sum of host_ns
+    members += o.host_ns[j];
+  }
+  auto p = project(d, o);
+  ASSERT_TRUE(p) << p.error().message;
+  double layer = 0;
+  int fused = 0;
+  for (const BatchGroup& g : p->groups) {
+    double calls = 0;
+    for (int j : g.matmuls) calls += o.host_ns[static_cast<size_t>(j)];
+    const double want = g.fused ? o.fused_host_parts[static_cast<size_t>(g.matmuls.front())].total_ns() : calls;
+    EXPECT_DOUBLE_EQ(g.host_ns, want);
+    fused += g.fused ? 1 : 0;
+    layer += want;
+  }
+  EXPECT_EQ(fused, 2);
+  EXPECT_DOUBLE_EQ(p->host_ns, layer * 28);
+  EXPECT_DOUBLE_EQ(p->host_exposed_ns + p->host_overlapped_ns, p->host_ns);
+  ProjectOptions summed = o;
+  summed.fused_host_parts.clear();
+  auto s = project(d, summed);
+  ASSERT_TRUE(s);
+  EXPECT_DOUBLE_EQ(s->host_ns, members * 28);
+  EXPECT_NE(s->host_ns, p->host_ns);
+  o.fuse = false;
+  auto off = project(d, o);
+  ASSERT_TRUE(off);
+  EXPECT_DOUBLE_EQ(off->host_ns, members * 28);
+}
+
 TEST(Project, BadOptionsAreNamed) {
   const ModelDesc d = project_desc("tiny", 2);
   auto expect_error = [&](ProjectOptions o, const char* text) {
@@ -239,6 +278,9 @@ TEST(Project, BadOptionsAreNamed) {
   o = project_options(d, 1, 1 << 20);
   o.host_ns[0] = -1;
   expect_error(o, "host time -1");
+  o = project_options(d, 1, 1 << 20);
+  o.fused_host_parts.assign(3, {});
+  expect_error(o, "host parts: 3 given for 7 matmuls");
 }
 
 TEST(Project, HostTimeOnTheZeroWorkEmulator) {
@@ -258,6 +300,20 @@ TEST(Project, HostTimeOnTheZeroWorkEmulator) {
   EXPECT_NE(none.error().message.find("needs an NPU device"), std::string::npos);
   auto zero = measure_host_ns(api::exec_device(**dev, 3), d, 1, 0);
   ASSERT_FALSE(zero);
+  // The fused calls: measured at each group's first member where the group may fuse (the
+  // small model's q/k/v and gate/up: every member a whole number of 4 KiB), nothing elsewhere.
+  const ModelDesc small = project_desc("small", 1);
+  auto f = measure_fused_host_parts(api::exec_device(**dev, 3), small, 1, 3);
+  ASSERT_TRUE(f) << f.error().message;
+  ASSERT_EQ(f->size(), small.matmuls.size());
+  for (size_t j = 0; j < small.matmuls.size(); ++j) {
+    const std::string& name = small.matmuls[j].name;
+    const bool leads = name == "q" || name == "gate";
+    EXPECT_EQ((*f)[j].total_ns() > 0, leads) << name;
+  }
+  auto tiny = measure_fused_host_parts(api::exec_device(**dev, 3), d, 1, 3);  // k's 2 KiB part q/k/v, gate's 10 KiB gate/up
+  ASSERT_TRUE(tiny);
+  for (const HostParts& h : *tiny) EXPECT_EQ(h.total_ns(), 0);
 }
 
 }  // namespace

@@ -241,6 +241,30 @@ else:
             failures.append(f"--bench-orders ratio {r}: {j.get('ratios')}")
     if j.get("checked") is not True or (p.returncode == 0) != j.get("targets_met"):
         failures.append(f"--bench-orders: rc {p.returncode} against {j.get('targets')}, checked {j.get('checked')}")
+# --bench-fuse: on the small shapes (q/k/v and gate/up fuse; tiny's do not), fused and
+# unfused runs on both devices, the computing device's checked, the zero-work ones saying why
+# not; the fused runs fuse (2 groups x 1 layer x 2 tokens) and the unfused do not. Timings are
+# reported, never asserted.
+small = os.path.join(tmp, "small1.ork")
+run([ork_pack, "--synthetic", "small", "--layers", "1", "-o", small], 0)
+p = run([ork_run, small, "--bench-fuse", "--tokens", "2", "--budget", "64M", "--repeat", "2", "--json"], 0)
+if p.returncode == 0:
+    j = json.loads(p.stdout)
+    for dev, want_checked in (("zero_work", False), ("device", True)):
+        d = j.get("devices", {}).get(dev, {})
+        for run_name, want_groups in (("fused", 4), ("unfused", 0)):
+            r = d.get(run_name, {})
+            if (r.get("checked") is not want_checked or r.get("fused_groups") != want_groups
+                    or r.get("cpu_us_per_token", {}).get("n") != 2 or r.get("calls_us_per_token", {}).get("n") != 2
+                    or want_checked == bool(r.get("check_skipped"))):
+                failures.append(f"--bench-fuse {dev} {run_name}: {r}")
+        if {k: set(v) for k, v in d.get("ratio_fused_over_unfused", {}).items()} != {
+                "cpu": {"min", "median", "max", "n"}, "calls": {"min", "median", "max", "n"}}:
+            failures.append(f"--bench-fuse {dev} ratios: {d.get('ratio_fused_over_unfused')}")
+    if j.get("checked") is not True:
+        failures.append(f"--bench-fuse: checked {j.get('checked')}")
+run([ork_run, small, "--bench-fuse", "--bench-orders"], 2, "excludes")
+run([ork_run, small, "--bench-fuse", "--tokens", "1"], 2, "--tokens must be 2 or more")
 run([ork_run, model, "--bench-orders", "--io-rate", "5"], 2, "--io-rate 5")
 run([ork_run, model, "--bench-orders", "--io-rate", "-1"], 2, "--io-rate")
 run([ork_run, model, "--bench-orders", "--budget", "16K"], 2, "smaller than the largest layer")
