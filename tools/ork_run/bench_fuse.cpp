@@ -49,7 +49,7 @@ struct FuseDevice {
 
 // One run of way f and length l: its device thread's CPU ns (RunStats::device_cpu_ns) and
 // time in calls (RunStats::device_ns) into cost.
-Status fuse_bench_run(const BenchFuseArgs& a, const exec::PackedModel& model, const FusePlans& p, int f, int l,
+Status fuse_bench_run(const BenchArgs& a, const exec::PackedModel& model, const FusePlans& p, int f, int l,
                       FuseDevice& d, int64_t (&cost)[2]) {
   exec::RunOptions ro;
   ro.inflight = a.inflight;
@@ -71,7 +71,7 @@ Status fuse_bench_run(const BenchFuseArgs& a, const exec::PackedModel& model, co
 // Way f once at one token and once at --tokens: the second's cost less the first's, per
 // token past the first (the run's setup, the weights' one read and the first token's
 // context builds cancel: what is left is every later token's own host work and device time).
-Status fuse_bench_pair(const BenchFuseArgs& a, const exec::PackedModel& model, const FusePlans& p, int f, FuseDevice& d) {
+Status fuse_bench_pair(const BenchArgs& a, const exec::PackedModel& model, const FusePlans& p, int f, FuseDevice& d) {
   int64_t one[2] = {}, all[2] = {};
   if (Status s = fuse_bench_run(a, model, p, f, 0, d, one); !s) return s;
   if (Status s = fuse_bench_run(a, model, p, f, 1, d, all); !s) return s;
@@ -108,7 +108,7 @@ nlohmann::json fuse_device_json(const FuseDevice& d) {
   return j;
 }
 
-void fuse_print_text(const BenchFuseArgs& a, const nlohmann::json& devices, bool checked) {
+void fuse_print_text(const BenchArgs& a, const nlohmann::json& devices, bool checked) {
   std::printf("bench     %s: fused against --no-fuse, %lld tokens of m = %lld, %d rounds interleaved\n", a.path.c_str(),
               static_cast<long long>(a.tokens), static_cast<long long>(a.m), a.repeats);
   for (const auto& [key, d] : devices.items()) {
@@ -136,7 +136,7 @@ int fuse_fail(const std::string& msg, Exit e) {
 
 // The rounds: on each device the two ways, which goes first alternating round by round, so
 // a drift of the shared machine hits both alike.
-Status fuse_rounds(const BenchFuseArgs& a, const exec::PackedModel& model, const FusePlans& p,
+Status fuse_rounds(const BenchArgs& a, const exec::PackedModel& model, const FusePlans& p,
                    std::vector<FuseDevice>& devices) {
   for (int r = 0; r < a.repeats; ++r)
     for (FuseDevice& d : devices)
@@ -150,7 +150,7 @@ Status fuse_rounds(const BenchFuseArgs& a, const exec::PackedModel& model, const
 }
 
 // The four plans: fused and not, one token and --tokens.
-Status fuse_plans(const BenchFuseArgs& a, const exec::PackedModel& model, FusePlans& p) {
+Status fuse_plans(const BenchArgs& a, const exec::PackedModel& model, FusePlans& p) {
   for (int f = 0; f < 2; ++f)
     for (int l = 0; l < 2; ++l) {
       exec::PlanOptions& po = p.po[f][l];
@@ -165,7 +165,7 @@ Status fuse_plans(const BenchFuseArgs& a, const exec::PackedModel& model, FusePl
 
 }  // namespace
 
-int run_bench_fuse(const BenchFuseArgs& a) {
+int run_bench_fuse(const BenchArgs& a) {
   if (a.tokens < 2) return fuse_fail("--bench-fuse: --tokens must be 2 or more (a run's later tokens are measured)", Exit::bad_usage);
   auto model = exec::read_packed(a.path);
   if (!model) return fuse_fail(model.error().message, Exit::bad_usage);

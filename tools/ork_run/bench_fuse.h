@@ -13,20 +13,11 @@
 // against the CPU reference; the zero-work runs compute nothing and say so.
 #pragma once
 
-#include <cstdint>
-#include <string>
+#include "tools/ork_run/bench.h"
 
 namespace ork::tools {
 
-struct BenchFuseArgs {
-  std::string path, device_name;
-  int64_t tokens = 2, m = 1;
-  uint64_t budget_bytes = 0, window_bytes = 0;
-  int cores = 3, repeats = 3, inflight = 2;
-  double disk_bytes_per_ns = 1.2;
-  bool json = false;
-};
-
-int run_bench_fuse(const BenchFuseArgs& args);
+// The run's shape and options as --bench-orders takes them (bench.h; io_rate unused).
+int run_bench_fuse(const BenchArgs& args);
 
 }  // namespace ork::tools

@@ -335,11 +335,10 @@ int project(const Args& a, tools::ProjectArgs& pa, bool budget_given) {
   return tools::run_project(pa);
 }
 
-// The run's options checked and handed to the order benchmark.
-int bench_orders(const Args& a, tools::BenchArgs& ba) {
-  if (ba.io_rate > 0 && ba.io_rate < 1e6) return error(fmt::format("--io-rate {}: below 1e6 bytes/s", ba.io_rate));
+// The run's options into the benchmarks' arguments (--bench-orders and --bench-fuse).
+Status fill_bench_args(const Args& a, tools::BenchArgs& ba) {
   auto memory = tools::parse_memory(a.budget_text, a.window_text);
-  if (!memory) return error(memory.error().message);
+  if (!memory) return memory.error();
   ba.path = a.path;
   ba.device_name = a.device_name;
   ba.tokens = a.tokens;
@@ -350,26 +349,20 @@ int bench_orders(const Args& a, tools::BenchArgs& ba) {
   ba.disk_bytes_per_ns = a.disk_gbs;
   ba.inflight = a.inflight;
   ba.json = a.json;
+  return {};
+}
+
+// The run's options checked and handed to the order benchmark.
+int bench_orders(const Args& a, tools::BenchArgs& ba) {
+  if (ba.io_rate > 0 && ba.io_rate < 1e6) return error(fmt::format("--io-rate {}: below 1e6 bytes/s", ba.io_rate));
+  if (Status s = fill_bench_args(a, ba); !s) return error(s.error().message);
   return tools::run_bench_orders(ba);
 }
 
 // The run's options handed to the fused / unfused benchmark.
-int bench_fuse(const Args& a, const tools::BenchArgs& ba) {
-  auto memory = tools::parse_memory(a.budget_text, a.window_text);
-  if (!memory) return error(memory.error().message);
-  tools::BenchFuseArgs bf;
-  bf.path = a.path;
-  bf.device_name = a.device_name;
-  bf.tokens = a.tokens;
-  bf.m = a.m;
-  bf.budget_bytes = memory->budget_bytes;
-  bf.window_bytes = memory->window_bytes;
-  bf.cores = a.cores == 0 ? 3 : a.cores;
-  bf.repeats = ba.repeats;
-  bf.inflight = a.inflight;
-  bf.disk_bytes_per_ns = a.disk_gbs;
-  bf.json = a.json;
-  return tools::run_bench_fuse(bf);
+int bench_fuse(const Args& a, tools::BenchArgs& ba) {
+  if (Status s = fill_bench_args(a, ba); !s) return error(s.error().message);
+  return tools::run_bench_fuse(ba);
 }
 
 }  // namespace
