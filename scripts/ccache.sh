@@ -10,9 +10,16 @@
 #     would make each clone miss; the cost is a DW_AT_comp_dir naming the first clone's dir.
 #   max_size: five build dirs (native, clang sanitizers, TSan, arm64, llama.cpp) of about
 #     1-2 GB each stay cached together.
+#   depend_mode: on a miss, no preprocessor run. Outside it, ccache preprocesses each
+#     source it cannot find by its direct hash (a second pass over every header), so every
+#     object of a cold build costs that pass on top of its compile: about 20-27 s of CPU
+#     per build dir of this tree (docs/reliability.md "CI time", lever 65). The include
+#     files come from the compiler's own dependency file instead (-MD: meson and cmake's
+#     Ninja generator pass it); a hit is found by the direct hash as before.
 if command -v ccache >/dev/null 2>&1; then
   CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$(pwd -P)")}
   CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
   CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G}
-  export CCACHE_BASEDIR CCACHE_NOHASHDIR CCACHE_MAXSIZE
+  CCACHE_DEPEND=${CCACHE_DEPEND:-1}
+  export CCACHE_BASEDIR CCACHE_NOHASHDIR CCACHE_MAXSIZE CCACHE_DEPEND
 fi
