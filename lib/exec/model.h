@@ -51,9 +51,13 @@ class MatmulIndex {
  public:
   explicit MatmulIndex(const ModelDesc& desc);
   int find(std::string_view name) const;  // -1 when none ("x" included)
+  // find(the name of matmul i), remembered from the one pass: check_desc's test for a name
+  // given twice, without a second lookup per matmul.
+  int first_named(size_t i) const { return first_[i]; }
 
  private:
   std::unordered_map<std::string_view, int> index_;
+  std::vector<int> first_;
 };
 
 // Checks names, dtypes and that the shapes chain: every source exists and comes earlier,

@@ -127,7 +127,7 @@ Result<PackWriter> PackWriter::create(const std::string& path, const ModelDesc& 
 
 PackWriter::PackWriter(PackWriter&& o) noexcept
     : out_(std::move(o.out_)), path_(std::move(o.path_)), model_(std::move(o.model_)), json_reserve_(o.json_reserve_),
-      cursor_(o.cursor_) {
+      cursor_(o.cursor_), packed_(std::move(o.packed_)) {
   o.out_.reset();
 }
 
@@ -152,7 +152,10 @@ Status PackWriter::add(int layer, int mi, const void* row_major, std::span<const
   }
   auto plan = layout_plan(model_.desc.dtype, md.k, md.n, slice_k);
   if (!plan) return plan.error();
-  std::vector<uint8_t> native(static_cast<size_t>(plan->b_bytes()));
+  // One buffer for every tensor, zeroed as a new one is: a block of its own per tensor was
+  // a fresh mapping faulted in 4 KiB at a time (docs/reliability.md "CI time", lever 57).
+  std::vector<uint8_t>& native = packed_;
+  native.assign(static_cast<size_t>(plan->b_bytes()), 0);
   if (auto s = matmul::pack_weights(*plan, row_major, native); !s) return s;
   PackedTensor t{layer, mi, cursor_, native.size(), 0, 0, slice_k};
   if (auto s = write_at(t.offset, native.data(), native.size()); !s) return s;

@@ -114,6 +114,7 @@ class PackWriter {
   PackedModel model_;
   uint64_t json_reserve_ = 0;
   uint64_t cursor_ = 0;
+  std::vector<uint8_t> packed_;  // add()'s native layout, kept between tensors
 };
 
 // Opens and checks a packed file's header and tensor table (not the tensor bytes).

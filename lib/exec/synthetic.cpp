@@ -108,12 +108,16 @@ uint64_t synthetic_seed(uint64_t seed, int layer, int mi) {
   return seed * 1000003u + static_cast<uint64_t>(layer) * 131u + static_cast<uint64_t>(mi);
 }
 
-std::vector<uint8_t> synthetic_weights(const ModelDesc& desc, int layer, int mi, uint64_t seed) {
+void synthetic_weights_into(const ModelDesc& desc, int layer, int mi, uint64_t seed, std::vector<uint8_t>& out) {
   const MatmulDesc& md = desc.matmuls[static_cast<size_t>(mi)];
   const uint64_t s = synthetic_seed(seed, layer, mi);
-  if (desc.dtype == matmul::DType::int4) return q4_0_like_weights(md.k, md.n, s);
+  if (desc.dtype == matmul::DType::int4) out = q4_0_like_weights(md.k, md.n, s);
+  else fill(desc.dtype, md.k * md.n, SplitMix{s}, out);  // writes every byte it resizes to
+}
+
+std::vector<uint8_t> synthetic_weights(const ModelDesc& desc, int layer, int mi, uint64_t seed) {
   std::vector<uint8_t> out;
-  fill(desc.dtype, md.k * md.n, SplitMix{s}, out);
+  synthetic_weights_into(desc, layer, mi, seed, out);
   return out;
 }
 
@@ -123,9 +127,10 @@ Status write_synthetic(const std::string& path, const ModelDesc& desc, uint64_t 
   if (!w) return w.error();
   const int64_t total = static_cast<int64_t>(desc.layers) * static_cast<int64_t>(desc.matmuls.size());
   int64_t done = 0;
+  std::vector<uint8_t> bytes;  // reused: each tensor's own block was a fresh mapping (lever 57)
   for (int l = 0; l < desc.layers; ++l) {
     for (size_t j = 0; j < desc.matmuls.size(); ++j) {
-      const auto bytes = synthetic_weights(desc, l, static_cast<int>(j), seed);
+      synthetic_weights_into(desc, l, static_cast<int>(j), seed, bytes);
       if (auto s = w->add(l, static_cast<int>(j), bytes.data()); !s) return s;
       if (progress) progress(++done, total);
     }

@@ -18,6 +18,8 @@ namespace ork::exec {
 // shaped as GGUF Q4_0 quantises normal values (q4_0_like_weights), fp16 multiples of 1/128 in
 // [-1, 1). Deterministic for (seed, layer, matmul).
 std::vector<uint8_t> synthetic_weights(const ModelDesc& desc, int layer, int matmul, uint64_t seed);
+// The same into `out`, its memory reused (a writer's loop over tensors).
+void synthetic_weights_into(const ModelDesc& desc, int layer, int matmul, uint64_t seed, std::vector<uint8_t>& out);
 // The generator's seed of tensor (layer, matmul) of a model of seed `seed`.
 uint64_t synthetic_seed(uint64_t seed, int layer, int matmul);
 
