@@ -18,8 +18,10 @@ ci_build_opts="$ci_meson_opts -Ddebug=false"
 # -O1, the libraries they test still at -O2 (meson option tests_optimization,
 # tests/meson.build). Measured natively: their compile 0.76 of -O2's (about 105 s of CPU off
 # a cold build), the tests' CPU time no higher in the default suite and at most about 7 s
-# more in the slow one (docs/reliability.md "CI time", lever 42). Not yet in build-arm64:
-# the tests' time under qemu-user at -O1 is not measured.
+# more in the slow one (docs/reliability.md "CI time", lever 42). Not in build-arm64: under
+# qemu-user the test code is emulated and its loops weigh more; the default suite took about
+# 7 % more CPU at -O1 there, e2e_tests' dtype sweep 1.6x, and e2e_int4_stacked (21 s of its
+# 30 s timeout at -O2) would time out (lever 62).
 ci_native_opts="$ci_build_opts -Dtests_optimization=1"
 
 # ci_step NAME COMMAND [ARG...]: runs the command, then prints "ci: NAME N s" (its wall time,
