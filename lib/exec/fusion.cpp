@@ -16,6 +16,9 @@ Result<GroupPlan> executor_group_plan(matmul::DType dtype, int64_t m, std::span<
 
 bool fusion_fits(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                  std::span<const int64_t> slice_k, std::span<const uint64_t> bytes, uint64_t align) {
+  // The fused matmul must exist at all (one K-slice, N-blocks outermost: fusable) before
+  // its pieces are asked about; the projection's host measurement has no plan to ask.
+  if (!fusable(dtype, m, shapes, slice_k)) return false;
   for (size_t i = 0; i + 1 < bytes.size(); ++i)
     if (bytes[i] % align != 0) return false;  // padding would part the members' weights
   int64_t n = 0;

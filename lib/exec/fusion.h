@@ -33,7 +33,8 @@ struct Fusion {
 Result<GroupPlan> executor_group_plan(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                                       int cores, std::span<const int64_t> slice_k, bool fuse);
 
-// Whether the executor may run a group fused, before the chooser's say: its members' packed
+// Whether the executor may run a group fused, before the chooser's say: the group is
+// fusable (board_plan.h: one K-slice, every N whole blocks), its members' packed
 // `bytes` lie side by side with no padding (every member but the last a whole number of
 // `align`), and the group and its fused matmul (K x the members' N summed) each run in one
 // row piece (row_pieces). The projection asks the same (project.h ProjectOptions::fuse).

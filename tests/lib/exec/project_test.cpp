@@ -314,6 +314,17 @@ TEST(Project, HostTimeOnTheZeroWorkEmulator) {
   auto tiny = measure_fused_host_parts(api::exec_device(**dev, 3), d, 1, 3);  // k's 2 KiB part q/k/v, gate's 10 KiB gate/up
   ASSERT_TRUE(tiny);
   for (const HostParts& h : *tiny) EXPECT_EQ(h.total_ns(), 0);
+  // int4 at its 480-wide floor: q/k/v and gate/up of several K-slices are not fusable
+  // (board_plan.h), so nothing is measured fused, at M = 1 (stacked plans) and 128; the
+  // measurement once ran the fused call anyway and failed in unpack_c_columns.
+  ModelDesc four = small;
+  four.dtype = matmul::DType::int4;
+  std::vector<int64_t> widths(four.matmuls.size(), 480);
+  for (int64_t m : {1, 128}) {
+    auto q = measure_fused_host_parts(api::exec_device(**dev, 3), four, m, 1, widths);
+    ASSERT_TRUE(q) << "M = " << m << ": " << q.error().message;
+    for (const HostParts& h : *q) EXPECT_EQ(h.total_ns(), 0) << "M = " << m;
+  }
 }
 
 }  // namespace
