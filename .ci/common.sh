@@ -39,6 +39,37 @@ ci_step() {
   fi
 }
 
+# ci_background NAME COMMAND [ARG...]: starts the command beside the steps that follow, its
+# output kept in a file; ci_wait prints that output, then "ci: NAME N s" (the command's own
+# wall time, overlapped with those steps) and "ci: NAME-wait N s" (how long the run stood
+# waiting for it), and stops the script with the command's exit status if it failed. One
+# background command at a time.
+ci_background() {
+  ci_bg_name=$1
+  shift
+  ci_bg_out=$(mktemp)
+  ci_bg_t0=$(date +%s)
+  (
+    rc=0
+    "$@" >"$ci_bg_out" 2>&1 || rc=$?
+    echo "$rc $(date +%s)" >"$ci_bg_out.end"
+  ) &
+  ci_bg_pid=$!
+}
+ci_wait() {
+  ci_t0=$(date +%s)
+  wait "$ci_bg_pid" || true
+  cat "$ci_bg_out"
+  read -r ci_rc ci_bg_t1 <"$ci_bg_out.end" || { ci_rc=1; ci_bg_t1=$ci_t0; }
+  rm -f "$ci_bg_out" "$ci_bg_out.end"
+  echo "ci: $ci_bg_name $((ci_bg_t1 - ci_bg_t0)) s"
+  echo "ci: $ci_bg_name-wait $(($(date +%s) - ci_t0)) s"
+  if [ "$ci_rc" -ne 0 ]; then
+    echo "ci: $ci_bg_name FAILED (exit $ci_rc)" >&2
+    exit "$ci_rc"
+  fi
+}
+
 # build-san: clang with AddressSanitizer + UndefinedBehaviorSanitizer and libFuzzer's
 # coverage (-Dfuzz=enabled), serving both .ci/sanitizers (every suite but slow) and .ci/fuzz
 # (the fuzz_<harness> binaries): one compile of the tree instead of a gcc ASan build and a
