@@ -74,8 +74,7 @@ class Walk {
       if (step.kind == Step::load) {
         ok = await_slot(unwaited, step.slot);
         if (!ok) break;
-        const PackedTensor& t = model_.tensor(step.layer, step.matmul);
-        reader_.submit(op, step.slot, t.offset, t.bytes, false, step.offset);  // a fused member: its place in the slot
+        reader_.submit(op, step.slot, load_ranges(model_, plan_, step));  // a fused member: its pieces
         ++out_.stats.loads;
       } else if (step.kind == Step::compute) {
         std::lock_guard lk(mu_);

@@ -1,6 +1,6 @@
-// The executor's calls of a fused group (device_calls.h, fusion.h): the members' weights side
-// by side in one slot run as one matmul of K x their N summed, and C's columns are unpacked
-// straight into each member's output (fusion.h member_columns).
+// The executor's calls of a fused group (device_calls.h, fusion.h): the members' weights in one
+// slot, K-slice by K-slice (fusion.h fused_pieces), run as one matmul of K x their N summed,
+// and C's columns are unpacked straight into each member's output (fusion.h member_columns).
 #include <algorithm>
 
 #include <fmt/format.h>

@@ -314,16 +314,36 @@ TEST(Project, HostTimeOnTheZeroWorkEmulator) {
   auto tiny = measure_fused_host_parts(api::exec_device(**dev, 3), d, 1, 3);  // k's 2 KiB part q/k/v, gate's 10 KiB gate/up
   ASSERT_TRUE(tiny);
   for (const HostParts& h : *tiny) EXPECT_EQ(h.total_ns(), 0);
-  // int4 at its 480-wide floor: q/k/v and gate/up of several K-slices are not fusable
-  // (board_plan.h), so nothing is measured fused, at M = 1 (stacked plans) and 128; the
-  // measurement once ran the fused call anyway and failed in unpack_c_columns.
-  ModelDesc four = small;
-  four.dtype = matmul::DType::int4;
-  std::vector<int64_t> widths(four.matmuls.size(), 480);
+}
+
+// int4 groups of several K-slices are measured fused where their pieces (fusion.h
+// fused_pieces) are whole 4 KiB: at K = 1024 in two slices of 512, q/k/v and gate/up, at
+// M = 1 (the one call stacked: the C API's chooser, layout_host.h unpack_c_columns) and 128.
+// At the small model's K = 512 in slices of 480 and 32 none is (k's 32-deep slice is 2 KiB,
+// gate's 480-deep one 330 KiB), at M = 1 and 128 alike.
+TEST(Project, FusedHostPartsOfSeveralKSlices) {
+  emu::FakeKernelConfig cfg;
+  cfg.executor = emu::zero_work_executor();
+  auto dev = api::open_emulator(driver::KmdKind::rknpu, cfg);
+  ASSERT_TRUE(dev);
+  const ModelDesc four = project_desc("small", 1, matmul::DType::int4);
+  ModelDesc wide = four;  // hidden 1024
+  wide.hidden = 1024;
+  for (MatmulDesc& md : wide.matmuls) {
+    md.k = md.name == "down" ? md.k : 1024;
+    md.n = md.name == "q" || md.name == "o" || md.name == "down" ? 1024 : md.n;
+  }
+  const std::vector<int64_t> w480(four.matmuls.size(), 480), w512(wide.matmuls.size(), 512);
   for (int64_t m : {1, 128}) {
-    auto q = measure_fused_host_parts(api::exec_device(**dev, 3), four, m, 1, widths);
-    ASSERT_TRUE(q) << "M = " << m << ": " << q.error().message;
-    for (const HostParts& h : *q) EXPECT_EQ(h.total_ns(), 0) << "M = " << m;
+    auto none = measure_fused_host_parts(api::exec_device(**dev, 3), four, m, 1, w480);
+    ASSERT_TRUE(none) << "M = " << m << ": " << none.error().message;
+    for (const HostParts& h : *none) EXPECT_EQ(h.total_ns(), 0) << "M = " << m;
+    auto some = measure_fused_host_parts(api::exec_device(**dev, 3), wide, m, 1, w512);
+    ASSERT_TRUE(some) << "M = " << m << ": " << some.error().message;
+    for (size_t j = 0; j < wide.matmuls.size(); ++j) {
+      const std::string& name = wide.matmuls[j].name;
+      EXPECT_EQ((*some)[j].total_ns() > 0, name == "q" || name == "gate") << "M = " << m << " " << name;
+    }
   }
 }
 
