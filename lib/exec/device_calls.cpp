@@ -170,6 +170,11 @@ Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch_piece(std::span<const i
   auto window = window_of(slots);
   if (!window) return window.error();
   const int64_t rows = po_.m / pieces;
+  if (a[0].rows != rows) return make_error(-EINVAL, fmt::format("a piece of {} rows given {}", rows, a[0].rows));
+  if (fusion_.fused(tensor(layer, matmuls[0]))) {  // the members read one A: the fused matmul's piece
+    const std::vector<uint8_t> op = operand_bytes(model_.desc.dtype, a[0]);
+    return launch_fused_piece(slots[0], layer, matmuls, op.data(), c, piece, pieces, *window);
+  }
   std::vector<std::vector<uint8_t>> ops(matmuls.size());  // packed into the job's A buffers at launch
   std::vector<GroupMember> members;
   for (size_t i = 0; i < matmuls.size(); ++i) {

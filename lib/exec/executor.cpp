@@ -308,6 +308,7 @@ class Walk {
     out_.stats.max_group = std::max(out_.stats.max_group, static_cast<int>(next.size()));
     out_.stats.max_pieces = std::max(out_.stats.max_pieces, 2);
     ++out_.stats.pipelined;
+    out_.stats.fused_groups += calls_.fused(ns.layer, matmuls.front()) ? 1 : 0;  // its pieces: one fused group job
     return finish(job, begin, end, true);
   }
 

@@ -84,9 +84,11 @@ bool fusion_fits(matmul::DType dtype, int64_t m, std::span<const std::pair<int64
       if (p.at + p.bytes != total && (p.bytes % align != 0 || p.at % align != 0)) return false;  // padding would part them
   int64_t n = 0;
   for (int64_t v : ns) n += v;
+  // The same row pieces fused as apart: the executor runs the fused matmul piece by piece as it
+  // would its members, each piece's plan at m / pieces.
   const std::pair<int64_t, int64_t> summed[] = {{shapes[0].first, n}};
   const int64_t width_of_sum[] = {width};
-  return row_pieces(dtype, m, shapes, slice_k) == 1 && row_pieces(dtype, m, summed, width_of_sum) == 1;
+  return row_pieces(dtype, m, shapes, slice_k) == row_pieces(dtype, m, summed, width_of_sum);
 }
 
 std::vector<matmul::ColumnPart> member_columns(std::span<const int64_t> ns, int64_t rows,
@@ -108,12 +110,13 @@ std::vector<matmul::ColumnPart> member_columns(std::span<const int64_t> ns, int6
 
 namespace {
 
-// Whether one layer's group (its members' shapes, int4 widths and packed bytes) runs fused.
+// Whether one layer's group (its members' shapes, int4 widths and packed bytes) runs fused:
+// its plan at a row piece's rows (GroupJobs plans each piece so) is the fused one.
 Result<bool> group_fuses(matmul::DType dtype, int64_t m, int cores, uint64_t align,
                          const std::vector<std::pair<int64_t, int64_t>>& shapes, const std::vector<int64_t>& widths,
                          const std::vector<uint64_t>& bytes) {
   if (!fusion_fits(dtype, m, shapes, widths, bytes, align)) return false;
-  auto plan = executor_group_plan(dtype, m, shapes, cores, widths, true);
+  auto plan = executor_group_plan(dtype, m / row_pieces(dtype, m, shapes, widths), shapes, cores, widths, true);
   if (!plan) return plan.error();
   return plan->fused;
 }

@@ -2,9 +2,10 @@
 // groups"): a group that reads one A, whose board plan with `fuse` on (plan_group) is the
 // fused one, whose members' packed weights fill one weight buffer with no padding, K-slice by
 // K-slice (fused_pieces: every piece but the buffer's last a whole number of the slots'
-// alignment, 4 KiB), and which runs in one row piece (row_pieces: 1 for the members and for
-// the summed shape). Such a group's members share one weight buffer and slot; C's columns
-// [columns[j], columns[j + 1]) of the fused job go straight to member j.
+// alignment, 4 KiB), and which runs in the same row pieces fused as apart (row_pieces of the
+// members and of the summed shape). Such a group's members share one weight buffer and slot;
+// C's columns [columns[j], columns[j + 1]) of the fused job (one a row piece) go straight to
+// member j.
 #pragma once
 
 #include <cstddef>
@@ -65,8 +66,9 @@ Result<GroupPlan> executor_group_plan(matmul::DType dtype, int64_t m, std::span<
 // fusable (board_plan.h: one K and width, every N whole blocks), its members' packed `bytes`
 // are their fused_pieces, every piece but the buffer's last a whole number of `align` (each
 // read lands aligned, from an aligned file offset, and nothing pads the fused weights), and
-// the group and its fused matmul (K x the members' N summed) each run in one row piece
-// (row_pieces). The projection asks the same (project.h ProjectOptions::fuse).
+// the group and its fused matmul (K x the members' N summed) run in the same row pieces
+// (row_pieces: 1, or 2 halves of m each a job of its own). The projection asks the same
+// (project.h ProjectOptions::fuse).
 bool fusion_fits(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                  std::span<const int64_t> slice_k, std::span<const uint64_t> bytes, uint64_t align);
 

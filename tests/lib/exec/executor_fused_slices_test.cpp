@@ -1,8 +1,9 @@
 // The executor running fused groups of several K-slices (lib/exec/fusion.h fused_pieces):
-// an int4 model whose q/k/v and gate/up take K = 1024 in two slices of 512, each member's
-// slices read to their places in the group's slot, run as one matmul of K x the members' N
-// summed (stacked at M = 1, a C per slice at M = 128); on emu and emu-rocket, every tensor
-// resident or streamed, every output bit for bit the CPU reference's and the unfused run's.
+// int4 models whose q/k/v and gate/up take K in two slices, each member's slices read to
+// their places in the group's slot, run as one matmul of K x the members' N summed (stacked
+// at M = 1, a C per slice at M = 128, in one row piece or in two); on emu and emu-rocket,
+// every tensor resident or streamed, every output bit for bit the CPU reference's and the
+// unfused run's.
 // A member run alone (one matmul in flight; the cpu backend gathering its slices) too. And a
 // member's slice read to another member's place makes the run differ from the reference.
 #include <gtest/gtest.h>
@@ -20,24 +21,25 @@
 namespace ork::exec {
 namespace {
 
-constexpr int64_t kSlicesWidth = 512;  // K = 1024 in two slices; every piece a multiple of 4 KiB
-
-// The small model reshaped (hidden 1024, q 512, k/v 128, intermediate 512, two layers), int4,
-// every tensor packed 512 wide (PackWriter's explicit width; the Q4_0-shaped weights allow
-// about 1400), at seed 13; and its CPU reference of 2 tokens per M, each made once.
+// The small model reshaped (hidden 2W, q 512, k/v 128, intermediate 512), int4, every
+// tensor packed W wide (PackWriter's explicit width; the Q4_0-shaped weights allow about
+// 1400), at seed 13: q/k/v and gate/up take K = 2W in two slices, each piece (W x N / 2
+// bytes) a multiple of 4 KiB. W = 512: 128 rows a tile (R(512), driver/common/cbuf_limits.h),
+// so M = 128 runs in one row piece; W = 832: 64 rows, so M = 128 runs in two. Each made once
+// with its CPU reference of 2 tokens per M.
 struct SlicedModel {
   std::string path;
   PackedModel model;
   std::map<int64_t, ChainResult> want;
 };
 
-ModelDesc sliced_desc() {
-  auto d = synthetic_desc("small", 2, matmul::DType::int4);
+ModelDesc sliced_desc(int64_t width, int layers) {
+  auto d = synthetic_desc("small", layers, matmul::DType::int4);
   EXPECT_TRUE(d);
+  const int64_t h = 2 * width;
   d->name = "sliced";
-  d->hidden = 1024;
-  const std::pair<int64_t, int64_t> shapes[] = {{1024, 512}, {1024, 128}, {1024, 128}, {512, 1024},
-                                                {1024, 512}, {1024, 512}, {512, 1024}};
+  d->hidden = h;
+  const std::pair<int64_t, int64_t> shapes[] = {{h, 512}, {h, 128}, {h, 128}, {512, h}, {h, 512}, {h, 512}, {512, h}};
   for (size_t j = 0; j < d->matmuls.size(); ++j) {
     d->matmuls[j].k = shapes[j].first;
     d->matmuls[j].n = shapes[j].second;
@@ -46,17 +48,18 @@ ModelDesc sliced_desc() {
   return *d;
 }
 
-SlicedModel* sliced_model() {
-  static SlicedModel s;
+SlicedModel* sliced_model(int64_t width, int layers) {
+  static std::map<std::pair<int64_t, int>, SlicedModel> made;
+  SlicedModel& s = made[{width, layers}];
   if (!s.path.empty()) return &s;
-  const ModelDesc d = sliced_desc();
-  const std::string path = testing::scratch("fused_slices_int4.ork");
+  const ModelDesc d = sliced_desc(width, layers);
+  const std::string path = testing::scratch("fused_slices_" + std::to_string(width) + "_" + std::to_string(layers) + ".ork");
   auto w = PackWriter::create(path, d);
   EXPECT_TRUE(w) << w.error().message;
   if (!w) return nullptr;
   for (int l = 0; l < d.layers; ++l)
     for (int j = 0; j < static_cast<int>(d.matmuls.size()); ++j)
-      if (!w->add(l, j, synthetic_weights(d, l, j, 13).data(), {}, kSlicesWidth)) return nullptr;
+      if (!w->add(l, j, synthetic_weights(d, l, j, 13).data(), {}, width)) return nullptr;
   if (!w->finish()) return nullptr;
   auto m = read_packed(path);
   EXPECT_TRUE(m) << m.error().message;
@@ -94,6 +97,8 @@ PlanOptions sliced_options(const PackedModel& model, int64_t m, bool streamed, b
 }
 
 struct SlicesCase {
+  int64_t width;
+  int layers;
   int64_t m;
   bool streamed;
 };
@@ -102,7 +107,7 @@ class ExecutorFusedSlices : public ::testing::TestWithParam<SlicesCase> {};
 
 TEST_P(ExecutorFusedSlices, EqualTheReferenceAndTheUnfusedRun) {
   const SlicesCase& c = GetParam();
-  SlicedModel* s = sliced_model();
+  SlicedModel* s = sliced_model(c.width, c.layers);
   ASSERT_NE(s, nullptr);
   const PlanOptions o = sliced_options(s->model, c.m, c.streamed, true);
   auto plan = build_plan(s->model, o);
@@ -115,8 +120,10 @@ TEST_P(ExecutorFusedSlices, EqualTheReferenceAndTheUnfusedRun) {
   const ChainResult* want = sliced_reference(*s, c.m);
   ASSERT_NE(want, nullptr);
   ASSERT_EQ(fused.size(), unfused.size());
+  const int pieces = c.width == 832 && c.m == 128 ? 2 : 1;  // R(832) = 64 rows a tile
   for (size_t i = 0; i < fused.size(); ++i) {
     EXPECT_GE(fused[i].out.stats.fused_groups, 1) << fused[i].device;
+    EXPECT_EQ(fused[i].out.stats.max_pieces, pieces) << fused[i].device;
     EXPECT_EQ(unfused[i].out.stats.fused_groups, 0) << unfused[i].device;
     EXPECT_EQ(fused[i].saturated_cells, 0u) << fused[i].device;
     const Status same = compare_chains(s->model, fused[i].out.chain, *want);
@@ -126,18 +133,22 @@ TEST_P(ExecutorFusedSlices, EqualTheReferenceAndTheUnfusedRun) {
   }
 }
 
+// Two layers at W = 512 (streamed needs room for two: nothing pinned under their bytes);
+// W = 832 resident in one layer, its groups in two row pieces at M = 128.
 INSTANTIATE_TEST_SUITE_P(Rows, ExecutorFusedSlices,
-                         ::testing::Values(SlicesCase{1, false}, SlicesCase{1, true}, SlicesCase{128, false},
-                                           SlicesCase{128, true}),
+                         ::testing::Values(SlicesCase{512, 2, 1, false}, SlicesCase{512, 2, 1, true},
+                                           SlicesCase{512, 2, 128, false}, SlicesCase{512, 2, 128, true},
+                                           SlicesCase{832, 1, 128, false}),
                          [](const ::testing::TestParamInfo<SlicesCase>& i) {
-                           return "m" + std::to_string(i.param.m) + (i.param.streamed ? "_streamed" : "");
+                           return "w" + std::to_string(i.param.width) + "_m" + std::to_string(i.param.m) +
+                                  (i.param.streamed ? "_streamed" : "");
                          });
 
 // One matmul in flight: each member runs its group's fused matmul alone and keeps its columns
 // (the C API's chooser stacks it at M = 1); the cpu backend gathers each member's slices
 // from their places in the slot. Bit for bit both.
 TEST(ExecutorFusedSlices, MembersAloneEqualTheReference) {
-  SlicedModel* s = sliced_model();
+  SlicedModel* s = sliced_model(512, 2);
   ASSERT_NE(s, nullptr);
   const PlanOptions o = sliced_options(s->model, 1, false, true);
   auto plan = build_plan(s->model, o);
@@ -174,7 +185,7 @@ std::pair<int, int> same_size_members(const Fusion& f, size_t per_layer) {
 // run must differ from the reference, so the tests above would catch a slice read to the
 // wrong offset.
 TEST(ExecutorFusedSlices, ASliceAtTheWrongOffsetDiffers) {
-  SlicedModel* s = sliced_model();
+  SlicedModel* s = sliced_model(512, 2);
   ASSERT_NE(s, nullptr);
   const PlanOptions o = sliced_options(s->model, 1, false, true);
   auto plan = build_plan(s->model, o);

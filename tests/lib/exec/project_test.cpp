@@ -200,19 +200,45 @@ TEST(Project, TheBoardPlanFusesAsTheExecutorDoes) {
   EXPECT_GT(p->tokens_per_s, plain->tokens_per_s);
 }
 
-// A group the executor runs in two row pieces is never fused (fusion.h fusion_fits): every
-// fused group of the projection runs in one piece, at every M.
-TEST(Project, FusedGroupsRunInOnePiece) {
+// A fused group runs in the row pieces its members run in (fusion.h fusion_fits), at every M.
+TEST(Project, FusedGroupsRunInTheirMembersPieces) {
   for (int64_t m : {int64_t{1}, int64_t{128}, int64_t{512}})
     for (matmul::DType dtype : {matmul::DType::int8, matmul::DType::fp16, matmul::DType::int4}) {
       const ModelDesc d = project_desc("qwen2.5-1.5b", 2, dtype);
       auto p = project(d, project_options(d, m, uint64_t{1} << 40));
       ASSERT_TRUE(p) << p.error().message;
-      for (const BatchGroup& g : p->groups)
-        if (g.fused) {
-          EXPECT_EQ(g.pieces, 1) << "M = " << m;
-        }
+      for (const BatchGroup& g : p->groups) {
+        if (!g.fused) continue;
+        std::vector<std::pair<int64_t, int64_t>> shapes;
+        for (int j : g.matmuls) shapes.emplace_back(d.matmuls[static_cast<size_t>(j)].k, d.matmuls[static_cast<size_t>(j)].n);
+        EXPECT_EQ(g.pieces, row_pieces(dtype, m, shapes)) << "M = " << m;
+      }
     }
+}
+
+// 7B int4 prefill at 1216-wide slices (64 rows a tile): at M = 128 every group runs in two
+// row pieces, q/k/v and gate/up fused in both (three K-slices each), each piece's host part
+// the fused call's at 64 rows (half_fused_host_parts), in fewer tasks than unfused.
+TEST(Project, Int4GroupsOfSeveralSlicesFuseInTwoPieces) {
+  const ModelDesc d = project_desc("7b", 2, matmul::DType::int4);
+  ProjectOptions o = project_options(d, 128, uint64_t{1} << 40);
+  o.slice_k.assign(d.matmuls.size(), 1216);
+  o.fused_host_parts.assign(d.matmuls.size(), {1e6, 0});
+  o.half_fused_host_parts.assign(d.matmuls.size(), {3e5, 7});
+  auto p = project(d, o);
+  ASSERT_TRUE(p) << p.error().message;
+  int fused = 0;
+  for (const BatchGroup& g : p->groups) {
+    if (!g.fused) continue;
+    ++fused;
+    EXPECT_EQ(g.pieces, 2);
+    EXPECT_EQ(g.host_ns, 3e5 + 7);  // one call a piece, at 64 rows
+  }
+  EXPECT_EQ(fused, 2);
+  o.fuse = false;
+  auto plain = project(d, o);
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_LT(p->tasks_per_layer, plain->tasks_per_layer);
 }
 
 // A fused group's host part is its one call's (ProjectOptions::fused_host_parts: A packed
