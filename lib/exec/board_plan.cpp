@@ -194,14 +194,21 @@ bool fusable(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, 
              std::span<const int64_t> slice_k) {
   if (shapes.size() < 2) return false;
   const int64_t k = shapes[0].first, width = width_of(slice_k, 0);
+  // Each member's K-slices (one row, one core: the layout), all sliced as the first member's.
+  const auto slicing = [&](size_t j) {
+    return matmul::make_plan({1, k, shapes[j].second}, {.dtype = dtype, .slice_k = width_of(slice_k, j)});
+  };
+  const auto first = slicing(0);
+  if (!first) return false;
   int64_t n = 0;
   for (size_t j = 0; j < shapes.size(); ++j) {
-    if (shapes[j].first != k || shapes[j].second % matmul::weight_atom(dtype) != 0 || width_of(slice_k, j) != width)
-      return false;
+    if (shapes[j].first != k || shapes[j].second % matmul::weight_atom(dtype) != 0) return false;
+    const auto own = slicing(j);
+    if (!own || own->slices != first->slices || own->slice_k != first->slice_k || own->kp != first->kp) return false;
     n += shapes[j].second;
   }
   auto plan = matmul::make_plan({m, k, n}, {.dtype = dtype, .slice_k = width});
-  return plan && plan->slices == 1 && plan->np == n;  // one slice: N-blocks outermost (fusable's comment)
+  return plan && plan->np == n;  // every slice N-blocks outermost, no N padding (fusable's comment)
 }
 
 Result<std::vector<GroupPlan>> group_candidates(matmul::DType dtype, int64_t m,

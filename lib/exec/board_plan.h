@@ -15,10 +15,10 @@
 // one by the scheduler, longest first, and on the cores its plans name.
 //
 // Fused (docs/execution.md "Fused groups"): the matmuls of a group that read one A may also be
-// priced as one matmul of K x the sum of their N, their weights side by side (fusable), with
-// 1..3 column parts like any matmul; C's columns then go back to each member by ranges. Only
-// when asked (`fuse`): by the executor with PlanOptions::fuse (its default; fusion.h) and by
-// the projection that prices its plan (project.h).
+// priced as one matmul of K x the sum of their N, their weights side by side slice by slice
+// (fusable), with 1..3 column parts like any matmul; C's columns then go back to each member
+// by ranges. Only when asked (`fuse`): by the executor with PlanOptions::fuse (its default;
+// fusion.h) and by the projection that prices its plan (project.h).
 #pragma once
 
 #include <cstdint>
@@ -53,14 +53,16 @@ struct GroupPlan {
   std::vector<int64_t> columns;
 };
 
-// Whether the group's matmuls can run as one fused matmul whose weights are the members'
-// packed weights one after another: two or more members of one K, every member's plan and
-// the fused one in a single K-slice, every N a multiple of the dtype's weight atom, and for
-// int4 one width. Then each member's native weights are N-blocks outermost ([N/wa][K/32][wa]
-// [32], docs/hardware.md section 5, lib/matmul/layout.h), so member after member they are the
-// fused K x (N1 + N2 + ...) weights exactly. Several K-slices are not: slices are outermost
-// ([S][N/wa][W/32][wa][32]), so the members' slices would interleave. 7B's int4 (three slices
-// of 1216 at K = 3584) and every down (one member) are not fusable.
+// Whether the group's matmuls can run as one fused matmul of K x (N1 + N2 + ...): two or
+// more members of one K sliced alike (int4: their widths may differ where they give the same
+// slices, as 7B's q/k/v at 1344..1408 all give three of 1216; the fused plan takes the first
+// member's width), every N a multiple of the dtype's weight atom. Each member's native
+// weights are then, K-slice by K-slice, N-blocks outermost
+// ([S][N/wa][W/32][wa][32], docs/hardware.md section 5, lib/matmul/layout.h), so slice s of
+// the fused weights is every member's slice s one after another, each one contiguous range of
+// its own packed tensor (fusion.h fused_pieces: the executor reads them to those places). One
+// slice: the members' packed weights member after member. 7B's int4 q/k/v (three slices of
+// 1216 at K = 3584) and gate/up fuse so; every down (one member) does not.
 bool fusable(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
              std::span<const int64_t> slice_k = {});
 

@@ -35,8 +35,9 @@ Status DeviceCalls::check_width(int slot, int layer, int matmul) {
   const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(matmul)];
   auto plan = layout_plan(model_.desc.dtype, md.k, md.n, t.slice_k);
   if (!plan) return plan.error();
-  const std::span<std::byte> bytes = slots_.spans[static_cast<size_t>(slot)].subspan(fusion_.fused(tensor) ? fusion_.offset[tensor] : 0);
-  if (auto s = matmul::int4_native_slices_fit(*plan, {reinterpret_cast<const uint8_t*>(bytes.data()), t.bytes}); !s)
+  std::vector<uint8_t> gathered;  // a fused member's K-slices, apart in the slot (fusion.h)
+  const std::span<const uint8_t> bytes = fusion_.tensor_bytes(tensor, slots_.spans[static_cast<size_t>(slot)], t.bytes, gathered);
+  if (auto s = matmul::int4_native_slices_fit(*plan, bytes); !s)
     return make_error(s.error().code, fmt::format("tensor \"{}\" of layer {}: the file's K-slice width {} is wider than "
                                                   "its weights allow ({}); repack the model with ork_pack",
                                                   md.name, layer, t.slice_k, s.error().message));
@@ -50,11 +51,10 @@ Status DeviceCalls::run(int slot, int layer, int matmul, const Activation& a, st
   if (!dev_.on_npu()) {  // cpu: the reference's fast path on the unpacked slot
     if (auto s = check_width(slot, layer, matmul); !s) return s;  // the file is refused on every device
     const size_t i = tensor(layer, matmul);
-    std::span<std::byte> bytes = slots_.spans[static_cast<size_t>(slot)].subspan(fusion_.fused(i) ? fusion_.offset[i] : 0);
     const PackedTensor& t = model_.tensor(layer, matmul);
-    std::vector<uint8_t> w;
-    if (auto s = unpack_weights(d.dtype, md.k, md.n, {reinterpret_cast<const uint8_t*>(bytes.data()), t.bytes}, w, t.slice_k); !s)
-      return s;
+    std::vector<uint8_t> gathered, w;  // a fused member's bytes from their places in the group's slot
+    const std::span<const uint8_t> bytes = fusion_.tensor_bytes(i, slots_.spans[static_cast<size_t>(slot)], t.bytes, gathered);
+    if (auto s = unpack_weights(d.dtype, md.k, md.n, bytes, w, t.slice_k); !s) return s;
     return reference_matmul(d.dtype, a, w, md.k, md.n, c);
   }
   if (fusion_.fused(tensor(layer, matmul))) return run_fused(slot, layer, matmul, a, c);
@@ -170,6 +170,11 @@ Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch_piece(std::span<const i
   auto window = window_of(slots);
   if (!window) return window.error();
   const int64_t rows = po_.m / pieces;
+  if (a[0].rows != rows) return make_error(-EINVAL, fmt::format("a piece of {} rows given {}", rows, a[0].rows));
+  if (fusion_.fused(tensor(layer, matmuls[0]))) {  // the members read one A: the fused matmul's piece
+    const std::vector<uint8_t> op = operand_bytes(model_.desc.dtype, a[0]);
+    return launch_fused_piece(slots[0], layer, matmuls, op.data(), c, piece, pieces, *window);
+  }
   std::vector<std::vector<uint8_t>> ops(matmuls.size());  // packed into the job's A buffers at launch
   std::vector<GroupMember> members;
   for (size_t i = 0; i < matmuls.size(); ++i) {

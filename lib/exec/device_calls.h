@@ -52,7 +52,10 @@ class DeviceCalls {
                                                                  std::vector<std::vector<uint8_t>>& c, bool& fused);
   // Row pieces the group runs in (row_pieces, board_plan.h, at its tensors' int4 widths).
   int pieces(int layer, std::span<const int> matmuls) const;
-  // Piece `piece` of `pieces` of such a group alone: a[i] holds that piece's rows of A only,
+  // Whether matmul `matmul` of `layer` is a fused group's member (fusion.h).
+  bool fused(int layer, int matmul) const { return fusion_.fused(tensor(layer, matmul)); }
+  // Piece `piece` of `pieces` of such a group alone (a fused group's: its fused matmul's
+  // piece): a[i] holds that piece's rows of A only,
   // c[i] (sized here to all M rows) gets that piece's rows of C at completion. The executor
   // launches a group piece by piece as the previous group's pieces are unpacked
   // (docs/execution.md "Host and device overlapped").
@@ -84,10 +87,16 @@ class DeviceCalls {
   // The slot as the fused group's weights: K x the summed N, synced for the NPU.
   Result<const matmul::ResidentWeights*> fused_weights(int slot, int layer, int matmul);
   Status run_fused(int slot, int layer, int matmul, const Activation& a, std::vector<uint8_t>& c);
-  // launch_group of a fused group (-ENOTSUP unless `matmuls` is the whole group, in order).
+  // launch_group of a fused group (-ENOTSUP unless `matmuls` is the whole group, in order):
+  // one job a row piece, as the members' would be.
   Result<std::vector<std::unique_ptr<matmul::Job>>> launch_fused(int slot, int layer, std::span<const int> matmuls,
                                                                  std::span<const Activation> a,
                                                                  std::vector<std::vector<uint8_t>>& c, int window);
+  // Row piece `piece` of a fused group: `a` that piece's rows of the members' one A (the
+  // runner's format), each c[i] sized to all M rows and given that piece's rows at completion.
+  Result<std::unique_ptr<matmul::Job>> launch_fused_piece(int slot, int layer, std::span<const int> matmuls, const void* a,
+                                                          std::vector<std::vector<uint8_t>>& c, int piece, int pieces,
+                                                          int window);
   DeviceRef win(int slot) const { return dev_.window(slots_.window[static_cast<size_t>(slot)]); }  // the slot's window
 
   const PackedModel& model_;

@@ -216,7 +216,9 @@ struct Builder {
     if (loads) {
       pinned_load[tensor] = static_cast<int>(p.stream.ops.size());
       const sched::Access from[] = {{file, static_cast<int64_t>(pt.offset), static_cast<int64_t>(pt.bytes)}};
-      const uint64_t at = p.fusion.fused(tensor) ? p.fusion.offset[tensor] : 0;  // its place in a fused group's buffer
+      // A fused member's range of its group's buffer, disjoint from the other members' (its
+      // pieces, fusion.h, lie apart slice by slice; the scheduler asks only which loads overlap).
+      const uint64_t at = p.fusion.fused(tensor) ? p.fusion.offset[tensor] : 0;
       const sched::Access to[] = {{w, static_cast<int64_t>(at), static_cast<int64_t>(slot)}};
       const auto ns = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(slot) / o.disk_bytes_per_ns));
       add_op({.name = "L" + label, .cycles = ns, .kind = sched::OpKind::load}, from, to,

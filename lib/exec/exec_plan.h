@@ -60,7 +60,7 @@ struct Step {
   enum Kind { load, compute, wait } kind = load;
   int token = 0, layer = 0, matmul = 0;
   int slot = -1;  // the weight's slot
-  uint64_t offset = 0;  // where in the slot its tensor lies (a fused group's members: fusion.h)
+  uint64_t offset = 0;  // a fused member's range in the stream (Fusion::offset); its reads: Fusion::reads
 };
 
 struct ExecPlan {

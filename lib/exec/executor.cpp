@@ -74,8 +74,7 @@ class Walk {
       if (step.kind == Step::load) {
         ok = await_slot(unwaited, step.slot);
         if (!ok) break;
-        const PackedTensor& t = model_.tensor(step.layer, step.matmul);
-        reader_.submit(op, step.slot, t.offset, t.bytes, false, step.offset);  // a fused member: its place in the slot
+        reader_.submit(op, step.slot, load_ranges(model_, plan_, step));  // a fused member: its pieces
         ++out_.stats.loads;
       } else if (step.kind == Step::compute) {
         std::lock_guard lk(mu_);
@@ -309,6 +308,7 @@ class Walk {
     out_.stats.max_group = std::max(out_.stats.max_group, static_cast<int>(next.size()));
     out_.stats.max_pieces = std::max(out_.stats.max_pieces, 2);
     ++out_.stats.pipelined;
+    out_.stats.fused_groups += calls_.fused(ns.layer, matmuls.front()) ? 1 : 0;  // its pieces: one fused group job
     return finish(job, begin, end, true);
   }
 

@@ -1,6 +1,6 @@
-// The executor's calls of a fused group (device_calls.h, fusion.h): the members' weights side
-// by side in one slot run as one matmul of K x their N summed, and C's columns are unpacked
-// straight into each member's output (fusion.h member_columns).
+// The executor's calls of a fused group (device_calls.h, fusion.h): the members' weights in one
+// slot, K-slice by K-slice (fusion.h fused_pieces), run as one matmul of K x their N summed,
+// and C's columns are unpacked straight into each member's output (fusion.h member_columns).
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -70,23 +70,36 @@ Result<std::vector<std::unique_ptr<matmul::Job>>> DeviceCalls::launch_fused(int 
                                                                             std::span<const Activation> a,
                                                                             std::vector<std::vector<uint8_t>>& c,
                                                                             int window) {
+  const int pieces = this->pieces(layer, matmuls);  // the summed shape's too (fusion_fits)
+  const int64_t rows = po_.m / pieces, bits = matmul::element_bits(model_.desc.dtype);
+  const std::vector<uint8_t> op = operand_bytes(model_.desc.dtype, a[0]);  // the members read one A
+  std::vector<std::unique_ptr<matmul::Job>> jobs;
+  for (int p = 0; p < pieces; ++p) {  // rows [p * rows, (p + 1) * rows): A and C row-major
+    auto job = launch_fused_piece(slot, layer, matmuls, op.data() + p * rows * a[0].width * bits / 8, c, p, pieces, window);
+    if (!job) return job.error();
+    jobs.push_back(std::move(*job));
+  }
+  return jobs;
+}
+
+Result<std::unique_ptr<matmul::Job>> DeviceCalls::launch_fused_piece(int slot, int layer, std::span<const int> matmuls,
+                                                                     const void* a, std::vector<std::vector<uint8_t>>& c,
+                                                                     int piece, int pieces, int window) {
   const Group g = group_of(layer, matmuls[0]);
   if (!std::equal(matmuls.begin(), matmuls.end(), g.members.begin(), g.members.end()))
     return make_error(-ENOTSUP, "part of a fused group runs blocking");
   auto w = fused_weights(slot, layer, matmuls[0]);
   if (!w) return w.error();
-  const std::vector<uint8_t> op = operand_bytes(model_.desc.dtype, a[0]);  // the members read one A
-  const std::vector<matmul::ColumnPart> parts = member_columns(member_ns(g), po_.m, c);  // matmuls is g.members
+  const std::vector<int64_t> ns = member_ns(g);
+  std::vector<matmul::ColumnPart> parts = member_columns(ns, po_.m, c);  // matmuls is g.members; C of all M rows
+  const int64_t row0 = piece * (po_.m / pieces);
+  for (matmul::ColumnPart& part : parts) part.c = static_cast<uint8_t*>(part.c) + output_bytes(row0, part.n);
   std::vector<GroupMember> members;
   for (int j : g.members) {
     const MatmulDesc& md = model_.desc.matmuls[static_cast<size_t>(j)];
-    members.push_back({slots_.bos[static_cast<size_t>(slot)].get(), md.k, md.n, op.data(), nullptr, (*w)->slice_k()});
+    members.push_back({slots_.bos[static_cast<size_t>(slot)].get(), md.k, md.n, a, nullptr, (*w)->slice_k()});
   }
-  auto job = group_jobs(window, 1, 0).launch_fused(members, parts);
-  if (!job) return job.error();
-  std::vector<std::unique_ptr<matmul::Job>> jobs;
-  jobs.push_back(std::move(*job));
-  return jobs;
+  return group_jobs(window, pieces, piece).launch_fused(members, parts);
 }
 
 }  // namespace ork::exec

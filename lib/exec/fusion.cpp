@@ -1,8 +1,11 @@
 // The groups the executor runs fused (fusion.h).
 #include "lib/exec/fusion.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
+
+#include <fmt/format.h>
 
 #include "lib/exec/activation.h"
 #include "lib/exec/group_order.h"
@@ -14,18 +17,78 @@ Result<GroupPlan> executor_group_plan(matmul::DType dtype, int64_t m, std::span<
   return plan_group(dtype, m, shapes, cores, {}, slice_k, fuse);
 }
 
+Result<std::vector<std::vector<FusedPiece>>> fused_pieces(matmul::DType dtype, int64_t k, std::span<const int64_t> ns,
+                                                          int64_t width) {
+  if (ns.empty()) return make_error(-EINVAL, "a fused group of no members");
+  std::vector<matmul::Plan> layouts;
+  for (int64_t n : ns) {
+    auto layout = layout_plan(dtype, k, n, width);
+    if (!layout) return layout.error();
+    const matmul::Plan& first = layouts.empty() ? *layout : layouts.front();
+    if (layout->np != n || layout->slices != first.slices || layout->slice_k != first.slice_k || layout->kp != first.kp)
+      return make_error(-EINVAL, fmt::format("K = {}, N = {}: its native weights are not a fused group's member", k, n));
+    layouts.push_back(std::move(*layout));
+  }
+  const int64_t bits = matmul::element_bits(dtype);
+  std::vector<std::vector<FusedPiece>> out(ns.size());
+  uint64_t at = 0;
+  for (int64_t s = 0; s < layouts.front().slices; ++s) {
+    const matmul::Plan& l = layouts.front();
+    const int64_t depth = std::min(l.slice_k, l.kp - s * l.slice_k);  // the slice's K (kt_s)
+    for (size_t j = 0; j < ns.size(); ++j) {
+      const auto bytes = static_cast<uint64_t>(ns[j] * depth * bits / 8);
+      const uint64_t from = out[j].empty() ? 0 : out[j].back().from + out[j].back().bytes;
+      out[j].push_back({from, bytes, at});
+      at += bytes;
+    }
+  }
+  return out;
+}
+
+std::vector<FusedPiece> Fusion::reads(size_t tensor, uint64_t bytes) const {
+  if (fused(tensor)) return pieces[tensor];
+  return {{0, bytes, 0}};
+}
+
+std::span<const uint8_t> Fusion::tensor_bytes(size_t tensor, std::span<const std::byte> buffer, uint64_t bytes,
+                                              std::vector<uint8_t>& gathered) const {
+  const auto* base = reinterpret_cast<const uint8_t*>(buffer.data());
+  const std::vector<FusedPiece> where = reads(tensor, bytes);
+  if (where.size() == 1) return {base + where[0].at, bytes};
+  gathered.resize(bytes);
+  for (const FusedPiece& p : where) std::copy_n(base + p.at, p.bytes, gathered.data() + p.from);
+  return gathered;
+}
+
 bool fusion_fits(matmul::DType dtype, int64_t m, std::span<const std::pair<int64_t, int64_t>> shapes,
                  std::span<const int64_t> slice_k, std::span<const uint64_t> bytes, uint64_t align) {
-  // The fused matmul must exist at all (one K-slice, N-blocks outermost: fusable) before
+  // The fused matmul must exist at all (one K and width, N-blocks outermost: fusable) before
   // its pieces are asked about; the projection's host measurement has no plan to ask.
-  if (!fusable(dtype, m, shapes, slice_k)) return false;
-  for (size_t i = 0; i + 1 < bytes.size(); ++i)
-    if (bytes[i] % align != 0) return false;  // padding would part the members' weights
+  if (!fusable(dtype, m, shapes, slice_k) || bytes.size() != shapes.size()) return false;
+  std::vector<int64_t> ns;
+  for (const auto& s : shapes) ns.push_back(s.second);
+  const int64_t width = slice_k.empty() ? 0 : slice_k[0];
+  auto pieces = fused_pieces(dtype, shapes[0].first, ns, width);
+  if (!pieces) return false;
+  uint64_t total = 0;
+  for (size_t j = 0; j < pieces->size(); ++j) {
+    uint64_t own = 0;
+    for (const FusedPiece& p : (*pieces)[j]) {
+      own += p.bytes;
+      total = std::max(total, p.at + p.bytes);
+    }
+    if (own != bytes[j]) return false;  // not the layout fused_pieces describes
+  }
+  for (const auto& member : *pieces)
+    for (const FusedPiece& p : member)
+      if (p.at + p.bytes != total && (p.bytes % align != 0 || p.at % align != 0)) return false;  // padding would part them
   int64_t n = 0;
-  for (const auto& s : shapes) n += s.second;
+  for (int64_t v : ns) n += v;
+  // The same row pieces fused as apart: the executor runs the fused matmul piece by piece as it
+  // would its members, each piece's plan at m / pieces.
   const std::pair<int64_t, int64_t> summed[] = {{shapes[0].first, n}};
-  const int64_t width[] = {slice_k.empty() ? 0 : slice_k[0]};
-  return row_pieces(dtype, m, shapes, slice_k) == 1 && row_pieces(dtype, m, summed, width) == 1;
+  const int64_t width_of_sum[] = {width};
+  return row_pieces(dtype, m, shapes, slice_k) == row_pieces(dtype, m, summed, width_of_sum);
 }
 
 std::vector<matmul::ColumnPart> member_columns(std::span<const int64_t> ns, int64_t rows,
@@ -47,12 +110,13 @@ std::vector<matmul::ColumnPart> member_columns(std::span<const int64_t> ns, int6
 
 namespace {
 
-// Whether one layer's group (its members' shapes, int4 widths and packed bytes) runs fused.
+// Whether one layer's group (its members' shapes, int4 widths and packed bytes) runs fused:
+// its plan at a row piece's rows (GroupJobs plans each piece so) is the fused one.
 Result<bool> group_fuses(matmul::DType dtype, int64_t m, int cores, uint64_t align,
                          const std::vector<std::pair<int64_t, int64_t>>& shapes, const std::vector<int64_t>& widths,
                          const std::vector<uint64_t>& bytes) {
   if (!fusion_fits(dtype, m, shapes, widths, bytes, align)) return false;
-  auto plan = executor_group_plan(dtype, m, shapes, cores, widths, true);
+  auto plan = executor_group_plan(dtype, m / row_pieces(dtype, m, shapes, widths), shapes, cores, widths, true);
   if (!plan) return plan.error();
   return plan->fused;
 }
@@ -66,6 +130,7 @@ Result<Fusion> find_fusion(const PackedModel& model, int64_t m, int cores, uint6
   f.first.assign(static_cast<size_t>(d.layers) * per_layer, -1);
   f.offset.assign(f.first.size(), 0);
   f.bytes.assign(f.first.size(), 0);
+  f.pieces.assign(f.first.size(), {});
   if (!fuse) return f;
   const GroupOrder order(d);
   std::map<std::tuple<std::vector<std::pair<int64_t, int64_t>>, std::vector<int64_t>, std::vector<uint64_t>>, bool> known;
@@ -89,14 +154,19 @@ Result<Fusion> find_fusion(const PackedModel& model, int64_t m, int cores, uint6
         known[key] = *yes;
       }
       if (!known[key]) continue;
+      std::vector<int64_t> ns;
+      for (const auto& s : shapes) ns.push_back(s.second);
+      auto pieces = fused_pieces(d.dtype, shapes[0].first, ns, widths[0]);  // fusion_fits: it exists
+      if (!pieces) return pieces.error();
       uint64_t at = 0;
-      for (int mm : members) {
-        const size_t t = static_cast<size_t>(l) * per_layer + static_cast<size_t>(mm);
+      for (size_t i = 0; i < members.size(); ++i) {
+        const size_t t = static_cast<size_t>(l) * per_layer + static_cast<size_t>(members[i]);
         f.first[t] = members.front();
         f.offset[t] = at;
-        at += align_up(model.tensor(l, mm).bytes, align);
+        f.pieces[t] = std::move((*pieces)[i]);
+        at += bytes[i];
       }
-      for (int mm : members) f.bytes[static_cast<size_t>(l) * per_layer + static_cast<size_t>(mm)] = at;
+      for (int mm : members) f.bytes[static_cast<size_t>(l) * per_layer + static_cast<size_t>(mm)] = align_up(at, align);
     }
   return f;
 }

@@ -42,7 +42,7 @@ class GroupJobs {
   // -ENOTSUP: the group's plan does not chain (a matmul in several slice groups); the caller
   // runs its matmuls one by one instead.
   Result<std::unique_ptr<matmul::Job>> launch(std::span<const GroupMember> members);
-  // The members as one fused matmul (fusion.h): their weights side by side in members[0]'s
+  // The members as one fused matmul (fusion.h): their weights, slice by slice, in members[0]'s
   // BO, one context of the fused plan the chooser took (executor_group_plan with fuse), K x
   // the members' N summed; A is members[0]'s (they read one A), C's columns go to
   // `columns` (fusion.h member_columns) at completion. -ENOTSUP: the chosen plan is not

@@ -54,7 +54,7 @@ Status check_project_options(const ModelDesc& d, const ProjectOptions& o) {
     return make_error(-EINVAL, fmt::format("host times: {} given for {} matmuls per layer", o.host_ns.size(), d.matmuls.size()));
   for (double h : o.host_ns)
     if (!(h >= 0) || !std::isfinite(h)) return make_error(-EINVAL, fmt::format("host time {} ns: must be >= 0", h));
-  for (const auto* parts : {&o.host_parts, &o.half_host_parts, &o.fused_host_parts}) {
+  for (const auto* parts : {&o.host_parts, &o.half_host_parts, &o.fused_host_parts, &o.half_fused_host_parts}) {
     if (!parts->empty() && parts->size() != d.matmuls.size())
       return make_error(-EINVAL, fmt::format("host parts: {} given for {} matmuls per layer", parts->size(), d.matmuls.size()));
     for (const HostParts& h : *parts)
@@ -114,6 +114,14 @@ HostParts host_of(const ProjectOptions& o, size_t j, int pieces) {
   return {o.host_ns[j] / pieces, 0};
 }
 
+// A fused group's one call at one piece's rows (ProjectOptions::fused_host_parts; its first
+// member's entry): measured at m / 2 for two pieces, else the call at m halved.
+HostParts fused_host_of(const ProjectOptions& o, size_t first, int pieces) {
+  if (pieces == 2 && !o.half_fused_host_parts.empty()) return o.half_fused_host_parts[first];
+  const HostParts& h = o.fused_host_parts[first];
+  return {h.before_ns / pieces, h.after_ns / pieces};
+}
+
 // The board plan of every group of the layer under `params`: device time, tasks and submits
 // per layer, the host's exposed part (overlap.h) and, into *host_ns, all of its work; the
 // groups' plans into `groups` when given. With o.fuse the fused plans compete (plan_group)
@@ -141,8 +149,8 @@ Result<StepFigures> plan_groups(const ModelDesc& d, const ProjectOptions& o, con
     auto plan = plan_group(d.dtype, o.m / g.pieces, shapes, o.cores, params, widths, fuse);
     if (!plan) return plan.error();
     GroupWork w{g.pieces, plan->device_ns, {}};
-    if (plan->fused && !o.fused_host_parts.empty())  // one call (fused groups run in one piece)
-      w.host.push_back(o.fused_host_parts[static_cast<size_t>(g.matmuls.front())]);
+    if (plan->fused && !o.fused_host_parts.empty())  // one call a piece
+      w.host.push_back(fused_host_of(o, static_cast<size_t>(g.matmuls.front()), g.pieces));
     else
       for (int j : g.matmuls) w.host.push_back(host_of(o, static_cast<size_t>(j), g.pieces));
     for (const HostParts& h : w.host) g.host_ns += h.total_ns();
@@ -338,7 +346,8 @@ Result<std::vector<HostParts>> measure_host_parts(DeviceRef dev, const ModelDesc
 }
 
 Result<std::vector<HostParts>> measure_fused_host_parts(DeviceRef dev, const ModelDesc& d, int64_t m, int repeats,
-                                                        std::span<const int64_t> slice_k) {
+                                                        std::span<const int64_t> slice_k, int pieces) {
+  if (pieces < 1 || m % pieces != 0) return make_error(-EINVAL, fmt::format("{} rows in {} pieces", m, pieces));
   if (Status st = check_measure(dev, d, repeats, slice_k); !st) return st.error();
   std::vector<HostParts> out(d.matmuls.size());
   int submits = 0;
@@ -356,7 +365,7 @@ Result<std::vector<HostParts>> measure_fused_host_parts(DeviceRef dev, const Mod
       bytes.push_back(*b);
     }
     if (g.matmuls.size() < 2 || !fusion_fits(d.dtype, m, shapes, widths, bytes, kPackAlign)) continue;
-    auto h = measure_call(dev, d.dtype, m, shapes[0].first, ns, widths[0], repeats, submits);
+    auto h = measure_call(dev, d.dtype, m / pieces, shapes[0].first, ns, widths[0], repeats, submits);
     const std::string& name = d.matmuls[static_cast<size_t>(g.matmuls[0])].name;
     if (!h) return make_error(h.error().code, fmt::format("the group of \"{}\" fused: {}", name, h.error().message));
     out[static_cast<size_t>(g.matmuls[0])] = *h;

@@ -61,10 +61,10 @@ struct ProjectOptions {
   // Per matmul of a layer (desc order), read at a group's first member only: the host parts
   // of the group run as one fused matmul at m rows (measure_fused_host_parts: A packed once,
   // C's columns unpacked straight into each member's output), the one call
-  // the executor makes for a group the board plan fuses (never one in two row pieces:
-  // fusion_fits). Empty: a fused group is priced as its members' calls (host_of), each
-  // packing A (an upper bound).
-  std::vector<HostParts> fused_host_parts;
+  // the executor makes for a group the board plan fuses; and at m / 2 rows for a fused group
+  // in two row pieces (one call a piece; empty: half the call at m rows). Empty: a fused
+  // group is priced as its members' calls (host_of), each packing A (an upper bound).
+  std::vector<HostParts> fused_host_parts, half_fused_host_parts;
   // int4: per matmul of a layer (desc order), the K-slice width its weights are packed with
   // (lib/matmul/int4_bound.h; matmul::PlanOptions::slice_k). Empty: the dtype's for all.
   std::vector<int64_t> slice_k;
@@ -165,12 +165,13 @@ Result<std::vector<HostParts>> measure_host_parts(DeviceRef device, const ModelD
                                                   int* submits_per_call = nullptr, std::span<const int64_t> slice_k = {});
 
 // Per matmul of a layer (desc order), ProjectOptions::fused_host_parts at m rows: at the first
-// member of each group the executor may run fused (batch_groups; fusion_fits on the packed
-// bytes at kPackAlign) the host parts of that one call, measured as measure_host_parts
+// member of each group the executor may run fused at m rows (batch_groups; fusion_fits on the
+// packed bytes at kPackAlign) the host parts of that one call at m / `pieces` rows (2: one row
+// piece's call, ProjectOptions::half_fused_host_parts), measured as measure_host_parts
 // measures a matmul's (the runner on a view of a zero BO of K x the members' N summed, the
 // medians of `repeats` calls after a warm-up), C's columns unpacked straight into each
 // member's output as the executor does (fusion.h member_columns); {0, 0} elsewhere.
 Result<std::vector<HostParts>> measure_fused_host_parts(DeviceRef device, const ModelDesc& desc, int64_t m, int repeats,
-                                                        std::span<const int64_t> slice_k = {});
+                                                        std::span<const int64_t> slice_k = {}, int pieces = 1);
 
 }  // namespace ork::exec

@@ -7,6 +7,14 @@
 
 namespace ork::exec {
 
+std::vector<io::TensorReader::Range> load_ranges(const PackedModel& model, const ExecPlan& plan, const Step& step) {
+  const PackedTensor& t = model.tensor(step.layer, step.matmul);
+  const size_t tensor = static_cast<size_t>(step.layer) * model.desc.matmuls.size() + static_cast<size_t>(step.matmul);
+  std::vector<io::TensorReader::Range> out;
+  for (const FusedPiece& p : plan.fusion.reads(tensor, t.bytes)) out.push_back({t.offset + p.from, p.bytes, p.at});
+  return out;
+}
+
 void account_reads(const io::TensorReader& reader, const ExecPlan& plan, const ModelDesc& desc, bool want_trace,
                    RunOutput& out) {
   for (const auto& t : reader.timings()) {

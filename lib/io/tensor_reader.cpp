@@ -5,6 +5,7 @@
 #include <chrono>
 #include <new>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -74,6 +75,16 @@ TensorReader::~TensorReader() {
 }
 
 void TensorReader::submit(int id, int slot, uint64_t offset, uint64_t bytes, bool urgent, uint64_t at) {
+  submit(id, slot, std::vector<Range>{{offset, bytes, at}}, urgent);
+}
+
+uint64_t TensorReader::Job::bytes() const {
+  uint64_t sum = 0;
+  for (const Range& r : ranges) sum += r.bytes;
+  return sum;
+}
+
+void TensorReader::submit(int id, int slot, std::vector<Range> ranges, bool urgent) {
   {
     std::lock_guard lk(mu_);
     const auto need = static_cast<size_t>(id) + 1;
@@ -82,11 +93,11 @@ void TensorReader::submit(int id, int slot, uint64_t offset, uint64_t bytes, boo
       errors_.resize(need);
     }
     done_[static_cast<size_t>(id)] = 0;
-    const Job job{id, slot, offset, bytes, at};
+    Job job{id, slot, std::move(ranges)};
     if (urgent) {
-      jobs_.push_front(job);
+      jobs_.push_front(std::move(job));
     } else {
-      jobs_.push_back(job);
+      jobs_.push_back(std::move(job));
     }
   }
   cv_job_.notify_one();
@@ -113,7 +124,7 @@ Status TensorReader::wait(int id, bool* hit) {
   const auto i = static_cast<size_t>(id);
   *hit = done_.at(i) != 0;
   while (!options_.threaded && done_[i] == 0 && !jobs_.empty()) {  // no thread: the reads run here, in order
-    const Job job = jobs_.front();
+    const Job job = std::move(jobs_.front());
     jobs_.pop_front();
     reading_ = job.id;
     lk.unlock();
@@ -142,32 +153,40 @@ TensorReader::Totals TensorReader::totals() const {
 }
 
 Status TensorReader::read(const Job& job) {
-  auto plan = plan_read({job.offset, job.bytes}, info_.align, options_.chunk_bytes);
-  std::span<std::byte> slot = slots_[static_cast<size_t>(job.slot)];
+  if (job.ranges.empty()) return make_error(-EINVAL, fmt::format("read {}: no range", job.id));
+  for (const Range& r : job.ranges)
+    if (Status s = read_range(job.slot, r); !s) return s;
+  return {};
+}
+
+Status TensorReader::read_range(int slot_index, const Range& r) {
+  auto plan = plan_read({r.offset, r.bytes}, info_.align, options_.chunk_bytes);
+  std::span<std::byte> slot = slots_[static_cast<size_t>(slot_index)];
   if (!plan) return plan.error();
-  if (job.at > slot.size() || job.at % std::max<uint64_t>(info_.align, 1) != 0)
+  if (r.at > slot.size() || r.at % std::max<uint64_t>(info_.align, 1) != 0)
     return make_error(-EINVAL, fmt::format("a read into slot {} at byte {}: past its {} bytes or off the alignment {}",
-                                           job.slot, job.at, slot.size(), info_.align));
-  slot = slot.subspan(job.at);
+                                           slot_index, r.at, slot.size(), info_.align));
+  slot = slot.subspan(r.at);
   if ((plan->head_bytes != 0 && !options_.allow_head) || plan->slot_bytes() > slot.size())
-    return make_error(-EINVAL, fmt::format("tensor at {} ({} bytes) does not fit slot {} of {} bytes", job.offset, job.bytes,
-                                           job.slot, slot.size()));
-  return engine_->read(*plan, static_cast<size_t>(job.slot), slot);
+    return make_error(-EINVAL, fmt::format("tensor at {} ({} bytes) does not fit slot {} of {} bytes", r.offset, r.bytes,
+                                           slot_index, slot.size()));
+  return engine_->read(*plan, static_cast<size_t>(slot_index), slot);
 }
 
 void TensorReader::run(const Job& job) {
   const int64_t t0 = reader_now_ns();
+  const uint64_t first = job.ranges.empty() ? 0 : job.ranges.front().offset;  // the file offset errors name
   Status st;
   try {  // the reading thread's own: what it calls may throw (std::bad_alloc), the read fails with it
     st = read(job);
   } catch (const std::bad_alloc&) {
-    st = make_error(-ENOMEM, fmt::format("out of host memory reading the tensor at {} ({} bytes)", job.offset, job.bytes));
+    st = make_error(-ENOMEM, fmt::format("out of host memory reading the tensor at {} ({} bytes)", first, job.bytes()));
   } catch (const std::exception& e) {
-    st = make_error(-EIO, fmt::format("reading the tensor at {}: {}", job.offset, e.what()));
+    st = make_error(-EIO, fmt::format("reading the tensor at {}: {}", first, e.what()));
   }
   if (st && options_.rate_cap_bytes_per_ns > 0)  // the capped disk: this read takes at least bytes / rate
     std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(
-        t0 + static_cast<int64_t>(static_cast<double>(job.bytes) / options_.rate_cap_bytes_per_ns))));
+        t0 + static_cast<int64_t>(static_cast<double>(job.bytes()) / options_.rate_cap_bytes_per_ns))));
   const int64_t t1 = reader_now_ns();
   {
     std::lock_guard lk(mu_);
@@ -179,7 +198,7 @@ void TensorReader::run(const Job& job) {
     totals_.engine = engine_->counters();
     if (st) {
       ++totals_.reads_ok;
-      bytes_ += job.bytes;
+      bytes_ += job.bytes();
     }
   }
   cv_done_.notify_all();
@@ -192,7 +211,7 @@ void TensorReader::loop() {
       std::unique_lock lk(mu_);
       cv_job_.wait(lk, [&] { return stop_ || !jobs_.empty(); });
       if (stop_) return;
-      job = jobs_.front();
+      job = std::move(jobs_.front());
       jobs_.pop_front();
       reading_ = job.id;
     }

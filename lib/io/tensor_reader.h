@@ -75,6 +75,13 @@ class TensorReader {
   // it for wait() (an id is reused once its read is done or withdrawn). `urgent`: before
   // every read queued.
   void submit(int id, int slot, uint64_t offset, uint64_t bytes, bool urgent = false, uint64_t at = 0);
+  // One range of a read: [offset, offset + bytes) of the file into its slot from byte `at` on.
+  struct Range {
+    uint64_t offset = 0, bytes = 0, at = 0;
+  };
+  // The same for several ranges into one slot under one id, read in order, done when every
+  // range is (a fused group's member: its K-slices lie apart in the slot, lib/exec/fusion.h).
+  void submit(int id, int slot, std::vector<Range> ranges, bool urgent = false);
   // Drops read `id` if it is still queued (true); false when it has started or is done.
   bool withdraw(int id);
   enum class ReadState { kQueued, kReading, kDone, kFailed };
@@ -98,14 +105,15 @@ class TensorReader {
 
  private:
   struct Job {
-    int id, slot;
-    uint64_t offset, bytes;
-    uint64_t at = 0;  // where in the slot
+    int id = 0, slot = 0;
+    std::vector<Range> ranges;  // in order; one for a tensor read whole
+    uint64_t bytes() const;     // the ranges' bytes
   };
   TensorReader() = default;
   void loop();
   void run(const Job& job);     // one read, timed and recorded (the thread's, or wait()'s)
-  Status read(const Job& job);  // one range into its slot
+  Status read(const Job& job);  // its ranges into its slot
+  Status read_range(int slot, const Range& range);
 
   StreamFile file_;
   std::unique_ptr<ReadEngine> engine_;

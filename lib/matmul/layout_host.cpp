@@ -185,20 +185,34 @@ Status pack_a_stacked(const Plan& p, const uint8_t* a, uint8_t* out) {
 
 }  // namespace
 
-Status unpack_c_stacked(const Plan& p, const uint8_t* out, void* c, std::span<float> acc) {
-  if (!p.stacked) return make_error(-EINVAL, "unpack_c_stacked: the plan is not stacked");
-  // The diagonal blocks of C' as the slices' outputs of a plan whose surfaces are c_rows() deep.
+namespace {
+
+// The diagonal blocks of a stacked plan's C' (plan.h), each slice's columns [column, column +
+// n) of its block, as the slices' outputs of an n-column plan whose surfaces are c_rows() deep
+// and np wide: block s's column c is C' 's column s*np + c on rows s*mp.., so slice s's
+// columns start at surface (s*np + column) / out_atom (np and column whole surfaces).
+Plan stacked_view(const Plan& p, int64_t column, int64_t n, int64_t np, const uint8_t* out,
+                  std::vector<const uint8_t*>& diagonal) {
   Plan view;
   view.shape = p.shape;
+  view.shape.n = n;
   view.dtype = p.dtype;
   view.mp = p.c_rows();
   view.kp = p.kp;
-  view.np = p.np;
+  view.np = np;
   view.slice_k = p.slice_k;
   view.slices = p.slices;
-  std::vector<const uint8_t*> diagonal;
   for (int64_t s = 0; s < p.slices; ++s)
-    diagonal.push_back(out + ((s * p.np / p.out_atom()) * p.c_rows() + s * p.mp) * kHostAtom);
+    diagonal.push_back(out + (((s * p.np + column) / p.out_atom()) * p.c_rows() + s * p.mp) * kHostAtom);
+  return view;
+}
+
+}  // namespace
+
+Status unpack_c_stacked(const Plan& p, const uint8_t* out, void* c, std::span<float> acc) {
+  if (!p.stacked) return make_error(-EINVAL, "unpack_c_stacked: the plan is not stacked");
+  std::vector<const uint8_t*> diagonal;
+  const Plan view = stacked_view(p, 0, p.shape.n, p.np, out, diagonal);
   return dtype_info(p.dtype).unpack_c(view, diagonal, true, c, acc);
 }
 
@@ -225,8 +239,7 @@ Status unpack_c_group(const Plan& p, std::span<const uint8_t* const> slices, int
 
 Status unpack_c_columns(const Plan& p, std::span<const uint8_t* const> slices, int64_t first,
                         std::span<const ColumnPart> parts) {
-  if (p.stacked || (p.fp16_out && !p.npu_fp16_out()))
-    return make_error(-EINVAL, "unpack_c_columns: a stacked plan or an fp16 C of several slices");
+  if (p.fp16_out && !p.npu_fp16_out()) return make_error(-EINVAL, "unpack_c_columns: an fp16 C of several slices");
   std::array<const uint8_t*, kUnpackNearSlices> near{};
   std::vector<const uint8_t*> far(slices.size() > near.size() ? slices.size() : 0);
   const std::span<const uint8_t*> shifted{slices.size() > near.size() ? far.data() : near.data(), slices.size()};
@@ -236,9 +249,16 @@ Status unpack_c_columns(const Plan& p, std::span<const uint8_t* const> slices, i
                                      std::to_string(part.n) + " of " + std::to_string(p.shape.n) + ", surfaces " +
                                      std::to_string(p.out_atom()) + " wide");
     if (part.c == nullptr) continue;
+    const int64_t np = (part.n + p.out_atom() - 1) / p.out_atom() * p.out_atom();
+    if (p.stacked) {  // one output, C': the part's columns of every diagonal block, summed
+      std::vector<const uint8_t*> diagonal;
+      const Plan view = stacked_view(p, part.column, part.n, np, slices[0], diagonal);
+      if (Status s = dtype_info(p.dtype).unpack_c(view, diagonal, true, part.c, {}); !s) return s;
+      continue;
+    }
     Plan view = p;
     view.shape.n = part.n;
-    view.np = (part.n + p.out_atom() - 1) / p.out_atom() * p.out_atom();
+    view.np = np;
     const int64_t skip = part.column / p.out_atom() * p.c_rows() * kHostAtom;  // bytes of the surfaces before
     for (size_t i = 0; i < slices.size(); ++i) shifted[i] = slices[i] + skip;
     if (Status s = unpack_c_group(view, shifted, first, part.c, {}); !s) return s;

@@ -73,8 +73,10 @@ Status unpack_c_group(const Plan& plan, std::span<const uint8_t* const> slices, 
 // unpack_c_group into each part's own C, with no M x N C between: a part's columns are the
 // plan's output surfaces from surface column / out_atom on (N-blocks outermost, (np/c2, mp,
 // c2)), unpacked as a plan of n columns, so each part's bytes are those columns of the one
-// C unpack_c_group writes. Every column a whole number of out_atom(), the parts within N;
-// not stacked, and not an fp16 C summed from several slices (its fp32 `acc` is M x N).
+// C unpack_c_group writes. A stacked plan's one output C' (slices[0]): a part's columns of
+// every diagonal block, summed as unpack_c_stacked sums them (block s's columns from C'
+// column s*np + column on). Every column a whole number of out_atom(), the parts within N;
+// not an fp16 C summed from several slices (its fp32 `acc` is M x N).
 Status unpack_c_columns(const Plan& plan, std::span<const uint8_t* const> slices, int64_t first,
                         std::span<const ColumnPart> parts);
 

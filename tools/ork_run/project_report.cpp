@@ -176,8 +176,8 @@ void report_model(const ProjectArgs& a, const exec::ModelDesc& desc, const exec:
 }
 
 // The host's parts per call at m rows, of each group's fused call where it may fuse (with
-// fusion on), and at m / 2 for the groups run in two row pieces (exec::row_pieces, never
-// fused). -1 to go on, else the exit code.
+// fusion on), and at m / 2 for the groups run in two row pieces (exec::row_pieces; a fused
+// one's call a piece too). -1 to go on, else the exit code.
 int measure_host(const exec::DeviceRef& ref, const exec::ModelDesc& desc, int64_t m, int repeats,
                  const std::vector<int64_t>& widths, exec::ProjectOptions& po, int& submits) {
   auto h = exec::measure_host_parts(ref, desc, m, repeats, &submits, widths);
@@ -194,6 +194,11 @@ int measure_host(const exec::DeviceRef& ref, const exec::ModelDesc& desc, int64_
   auto half = exec::measure_host_parts(ref, desc, m / 2, repeats, nullptr, widths);
   if (!half) return project_fail(fmt::format("measuring host time at M = {}: {}", m / 2, half.error().message), Exit::check_failed);
   po.half_host_parts = std::move(*half);
+  if (po.fuse) {  // a fused group in two row pieces: one call a piece
+    auto f = exec::measure_fused_host_parts(ref, desc, m, repeats, widths, 2);
+    if (!f) return project_fail(fmt::format("measuring host time at M = {}: {}", m / 2, f.error().message), Exit::check_failed);
+    po.half_fused_host_parts = std::move(*f);
+  }
   return -1;
 }
 

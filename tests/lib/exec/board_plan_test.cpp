@@ -264,9 +264,10 @@ TEST(BoardPlan, RowPiecesSplitOnlyOnWholeMTiles) {
 }
 
 // Which groups fuse (fusable): two or more matmuls of one K, each N a whole number of the
-// dtype's weight atoms (32 int8, 16 fp16, 64 int4), one K-slice (K <= 4096 for int8 and
-// fp16; int4 within its width), one int4 width.
-TEST(BoardPlan, FusableOnlyWhereTheWeightsConcatenate) {
+// dtype's weight atoms (32 int8, 16 fp16, 64 int4), K sliced alike (int4 widths may differ
+// where their slices do not); one K-slice or several (the fused weights then slice by slice:
+// fusion.h fused_pieces).
+TEST(BoardPlan, FusableOnlyWhereTheWeightsConcatenateSliceBySlice) {
   using D = matmul::DType;
   const Shapes qkv = {{1536, 1536}, {1536, 256}, {1536, 256}};
   EXPECT_TRUE(fusable(D::int8, 1, qkv));
@@ -276,9 +277,13 @@ TEST(BoardPlan, FusableOnlyWhereTheWeightsConcatenate) {
   EXPECT_FALSE(fusable(D::int8, 1, Shapes{{1536, 256}, {1024, 256}}));       // two Ks: two As
   EXPECT_FALSE(fusable(D::int8, 1, Shapes{{1536, 48}, {1536, 256}}));        // 48 columns: a padded N-block
   EXPECT_TRUE(fusable(D::fp16, 1, Shapes{{1536, 48}, {1536, 256}}));         // fp16's blocks are 16 wide
-  EXPECT_FALSE(fusable(D::int8, 1, Shapes{{8960, 1536}, {8960, 1536}}));     // five K-slices of 2048
-  EXPECT_FALSE(fusable(D::int4, 1, Shapes{{3584, 3584}, {3584, 512}}, std::vector<int64_t>{1216, 1216}));  // 3 slices
-  EXPECT_FALSE(fusable(D::int4, 1, Shapes{{1024, 512}, {1024, 512}}, std::vector<int64_t>{1024, 1056}));  // two widths
+  EXPECT_TRUE(fusable(D::int8, 1, Shapes{{8960, 1536}, {8960, 1536}}));      // five K-slices of 2048
+  EXPECT_TRUE(fusable(D::int4, 1, Shapes{{3584, 3584}, {3584, 512}}, std::vector<int64_t>{1216, 1216}));   // 3 slices
+  EXPECT_FALSE(fusable(D::int4, 1, Shapes{{3584, 3584}, {3584, 96}}, std::vector<int64_t>{1216, 1216}));   // 96 % 64
+  EXPECT_FALSE(fusable(D::int4, 1, Shapes{{1024, 512}, {1024, 512}}, std::vector<int64_t>{512, 1024}));   // 2 slices, 1
+  EXPECT_TRUE(fusable(D::int4, 1, Shapes{{1024, 512}, {1024, 512}}, std::vector<int64_t>{1024, 1056}));   // one slice each
+  EXPECT_TRUE(fusable(D::int4, 1, Shapes{{3584, 3584}, {3584, 512}}, std::vector<int64_t>{1344, 1408}));  // 3 of 1216 each
+  EXPECT_FALSE(fusable(D::int4, 1, Shapes{{3584, 3584}, {3584, 512}}, std::vector<int64_t>{1184, 1408}));  // 4 of 896, 3
   EXPECT_TRUE(fusable(D::int4, 1, Shapes{{1024, 512}, {1024, 512}}, std::vector<int64_t>{1024, 1024}));   // one slice
   EXPECT_FALSE(fusable(D::int4, 1, Shapes{{1024, 512}, {1024, 96}}, std::vector<int64_t>{1024, 1024}));   // 96 % 64
 }

@@ -1,6 +1,7 @@
 // The facts a fused group (lib/exec/board_plan.h fusable) rests on, bit for bit: the members'
 // native weights packed one after another are the fused K x (N1 + N2 + ...) weights exactly
-// where fusable says so (and differ where it does not: several K-slices, a padded N-block);
+// where fusable says so and the weights are one K-slice (and differ where it does not: a
+// padded N-block; and with several K-slices, which fuse slice by slice: fused_slices_test.cpp);
 // and one job of the fused weights (GroupJobs, the group of one fused member: the ordinary
 // plan of the summed shape) gives each member's C in its columns, byte for byte the member
 // run on its own, on emu and emu-rocket, at M = 1 and 128, int8 and fp16.
@@ -92,14 +93,15 @@ TEST(FusedWeights, TheMembersPackedSideBySideAreTheFusedWeightsExactlyWhereFusab
     FusedShapes shapes;
     int64_t width;  // int4's slice width (every member's), else 0
     bool fuses;
+    bool concatenates;  // member after member is the fused packing
   };
   const Case cases[] = {
-      {D::int8, {{256, 160}, {256, 32}, {256, 32}}, 0, true},
-      {D::fp16, {{256, 48}, {256, 16}}, 0, true},
-      {D::int4, {{1024, 128}, {1024, 64}}, 1024, true},
-      {D::int8, {{4160, 64}, {4160, 32}}, 0, false},  // two K-slices: they interleave
-      {D::int8, {{256, 48}, {256, 32}}, 0, false},    // 48 columns pad an N-block of 32
-      {D::int4, {{1024, 64}, {1024, 64}}, 512, false},  // two slices of 512
+      {D::int8, {{256, 160}, {256, 32}, {256, 32}}, 0, true, true},
+      {D::fp16, {{256, 48}, {256, 16}}, 0, true, true},
+      {D::int4, {{1024, 128}, {1024, 64}}, 1024, true, true},
+      {D::int8, {{4160, 64}, {4160, 32}}, 0, true, false},    // three K-slices: slice by slice
+      {D::int8, {{256, 48}, {256, 32}}, 0, false, false},     // 48 columns pad an N-block of 32
+      {D::int4, {{1024, 64}, {1024, 64}}, 512, true, false},  // two slices of 512: slice by slice
   };
   uint32_t seed = 1;
   for (const Case& c : cases) {
@@ -112,7 +114,7 @@ TEST(FusedWeights, TheMembersPackedSideBySideAreTheFusedWeightsExactlyWhereFusab
       const std::vector<uint8_t> p = packed(members.back(), c.width);
       concatenated.insert(concatenated.end(), p.begin(), p.end());
     }
-    EXPECT_EQ(concatenated == packed(side_by_side(members), c.width), c.fuses)
+    EXPECT_EQ(concatenated == packed(side_by_side(members), c.width), c.concatenates)
         << dtype_key(c.dtype) << " K " << c.shapes[0].first << " width " << c.width;
   }
 }

@@ -200,19 +200,45 @@ TEST(Project, TheBoardPlanFusesAsTheExecutorDoes) {
   EXPECT_GT(p->tokens_per_s, plain->tokens_per_s);
 }
 
-// A group the executor runs in two row pieces is never fused (fusion.h fusion_fits): every
-// fused group of the projection runs in one piece, at every M.
-TEST(Project, FusedGroupsRunInOnePiece) {
+// A fused group runs in the row pieces its members run in (fusion.h fusion_fits), at every M.
+TEST(Project, FusedGroupsRunInTheirMembersPieces) {
   for (int64_t m : {int64_t{1}, int64_t{128}, int64_t{512}})
     for (matmul::DType dtype : {matmul::DType::int8, matmul::DType::fp16, matmul::DType::int4}) {
       const ModelDesc d = project_desc("qwen2.5-1.5b", 2, dtype);
       auto p = project(d, project_options(d, m, uint64_t{1} << 40));
       ASSERT_TRUE(p) << p.error().message;
-      for (const BatchGroup& g : p->groups)
-        if (g.fused) {
-          EXPECT_EQ(g.pieces, 1) << "M = " << m;
-        }
+      for (const BatchGroup& g : p->groups) {
+        if (!g.fused) continue;
+        std::vector<std::pair<int64_t, int64_t>> shapes;
+        for (int j : g.matmuls) shapes.emplace_back(d.matmuls[static_cast<size_t>(j)].k, d.matmuls[static_cast<size_t>(j)].n);
+        EXPECT_EQ(g.pieces, row_pieces(dtype, m, shapes)) << "M = " << m;
+      }
     }
+}
+
+// 7B int4 prefill at 1216-wide slices (64 rows a tile): at M = 128 every group runs in two
+// row pieces, q/k/v and gate/up fused in both (three K-slices each), each piece's host part
+// the fused call's at 64 rows (half_fused_host_parts), in fewer tasks than unfused.
+TEST(Project, Int4GroupsOfSeveralSlicesFuseInTwoPieces) {
+  const ModelDesc d = project_desc("7b", 2, matmul::DType::int4);
+  ProjectOptions o = project_options(d, 128, uint64_t{1} << 40);
+  o.slice_k.assign(d.matmuls.size(), 1216);
+  o.fused_host_parts.assign(d.matmuls.size(), {1e6, 0});
+  o.half_fused_host_parts.assign(d.matmuls.size(), {3e5, 7});
+  auto p = project(d, o);
+  ASSERT_TRUE(p) << p.error().message;
+  int fused = 0;
+  for (const BatchGroup& g : p->groups) {
+    if (!g.fused) continue;
+    ++fused;
+    EXPECT_EQ(g.pieces, 2);
+    EXPECT_EQ(g.host_ns, 3e5 + 7);  // one call a piece, at 64 rows
+  }
+  EXPECT_EQ(fused, 2);
+  o.fuse = false;
+  auto plain = project(d, o);
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_LT(p->tasks_per_layer, plain->tasks_per_layer);
 }
 
 // A fused group's host part is its one call's (ProjectOptions::fused_host_parts: A packed
@@ -314,16 +340,36 @@ TEST(Project, HostTimeOnTheZeroWorkEmulator) {
   auto tiny = measure_fused_host_parts(api::exec_device(**dev, 3), d, 1, 3);  // k's 2 KiB part q/k/v, gate's 10 KiB gate/up
   ASSERT_TRUE(tiny);
   for (const HostParts& h : *tiny) EXPECT_EQ(h.total_ns(), 0);
-  // int4 at its 480-wide floor: q/k/v and gate/up of several K-slices are not fusable
-  // (board_plan.h), so nothing is measured fused, at M = 1 (stacked plans) and 128; the
-  // measurement once ran the fused call anyway and failed in unpack_c_columns.
-  ModelDesc four = small;
-  four.dtype = matmul::DType::int4;
-  std::vector<int64_t> widths(four.matmuls.size(), 480);
+}
+
+// int4 groups of several K-slices are measured fused where their pieces (fusion.h
+// fused_pieces) are whole 4 KiB: at K = 1024 in two slices of 512, q/k/v and gate/up, at
+// M = 1 (the one call stacked: the C API's chooser, layout_host.h unpack_c_columns) and 128.
+// At the small model's K = 512 in slices of 480 and 32 none is (k's 32-deep slice is 2 KiB,
+// gate's 480-deep one 330 KiB), at M = 1 and 128 alike.
+TEST(Project, FusedHostPartsOfSeveralKSlices) {
+  emu::FakeKernelConfig cfg;
+  cfg.executor = emu::zero_work_executor();
+  auto dev = api::open_emulator(driver::KmdKind::rknpu, cfg);
+  ASSERT_TRUE(dev);
+  const ModelDesc four = project_desc("small", 1, matmul::DType::int4);
+  ModelDesc wide = four;  // hidden 1024
+  wide.hidden = 1024;
+  for (MatmulDesc& md : wide.matmuls) {
+    md.k = md.name == "down" ? md.k : 1024;
+    md.n = md.name == "q" || md.name == "o" || md.name == "down" ? 1024 : md.n;
+  }
+  const std::vector<int64_t> w480(four.matmuls.size(), 480), w512(wide.matmuls.size(), 512);
   for (int64_t m : {1, 128}) {
-    auto q = measure_fused_host_parts(api::exec_device(**dev, 3), four, m, 1, widths);
-    ASSERT_TRUE(q) << "M = " << m << ": " << q.error().message;
-    for (const HostParts& h : *q) EXPECT_EQ(h.total_ns(), 0) << "M = " << m;
+    auto none = measure_fused_host_parts(api::exec_device(**dev, 3), four, m, 1, w480);
+    ASSERT_TRUE(none) << "M = " << m << ": " << none.error().message;
+    for (const HostParts& h : *none) EXPECT_EQ(h.total_ns(), 0) << "M = " << m;
+    auto some = measure_fused_host_parts(api::exec_device(**dev, 3), wide, m, 1, w512);
+    ASSERT_TRUE(some) << "M = " << m << ": " << some.error().message;
+    for (size_t j = 0; j < wide.matmuls.size(); ++j) {
+      const std::string& name = wide.matmuls[j].name;
+      EXPECT_EQ((*some)[j].total_ns() > 0, name == "q" || name == "gate") << "M = " << m << " " << name;
+    }
   }
 }
 

@@ -215,6 +215,27 @@ TEST_F(TensorReaderFaults, ATensorLargerThanItsSlotIsRefusedByName) {
   expect_every_tensor_reads(*r);
 }
 
+// One read of several ranges (a fused group's member, its K-slices apart in the slot:
+// lib/exec/fusion.h): each range's bytes at its own place, in one read id, on every engine;
+// the second range of the file lands before the first in the slot.
+TEST_F(TensorReaderFaults, SeveralRangesLandEachAtItsPlace) {
+  ASSERT_GE(slot_.size(), 2 * kAlign);
+  ASSERT_GE(whole_.size(), 3 * kAlign);
+  for (Engine e : engines()) {
+    FaultyFileOs os;
+    auto r = open(e, os, model_.path);
+    ASSERT_TRUE(r);
+    std::memset(slot_.data(), 0, slot_.size());
+    r->submit(0, 0, {{0, kAlign, kAlign}, {2 * kAlign, kAlign, 0}});
+    bool hit = false;
+    ASSERT_TRUE(r->wait(0, &hit)) << engine_label(e);
+    EXPECT_EQ(std::memcmp(slot_.data() + kAlign, whole_.data(), kAlign), 0) << engine_label(e);
+    EXPECT_EQ(std::memcmp(slot_.data(), whole_.data() + 2 * kAlign, kAlign), 0) << engine_label(e);
+    EXPECT_EQ(r->bytes_read(), 2 * kAlign) << engine_label(e);
+    EXPECT_EQ(r->timings().size(), 1u) << engine_label(e);  // one read
+  }
+}
+
 // The queue the layer loader reads through (lib/io/loader.cpp): an urgent read goes before
 // every read queued, a read still queued can be withdrawn (not once it is done), and each
 // failed read keeps its own error. Without a thread the reads run inside wait(), in queue

@@ -179,12 +179,24 @@ for kind in ("floor", "synthetic", "q4_0"):
             failures.append(f"--int4-weights {kind}: int4_weights {j.get('int4_weights')}, down {down}")
 if len(tasks) == 3 and not (tasks["synthetic"] < tasks["floor"] and tasks["q4_0"] < tasks["floor"]):
     failures.append(f"--int4-weights: decode tasks {tasks}, fewer than the floor's expected")
-# int4 with the host part measured (no --host-us): its groups of several K-slices are not
-# fusable, and the measurement once ran them fused anyway and stopped in unpack_c_columns.
+# int4 with the host part measured (no --host-us): its groups of several K-slices are fused
+# (their one call stacked at decode); the measurement once stopped in unpack_c_columns there.
 for dtype in ("int4", "fp16"):
     p = run([ork_run, "--project", "--synthetic", "qwen2.5-1.5b", "--layers", "1", "--dtype", dtype, "--json"], 0)
     if p.returncode == 0 and json.loads(p.stdout)["project"]["decode"]["tokens_per_s"] <= 0:
         failures.append(f"--project --dtype {dtype} measured: {p.stdout[:300]}")
+# int4 of several K-slices end to end (Qwen2.5-1.5B's K = 1536 in two slices at the synthetic
+# widths): q/k/v and gate/up fused, each member's slices read to their places in the group's
+# slot, every output checked bit for bit on both interfaces; --no-fuse the same unfused.
+q15 = os.path.join(tmp, "q15_int4.ork")
+run([ork_pack, "--synthetic", "qwen2.5-1.5b", "--layers", "1", "--dtype", "int4", "-o", q15], 0)
+for dev in ("emu", "emu-rocket"):
+    for flags, fused in (([], True), (["--no-fuse"], False)):
+        p = run([ork_run, q15, "--tokens", "2", "--device", dev, "--json"] + flags, 0)
+        if p.returncode == 0:
+            j = json.loads(p.stdout)
+            if j.get("checked") is not True or (j.get("fused_groups", 0) > 0) != fused:
+                failures.append(f"1.5B int4 {dev} {flags}: checked {j.get('checked')}, fused_groups {j.get('fused_groups')}")
 run([ork_run, "--project", "--synthetic", "small", "--dtype", "int4", "--int4-weights", "q8"], 2, "\"q8\"")
 run([ork_run, "--project"], 2, "--synthetic NAME")
 run([ork_run, model, "--project", "--synthetic", "tiny"], 2, "one of them")
