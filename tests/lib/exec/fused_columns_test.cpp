@@ -18,6 +18,7 @@
 #include "lib/api/device.h"
 #include "lib/exec/activation.h"
 #include "lib/exec/fusion.h"
+#include "tests/lib/exec/fused_calls_check.h"
 #include "lib/exec/model.h"
 #include "lib/matmul/job.h"
 #include "lib/matmul/run.h"
@@ -94,20 +95,9 @@ void fused_columns_land(driver::Kmd& kmd, matmul::DType dtype, int64_t m, const 
       }
   auto wide = matmul::ResidentWeights::view(*fused, dtype, k, n_all, 0);
   ASSERT_TRUE(wide) << wide.error().message;
-  std::vector<std::vector<uint8_t>> called, jobbed, kept;
-  ASSERT_TRUE(runner.run(**wide, a.data(), m, nullptr, ro, nullptr, member_columns(ns, m, called))) << at;
-  EXPECT_EQ(called, alone) << at << ": the runner's fused call";
-  matmul::RunStats stats;
-  auto ctx = runner.acquire(**wide, m, ro, stats);
-  ASSERT_TRUE(ctx) << ctx.error().message;
-  matmul::Job job(kmd);
-  ASSERT_TRUE(job.add(*ctx, a.data(), member_columns(ns, m, jobbed))) << at;
-  ASSERT_TRUE(job.submit()) << at;
-  ASSERT_TRUE(job.complete()) << at;
-  EXPECT_EQ(jobbed, alone) << at << ": the fused job";
-  ASSERT_TRUE(runner.run(**wide, a.data(), m, nullptr, ro, nullptr, member_columns(ns, m, kept, 1))) << at;
-  EXPECT_TRUE(kept[0].empty() && kept[2].empty()) << at << ": members not kept are not written";
-  EXPECT_EQ(kept[1], alone[1]) << at << ": the kept member";
+  std::vector<std::vector<uint8_t>> called;
+  testing::check_fused_calls(kmd, runner, **wide, a.data(), m, ro, ns, alone, 1, at, called);
+  if (::testing::Test::HasFatalFailure()) return;
   const matmul::ColumnPart off[] = {{2, 64, called[1].data()}};  // inside a 16-byte surface
   EXPECT_FALSE(runner.run(**wide, a.data(), m, nullptr, ro, nullptr, off)) << at;
   runner.forget(**wide);

@@ -21,6 +21,7 @@
 #include "lib/exec/activation.h"
 #include "lib/exec/board_plan.h"
 #include "lib/exec/fusion.h"
+#include "tests/lib/exec/fused_calls_check.h"
 #include "lib/exec/model.h"
 #include "lib/matmul/job.h"
 #include "lib/matmul/run.h"
@@ -176,20 +177,9 @@ void fused_slices_land(driver::Kmd& kmd, matmul::MatmulRunner& runner, int64_t m
   }
   auto wide = matmul::ResidentWeights::view(*fused, dtype, k, 512, width);
   ASSERT_TRUE(wide) << wide.error().message;
-  std::vector<std::vector<uint8_t>> called, jobbed, kept;
-  ASSERT_TRUE(runner.run(**wide, a.data(), m, nullptr, ro, nullptr, member_columns(ns, m, called))) << at;
-  EXPECT_EQ(called, alone) << at << ": the runner's fused call";
-  matmul::RunStats stats;
-  auto ctx = runner.acquire(**wide, m, ro, stats);
-  ASSERT_TRUE(ctx) << ctx.error().message;
-  matmul::Job job(kmd);
-  ASSERT_TRUE(job.add(*ctx, a.data(), member_columns(ns, m, jobbed))) << at;
-  ASSERT_TRUE(job.submit()) << at;
-  ASSERT_TRUE(job.complete()) << at;
-  EXPECT_EQ(jobbed, alone) << at << ": the fused job";
-  ASSERT_TRUE(runner.run(**wide, a.data(), m, nullptr, ro, nullptr, member_columns(ns, m, kept, 2))) << at;
-  EXPECT_TRUE(kept[0].empty() && kept[1].empty()) << at << ": members not kept are not written";
-  EXPECT_EQ(kept[2], alone[2]) << at << ": the kept member";
+  std::vector<std::vector<uint8_t>> called;
+  testing::check_fused_calls(kmd, runner, **wide, a.data(), m, ro, ns, alone, 2, at, called);
+  if (::testing::Test::HasFatalFailure()) return;
   runner.forget(**wide);
 }
 
