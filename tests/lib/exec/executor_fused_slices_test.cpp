@@ -15,6 +15,7 @@
 #include "lib/exec/executor.h"
 #include "lib/exec/fusion.h"
 #include "lib/exec/synthetic.h"
+#include "tests/lib/exec/cached_model.h"
 #include "tests/lib/exec/exec_util.h"
 #include "tests/lib/exec/layer_plans.h"
 
@@ -27,11 +28,7 @@ namespace {
 // bytes) a multiple of 4 KiB. W = 512: 128 rows a tile (R(512), driver/common/cbuf_limits.h),
 // so M = 128 runs in one row piece; W = 832: 64 rows, so M = 128 runs in two. Each made once
 // with its CPU reference of 2 tokens per M.
-struct SlicedModel {
-  std::string path;
-  PackedModel model;
-  std::map<int64_t, ChainResult> want;
-};
+using SlicedModel = testing::CachedModel;
 
 ModelDesc sliced_desc(int64_t width, int layers) {
   auto d = synthetic_desc("small", layers, matmul::DType::int4);
@@ -67,16 +64,6 @@ SlicedModel* sliced_model(int64_t width, int layers) {
   s.model = std::move(*m);
   s.path = path;
   return &s;
-}
-
-const ChainResult* sliced_reference(SlicedModel& s, int64_t m) {
-  if (!s.want.count(m)) {
-    auto want = reference_chain(s.path, s.model, m, 2);
-    EXPECT_TRUE(want) << want.error().message;
-    if (!want) return nullptr;
-    s.want.emplace(m, std::move(*want));
-  }
-  return &s.want.at(m);
 }
 
 // The plan's fused groups whose members are in several pieces (K-slices).
@@ -117,7 +104,7 @@ TEST_P(ExecutorFusedSlices, EqualTheReferenceAndTheUnfusedRun) {
   std::vector<testing::DeviceRun> fused, unfused;
   ASSERT_NO_FATAL_FAILURE(testing::plan_and_run_on_both(s->path, s->model, o, fused));
   ASSERT_NO_FATAL_FAILURE(testing::plan_and_run_on_both(s->path, s->model, sliced_options(s->model, c.m, c.streamed, false), unfused));
-  const ChainResult* want = sliced_reference(*s, c.m);
+  const ChainResult* want = s->reference(c.m);
   ASSERT_NE(want, nullptr);
   ASSERT_EQ(fused.size(), unfused.size());
   const int pieces = c.width == 832 && c.m == 128 ? 2 : 1;  // R(832) = 64 rows a tile
@@ -154,7 +141,7 @@ TEST(ExecutorFusedSlices, MembersAloneEqualTheReference) {
   auto plan = build_plan(s->model, o);
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_GE(sliced_groups(plan->fusion), 1);
-  const ChainResult* want = sliced_reference(*s, 1);
+  const ChainResult* want = s->reference(1);
   ASSERT_NE(want, nullptr);
   for (const char* device : {"emu", "cpu"}) {
     auto dev = api::open_device(device);
@@ -194,7 +181,7 @@ TEST(ExecutorFusedSlices, ASliceAtTheWrongOffsetDiffers) {
   const auto [t, u] = same_size_members(f, s->model.desc.matmuls.size());
   ASSERT_GE(t, 0);
   std::swap(f.pieces[static_cast<size_t>(t)][1].at, f.pieces[static_cast<size_t>(u)][1].at);
-  const ChainResult* want = sliced_reference(*s, 1);
+  const ChainResult* want = s->reference(1);
   ASSERT_NE(want, nullptr);
   auto dev = api::open_device("emu");
   ASSERT_TRUE(dev) << dev.error().message;

@@ -11,6 +11,7 @@
 #include "lib/exec/executor.h"
 #include "lib/exec/fusion.h"
 #include "lib/exec/synthetic.h"
+#include "tests/lib/exec/cached_model.h"
 #include "tests/lib/exec/exec_util.h"
 #include "tests/lib/exec/layer_plans.h"
 
@@ -32,11 +33,7 @@ std::string fused_case_name(const ::testing::TestParamInfo<FusedCase>& i) {
 // the reference only read the file, so every test of a dtype shares it and every run at one M
 // the reference (writing the weights and unpacking them for each test's reference was about a
 // third of the test's time under ASan).
-struct SmallModel {
-  std::string path;
-  PackedModel model;
-  std::map<int64_t, ChainResult> want;
-};
+using SmallModel = testing::CachedModel;
 
 SmallModel* small_model(matmul::DType dtype) {
   static std::map<matmul::DType, SmallModel> made;
@@ -54,16 +51,6 @@ SmallModel* small_model(matmul::DType dtype) {
     s.path = path;
   }
   return &s;
-}
-
-const ChainResult* reference_of(SmallModel& s, int64_t m) {
-  if (!s.want.count(m)) {
-    auto want = reference_chain(s.path, s.model, m, 2);
-    EXPECT_TRUE(want) << want.error().message;
-    if (!want) return nullptr;
-    s.want.emplace(m, std::move(*want));
-  }
-  return &s.want.at(m);
 }
 
 // Fused groups of a layer (their first members).
@@ -108,7 +95,7 @@ TEST_P(ExecutorFused, FusedGroupsEqualTheReference) {
   for (bool pin : plan->pinned) EXPECT_EQ(pin, !c.streamed);
   std::vector<testing::DeviceRun> runs;
   ASSERT_NO_FATAL_FAILURE(testing::plan_and_run_on_both(path, model, o, runs));
-  const ChainResult* want = reference_of(*s, c.m);
+  const ChainResult* want = s->reference(c.m);
   ASSERT_NE(want, nullptr);
   // Each token's and layer's fused groups as one job, unless a start went alone (it then runs
   // the fused matmul blocking and keeps its columns).
@@ -141,7 +128,7 @@ TEST(ExecutorFused, MembersAloneEqualTheReference) {
   auto plan = build_plan(model, o);
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_GE(fused_groups(plan->fusion, model.desc.matmuls.size()), 1);
-  const ChainResult* want = reference_of(*s, o.m);
+  const ChainResult* want = s->reference(o.m);
   ASSERT_NE(want, nullptr);
   std::vector<testing::DeviceRun> runs;
   for (const char* device : {"emu", "cpu"}) {
@@ -176,7 +163,7 @@ TEST(ExecutorFused, OffFusesNothingAndEqualsTheReference) {
   EXPECT_EQ(fused_groups(plan->fusion, plan->fusion.first.size()), 0);
   std::vector<testing::DeviceRun> runs;
   ASSERT_NO_FATAL_FAILURE(testing::plan_and_run_on_both(path, model, o, runs));
-  const ChainResult* want = reference_of(*s, o.m);
+  const ChainResult* want = s->reference(o.m);
   ASSERT_NE(want, nullptr);
   expect_fused_runs(model, runs, *want, 0, 0);
 }

@@ -1,0 +1,34 @@
+// A packed test model kept for a test program's life, with the CPU reference of its two
+// tokens computed once per row count (lib/exec/chain_reference.h). Shared by the executor's
+// fused-group tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "lib/exec/chain_reference.h"
+#include "lib/exec/pack_file.h"
+
+namespace ork::exec::testing {
+
+struct CachedModel {
+  std::string path;
+  PackedModel model;
+  std::map<int64_t, ChainResult> want;
+
+  // The reference at m rows, two tokens; nullptr (the failure recorded) when it cannot be made.
+  const ChainResult* reference(int64_t m) {
+    if (!want.count(m)) {
+      auto r = reference_chain(path, model, m, 2);
+      EXPECT_TRUE(r) << r.error().message;
+      if (!r) return nullptr;
+      want.emplace(m, std::move(*r));
+    }
+    return &want.at(m);
+  }
+};
+
+}  // namespace ork::exec::testing
