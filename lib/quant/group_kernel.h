@@ -78,10 +78,11 @@ constexpr int kStripRows = 6;  // most rows of A per kernel call (1 .. group_tie
 // they are touched once a group). avx2 has 16 ymm: 4.
 int group_tier_rows(GroupTier t);
 
-// One kernel call: `rows` rows of A in the tier's format (portable: int8 codes; avx2: int16;
-// vnni: code + 128 as uint8), `a_stride` bytes apart, group g's values from byte
-// g * width * (bytes a value); one strip of packed weights; C's rows `ldc` floats apart,
-// `cols` of the strip's columns stored.
+// One kernel call: `rows` rows of A in the tier's format (portable: int8 codes; avx2: int16),
+// `a_stride` bytes apart, group g's values from byte g * width * (bytes a value); vnni: code
+// + 128 as uint8 in one block of the `rows` rows, quad q (K values 4q .. 4q + 3) of row r at
+// a[(q * rows + r) * 4] (a_stride unused); one strip of packed weights; C's rows `ldc`
+// floats apart, `cols` of the strip's columns stored.
 struct StripCall {
   const uint8_t* a = nullptr;
   int64_t a_stride = 0, width = 0;
