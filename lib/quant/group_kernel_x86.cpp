@@ -30,24 +30,31 @@ inline int32_t load32(const uint8_t* p) {
 // a[(q R + r) 4], so a quad's R broadcasts read one run of 4R bytes and the tile reads A as one
 // stream (lib/ref's VNNI tile reads A so: kernels_x86.cpp); with R row streams it ran 0.1-0.2x
 // of int8's kernel time slower (docs/cpu-reference.md "Groups of 32: A in row blocks").
-// `count` K quads of a group into the rows' accumulators, unrolled whole when the count is
-// fixed. GCC 12 turns a loop over a group's quads (or over chunks of them) into register
-// copies of every accumulator per pass (perf annotate, M = 128), so a full group of the
-// common widths runs straight (Quads 8 and 16: widths 32 and 64) and only other widths and
-// a short last group take the loop.
+// One K quad (4 values) of the rows into their accumulators.
+template <int R>
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_quad(
+    const uint8_t* a, const uint8_t* bg, int64_t q, __m512i (&acc)[R][2]) {
+  const __m512i w0 = _mm512_loadu_si512(bg + q * 128), w1 = _mm512_loadu_si512(bg + q * 128 + 64);
+  #pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const __m512i av = _mm512_set1_epi32(load32(a + (q * R + r) * 4));
+    acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
+    acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
+  }
+}
+
+// A group's quads, unrolled whole when their count is fixed (Quads > 0). GCC 12 turns a loop
+// over a group's quads (or over chunks of 8 of them, as before) into register copies of every
+// accumulator per pass (objdump of the kernel, M = 128): a full group of the common widths
+// runs straight (Quads 8 and 16: widths 32 and 64); other widths in straight runs of 8.
 template <int R, int Quads>
 __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_quads(
     const uint8_t* a, const uint8_t* bg, int64_t quads, __m512i (&acc)[R][2]) {
-  const int64_t count = Quads > 0 ? Quads : quads;
-  #pragma GCC unroll 16
-  for (int64_t q = 0; q < count; ++q) {
-    const __m512i w0 = _mm512_loadu_si512(bg + q * 128), w1 = _mm512_loadu_si512(bg + q * 128 + 64);
-    #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512i av = _mm512_set1_epi32(load32(a + (q * R + r) * 4));
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
-    }
+  if constexpr (Quads > 0) {
+    #pragma GCC unroll 16
+    for (int64_t q = 0; q < Quads; ++q) vnni_quad<R>(a, bg, q, acc);
+  } else {  // a short last group's rest: once per strip and row block
+    for (int64_t q = 0; q < quads; ++q) vnni_quad<R>(a, bg, q, acc);
   }
 }
 
@@ -95,7 +102,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline voi
 }
 
 // Every group in increasing order (the order is the contract), the last one apart: it may be
-// short (K off the width), and the full ones before it then run straight.
+// short (K off the width), so the full ones before it run straight and it takes the loop.
 template <int R, int Quads, bool Shift, bool Mins>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const StripCall& x) {
   __m512 t[R][2];
@@ -103,8 +110,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const Stri
   for (int r = 0; r < R; ++r) t[r][0] = t[r][1] = _mm512_setzero_ps();  // set at g = 0; quiets -Wmaybe-uninitialized
   const int64_t last = x.groups - 1;
   for (int64_t g = 0; g < last; ++g) vnni_group<R, Quads, Shift, Mins>(x, g, t);
-  if (Quads > 0 && x.group_off[last + 1] - x.group_off[last] == Quads * 128) vnni_group<R, Quads, Shift, Mins>(x, last, t);
-  else vnni_group<R, 0, Shift, Mins>(x, last, t);
+  vnni_group<R, 0, Shift, Mins>(x, last, t);
   const int lo = x.cols < 16 ? x.cols : 16, hi = x.cols - lo;
   const auto m0 = static_cast<__mmask16>((1u << lo) - 1), m1 = static_cast<__mmask16>((1u << hi) - 1);
   #pragma GCC unroll 8
