@@ -96,11 +96,11 @@ int32_t code_sum(const int8_t* p, int64_t n) {
 }
 
 // A as the kernels read it, kept per calling thread from call to call (only ever grown):
-// the codes in the tier's format (vnni: in blocks of its rows a call) and, for affine weights, each row's code sum per group,
-// [M][groups], as int32 (the code-offset shift) and as float (the m term; exact: |s| <= 128
-// x the width). One pass per row on lib/ref's kept threads by activations.h's rule
-// (a_pass_threads: one per 1 MiB of A's floats): on the calling thread alone the sums were
-// a scalar pass per call.
+// the codes in the tier's format (vnni: in blocks of the rows of a kernel call) and, for
+// affine weights, each row's code sum per group, [M][groups], as int32 (the code-offset
+// shift) and as float (the m term; exact: |s| <= 128 x the width). One pass per row on
+// lib/ref's kept threads by activations.h's rule (a_pass_threads: one per 1 MiB of A's
+// floats): on the calling thread alone the sums were a scalar pass per call.
 struct PreparedA {
   const uint8_t* a = nullptr;
   int64_t stride = 0;

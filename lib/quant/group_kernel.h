@@ -74,8 +74,9 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
 constexpr int kStripRows = 6;  // most rows of A per kernel call (1 .. group_tier_rows)
 // Rows per kernel call of a tier. vnni: 6 rows, 12 accumulators in flight (4 rows' 8 left
 // VPDPBUSD's issue slots idle; 6 rows measured 5-10 % more MACs per CPU-second at M = 128,
-// K = N = 2048, docs/cpu-reference.md), their 12 running sums beside them (a few spill to L1:
-// they are touched once a group). avx2 has 16 ymm: 4.
+// K = N = 2048, docs/cpu-reference.md), their 12 running sums beside them (in registers in
+// the straight group of 32; 7 rows measured no faster). Also the rows of one block of
+// prepared A (vnni). avx2 has 16 ymm: 4.
 int group_tier_rows(GroupTier t);
 
 // One kernel call: `rows` rows of A in the tier's format (portable: int8 codes; avx2: int16),

@@ -170,8 +170,9 @@ __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
   }
 }
 
-// The group width's straight body: 8 quads for ggml's blocks of 32, 16 for 64 (measured
-// 1.13x int8's kernel against 1.19x with the loop; 128 measured the same either way).
+// The group width's straight body: 8 quads for ggml's blocks of 32, 16 for 64 (1.13x
+// lib/ref's int8 kernel against 1.19x in runs of 8 at M = 128, K = N = 2048; 128 ran the
+// same either way: docs/cpu-reference.md "Groups of 32: A in row blocks").
 template <int R, bool Shift, bool Mins>
 void vnni_width(const StripCall& x) {
   if (x.width == 32) return vnni_rows<R, 8, Shift, Mins>(x);
