@@ -164,9 +164,10 @@ int64_t fp16_kreduction_rows(int64_t kt);
 // (int4); the dtype table's slice_k.
 int64_t slice_width(DType dtype);
 // The K-slice width of a plan of padded K `kp` (PlanOptions::slice_k 0): kp when it fits one
-// task; int8 (the table's evened_slices) the fewest slices of at most slice_width, evened
-// out: S = ceil(kp / 3072) slices of round_up(ceil(kp / S), 32), the last the rest (narrower,
-// K not padded: 8960 = 3008 + 3008 + 2944); fp16 and int4 slice_width, the last the rest.
+// task; int8 (the table's evened_slices) the fewest slices of at most slice_width, in a
+// multiple of the cores, evened out: S = ceil(kp / 3072) rounded up to a multiple of 3, slices
+// of round_up(ceil(kp / S), 32), the last the rest (narrower, K not padded: 8960 = 3008 +
+// 3008 + 2944; 18944 = 8 x 2112 + 2048); fp16 and int4 slice_width, the last the rest.
 int64_t slice_width(DType dtype, int64_t kp);
 // The widest K one task of `dtype` takes without slicing: 4096 (int8, fp16), 480 (int4); the
 // dtype table's full_k.

@@ -86,10 +86,10 @@ TEST_P(HwLimits, FullKTaskPast4096Wedges) {
   expect_device_usable(m, k, n);
 }
 
-// A K-slice task of one row more than R wedges: at K = 6144 (two slices of 3072) and 8960
+// A K-slice task of one row more than R wedges: at K = 4128 (2080 + 2048) and 8960
 // (3008 + 3008 + 2944), R = 32 for every slice width up to 3072 (cbuf_limits.h kWideSliceK).
 TEST_P(HwLimits, KSliceTaskOverTheResidentRowBudgetWedges) {
-  for (int64_t k : {6144, 8960}) {
+  for (int64_t k : {4128, 8960}) {
     SCOPED_TRACE(::testing::Message() << "K " << k);
     const int64_t m = 33, n = 32;
     Plan p = hw_plan_for(m, k, n);

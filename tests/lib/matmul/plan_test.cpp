@@ -168,7 +168,8 @@ TEST(PlanSweep, CoverageLimitsOrderOverEdgeShapes) {
           ASSERT_EQ(p.kp, (k + 31) / 32 * 32) << where;
           ASSERT_EQ(p.np, (n + 31) / 32 * 32) << where;
           ASSERT_EQ(p.mp, m) << where;
-          ASSERT_EQ(p.slices, p.kp <= 4096 ? 1 : (p.kp + kInt8MaxSliceK - 1) / kInt8MaxSliceK) << where;
+          const int64_t w = slice_width(DType::int8, p.kp);  // the rule: Int8SliceWidthRule
+          ASSERT_EQ(p.slices, p.kp <= 4096 ? 1 : (p.kp + w - 1) / w) << where;
           expect_within_limits(p, where);
           expect_exact_cover(p, where);
           expect_order(p, where);
@@ -239,7 +240,8 @@ TEST(PlanWideK, SlicesEvenedOut) {
 }
 
 // The int8 slice-width rule (plan.h slice_width): past full K, the fewest slices of at most
-// kInt8MaxSliceK (the widest with the measured 2048's resident rows, cbuf_limits.h), all but the last
+// kInt8MaxSliceK (the widest with the measured 2048's resident rows, cbuf_limits.h), in a
+// multiple of the cores (kMaxCores) where that keeps the same resident rows, all but the last
 // round_up(ceil(kp / S), 32) wide and the last the rest (narrower, never empty); K unpadded
 // beyond 32; each slice's tile within R of its width. fp16 keeps 2048 and a narrower last.
 TEST(PlanWideK, Int8SliceWidthRule) {
@@ -249,7 +251,10 @@ TEST(PlanWideK, Int8SliceWidthRule) {
     const std::string where = "K=" + std::to_string(k);
     const Plan p = plan_plan_of(64, k, 64, 1);
     const int64_t kp = (k + 31) / 32 * 32;
-    const int64_t s = (kp + kInt8MaxSliceK - 1) / kInt8MaxSliceK;
+    const int64_t fewest = (kp + kInt8MaxSliceK - 1) / kInt8MaxSliceK;
+    const int64_t spread = (fewest + kMaxCores - 1) / kMaxCores * kMaxCores;
+    const int64_t spread_w = ((kp + spread - 1) / spread + 31) / 32 * 32;
+    const int64_t s = resident_rows(spread_w) == resident_rows(kInt8MaxSliceK) ? spread : fewest;
     ASSERT_EQ(p.kp, kp) << where;
     ASSERT_EQ(p.slices, s) << where;
     ASSERT_EQ(p.slice_k, ((kp + s - 1) / s + 31) / 32 * 32) << where;
@@ -281,11 +286,11 @@ TEST(PlanKnobs, McCapHonoured) {
 }
 
 TEST(PlanOffsets, MatchLayoutFormulas) {
-  const Plan p = plan_plan_of(100, 6144, 96, 1);  // wide K: 2 slices of 3072, N split none
-  ASSERT_EQ(p.slices, 2);
+  const Plan p = plan_plan_of(100, 6144, 96, 1);  // wide K: 3 slices of 2048, N split none
+  ASSERT_EQ(p.slices, 3);
   for (const Task& t : p.tasks) {
     EXPECT_EQ(p.a_offset(t), (t.k0 / 16) * 100 * 16 + t.m0 * 16);
-    EXPECT_EQ(p.b_offset(t), t.slice * 96 * 3072 + t.n0 * t.kt);
+    EXPECT_EQ(p.b_offset(t), t.slice * 96 * 2048 + t.n0 * t.kt);
     EXPECT_EQ(p.c_offset(t), (t.n0 / 4) * 100 * 16 + t.m0 * 16);
   }
   const Plan q = plan_plan_of(5, 64, 96, 3);  // split by N: n0 = 0, 32, 64
