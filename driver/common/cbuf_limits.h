@@ -61,6 +61,25 @@ constexpr int64_t resident_rows(int64_t kt) {
   return r;
 }
 
+// The K-slice width the board has run: ORK's wide-K path (hardware.md 10.4), K-slices of 2048 on
+// the resident-row schedule, bit-exact at K = 6144 / 8192 / 18944 with about 28 rows a tile
+// (R(2048) = 32).
+inline constexpr int64_t kMeasuredSliceK = 2048;
+
+// The widest task K whose resident-row budget is still R(kt): R(W) = R(kt) for every W in
+// (kResidentBudget / (2 R), kResidentBudget / R], so the widest is kResidentBudget / R(kt).
+constexpr int64_t widest_k_with_rows_of(int64_t kt) {
+  const int64_t r = resident_rows(kt);
+  return r == 0 ? 0 : kResidentBudget / r;
+}
+// The widest int8 K-slice with the measured slice's rows: 3072 (R = 32 for 1537..3072). A model
+// prediction, not a measurement: the resident-row budget is the one fact the model says binds
+// a K-slice task, and the board has verified only 2048-wide slices (tests-hw checks 3008;
+// docs/hardware.md section 9).
+inline constexpr int64_t kWideSliceK = widest_k_with_rows_of(kMeasuredSliceK);
+static_assert(kWideSliceK == 3072 && resident_rows(kWideSliceK) == resident_rows(kMeasuredSliceK) &&
+              resident_rows(kWideSliceK + 1) < resident_rows(kMeasuredSliceK));
+
 // Full K in one task past 4096 (ORK: every measured wide-K full-K task wedged, at mc = R =
 // 16 at K = 6144, mc = 32 at 6144, mc = R = 8 at 8192, mc = 64 at 18944; MTX runs fp16
 // 1 x 8192 x 8192 in one task: mc = 1 < R). Model: a task of kt > kMaxFullK wedges when

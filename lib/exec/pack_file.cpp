@@ -305,6 +305,21 @@ Status parse_description(std::span<const uint8_t> head, JsonSpan span, PackedMod
   return Status::success();
 }
 
+// A tensor an older version laid out otherwise than this build reads it: refused naming the
+// version, to be repacked (the bytes would be read in another order, to wrong sums).
+Status check_layout_version(uint32_t version, matmul::DType dtype, int64_t kp, const PackedTensor& t,
+                            const MatmulDesc& md, int layer) {
+  if (version < 4 && t.slice_k > matmul::kInt4SliceK && kp > t.slice_k && kp % t.slice_k != 0)
+    return make_error(-EINVAL, fmt::format("packed model version {}: tensor \"{}\" of layer {} is int4 in K-slices of its "
+                                           "own width with a narrower last slice, which version 4 pads to full width; "
+                                           "repack the model with ork_pack", version, md.name, layer));
+  if (version < 5 && dtype == matmul::DType::int8 && kp > matmul::full_k_limit(dtype))
+    return make_error(-EINVAL, fmt::format("packed model version {}: tensor \"{}\" of layer {} is int8 of K = {} in K-slices "
+                                           "of 2048, which version 5 lays out in the fewest slices of at most {}; repack "
+                                           "the model with ork_pack", version, md.name, layer, md.k, matmul::kInt8MaxSliceK));
+  return {};
+}
+
 // Every matmul of every layer has its tensor, in order, of the size its shape packs to,
 // aligned inside the file.
 Status check_tensors(const PackedModel& m, uint32_t version) {
@@ -321,10 +336,7 @@ Status check_tensors(const PackedModel& m, uint32_t version) {
       return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {} is missing from the packed model", md.name, layer));
     const PackedTensor& t = m.tensors[i];
     const auto kp = static_cast<int64_t>(align_up(static_cast<uint64_t>(md.k), matmul::kKAlign));
-    if (version < 4 && t.slice_k > matmul::kInt4SliceK && kp > t.slice_k && kp % t.slice_k != 0)  // laid out otherwise before
-      return make_error(-EINVAL, fmt::format("packed model version {}: tensor \"{}\" of layer {} is int4 in K-slices of its "
-                                             "own width with a narrower last slice, which version 4 pads to full width; "
-                                             "repack the model with ork_pack", version, md.name, layer));
+    if (Status s = check_layout_version(version, m.desc.dtype, kp, t, md, layer); !s) return s;
     // The width (int4 only, one its plan takes: make_plan names a bad one), then the bytes it packs to.
     auto layout = layout_plan(m.desc.dtype, md.k, md.n, t.slice_k);
     if (!layout) return make_error(-EINVAL, fmt::format("tensor \"{}\" of layer {}: {}", md.name, layer, layout.error().message));

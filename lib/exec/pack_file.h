@@ -10,7 +10,7 @@
 //                      tensor its packed weights, then (real models quantised from floats)
 //                      its per-column fp32 scales, also 4 KiB aligned.
 //
-// The header: magic "ORKPACK\0", u32 version (4), u32 header bytes (4096), u64 JSON offset,
+// The header: magic "ORKPACK\0", u32 version (5), u32 header bytes (4096), u64 JSON offset,
 // u64 JSON bytes, u64 data offset, u64 file bytes, u64 FNV-1a of the JSON, u64 FNV-1a of the
 // 56 bytes before it. Each is checked on open, and the file's size against the header.
 //
@@ -38,10 +38,13 @@ inline constexpr char kPackMagic[8] = {'O', 'R', 'K', 'P', 'A', 'C', 'K', '\0'};
 // lib/exec/activation.h). A version 1 file is refused with a message that says to repack it.
 // Version 3: each tensor's int4 K-slice width in the tensor table.
 // Version 4: an int4 tensor of its own width past 480 has every K-slice full (matmul::
-// PlanOptions::slice_k: the slices evened out, K zero padded), so all of them stack. Versions
-// 2 to 4 are read, except a version 3 int4 tensor of such a width whose last slice is
-// narrower: refused, naming the version, to be repacked.
-inline constexpr uint32_t kPackVersion = 4;
+// PlanOptions::slice_k: the slices evened out, K zero padded), so all of them stack.
+// Version 5: an int8 tensor of K past 4096 is in the fewest K-slices of at most 3072, evened
+// out (matmul::slice_width), where older versions have slices of 2048 and a rest.
+// Versions 2 to 5 are read, except a tensor an older version laid out otherwise: a version 3
+// int4 tensor of such a width whose last slice is narrower, a version 2 to 4 int8 tensor of K
+// past 4096; each refused naming the version, to be repacked.
+inline constexpr uint32_t kPackVersion = 5;
 inline constexpr uint32_t kPackOldestVersion = 2;
 inline constexpr uint64_t kPackAlign = 4096;
 inline constexpr uint64_t kPackHeaderBytes = 4096;

@@ -42,18 +42,18 @@ namespace R = ork::regs;
 const DTypeInfo kDTypes[] = {
     {.dtype = DType::int8, .code = kCodeInt8, .name = "int8", .bits = 8,
      .a_codes = {kCodeInt8, 0}, .c_codes = {kCodeInt32, 0}, .a_note = "",
-     .precision = R::kPrecisionInt8, .slice_k = kSliceK, .full_k = kMaxFullK,
+     .precision = R::kPrecisionInt8, .slice_k = kInt8MaxSliceK, .full_k = kMaxFullK, .evened_slices = true,
      .pack_b = pack_b_int8_dense, .pack_a_rows = pack_a_rows_bytes, .unpack_c = unpack_c_int8_group,
      .host_weights = host_weights_int8, .cpu = cpu_matmul_int8},
     {.dtype = DType::fp16, .code = kCodeFp16, .name = "fp16", .bits = 16,
      .a_codes = {kCodeFp16, 0}, .c_codes = {kCodeFp32, kCodeFp16}, .a_note = "",
-     .precision = R::kPrecisionFp16, .slice_k = kSliceK, .full_k = kMaxFullK,
+     .precision = R::kPrecisionFp16, .slice_k = kSliceK, .full_k = kMaxFullK, .evened_slices = false,
      .pack_b = pack_b_fp16_dense, .pack_a_rows = pack_a_rows_bytes, .unpack_c = unpack_c_fp16_group,
      .host_weights = host_weights_fp16, .cpu = cpu_matmul_fp16},
     // int4: K-slices of 480 keep int16 partials from saturating (plan.h kInt4SliceK).
     {.dtype = DType::int4, .code = kCodeInt4, .name = "int4", .bits = 4,
      .a_codes = {kCodeInt4, kCodeInt8}, .c_codes = {kCodeInt32, 0}, .a_note = " (W4A4) or int8 (w4a8)",
-     .precision = R::kPrecisionInt4, .slice_k = kInt4SliceK, .full_k = kInt4SliceK,
+     .precision = R::kPrecisionInt4, .slice_k = kInt4SliceK, .full_k = kInt4SliceK, .evened_slices = false,
      .pack_b = pack_b_int4_dense, .pack_a_rows = pack_a_rows_int4, .unpack_c = unpack_c_int4_group,
      .host_weights = host_weights_int4, .cpu = cpu_matmul_int4},
 };

@@ -57,6 +57,9 @@ struct DTypeInfo {
   uint32_t precision;               // CNA/CORE PROC_PRECISION (driver/regs/matmul_fixed.h)
   int64_t slice_k;                  // K per slice when K does not fit one task (plan.h)
   int64_t full_k;                   // the widest K one task takes unsliced (plan.h)
+  // K-slices as few as slice_k allows, evened out (int8; plan.h slice_width); else slice_k
+  // wide with a narrower last one.
+  bool evened_slices;
   // Dense K x N weights (the C API's layout) -> the plan's native B (layout.h).
   Status (*pack_b)(const Plan& plan, const void* w, std::span<uint8_t> out);
   // Rows [first, last) of row-major A -> the native feature buffer (layout_host.h).

@@ -15,7 +15,8 @@ namespace ork::matmul {
 // pack_b_fp16 / pack_b_int4 (weight_index), the zero padding, and the planner's slice widths
 // and padded sizes (plan.cpp slice_width, kp, np). Packed-weight blobs carry it; bump it
 // whenever any of these changes the bytes for some (dtype, K, N).
-inline constexpr uint32_t kWeightLayoutVersion = 1;
+// 2: int8 K-slices evened out up to 3072 (plan.h slice_width), where 1 had 2048 and a rest.
+inline constexpr uint32_t kWeightLayoutVersion = 2;
 
 // K x N (row k holds the N outputs of input k) or N x K (row n holds output n's K inputs:
 // ggml's and PyTorch nn.Linear's layout), rows `row_stride` elements apart (int4: nibbles of

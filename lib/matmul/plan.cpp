@@ -52,6 +52,15 @@ int64_t fp16_kreduction_rows(int64_t kt) {
 }
 
 int64_t slice_width(DType dtype) { return dtype_info(dtype).slice_k; }
+int64_t slice_width(DType dtype, int64_t kp) {
+  const DTypeInfo& d = dtype_info(dtype);
+  if (kp <= d.full_k) return kp;
+  if (!d.evened_slices) return d.slice_k;
+  // Evened out, the last slice the rest: as many tasks as slice_k-wide slices take, no K
+  // padded (zero padding to S equal slices would stream more bytes for no fewer tasks:
+  // docs/execution.md "Fewer tasks"), every slice's R that of the widest (cbuf_limits.h).
+  return round_up(ceil_div(kp, ceil_div(kp, d.slice_k)), kKAlign);
+}
 int64_t full_k_limit(DType dtype) { return dtype_info(dtype).full_k; }
 
 int64_t resident_rows(int64_t kt) { return hw::resident_rows(kt); }
@@ -144,14 +153,16 @@ Status check_options(const PlanOptions& o) {
 }
 
 // K range of the plan: one full-K slice when kp fits one task, else slices of slice_width
-// (int4: the weights' own width when given, which is also their full-K ceiling).
+// (int8: evened out from kp; int4: the weights' own width when given, which is also their
+// full-K ceiling). The last slice is the rest; ceil_div(kp, width) is at most the count the
+// width was evened over, and the rest is never empty.
 void choose_slices(Plan& p, const PlanOptions& o) {
   const int64_t full = o.slice_k != 0 ? o.slice_k : full_k_limit(p.dtype);
   if (p.kp <= full) {
     p.slice_k = p.kp;
     p.slices = 1;
   } else {
-    p.slice_k = o.slice_k != 0 ? o.slice_k : slice_width(p.dtype);
+    p.slice_k = o.slice_k != 0 ? o.slice_k : slice_width(p.dtype, p.kp);
     p.slices = ceil_div(p.kp, p.slice_k);
   }
   // int4 weights of their own width past the floor (PlanOptions::slice_k > 480: a ceiling):
@@ -176,7 +187,7 @@ int64_t integer_rows(Plan& p) {
     return std::min(hw::kreduction_rows_max(bits_to_bytes(p.kp, p.dtype)), kMaxRowsPerTask);
   }
   p.schedule = Schedule::resident_rows;
-  return resident_rows(p.slice_k);  // 32 at 2048 (int8), 128 at 480 (int4)
+  return resident_rows(p.slice_k);  // 32 at 1537 .. 3072 (int8), 128 at 480 (int4)
 }
 
 // fp16: the schedule with more rows per weight pass, under the published M-tile experiment's two fp16 rules

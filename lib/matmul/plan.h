@@ -33,7 +33,13 @@ inline constexpr int64_t kCbufBankBytes = hw::kCbufBankBytes;
 inline constexpr int64_t kMaxRowsPerTask = hw::kMaxRowsPerTask;  // DATAIN_HEIGHT (cbuf_limits.h)
 inline constexpr int64_t kMaxColumnsPerTask = 8192;   // DPU DATA_CUBE_CHANNEL is 13 bits (N-1)
 inline constexpr int64_t kMaxFullK = hw::kMaxFullK;   // full K past 4096 wedges (cbuf_limits.h)
-inline constexpr int64_t kSliceK = 2048;              // K-slice width (hardware.md 10.4)
+// fp16's K-slice width, the one the board has verified (hardware.md 10.4; cbuf_limits.h).
+inline constexpr int64_t kSliceK = hw::kMeasuredSliceK;
+// int8 K-slices: the fewest of at most this width, evened out (slice_width). The widest whose
+// resident-row budget is the measured 2048's (R = 32; cbuf_limits.h kWideSliceK): a model
+// prediction the board has yet to confirm (docs/hardware.md section 9, tests-hw/test_wide_slices).
+inline constexpr int64_t kInt8MaxSliceK = hw::kWideSliceK;
+static_assert(kInt8MaxSliceK % kKAlign == 0, "int8 K-slices are whole K blocks");
 // fp16 on the K-reduction schedule: exact up to 8 rows, from kt >= 2048 (cbuf_limits.h).
 inline constexpr int64_t kFp16ExactRows = hw::kFp16ExactRows;
 inline constexpr int64_t kFp16RowLimitFromK = hw::kFp16RowLimitFromK;
@@ -154,9 +160,14 @@ int64_t resident_rows(int64_t kt);
 // kt >= 2048 at most 8 (docs/hardware.md 10.4: exact mc <= 8, wrong from 9). 0 = the schedule
 // cannot hold even one 64-row group (fp16 kt > 2816).
 int64_t fp16_kreduction_rows(int64_t kt);
-// K per slice of a dtype when K does not fit one task: 2048 (int8, fp16), 480 (int4); the
-// dtype table's slice_k.
+// The widest K-slice of a dtype when K does not fit one task: 3072 (int8), 2048 (fp16), 480
+// (int4); the dtype table's slice_k.
 int64_t slice_width(DType dtype);
+// The K-slice width of a plan of padded K `kp` (PlanOptions::slice_k 0): kp when it fits one
+// task; int8 (the table's evened_slices) the fewest slices of at most slice_width, evened
+// out: S = ceil(kp / 3072) slices of round_up(ceil(kp / S), 32), the last the rest (narrower,
+// K not padded: 8960 = 3008 + 3008 + 2944); fp16 and int4 slice_width, the last the rest.
+int64_t slice_width(DType dtype, int64_t kp);
 // The widest K one task of `dtype` takes without slicing: 4096 (int8, fp16), 480 (int4); the
 // dtype table's full_k.
 int64_t full_k_limit(DType dtype);

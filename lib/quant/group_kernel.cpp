@@ -65,17 +65,19 @@ void pack_group(const QuantWeights& w, int64_t g, GroupPacked& p, std::vector<in
 }
 
 // One row of A in the tier's format, padded to `kp` values (padding multiplies zero weights).
-void pack_a_row(const int8_t* src, int64_t k, int64_t kp, GroupTier t, uint8_t* dst) {
-  if (t == GroupTier::vnni) {  // code + 128 is the code's byte XOR 0x80: 8 bytes a step
-    int64_t j = 0;
-    for (; j + 8 <= k; j += 8) {  // byte by byte, GCC 12's -O2 left this loop scalar
-      uint64_t v;
-      std::memcpy(&v, src + j, sizeof v);
-      v ^= 0x8080808080808080ull;
-      std::memcpy(dst + j, &v, sizeof v);
+// vnni: row r of a block of R rows, quad q at dst[(q R + r) 4] (group_kernel.h StripCall).
+void pack_a_row(const int8_t* src, int64_t k, int64_t kp, GroupTier t, int r, int R, uint8_t* dst) {
+  if (t == GroupTier::vnni) {  // code + 128 is the code's byte XOR 0x80: a quad a step
+    int64_t q = 0;
+    for (; 4 * q + 4 <= k; ++q) {
+      uint32_t v;
+      std::memcpy(&v, src + 4 * q, sizeof v);
+      v ^= 0x80808080u;
+      std::memcpy(dst + (q * R + r) * 4, &v, sizeof v);
     }
-    for (; j < k; ++j) dst[j] = static_cast<uint8_t>(src[j] + 128);
-    std::fill(dst + k, dst + kp, uint8_t{128});  // code 0
+    for (; 4 * q < kp; ++q)  // the last quad: the values past K are code 0
+      for (int64_t j = 0; j < 4; ++j)
+        dst[(q * R + r) * 4 + j] = 4 * q + j < k ? static_cast<uint8_t>(src[4 * q + j] + 128) : uint8_t{128};
   } else {
     auto* d16 = reinterpret_cast<int16_t*>(dst);
     for (int64_t j = 0; j < k; ++j) d16[j] = src[j];
@@ -94,11 +96,11 @@ int32_t code_sum(const int8_t* p, int64_t n) {
 }
 
 // A as the kernels read it, kept per calling thread from call to call (only ever grown):
-// the codes in the tier's format and, for affine weights, each row's code sum per group,
-// [M][groups], as int32 (the code-offset shift) and as float (the m term; exact: |s| <= 128
-// x the width). One pass per row on lib/ref's kept threads by activations.h's rule
-// (a_pass_threads: one per 1 MiB of A's floats): on the calling thread alone the sums were
-// a scalar pass per call.
+// the codes in the tier's format (vnni: in blocks of the rows of a kernel call) and, for
+// affine weights, each row's code sum per group, [M][groups], as int32 (the code-offset
+// shift) and as float (the m term; exact: |s| <= 128 x the width). One pass per row on
+// lib/ref's kept threads by activations.h's rule (a_pass_threads: one per 1 MiB of A's
+// floats): on the calling thread alone the sums were a scalar pass per call.
 struct PreparedA {
   const uint8_t* a = nullptr;
   int64_t stride = 0;
@@ -112,7 +114,7 @@ PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, int most_t
   thread_local std::vector<float> sums_f;
   const GroupTier t = b.tier;
   const bool packed = t != GroupTier::portable, with_sums = b.code_offset != 0 || !b.mins.empty();
-  const int64_t kp = round_up(qa.k, group_tier_unit(t));
+  const int64_t kp = round_up(qa.k, group_tier_unit(t)), block = group_tier_rows(t);
   PreparedA out{.a = reinterpret_cast<const uint8_t*>(qa.codes.data()), .stride = qa.k};
   if (packed) out.stride = kp * (t == GroupTier::avx2 ? 2 : 1);
   if (packed && buf.size() < static_cast<size_t>(qa.m * out.stride)) buf.resize(static_cast<size_t>(qa.m * out.stride));
@@ -125,7 +127,11 @@ PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, int most_t
   ref::detail::for_panel_chunks(a_pass_threads(qa.m, qa.k, most_threads), qa.m, [&](int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; ++i) {
       const int8_t* row = qa.codes.data() + i * qa.k;
-      if (dst != nullptr) pack_a_row(row, qa.k, kp, t, dst + i * out.stride);
+      if (dst != nullptr) {  // vnni: in the kernel calls' row blocks (fused_qmatmul), else rows
+        const int64_t b0 = t == GroupTier::vnni ? i / block * block : i;
+        pack_a_row(row, qa.k, kp, t, static_cast<int>(i - b0), static_cast<int>(std::min(block, qa.m - b0)),
+                   dst + b0 * out.stride);
+      }
       for (int64_t g = 0; g < b.groups && s != nullptr; ++g) {
         const auto at = static_cast<size_t>(i * b.groups + g);
         s[at] = code_sum(row + g * b.width, std::min(b.width, qa.k - g * b.width));

@@ -74,14 +74,16 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
 constexpr int kStripRows = 6;  // most rows of A per kernel call (1 .. group_tier_rows)
 // Rows per kernel call of a tier. vnni: 6 rows, 12 accumulators in flight (4 rows' 8 left
 // VPDPBUSD's issue slots idle; 6 rows measured 5-10 % more MACs per CPU-second at M = 128,
-// K = N = 2048, docs/cpu-reference.md), their 12 running sums beside them (a few spill to L1:
-// they are touched once a group). avx2 has 16 ymm: 4.
+// K = N = 2048, docs/cpu-reference.md), their 12 running sums beside them (in registers in
+// the straight group of 32; 7 rows measured no faster). Also the rows of one block of
+// prepared A (vnni). avx2 has 16 ymm: 4.
 int group_tier_rows(GroupTier t);
 
-// One kernel call: `rows` rows of A in the tier's format (portable: int8 codes; avx2: int16;
-// vnni: code + 128 as uint8), `a_stride` bytes apart, group g's values from byte
-// g * width * (bytes a value); one strip of packed weights; C's rows `ldc` floats apart,
-// `cols` of the strip's columns stored.
+// One kernel call: `rows` rows of A in the tier's format (portable: int8 codes; avx2: int16),
+// `a_stride` bytes apart, group g's values from byte g * width * (bytes a value); vnni: code
+// + 128 as uint8 in one block of the `rows` rows, quad q (K values 4q .. 4q + 3) of row r at
+// a[(q * rows + r) * 4] (a_stride unused); one strip of packed weights; C's rows `ldc`
+// floats apart, `cols` of the strip's columns stored.
 struct StripCall {
   const uint8_t* a = nullptr;
   int64_t a_stride = 0, width = 0;

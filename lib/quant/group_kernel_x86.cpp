@@ -26,65 +26,91 @@ inline int32_t load32(const uint8_t* p) {
 // ---- vnni: 32 columns (two zmm), A as code + 128 (uint8), B as int8 quads. VPDPBUSD sums
 // (a + 128) x b over a quad; the accumulator starts at -128 x the column's code sum, so it
 // ends at sum a x b exactly (modulo 2^32, and the true sum fits: qmatmul.h's bound).
-// `count` K quads of a group into the rows' accumulators, unrolled whole when the count is
-// fixed (8: a group of 32, ggml's block), as the caller does in chunks of 8. GCC 12 otherwise
-// kept each accumulator in one register and computed it in another: a VMOVDQA per VPDPBUSD
-// in the hot loop (perf annotate, M = 128).
-template <int R, int Quads>
-__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_quads(
-    const uint8_t* a, int64_t a_stride, const uint8_t* bg, int64_t quads, __m512i (&acc)[R][2]) {
-  const int64_t count = Quads > 0 ? Quads : quads;
+// A comes in blocks of the call's R rows (group_kernel.h StripCall): quad q of row r at
+// a[(q R + r) 4], so a quad's R broadcasts read one run of 4R bytes and the tile reads A as one
+// stream (lib/ref's VNNI tile reads A so: kernels_x86.cpp); with R row streams it ran 0.1-0.2x
+// of int8's kernel time slower (docs/cpu-reference.md "Groups of 32: A in row blocks").
+// One K quad (4 values) of the rows into their accumulators.
+template <int R>
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_quad(
+    const uint8_t* a, const uint8_t* bg, int64_t q, __m512i (&acc)[R][2]) {
+  const __m512i w0 = _mm512_loadu_si512(bg + q * 128), w1 = _mm512_loadu_si512(bg + q * 128 + 64);
   #pragma GCC unroll 8
-  for (int64_t q = 0; q < count; ++q) {
-    const __m512i w0 = _mm512_loadu_si512(bg + q * 128), w1 = _mm512_loadu_si512(bg + q * 128 + 64);
-    #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512i av = _mm512_set1_epi32(load32(a + r * a_stride + 4 * q));
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
-    }
+  for (int r = 0; r < R; ++r) {
+    const __m512i av = _mm512_set1_epi32(load32(a + (q * R + r) * 4));
+    acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
+    acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
   }
 }
 
+// A group's quads, unrolled whole when their count is fixed (Quads > 0). GCC 12 turns a loop
+// over a group's quads (or over chunks of 8 of them, as before) into register copies of every
+// accumulator per pass (objdump of the kernel, M = 128): a full group of the common widths
+// runs straight (Quads 8 and 16: widths 32 and 64); other widths in straight runs of 8.
+template <int R, int Quads>
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_quads(
+    const uint8_t* a, const uint8_t* bg, int64_t quads, __m512i (&acc)[R][2]) {
+  if constexpr (Quads > 0) {
+    #pragma GCC unroll 16
+    for (int64_t q = 0; q < Quads; ++q) vnni_quad<R>(a, bg, q, acc);
+  } else {  // a short last group's rest: once per strip and row block
+    for (int64_t q = 0; q < quads; ++q) vnni_quad<R>(a, bg, q, acc);
+  }
+}
+
+// Group g's integer sums and its term in the running sums t: Quads > 0 when the group is
+// known to hold that many quads, else read from group_off (in straight runs of 8).
 // Shift: the weights' code offset is not in the packed codes (group_kernel.cpp folded_offset);
 // Mins: the m term of affine weights.
-template <int R, bool Shift, bool Mins>
+template <int R, int Quads, bool Shift, bool Mins>
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_group(
+    const StripCall& x, int64_t g, __m512 (&t)[R][2]) {
+  const uint8_t* bg = x.b + x.group_off[g];
+  const __m512i b0 = _mm512_loadu_si512(x.bias + g * 32), b1 = _mm512_loadu_si512(x.bias + g * 32 + 16);
+  __m512i acc[R][2];
+  #pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    if constexpr (Shift) {  // the format's code: + code_offset x s_g, folded into the start
+      const __m512i sh = _mm512_set1_epi32(static_cast<int32_t>(affine_shift(x, r, g)));
+      acc[r][0] = _mm512_add_epi32(b0, sh), acc[r][1] = _mm512_add_epi32(b1, sh);
+    } else {
+      acc[r][0] = b0, acc[r][1] = b1;
+    }
+  }
+  const uint8_t* a = x.a + g * x.width * R;  // the group's first quad in the row block
+  if constexpr (Quads > 0) {
+    vnni_quads<R, Quads>(a, bg, Quads, acc);
+  } else {
+    const int64_t quads = (x.group_off[g + 1] - x.group_off[g]) / 128;
+    int64_t q = 0;
+    for (; q + 8 <= quads; q += 8) vnni_quads<R, 8>(a + q * R * 4, bg + q * 128, 8, acc);
+    if (q < quads) vnni_quads<R, 0>(a + q * R * 4, bg + q * 128, quads - q, acc);
+  }
+  const __m512 s0 = _mm512_loadu_ps(x.scales + g * 32), s1 = _mm512_loadu_ps(x.scales + g * 32 + 16);
+  #pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    __m512 u0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][0]), s0);
+    __m512 u1 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][1]), s1);
+    if constexpr (Mins) {  // u = u + float(s_g) x mn, two IEEE operations
+      const __m512 sf = _mm512_set1_ps(x.gsum_f[r * x.groups + g]);
+      u0 = _mm512_add_ps(u0, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * 32)));
+      u1 = _mm512_add_ps(u1, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * 32 + 16)));
+    }
+    t[r][0] = g == 0 ? u0 : _mm512_add_ps(t[r][0], u0);
+    t[r][1] = g == 0 ? u1 : _mm512_add_ps(t[r][1], u1);
+  }
+}
+
+// Every group in increasing order (the order is the contract), the last one apart: it may be
+// short (K off the width), so the full ones before it run straight and it takes the loop.
+template <int R, int Quads, bool Shift, bool Mins>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const StripCall& x) {
   __m512 t[R][2];
   #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) t[r][0] = t[r][1] = _mm512_setzero_ps();  // set at g = 0; quiets -Wmaybe-uninitialized
-  for (int64_t g = 0; g < x.groups; ++g) {
-    const uint8_t* bg = x.b + x.group_off[g];
-    const int64_t quads = (x.group_off[g + 1] - x.group_off[g]) / 128;
-    const __m512i b0 = _mm512_loadu_si512(x.bias + g * 32), b1 = _mm512_loadu_si512(x.bias + g * 32 + 16);
-    __m512i acc[R][2];
-    #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      if constexpr (Shift) {  // the format's code: + code_offset x s_g, folded into the start
-        const __m512i sh = _mm512_set1_epi32(static_cast<int32_t>(affine_shift(x, r, g)));
-        acc[r][0] = _mm512_add_epi32(b0, sh), acc[r][1] = _mm512_add_epi32(b1, sh);
-      } else {
-        acc[r][0] = b0, acc[r][1] = b1;
-      }
-    }
-    const uint8_t* a = x.a + g * x.width;
-    int64_t q = 0;
-    for (; q + 8 <= quads; q += 8) vnni_quads<R, 8>(a + 4 * q, x.a_stride, bg + q * 128, 8, acc);
-    if (q < quads) vnni_quads<R, 0>(a + 4 * q, x.a_stride, bg + q * 128, quads - q, acc);
-    const __m512 s0 = _mm512_loadu_ps(x.scales + g * 32), s1 = _mm512_loadu_ps(x.scales + g * 32 + 16);
-    #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      __m512 u0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][0]), s0);
-      __m512 u1 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kGroupAll16, acc[r][1]), s1);
-      if constexpr (Mins) {  // u = u + float(s_g) x mn, two IEEE operations
-        const __m512 sf = _mm512_set1_ps(x.gsum_f[r * x.groups + g]);
-        u0 = _mm512_add_ps(u0, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * 32)));
-        u1 = _mm512_add_ps(u1, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * 32 + 16)));
-      }
-      t[r][0] = g == 0 ? u0 : _mm512_add_ps(t[r][0], u0);
-      t[r][1] = g == 0 ? u1 : _mm512_add_ps(t[r][1], u1);
-    }
-  }
+  const int64_t last = x.groups - 1;
+  for (int64_t g = 0; g < last; ++g) vnni_group<R, Quads, Shift, Mins>(x, g, t);
+  vnni_group<R, 0, Shift, Mins>(x, last, t);
   const int lo = x.cols < 16 ? x.cols : 16, hi = x.cols - lo;
   const auto m0 = static_cast<__mmask16>((1u << lo) - 1), m1 = static_cast<__mmask16>((1u << hi) - 1);
   #pragma GCC unroll 8
@@ -144,15 +170,25 @@ __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
   }
 }
 
+// The group width's straight body: 8 quads for ggml's blocks of 32, 16 for 64 (1.13x
+// lib/ref's int8 kernel against 1.19x in runs of 8 at M = 128, K = N = 2048; 128 ran the
+// same either way: docs/cpu-reference.md "Groups of 32: A in row blocks").
+template <int R, bool Shift, bool Mins>
+void vnni_width(const StripCall& x) {
+  if (x.width == 32) return vnni_rows<R, 8, Shift, Mins>(x);
+  if (x.width == 64) return vnni_rows<R, 16, Shift, Mins>(x);
+  return vnni_rows<R, 0, Shift, Mins>(x);
+}
+
 template <bool Shift, bool Mins>
 void strip_vnni_as(const StripCall& x) {
   switch (x.rows) {
-    case 1: return vnni_rows<1, Shift, Mins>(x);
-    case 2: return vnni_rows<2, Shift, Mins>(x);
-    case 3: return vnni_rows<3, Shift, Mins>(x);
-    case 4: return vnni_rows<4, Shift, Mins>(x);
-    case 5: return vnni_rows<5, Shift, Mins>(x);
-    default: return vnni_rows<6, Shift, Mins>(x);
+    case 1: return vnni_width<1, Shift, Mins>(x);
+    case 2: return vnni_width<2, Shift, Mins>(x);
+    case 3: return vnni_width<3, Shift, Mins>(x);
+    case 4: return vnni_width<4, Shift, Mins>(x);
+    case 5: return vnni_width<5, Shift, Mins>(x);
+    default: return vnni_width<6, Shift, Mins>(x);
   }
 }
 

@@ -86,26 +86,32 @@ TEST_P(HwLimits, FullKTaskPast4096Wedges) {
   expect_device_usable(m, k, n);
 }
 
+// A K-slice task of one row more than R wedges: at K = 6144 (two slices of 3072) and 8960
+// (3008 + 3008 + 2944), R = 32 for every slice width up to 3072 (cbuf_limits.h kWideSliceK).
 TEST_P(HwLimits, KSliceTaskOverTheResidentRowBudgetWedges) {
-  const int64_t m = 33, k = 6144, n = 32;  // R(2048) = 32 rows
-  Plan p = hw_plan_for(m, k, n);
-  ASSERT_GT(p.slices, 1);
-  ASSERT_EQ(p.mc, 32);
-  std::vector<Task> merged;
-  for (const Task& t : p.tasks)
-    if (t.m0 == 0) {
-      Task u = t;
-      u.mc = m;
-      u.feature_grains = static_cast<uint32_t>(m + 1);
-      merged.push_back(u);
-    }
-  p.tasks = merged;
-  p.mc = m;
-  std::vector<int32_t> got;
-  auto s = run(p, operands(m, k, n), got);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().code, -ETIMEDOUT) << s.error().message;
-  expect_device_usable(m, k, n);
+  for (int64_t k : {6144, 8960}) {
+    SCOPED_TRACE(::testing::Message() << "K " << k);
+    const int64_t m = 33, n = 32;
+    Plan p = hw_plan_for(m, k, n);
+    ASSERT_GT(p.slices, 1);
+    ASSERT_GT(p.slice_k, ork::hw::kMeasuredSliceK);
+    ASSERT_EQ(p.mc, 32);
+    std::vector<Task> merged;
+    for (const Task& t : p.tasks)
+      if (t.m0 == 0) {
+        Task u = t;
+        u.mc = m;
+        u.feature_grains = static_cast<uint32_t>(m + 1);
+        merged.push_back(u);
+      }
+    p.tasks = merged;
+    p.mc = m;
+    std::vector<int32_t> got;
+    auto s = run(p, operands(m, k, n), got);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code, -ETIMEDOUT) << s.error().message;
+    expect_device_usable(m, k, n);
+  }
 }
 
 // The M-tile experiment's table (docs/hardware.md 10.2): mc = mg_max*64 exact, mg_max*64 + 1

@@ -117,7 +117,7 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(j.get("predicted_bytes") == size == j.get("file_bytes"),
            f"the exact size computed before writing is the size written: {j}, {size} bytes")
     head = open(model, "rb").read(4096)
-    expect(struct.unpack_from("<I", head, 8)[0] == 4, "packed model version 4")
+    expect(struct.unpack_from("<I", head, 8)[0] == 5, "packed model version 5")
     expect(struct.unpack_from("<Q", head, 56)[0] == fnv1a(head[:56]), "header checksum is standard FNV-1a")
     st, desc, d = real_model(tmp, model)
     a, b = os.path.join(tmp, "a.npy"), os.path.join(tmp, "b.npy")

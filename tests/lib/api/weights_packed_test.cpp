@@ -131,10 +131,10 @@ TEST_P(BadBlobs, EachDefectNamed) {
   bad_magic[0] = 'X';
   expect_refused(bad_magic, "bad magic: not a libork packed-weight blob");
   expect_refused(with_field(12, ork::matmul::kWeightLayoutVersion + 1),
-                 "layout version 2: this library packs weights in layout version 1");
+                 "layout version 3: this library packs weights in layout version 2");
   expect_refused(with_field(4, 7), "header version 7: this library reads header version 1");
   expect_refused(with_field(16, ORK_DTYPE_FP32), "dtype 5 in the header: packed weights are int8 (1), fp16 (2) or int4 (3)");
-  expect_refused(with_field(16, ORK_DTYPE_FP16), "payload of 2048 bytes: 64 x 32 weights in layout version 1 are 4096 bytes");
+  expect_refused(with_field(16, ORK_DTYPE_FP16), "payload of 2048 bytes: 64 x 32 weights in layout version 2 are 4096 bytes");
   expect_refused(with_field(24, 0), "K = 0, N = 32 in the header");
   ork_weights* w = nullptr;
   EXPECT_EQ(ork_weights_import_packed(dev_, nullptr, 10, &w), ORK_E_INVALID_ARGUMENT);

@@ -99,7 +99,7 @@ TEST(FusedWeights, TheMembersPackedSideBySideAreTheFusedWeightsExactlyWhereFusab
       {D::int8, {{256, 160}, {256, 32}, {256, 32}}, 0, true, true},
       {D::fp16, {{256, 48}, {256, 16}}, 0, true, true},
       {D::int4, {{1024, 128}, {1024, 64}}, 1024, true, true},
-      {D::int8, {{4160, 64}, {4160, 32}}, 0, true, false},    // three K-slices: slice by slice
+      {D::int8, {{4160, 64}, {4160, 32}}, 0, true, false},    // two K-slices (2080 + 2080): slice by slice
       {D::int8, {{256, 48}, {256, 32}}, 0, false, false},     // 48 columns pad an N-block of 32
       {D::int4, {{1024, 64}, {1024, 64}}, 512, true, false},  // two slices of 512: slice by slice
   };

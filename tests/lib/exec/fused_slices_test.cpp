@@ -102,7 +102,7 @@ TEST(FusedSlices, TheMembersSlicesInTheirPlacesAreTheFusedWeights) {
   const SliceCase cases[] = {
       {D::int4, 1536, {256, 128, 128}, 512, 3},    // 3 full slices of 512
       {D::int4, 3584, {128, 64, 64}, 1216, 3},      // 7B's K at its synthetic width
-      {D::int8, 4160, {64, 32, 32}, 0, 3},          // 2048, 2048 and a last one of 64
+      {D::int8, 8960, {64, 32, 32}, 0, 3},          // 3008, 3008 and a last one of 2944
       {D::fp16, 4160, {48, 16, 16}, 0, 3},
   };
   uint32_t seed = 1;

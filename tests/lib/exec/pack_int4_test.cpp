@@ -1,6 +1,7 @@
 // The packed file's int4 K-slice widths (lib/exec/pack_file.h, version 4): each int4 tensor
 // laid out at the width its own weights allow, every slice full (K zero padded), version 2
 // files (no widths: 480) still read, version 3 int4 widths (a narrower last slice) refused,
+// version 2 to 4 int8 tensors of K past 4096 (2048-wide slices before version 5) refused,
 // and every bad width or table row named.
 #include <cstring>
 
@@ -138,7 +139,7 @@ TEST(PackInt4, BadVersionsRowsAndWidthsAreNamed) {
   ASSERT_TRUE(write_synthetic(path, d, 3));
   const auto b = read_all(path);
   const nlohmann::json j = description(b);
-  EXPECT_NE(message_of(reread(with_head(b, 5, j))).find("packed model version 5: this build reads versions 2 to 4"),
+  EXPECT_NE(message_of(reread(with_head(b, 6, j))).find("packed model version 6: this build reads versions 2 to 5"),
             std::string::npos);
   // A version 3 row of six, a version 2 row of seven.
   nlohmann::json six = j;
@@ -193,6 +194,28 @@ TEST(PackInt4, VersionThreeInt4WidthsAreRefusedOtherDtypesRead) {
   auto m8 = reread(with_head(b8, 3, description(b8)));
   ASSERT_TRUE(m8) << m8.error().message;
   EXPECT_EQ(m8->tensor(0, 6).slice_k, 0);
+}
+
+// Version 5 lays an int8 tensor of K past 4096 out in the fewest K-slices of at most 3072
+// (matmul::slice_width), where versions 2 to 4 had 2048 and a rest: such a tensor in an older
+// file is refused naming the version, the tensor and what to do (its bytes, as many, would
+// be read in another order); an int8 file of K at most 4096 still reads as version 4 (above:
+// as version 3).
+TEST(PackInt4, OlderInt8TensorsPast4096AreRefused) {
+  ModelDesc d;
+  d.dtype = matmul::DType::int8;
+  d.hidden = 64;
+  d.layers = 1;
+  d.matmuls = {{"up", "up", 64, 4160, {"x"}, 12, {}}, {"down", "down", 4160, 64, {"up"}, 16, {}}};
+  d.output = {"x", "down"};
+  const std::string path = scratch("int8_v4.ork");
+  ASSERT_TRUE(write_synthetic(path, d, 3));
+  const auto b = read_all(path);
+  ASSERT_TRUE(reread(b)) << "version 5";
+  const std::string msg = message_of(reread(with_head(b, 4, description(b))));
+  EXPECT_NE(msg.find("packed model version 4: tensor \"down\" of layer 0 is int8 of K = 4160 in K-slices of 2048, "
+                     "which version 5 lays out in the fewest slices of at most 3072; repack the model with ork_pack"),
+            std::string::npos) << msg;
 }
 
 }  // namespace

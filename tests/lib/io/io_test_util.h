@@ -15,6 +15,8 @@
 #include <span>
 #include <string>
 
+#include "driver/common/errno_text.h"
+#include "driver/common/result.h"
 #include "lib/io/engine.h"
 #include "lib/io/file_os.h"
 #include "lib/io/stream_file.h"
@@ -42,6 +44,15 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A failed read's error: the injected errno, and a message naming the file, the offset and
+// the errno's text (what a user needs to find the bad read).
+inline void expect_read_error(const Error& e, int err, const std::string& path) {
+  EXPECT_EQ(e.code, err);
+  EXPECT_NE(e.message.find(path), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("at offset "), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find(errno_text(err)), std::string::npos) << e.message;
+}
 
 // Writes a synthetic model and returns its layout (ASSERTs inside).
 struct Model {

@@ -19,6 +19,7 @@
 namespace ork::io {
 namespace {
 
+using test::expect_read_error;
 using test::FaultyFileOs;
 
 constexpr SourceKind kSources[] = {SourceKind::kSync, SourceKind::kWorker, SourceKind::kUring};
@@ -65,10 +66,7 @@ TEST_F(IoFaults, EioAndEnospcNameTheFileAndOffsetAndLeakNoSlot) {
       for (size_t layer = 0; layer < model_.layout.layers.size(); ++layer) {
         auto r = l->load(layer);
         ASSERT_FALSE(r.ok());
-        EXPECT_EQ(r.error().code, err);
-        EXPECT_NE(r.error().message.find(model_.path), std::string::npos) << r.error().message;
-        EXPECT_NE(r.error().message.find("at offset "), std::string::npos) << r.error().message;
-        EXPECT_NE(r.error().message.find(errno_text(err)), std::string::npos) << r.error().message;
+        expect_read_error(r.error(), err, model_.path);
       }
       os.pread_error = 0;
       os.cqe_error = 0;

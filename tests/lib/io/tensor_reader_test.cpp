@@ -30,6 +30,7 @@
 namespace ork::io {
 namespace {
 
+using test::expect_read_error;
 using test::FaultyFileOs;
 
 constexpr uint64_t kAlign = 4096;  // the packed file's tensor alignment
@@ -112,10 +113,7 @@ TEST_F(TensorReaderFaults, EioAndEnospcNameTheFileAndOffsetThenItReadsOn) {
       for (size_t i = 0; i < tensors_.size(); ++i) {
         const Status s = read(*r, i);
         ASSERT_FALSE(s);
-        EXPECT_EQ(s.error().code, err);
-        EXPECT_NE(s.error().message.find(model_.path), std::string::npos) << s.error().message;
-        EXPECT_NE(s.error().message.find("at offset "), std::string::npos) << s.error().message;
-        EXPECT_NE(s.error().message.find(errno_text(err)), std::string::npos) << s.error().message;
+        expect_read_error(s.error(), err, model_.path);
       }
       os.pread_error = 0;
       os.cqe_error = 0;

@@ -24,7 +24,7 @@ TEST(DTypeTable, RowsInDTypeOrderWithTheirFacts) {
   // The C API numbers (include/ork/ork.h), bits, precision codes (matmul_fixed.h) and slice
   // widths (plan.h; docs/dtypes.md "Common to every dtype").
   struct Want { DType d; int32_t code; const char* name; int bits; uint32_t prec; int64_t slice, full; };
-  const Want want[] = {{DType::int8, 1, "int8", 8, regs::kPrecisionInt8, 2048, 4096},
+  const Want want[] = {{DType::int8, 1, "int8", 8, regs::kPrecisionInt8, 3072, 4096},
                        {DType::fp16, 2, "fp16", 16, regs::kPrecisionFp16, 2048, 4096},
                        {DType::int4, 3, "int4", 4, regs::kPrecisionInt4, 480, 480}};
   for (const Want& w : want) {

@@ -195,7 +195,7 @@ TEST(LayoutHost, Int4SlicesAddInOnePassOnEveryIsa) {
     expect_group<int16_t, int32_t>({13, 1500, 3072}, DType::int4, 1, 3);
     expect_group<int16_t, int32_t>({40, 4800, 9000}, DType::int4, 0, 10);  // two threads
     expect_group<float, float>({11, 4100, 13}, DType::fp16, 0, 3);
-    expect_group<int32_t, int32_t>({9, 5000, 13}, DType::int8, 1, 2);
+    expect_group<int32_t, int32_t>({9, 8960, 13}, DType::int8, 1, 2);  // 3008 + 3008 + 2944
   }
 }
 
@@ -274,8 +274,8 @@ TEST(LayoutHost, Fp32SlicesAddInSliceOrder) {
 }
 
 TEST(LayoutHost, Int32AndFp16OutputsCopyOrAdd) {
-  expect_group<int32_t, int32_t>({3, 5000, 13}, DType::int8, 0, 3);
-  expect_group<int32_t, int32_t>({3, 5000, 13}, DType::int8, 1, 2);
+  expect_group<int32_t, int32_t>({3, 8960, 13}, DType::int8, 0, 3);  // 3 slices
+  expect_group<int32_t, int32_t>({3, 8960, 13}, DType::int8, 1, 2);
   expect_group<int32_t, int32_t>({1, 64, 2050}, DType::int8, 0, 1);  // decode
   expect_group<uint16_t, uint16_t>({3, 64, 21}, DType::fp16, 0, 1, true);  // one slice: the NPU's fp16
 }

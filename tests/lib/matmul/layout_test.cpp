@@ -94,7 +94,7 @@ TEST(LayoutPack, PackBPerSliceMatchesIndex) {
 }
 
 TEST(LayoutPack, UnpackAndAccumulateC) {
-  const Plan p = layout_plan_of(3, 6144, 37);  // 3 slices, N padded to 64
+  const Plan p = layout_plan_of(3, 8960, 37);  // 3 slices (3008 + 3008 + 2944), N padded to 64
   const int64_t per = c_elements_per_slice(p);
   std::vector<int32_t> native(per * p.slices);
   for (int64_t s = 0; s < p.slices; ++s) {

@@ -134,7 +134,7 @@ void expect_within_limits(const Plan& p, const std::string& where) {
       ASSERT_GT(p.kp, 4096) << where;
       ASSERT_EQ(t.data_banks, 0u) << where;
       ASSERT_EQ(t.weight_banks, 0u) << where;
-      ASSERT_LE(t.kt, 2048) << where;
+      ASSERT_LE(t.kt, kInt8MaxSliceK) << where;
       ASSERT_LE(t.mc, resident_rows(t.kt)) << where;
       ASSERT_LE(t.mc, 32) << where;
       ASSERT_EQ(t.feature_grains, static_cast<uint32_t>(t.mc + 1)) << where;
@@ -168,7 +168,7 @@ TEST(PlanSweep, CoverageLimitsOrderOverEdgeShapes) {
           ASSERT_EQ(p.kp, (k + 31) / 32 * 32) << where;
           ASSERT_EQ(p.np, (n + 31) / 32 * 32) << where;
           ASSERT_EQ(p.mp, m) << where;
-          ASSERT_EQ(p.slices, p.kp <= 4096 ? 1 : (p.kp + 2047) / 2048) << where;
+          ASSERT_EQ(p.slices, p.kp <= 4096 ? 1 : (p.kp + kInt8MaxSliceK - 1) / kInt8MaxSliceK) << where;
           expect_within_limits(p, where);
           expect_exact_cover(p, where);
           expect_order(p, where);
@@ -218,18 +218,56 @@ TEST(PlanCores, NChunksAtMost8192) {
   EXPECT_EQ(q.cols_per_task, 129 * 32);
 }
 
-TEST(PlanWideK, SlicesOf2048WithShortLast) {
-  const Plan p = plan_plan_of(40, 4100, 64, 1);  // kp = 4128: slices 2048, 2048, 32
-  ASSERT_EQ(p.slices, 3);
-  EXPECT_EQ(p.slice_k, 2048);
+TEST(PlanWideK, SlicesEvenedOut) {
+  const Plan p = plan_plan_of(40, 4100, 64, 1);  // kp = 4128: 2080 + 2048 (not 2048, 2048, 32)
+  ASSERT_EQ(p.slices, 2);
+  EXPECT_EQ(p.slice_k, 2080);
+  EXPECT_EQ(p.kp, 4128);
   EXPECT_EQ(p.mc, 32);
-  ASSERT_EQ(p.tasks.size(), 6u);  // 3 slices x 2 M-tiles (32 + 8)
+  ASSERT_EQ(p.tasks.size(), 4u);  // 2 slices x 2 M-tiles (32 + 8)
   EXPECT_EQ(p.tasks[0].mc, 32);
   EXPECT_EQ(p.tasks[1].mc, 8);
-  EXPECT_EQ(p.tasks[4].kt, 32);
-  EXPECT_EQ(p.tasks[4].k0, 4096);
-  EXPECT_EQ(p.tasks[4].schedule, Schedule::resident_rows);
-  EXPECT_EQ(p.tasks[5].feature_grains, 9u);
+  EXPECT_EQ(p.tasks[2].kt, 2048);
+  EXPECT_EQ(p.tasks[2].k0, 2080);
+  EXPECT_EQ(p.tasks[2].schedule, Schedule::resident_rows);
+  EXPECT_EQ(p.tasks[3].feature_grains, 9u);
+  const Plan down = plan_plan_of(1, 8960, 1536, 1);  // Qwen2.5-1.5B's down: 3008 + 3008 + 2944
+  ASSERT_EQ(down.slices, 3);
+  EXPECT_EQ(down.slice_k, 3008);
+  EXPECT_EQ(down.kp, 8960);
+  EXPECT_EQ(down.tasks.back().kt, 2944);
+}
+
+// The int8 slice-width rule (plan.h slice_width): past full K, the fewest slices of at most
+// kInt8MaxSliceK (the widest with the measured 2048's resident rows, cbuf_limits.h), all but the last
+// round_up(ceil(kp / S), 32) wide and the last the rest (narrower, never empty); K unpadded
+// beyond 32; each slice's tile within R of its width. fp16 keeps 2048 and a narrower last.
+TEST(PlanWideK, Int8SliceWidthRule) {
+  ASSERT_EQ(kInt8MaxSliceK, 3072);
+  ASSERT_EQ(resident_rows(kInt8MaxSliceK), resident_rows(ork::hw::kMeasuredSliceK));
+  for (int64_t k = 4097; k <= 40000; k += 29) {
+    const std::string where = "K=" + std::to_string(k);
+    const Plan p = plan_plan_of(64, k, 64, 1);
+    const int64_t kp = (k + 31) / 32 * 32;
+    const int64_t s = (kp + kInt8MaxSliceK - 1) / kInt8MaxSliceK;
+    ASSERT_EQ(p.kp, kp) << where;
+    ASSERT_EQ(p.slices, s) << where;
+    ASSERT_EQ(p.slice_k, ((kp + s - 1) / s + 31) / 32 * 32) << where;
+    ASSERT_LE(p.slice_k, kInt8MaxSliceK) << where;
+    ASSERT_EQ(slice_width(DType::int8, kp), p.slice_k) << where;
+    for (const Task& t : p.tasks) {
+      ASSERT_EQ(t.kt, t.slice + 1 < s ? p.slice_k : kp - (s - 1) * p.slice_k) << where;
+      ASSERT_GT(t.kt, 0) << where;
+      ASSERT_EQ(t.kt % 32, 0) << where;
+      ASSERT_LE(t.mc, resident_rows(t.kt)) << where;
+      ASSERT_EQ(t.mc, 32) << where;
+    }
+  }
+  auto fp16 = make_plan({1, 8960, 64}, {.dtype = DType::fp16, .cores = 1});
+  ASSERT_TRUE(fp16);
+  EXPECT_EQ(fp16->slice_k, kSliceK);
+  EXPECT_EQ(fp16->slices, 5);
+  EXPECT_EQ(slice_width(DType::fp16, 8960), kSliceK);
 }
 
 TEST(PlanKnobs, McCapHonoured) {
@@ -243,11 +281,11 @@ TEST(PlanKnobs, McCapHonoured) {
 }
 
 TEST(PlanOffsets, MatchLayoutFormulas) {
-  const Plan p = plan_plan_of(100, 6144, 96, 1);  // wide K: 3 slices of 2048, N split none
-  ASSERT_EQ(p.slices, 3);
+  const Plan p = plan_plan_of(100, 6144, 96, 1);  // wide K: 2 slices of 3072, N split none
+  ASSERT_EQ(p.slices, 2);
   for (const Task& t : p.tasks) {
     EXPECT_EQ(p.a_offset(t), (t.k0 / 16) * 100 * 16 + t.m0 * 16);
-    EXPECT_EQ(p.b_offset(t), t.slice * 96 * 2048 + t.n0 * t.kt);
+    EXPECT_EQ(p.b_offset(t), t.slice * 96 * 3072 + t.n0 * t.kt);
     EXPECT_EQ(p.c_offset(t), (t.n0 / 4) * 100 * 16 + t.m0 * 16);
   }
   const Plan q = plan_plan_of(5, 64, 96, 3);  // split by N: n0 = 0, 32, 64

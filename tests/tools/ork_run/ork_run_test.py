@@ -139,8 +139,9 @@ for args in ([ork_run, model, "--project", "--json"],
         if "--host-us" in args and j.get("project", {}).get("decode", {}).get("host_us") != 5 * 3 * 7:
             failures.append(f"--host-us 5 over 3 layers x 7 matmuls: {j.get('project', {}).get('decode')}")
 # The projection prices the plan the executor runs: fused by default (Qwen2.5-1.5B int8
-# decode 14 tasks a layer, q/k/v and gate/up fused), 18 with --no-fuse and none fused.
-for flags, want_tasks, want_fuse in (([], 14, True), (["--no-fuse"], 18, False)):
+# decode 12 tasks a layer, q/k/v and gate/up fused, down in three K-slices of at most 3072),
+# 16 with --no-fuse and none fused.
+for flags, want_tasks, want_fuse in (([], 12, True), (["--no-fuse"], 16, False)):
     p = run([ork_run, "--project", "--synthetic", "qwen2.5-1.5b", "--layers", "2", "--json", "--host-us", "5"] + flags, 0)
     if p.returncode == 0:
         j = json.loads(p.stdout)
@@ -202,6 +203,16 @@ for dev in ("emu", "emu-rocket"):
                     or j.get("fused_groups") != planned or j.get("fused_alone") != 0):
                 failures.append(f"1.5B int4 {dev} {flags}: checked {j.get('checked')}, fused_groups "
                                 f"{j.get('fused_groups')} of {planned} planned, fused_alone {j.get('fused_alone')}")
+# int8 of K past 4096 end to end: Qwen2.5-1.5B's down (K = 8960) packed in three K-slices of
+# 3008, 3008 and 2944 (the fewest of at most 3072, lib/matmul/plan.h slice_width), every output
+# checked bit for bit on both interfaces.
+q15_8 = os.path.join(tmp, "q15_int8.ork")
+run([ork_pack, "--synthetic", "qwen2.5-1.5b", "--layers", "1", "--dtype", "int8", "-o", q15_8], 0)
+for dev in ("emu", "emu-rocket"):
+    p = run([ork_run, q15_8, "--tokens", "2", "--device", dev, "--json"], 0)
+    if p.returncode == 0 and json.loads(p.stdout).get("checked") is not True:
+        failures.append(f"1.5B int8 {dev}: checked {json.loads(p.stdout).get('checked')}")
+os.remove(q15_8)
 run([ork_run, "--project", "--synthetic", "small", "--dtype", "int4", "--int4-weights", "q8"], 2, "\"q8\"")
 run([ork_run, "--project"], 2, "--synthetic NAME")
 run([ork_run, model, "--project", "--synthetic", "tiny"], 2, "one of them")

@@ -152,6 +152,30 @@ TEST(Cbuf, ResidentRowsPastRWedge) {
   EXPECT_TRUE(pr.untouched());
 }
 
+// The planner's wide int8 K-slices (docs/hardware.md section 9: up to 3072, where R is still
+// 32): a 3008-wide slice task (K = 8960 in three) runs 32 rows exactly and wedges at 33, as at
+// 2048; one 32 wider than 3072 has R = 16, so its 32-row tile wedges.
+TEST(Cbuf, WideSliceRowsFollowTheResidentRowBudget) {
+  ASSERT_EQ(resident_rows(3008), 32u);
+  ASSERT_EQ(resident_rows(3072), 32u);
+  ASSERT_EQ(resident_rows(3104), 16u);
+  {
+    CbufProduct pr(32, 3008, 32);
+    const ChainResult r = run_one(pr.dev, one_task(pr.task()));
+    ASSERT_EQ(r.status, CoreStatus::ok) << r.message;
+    const auto ok = pr.rows_right();
+    for (size_t m = 0; m < pr.M; ++m) ASSERT_TRUE(ok[m]) << m;
+  }
+  for (auto [k, m] : {std::pair<size_t, size_t>{3008, 33}, {3104, 32}}) {
+    CbufProduct pr(m, k, 32);
+    const ChainResult r = run_one(pr.dev, one_task(pr.task()));
+    EXPECT_EQ(r.status, CoreStatus::wedged) << "K " << k << " mc " << m;
+    EXPECT_NE(r.message.find(std::to_string(m) + " rows > R = " + std::to_string(resident_rows(k))), std::string::npos)
+        << r.message;
+    EXPECT_TRUE(pr.untouched());
+  }
+}
+
 TEST(Cbuf, RawN16384WritesOnly8192Columns) {
   // DATA_CUBE_CHANNEL keeps 13 bits: 16383 -> 8191, so 8192 columns are written and the
   // rest of C is never touched (ORK observed N = 16384 silently wrong).
