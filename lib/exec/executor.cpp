@@ -17,6 +17,7 @@
 #include "lib/exec/device_calls.h"
 #include "lib/exec/group_order.h"
 #include "lib/exec/reads.h"
+#include "lib/exec/start_queue.h"
 #include "lib/exec/device_slots.h"
 #include "lib/exec/windows.h"
 #include "lib/io/tensor_reader.h"
@@ -32,7 +33,8 @@ class Walk {
   Walk(const PackedModel& m, const ExecPlan& p, const PlanOptions& po, DeviceRef d, Slots& s, io::TensorReader& r,
        RunOutput& out, const Activation* first_input)
       : model_(m), d_(m.desc), plan_(p), po_(po), dev_(d), reader_(r), out_(out),
-        chain_(m.desc, po.m, static_cast<int>(po.tokens), first_input, out.chain.outputs), calls_(m, po, d, s, p.fusion) {
+        chain_(m.desc, po.m, static_cast<int>(po.tokens), first_input, out.chain.outputs), calls_(m, po, d, s, p.fusion),
+        jobs_(p, m.desc) {
     out_.chain.prints.assign(static_cast<size_t>(po.tokens),
                              std::vector<uint64_t>(static_cast<size_t>(d_.layers) * d_.matmuls.size(), 0));
   }
@@ -77,8 +79,9 @@ class Walk {
         reader_.submit(op, step.slot, load_ranges(model_, plan_, step));  // a fused member: its pieces
         ++out_.stats.loads;
       } else if (step.kind == Step::compute) {
+        const std::vector<int> ops = jobs_.starts_with(op);  // none: a fused member, queued with its group
         std::lock_guard lk(mu_);
-        jobs_.push_back(op);
+        jobs_.push(ops);
         cv_job_.notify_one();
       } else if (plan_.order_kind == Order::sequential) {  // the baseline: nothing overlaps
         ok = await(plan_.stream.ops[static_cast<size_t>(op)].partner);
@@ -154,8 +157,8 @@ class Walk {
         cv_job_.wait(lk, [&] {
           return stop_ || walk_blocked() || (!jobs_.empty() && (!inflight_.empty() || group_here(jobs_.front())));
         });
-        // A group goes whole once all its starts came; a start goes alone when the walk
-        // stopped or waits for a program (its group's other starts may come only after).
+        // A group goes whole once all its starts came; a start goes alone when the walk waits
+        // for a program (its group's other starts come after; a fused group's never: start_queue.h).
         const bool whole = !jobs_.empty() && group_here(jobs_.front());
         if (!jobs_.empty() && (whole || (inflight_.empty() && (stop_ || walk_blocked()))) && can_start(jobs_.front())) {
           ops = take(whole);
@@ -217,6 +220,7 @@ class Walk {
     }
     const Step& step = plan_.op_steps[static_cast<size_t>(ops.front())];
     Job job{.ops = ops, .c = std::vector<std::vector<uint8_t>>(ops.size()), .npu = {}, .begin_ns = now_ns()};
+    if (depth_ <= 1) count_alone(step, dev_.on_npu() ? "one matmul in flight (inflight 1)" : "the cpu backend");
     Status s = depth_ <= 1 ? calls_.run(step.slot, step.layer, step.matmul, a[0], job.c[0]) : launch(a, job);
     if (!s) return failed_in(step, s);
     if (depth_ > 1 && !job.npu.empty()) {
@@ -258,14 +262,14 @@ class Walk {
   std::vector<int> take_successor(const Job& job) {
     std::lock_guard lk(mu_);
     if (!groups_ || !inflight_.empty() || jobs_.empty()) return {};
-    std::vector<int> ops = group_queued(jobs_.front());
+    std::vector<int> ops = jobs_.group_queued(jobs_.front(), groups_);
     if (ops.empty()) return {};
     const Step& a = plan_.op_steps[static_cast<size_t>(job.ops.front())];
     const Step& b = plan_.op_steps[static_cast<size_t>(ops.front())];
     const bool first = order_.members(b.matmul).front() == b.matmul;  // not a start going alone
     const bool follows = a.token == b.token && order_.follows(a.layer, a.matmul, b.layer, b.matmul);
     if (!first || !follows || calls_.pieces(b.layer, field(ops, &Step::matmul)) != 2) return {};
-    for (int op : ops) jobs_.erase(std::find(jobs_.begin(), jobs_.end(), op));
+    jobs_.remove(ops);
     return ops;
   }
   std::vector<int> field(const std::vector<int>& ops, int Step::*f) const {  // per op, its step's field
@@ -347,33 +351,28 @@ class Walk {
     if (npu && job.fused) ++out_.stats.fused_groups;
     for (const auto& j : job.npu) out_.stats.stacked_matmuls += j->stacked_matmuls();
     if (npu || npu.error().code != -ENOTSUP) return npu ? Status::success() : Status(npu.error());
-    for (size_t i = 0; i < job.ops.size(); ++i)
+    const char* why = !groups_ ? "group jobs off"
+                      : job.ops.size() < order_.members(matmuls[0]).size() ? "a start went without its group" : "its plan does not chain";
+    for (size_t i = 0; i < job.ops.size(); ++i) {
+      count_alone(plan_.op_steps[static_cast<size_t>(job.ops[i])], why);
       if (auto s = calls_.run(slots[i], layer, matmuls[i], a[i], job.c[i]); !s) return s;
+    }
     return {};
   }
 
-  // The starts of `front`'s group (its token and layer; batch_groups) when it is the group's
-  // first and all of them are queued; {front} when it goes alone; empty: wait for the rest.
-  std::vector<int> group_queued(int front) const {
-    const Step& f = plan_.op_steps[static_cast<size_t>(front)];
-    const std::vector<int>& members = order_.members(f.matmul);
-    if (!groups_ || members.front() != f.matmul) return {front};
-    std::vector<int> ops;
-    for (int mm : members)
-      for (int op : jobs_) {
-        const Step& s = plan_.op_steps[static_cast<size_t>(op)];
-        if (s.kind == Step::compute && s.token == f.token && s.layer == f.layer && s.matmul == mm) {
-          ops.push_back(op);
-          break;
-        }
-      }
-    return ops.size() == members.size() ? ops : std::vector<int>{};
+  // A fused group whose members each ran its fused matmul alone, keeping their own columns
+  // (DeviceCalls::run): counted once, at its first member, with why (RunStats::fused_alone).
+  void count_alone(const Step& step, const char* why) {
+    if (!calls_.fused(step.layer, step.matmul) || order_.members(step.matmul).front() != step.matmul) return;
+    ++out_.stats.fused_alone;
+    out_.stats.fused_alone_reason = why;
   }
-  bool group_here(int front) const { return !group_queued(front).empty(); }
+
+  bool group_here(int front) const { return !jobs_.group_queued(front, groups_).empty(); }
   // Takes the front's group (whole) or the front alone out of the queue (mu_ held).
   std::vector<int> take(bool whole) {
-    std::vector<int> ops = whole ? group_queued(jobs_.front()) : std::vector<int>{jobs_.front()};
-    for (int op : ops) jobs_.erase(std::find(jobs_.begin(), jobs_.end(), op));
+    std::vector<int> ops = whole ? jobs_.group_queued(jobs_.front(), groups_) : std::vector<int>{jobs_.front()};
+    jobs_.remove(ops);
     return ops;
   }
 
@@ -397,7 +396,7 @@ class Walk {
   int64_t t_start_ = 0, last_token_end_ = 0;
   std::mutex mu_;
   std::condition_variable cv_job_, cv_done_;
-  std::deque<int> jobs_;
+  StartQueue jobs_;  // the starts handed to the device thread (mu_)
   std::set<int> finished_;
   bool stop_ = false, failed_ = false;
   int awaited_ = -1;  // the start op whose program the walk is blocked on, or -1
@@ -431,6 +430,8 @@ Result<RunOutput> run_plan(const std::string& path, const PackedModel& model, co
   out.stats.budget_bytes = po.budget_bytes;
   out.stats.peak_bytes = plan.slot_total;
   out.stats.windows = windows->windows;
+  for (size_t t = 0; t < plan.fusion.first.size(); ++t)  // a group's first member at its buffer's start
+    out.stats.fused_planned += plan.fusion.fused(t) && plan.fusion.offset[t] == 0 ? po.tokens : 0;
   Status st;
   {
     Walk walk(model, plan, po, dev, *slots, **reader, out, options.first_input);

@@ -70,6 +70,13 @@ struct RunStats {
   // groups of a layer and into the next layer; docs/execution.md "Host and device overlapped").
   int64_t pipelined = 0;
   int64_t fused_groups = 0;       // group jobs run as one fused matmul (fusion.h; PlanOptions::fuse)
+  // The plan's fused groups, each token's (ExecPlan::fusion): every one runs as a fused group
+  // job (fused_groups) or, where the run's options make every matmul run alone (one in flight,
+  // the cpu backend, group jobs off, a plan that does not chain), its members each run the
+  // fused matmul alone (fused_alone, with the reason). fused_groups + fused_alone = fused_planned.
+  int64_t fused_planned = 0;
+  int64_t fused_alone = 0;
+  std::string fused_alone_reason;
   // With RunOptions::count_cpu: the device thread's CPU time (plan lookups, packing A, the
   // submits, unpacking and routing C; helper threads included, lib/exec/cpu_clock.h).
   int64_t device_cpu_ns = 0;

@@ -42,7 +42,7 @@ Result<const matmul::ResidentWeights*> DeviceCalls::fused_weights(int slot, int 
   return it->second.get();
 }
 
-// A member alone (the blocking path, or a start that went without its group): the group's
+// A member alone (the blocking path: one matmul in flight, group jobs off): the group's
 // fused matmul, of which only its own columns are unpacked.
 Status DeviceCalls::run_fused(int slot, int layer, int matmul, const Activation& a, std::vector<uint8_t>& c) {
   auto w = fused_weights(slot, layer, matmul);

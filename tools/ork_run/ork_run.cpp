@@ -166,6 +166,9 @@ void print_json(const Args& a, const Prepared& p, const std::string& backend, in
                       {"registered", s.registered}, {"fallbacks", s.fallbacks}, {"checked", static_cast<bool>(check)}};
   if (!check) j["check_error"] = check.error().message;
   if (clamped >= 0) j["int4_saturated_cells"] = clamped;
+  j["fused_planned"] = s.fused_planned;  // fused_groups + fused_alone (executor.h)
+  j["fused_alone"] = s.fused_alone;
+  if (s.fused_alone > 0) j["fused_alone_reason"] = s.fused_alone_reason;
   std::printf("%s\n", j.dump().c_str());
 }
 

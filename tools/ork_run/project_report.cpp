@@ -31,7 +31,7 @@ const std::string& board_plan_words() {
       "tasks placed on the cores by the list scheduler or as the plans place them (a matmul split into 1..3 column "
       "parts, int4 K-slices stacked or not, or stacked in the fewest tasks; of the plans within {:.1f} % of the "
       "fastest on the timing model the fewest tasks; q/k/v and gate/up also as one matmul of K x their N summed, "
-      "weights side by side, where it runs in one row piece and one K-slice, unless --no-fuse); the scheduled order "
+      "weights side by side K-slice by K-slice, in the row pieces its members take, unless --no-fuse); the scheduled order "
       "overlaps the loads of streamed tensors with compute",
       exec::kFewerTasksTolerance * 100);
   return text;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
 #include <utility>
 
 #include "lib/api/device.h"
@@ -18,69 +19,20 @@
 #include "tests/lib/exec/cached_model.h"
 #include "tests/lib/exec/exec_util.h"
 #include "tests/lib/exec/layer_plans.h"
+#include "tests/lib/exec/sliced_model.h"
 
 namespace ork::exec {
 namespace {
 
-// The small model reshaped (hidden 2W, q 512, k/v 128, intermediate 512), int4, every
-// tensor packed W wide (PackWriter's explicit width; the Q4_0-shaped weights allow about
-// 1400), at seed 13: q/k/v and gate/up take K = 2W in two slices, each piece (W x N / 2
-// bytes) a multiple of 4 KiB. W = 512: 128 rows a tile (R(512), driver/common/cbuf_limits.h),
-// so M = 128 runs in one row piece; W = 832: 64 rows, so M = 128 runs in two. Each made once
-// with its CPU reference of 2 tokens per M.
-using SlicedModel = testing::CachedModel;
-
-ModelDesc sliced_desc(int64_t width, int layers) {
-  auto d = synthetic_desc("small", layers, matmul::DType::int4);
-  EXPECT_TRUE(d);
-  const int64_t h = 2 * width;
-  d->name = "sliced";
-  d->hidden = h;
-  const std::pair<int64_t, int64_t> shapes[] = {{h, 512}, {h, 128}, {h, 128}, {512, h}, {h, 512}, {h, 512}, {512, h}};
-  for (size_t j = 0; j < d->matmuls.size(); ++j) {
-    d->matmuls[j].k = shapes[j].first;
-    d->matmuls[j].n = shapes[j].second;
-    d->matmuls[j].shift = synthetic_shift(shapes[j].first, matmul::DType::int4);
-  }
-  return *d;
-}
-
-SlicedModel* sliced_model(int64_t width, int layers) {
-  static std::map<std::pair<int64_t, int>, SlicedModel> made;
-  SlicedModel& s = made[{width, layers}];
-  if (!s.path.empty()) return &s;
-  const ModelDesc d = sliced_desc(width, layers);
-  const std::string path = testing::scratch("fused_slices_" + std::to_string(width) + "_" + std::to_string(layers) + ".ork");
-  auto w = PackWriter::create(path, d);
-  EXPECT_TRUE(w) << w.error().message;
-  if (!w) return nullptr;
-  for (int l = 0; l < d.layers; ++l)
-    for (int j = 0; j < static_cast<int>(d.matmuls.size()); ++j)
-      if (!w->add(l, j, synthetic_weights(d, l, j, 13).data(), {}, width)) return nullptr;
-  if (!w->finish()) return nullptr;
-  auto m = read_packed(path);
-  EXPECT_TRUE(m) << m.error().message;
-  if (!m) return nullptr;
-  s.model = std::move(*m);
-  s.path = path;
-  return &s;
-}
+using testing::sliced_model;
+using testing::sliced_options;
+using SlicedModel = testing::SlicedModel;
 
 // The plan's fused groups whose members are in several pieces (K-slices).
 int sliced_groups(const Fusion& f) {
   int n = 0;
   for (size_t t = 0; t < f.first.size(); ++t) n += f.fused(t) && f.offset[t] == 0 && f.pieces[t].size() > 1 ? 1 : 0;
   return n;
-}
-
-PlanOptions sliced_options(const PackedModel& model, int64_t m, bool streamed, bool fuse) {
-  PlanOptions o;
-  o.m = m;
-  o.tokens = 2;
-  o.fuse = fuse;
-  // Streamed: under two layers' bytes nothing is pinned, every token reads every tensor.
-  o.budget_bytes = streamed ? model.weight_bytes() * 3 / 4 : model.weight_bytes() * 2;
-  return o;
 }
 
 struct SlicesCase {
@@ -109,7 +61,10 @@ TEST_P(ExecutorFusedSlices, EqualTheReferenceAndTheUnfusedRun) {
   ASSERT_EQ(fused.size(), unfused.size());
   const int pieces = c.width == 832 && c.m == 128 ? 2 : 1;  // R(832) = 64 rows a tile
   for (size_t i = 0; i < fused.size(); ++i) {
-    EXPECT_GE(fused[i].out.stats.fused_groups, 1) << fused[i].device;
+    // Every fused group of the plan ran as its fused job, each token (RunStats::fused_planned).
+    EXPECT_EQ(fused[i].out.stats.fused_groups, testing::planned_fused_jobs(*plan, o)) << fused[i].device;
+    EXPECT_EQ(fused[i].out.stats.fused_planned, fused[i].out.stats.fused_groups) << fused[i].device;
+    EXPECT_EQ(fused[i].out.stats.fused_alone, 0) << fused[i].device;
     EXPECT_EQ(fused[i].out.stats.max_pieces, pieces) << fused[i].device;
     EXPECT_EQ(unfused[i].out.stats.fused_groups, 0) << unfused[i].device;
     EXPECT_EQ(fused[i].saturated_cells, 0u) << fused[i].device;
@@ -151,6 +106,8 @@ TEST(ExecutorFusedSlices, MembersAloneEqualTheReference) {
     auto run = run_plan(s->path, s->model, *plan, o, api::exec_device(**dev, 3), ro);
     ASSERT_TRUE(run) << device << ": " << run.error().message;
     EXPECT_EQ(run->stats.fused_groups, 0) << device;  // no group job: every member alone
+    EXPECT_EQ(run->stats.fused_alone, testing::planned_fused_jobs(*plan, o)) << device;
+    EXPECT_EQ(run->stats.fused_alone_reason, std::string(device) == "cpu" ? "the cpu backend" : "one matmul in flight (inflight 1)");
     const Status same = compare_chains(s->model, run->chain, *want);
     EXPECT_TRUE(same) << device << ": " << same.error().message;
   }

@@ -191,13 +191,18 @@ for dtype in ("int4", "fp16"):
 # slot, every output checked bit for bit on both interfaces; --no-fuse the same unfused.
 q15 = os.path.join(tmp, "q15_int4.ork")
 run([ork_pack, "--synthetic", "qwen2.5-1.5b", "--layers", "1", "--dtype", "int4", "-o", q15], 0)
+# Every order runs every fused group of the plan fused (lib/exec/start_queue.h: the
+# sequential order, which waits after each start, ran none so before), none alone.
 for dev in ("emu", "emu-rocket"):
-    for flags, fused in (([], True), (["--no-fuse"], False)):
+    for flags, fused in (([], True), (["--order", "sequential"], True), (["--no-fuse"], False)):
         p = run([ork_run, q15, "--tokens", "2", "--device", dev, "--json"] + flags, 0)
         if p.returncode == 0:
             j = json.loads(p.stdout)
-            if j.get("checked") is not True or (j.get("fused_groups", 0) > 0) != fused:
-                failures.append(f"1.5B int4 {dev} {flags}: checked {j.get('checked')}, fused_groups {j.get('fused_groups')}")
+            planned = j.get("fused_planned")
+            if (j.get("checked") is not True or (j.get("fused_groups", 0) > 0) != fused
+                    or j.get("fused_groups") != planned or j.get("fused_alone") != 0):
+                failures.append(f"1.5B int4 {dev} {flags}: checked {j.get('checked')}, fused_groups "
+                                f"{j.get('fused_groups')} of {planned} planned, fused_alone {j.get('fused_alone')}")
 # int8 of K past 4096 end to end: Qwen2.5-1.5B's down (K = 8960) packed in three K-slices of
 # 3008, 3008 and 2944 (the fewest of at most 3072, lib/matmul/plan.h slice_width), every output
 # checked bit for bit on both interfaces.
