@@ -220,6 +220,26 @@ TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactForEverySliceCount) {
   }
 }
 
+// Blocks of fewer than 8 rows, every count 1..7 (AVX2: `short_rows_i16_avx2`, one kernel per
+// row count, each slice's atoms of a surface pair read at once): M = R alone (surfaces of R x
+// 16 bytes, a stream) and after a whole block (M = 8 + R: surfaces over 128 bytes apart, as a
+// stacked plan's diagonal blocks at M < 8 are), over 2 surfaces (one pair), 3 (a pair and one
+// alone) and 41 with a column tail, copied and added to C. A kernel that dropped a row, a
+// pair's second surface or the last surface alone fails here.
+TEST(LayoutHost, Int4PartBlocksOfEveryRowCountAreExact) {
+  for (SumIsa isa : isas_here()) {
+    SCOPED_TRACE(sum_isa_name(isa));
+    ForcedIsa forced(isa);
+    for (int64_t r = 1; r < kHostRowBlock; ++r)
+      for (int64_t m : {r, kHostRowBlock + r})
+        for (int64_t n : {16, 24, 333}) {
+          SCOPED_TRACE(testing::Message() << m << " x " << n);
+          expect_group<int16_t, int32_t>({m, 480 * 3, n}, DType::int4, 0, 3);
+          expect_group<int16_t, int32_t>({m, 480 * 3, n}, DType::int4, 1, 2);
+        }
+  }
+}
+
 // From M = 256 a surface is 4 KiB or more and both loops take 32 rows a visit of a surface
 // (layout_host_i16.cpp, visit_rows): M = 256 is eight whole visits; 300 ends in a visit of
 // 12 rows (a block and a part block of 4); 263 in a part block of 7 alone; two threads
