@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "driver/common/int4.h"
 #include "driver/common/npu_layout.h"
 #include "lib/matmul/layout_host_sum.h"
 #include "lib/ref/workers.h"
@@ -169,17 +168,26 @@ Status unpack_c_fp16_group(const Plan& p, std::span<const uint8_t* const> slices
 
 namespace {
 
-// A stacked plan's A' (plan.h): row s*mp + m holds A[m, s*slice_k ..], zero past K, as a
-// row-major int4 stream of slice_k per row, then into its atoms (a_rows() rows). Stacked
-// plans have at most the resident-row budget of rows (128 at slice_k 480), so one thread.
+// A stacked plan's A' (plan.h): row s*mp + m holds A[m, s*slice_k ..], zero past K, in its
+// atoms (a_rows() rows; an atom is 32 int4 elements), each atom straight from A. Through a
+// row-major copy of A' first, every call allocated and zeroed it (37 KB at 4 x 18944, fourteen
+// slices) and touched it twice; its fresh pages' faults showed in the int4 call's profile
+// (docs/matmul-schedule.md "Short blocks on AVX2"). Stacked plans have at most the
+// resident-row budget of rows (128 at slice_k 480), so one thread.
 Status pack_a_stacked(const Plan& p, const uint8_t* a, uint8_t* out) {
+  constexpr int64_t kAtomElements = kHostAtom * 2;
+  static_assert(kKAlign % kAtomElements == 0);  // slice_k is a multiple of kKAlign: whole atoms
   const int64_t m = p.shape.m, k = p.shape.k, w = p.slice_k, rows = p.a_rows();
-  std::vector<uint8_t> stacked(static_cast<size_t>(int4::packed_bytes(rows * w)), 0);
-  for (int64_t s = 0; s < p.slices; ++s) {  // w is even (a multiple of 32): rows start on whole bytes
+  for (int64_t s = 0; s < p.slices; ++s) {
     const int64_t k0 = s * w, len = std::min(w, k - k0);
-    for (int64_t r = 0; r < m; ++r) copy_int4_run(a, r * k + k0, len, stacked.data() + (s * p.mp + r) * w / 2);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t e0 = 0; e0 < w; e0 += kAtomElements) {
+        uint8_t* dst = out + (e0 / kAtomElements * rows + s * p.mp + r) * kHostAtom;
+        const int64_t n = std::clamp<int64_t>(len - e0, 0, kAtomElements);
+        if (n < kAtomElements) std::memset(dst, 0, kHostAtom);  // the K tail: zero past K
+        if (n > 0) copy_int4_run(a, r * k + k0 + e0, n, dst);
+      }
   }
-  pack_atom_rows(stacked.data(), w / 2, rows, w / 2, out, 0, rows);
   return {};
 }
 

@@ -75,8 +75,9 @@ TEST(LayoutHost, PackAFollowsTheIndexFunctionsForEveryDtype) {
 
 // A stacked plan's A' (plan.h): row s*mp + m holds A[m, s*slice_k ..], zero past K, packed as
 // a slice_k-deep feature of a_rows() rows; byte by byte from the index function. K = 999 at
-// width 512: rows start on odd elements (odd m), the last slice is 487 wide (odd); K = 2048
-// at 1024: whole bytes everywhere.
+// width 512: rows start on odd elements (odd m), the last slice is 487 wide (odd); at 480 the
+// last is 39 wide, its atoms from the third on wholly past K (zeros); K = 2048 at 1024: whole
+// bytes everywhere.
 void expect_stacked_pack(Shape s, int64_t width) {
   auto p = make_plan(s, {.dtype = DType::int4, .cores = 1, .slice_k = width, .stack = true});
   ASSERT_TRUE(p.ok()) << p.error().message;
@@ -96,6 +97,7 @@ void expect_stacked_pack(Shape s, int64_t width) {
 TEST(LayoutHost, PackAStackedFollowsTheIndexFunction) {
   for (int64_t m : {1, 2, 3, 16}) {
     expect_stacked_pack({m, 999, 64}, 512);
+    expect_stacked_pack({m, 999, 64}, 480);
     expect_stacked_pack({m, 2048, 64}, 1024);
   }
 }
