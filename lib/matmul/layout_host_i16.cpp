@@ -84,8 +84,9 @@ ORK_AVX512 void atom2_i16_avx512(const int16_t* const* s, int64_t count, int64_t
 // (`at` is row m0 of the first, the next `surface` elements on): each slice's R atoms of a
 // surface, R x 16 contiguous bytes, read together while the P x R sums stay in registers, and
 // each row's P x 8 sums stored once (P = 2: one 64-byte line of C a row). The atoms one row
-// at a time read each slice's same line R times over, with the slice loop's overhead per row
-// (`atom_i16_avx2`).
+// at a time (`atom_i16_avx2`, `atom2_i16_avx512`) read each slice's same line R times over,
+// with the slice loop's overhead per row. AVX-512 CPUs run it too: it measured faster there
+// than their atoms (docs/matmul-schedule.md "Short blocks").
 template <int R, int P>
 ORK_AVX2 void short_block_i16_avx2(const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c,
                                    int64_t n_len, bool first) {
@@ -256,9 +257,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inlin
   for (int64_t r = 0; r < kHostRowBlock; ++r) __builtin_prefetch(c + r * n_len + 2 * kSumPrefetchPairs * 8, 1, 3);
 }
 
-// A block of fewer than 8 rows (AVX-512: decode, a stacked plan's diagonal blocks at M < 8;
-// AVX2: only a part block inside a 32-row visit, `short_rows_i16_avx2` takes the others): its
-// `bytes`-long run (16 per row) of a surface ahead, in every slice. A stacked plan's
+// A block of fewer than 8 rows inside a 32-row visit (M >= 256; a visit of fewer than 8 rows,
+// decode and a stacked plan's diagonal blocks at M < 8, is `short_rows_i16_avx2`'s on both
+// ISAs, which reads each slice's run once per surface pair without prefetches and measured
+// faster, docs/matmul-schedule.md "Short blocks"): its `bytes`-long run (16 per row) of a
+// surface ahead, in every slice. A stacked plan's
 // surfaces are S x M rows deep (896 bytes at 4 x 18944 x 3584, fourteen slices), so each
 // slice was read 16 to 112 bytes every few lines, no stream a prefetcher followed: int4 took
 // 1.6-2.5x int8's CPU time at M = 1..4 there (docs/matmul-schedule.md). Only where surfaces
@@ -322,6 +325,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_
   const int64_t visit = visit_rows(surface);
   for (int64_t v0 = r0; v0 < r1; v0 += visit) {
     const int64_t v1 = std::min(r1, v0 + visit);
+    if (v1 - v0 < kHostRowBlock) {  // below M = 8, or M's last rows: AVX2's kernel, whole pairs
+      kShortRows[v1 - v0](s, count, surface, c, n_len, first, v0, 2 * pairs);
+      continue;
+    }
     if (v1 - v0 <= kHostRowBlock) {  // one block (below M = 256): its rows fixed for the pass
       for (int64_t g = 0; g < 2 * pairs; g += 2)
         pair_block_i16_avx512(s, count, surface, c, n_len, first, v0, v1 - v0, g, for_write, sparse);

@@ -222,12 +222,12 @@ TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactForEverySliceCount) {
   }
 }
 
-// Blocks of fewer than 8 rows, every count 1..7 (AVX2: `short_rows_i16_avx2`, one kernel per
-// row count, each slice's atoms of a surface pair read at once): M = R alone (surfaces of R x
-// 16 bytes, a stream) and after a whole block (M = 8 + R: surfaces over 128 bytes apart, as a
-// stacked plan's diagonal blocks at M < 8 are), over 2 surfaces (one pair), 3 (a pair and one
-// alone) and 41 with a column tail, copied and added to C. A kernel that dropped a row, a
-// pair's second surface or the last surface alone fails here.
+// Blocks of fewer than 8 rows, every count 1..7 (`short_rows_i16_avx2` on AVX2 and AVX-512,
+// one kernel per row count, each slice's atoms of a surface pair read at once): M = R alone
+// (surfaces of R x 16 bytes, a stream) and after a whole block (M = 8 + R: surfaces over 128
+// bytes apart, as a stacked plan's diagonal blocks at M < 8 are), over 2 surfaces (one pair),
+// 3 (a pair and one alone) and 41 with a column tail, copied and added to C. A kernel that
+// dropped a row, a pair's second surface or the last surface alone fails here.
 TEST(LayoutHost, Int4PartBlocksOfEveryRowCountAreExact) {
   for (SumIsa isa : isas_here()) {
     SCOPED_TRACE(sum_isa_name(isa));
