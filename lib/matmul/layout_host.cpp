@@ -173,7 +173,7 @@ namespace {
 // starts on a whole byte is 16-byte copies. Through a row-major copy of A' first, every call
 // allocated and zeroed it (37 KB at 4 x 18944, fourteen slices) and touched it twice; its
 // fresh pages' faults showed in the int4 call's profile (docs/matmul-schedule.md "Short
-// blocks on AVX2"). Stacked plans have at most the resident-row budget of rows (128 at
+// blocks"). Stacked plans have at most the resident-row budget of rows (128 at
 // slice_k 480), so one thread.
 constexpr int64_t kAtomInt4 = kHostAtom * 2;
 static_assert(kKAlign % kAtomInt4 == 0);  // slice_k is a multiple of kKAlign: whole atoms
