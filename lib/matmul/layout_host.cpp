@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "driver/common/int4.h"
 #include "driver/common/npu_layout.h"
 #include "lib/matmul/layout_host_sum.h"
 #include "lib/ref/workers.h"
@@ -169,17 +168,41 @@ Status unpack_c_fp16_group(const Plan& p, std::span<const uint8_t* const> slices
 
 namespace {
 
-// A stacked plan's A' (plan.h): row s*mp + m holds A[m, s*slice_k ..], zero past K, as a
-// row-major int4 stream of slice_k per row, then into its atoms (a_rows() rows). Stacked
-// plans have at most the resident-row budget of rows (128 at slice_k 480), so one thread.
+// A stacked plan's A' (plan.h): row s*mp + m holds A[m, s*slice_k ..], zero past K, in its
+// atoms (a_rows() rows; an atom is 32 int4 elements), each atom straight from A: a row that
+// starts on a whole byte is 16-byte copies. Through a row-major copy of A' first, every call
+// allocated and zeroed it (37 KB at 4 x 18944, fourteen slices) and touched it twice; its
+// fresh pages' faults showed in the int4 call's profile (docs/matmul-schedule.md "Short
+// blocks"). Stacked plans have at most the resident-row budget of rows (128 at
+// slice_k 480), so one thread.
+constexpr int64_t kAtomInt4 = kHostAtom * 2;
+static_assert(kKAlign % kAtomInt4 == 0);  // slice_k is a multiple of kKAlign: whole atoms
+
+// Row `row` of A' (len elements of A from element `start`, then zeros up to w) into its atoms.
+void pack_stacked_row(const uint8_t* a, int64_t start, int64_t len, int64_t w, int64_t rows, int64_t row,
+                      uint8_t* out) {
+  const int64_t whole = len / kAtomInt4;
+  uint8_t* dst = out + row * kHostAtom;
+  const int64_t step = rows * kHostAtom;  // from one atom of the row to the next
+  if (start % 2 == 0) {
+    for (int64_t q = 0; q < whole; ++q) std::memcpy(dst + q * step, a + start / 2 + q * kHostAtom, kHostAtom);
+  } else {
+    for (int64_t q = 0; q < whole; ++q) copy_int4_run(a, start + q * kAtomInt4, kAtomInt4, dst + q * step);
+  }
+  for (int64_t q = whole; q < w / kAtomInt4; ++q) {  // the K tail: real values, then zeros
+    std::memset(dst + q * step, 0, kHostAtom);
+    const int64_t n = std::clamp<int64_t>(len - q * kAtomInt4, 0, kAtomInt4);
+    if (n > 0) copy_int4_run(a, start + q * kAtomInt4, n, dst + q * step);
+  }
+}
+
 Status pack_a_stacked(const Plan& p, const uint8_t* a, uint8_t* out) {
   const int64_t m = p.shape.m, k = p.shape.k, w = p.slice_k, rows = p.a_rows();
-  std::vector<uint8_t> stacked(static_cast<size_t>(int4::packed_bytes(rows * w)), 0);
-  for (int64_t s = 0; s < p.slices; ++s) {  // w is even (a multiple of 32): rows start on whole bytes
+  for (int64_t s = 0; s < p.slices; ++s) {
     const int64_t k0 = s * w, len = std::min(w, k - k0);
-    for (int64_t r = 0; r < m; ++r) copy_int4_run(a, r * k + k0, len, stacked.data() + (s * p.mp + r) * w / 2);
+    for (int64_t r = 0; r < m; ++r)
+      pack_stacked_row(a, r * k + k0, len, w, rows, s * p.mp + r, out);
   }
-  pack_atom_rows(stacked.data(), w / 2, rows, w / 2, out, 0, rows);
   return {};
 }
 

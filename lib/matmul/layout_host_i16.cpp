@@ -80,6 +80,61 @@ ORK_AVX512 void atom2_i16_avx512(const int16_t* const* s, int64_t count, int64_t
   _mm512_storeu_si512(c, v);
 }
 
+// A block of R < 8 rows (decode; a stacked plan's diagonal blocks at M < 8) of P surfaces
+// (`at` is row m0 of the first, the next `surface` elements on): each slice's R atoms of a
+// surface, R x 16 contiguous bytes, read together while the P x R sums stay in registers, and
+// each row's P x 8 sums stored once (P = 2: one 64-byte line of C a row). The atoms one row
+// at a time (`atom_i16_avx2`, `atom2_i16_avx512`) read each slice's same line R times over,
+// with the slice loop's overhead per row. AVX-512 CPUs run it too: it measured faster there
+// than their atoms (docs/matmul-schedule.md "Short blocks").
+template <int R, int P>
+ORK_AVX2 void short_block_i16_avx2(const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c,
+                                   int64_t n_len, bool first) {
+  __m256i v[P][R];
+#pragma GCC unroll 2
+  for (int p = 0; p < P; ++p)
+#pragma GCC unroll 7
+    for (int r = 0; r < R; ++r) {
+      v[p][r] = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s[0] + at + p * surface + r * 8)));
+      if (!first)
+        v[p][r] = _mm256_add_epi32(v[p][r], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + r * n_len + p * 8)));
+    }
+  for (int64_t j = 1; j < count; ++j) {
+    const int16_t* sj = s[j] + at;
+#pragma GCC unroll 2
+    for (int p = 0; p < P; ++p)
+#pragma GCC unroll 7
+      for (int r = 0; r < R; ++r)
+        v[p][r] = _mm256_add_epi32(
+            v[p][r], _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sj + p * surface + r * 8))));
+  }
+#pragma GCC unroll 2
+  for (int p = 0; p < P; ++p)
+#pragma GCC unroll 7
+    for (int r = 0; r < R; ++r) _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * n_len + p * 8), v[p][r]);
+}
+
+// Rows [m0, m0 + R) of surfaces [0, full), R < 8: the surfaces in pairs, an odd last one alone.
+template <int R>
+__attribute__((target("avx2"))) void short_rows_i16_avx2(const int16_t* const* s, int64_t count, int64_t surface,
+                                                         int32_t* c, int64_t n_len, bool first, int64_t m0,
+                                                         int64_t full) {
+  int32_t* row = c + m0 * n_len;
+  int64_t g = 0;
+  for (; g + 2 <= full; g += 2)
+    short_block_i16_avx2<R, 2>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
+  if (g < full) short_block_i16_avx2<R, 1>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
+}
+using ShortRowsFn = void (*)(const int16_t* const*, int64_t, int64_t, int32_t*, int64_t, bool, int64_t, int64_t);
+constexpr ShortRowsFn kShortRows[kHostRowBlock] = {nullptr,
+                                                   short_rows_i16_avx2<1>,
+                                                   short_rows_i16_avx2<2>,
+                                                   short_rows_i16_avx2<3>,
+                                                   short_rows_i16_avx2<4>,
+                                                   short_rows_i16_avx2<5>,
+                                                   short_rows_i16_avx2<6>,
+                                                   short_rows_i16_avx2<7>};
+
 // A band of C's columns: surfaces [g0, g1) over rows [r0, r1), rows in 8-row blocks and the
 // band's surfaces inner, so each row of C gets one contiguous piece of the band (at
 // kBandSurfaces, 2 KiB; 8 to 256 surfaces measured alike at K = N = 2048, 64 to 256 the best
@@ -202,8 +257,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inlin
   for (int64_t r = 0; r < kHostRowBlock; ++r) __builtin_prefetch(c + r * n_len + 2 * kSumPrefetchPairs * 8, 1, 3);
 }
 
-// A block of fewer than 8 rows (decode; a stacked plan's diagonal blocks at M < 8): its
-// `bytes`-long run (16 per row) of a surface ahead, in every slice. A stacked plan's
+// A block of fewer than 8 rows inside a 32-row visit (M >= 256; a visit of fewer than 8 rows,
+// decode and a stacked plan's diagonal blocks at M < 8, is `short_rows_i16_avx2`'s on both
+// ISAs, which reads each slice's run once per surface pair without prefetches and measured
+// faster, docs/matmul-schedule.md "Short blocks"): its `bytes`-long run (16 per row) of a
+// surface ahead, in every slice. A stacked plan's
 // surfaces are S x M rows deep (896 bytes at 4 x 18944 x 3584, fourteen slices), so each
 // slice was read 16 to 112 bytes every few lines, no stream a prefetcher followed: int4 took
 // 1.6-2.5x int8's CPU time at M = 1..4 there (docs/matmul-schedule.md). Only where surfaces
@@ -267,6 +325,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_
   const int64_t visit = visit_rows(surface);
   for (int64_t v0 = r0; v0 < r1; v0 += visit) {
     const int64_t v1 = std::min(r1, v0 + visit);
+    if (v1 - v0 < kHostRowBlock) {  // below M = 8, or M's last rows: AVX2's kernel, whole pairs
+      kShortRows[v1 - v0](s, count, surface, c, n_len, first, v0, 2 * pairs);
+      continue;
+    }
     if (v1 - v0 <= kHostRowBlock) {  // one block (below M = 256): its rows fixed for the pass
       for (int64_t g = 0; g < 2 * pairs; g += 2)
         pair_block_i16_avx512(s, count, surface, c, n_len, first, v0, v1 - v0, g, for_write, sparse);
@@ -284,7 +346,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_
 // half a line of C; 8 ymm for the block, `block_i16_avx2`), the surface kSumPrefetchSurfaces
 // ahead prefetched in every slice, and with PREFETCHW C's lines it will write (one line per
 // row every second surface); from M = 256 a visit of 32 rows takes the surfaces in pairs
-// (visit_rows). The bands it replaced there read each slice in 64 surfaces'
+// (visit_rows); a visit of fewer than 8 rows (M < 8, M's last rows) is `short_rows_i16_avx2`'s,
+// surface pairs without prefetches. The bands it replaced there read each slice in 64 surfaces'
 // streams per row block: 2.6-5x int8's time at 128 x 3584 x 18944 with AVX-512 hidden
 // (docs/matmul-schedule.md "Host cost per dtype").
 constexpr int64_t kSumPrefetchSurfaces = 2 * kSumPrefetchPairs;  // AVX-512's distance in surfaces
@@ -322,9 +385,8 @@ __attribute__((target("avx2,prfchw"))) void rows_i16_avx2(const int16_t* const* 
   const int64_t visit = visit_rows(surface);
   for (int64_t v0 = r0; v0 < r1; v0 += visit) {
     const int64_t v1 = std::min(r1, v0 + visit);
-    if (v1 - v0 < kHostRowBlock && !sparse) {  // a part block in a stream: the atoms alone
-      for (int64_t g = 0; g < full; ++g)
-        for (int64_t m = v0; m < v1; ++m) atom_i16_avx2(s, count, g * surface + m * 8, c + m * n_len + g * 8, first);
+    if (v1 - v0 < kHostRowBlock) {  // below M = 8, or M's last rows: each slice's atoms of a surface at once
+      kShortRows[v1 - v0](s, count, surface, c, n_len, first, v0, full);
       continue;
     }
     if (v1 - v0 <= kHostRowBlock) {  // one block (below M = 256): its rows fixed for the pass

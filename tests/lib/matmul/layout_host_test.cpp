@@ -75,8 +75,9 @@ TEST(LayoutHost, PackAFollowsTheIndexFunctionsForEveryDtype) {
 
 // A stacked plan's A' (plan.h): row s*mp + m holds A[m, s*slice_k ..], zero past K, packed as
 // a slice_k-deep feature of a_rows() rows; byte by byte from the index function. K = 999 at
-// width 512: rows start on odd elements (odd m), the last slice is 487 wide (odd); K = 2048
-// at 1024: whole bytes everywhere.
+// width 512: rows start on odd elements (odd m), the last slice is 487 wide (odd); at 480 the
+// last is 39 wide, its atoms from the third on wholly past K (zeros); K = 2048 at 1024: whole
+// bytes everywhere.
 void expect_stacked_pack(Shape s, int64_t width) {
   auto p = make_plan(s, {.dtype = DType::int4, .cores = 1, .slice_k = width, .stack = true});
   ASSERT_TRUE(p.ok()) << p.error().message;
@@ -96,6 +97,7 @@ void expect_stacked_pack(Shape s, int64_t width) {
 TEST(LayoutHost, PackAStackedFollowsTheIndexFunction) {
   for (int64_t m : {1, 2, 3, 16}) {
     expect_stacked_pack({m, 999, 64}, 512);
+    expect_stacked_pack({m, 999, 64}, 480);
     expect_stacked_pack({m, 2048, 64}, 1024);
   }
 }
@@ -217,6 +219,26 @@ TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactForEverySliceCount) {
           if (slices > 1) expect_group<int16_t, int32_t>({m, 480 * slices, n}, DType::int4, 1, slices - 1);
         }
     expect_group<int16_t, int32_t>({45, 4800, 9000}, DType::int4, 0, 10);  // two threads, a part block
+  }
+}
+
+// Blocks of fewer than 8 rows, every count 1..7 (`short_rows_i16_avx2` on AVX2 and AVX-512,
+// one kernel per row count, each slice's atoms of a surface pair read at once): M = R alone
+// (surfaces of R x 16 bytes, a stream) and after a whole block (M = 8 + R: surfaces over 128
+// bytes apart, as a stacked plan's diagonal blocks at M < 8 are), over 2 surfaces (one pair),
+// 3 (a pair and one alone) and 41 with a column tail, copied and added to C. A kernel that
+// dropped a row, a pair's second surface or the last surface alone fails here.
+TEST(LayoutHost, Int4PartBlocksOfEveryRowCountAreExact) {
+  for (SumIsa isa : isas_here()) {
+    SCOPED_TRACE(sum_isa_name(isa));
+    ForcedIsa forced(isa);
+    for (int64_t r = 1; r < kHostRowBlock; ++r)
+      for (int64_t m : {r, kHostRowBlock + r})
+        for (int64_t n : {16, 24, 333}) {
+          SCOPED_TRACE(testing::Message() << m << " x " << n);
+          expect_group<int16_t, int32_t>({m, 480 * 3, n}, DType::int4, 0, 3);
+          expect_group<int16_t, int32_t>({m, 480 * 3, n}, DType::int4, 1, 2);
+        }
   }
 }
 
