@@ -18,12 +18,14 @@
 #include "lib/api/device.h"
 #include "lib/api/weights.h"
 #include "lib/exec/board_plan.h"
+#include "tests/support/host_tensor.h"
 #include "tests/support/int4_values.h"
 #include "lib/ref/oracle.h"
 #include "ork/ork.h"
 
 namespace {
 
+using ork::test::host_tensor;
 using ork::test::pack_int4_values;
 
 class Int4CallPlan : public ::testing::TestWithParam<const char*> {
@@ -74,11 +76,6 @@ TEST_P(Int4CallPlan, IsTheBoardPlansAndExact) {
   EXPECT_GE(stacked, 3);
 }
 
-ork_tensor host_tensor(void* p) {
-  ork_tensor t{};
-  t.host = p;
-  return t;
-}
 
 // A submitted call and a batch of two take the same plan: exact, the chosen plan's tasks each.
 TEST_P(Int4CallPlan, SubmitAndBatchTakeItToo) {

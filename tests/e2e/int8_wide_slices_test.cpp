@@ -1,8 +1,8 @@
 // int8 K-slices as wide as the resident-row budget allows (docs/execution.md "Fewer tasks",
 // driver/common/cbuf_limits.h kWideSliceK): the planner's slices at K past 4096, and int8
 // matmuls at such K through the public C API on emu (rknpu) and emu-rocket, 1 and 3 cores,
-// every byte of C against the CPU reference; the packed weights exported there and imported
-// on the cpu backend give the same C.
+// every byte of C against the CPU reference (sync, a submitted call and a batch on shared
+// weights); the packed weights exported there and imported on the cpu backend give the same C.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -13,10 +13,12 @@
 #include "lib/ref/fast.h"
 #include "lib/ref/random.h"
 #include "ork/ork.h"
+#include "tests/support/host_tensor.h"
 
 namespace {
 
 using ork::matmul::DType;
+using ork::test::host_tensor;
 
 constexpr int64_t kWideN = 64;  // two weight atoms: both cores' column ranges and one core's whole
 
@@ -85,6 +87,43 @@ TEST_P(Int8WideCalls, EveryCellEqualsTheReference) {
       for (int cores : {1, 3}) EXPECT_EQ(first_bad(run_call(dev, wt, o, m, cores), o.want), "") << cores << " cores";
       ork_weights_destroy(wt);
     }
+  ork_device_close(dev);
+}
+
+// The other call patterns on one set of wide-K weights: a submitted call, then a batch of two
+// (wide_operands draws W from K alone, so M = 1, 2, 3 are three A on the same weights).
+TEST_P(Int8WideCalls, SubmitAndBatchOnSharedWeightsAreExact) {
+  ork_device* dev = nullptr;
+  ASSERT_EQ(ork_device_open(GetParam(), &dev), ORK_OK) << ork_last_error();
+  for (int64_t k : {int64_t{8960}, int64_t{18944}}) {
+    SCOPED_TRACE(::testing::Message() << "K " << k);
+    std::vector<WideOperands> ops;
+    std::vector<std::vector<int32_t>> got;
+    for (int64_t m = 1; m <= 3; ++m) {
+      ops.push_back(wide_operands(m, k));
+      got.emplace_back(ops.back().want.size(), 0x5a5a5a5a);
+    }
+    ork_weights* wt = nullptr;
+    ASSERT_EQ(ork_weights_create(dev, ORK_DTYPE_INT8, k, kWideN, ops[0].w.data(), &wt), ORK_OK) << ork_last_error();
+    ork_tensor t0 = host_tensor(ops[0].a.data()), u0 = host_tensor(got[0].data());
+    ork_job* job = nullptr;
+    ASSERT_EQ(ork_matmul_submit(dev, wt, &t0, 1, &u0, nullptr, &job), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_job_wait(job, -1), ORK_OK) << ork_last_error();
+    ork_job_release(job);
+    ork_batch* batch = nullptr;
+    ASSERT_EQ(ork_batch_create(dev, &batch), ORK_OK) << ork_last_error();
+    ork_tensor t1 = host_tensor(ops[1].a.data()), u1 = host_tensor(got[1].data());
+    ork_tensor t2 = host_tensor(ops[2].a.data()), u2 = host_tensor(got[2].data());
+    ASSERT_EQ(ork_batch_add_matmul(batch, wt, &t1, 2, &u1, nullptr), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_batch_add_matmul(batch, wt, &t2, 3, &u2, nullptr), ORK_OK) << ork_last_error();
+    ork_job* bj = nullptr;
+    ASSERT_EQ(ork_batch_submit(batch, &bj), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_job_wait(bj, -1), ORK_OK) << ork_last_error();
+    ork_job_release(bj);
+    ork_batch_destroy(batch);
+    for (size_t i = 0; i < ops.size(); ++i) EXPECT_EQ(first_bad(got[i], ops[i].want), "") << "call " << i;
+    ork_weights_destroy(wt);
+  }
   ork_device_close(dev);
 }
 
