@@ -19,6 +19,17 @@ struct CachedModel {
   PackedModel model;
   std::map<int64_t, ChainResult> want;
 
+  // Reads the packed file at `p` into model and path; false (the failure recorded) when it
+  // cannot be read.
+  bool load(const std::string& p) {
+    auto m = read_packed(p);
+    EXPECT_TRUE(m) << m.error().message;
+    if (!m) return false;
+    model = std::move(*m);
+    path = p;
+    return true;
+  }
+
   // The reference at m rows, two tokens; nullptr (the failure recorded) when it cannot be made.
   const ChainResult* reference(int64_t m) {
     if (!want.count(m)) {

@@ -43,12 +43,7 @@ SmallModel* small_model(matmul::DType dtype) {
     const std::string path = testing::scratch(std::string("fused_") + dtype_key(dtype) + ".ork");
     const bool written = d && write_synthetic(path, *d, 11);
     EXPECT_TRUE(written) << path;
-    if (!written) return nullptr;
-    auto m = read_packed(path);
-    EXPECT_TRUE(m) << m.error().message;
-    if (!m) return nullptr;
-    s.model = std::move(*m);
-    s.path = path;
+    if (!written || !s.load(path)) return nullptr;
   }
   return &s;
 }

@@ -55,12 +55,7 @@ inline SlicedModel* sliced_model(int64_t width, int layers) {
     for (int j = 0; j < static_cast<int>(d.matmuls.size()); ++j)
       if (!w->add(l, j, synthetic_weights(d, l, j, 13).data(), {}, width)) return nullptr;
   if (!w->finish()) return nullptr;
-  auto m = read_packed(path);
-  EXPECT_TRUE(m) << m.error().message;
-  if (!m) return nullptr;
-  s.model = std::move(*m);
-  s.path = path;
-  return &s;
+  return s.load(path) ? &s : nullptr;
 }
 
 inline PlanOptions sliced_options(const PackedModel& model, int64_t m, bool streamed, bool fuse) {
