@@ -9,13 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/scratch_dir.h"
+
 namespace ork::exec::testing {
 
-inline std::string scratch(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("ork_exec_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
+// Files live in the process's scratch directory, removed when the test process exits.
+inline std::string scratch(const std::string& name) { return ork::test::process_scratch().file(name); }
 
 inline std::vector<uint8_t> read_all(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "driver/common/errno_text.h"
+#include "tests/support/scratch_dir.h"
 #include "driver/common/result.h"
 #include "lib/io/engine.h"
 #include "lib/io/file_os.h"
@@ -32,17 +33,10 @@ using tools::write_synthetic_safetensors;
 
 namespace ork::io::test {
 
-class TempDir {
+// A scratch directory of the test's own, removed with its files when the test ends.
+class TempDir : public ork::test::ScratchDir {
  public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ork-io-test-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
+  TempDir() : ScratchDir("ork-io-test") {}
 };
 
 // A failed read's error: the injected errno, and a message naming the file, the offset and

@@ -6,13 +6,14 @@
 #include <fstream>
 #include <string>
 
+#include "tests/support/scratch_dir.h"
 #include "tools/mc_prof/board_report.h"
 
 namespace ork::tools {
 namespace {
 
 std::string write(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = ork::test::process_scratch().file(name);
   std::ofstream(path) << text;
   return path;
 }

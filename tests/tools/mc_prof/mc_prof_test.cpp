@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/scratch_dir.h"
 #include "driver/emu/npu/timeline.h"
 #include "driver/timing/timing_model.h"
 #include "tests/tools/tool_runner.h"
@@ -217,7 +218,7 @@ TEST_F(McProf, PublishedExperimentListsEveryFigure) {
 }
 
 std::string write_report(const std::string& name, const json& figures) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = ork::test::process_scratch().file(name);
   std::ofstream(path) << json{{"figures", figures}}.dump();
   return path;
 }
@@ -249,7 +250,7 @@ TEST_F(McProf, CalibrateRefusesBadReports) {
   RunResult r = run({"--calibrate", "/nonexistent/board.json"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("cannot read the report '/nonexistent/board.json'"), std::string::npos) << r.err;
-  const std::string bad = ::testing::TempDir() + "bad.json";
+  const std::string bad = ork::test::process_scratch().file("bad.json");
   std::ofstream(bad) << "{\"figures\": [";
   r = run({"--calibrate", bad});
   EXPECT_EQ(r.exit_code, 2);

@@ -2,7 +2,7 @@
 """ork_matmul --dtype fp16|int4|w4a8 on emu and cpu, checked against Python loops (no numpy
 needed): exact integers for int4/w4a8; fp16 inputs 0..9 (every sum exact in any order) for
 fp32 and fp16 C, from '<f2' and from '<f4' files; bad combinations exit 2."""
-import os, struct, subprocess, sys, tempfile
+import atexit, os, shutil, struct, subprocess, sys, tempfile
 
 TOOL = sys.argv[1]
 
@@ -36,6 +36,7 @@ def run(args, want_rc=0):
 
 m, k, n = 5, 70, 33
 d = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, d, True)  # the scratch directory goes with the run
 p = lambda name: os.path.join(d, name)
 a4 = [(i * 7 + 3) % 16 - 8 for i in range(m * k)]
 w4 = [(i * 5 + 1) % 16 - 8 for i in range(k * n)]

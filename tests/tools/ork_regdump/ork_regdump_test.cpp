@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/scratch_dir.h"
 #include "driver/regcmd/regcmd.h"
 
 namespace {
@@ -37,7 +38,7 @@ ToolRun run(const std::string& args, const std::string& env = "") {
 }
 
 std::string write_file(const std::vector<uint64_t>& entries, const char* name) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = ork::test::process_scratch().file(name);
   std::ofstream f(path, std::ios::binary);
   for (uint64_t e : entries)
     for (int b = 0; b < 8; ++b) f.put(static_cast<char>((e >> (8 * b)) & 0xff));  // little-endian
@@ -78,17 +79,17 @@ TEST(Regdump, JsonNamesFields) {
 }
 
 TEST(Regdump, BadUsageExitsTwo) {
-  EXPECT_EQ(run(::testing::TempDir() + "does-not-exist.bin").code, 2);
-  std::ofstream(::testing::TempDir() + "rd4.bin", std::ios::binary) << "12345";  // not 8-byte entries
-  EXPECT_EQ(run(::testing::TempDir() + "rd4.bin").code, 2);
+  EXPECT_EQ(run(ork::test::process_scratch().file("does-not-exist.bin")).code, 2);
+  std::ofstream(ork::test::process_scratch().file("rd4.bin"), std::ios::binary) << "12345";  // not 8-byte entries
+  EXPECT_EQ(run(ork::test::process_scratch().file("rd4.bin")).code, 2);
   EXPECT_EQ(run("--no-such-flag x").code, 2);
   EXPECT_EQ(run("--help").code, 0);
-  EXPECT_EQ(run("--offset -8 " + ::testing::TempDir() + "rd4.bin").code, 2);
+  EXPECT_EQ(run("--offset -8 " + ork::test::process_scratch().file("rd4.bin")).code, 2);
 }
 
 // Inputs that once aborted (a directory: std::ios_failure) or read without end (/dev/zero).
 TEST(Regdump, DirectoriesAndEndlessDevicesAreRefused) {
-  ToolRun r = run(::testing::TempDir() + " 2>&1");
+  ToolRun r = run(ork::test::process_scratch().path().string() + "/ 2>&1");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("is a directory, not a regular file"), std::string::npos) << r.out;
   r = run("/dev/zero 2>&1");

@@ -6,13 +6,16 @@ cores) with I/O and modelled device time balanced: the reads go through the page
 disk (~0.3 GB/s when shared) is 30x slower than the modelled NPU consumes weights; at 2.8
 GB/s the reads and this run's device time balance (I/O / device 1.03-1.06 measured). Prints
 ork_run's report; its exit code is the benchmark's (1 when a target is missed)."""
+import atexit
 import os
 import subprocess
 import sys
+import shutil
 import tempfile
 
 ork_pack, ork_run = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp(prefix="ork_bench_orders_")
+atexit.register(shutil.rmtree, tmp, True)  # the scratch directory goes with the run
 model = os.path.join(tmp, "small8.ork")
 subprocess.run([ork_pack, "--synthetic", "small", "--layers", "8", "-o", model], check=True)
 with open(model, "rb") as f:  # into the page cache

@@ -4,6 +4,7 @@ description nested 100,000 deep (once a SIGSEGV), numbers that once narrowed sil
 (4294967298 layers, 1.9, a K of 64.7, a shift of 2^32 + 3, a layer index of 2^32, an offset
 of 8192.5), and a model 2^20 wide under `ulimit -v 3000000`, whose --m 2048 once ended in
 std::bad_alloc on the device thread (exit 134): now refused before the run, naming --m."""
+import atexit
 import json
 import os
 import platform
@@ -11,6 +12,7 @@ import resource
 import struct
 import subprocess
 import sys
+import shutil
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
@@ -18,6 +20,7 @@ from packed_format import fnv1a, packed_head, seal  # noqa: E402 (the head's lay
 
 ork_pack, ork_run = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp(prefix="ork_run_hostile_")
+atexit.register(shutil.rmtree, tmp, True)  # the scratch directory goes with the run
 failures = []
 
 

@@ -7,15 +7,18 @@ the slots; --budget defaults from the machine; peak_rss_bytes and the device as 
 reported; bad outputs and models that are no packed files are named before anything runs.
 
 Usage: ork_run_plan_test.py ORK_PACK ORK_RUN ORK_SCHED"""
+import atexit
 import json
 import os
 import re
 import subprocess
 import sys
+import shutil
 import tempfile
 
 ork_pack, ork_run, ork_sched = sys.argv[1], sys.argv[2], sys.argv[3]
 tmp = tempfile.mkdtemp(prefix="ork_run_plan_test_")
+atexit.register(shutil.rmtree, tmp, True)  # the scratch directory goes with the run
 failures = []
 
 

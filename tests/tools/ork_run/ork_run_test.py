@@ -2,15 +2,18 @@
 """ork_run and ork_pack end to end: a checked run (exit 0, the JSON keys), and each bad
 input named with exit 2: a truncated model file, a missing tensor, a budget smaller than
 the largest layer, shapes that do not chain, a bad order."""
+import atexit
 import json
 import os
 import struct
 import subprocess
 import sys
+import shutil
 import tempfile
 
 ork_pack, ork_run = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp(prefix="ork_run_test_")
+atexit.register(shutil.rmtree, tmp, True)  # the scratch directory goes with the run
 failures = []
 
 

@@ -6,15 +6,18 @@ files), every output checked against the CPU reference. The emulated window is s
 tiny model needs four windows; the kernel's allocator and refusals are those of 4 GiB.
 
 Usage: ork_run_windows_test.py ORK_PACK ORK_RUN"""
+import atexit
 import json
 import os
 import re
 import subprocess
 import sys
+import shutil
 import tempfile
 
 ork_pack, ork_run = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp(prefix="ork_run_windows_test_")
+atexit.register(shutil.rmtree, tmp, True)  # the scratch directory goes with the run
 failures = []
 EMU = {"ORK_EMU_WINDOW": "1M"}
 
