@@ -114,7 +114,7 @@ PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, int most_t
   thread_local std::vector<float> sums_f;
   const GroupTier t = b.tier;
   const bool packed = t != GroupTier::portable, with_sums = b.code_offset != 0 || !b.mins.empty();
-  const int64_t kp = round_up(qa.k, group_tier_unit(t)), block = group_tier_rows(t);
+  const int64_t kp = round_up(qa.k, group_tier_unit(t));
   PreparedA out{.a = reinterpret_cast<const uint8_t*>(qa.codes.data()), .stride = qa.k};
   if (packed) out.stride = kp * (t == GroupTier::avx2 ? 2 : 1);
   if (packed && buf.size() < static_cast<size_t>(qa.m * out.stride)) buf.resize(static_cast<size_t>(qa.m * out.stride));
@@ -128,9 +128,8 @@ PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, int most_t
     for (int64_t i = r0; i < r1; ++i) {
       const int8_t* row = qa.codes.data() + i * qa.k;
       if (dst != nullptr) {  // vnni: in the kernel calls' row blocks (fused_qmatmul), else rows
-        const int64_t b0 = t == GroupTier::vnni ? i / block * block : i;
-        pack_a_row(row, qa.k, kp, t, static_cast<int>(i - b0), static_cast<int>(std::min(block, qa.m - b0)),
-                   dst + b0 * out.stride);
+        const RowBlock blk = t == GroupTier::vnni ? row_block_of(t, qa.m, i) : RowBlock{i, 1};
+        pack_a_row(row, qa.k, kp, t, static_cast<int>(i - blk.start), blk.rows, dst + blk.start * out.stride);
       }
       for (int64_t g = 0; g < b.groups && s != nullptr; ++g) {
         const auto at = static_cast<size_t>(i * b.groups + g);
@@ -186,6 +185,14 @@ GroupTier best_group_tier() {  // per call, from the features (cpu_features.h)
 }
 
 int group_tier_rows(GroupTier t) { return t == GroupTier::vnni ? 6 : 4; }
+
+RowBlock row_block_of(GroupTier t, int64_t m, int64_t i) {
+  const int64_t r = group_tier_rows(t), rest = m % r;
+  const int64_t joined = t == GroupTier::vnni && m > r && rest >= 1 && rest <= kStripRows - r ? m - r - rest : m;
+  if (i >= joined) return {joined, static_cast<int>(m - joined)};
+  const int64_t start = i / r * r;
+  return {start, static_cast<int>(std::min(r, m - start))};
+}
 int group_tier_unit(GroupTier t) { return t == GroupTier::vnni ? 4 : t == GroupTier::avx2 ? 2 : 1; }
 int group_tier_strip(GroupTier t) { return t == GroupTier::vnni ? 32 : 16; }
 
@@ -222,7 +229,6 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
   const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, b_work, m <= kGroupShortM, b.strips);
   if (o.threads_used) *o.threads_used = threads;
   const StripFn fn = strip_fn(b.tier);
-  const int rows = group_tier_rows(b.tier);
   ref::detail::for_panel_chunks(threads, b.strips, [&](int64_t s0, int64_t s1) {
     float same[kStripRows];  // per-tensor: the one scale for every row
     std::fill(same, same + kStripRows, qa.scales[0]);
@@ -234,8 +240,8 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
                   .bias = b.bias.empty() ? nullptr : b.bias.data() + cell, .scales = b.scales.data() + cell,
                   .sa = nullptr, .c = nullptr, .ldc = b.n, .gsum = nullptr, .gsum_f = nullptr,
                   .mins = b.mins.empty() ? nullptr : b.mins.data() + cell, .code_offset = b.code_offset};
-      for (int64_t r0 = 0; r0 < m; r0 += rows) {
-        x.rows = static_cast<int>(std::min<int64_t>(rows, m - r0));
+      for (int64_t r0 = 0; r0 < m; r0 += x.rows) {
+        x.rows = row_block_of(b.tier, m, r0).rows;
         x.a = pa.a + r0 * pa.stride;
         x.sa = qa.scheme.per_row ? qa.scales.data() + r0 : same;
         x.c = c.data() + r0 * b.n + s * b.strip;

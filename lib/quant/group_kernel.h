@@ -71,13 +71,25 @@ struct FusedOptions {
 Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span<float> c, const FusedOptions& o);
 
 // ---- The tiers' kernels (group_kernel.cpp, group_kernel_x86.cpp).
-constexpr int kStripRows = 6;  // most rows of A per kernel call (1 .. group_tier_rows)
+constexpr int kStripRows = 8;  // most rows of A per kernel call (row_block_of)
 // Rows per kernel call of a tier. vnni: 6 rows, 12 accumulators in flight (4 rows' 8 left
 // VPDPBUSD's issue slots idle; 6 rows measured 5-10 % more MACs per CPU-second at M = 128,
 // K = N = 2048, docs/cpu-reference.md), their 12 running sums beside them (in registers in
-// the straight group of 32; 7 rows measured no faster). Also the rows of one block of
-// prepared A (vnni). avx2 has 16 ymm: 4.
+// the straight group of 32; 7 rows measured no faster, 8 rows a call about 0.04x of int8's
+// kernel time slower at M = 512). Also the rows of one block of prepared A (vnni). avx2 has
+// 16 ymm: 4.
 int group_tier_rows(GroupTier t);
+
+// The kernel call (and, on vnni, the block of prepared A) that holds row i of M: blocks of
+// group_tier_rows from row 0, but on vnni a remainder of 1 or 2 rows joins the last full
+// block (one call of 7 or 8 rows): a call of 1 or 2 rows has 2 or 4 chains of 8 dependent
+// VPDPBUSD per group, bound by their latency (M = 128 and 512 leave 2 rows: docs/cpu-reference.md
+// "Groups of 32: the 2-row remainder").
+struct RowBlock {
+  int64_t start = 0;
+  int rows = 0;
+};
+RowBlock row_block_of(GroupTier t, int64_t m, int64_t i);
 
 // One kernel call: `rows` rows of A in the tier's format (portable: int8 codes; avx2: int16),
 // `a_stride` bytes apart, group g's values from byte g * width * (bytes a value); vnni: code

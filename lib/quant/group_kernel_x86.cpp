@@ -188,7 +188,9 @@ void strip_vnni_as(const StripCall& x) {
     case 3: return vnni_width<3, Shift, Mins>(x);
     case 4: return vnni_width<4, Shift, Mins>(x);
     case 5: return vnni_width<5, Shift, Mins>(x);
-    default: return vnni_width<6, Shift, Mins>(x);
+    case 6: return vnni_width<6, Shift, Mins>(x);
+    case 7: return vnni_width<7, Shift, Mins>(x);  // a remainder joined to the last block (row_block_of)
+    default: return vnni_width<8, Shift, Mins>(x);
   }
 }
 

@@ -1,13 +1,15 @@
 // The cpu device's fused quantised matmul (lib/quant/group_kernel.h), each tier forced, at
 // every thread count: bit-identical to the reference (lib/quant/reference.h) for every mode,
 // group width and per-channel, shapes with a short last group, N off every strip width and
-// M off the kernel's row block; long K past lib/ref's K chunk; imported full-range codes
-// with signed scales; extreme accumulators (every code at its limit); affine imports (ggml
-// Q4_1); the one feature override lowering every family's tier; and the refusals.
+// M off the kernel's row block (and a remainder of 1 or 2 rows joined to the last block);
+// long K past lib/ref's K chunk; imported full-range codes with signed scales; extreme
+// accumulators (every code at its limit); affine imports (ggml Q4_1); the one feature
+// override lowering every family's tier; and the refusals.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "driver/common/cpu_features.h"
@@ -100,6 +102,48 @@ TEST(FusedQmatmul, LongKAndRowBlocksAreTheReference) {
       }
 }
 
+// On vnni a remainder of 1 or 2 rows joins the last block of 6 (row_block_of: calls of 7 and
+// 8 rows, A prepared in those blocks; M = 128 and 512 leave 2); M off the rule (9 = 6 + 3,
+// 10, 17) keeps its short block, and the other tiers their blocks of 4. Then every tier
+// against the reference on both sides of the rule, every group width, w4a8 / w8a8 / w4a4
+// (the m term and the int8 shift: affine_cases below, M = 7, 8, 14 and 127).
+TEST(FusedQmatmul, RemainderRowsJoinTheLastBlock) {
+  const auto block = [](GroupTier t, int64_t m, int64_t i) {
+    const RowBlock b = row_block_of(t, m, i);
+    return std::pair{b.start, b.rows};
+  };
+  EXPECT_EQ(block(GroupTier::vnni, 128, 127), (std::pair<int64_t, int>{120, 8}));
+  EXPECT_EQ(block(GroupTier::vnni, 128, 120), (std::pair<int64_t, int>{120, 8}));
+  EXPECT_EQ(block(GroupTier::vnni, 128, 119), (std::pair<int64_t, int>{114, 6}));
+  EXPECT_EQ(block(GroupTier::vnni, 127, 126), (std::pair<int64_t, int>{120, 7}));
+  EXPECT_EQ(block(GroupTier::vnni, 8, 0), (std::pair<int64_t, int>{0, 8}));
+  EXPECT_EQ(block(GroupTier::vnni, 9, 8), (std::pair<int64_t, int>{6, 3}));
+  EXPECT_EQ(block(GroupTier::vnni, 10, 9), (std::pair<int64_t, int>{6, 4}));
+  EXPECT_EQ(block(GroupTier::vnni, 2, 1), (std::pair<int64_t, int>{0, 2}));
+  EXPECT_EQ(block(GroupTier::vnni, 6, 5), (std::pair<int64_t, int>{0, 6}));
+  EXPECT_EQ(block(GroupTier::avx2, 10, 9), (std::pair<int64_t, int>{8, 2}));
+  EXPECT_EQ(block(GroupTier::portable, 9, 8), (std::pair<int64_t, int>{8, 1}));
+  uint32_t seed = 700;
+  for (int64_t m : {7, 8, 9, 14, 17, 20, 127, 128})
+    for (int64_t group : {32, 64, 128})
+      for (auto [wb, ab] : {std::pair{Bits::int4, Bits::int8}, {Bits::int8, Bits::int8}, {Bits::int4, Bits::int4}}) {
+        const int64_t k = 200, n = 40;
+        const auto wf = random_matrix(k, n, ++seed);
+        const auto a = random_matrix(m, k, ++seed);
+        const WeightScheme ws{wb, group};
+        auto w = QuantWeights::quantise(wf, k, n, ws);
+        ASSERT_TRUE(w.ok()) << w.error().message;
+        const ActScheme as{ab, m % 2 == 0};
+        auto want = reference::qmatmul(a, wf, m, k, n, ws, as);
+        ASSERT_TRUE(want.ok());
+        for (GroupTier t : supported_group_tiers())
+          for (int threads : {1, 2})
+            ASSERT_EQ(run(t, threads, *w, a, m, as, *want), "") << group_tier_name(t) << " threads " << threads
+                                                               << " M = " << m << " group " << group << " w"
+                                                               << static_cast<int>(wb) << "a" << static_cast<int>(ab);
+      }
+}
+
 // ggml-style imports: codes over the whole range (-128 for int8, -8 for int4) and scales of
 // either sign, against reference::qmatmul_codes.
 TEST(FusedQmatmul, FullRangeImportsWithSignedScales) {
@@ -176,6 +220,9 @@ std::vector<AffineCase> affine_cases() {
   out.push_back({kLargeA, 32, Bits::int4, 8, true});
   out.push_back({{11, 1030, 33}, 32, Bits::int4, 8, true});  // K past 1024, M off 4, 6 and 8
   out.push_back({{10, 1300, 35}, 128, Bits::int8, 128, true});
+  out.push_back({{127, 96, 40}, 32, Bits::int4, 8, true});  // 7 rows in the last call (row_block_of)
+  out.push_back({{14, 300, 35}, 128, Bits::int8, 128, false});  // 8 rows, the int8 shift
+  out.push_back({{8, 130, 33}, 32, Bits::int8, 5, true});
   return out;
 }
 
