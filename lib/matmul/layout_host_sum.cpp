@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -74,6 +75,93 @@ __attribute__((always_inline)) inline void block_run(const Native* const* s, int
     for (int64_t i = 0; i < kC2; ++i) c[r * n_len + i] = v[r * kC2 + i];
 }
 
+// A 32-bit output atom (int32 or fp32: 4 elements, 16 bytes) as one 16-byte vector of the
+// compiler's (GCC vector extensions: an xmm register on x86, a q register on arm64), added
+// as add() adds: int32 as uint32 (modulo 2^32, no signed overflow), fp32 one rounded add per
+// lane; operands in add()'s order.
+template <class Out>
+struct Atom32;
+template <>
+struct Atom32<int32_t> {
+  typedef uint32_t type __attribute__((vector_size(16)));
+};
+template <>
+struct Atom32<float> {
+  typedef float type __attribute__((vector_size(16)));
+};
+template <class V, class T>
+__attribute__((always_inline)) inline V load_atom32(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V, class T>
+__attribute__((always_inline)) inline void store_atom32(T* p, V v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Rows [m0, m0 + R) of P surfaces `surface` elements apart, R < 8 (decode, a short last
+// block), 32-bit outputs: per slice each surface's R atoms (R x 16 contiguous bytes) added
+// into P x R vectors kept in registers, each row's P atoms of C stored once. The atoms one
+// row at a time (`atom`) ran the slice loop (a pointer load, one add, a branch) per atom and
+// slice, each atom's adds one dependent chain (fp32's 3 cycles an add): 1.1 (int32) and 1.3
+// (fp32) cycles an atom and slice at 4 x 18944 x 3584 (docs/matmul-schedule.md "fp16 at
+// small M").
+template <int R, int P, class Out>
+__attribute__((always_inline)) inline void short_block32(const Out* const* s, int64_t count, int64_t at, int64_t surface,
+                                                         Out* c, int64_t n_len, bool first) {
+  using V = typename Atom32<Out>::type;
+  constexpr int64_t kC2 = 4;
+  V v[P][R];
+#pragma GCC unroll 8
+  for (int p = 0; p < P; ++p)
+#pragma GCC unroll 7
+    for (int r = 0; r < R; ++r) {
+      v[p][r] = load_atom32<V>(s[0] + at + p * surface + r * kC2);
+      if (!first) v[p][r] = load_atom32<V>(c + r * n_len + p * kC2) + v[p][r];
+    }
+  for (int64_t j = 1; j < count; ++j) {
+    const Out* sj = s[j] + at;
+#pragma GCC unroll 8
+    for (int p = 0; p < P; ++p)
+#pragma GCC unroll 7
+      for (int r = 0; r < R; ++r) v[p][r] = v[p][r] + load_atom32<V>(sj + p * surface + r * kC2);
+  }
+#pragma GCC unroll 8
+  for (int p = 0; p < P; ++p)
+#pragma GCC unroll 7
+    for (int r = 0; r < R; ++r) store_atom32(c + r * n_len + p * kC2, v[p][r]);
+}
+
+// Rows [m0, m0 + R) of surfaces [0, full): P surfaces at a time, so that a slice's pass adds
+// 6 to 8 atoms (P = 8 at decode), then the last ones alone.
+template <int R, class Out>
+__attribute__((always_inline)) inline void short_rows32(const Out* const* s, int64_t count, int64_t surface, Out* c,
+                                                        int64_t n_len, bool first, int64_t m0, int64_t full) {
+  constexpr int P = R == 1 ? 8 : R == 2 ? 4 : R <= 4 ? 2 : 1;
+  constexpr int64_t kC2 = 4;
+  Out* row = c + m0 * n_len;
+  int64_t g = 0;
+  for (; g + P <= full; g += P)
+    short_block32<R, P>(s, count, g * surface + m0 * kC2, surface, row + g * kC2, n_len, first);
+  for (; g < full; ++g) short_block32<R, 1>(s, count, g * surface + m0 * kC2, surface, row + g * kC2, n_len, first);
+}
+
+template <class Out>
+__attribute__((always_inline)) inline void short_rows32_of(int64_t rows, const Out* const* s, int64_t count,
+                                                           int64_t surface, Out* c, int64_t n_len, bool first,
+                                                           int64_t m0, int64_t full) {
+  switch (rows) {
+    case 1: return short_rows32<1>(s, count, surface, c, n_len, first, m0, full);
+    case 2: return short_rows32<2>(s, count, surface, c, n_len, first, m0, full);
+    case 3: return short_rows32<3>(s, count, surface, c, n_len, first, m0, full);
+    case 4: return short_rows32<4>(s, count, surface, c, n_len, first, m0, full);
+    case 5: return short_rows32<5>(s, count, surface, c, n_len, first, m0, full);
+    case 6: return short_rows32<6>(s, count, surface, c, n_len, first, m0, full);
+    default: return short_rows32<7>(s, count, surface, c, n_len, first, m0, full);
+  }
+}
+
 // Rows in 8-row blocks, each block across every surface: C is written row piece after row
 // piece along its rows (8 write streams), every slice read 128 bytes (two lines) a surface.
 // (Surfaces outer and rows inner, which reads each slice front to back, measured slower:
@@ -98,6 +186,8 @@ __attribute__((always_inline)) inline void unpack_impl(const Native* const* s, i
     Out* row = c + m0 * n_len;
     if (m1 - m0 == kHostRowBlock) {
       for (int64_t g = g0; g < full; ++g) block_run<kC2>(s, count, g * surface + m0 * kC2, row + g * kC2, n_len, first);
+    } else if constexpr (std::is_same_v<Native, Out> && sizeof(Out) == 4) {  // int32, fp32
+      short_rows32_of(m1 - m0, s, count, surface, c, n_len, first, m0, full);
     } else {
       for (int64_t g = g0; g < full; ++g)
         for (int64_t m = m0; m < m1; ++m) atom<kC2>(s, count, g * surface + m * kC2, c + m * n_len + g * kC2, first);

@@ -117,6 +117,20 @@ TEST(LayoutHost, PackAAtTheTwoThreadThresholdsEdgesIsExact) {
     for (int64_t m : {127, 128, 129}) expect_pack({m, k, 8}, dt);  // m * k * bits / 4 = 8 MiB at m = 128
 }
 
+// Every row count of a block, 1..8 (layout_host.cpp: the whole atoms of a block copied with
+// its row count a constant), alone (M = R) and after a whole block (M = 8 + R), K with whole
+// atoms only and with a tail atom, every dtype. A copy that dropped or repeated a row, or
+// wrote a short block's atoms at another row's place, fails here.
+TEST(LayoutHost, PackABlocksOfEveryRowCountAreExact) {
+  for (DType dt : {DType::int8, DType::fp16, DType::int4})
+    for (int64_t r = 1; r <= kHostRowBlock; ++r)
+      for (int64_t m : {r, kHostRowBlock + r})
+        for (int64_t k : {256, 300}) {
+          SCOPED_TRACE(testing::Message() << dtype_name(dt) << " " << m << " x " << k);
+          expect_pack({m, k, 8}, dt);
+        }
+}
+
 // The group's slices summed element by element through output_index, slice by slice.
 template <class Native, class Out>
 std::vector<Out> spec_unpack(const Plan& p, const std::vector<std::vector<Native>>& s, std::vector<Out> c, bool first) {
@@ -238,6 +252,28 @@ TEST(LayoutHost, Int4PartBlocksOfEveryRowCountAreExact) {
           SCOPED_TRACE(testing::Message() << m << " x " << n);
           expect_group<int16_t, int32_t>({m, 480 * 3, n}, DType::int4, 0, 3);
           expect_group<int16_t, int32_t>({m, 480 * 3, n}, DType::int4, 1, 2);
+        }
+  }
+}
+
+// int32 and fp32 outputs (int8, fp16) in blocks of fewer than 8 rows, every count 1..7
+// (layout_host_sum.cpp, short_rows32: P surfaces at a time, P = 8 at one row down to 1 at
+// five to seven, then the last surfaces alone), on every ISA: M = R alone and after a whole
+// block (M = 8 + R), N of 4 surfaces, 9 (a remainder after whole groups of P at every R) and
+// 83 with a column tail; three slices copied, two added to C. A kernel that dropped a row,
+// a surface of a group or a remainder surface, or added out of slice order, fails here.
+TEST(LayoutHost, Int32AndFp32PartBlocksOfEveryRowCountAreExact) {
+  for (SumIsa isa : isas_here()) {
+    SCOPED_TRACE(sum_isa_name(isa));
+    ForcedIsa forced(isa);
+    for (int64_t r = 1; r < kHostRowBlock; ++r)
+      for (int64_t m : {r, kHostRowBlock + r})
+        for (int64_t n : {16, 36, 333}) {
+          SCOPED_TRACE(testing::Message() << m << " x " << n);
+          expect_group<int32_t, int32_t>({m, 8960, n}, DType::int8, 0, 3);  // 3008 + 3008 + 2944
+          expect_group<int32_t, int32_t>({m, 8960, n}, DType::int8, 1, 2);
+          expect_group<float, float>({m, 4100, n}, DType::fp16, 0, 3);  // 2048 + 2048 + 4
+          expect_group<float, float>({m, 4100, n}, DType::fp16, 1, 2);
         }
   }
 }
