@@ -86,12 +86,15 @@ ORK_AVX512 void atom2_i16_avx512(const int16_t* const* s, int64_t count, int64_t
 // each row's P x 8 sums stored once (P = 2: one 64-byte line of C a row). The atoms one row
 // at a time (`atom_i16_avx2`, `atom2_i16_avx512`) read each slice's same line R times over,
 // with the slice loop's overhead per row. AVX-512 CPUs run it too: it measured faster there
-// than their atoms (docs/matmul-schedule.md "Short blocks").
+// than their atoms (docs/matmul-schedule.md "Short blocks"). P is short_block_surfaces(R),
+// at least 2 (a row's line of C): 8 at one row, where a stacked plan's diagonal atoms are a
+// surface apart (224 bytes at 1 x 18944 x 3584) and each slice's pass issues 8 independent
+// line reads (docs/matmul-schedule.md "int4 at one row").
 template <int R, int P>
 ORK_AVX2 void short_block_i16_avx2(const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c,
                                    int64_t n_len, bool first) {
   __m256i v[P][R];
-#pragma GCC unroll 2
+#pragma GCC unroll 8
   for (int p = 0; p < P; ++p)
 #pragma GCC unroll 7
     for (int r = 0; r < R; ++r) {
@@ -101,26 +104,30 @@ ORK_AVX2 void short_block_i16_avx2(const int16_t* const* s, int64_t count, int64
     }
   for (int64_t j = 1; j < count; ++j) {
     const int16_t* sj = s[j] + at;
-#pragma GCC unroll 2
+#pragma GCC unroll 8
     for (int p = 0; p < P; ++p)
 #pragma GCC unroll 7
       for (int r = 0; r < R; ++r)
         v[p][r] = _mm256_add_epi32(
             v[p][r], _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sj + p * surface + r * 8))));
   }
-#pragma GCC unroll 2
+#pragma GCC unroll 8
   for (int p = 0; p < P; ++p)
 #pragma GCC unroll 7
     for (int r = 0; r < R; ++r) _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * n_len + p * 8), v[p][r]);
 }
 
-// Rows [m0, m0 + R) of surfaces [0, full), R < 8: the surfaces in pairs, an odd last one alone.
+// Rows [m0, m0 + R) of surfaces [0, full), R < 8: the surfaces P at a time, then in pairs, an
+// odd last one alone.
 template <int R>
 __attribute__((target("avx2"))) void short_rows_i16_avx2(const int16_t* const* s, int64_t count, int64_t surface,
                                                          int32_t* c, int64_t n_len, bool first, int64_t m0,
                                                          int64_t full) {
+  constexpr int P = std::max(2, short_block_surfaces(R));
   int32_t* row = c + m0 * n_len;
   int64_t g = 0;
+  for (; g + P <= full; g += P)
+    short_block_i16_avx2<R, P>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
   for (; g + 2 <= full; g += 2)
     short_block_i16_avx2<R, 2>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
   if (g < full) short_block_i16_avx2<R, 1>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
