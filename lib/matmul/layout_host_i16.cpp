@@ -86,10 +86,7 @@ ORK_AVX512 void atom2_i16_avx512(const int16_t* const* s, int64_t count, int64_t
 // each row's P x 8 sums stored once (P = 2: one 64-byte line of C a row). The atoms one row
 // at a time (`atom_i16_avx2`, `atom2_i16_avx512`) read each slice's same line R times over,
 // with the slice loop's overhead per row. AVX-512 CPUs run it too: it measured faster there
-// than their atoms (docs/matmul-schedule.md "Short blocks"). P is short_block_surfaces(R),
-// at least 2 (a row's line of C): 8 at one row, where a stacked plan's diagonal atoms are a
-// surface apart (224 bytes at 1 x 18944 x 3584) and each slice's pass issues 8 independent
-// line reads (docs/matmul-schedule.md "int4 at one row").
+// than their atoms (docs/matmul-schedule.md "Short blocks").
 template <int R, int P>
 ORK_AVX2 void short_block_i16_avx2(const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c,
                                    int64_t n_len, bool first) {
@@ -117,8 +114,17 @@ ORK_AVX2 void short_block_i16_avx2(const int16_t* const* s, int64_t count, int64
     for (int r = 0; r < R; ++r) _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * n_len + p * 8), v[p][r]);
 }
 
-// Rows [m0, m0 + R) of surfaces [0, full), R < 8: the surfaces P at a time, then in pairs, an
-// odd last one alone.
+// Surfaces more than this many bytes apart (a stacked plan's, or rows after a whole block)
+// are no stream the hardware follows (below, prefetch_rows_ahead; docs/matmul-schedule.md).
+constexpr int64_t kSparseSurfaceBytes = 128;
+
+// Rows [m0, m0 + R) of surfaces [0, full), R < 8: the surfaces in pairs, an odd last one
+// alone; surfaces over kSparseSurfaceBytes apart first P at a time (short_block_surfaces: 8
+// at one row, 4 at two), so that a slice's pass reads 8 lines of C' at once and the slice
+// loop runs a quarter as often: a stacked plan at 1 and 2 x 18944 x 3584, each atom on a line
+// of its own (224 and 448 bytes apart). Surfaces of one or two atoms side by side (decode
+// of an unstacked plan) keep the pairs: 4 a pass measured slower there (docs/matmul-schedule.md
+// "int4 at one and two rows").
 template <int R>
 __attribute__((target("avx2"))) void short_rows_i16_avx2(const int16_t* const* s, int64_t count, int64_t surface,
                                                          int32_t* c, int64_t n_len, bool first, int64_t m0,
@@ -126,8 +132,9 @@ __attribute__((target("avx2"))) void short_rows_i16_avx2(const int16_t* const* s
   constexpr int P = std::max(2, short_block_surfaces(R));
   int32_t* row = c + m0 * n_len;
   int64_t g = 0;
-  for (; g + P <= full; g += P)
-    short_block_i16_avx2<R, P>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
+  if (surface * static_cast<int64_t>(sizeof(int16_t)) > kSparseSurfaceBytes)
+    for (; g + P <= full; g += P)
+      short_block_i16_avx2<R, P>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
   for (; g + 2 <= full; g += 2)
     short_block_i16_avx2<R, 2>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
   if (g < full) short_block_i16_avx2<R, 1>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
@@ -275,7 +282,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inlin
 // are more than kSparseSurfaceBytes apart: closer, the reads are a stream the hardware
 // follows, and the prefetches measured a cost (1 x 3584 x 18944, int4 0.82x int8's CPU time
 // without, 0.98x with).
-constexpr int64_t kSparseSurfaceBytes = 128;
 __attribute__((always_inline)) inline void prefetch_rows_ahead(const int16_t* const* s, int64_t count, int64_t at,
                                                                int64_t bytes) {
   for (int64_t j = 0; j < count; ++j) {
