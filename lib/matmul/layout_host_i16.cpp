@@ -132,9 +132,10 @@ __attribute__((target("avx2"))) void short_rows_i16_avx2(const int16_t* const* s
   constexpr int P = std::max(2, short_block_surfaces(R));
   int32_t* row = c + m0 * n_len;
   int64_t g = 0;
-  if (surface * static_cast<int64_t>(sizeof(int16_t)) > kSparseSurfaceBytes)
-    for (; g + P <= full; g += P)
-      short_block_i16_avx2<R, P>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
+  if constexpr (P > 2)
+    if (surface * static_cast<int64_t>(sizeof(int16_t)) > kSparseSurfaceBytes)
+      for (; g + P <= full; g += P)
+        short_block_i16_avx2<R, P>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
   for (; g + 2 <= full; g += 2)
     short_block_i16_avx2<R, 2>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
   if (g < full) short_block_i16_avx2<R, 1>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
