@@ -22,7 +22,7 @@ inline constexpr int64_t kHostRowBlock = 8;
 // output type, layout_host_sum.cpp and layout_host_i16.cpp): 6 to 8 atoms a slice's pass,
 // P x R sums in registers. At one row P = 8: the unpack of decode and of a stacked plan's
 // 1-row diagonal blocks runs the slice loop once per 8 surfaces (docs/matmul-schedule.md
-// "fp16 at small M", "int4 at one row").
+// "fp16 at small M", "int4 at one and two rows").
 constexpr int short_block_surfaces(int rows) { return rows == 1 ? 8 : rows == 2 ? 4 : rows <= 4 ? 2 : 1; }
 
 enum class SumIsa { portable, avx2, avx512 };
