@@ -92,6 +92,18 @@ void realign_int4_row(const uint8_t* a, int64_t k, int64_t m, uint8_t* dst) { co
 constexpr int64_t kHalvesMinBytes = int64_t{8} << 20;
 constexpr size_t kUnpackNearSlices = 16;
 
+// A call's slice pointers: on the stack up to kUnpackNearSlices (a decode shape's few, every
+// stacked plan at the 7B shapes: fifteen at 18944 x 3584), so such a call allocates nothing.
+struct SlicePointers {
+  std::array<const uint8_t*, kUnpackNearSlices> near{};
+  std::vector<const uint8_t*> far;
+  std::span<const uint8_t*> of(size_t n) {
+    if (n <= near.size()) return {near.data(), n};
+    far.resize(n);
+    return {far.data(), n};
+  }
+};
+
 template <class Fn>
 void on_row_halves(int64_t m, int64_t bytes, int64_t min_bytes, Fn fn) {
   if (bytes < min_bytes || m < 2 * kRowBlock) return fn(int64_t{0}, m);  // one thread
@@ -228,8 +240,10 @@ namespace {
 // n) of its block, as the slices' outputs of an n-column plan whose surfaces are c_rows() deep
 // and np wide: block s's column c is C' 's column s*np + c on rows s*mp.., so slice s's
 // columns start at surface (s*np + column) / out_atom (np and column whole surfaces).
+// `diagonal` holds p.slices pointers (a vector grown by push_back each call cost five
+// allocations at fifteen slices).
 Plan stacked_view(const Plan& p, int64_t column, int64_t n, int64_t np, const uint8_t* out,
-                  std::vector<const uint8_t*>& diagonal) {
+                  std::span<const uint8_t*> diagonal) {
   Plan view;
   view.shape = p.shape;
   view.shape.n = n;
@@ -240,7 +254,7 @@ Plan stacked_view(const Plan& p, int64_t column, int64_t n, int64_t np, const ui
   view.slice_k = p.slice_k;
   view.slices = p.slices;
   for (int64_t s = 0; s < p.slices; ++s)
-    diagonal.push_back(out + (((s * p.np + column) / p.out_atom()) * p.c_rows() + s * p.mp) * kHostAtom);
+    diagonal[static_cast<size_t>(s)] = out + (((s * p.np + column) / p.out_atom()) * p.c_rows() + s * p.mp) * kHostAtom;
   return view;
 }
 
@@ -248,7 +262,8 @@ Plan stacked_view(const Plan& p, int64_t column, int64_t n, int64_t np, const ui
 
 Status unpack_c_stacked(const Plan& p, const uint8_t* out, void* c, std::span<float> acc) {
   if (!p.stacked) return make_error(-EINVAL, "unpack_c_stacked: the plan is not stacked");
-  std::vector<const uint8_t*> diagonal;
+  SlicePointers pointers;
+  const std::span<const uint8_t*> diagonal = pointers.of(static_cast<size_t>(p.slices));
   const Plan view = stacked_view(p, 0, p.shape.n, p.np, out, diagonal);
   return dtype_info(p.dtype).unpack_c(view, diagonal, true, c, acc);
 }
@@ -277,9 +292,7 @@ Status unpack_c_group(const Plan& p, std::span<const uint8_t* const> slices, int
 Status unpack_c_columns(const Plan& p, std::span<const uint8_t* const> slices, int64_t first,
                         std::span<const ColumnPart> parts) {
   if (p.fp16_out && !p.npu_fp16_out()) return make_error(-EINVAL, "unpack_c_columns: an fp16 C of several slices");
-  std::array<const uint8_t*, kUnpackNearSlices> near{};
-  std::vector<const uint8_t*> far(slices.size() > near.size() ? slices.size() : 0);
-  const std::span<const uint8_t*> shifted{slices.size() > near.size() ? far.data() : near.data(), slices.size()};
+  SlicePointers pointers;  // the slices' pointers shifted to a part's columns, or C' 's diagonal blocks
   for (const ColumnPart& part : parts) {
     if (part.column % p.out_atom() != 0 || part.column < 0 || part.n < 1 || part.column + part.n > p.shape.n)
       return make_error(-EINVAL, "unpack_c_columns: columns " + std::to_string(part.column) + " + " +
@@ -288,7 +301,7 @@ Status unpack_c_columns(const Plan& p, std::span<const uint8_t* const> slices, i
     if (part.c == nullptr) continue;
     const int64_t np = (part.n + p.out_atom() - 1) / p.out_atom() * p.out_atom();
     if (p.stacked) {  // one output, C': the part's columns of every diagonal block, summed
-      std::vector<const uint8_t*> diagonal;
+      const std::span<const uint8_t*> diagonal = pointers.of(static_cast<size_t>(p.slices));
       const Plan view = stacked_view(p, part.column, part.n, np, slices[0], diagonal);
       if (Status s = dtype_info(p.dtype).unpack_c(view, diagonal, true, part.c, {}); !s) return s;
       continue;
@@ -297,6 +310,7 @@ Status unpack_c_columns(const Plan& p, std::span<const uint8_t* const> slices, i
     view.shape.n = part.n;
     view.np = np;
     const int64_t skip = part.column / p.out_atom() * p.c_rows() * kHostAtom;  // bytes of the surfaces before
+    const std::span<const uint8_t*> shifted = pointers.of(slices.size());
     for (size_t i = 0; i < slices.size(); ++i) shifted[i] = slices[i] + skip;
     if (Status s = unpack_c_group(view, shifted, first, part.c, {}); !s) return s;
   }

@@ -91,7 +91,7 @@ template <int R, int P>
 ORK_AVX2 void short_block_i16_avx2(const int16_t* const* s, int64_t count, int64_t at, int64_t surface, int32_t* c,
                                    int64_t n_len, bool first) {
   __m256i v[P][R];
-#pragma GCC unroll 2
+#pragma GCC unroll 8
   for (int p = 0; p < P; ++p)
 #pragma GCC unroll 7
     for (int r = 0; r < R; ++r) {
@@ -101,39 +101,55 @@ ORK_AVX2 void short_block_i16_avx2(const int16_t* const* s, int64_t count, int64
     }
   for (int64_t j = 1; j < count; ++j) {
     const int16_t* sj = s[j] + at;
-#pragma GCC unroll 2
+#pragma GCC unroll 8
     for (int p = 0; p < P; ++p)
 #pragma GCC unroll 7
       for (int r = 0; r < R; ++r)
         v[p][r] = _mm256_add_epi32(
             v[p][r], _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sj + p * surface + r * 8))));
   }
-#pragma GCC unroll 2
+#pragma GCC unroll 8
   for (int p = 0; p < P; ++p)
 #pragma GCC unroll 7
     for (int r = 0; r < R; ++r) _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * n_len + p * 8), v[p][r]);
 }
 
-// Rows [m0, m0 + R) of surfaces [0, full), R < 8: the surfaces in pairs, an odd last one alone.
-template <int R>
+// Surfaces more than this many bytes apart (a stacked plan's, or rows after a whole block)
+// are no stream the hardware follows (below, prefetch_rows_ahead; docs/matmul-schedule.md).
+constexpr int64_t kSparseSurfaceBytes = 128;
+
+// Rows [m0, m0 + R) of surfaces [0, full), R < 8: the surfaces in pairs, an odd last one
+// alone; with P > 2 (kShortRowsSparse) P at a time first.
+template <int R, int P>
 __attribute__((target("avx2"))) void short_rows_i16_avx2(const int16_t* const* s, int64_t count, int64_t surface,
                                                          int32_t* c, int64_t n_len, bool first, int64_t m0,
                                                          int64_t full) {
   int32_t* row = c + m0 * n_len;
   int64_t g = 0;
+  if constexpr (P > 2)
+    for (; g + P <= full; g += P)
+      short_block_i16_avx2<R, P>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
   for (; g + 2 <= full; g += 2)
     short_block_i16_avx2<R, 2>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
   if (g < full) short_block_i16_avx2<R, 1>(s, count, g * surface + m0 * 8, surface, row + g * 8, n_len, first);
 }
 using ShortRowsFn = void (*)(const int16_t* const*, int64_t, int64_t, int32_t*, int64_t, bool, int64_t, int64_t);
-constexpr ShortRowsFn kShortRows[kHostRowBlock] = {nullptr,
-                                                   short_rows_i16_avx2<1>,
-                                                   short_rows_i16_avx2<2>,
-                                                   short_rows_i16_avx2<3>,
-                                                   short_rows_i16_avx2<4>,
-                                                   short_rows_i16_avx2<5>,
-                                                   short_rows_i16_avx2<6>,
-                                                   short_rows_i16_avx2<7>};
+template <int R>
+constexpr int kSparseP = std::max(2, short_block_surfaces(R));
+constexpr ShortRowsFn kShortRows[kHostRowBlock] = {
+    nullptr, short_rows_i16_avx2<1, 2>, short_rows_i16_avx2<2, 2>, short_rows_i16_avx2<3, 2>,
+    short_rows_i16_avx2<4, 2>, short_rows_i16_avx2<5, 2>, short_rows_i16_avx2<6, 2>, short_rows_i16_avx2<7, 2>};
+// Surfaces more than kSparseSurfaceBytes apart (a stacked plan's diagonal blocks at M < 8):
+// P = short_block_surfaces(R) at least 2, 8 at one row and 4 at two, so that a slice's pass
+// reads 8 lines of C' at once and the slice loop runs a quarter as often (at 1 and 2 x 18944
+// x 3584 each atom is on a line of its own, 240 and 480 bytes apart: fifteen slices).
+// Surfaces of one or two atoms side by side (an unstacked plan's decode) keep the pairs
+// (kShortRows): 4 a pass measured slower there (docs/matmul-schedule.md "int4 at one and two
+// rows").
+constexpr ShortRowsFn kShortRowsSparse[kHostRowBlock] = {
+    nullptr, short_rows_i16_avx2<1, kSparseP<1>>, short_rows_i16_avx2<2, kSparseP<2>>,
+    short_rows_i16_avx2<3, kSparseP<3>>, short_rows_i16_avx2<4, kSparseP<4>>, short_rows_i16_avx2<5, kSparseP<5>>,
+    short_rows_i16_avx2<6, kSparseP<6>>, short_rows_i16_avx2<7, kSparseP<7>>};
 
 // A band of C's columns: surfaces [g0, g1) over rows [r0, r1), rows in 8-row blocks and the
 // band's surfaces inner, so each row of C gets one contiguous piece of the band (at
@@ -268,7 +284,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"), always_inline)) inlin
 // are more than kSparseSurfaceBytes apart: closer, the reads are a stream the hardware
 // follows, and the prefetches measured a cost (1 x 3584 x 18944, int4 0.82x int8's CPU time
 // without, 0.98x with).
-constexpr int64_t kSparseSurfaceBytes = 128;
 __attribute__((always_inline)) inline void prefetch_rows_ahead(const int16_t* const* s, int64_t count, int64_t at,
                                                                int64_t bytes) {
   for (int64_t j = 0; j < count; ++j) {
@@ -326,7 +341,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_
   for (int64_t v0 = r0; v0 < r1; v0 += visit) {
     const int64_t v1 = std::min(r1, v0 + visit);
     if (v1 - v0 < kHostRowBlock) {  // below M = 8, or M's last rows: AVX2's kernel, whole pairs
-      kShortRows[v1 - v0](s, count, surface, c, n_len, first, v0, 2 * pairs);
+      (sparse ? kShortRowsSparse : kShortRows)[v1 - v0](s, count, surface, c, n_len, first, v0, 2 * pairs);
       continue;
     }
     if (v1 - v0 <= kHostRowBlock) {  // one block (below M = 256): its rows fixed for the pass
@@ -386,7 +401,7 @@ __attribute__((target("avx2,prfchw"))) void rows_i16_avx2(const int16_t* const* 
   for (int64_t v0 = r0; v0 < r1; v0 += visit) {
     const int64_t v1 = std::min(r1, v0 + visit);
     if (v1 - v0 < kHostRowBlock) {  // below M = 8, or M's last rows: each slice's atoms of a surface at once
-      kShortRows[v1 - v0](s, count, surface, c, n_len, first, v0, full);
+      (sparse ? kShortRowsSparse : kShortRows)[v1 - v0](s, count, surface, c, n_len, first, v0, full);
       continue;
     }
     if (v1 - v0 <= kHostRowBlock) {  // one block (below M = 256): its rows fixed for the pass

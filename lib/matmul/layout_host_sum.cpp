@@ -138,7 +138,7 @@ __attribute__((always_inline)) inline void short_block32(const Out* const* s, in
 template <int R, class Out>
 __attribute__((always_inline)) inline void short_rows32(const Out* const* s, int64_t count, int64_t surface, Out* c,
                                                         int64_t n_len, bool first, int64_t m0, int64_t full) {
-  constexpr int P = R == 1 ? 8 : R == 2 ? 4 : R <= 4 ? 2 : 1;
+  constexpr int P = short_block_surfaces(R);
   constexpr int64_t kC2 = 4;
   Out* row = c + m0 * n_len;
   int64_t g = 0;

@@ -18,6 +18,13 @@ namespace ork::matmul {
 // sets): measured 2x slower; 8 rows measured fastest of 2..32 (ork_bench "host layout work").
 inline constexpr int64_t kHostRowBlock = 8;
 
+// Surfaces a pass of a block of R < 8 rows sums together (the short-block kernels of every
+// output type, layout_host_sum.cpp and layout_host_i16.cpp): 6 to 8 atoms a slice's pass,
+// P x R sums in registers. At one row P = 8: the unpack of decode and of a stacked plan's
+// 1-row diagonal blocks runs the slice loop once per 8 surfaces (docs/matmul-schedule.md
+// "fp16 at small M", "int4 at one and two rows").
+constexpr int short_block_surfaces(int rows) { return rows == 1 ? 8 : rows == 2 ? 4 : rows <= 4 ? 2 : 1; }
+
 enum class SumIsa { portable, avx2, avx512 };
 
 const char* sum_isa_name(SumIsa isa);

@@ -237,18 +237,20 @@ TEST(LayoutHost, Int4RowsAcrossSurfacePairsAreExactForEverySliceCount) {
 }
 
 // Blocks of fewer than 8 rows, every count 1..7 (`short_rows_i16_avx2` on AVX2 and AVX-512,
-// one kernel per row count, each slice's atoms of a surface pair read at once): M = R alone
-// (surfaces of R x 16 bytes, a stream) and after a whole block (M = 8 + R: surfaces over 128
-// bytes apart, as a stacked plan's diagonal blocks at M < 8 are), over 2 surfaces (one pair),
-// 3 (a pair and one alone) and 41 with a column tail, copied and added to C. A kernel that
-// dropped a row, a pair's second surface or the last surface alone fails here.
+// one kernel per row count, each slice's atoms of P surfaces read at once: P = 8 at one row,
+// 4 at two, else 2): M = R alone (surfaces of R x 16 bytes, a stream) and after a whole block
+// (M = 8 + R: surfaces over 128 bytes apart, as a stacked plan's diagonal blocks at M < 8
+// are), over 2 surfaces (one pair), 3 (a pair and one alone), 11 (groups of P, then a pair
+// and one alone at every R) and 41 with a column tail, copied and added to C. A kernel that
+// dropped a row, a surface of a group, a pair's second surface or the last surface alone
+// fails here.
 TEST(LayoutHost, Int4PartBlocksOfEveryRowCountAreExact) {
   for (SumIsa isa : isas_here()) {
     SCOPED_TRACE(sum_isa_name(isa));
     ForcedIsa forced(isa);
     for (int64_t r = 1; r < kHostRowBlock; ++r)
       for (int64_t m : {r, kHostRowBlock + r})
-        for (int64_t n : {16, 24, 333}) {
+        for (int64_t n : {16, 24, 88, 333}) {
           SCOPED_TRACE(testing::Message() << m << " x " << n);
           expect_group<int16_t, int32_t>({m, 480 * 3, n}, DType::int4, 0, 3);
           expect_group<int16_t, int32_t>({m, 480 * 3, n}, DType::int4, 1, 2);
