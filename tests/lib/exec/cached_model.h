@@ -11,6 +11,7 @@
 
 #include "lib/exec/chain_reference.h"
 #include "lib/exec/pack_file.h"
+#include "lib/exec/synthetic.h"
 
 namespace ork::exec::testing {
 
@@ -28,6 +29,14 @@ struct CachedModel {
     model = std::move(*m);
     path = p;
     return true;
+  }
+
+  // Writes the synthetic model `d` (weights from `seed`) at `p` and loads it; false (the
+  // failure recorded) when either step fails.
+  bool write_and_load(const std::string& p, const ModelDesc& d, uint64_t seed) {
+    const Status w = write_synthetic(p, d, seed);
+    EXPECT_TRUE(w) << w.error().message;
+    return w && load(p);
   }
 
   // The reference at m rows, two tokens; nullptr (the failure recorded) when it cannot be made.

@@ -13,6 +13,7 @@
 #include "lib/exec/executor.h"
 #include "lib/exec/project.h"
 #include "lib/exec/synthetic.h"
+#include "tests/lib/exec/cached_model.h"
 #include "tests/lib/exec/exec_util.h"
 #include "tests/lib/exec/layer_plans.h"
 #include "tests/support/device_names.h"
@@ -45,9 +46,9 @@ TEST_P(ExecutorGroups, EveryGroupAsOneChainedJobEqualsTheReference) {
   auto d = synthetic_desc("small", 2, c.dtype);
   ASSERT_TRUE(d);
   const std::string path = testing::scratch(std::string("groups_") + dtype_key(c.dtype) + ".ork");
-  ASSERT_TRUE(write_synthetic(path, *d, 11));
-  auto model = read_packed(path);
-  ASSERT_TRUE(model) << model.error().message;
+  testing::CachedModel cached;
+  ASSERT_TRUE(cached.write_and_load(path, *d, 11));
+  const PackedModel& model = cached.model;
   auto dev = api::open_device(c.device);
   ASSERT_TRUE(dev) << dev.error().message;
   PlanOptions o;
@@ -55,12 +56,12 @@ TEST_P(ExecutorGroups, EveryGroupAsOneChainedJobEqualsTheReference) {
   o.tokens = 2;
   o.cores = c.cores;
   o.fuse = c.fuse;
-  o.budget_bytes = c.budget != 0 ? c.budget : model->weight_bytes() * 2;
-  auto plan = build_plan(*model, o);
+  o.budget_bytes = c.budget != 0 ? c.budget : model.weight_bytes() * 2;
+  auto plan = build_plan(model, o);
   ASSERT_TRUE(plan) << plan.error().message;
   RunOptions ro;
   ro.inflight = 2;
-  auto out = run_plan(path, *model, *plan, o, api::exec_device(**dev, c.cores), ro);
+  auto out = run_plan(path, model, *plan, o, api::exec_device(**dev, c.cores), ro);
   ASSERT_TRUE(out) << out.error().message;
   EXPECT_EQ(out->stats.max_group, 3);  // q, k and v in one job
   if (!c.fuse) {
@@ -80,9 +81,9 @@ TEST_P(ExecutorGroups, EveryGroupAsOneChainedJobEqualsTheReference) {
   } else {
     EXPECT_EQ(out->stats.pipelined, 0);
   }
-  auto want = reference_chain(path, *model, c.m, 2);
+  auto want = reference_chain(path, model, c.m, 2);
   ASSERT_TRUE(want) << want.error().message;
-  const Status same = compare_chains(*model, out->chain, *want);
+  const Status same = compare_chains(model, out->chain, *want);
   EXPECT_TRUE(same) << same.error().message;
 }
 

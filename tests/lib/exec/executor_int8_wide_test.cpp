@@ -13,6 +13,7 @@
 #include "lib/exec/executor.h"
 #include "lib/exec/pack_file.h"
 #include "lib/exec/synthetic.h"
+#include "tests/lib/exec/cached_model.h"
 #include "tests/lib/exec/exec_util.h"
 #include "tests/support/device_names.h"
 
@@ -56,23 +57,23 @@ TEST_P(ExecutorInt8Wide, EveryOutputEqualsTheReference) {
   const ModelDesc d = wide_k_desc();
   ASSERT_TRUE(check_desc(d));
   const std::string path = testing::scratch("int8_wide_k.ork");
-  ASSERT_TRUE(write_synthetic(path, d, 17));
-  auto model = read_packed(path);
-  ASSERT_TRUE(model) << model.error().message;
+  testing::CachedModel cached;
+  ASSERT_TRUE(cached.write_and_load(path, d, 17));
+  const PackedModel& model = cached.model;
   auto dev = api::open_device(c.device);
   ASSERT_TRUE(dev) << dev.error().message;
   PlanOptions o;
   o.m = c.m;
   o.tokens = 1;
   o.cores = c.cores;
-  o.budget_bytes = model->weight_bytes() * 2;
-  auto plan = build_plan(*model, o);
+  o.budget_bytes = model.weight_bytes() * 2;
+  auto plan = build_plan(model, o);
   ASSERT_TRUE(plan) << plan.error().message;
-  auto out = run_plan(path, *model, *plan, o, api::exec_device(**dev, c.cores), RunOptions{});
+  auto out = run_plan(path, model, *plan, o, api::exec_device(**dev, c.cores), RunOptions{});
   ASSERT_TRUE(out) << out.error().message;
-  auto want = reference_chain(path, *model, c.m, 1);
+  auto want = reference_chain(path, model, c.m, 1);
   ASSERT_TRUE(want) << want.error().message;
-  const Status same = compare_chains(*model, out->chain, *want);
+  const Status same = compare_chains(model, out->chain, *want);
   EXPECT_TRUE(same) << same.error().message;
 }
 
