@@ -17,9 +17,17 @@
 # ggml's project (added as a subdirectory) the variables are unset, which exposes the cache
 # entries again: CMake's own Release flags, unchanged. test-backend-ops is given -O3 once
 # every directory is read (DEFER: the target does not exist yet here).
+#
+# AMX off in the CPU backend (ggml-cpu): with GGML_NATIVE, -march=native on a CPU whose CPUID
+# lists AMX (Intel Sapphire Rapids) compiles ggml's AMX matmul (ggml-cpu/amx/mmq.cpp, under
+# __AMX_INT8__), and in this project's 2-vCPU VMs of that CPU its first TILEZERO stopped every
+# ggml test with SIGILL (2026-12-06, kernel 6.18): the guest does not run AMX though CPUID
+# says it can. The -mno-amx-* flags come after -march=native's own -mamx-* on the command line
+# (target options append), so the last ones win and the AVX-512 kernels run instead.
 if(PROJECT_NAME STREQUAL "ggml")
   unset(CMAKE_C_FLAGS_RELEASE)
   unset(CMAKE_CXX_FLAGS_RELEASE)
+  cmake_language(DEFER CALL target_compile_options ggml-cpu PRIVATE -mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
 else()
   string(REPLACE "-O3" "-O1" CMAKE_C_FLAGS_RELEASE "${CMAKE_C_FLAGS_RELEASE}")
   string(REPLACE "-O3" "-O1" CMAKE_CXX_FLAGS_RELEASE "${CMAKE_CXX_FLAGS_RELEASE}")
