@@ -92,17 +92,20 @@ void realign_int4_row(const uint8_t* a, int64_t k, int64_t m, uint8_t* dst) { co
 constexpr int64_t kHalvesMinBytes = int64_t{8} << 20;
 constexpr size_t kUnpackNearSlices = 16;
 
-// A call's slice pointers: on the stack up to kUnpackNearSlices (a decode shape's few, every
-// stacked plan at the 7B shapes: fifteen at 18944 x 3584), so such a call allocates nothing.
-struct SlicePointers {
-  std::array<const uint8_t*, kUnpackNearSlices> near{};
-  std::vector<const uint8_t*> far;
-  std::span<const uint8_t*> of(size_t n) {
+// A call's few pointers or task records on the stack (SlicePointers: up to kUnpackNearSlices,
+// a decode shape's slices, every stacked plan at the 7B shapes: fifteen at 18944 x 3584), a
+// vector past that, so such a call allocates nothing.
+template <class T, size_t N>
+struct NearOrFar {
+  std::array<T, N> near{};
+  std::vector<T> far;
+  std::span<T> of(size_t n) {
     if (n <= near.size()) return {near.data(), n};
     far.resize(n);
     return {far.data(), n};
   }
 };
+using SlicePointers = NearOrFar<const uint8_t*, kUnpackNearSlices>;
 
 template <class Fn>
 void on_row_halves(int64_t m, int64_t bytes, int64_t min_bytes, Fn fn) {
@@ -115,7 +118,7 @@ void on_row_halves(int64_t m, int64_t bytes, int64_t min_bytes, Fn fn) {
 }
 
 template <class Native, class Out>
-Status unpack_group_as(const Plan& p, std::span<const uint8_t* const> slices, bool first, Out* c) {
+Status unpack_group_as(const Plan& p, std::span<const uint8_t* const> slices, bool first, Out* c, int64_t ldc = 0) {
   // The slices' pointers as Native: on the stack for a decode shape's few, so a call
   // allocates nothing.
   std::array<const Native*, kUnpackNearSlices> near{};
@@ -127,7 +130,7 @@ Status unpack_group_as(const Plan& p, std::span<const uint8_t* const> slices, bo
   const auto bytes = static_cast<int64_t>((static_cast<size_t>(count) * sizeof(Native) + sizeof(Out)) *
                                           static_cast<size_t>(m * n));
   on_row_halves(m, bytes, kHalvesMinBytes,
-                [&](int64_t r0, int64_t r1) { unpack_rows(s, count, p, c, first, r0, r1); });
+                [&](int64_t r0, int64_t r1) { unpack_rows(s, count, p, c, first, r0, r1, ldc); });
   return {};
 }
 
@@ -154,8 +157,9 @@ void pack_int4_rows(const uint8_t* a, int64_t k, int64_t mp, int64_t kp, uint8_t
 
 // The slice sum per ISA (layout_host_sum.h), the best this CPU has unless a test forced one.
 #define ORK_UNPACK_ROWS(Native, Out)                                                                                   \
-  void unpack_rows(const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1) { \
-    unpack_rows_on(sum_isa(), s, count, p, c, first, r0, r1);                                                          \
+  void unpack_rows(const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1,  \
+                   int64_t ldc) {                                                                                     \
+    unpack_rows_on(sum_isa(), s, count, p, c, first, r0, r1, ldc);                                                      \
   }
 ORK_UNPACK_ROWS(int32_t, int32_t)
 ORK_UNPACK_ROWS(int16_t, int32_t)
@@ -236,36 +240,77 @@ Status pack_a_stacked(const Plan& p, const uint8_t* a, uint8_t* out) {
 
 namespace {
 
-// The diagonal blocks of a stacked plan's C' (plan.h), each slice's columns [column, column +
-// n) of its block, as the slices' outputs of an n-column plan whose surfaces are c_rows() deep
-// and np wide: block s's column c is C' 's column s*np + c on rows s*mp.., so slice s's
-// columns start at surface (s*np + column) / out_atom (np and column whole surfaces).
-// `diagonal` holds p.slices pointers (a vector grown by push_back each call cost five
-// allocations at fifteen slices).
-Plan stacked_view(const Plan& p, int64_t column, int64_t n, int64_t np, const uint8_t* out,
-                  std::span<const uint8_t*> diagonal) {
-  Plan view;
-  view.shape = p.shape;
-  view.shape.n = n;
-  view.dtype = p.dtype;
-  view.mp = p.c_rows();
-  view.kp = p.kp;
-  view.np = np;
-  view.slice_k = p.slice_k;
-  view.slices = p.slices;
-  for (int64_t s = 0; s < p.slices; ++s)
-    diagonal[static_cast<size_t>(s)] = out + (((s * p.np + column) / p.out_atom()) * p.c_rows() + s * p.mp) * kHostAtom;
-  return view;
+// A stacked plan's C' by task (plan.h): each task's first column and first row, ordered by
+// column (no two tasks share a column), and the surfaces' depth, the most rows a task has.
+// 64 tasks on the stack: the 7B shapes' stacked plans have 7 to 16.
+struct TaskStart {
+  int64_t n0 = 0, m0 = 0;
+};
+constexpr size_t kNearTasks = 64;
+
+struct StackedOutput {
+  NearOrFar<TaskStart, kNearTasks> store;
+  std::span<TaskStart> starts;
+  int64_t depth = 0;
+  explicit StackedOutput(const Plan& p) : starts(store.of(p.tasks.size())) {
+    for (size_t i = 0; i < p.tasks.size(); ++i) {
+      starts[i] = {p.tasks[i].n0, p.tasks[i].m0};
+      depth = std::max(depth, p.tasks[i].mc);
+    }
+    std::sort(starts.begin(), starts.end(), [](TaskStart a, TaskStart b) { return a.n0 < b.n0; });
+  }
+  const TaskStart& holding(int64_t column) const {  // the task that wrote C' 's `column`
+    const auto after = std::upper_bound(starts.begin(), starts.end(), column,
+                                        [](int64_t c, TaskStart t) { return c < t.n0; });
+    return *(after - 1);
+  }
+};
+
+// Columns [column, column + n) of C (int4, int32) from a stacked plan's C' at `out`, C's rows
+// ldc elements apart: cut where a task's columns start in some slice's block, so that over a
+// piece every slice's diagonal block is one task's rows, one row of surfaces depth x 16
+// bytes apart; each piece the sum of an n-column plan's slices (its surfaces `depth` deep).
+Status unpack_stacked_columns(const Plan& p, const uint8_t* out, int64_t column, int64_t n, int32_t* c,
+                              int64_t ldc) {
+  const StackedOutput tasks(p);
+  NearOrFar<int64_t, kNearTasks + 2> cut_store;
+  const std::span<int64_t> cuts = cut_store.of(tasks.starts.size() + 2);
+  size_t cut_count = 0;
+  cuts[cut_count++] = column;
+  cuts[cut_count++] = column + n;
+  for (const TaskStart& t : tasks.starts)
+    if (const int64_t at = t.n0 % p.np; at > column && at < column + n) cuts[cut_count++] = at;
+  std::sort(cuts.begin(), cuts.begin() + static_cast<std::ptrdiff_t>(cut_count));
+  const auto last = std::unique(cuts.begin(), cuts.begin() + static_cast<std::ptrdiff_t>(cut_count));
+  SlicePointers pointers;
+  const std::span<const uint8_t*> diagonal = pointers.of(static_cast<size_t>(p.slices));
+  for (auto b = cuts.begin(); b + 1 < last; ++b) {
+    const int64_t lo = *b, hi = *(b + 1);
+    for (int64_t s = 0; s < p.slices; ++s) {
+      const int64_t j = s * p.np + lo;  // C' 's column
+      diagonal[static_cast<size_t>(s)] =
+          out + ((j / p.out_atom()) * tasks.depth + s * p.mp - tasks.holding(j).m0) * kHostAtom;
+    }
+    Plan view;
+    view.shape = p.shape;
+    view.shape.n = hi - lo;
+    view.dtype = p.dtype;
+    view.mp = tasks.depth;
+    view.kp = p.kp;
+    view.np = (hi - lo + p.out_atom() - 1) / p.out_atom() * p.out_atom();
+    view.slice_k = p.slice_k;
+    view.slices = p.slices;
+    if (Status st = unpack_group_as<int16_t>(view, diagonal, true, c + (lo - column), ldc); !st) return st;
+  }
+  return {};
 }
 
 }  // namespace
 
-Status unpack_c_stacked(const Plan& p, const uint8_t* out, void* c, std::span<float> acc) {
-  if (!p.stacked) return make_error(-EINVAL, "unpack_c_stacked: the plan is not stacked");
-  SlicePointers pointers;
-  const std::span<const uint8_t*> diagonal = pointers.of(static_cast<size_t>(p.slices));
-  const Plan view = stacked_view(p, 0, p.shape.n, p.np, out, diagonal);
-  return dtype_info(p.dtype).unpack_c(view, diagonal, true, c, acc);
+Status unpack_c_stacked(const Plan& p, const uint8_t* out, void* c, std::span<float>) {
+  if (!p.stacked || p.dtype != DType::int4)
+    return make_error(-EINVAL, "unpack_c_stacked: the plan is not a stacked int4 plan");
+  return unpack_stacked_columns(p, out, 0, p.shape.n, static_cast<int32_t*>(c), p.shape.n);
 }
 
 Status pack_a_native(const Plan& p, const void* a, std::span<uint8_t> out) {
@@ -292,7 +337,7 @@ Status unpack_c_group(const Plan& p, std::span<const uint8_t* const> slices, int
 Status unpack_c_columns(const Plan& p, std::span<const uint8_t* const> slices, int64_t first,
                         std::span<const ColumnPart> parts) {
   if (p.fp16_out && !p.npu_fp16_out()) return make_error(-EINVAL, "unpack_c_columns: an fp16 C of several slices");
-  SlicePointers pointers;  // the slices' pointers shifted to a part's columns, or C' 's diagonal blocks
+  SlicePointers pointers;  // the slices' pointers shifted to a part's columns
   for (const ColumnPart& part : parts) {
     if (part.column % p.out_atom() != 0 || part.column < 0 || part.n < 1 || part.column + part.n > p.shape.n)
       return make_error(-EINVAL, "unpack_c_columns: columns " + std::to_string(part.column) + " + " +
@@ -301,9 +346,9 @@ Status unpack_c_columns(const Plan& p, std::span<const uint8_t* const> slices, i
     if (part.c == nullptr) continue;
     const int64_t np = (part.n + p.out_atom() - 1) / p.out_atom() * p.out_atom();
     if (p.stacked) {  // one output, C': the part's columns of every diagonal block, summed
-      const std::span<const uint8_t*> diagonal = pointers.of(static_cast<size_t>(p.slices));
-      const Plan view = stacked_view(p, part.column, part.n, np, slices[0], diagonal);
-      if (Status s = dtype_info(p.dtype).unpack_c(view, diagonal, true, part.c, {}); !s) return s;
+      if (Status s = unpack_stacked_columns(p, slices[0], part.column, part.n, static_cast<int32_t*>(part.c), part.n);
+          !s)
+        return s;
       continue;
     }
     Plan view = p;

@@ -169,9 +169,10 @@ __attribute__((always_inline)) inline void short_rows32_of(int64_t rows, const O
 // fall in the same few cache sets and are evicted before the next surfaces fill them.)
 template <SumIsa kIsa, class Native, class Out>
 __attribute__((always_inline)) inline void unpack_impl(const Native* const* s, int64_t count, const Plan& p, Out* c,
-                                                       bool first, int64_t r0, int64_t r1) {
+                                                       bool first, int64_t r0, int64_t r1, int64_t ldc) {
   constexpr int64_t kC2 = kSumAtom / static_cast<int64_t>(sizeof(Native));
-  const int64_t n_len = p.shape.n, full = n_len / kC2, tail = n_len % kC2;
+  const int64_t full = p.shape.n / kC2, tail = p.shape.n % kC2;
+  const int64_t n_len = ldc > 0 ? ldc : p.shape.n;  // C's row stride, elements
   const int64_t surface = p.mp * kC2;  // elements per (mp, c2) surface
   int64_t g0 = 0;  // whole surfaces already summed (int4's int16 partials on x86)
 #if defined(__x86_64__)
@@ -241,24 +242,24 @@ void unforce_sum_isa() { cpu::hide_cpu_features(0); }
 #if defined(__x86_64__)
 #define ORK_SUM_ROWS(Native, Out)                                                                                      \
   __attribute__((target("avx2"))) static void sum_avx2(const Native* const* s, int64_t count, const Plan& p, Out* c, \
-                                                       bool first, int64_t r0, int64_t r1) {                         \
-    unpack_impl<SumIsa::avx2>(s, count, p, c, first, r0, r1);                                                         \
+                                                       bool first, int64_t r0, int64_t r1, int64_t ldc) {            \
+    unpack_impl<SumIsa::avx2>(s, count, p, c, first, r0, r1, ldc);                                                    \
   }                                                                                                                   \
   __attribute__((target("avx512f,avx512bw,avx512vl"))) static void sum_avx512(                                        \
-      const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1) {             \
-    unpack_impl<SumIsa::avx512>(s, count, p, c, first, r0, r1);                                                       \
+      const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1, int64_t ldc) { \
+    unpack_impl<SumIsa::avx512>(s, count, p, c, first, r0, r1, ldc);                                                  \
   }                                                                                                                   \
   void unpack_rows_on(SumIsa isa, const Native* const* s, int64_t count, const Plan& p, Out* c, bool first,          \
-                      int64_t r0, int64_t r1) {                                                                      \
-    if (isa == SumIsa::avx512) return sum_avx512(s, count, p, c, first, r0, r1);                                     \
-    if (isa == SumIsa::avx2) return sum_avx2(s, count, p, c, first, r0, r1);                                         \
-    unpack_impl<SumIsa::portable>(s, count, p, c, first, r0, r1);                                                    \
+                      int64_t r0, int64_t r1, int64_t ldc) {                                                         \
+    if (isa == SumIsa::avx512) return sum_avx512(s, count, p, c, first, r0, r1, ldc);                                \
+    if (isa == SumIsa::avx2) return sum_avx2(s, count, p, c, first, r0, r1, ldc);                                    \
+    unpack_impl<SumIsa::portable>(s, count, p, c, first, r0, r1, ldc);                                               \
   }
 #else
 #define ORK_SUM_ROWS(Native, Out)                                                                                      \
   void unpack_rows_on(SumIsa, const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0,  \
-                      int64_t r1) {                                                                                  \
-    unpack_impl<SumIsa::portable>(s, count, p, c, first, r0, r1);                                                    \
+                      int64_t r1, int64_t ldc) {                                                                     \
+    unpack_impl<SumIsa::portable>(s, count, p, c, first, r0, r1, ldc);                                               \
   }
 #endif
 

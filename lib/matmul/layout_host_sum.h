@@ -37,15 +37,16 @@ void unforce_sum_isa();
 
 // Rows [r0, r1) of C from the native outputs of `count` K-slices, each (np/c2, mp, c2):
 // C = s0 + s1 + ... when `first`, else C + s0 + s1 + ... One pass over C whatever the count.
-// `isa` must be supported (sum_isa() is).
+// C's rows are `ldc` elements apart (0: N, the plan's shape.n). `isa` must be supported
+// (sum_isa() is).
 void unpack_rows_on(SumIsa isa, const int32_t* const* s, int64_t count, const Plan& p, int32_t* c, bool first,
-                    int64_t r0, int64_t r1);
+                    int64_t r0, int64_t r1, int64_t ldc = 0);
 void unpack_rows_on(SumIsa isa, const int16_t* const* s, int64_t count, const Plan& p, int32_t* c, bool first,
-                    int64_t r0, int64_t r1);
+                    int64_t r0, int64_t r1, int64_t ldc = 0);
 void unpack_rows_on(SumIsa isa, const float* const* s, int64_t count, const Plan& p, float* c, bool first,
-                    int64_t r0, int64_t r1);
+                    int64_t r0, int64_t r1, int64_t ldc = 0);
 void unpack_rows_on(SumIsa isa, const uint16_t* const* s, int64_t count, const Plan& p, uint16_t* c, bool first,
-                    int64_t r0, int64_t r1);
+                    int64_t r0, int64_t r1, int64_t ldc = 0);
 
 // fp32 -> fp16 (binary16 bits), `count` values: round to nearest even, overflow to infinity,
 // a NaN kept quiet with its sign and its payload's top 10 bits; the bits of ork::float_to_half

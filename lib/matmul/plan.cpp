@@ -93,8 +93,17 @@ int64_t Plan::b_offset(const Task& t) const {
   return slice_base + bits_to_bytes(n * t.kt, dtype);
 }
 
+int64_t Plan::c_rows() const {
+  if (!stacked) return mp;
+  int64_t rows = 0;
+  for (const Task& t : tasks) rows = std::max(rows, t.mc);
+  return rows;
+}
+
+// Stacked: a task's rows from row 0 of its columns' surfaces (plan.h), its own bytes, as no
+// two tasks share a column of C'.
 int64_t Plan::c_offset(const Task& t) const {
-  return (t.n0 / out_atom()) * c_rows() * hw::kAtomBytes + t.m0 * hw::kAtomBytes;
+  return (t.n0 / out_atom()) * c_rows() * hw::kAtomBytes + (stacked ? 0 : t.m0) * hw::kAtomBytes;
 }
 
 namespace {

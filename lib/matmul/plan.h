@@ -101,7 +101,13 @@ struct Task {
 // the slices its columns belong to, and C[m, n] = sum over s of C'[s*mp + m, s*np + n] (the
 // diagonal blocks; the rest is written and never read). A task's m0 and n0 are then rows of
 // A' / C' and columns of C'. A last, narrower slice keeps tasks of its own (its weights are
-// shallower), on its rows and columns of A' and C'.
+// shallower), on its rows and columns of A' and C'. C' is stored by task, not as S x mp rows
+// a surface: its surfaces are c_rows() deep, the most rows one task multiplies, and a task
+// writes its rows from row 0 of its own columns' surfaces, so C'[s*mp + m, J] sits at row
+// s*mp + m - m0 of the task holding column J (c_offset). With every slice's rows in every
+// surface, a decode's unpack read one 16-byte atom per 15 x 16 bytes of C' at 1 x 18944 x 3584
+// (1.6 MB, fifteen slices, seven tasks) where it now reads one per 4 x 16 (430 KB: a task
+// spans up to four slices; docs/execution.md "Stacked K-slices").
 //
 // The members are in two runs: what only planning and building a context read first, then
 // what a cached call reads (packing A, unpacking C: the shape, the padded sizes, the slices,
@@ -129,14 +135,14 @@ struct Plan {
   int64_t out_bytes() const;       // bytes per NPU output element: 4, or 2 (int16/fp16)
 
   int64_t a_rows() const { return stacked ? slices * mp : mp; }  // rows of the feature buffer
-  int64_t c_rows() const { return stacked ? slices * mp : mp; }  // rows of an output buffer
+  int64_t c_rows() const;  // rows of an output surface: mp; stacked, the most rows a task has
   int64_t c_cols() const { return stacked ? slices * np : np; }  // columns of an output buffer
   int64_t a_bytes() const;             // feature, native layout, a_rows() x kp (stacked: x slice_k)
   int64_t b_bytes() const;             // weights, all slices
   int64_t c_bytes_per_slice() const;   // NPU output of one slice, mp x np x out_bytes() (stacked: all, C')
   int64_t b_offset(const Task& t) const;   // byte offset of t's weights in the B buffer
   int64_t a_offset(const Task& t) const;   // byte offset of element (m0, k0) in A
-  int64_t c_offset(const Task& t) const;   // byte offset of (m0, n0) in t's slice output
+  int64_t c_offset(const Task& t) const;   // byte offset of (m0, n0) in t's slice output (stacked: of (0, n0))
 };
 
 // One part of a C written straight to its own output, no M x N C between (execute_any's

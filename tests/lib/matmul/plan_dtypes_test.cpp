@@ -257,5 +257,60 @@ TEST(PlanInt4, StackedInTheFewestTasks) {
   EXPECT_FALSE(stack_in_fewest_tasks(*full, 4));
 }
 
+// A stacked plan's C' by task (plan.h): surfaces as deep as the most rows a task has, each
+// task's rows from row 0 of its own columns' surfaces, so no two tasks write the same atom,
+// every atom within c_bytes_per_slice(), and each slice's rows of a column where the unpack
+// looks for them. Make_plan's split (with a narrower last slice) and the fewest-task layout.
+TEST(PlanInt4, StackedOutputIsStoredByTask) {
+  struct Case {
+    int64_t m, k, n, width;
+    bool fewest;
+  };
+  for (const Case& c : {Case{1, 18944, 3584, 1344, true}, Case{1, 18944, 3584, 1344, false},
+                        Case{4, 18944, 3584, 1376, true}, Case{2, 1000, 200, 0, false}, Case{3, 3360, 8192, 0, true}}) {
+    auto plan = make_plan({c.m, c.k, c.n}, {.dtype = DType::int4, .slice_k = c.width, .stack = true});
+    ASSERT_TRUE(plan && plan->stacked) << c.k << " x " << c.n;
+    if (c.fewest) {
+      ASSERT_TRUE(stack_in_fewest_tasks(*plan, 3));
+    }
+    int64_t depth = 0;
+    for (const Task& t : plan->tasks) depth = std::max(depth, t.mc);
+    ASSERT_EQ(plan->c_rows(), depth);
+    EXPECT_LT(depth, plan->slices * plan->mp) << "C' keeps every slice's rows in every surface";
+    const int64_t atom = plan->out_atom(), atoms = plan->c_bytes_per_slice() / 16;
+    EXPECT_EQ(plan->c_bytes_per_slice(), depth * plan->slices * plan->np * 2);
+    std::vector<int> owner(static_cast<size_t>(atoms), -1);
+    for (size_t i = 0; i < plan->tasks.size(); ++i) {
+      const Task& t = plan->tasks[i];
+      EXPECT_EQ(plan->c_offset(t), t.n0 / atom * depth * 16);
+      for (int64_t g = 0; g < t.nt / atom; ++g)
+        for (int64_t r = 0; r < t.mc; ++r) {
+          const int64_t at = plan->c_offset(t) / 16 + g * depth + r;
+          ASSERT_LT(at, atoms);
+          EXPECT_EQ(owner[static_cast<size_t>(at)], -1) << "atom " << at << " written twice";
+          owner[static_cast<size_t>(at)] = static_cast<int>(i);
+        }
+    }
+    // Slice s's row m of C' column j: written by the task holding j, at its row s*mp + m - m0.
+    for (int64_t s = 0; s < plan->slices; ++s)
+      for (int64_t j = s * plan->np; j < (s + 1) * plan->np; j += atom) {
+        const auto t = std::find_if(plan->tasks.begin(), plan->tasks.end(),
+                                    [&](const Task& x) { return j >= x.n0 && j < x.n0 + x.nt; });
+        ASSERT_NE(t, plan->tasks.end());
+        for (int64_t m = 0; m < plan->mp; ++m) {
+          const int64_t row = s * plan->mp + m - t->m0;
+          ASSERT_GE(row, 0);
+          ASSERT_LT(row, t->mc);
+          EXPECT_EQ(owner[static_cast<size_t>(j / atom * depth + row)], static_cast<int>(t - plan->tasks.begin()));
+        }
+      }
+  }
+  // 1 x 18944 x 3584 in fifteen slices of 1344, seven tasks of up to four slices: surfaces
+  // 4 rows deep, not 15.
+  auto decode = make_plan({1, 18944, 3584}, {.dtype = DType::int4, .slice_k = 1344, .stack = true});
+  ASSERT_TRUE(decode && stack_in_fewest_tasks(*decode, 3));
+  EXPECT_EQ(decode->c_rows(), 4);
+}
+
 }  // namespace
 }  // namespace ork::matmul
