@@ -139,17 +139,16 @@ constexpr int kSparseP = std::max(2, short_block_surfaces(R));
 constexpr ShortRowsFn kShortRows[kHostRowBlock] = {
     nullptr, short_rows_i16_avx2<1, 2>, short_rows_i16_avx2<2, 2>, short_rows_i16_avx2<3, 2>,
     short_rows_i16_avx2<4, 2>, short_rows_i16_avx2<5, 2>, short_rows_i16_avx2<6, 2>, short_rows_i16_avx2<7, 2>};
-// Surfaces more than kSparseSurfaceBytes apart (a stacked plan's diagonal blocks at M < 8):
-// P = short_block_surfaces(R) at least 2, 8 at one row and 4 at two, so that a slice's pass
-// reads 8 lines of C' at once and the slice loop runs a quarter as often (at 1 and 2 x 18944
-// x 3584 each atom is on a line of its own, 240 and 480 bytes apart: fifteen slices).
-// Surfaces of one or two atoms side by side (an unstacked plan's decode) keep the pairs
-// (kShortRows): 4 a pass measured slower there (docs/matmul-schedule.md "int4 at one and two
-// rows").
+// Surfaces more than 32 bytes apart (a stacked plan's diagonal blocks at M < 8, 64 bytes at
+// 1 x 18944 x 3584): P = short_block_surfaces(R) at least 2, 8 at one row and 4 at two, so a
+// slice's pass reads 8 lines of C' at once and the slice loop runs a quarter as often. One or
+// two atoms side by side (an unstacked plan's decode) keep the pairs: 4 a pass measured slower
+// there (docs/matmul-schedule.md "int4 at one and two rows", "C' by task").
 constexpr ShortRowsFn kShortRowsSparse[kHostRowBlock] = {
     nullptr, short_rows_i16_avx2<1, kSparseP<1>>, short_rows_i16_avx2<2, kSparseP<2>>,
     short_rows_i16_avx2<3, kSparseP<3>>, short_rows_i16_avx2<4, kSparseP<4>>, short_rows_i16_avx2<5, kSparseP<5>>,
     short_rows_i16_avx2<6, kSparseP<6>>, short_rows_i16_avx2<7, kSparseP<7>>};
+const ShortRowsFn* short_rows_for(int64_t surface) { return surface * 2 > 32 ? kShortRowsSparse : kShortRows; }
 
 // A band of C's columns: surfaces [g0, g1) over rows [r0, r1), rows in 8-row blocks and the
 // band's surfaces inner, so each row of C gets one contiguous piece of the band (at
@@ -341,7 +340,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,prfchw"))) void rows_pairs_i16_
   for (int64_t v0 = r0; v0 < r1; v0 += visit) {
     const int64_t v1 = std::min(r1, v0 + visit);
     if (v1 - v0 < kHostRowBlock) {  // below M = 8, or M's last rows: AVX2's kernel, whole pairs
-      (sparse ? kShortRowsSparse : kShortRows)[v1 - v0](s, count, surface, c, n_len, first, v0, 2 * pairs);
+      short_rows_for(surface)[v1 - v0](s, count, surface, c, n_len, first, v0, 2 * pairs);
       continue;
     }
     if (v1 - v0 <= kHostRowBlock) {  // one block (below M = 256): its rows fixed for the pass
@@ -401,7 +400,7 @@ __attribute__((target("avx2,prfchw"))) void rows_i16_avx2(const int16_t* const* 
   for (int64_t v0 = r0; v0 < r1; v0 += visit) {
     const int64_t v1 = std::min(r1, v0 + visit);
     if (v1 - v0 < kHostRowBlock) {  // below M = 8, or M's last rows: each slice's atoms of a surface at once
-      (sparse ? kShortRowsSparse : kShortRows)[v1 - v0](s, count, surface, c, n_len, first, v0, full);
+      short_rows_for(surface)[v1 - v0](s, count, surface, c, n_len, first, v0, full);
       continue;
     }
     if (v1 - v0 <= kHostRowBlock) {  // one block (below M = 256): its rows fixed for the pass
