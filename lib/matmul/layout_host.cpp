@@ -118,7 +118,7 @@ void on_row_halves(int64_t m, int64_t bytes, int64_t min_bytes, Fn fn) {
 }
 
 template <class Native, class Out>
-Status unpack_group_as(const Plan& p, std::span<const uint8_t* const> slices, bool first, Out* c, int64_t ldc = 0) {
+Status unpack_group_as(const Plan& p, std::span<const uint8_t* const> slices, bool first, Out* c) {
   // The slices' pointers as Native: on the stack for a decode shape's few, so a call
   // allocates nothing.
   std::array<const Native*, kUnpackNearSlices> near{};
@@ -130,7 +130,7 @@ Status unpack_group_as(const Plan& p, std::span<const uint8_t* const> slices, bo
   const auto bytes = static_cast<int64_t>((static_cast<size_t>(count) * sizeof(Native) + sizeof(Out)) *
                                           static_cast<size_t>(m * n));
   on_row_halves(m, bytes, kHalvesMinBytes,
-                [&](int64_t r0, int64_t r1) { unpack_rows(s, count, p, c, first, r0, r1, ldc); });
+                [&](int64_t r0, int64_t r1) { unpack_rows(s, count, p, c, first, r0, r1); });
   return {};
 }
 
@@ -157,9 +157,8 @@ void pack_int4_rows(const uint8_t* a, int64_t k, int64_t mp, int64_t kp, uint8_t
 
 // The slice sum per ISA (layout_host_sum.h), the best this CPU has unless a test forced one.
 #define ORK_UNPACK_ROWS(Native, Out)                                                                                   \
-  void unpack_rows(const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1,  \
-                   int64_t ldc) {                                                                                     \
-    unpack_rows_on(sum_isa(), s, count, p, c, first, r0, r1, ldc);                                                      \
+  void unpack_rows(const Native* const* s, int64_t count, const Plan& p, Out* c, bool first, int64_t r0, int64_t r1) { \
+    unpack_rows_on(sum_isa(), s, count, p, c, first, r0, r1);                                                          \
   }
 ORK_UNPACK_ROWS(int32_t, int32_t)
 ORK_UNPACK_ROWS(int16_t, int32_t)
@@ -241,7 +240,7 @@ Status pack_a_stacked(const Plan& p, const uint8_t* a, uint8_t* out) {
 namespace {
 
 // A stacked plan's C' by task (plan.h): each task's first column and first row, ordered by
-// column (no two tasks share a column), and the surfaces' depth, the most rows a task has.
+// column (no two tasks share a column), and the surfaces' depth (Plan::c_rows).
 // 64 tasks on the stack: the 7B shapes' stacked plans have 7 to 16.
 struct TaskStart {
   int64_t n0 = 0, m0 = 0;
@@ -252,11 +251,8 @@ struct StackedOutput {
   NearOrFar<TaskStart, kNearTasks> store;
   std::span<TaskStart> starts;
   int64_t depth = 0;
-  explicit StackedOutput(const Plan& p) : starts(store.of(p.tasks.size())) {
-    for (size_t i = 0; i < p.tasks.size(); ++i) {
-      starts[i] = {p.tasks[i].n0, p.tasks[i].m0};
-      depth = std::max(depth, p.tasks[i].mc);
-    }
+  explicit StackedOutput(const Plan& p) : starts(store.of(p.tasks.size())), depth(p.c_rows()) {
+    for (size_t i = 0; i < p.tasks.size(); ++i) starts[i] = {p.tasks[i].n0, p.tasks[i].m0};
     std::sort(starts.begin(), starts.end(), [](TaskStart a, TaskStart b) { return a.n0 < b.n0; });
   }
   size_t holding(int64_t column) const {  // the task that wrote C' 's `column`

@@ -30,16 +30,16 @@ void pack_int4_rows(const uint8_t* a, int64_t k, int64_t mp, int64_t kp, uint8_t
 // The native outputs of `count` K-slices (each (np/c2, mp, c2), c2 = 16 bytes / element) ->
 // row-major C: C = s0 + s1 + ... when `first`, else C + s0 + s1 + ..., added per element in
 // slice order (int: modulo 2^32; fp32: one fp32 add per slice, as the oracle). One pass over C
-// whatever the slice count. C's rows are `ldc` elements apart (0: N).
+// whatever the slice count.
 void unpack_rows(const int32_t* const* slices, int64_t count, const Plan& plan, int32_t* c, bool first,
-                 int64_t r0, int64_t r1, int64_t ldc = 0);
+                 int64_t r0, int64_t r1);
 void unpack_rows(const int16_t* const* slices, int64_t count, const Plan& plan, int32_t* c, bool first,
-                 int64_t r0, int64_t r1, int64_t ldc = 0);
+                 int64_t r0, int64_t r1);
 void unpack_rows(const float* const* slices, int64_t count, const Plan& plan, float* c, bool first,
-                 int64_t r0, int64_t r1, int64_t ldc = 0);
+                 int64_t r0, int64_t r1);
 // fp16 C converted on the NPU (one slice): a copy.
 void unpack_rows(const uint16_t* const* slices, int64_t count, const Plan& plan, uint16_t* c, bool first,
-                 int64_t r0, int64_t r1, int64_t ldc = 0);
+                 int64_t r0, int64_t r1);
 
 // Rows [first, last) of an M-row range (end -1: to the last row), clamped.
 inline void clamp_rows(RowRange r, int64_t m, int64_t* first, int64_t* last) {
