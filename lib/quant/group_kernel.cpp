@@ -9,6 +9,7 @@
 
 #include "driver/common/cpu_features.h"
 #include "lib/ref/fast.h"
+#include "lib/ref/kernels.h"
 #include "lib/ref/split.h"
 
 namespace ork::quant::detail {
@@ -66,8 +67,12 @@ void pack_group(const QuantWeights& w, int64_t g, GroupPacked& p, std::vector<in
 
 // One row of A in the tier's format, padded to `kp` values (padding multiplies zero weights).
 // vnni: row r of a block of R rows, quad q at dst[(q R + r) 4] (group_kernel.h StripCall).
+// amx: the codes as they are.
 void pack_a_row(const int8_t* src, int64_t k, int64_t kp, GroupTier t, int r, int R, uint8_t* dst) {
-  if (t == GroupTier::vnni) {  // code + 128 is the code's byte XOR 0x80: a quad a step
+  if (t == GroupTier::amx) {
+    std::memcpy(dst, src, static_cast<size_t>(k));
+    std::memset(dst + k, 0, static_cast<size_t>(kp - k));
+  } else if (t == GroupTier::vnni) {  // code + 128 is the code's byte XOR 0x80: a quad a step
     int64_t q = 0;
     for (; 4 * q + 4 <= k; ++q) {
       uint32_t v;
@@ -108,16 +113,26 @@ struct PreparedA {
   const float* gsum_f = nullptr;
 };
 
-PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, int most_threads) {
+// amx: every row padded to whole chunks of its last group (group_kernel.h strip_amx), and the
+// rows to whole tiles.
+int64_t padded_k(GroupTier t, int64_t k, const GroupPacked& b) {
+  if (t == GroupTier::amx) return round_up((b.groups - 1) * b.width + amx_chunks(b.width) * 64, 64);
+  return round_up(k, group_tier_unit(t));
+}
+int64_t padded_m(GroupTier t, int64_t m) { return t == GroupTier::amx ? round_up(m, 16) : m; }
+
+// t: the call's tier (call_tier).
+PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, GroupTier t, int most_threads) {
   thread_local std::vector<uint8_t> buf;
   thread_local std::vector<int32_t> sums;
   thread_local std::vector<float> sums_f;
-  const GroupTier t = b.tier;
   const bool packed = t != GroupTier::portable, with_sums = b.code_offset != 0 || !b.mins.empty();
-  const int64_t kp = round_up(qa.k, group_tier_unit(t));
+  const int64_t kp = padded_k(t, qa.k, b), mp = padded_m(t, qa.m);
   PreparedA out{.a = reinterpret_cast<const uint8_t*>(qa.codes.data()), .stride = qa.k};
   if (packed) out.stride = kp * (t == GroupTier::avx2 ? 2 : 1);
-  if (packed && buf.size() < static_cast<size_t>(qa.m * out.stride)) buf.resize(static_cast<size_t>(qa.m * out.stride));
+  if (packed && buf.size() < static_cast<size_t>(mp * out.stride)) buf.resize(static_cast<size_t>(mp * out.stride));
+  if (mp > qa.m)  // amx: the last tile's rows past M are zero codes
+    std::memset(buf.data() + qa.m * out.stride, 0, static_cast<size_t>((mp - qa.m) * out.stride));
   if (with_sums) sums.resize(static_cast<size_t>(qa.m * b.groups)), sums_f.resize(sums.size());
   if (!packed && !with_sums) return out;
   // The calling thread's buffers: a worker naming `buf` in the loop would get its own.
@@ -146,6 +161,7 @@ PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, int most_t
 using StripFn = void (*)(const StripCall&);
 StripFn strip_fn(GroupTier t) {
 #if defined(__x86_64__)
+  if (t == GroupTier::amx) return strip_amx;
   if (t == GroupTier::vnni) return strip_vnni;
   if (t == GroupTier::avx2) return strip_avx2;
 #endif
@@ -160,6 +176,7 @@ const char* group_tier_name(GroupTier t) {
     case GroupTier::portable: return "portable";
     case GroupTier::avx2: return "avx2";
     case GroupTier::vnni: return "vnni";
+    case GroupTier::amx: return "amx";
   }
   return "unknown";
 }
@@ -168,23 +185,28 @@ bool group_tier_supported(GroupTier t) {
 #if defined(__x86_64__)
   if (t == GroupTier::avx2) return cpu::has(cpu::kAvx2);
   if (t == GroupTier::vnni) return cpu::has(cpu::kAvx512f | cpu::kAvx512bw | cpu::kAvx512vnni);
+  if (t == GroupTier::amx)  // its short calls run vnni's kernel
+    return group_tier_supported(GroupTier::vnni) && cpu::has(cpu::kAmxInt8) && ref::detail::amx_usable();
 #endif
   return t == GroupTier::portable;
 }
 
 std::vector<GroupTier> supported_group_tiers() {
   std::vector<GroupTier> out;
-  for (GroupTier t : {GroupTier::portable, GroupTier::avx2, GroupTier::vnni})
+  for (GroupTier t : {GroupTier::portable, GroupTier::avx2, GroupTier::vnni, GroupTier::amx})
     if (group_tier_supported(t)) out.push_back(t);
   return out;
 }
 
 GroupTier best_group_tier() {  // per call, from the features (cpu_features.h)
+  if (group_tier_supported(GroupTier::amx)) return GroupTier::amx;
   if (group_tier_supported(GroupTier::vnni)) return GroupTier::vnni;
   return group_tier_supported(GroupTier::avx2) ? GroupTier::avx2 : GroupTier::portable;
 }
 
-int group_tier_rows(GroupTier t) { return t == GroupTier::vnni ? 6 : 4; }
+int group_tier_rows(GroupTier t) { return t == GroupTier::amx ? 32 : t == GroupTier::vnni ? 6 : 4; }
+
+GroupTier call_tier(GroupTier t, int64_t m) { return t == GroupTier::amx && m < kAmxMinRows ? GroupTier::vnni : t; }
 
 RowBlock row_block_of(GroupTier t, int64_t m, int64_t i) {
   const int64_t r = group_tier_rows(t), rest = m % r;
@@ -193,8 +215,8 @@ RowBlock row_block_of(GroupTier t, int64_t m, int64_t i) {
   const int64_t start = i / r * r;
   return {start, static_cast<int>(std::min(r, m - start))};
 }
-int group_tier_unit(GroupTier t) { return t == GroupTier::vnni ? 4 : t == GroupTier::avx2 ? 2 : 1; }
-int group_tier_strip(GroupTier t) { return t == GroupTier::vnni ? 32 : 16; }
+int group_tier_unit(GroupTier t) { return t == GroupTier::vnni || t == GroupTier::amx ? 4 : t == GroupTier::avx2 ? 2 : 1; }
+int group_tier_strip(GroupTier t) { return t == GroupTier::vnni || t == GroupTier::amx ? 32 : 16; }
 
 Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
   if (!group_tier_supported(tier))
@@ -206,9 +228,12 @@ Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
   const int64_t unit = group_tier_unit(tier), step = p.strip * unit * b_value_bytes(tier);
   for (int64_t g = 0; g < p.groups; ++g)
     p.group_off.push_back(p.group_off.back() + (w.group_rows(g) + unit - 1) / unit * step);
-  p.b.assign(static_cast<size_t>(p.strips * p.group_off.back()), 0);
+  // amx's tiles read a short last group whole: past the last strip, zero bytes (times A's zero
+  // padding either way).
+  const int64_t slack = tier == GroupTier::amx ? kAmxBSlack : 0;
+  p.b.assign(static_cast<size_t>(p.strips * p.group_off.back() + slack), 0);
   p.scales.assign(static_cast<size_t>(p.strips * p.groups * p.strip), 0.0f);
-  if (tier == GroupTier::vnni) p.bias.assign(p.scales.size(), 0);
+  if (tier == GroupTier::vnni || tier == GroupTier::amx) p.bias.assign(p.scales.size(), 0);
   if (!w.mins().empty()) p.mins.assign(p.scales.size(), 0.0f);
   p.code_offset = w.code_offset() - folded_offset(w, tier);
   std::vector<int8_t> codes;
@@ -221,17 +246,21 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
   if (c.size() != static_cast<size_t>(qa.m * b.n))
     return make_error(-EINVAL, fmt::format("C holds {} floats, M x N = {}", c.size(), qa.m * b.n));
   if (o.threads < 0) return make_error(-EINVAL, fmt::format("threads = {}: must be >= 0", o.threads));
-  const PreparedA pa = prepare_a(qa, b, o.threads);
+  const GroupTier tier = call_tier(b.tier, qa.m);
+  const PreparedA pa = prepare_a(qa, b, tier, o.threads);
   const int64_t m = qa.m;
   // Short M reads B once per call (bound by its bytes), as lib/ref's short-M path.
   // split.h counts short M's work in its own bytes per thread: B's bytes scaled to ours.
   const int64_t b_work = static_cast<int64_t>(b.bytes()) / kFusedBBytesPerThread * ref::detail::kMinBBytesPerThread;
   const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, b_work, m <= kGroupShortM, b.strips);
   if (o.threads_used) *o.threads_used = threads;
-  const StripFn fn = strip_fn(b.tier);
+  const StripFn fn = strip_fn(tier);
   ref::detail::for_panel_chunks(threads, b.strips, [&](int64_t s0, int64_t s1) {
-    float same[kStripRows];  // per-tensor: the one scale for every row
-    std::fill(same, same + kStripRows, qa.scales[0]);
+    float same[kMostCallRows];  // per-tensor: the one scale for every row
+    std::fill(same, same + kMostCallRows, qa.scales[0]);
+#if defined(__x86_64__)
+    if (tier == GroupTier::amx) amx_group_begin(b.width);  // this thread's tile shapes
+#endif
     for (int64_t s = s0; s < s1; ++s) {
       const auto cell = static_cast<size_t>(s * b.groups * b.strip);
       StripCall x{.a = pa.a, .a_stride = pa.stride, .width = b.width, .rows = 0,
@@ -241,7 +270,7 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
                   .sa = nullptr, .c = nullptr, .ldc = b.n, .gsum = nullptr, .gsum_f = nullptr,
                   .mins = b.mins.empty() ? nullptr : b.mins.data() + cell, .code_offset = b.code_offset};
       for (int64_t r0 = 0; r0 < m; r0 += x.rows) {
-        x.rows = row_block_of(b.tier, m, r0).rows;
+        x.rows = row_block_of(tier, m, r0).rows;
         x.a = pa.a + r0 * pa.stride;
         x.sa = qa.scheme.per_row ? qa.scales.data() + r0 : same;
         x.c = c.data() + r0 * b.n + s * b.strip;
@@ -249,6 +278,9 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
         fn(x);
       }
     }
+#if defined(__x86_64__)
+    if (tier == GroupTier::amx) amx_group_end();
+#endif
   });
   return Status::success();
 }

@@ -26,9 +26,11 @@ namespace ork::quant::detail {
 
 // portable: plain C++ (any CPU). avx2: VPMADDWD on sign-extended int16 pairs, 16 columns a
 // strip. vnni: AVX-512 VNNI VPDPBUSD on biased uint8 A x int8 B quads (the column-sum
-// correction folded into the accumulator's start), 32 columns a strip. The x86 tiers are
-// picked from the one feature query (driver/common/cpu_features.h).
-enum class GroupTier { portable, avx2, vnni };
+// correction folded into the accumulator's start), 32 columns a strip. amx: vnni's packed
+// weights, each group's sums on AMX tiles (TDPBSSD, signed x signed) for calls of at least
+// kAmxMinRows rows, vnni's kernel below that. The x86 tiers are picked from the one feature
+// query (driver/common/cpu_features.h; amx also needs the OS's grant, lib/ref/kernels.h).
+enum class GroupTier { portable, avx2, vnni, amx };
 
 const char* group_tier_name(GroupTier t);
 bool group_tier_supported(GroupTier t);
@@ -71,14 +73,24 @@ struct FusedOptions {
 Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span<float> c, const FusedOptions& o);
 
 // ---- The tiers' kernels (group_kernel.cpp, group_kernel_x86.cpp).
-constexpr int kStripRows = 8;  // most rows of A per kernel call (row_block_of)
-// Rows per kernel call of a tier. vnni: 6 rows, 12 accumulators in flight (4 rows' 8 left
+constexpr int kStripRows = 8;      // most rows of A per call of the register tiers (row_block_of)
+constexpr int kMostCallRows = 32;  // most rows of A per kernel call of any tier (amx's block)
+// Rows per kernel call of a tier. amx: 32, two A tiles of 16 against the strip's two B tiles
+// (the last block of M padded with zero rows to 16 or 32). vnni: 6 rows, 12 accumulators in flight (4 rows' 8 left
 // VPDPBUSD's issue slots idle; 6 rows measured 5-10 % more MACs per CPU-second at M = 128,
 // K = N = 2048, docs/cpu-reference.md), their 12 running sums beside them (in registers in
 // the straight group of 32; 7 rows measured no faster, 8 rows a call about 0.04x of int8's
 // kernel time slower at M = 512). Also the rows of one block of prepared A (vnni). avx2 has
 // 16 ymm: 4.
 int group_tier_rows(GroupTier t);
+
+// The tier a call runs on packed weights of tier t: amx's weights below kAmxMinRows rows run
+// vnni's kernel, whose one call of up to kStripRows rows reads B once (a 16-row tile at M = 1
+// is 15/16 padding). Measured with fused_qmatmul alone, one thread, K x N = 3584 x 2048,
+// groups of 32, best of 15, 3 runs (docs/cpu-reference.md "Groups on AMX"): M = 4 vnni
+// 359-393 us against the tiles' 395-448, M = 8 a tie, M = 12 vnni 541-662 against 388-528.
+GroupTier call_tier(GroupTier t, int64_t m);
+inline constexpr int64_t kAmxMinRows = kStripRows + 1;
 
 // The kernel call (and, on vnni, the block of prepared A) that holds row i of M: blocks of
 // group_tier_rows from row 0, but on vnni a remainder of 1 or 2 rows joins the last full
@@ -91,7 +103,8 @@ struct RowBlock {
 };
 RowBlock row_block_of(GroupTier t, int64_t m, int64_t i);
 
-// One kernel call: `rows` rows of A in the tier's format (portable: int8 codes; avx2: int16),
+// One kernel call: `rows` rows of A in the tier's format (portable and amx: int8 codes, amx's
+// rows past M and values past K zero up to a whole tile; avx2: int16),
 // `a_stride` bytes apart, group g's values from byte g * width * (bytes a value); vnni: code
 // + 128 as uint8 in one block of the `rows` rows, quad q (K values 4q .. 4q + 3) of row r at
 // a[(q * rows + r) * 4] (a_stride unused); one strip of packed weights; C's rows `ldc`
@@ -128,5 +141,14 @@ void strip_portable(const StripCall& x);
 int32_t code_sum_sse2(const int8_t* p, int64_t n);
 void strip_avx2(const StripCall& x);
 void strip_vnni(const StripCall& x);
+// amx (group_kernel_amx.cpp): A's rows `a_stride` bytes apart, at least amx_chunks(width) x 64
+// bytes past the last group's start (or the group rounded to 4 bytes, under 64) and 16 or 32
+// rows readable; B readable kAmxBSlack bytes past the strips. Between amx_group_begin (the
+// tile shapes for the width) and amx_group_end on the calling thread.
+int64_t amx_chunks(int64_t width);
+inline constexpr int64_t kAmxBSlack = 32 * 128;  // a group of 128's 32 K quads of 128 bytes
+void amx_group_begin(int64_t width);
+void amx_group_end();
+void strip_amx(const StripCall& x);
 
 }  // namespace ork::quant::detail

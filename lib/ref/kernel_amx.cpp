@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "driver/common/cpu_features.h"
+#include "lib/ref/amx_tiles.h"
 #include "lib/ref/kernels.h"
 
 namespace ork::ref::detail {
@@ -19,19 +20,8 @@ namespace {
 
 constexpr int kArchReqXcompPerm = 0x1023;  // arch/x86/include/uapi/asm/prctl.h
 constexpr int kXfeatureXtiledata = 18;     // XTILEDATA state component number
-constexpr int kTileRows = 16;
-constexpr int kTileBytes = 64;             // bytes per tile row: 16 int32 or 64 int8
-
-// LDTILECFG's 64-byte memory operand: palette, start_row, 14 reserved bytes,
-// 16 x colsb (u16, bytes per row), 16 x rows (u8).
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved0[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-static_assert(sizeof(TileConfig) == 64);
+constexpr int kTileRows = kAmxTileRows;
+constexpr int kTileBytes = kAmxTileBytes;
 
 // Tiles 0-3: C (rows 0-15 / 16-31 x columns 0-15 / 16-31); 4-5: A (two 16-row blocks, 64 K
 // bytes each); 6-7: B (16 K-quads x 16 columns x 4 bytes).
@@ -42,14 +32,11 @@ void amx_thread_begin() {
     cfg.rows[t] = kTileRows;
     cfg.colsb[t] = kTileBytes;
   }
-  // Not _tile_loadconfig: GCC 12's version names only the first 8 bytes of the operand as
-  // read, so the compiler may drop the stores to colsb/rows before it (we saw LDTILECFG #GP).
-  // This operand is the whole 64-byte struct.
-  __asm__ volatile("ldtilecfg %0" ::"m"(cfg));
+  load_tile_config(cfg);
 }
 
 __attribute__((target("amx-tile,amx-int8")))
-void amx_thread_end() { _tile_release(); }
+void amx_thread_end() { release_tiles(); }
 
 // Panel layout [groups][32 columns][4 bytes] = 128 bytes per K-quad: the B tile of columns
 // 0-15 is every row's first 64 bytes (stride 128), columns 16-31 the second 64.

@@ -102,6 +102,47 @@ TEST(FusedQmatmul, LongKAndRowBlocksAreTheReference) {
       }
 }
 
+// The amx tier's edges: M on each side of kAmxMinRows (8 runs vnni's kernel, 9 a tile of 16
+// rows with 7 of zero padding), one tile (16), two (17, 32: a block of 17 reads 32 rows), a
+// block past 32 (33, 69); K whose last group is short for every width and per-channel K off
+// 64 and off 4 (45: one 48-byte chunk; 2100: 33 chunks of 64, the last reading 28 bytes of
+// padding), so the tiles read B past the group and A past K; N off the strip (33, 47). When
+// the CPU has no AMX the tier is refused and the call rule is still checked.
+TEST(FusedQmatmul, AmxTilesAreTheReference) {
+  EXPECT_EQ(call_tier(GroupTier::amx, kAmxMinRows - 1), GroupTier::vnni);
+  EXPECT_EQ(call_tier(GroupTier::amx, kAmxMinRows), GroupTier::amx);
+  EXPECT_EQ(call_tier(GroupTier::vnni, 512), GroupTier::vnni);
+  EXPECT_EQ(row_block_of(GroupTier::amx, 69, 68).start, 64);
+  EXPECT_EQ(row_block_of(GroupTier::amx, 69, 40).rows, 32);
+  if (!group_tier_supported(GroupTier::amx)) {
+    const auto wf = random_matrix(64, 33, 1);
+    auto w = QuantWeights::quantise(wf, 64, 33, WeightScheme{Bits::int4, 32});
+    ASSERT_TRUE(w.ok());
+    EXPECT_FALSE(pack_group_weights(*w, GroupTier::amx).ok());
+    GTEST_SKIP() << "no AMX on this CPU (or no tile grant): the tier's kernel is not run";
+  }
+  uint32_t seed = 900;
+  for (const KernelShape& s : {KernelShape{8, 130, 33}, KernelShape{9, 1030, 47}, KernelShape{16, 45, 33},
+                               KernelShape{17, 2100, 35}, KernelShape{32, 200, 47}, KernelShape{33, 96, 33},
+                               KernelShape{69, 300, 64}})
+    for (int64_t group : {0, 32, 64, 128})
+      for (auto [wb, ab] : {std::pair{Bits::int4, Bits::int8}, {Bits::int8, Bits::int8}, {Bits::int4, Bits::int4}}) {
+        if (group > s.k) continue;
+        const auto wf = random_matrix(s.k, s.n, ++seed);
+        const auto a = random_matrix(s.m, s.k, ++seed);
+        const WeightScheme ws{wb, group};
+        auto w = QuantWeights::quantise(wf, s.k, s.n, ws);
+        ASSERT_TRUE(w.ok()) << w.error().message;
+        const ActScheme as{ab, s.m % 2 == 0};
+        auto want = reference::qmatmul(a, wf, s.m, s.k, s.n, ws, as);
+        ASSERT_TRUE(want.ok());
+        for (int threads : {1, 2})
+          ASSERT_EQ(run(GroupTier::amx, threads, *w, a, s.m, as, *want), "")
+              << "threads " << threads << " M x K x N = " << s.m << " x " << s.k << " x " << s.n << " group " << group
+              << " w" << static_cast<int>(wb) << "a" << static_cast<int>(ab);
+      }
+}
+
 // On vnni a remainder of 1 or 2 rows joins the last block of 6 (row_block_of: calls of 7 and
 // 8 rows, A prepared in those blocks; M = 128 and 512 leave 2); M off the rule (9 = 6 + 3,
 // 10, 17) keeps its short block, and the other tiers their blocks of 4. Then every tier
