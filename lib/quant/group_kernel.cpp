@@ -116,7 +116,8 @@ struct PreparedA {
 // amx: every row padded to whole chunks of its last group (group_kernel.h strip_amx), and the
 // rows to whole tiles.
 int64_t padded_k(GroupTier t, int64_t k, const GroupPacked& b) {
-  if (t == GroupTier::amx) return round_up((b.groups - 1) * b.width + amx_chunks(b.width) * 64, 64);
+  constexpr int64_t row = ref::detail::kAmxTileBytes;
+  if (t == GroupTier::amx) return round_up((b.groups - 1) * b.width + amx_chunks(b.width) * row, row);
   return round_up(k, group_tier_unit(t));
 }
 int64_t padded_m(GroupTier t, int64_t m) { return t == GroupTier::amx ? round_up(m, 16) : m; }

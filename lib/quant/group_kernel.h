@@ -21,6 +21,7 @@
 #include "driver/common/result.h"
 #include "lib/quant/activations.h"
 #include "lib/quant/qweights.h"
+#include "lib/ref/amx_tiles.h"
 
 namespace ork::quant::detail {
 
@@ -145,7 +146,7 @@ void strip_vnni(const StripCall& x);
 // bytes past the last group's start (or the group rounded to 4 bytes, under 64) and 16 or 32
 // rows readable; B readable kAmxBSlack bytes past the strips. Between amx_group_begin (the
 // tile shapes for the width) and amx_group_end on the calling thread.
-int64_t amx_chunks(int64_t width);
+inline int64_t amx_chunks(int64_t width) { return (width + ref::detail::kAmxTileBytes - 1) / ref::detail::kAmxTileBytes; }
 inline constexpr int64_t kAmxBSlack = 32 * 128;  // a group of 128's 32 K quads of 128 bytes
 void amx_group_begin(int64_t width);
 void amx_group_end();

@@ -122,8 +122,6 @@ void strip_amx_as(const StripCall& x) {
 
 }  // namespace
 
-int64_t amx_chunks(int64_t width) { return (width + kAmxTileBytes - 1) / kAmxTileBytes; }
-
 // Tiles 0-3: C, 16 rows x 16 int32; 4-5: A, 16 rows x one chunk of K bytes; 6-7: B, the
 // chunk's K quads x 16 columns x 4 bytes.
 void amx_group_begin(int64_t width) {

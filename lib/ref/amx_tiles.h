@@ -4,13 +4,17 @@
 // configuration is per thread and TILERELEASE returns the state to its initial (unused) form.
 #pragma once
 
-#if defined(__x86_64__)
 #include <cstdint>
 
 namespace ork::ref::detail {
 
 inline constexpr int kAmxTileRows = 16;   // rows of a tile register at most
 inline constexpr int kAmxTileBytes = 64;  // bytes of a tile row at most: 16 int32 or 64 int8
+
+}  // namespace ork::ref::detail
+
+#if defined(__x86_64__)
+namespace ork::ref::detail {
 
 // LDTILECFG's 64-byte memory operand: palette, start_row, 14 reserved bytes,
 // 16 x colsb (u16, bytes per row), 16 x rows (u8).
