@@ -4,13 +4,15 @@
 // K with a narrower last slice before padding (odd, just past the widest task, two slices
 // and three): every C cell equal to the reference, no int16 partial clamped, and the NPU ran
 // exactly the chosen plan's tasks, fewer than the plain plan's where it stacks; a submitted
-// call and a batch take the same plan.
+// call and a batch take the same plan; stacked and plain calls mixed on one weights in every
+// pattern (a job in flight, blocking calls, a replayed batch, two threads).
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "driver/common/int4.h"
@@ -115,6 +117,101 @@ TEST_P(Int4CallPlan, SubmitAndBatchTakeItToo) {
   ork_batch_destroy(batch);
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(got[i], want[i]) << "call " << i;
   EXPECT_EQ(tasks_done() - tasks, 3 * chosen->tasks.size());
+  ork_weights_destroy(weights);
+}
+
+// One call's operands and result.
+struct MixedCall {
+  int64_t m = 0;
+  std::vector<int8_t> a;
+  std::vector<uint8_t> pa;
+  std::vector<int32_t> want, got;
+};
+
+MixedCall mixed_call(const std::vector<int8_t>& w, int64_t m, int64_t k, int64_t n, unsigned seed) {
+  MixedCall c{.m = m, .a = ork::test::draw_int4_values(static_cast<size_t>(m * k), seed, -8, 16)};
+  c.pa = pack_int4_values(c.a);
+  c.want.resize(static_cast<size_t>(m * n));
+  EXPECT_TRUE(ork::ref::matmul_int8(c.a, w, c.want, {m, k, n}).ok());
+  c.got.assign(c.want.size(), 0x5a5a5a5a);
+  return c;
+}
+
+// Every call pattern at once on one int4 weights whose short calls stack their K-slices and
+// whose longer ones do not (two plans, two output layouts, one weights): a stacked job in
+// flight while blocking calls of both kinds run; a batch of a stacked and a plain call,
+// submitted and replayed with new A contents in the same memory; then two threads calling
+// both kinds in turn. Every C cell is the reference's and no int16 partial is clamped.
+TEST_P(Int4CallPlan, StackedAndPlainCallsMixOnSharedWeights) {
+  const int64_t k = 5000, n = 1024, short_m = 2, long_m = 24;
+  const auto w = ork::test::draw_int4_values(static_cast<size_t>(k * n), 7, -2, 5);
+  const auto pw = pack_int4_values(w);
+  ork_weights* weights = nullptr;
+  ASSERT_EQ(ork_weights_create(dev_, ORK_DTYPE_INT4, k, n, pw.data(), &weights), ORK_OK) << ork_last_error();
+  const int64_t width = weights->resident->slice_k();
+  auto stacked = ork::exec::plan_alone(ork::matmul::DType::int4, short_m, k, n, 3, width);
+  auto plain = ork::exec::plan_alone(ork::matmul::DType::int4, long_m, k, n, 3, width);
+  ASSERT_TRUE(stacked && plain);
+  ASSERT_TRUE(stacked->stacked);
+  ASSERT_FALSE(plain->stacked);
+  const uint64_t saturated = dev_->fake->stats().int4_saturated_cells;
+  unsigned seed = 100;
+  auto call = [&](int64_t m) { return mixed_call(w, m, k, n, ++seed); };
+
+  // A stacked job in flight; blocking calls of both kinds beside it.
+  MixedCall j = call(short_m), s1 = call(short_m), p1 = call(long_m);
+  ork_tensor jt = host_tensor(j.pa.data()), ju = host_tensor(j.got.data());
+  ork_job* job = nullptr;
+  ASSERT_EQ(ork_matmul_submit(dev_, weights, &jt, j.m, &ju, nullptr, &job), ORK_OK) << ork_last_error();
+  EXPECT_EQ(ork_matmul(dev_, weights, p1.pa.data(), p1.m, p1.got.data(), nullptr), ORK_OK) << ork_last_error();
+  EXPECT_EQ(ork_matmul(dev_, weights, s1.pa.data(), s1.m, s1.got.data(), nullptr), ORK_OK) << ork_last_error();
+
+  // A batch of both kinds, replayed with new A contents.
+  MixedCall bs = call(short_m), bp = call(long_m);
+  ork_batch* batch = nullptr;
+  ASSERT_EQ(ork_batch_create(dev_, &batch), ORK_OK) << ork_last_error();
+  ork_tensor bst = host_tensor(bs.pa.data()), bsu = host_tensor(bs.got.data());
+  ork_tensor bpt = host_tensor(bp.pa.data()), bpu = host_tensor(bp.got.data());
+  ASSERT_EQ(ork_batch_add_matmul(batch, weights, &bst, bs.m, &bsu, nullptr), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_batch_add_matmul(batch, weights, &bpt, bp.m, &bpu, nullptr), ORK_OK) << ork_last_error();
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) {  // the replay reads A again: same memory, new contents
+      const MixedCall ns = call(short_m), np = call(long_m);
+      std::copy(ns.pa.begin(), ns.pa.end(), bs.pa.begin());
+      std::copy(np.pa.begin(), np.pa.end(), bp.pa.begin());
+      bs.want = ns.want, bp.want = np.want;
+    }
+    ork_job* bj = nullptr;
+    ASSERT_EQ(ork_batch_submit(batch, &bj), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_job_wait(bj, -1), ORK_OK) << ork_last_error();
+    ork_job_release(bj);
+    EXPECT_EQ(bs.got, bs.want) << "stacked, batch round " << round;
+    EXPECT_EQ(bp.got, bp.want) << "plain, batch round " << round;
+  }
+  ork_batch_destroy(batch);
+  ASSERT_EQ(ork_job_wait(job, -1), ORK_OK) << ork_last_error();
+  ork_job_release(job);
+  EXPECT_EQ(j.got, j.want) << "stacked job";
+  EXPECT_EQ(s1.got, s1.want) << "stacked call";
+  EXPECT_EQ(p1.got, p1.want) << "plain call";
+
+  // Two threads, each calling both kinds in turn on the same weights.
+  std::vector<std::vector<MixedCall>> per(2);
+  for (auto& calls : per)
+    for (int64_t m : {short_m, long_m, int64_t{1}, short_m}) calls.push_back(call(m));
+  std::vector<std::thread> threads;
+  std::vector<int> failed(2, 0);
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      for (MixedCall& c : per[static_cast<size_t>(t)])
+        if (ork_matmul(dev_, weights, c.pa.data(), c.m, c.got.data(), nullptr) != ORK_OK) ++failed[static_cast<size_t>(t)];
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(failed[static_cast<size_t>(t)], 0) << "thread " << t;
+    for (const MixedCall& c : per[static_cast<size_t>(t)]) EXPECT_EQ(c.got, c.want) << "thread " << t << " M = " << c.m;
+  }
+  EXPECT_EQ(dev_->fake->stats().int4_saturated_cells, saturated);
   ork_weights_destroy(weights);
 }
 
