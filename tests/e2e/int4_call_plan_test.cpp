@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <string>
@@ -137,6 +138,69 @@ MixedCall mixed_call(const std::vector<int8_t>& w, int64_t m, int64_t k, int64_t
   return c;
 }
 
+using MakeCall = std::function<MixedCall(int64_t)>;
+
+// A job of `short_m` rows in flight while blocking calls of both lengths run beside it.
+void job_beside_blocking_calls(ork_device* dev, ork_weights* weights, const MakeCall& call, int64_t short_m,
+                               int64_t long_m) {
+  MixedCall j = call(short_m), s1 = call(short_m), p1 = call(long_m);
+  ork_tensor jt = host_tensor(j.pa.data()), ju = host_tensor(j.got.data());
+  ork_job* job = nullptr;
+  ASSERT_EQ(ork_matmul_submit(dev, weights, &jt, j.m, &ju, nullptr, &job), ORK_OK) << ork_last_error();
+  EXPECT_EQ(ork_matmul(dev, weights, p1.pa.data(), p1.m, p1.got.data(), nullptr), ORK_OK) << ork_last_error();
+  EXPECT_EQ(ork_matmul(dev, weights, s1.pa.data(), s1.m, s1.got.data(), nullptr), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_job_wait(job, -1), ORK_OK) << ork_last_error();
+  ork_job_release(job);
+  EXPECT_EQ(j.got, j.want) << "job of " << j.m << " rows";
+  EXPECT_EQ(s1.got, s1.want) << "call of " << s1.m << " rows";
+  EXPECT_EQ(p1.got, p1.want) << "call of " << p1.m << " rows";
+}
+
+// A batch of one call of each length, submitted and replayed with new A in the same memory.
+void batch_replays(ork_device* dev, ork_weights* weights, const MakeCall& call, int64_t short_m, int64_t long_m) {
+  MixedCall bs = call(short_m), bp = call(long_m);
+  ork_batch* batch = nullptr;
+  ASSERT_EQ(ork_batch_create(dev, &batch), ORK_OK) << ork_last_error();
+  ork_tensor bst = host_tensor(bs.pa.data()), bsu = host_tensor(bs.got.data());
+  ork_tensor bpt = host_tensor(bp.pa.data()), bpu = host_tensor(bp.got.data());
+  ASSERT_EQ(ork_batch_add_matmul(batch, weights, &bst, bs.m, &bsu, nullptr), ORK_OK) << ork_last_error();
+  ASSERT_EQ(ork_batch_add_matmul(batch, weights, &bpt, bp.m, &bpu, nullptr), ORK_OK) << ork_last_error();
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) {  // the replay reads A again: same memory, new contents
+      const MixedCall ns = call(short_m), np = call(long_m);
+      std::copy(ns.pa.begin(), ns.pa.end(), bs.pa.begin());
+      std::copy(np.pa.begin(), np.pa.end(), bp.pa.begin());
+      bs.want = ns.want, bp.want = np.want;
+    }
+    ork_job* bj = nullptr;
+    ASSERT_EQ(ork_batch_submit(batch, &bj), ORK_OK) << ork_last_error();
+    ASSERT_EQ(ork_job_wait(bj, -1), ORK_OK) << ork_last_error();
+    ork_job_release(bj);
+    EXPECT_EQ(bs.got, bs.want) << bs.m << " rows, batch round " << round;
+    EXPECT_EQ(bp.got, bp.want) << bp.m << " rows, batch round " << round;
+  }
+  ork_batch_destroy(batch);
+}
+
+// Two threads, each calling both lengths in turn.
+void two_threads(ork_device* dev, ork_weights* weights, const MakeCall& call, int64_t short_m, int64_t long_m) {
+  std::vector<std::vector<MixedCall>> per(2);
+  for (auto& calls : per)
+    for (int64_t m : {short_m, long_m, int64_t{1}, short_m}) calls.push_back(call(m));
+  std::vector<int> failed(2, 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      for (MixedCall& c : per[t])
+        if (ork_matmul(dev, weights, c.pa.data(), c.m, c.got.data(), nullptr) != ORK_OK) ++failed[t];
+    });
+  for (auto& th : threads) th.join();
+  for (size_t t = 0; t < 2; ++t) {
+    EXPECT_EQ(failed[t], 0) << "thread " << t;
+    for (const MixedCall& c : per[t]) EXPECT_EQ(c.got, c.want) << "thread " << t << ", " << c.m << " rows";
+  }
+}
+
 // Every call pattern at once on one int4 weights whose short calls stack their K-slices and
 // whose longer ones do not (two plans, two output layouts, one weights): a stacked job in
 // flight while blocking calls of both kinds run; a batch of a stacked and a plain call,
@@ -156,61 +220,10 @@ TEST_P(Int4CallPlan, StackedAndPlainCallsMixOnSharedWeights) {
   ASSERT_FALSE(plain->stacked);
   const uint64_t saturated = dev_->fake->stats().int4_saturated_cells;
   unsigned seed = 100;
-  auto call = [&](int64_t m) { return mixed_call(w, m, k, n, ++seed); };
-
-  // A stacked job in flight; blocking calls of both kinds beside it.
-  MixedCall j = call(short_m), s1 = call(short_m), p1 = call(long_m);
-  ork_tensor jt = host_tensor(j.pa.data()), ju = host_tensor(j.got.data());
-  ork_job* job = nullptr;
-  ASSERT_EQ(ork_matmul_submit(dev_, weights, &jt, j.m, &ju, nullptr, &job), ORK_OK) << ork_last_error();
-  EXPECT_EQ(ork_matmul(dev_, weights, p1.pa.data(), p1.m, p1.got.data(), nullptr), ORK_OK) << ork_last_error();
-  EXPECT_EQ(ork_matmul(dev_, weights, s1.pa.data(), s1.m, s1.got.data(), nullptr), ORK_OK) << ork_last_error();
-
-  // A batch of both kinds, replayed with new A contents.
-  MixedCall bs = call(short_m), bp = call(long_m);
-  ork_batch* batch = nullptr;
-  ASSERT_EQ(ork_batch_create(dev_, &batch), ORK_OK) << ork_last_error();
-  ork_tensor bst = host_tensor(bs.pa.data()), bsu = host_tensor(bs.got.data());
-  ork_tensor bpt = host_tensor(bp.pa.data()), bpu = host_tensor(bp.got.data());
-  ASSERT_EQ(ork_batch_add_matmul(batch, weights, &bst, bs.m, &bsu, nullptr), ORK_OK) << ork_last_error();
-  ASSERT_EQ(ork_batch_add_matmul(batch, weights, &bpt, bp.m, &bpu, nullptr), ORK_OK) << ork_last_error();
-  for (int round = 0; round < 2; ++round) {
-    if (round == 1) {  // the replay reads A again: same memory, new contents
-      const MixedCall ns = call(short_m), np = call(long_m);
-      std::copy(ns.pa.begin(), ns.pa.end(), bs.pa.begin());
-      std::copy(np.pa.begin(), np.pa.end(), bp.pa.begin());
-      bs.want = ns.want, bp.want = np.want;
-    }
-    ork_job* bj = nullptr;
-    ASSERT_EQ(ork_batch_submit(batch, &bj), ORK_OK) << ork_last_error();
-    ASSERT_EQ(ork_job_wait(bj, -1), ORK_OK) << ork_last_error();
-    ork_job_release(bj);
-    EXPECT_EQ(bs.got, bs.want) << "stacked, batch round " << round;
-    EXPECT_EQ(bp.got, bp.want) << "plain, batch round " << round;
-  }
-  ork_batch_destroy(batch);
-  ASSERT_EQ(ork_job_wait(job, -1), ORK_OK) << ork_last_error();
-  ork_job_release(job);
-  EXPECT_EQ(j.got, j.want) << "stacked job";
-  EXPECT_EQ(s1.got, s1.want) << "stacked call";
-  EXPECT_EQ(p1.got, p1.want) << "plain call";
-
-  // Two threads, each calling both kinds in turn on the same weights.
-  std::vector<std::vector<MixedCall>> per(2);
-  for (auto& calls : per)
-    for (int64_t m : {short_m, long_m, int64_t{1}, short_m}) calls.push_back(call(m));
-  std::vector<std::thread> threads;
-  std::vector<int> failed(2, 0);
-  for (int t = 0; t < 2; ++t)
-    threads.emplace_back([&, t] {
-      for (MixedCall& c : per[static_cast<size_t>(t)])
-        if (ork_matmul(dev_, weights, c.pa.data(), c.m, c.got.data(), nullptr) != ORK_OK) ++failed[static_cast<size_t>(t)];
-    });
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < 2; ++t) {
-    EXPECT_EQ(failed[static_cast<size_t>(t)], 0) << "thread " << t;
-    for (const MixedCall& c : per[static_cast<size_t>(t)]) EXPECT_EQ(c.got, c.want) << "thread " << t << " M = " << c.m;
-  }
+  const MakeCall call = [&](int64_t m) { return mixed_call(w, m, k, n, ++seed); };
+  job_beside_blocking_calls(dev_, weights, call, short_m, long_m);
+  batch_replays(dev_, weights, call, short_m, long_m);
+  two_threads(dev_, weights, call, short_m, long_m);
   EXPECT_EQ(dev_->fake->stats().int4_saturated_cells, saturated);
   ork_weights_destroy(weights);
 }
