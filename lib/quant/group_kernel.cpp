@@ -205,7 +205,7 @@ GroupTier best_group_tier() {  // per call, from the features (cpu_features.h)
   return group_tier_supported(GroupTier::avx2) ? GroupTier::avx2 : GroupTier::portable;
 }
 
-int group_tier_rows(GroupTier t) { return t == GroupTier::amx ? 32 : t == GroupTier::vnni ? 6 : 4; }
+int group_tier_rows(GroupTier t) { return t == GroupTier::amx ? 16 : t == GroupTier::vnni ? 6 : 4; }
 
 GroupTier call_tier(GroupTier t, int64_t m) { return t == GroupTier::amx && m < kAmxMinRows ? GroupTier::vnni : t; }
 

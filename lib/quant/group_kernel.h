@@ -75,9 +75,9 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
 
 // ---- The tiers' kernels (group_kernel.cpp, group_kernel_x86.cpp).
 constexpr int kStripRows = 8;      // most rows of A per call of the register tiers (row_block_of)
-constexpr int kMostCallRows = 32;  // most rows of A per kernel call of any tier (amx's block)
-// Rows per kernel call of a tier. amx: 32, two A tiles of 16 against the strip's two B tiles
-// (the last block of M padded with zero rows to 16 or 32). vnni: 6 rows, 12 accumulators in flight (4 rows' 8 left
+constexpr int kMostCallRows = 16;  // most rows of A per kernel call of any tier (amx's block)
+// Rows per kernel call of a tier. amx: 16, one A tile against the strip's two B tiles (the
+// last block of M padded with zero rows to 16). vnni: 6 rows, 12 accumulators in flight (4 rows' 8 left
 // VPDPBUSD's issue slots idle; 6 rows measured 5-10 % more MACs per CPU-second at M = 128,
 // K = N = 2048, docs/cpu-reference.md), their 12 running sums beside them (in registers in
 // the straight group of 32; 7 rows measured no faster, 8 rows a call about 0.04x of int8's
@@ -143,8 +143,8 @@ int32_t code_sum_sse2(const int8_t* p, int64_t n);
 void strip_avx2(const StripCall& x);
 void strip_vnni(const StripCall& x);
 // amx (group_kernel_amx.cpp): A's rows `a_stride` bytes apart, at least amx_chunks(width) x 64
-// bytes past the last group's start (or the group rounded to 4 bytes, under 64) and 16 or 32
-// rows readable; B readable kAmxBSlack bytes past the strips. Between amx_group_begin (the
+// bytes past the last group's start (or the group rounded to 4 bytes, under 64) and 16 rows
+// readable; B readable kAmxBSlack bytes past the strips. Between amx_group_begin (the
 // tile shapes for the width) and amx_group_end on the calling thread.
 inline int64_t amx_chunks(int64_t width) { return (width + ref::detail::kAmxTileBytes - 1) / ref::detail::kAmxTileBytes; }
 inline constexpr int64_t kAmxBSlack = 32 * 128;  // a group of 128's 32 K quads of 128 bytes

@@ -1,11 +1,13 @@
 // The amx tier of the fused quantised matmul (group_kernel.h): each group's integer sums on
 // AMX tiles, its dequantisation on AVX-512 lanes, in the reference's order. Per group, for a
-// block of up to 32 rows and the strip's 32 columns: TDPBSSD into four zeroed 16 x 16 int32
+// block of up to 16 rows and the strip's 32 columns: TDPBSSD into two zeroed 16 x 16 int32
 // tiles (signed A codes x signed B codes, exact: Intel SDM vol. 1 ch. 3.5), the tiles stored
-// to a 4 KiB block, then per row and 16 columns u = fl(float(acc) x scale) and t = u (first
-// group) or fl(t + u), t kept in a 4 KiB block beside it (32 x 32 floats are more than the 32
-// zmm registers). The float work per cell and group is the VNNI tier's; what moves to the
-// tiles is the 8 VPDPBUSD per 16 cells that bound it (docs/cpu-reference.md "Groups on AMX").
+// to a 2 KiB block, then per row and 16 columns u = fl(float(acc) x scale) and t = u (first
+// group) or fl(t + u), t kept in a 2 KiB block beside it (16 x 32 floats are all 32 zmm
+// registers). Two pairs of C tiles alternate from group to group, so group g + 1's TDPBSSD
+// run while group g's pair is stored and its lanes work (docs/cpu-reference.md "Groups on
+// AMX"). The float work per cell and group is the VNNI tier's; what moves to the tiles is
+// the 8 VPDPBUSD per 16 cells that bound it.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -26,43 +28,36 @@ constexpr __mmask16 kAmxAll16 = 0xffff;   // GCC 12's unmasked VCVTDQ2PS: see gr
 // per-channel: group_kernel.h amx_chunks).
 int64_t chunk_bytes(int64_t width) { return width >= kAmxTileBytes ? kAmxTileBytes : (width + 3) / 4 * 4; }
 
-// Group g's sums of the block's rows into the C tiles 0-3 (Tiles A tiles of 16 rows).
-template <int Tiles>
-__attribute__((target("amx-tile,amx-int8"), always_inline)) inline void tile_sums(const StripCall& x, int64_t g,
-                                                                                 int64_t chunks) {
-  const int64_t cb = chunk_bytes(x.width);
-  const uint8_t* a = x.a + g * x.width;
-  const uint8_t* b = x.b + x.group_off[g];
-  _tile_zero(0);
-  _tile_zero(1);
-  if constexpr (Tiles == 2) {
-    _tile_zero(2);
-    _tile_zero(3);
+// Group g's sums of the block's 16 rows into the C tile pair (C0, C1), A through tile AT and
+// B through tiles 6 and 7. A macro: GCC's tile intrinsics take the tile numbers as literals.
+#define ORK_AMX_GROUP_SUMS(NAME, C0, C1, AT)                                                           \
+  __attribute__((target("amx-tile,amx-int8"), always_inline)) inline void NAME(const StripCall& x,     \
+                                                                              int64_t g, int64_t chunks) { \
+    const int64_t cb = chunk_bytes(x.width);                                                           \
+    const uint8_t* a = x.a + g * x.width;                                                              \
+    const uint8_t* b = x.b + x.group_off[g];                                                           \
+    _tile_zero(C0);                                                                                    \
+    _tile_zero(C1);                                                                                    \
+    for (int64_t c = 0; c < chunks; ++c, a += cb, b += cb / 4 * kQuadBytes) {                          \
+      _tile_loadd(AT, a, x.a_stride);                                                                  \
+      _tile_loadd(6, b, kQuadBytes);                                                                   \
+      _tile_loadd(7, b + kAmxTileBytes, kQuadBytes);                                                   \
+      _tile_dpbssd(C0, AT, 6);                                                                         \
+      _tile_dpbssd(C1, AT, 7);                                                                         \
+    }                                                                                                  \
   }
-  for (int64_t c = 0; c < chunks; ++c, a += cb, b += cb / 4 * kQuadBytes) {
-    _tile_loadd(4, a, x.a_stride);
-    _tile_loadd(6, b, kQuadBytes);
-    _tile_loadd(7, b + kAmxTileBytes, kQuadBytes);
-    _tile_dpbssd(0, 4, 6);
-    _tile_dpbssd(1, 4, 7);
-    if constexpr (Tiles == 2) {
-      _tile_loadd(5, a + kAmxTileRows * x.a_stride, x.a_stride);
-      _tile_dpbssd(2, 5, 6);
-      _tile_dpbssd(3, 5, 7);
-    }
-  }
-}
+ORK_AMX_GROUP_SUMS(sums_into_pair0, 0, 1, 4)
+ORK_AMX_GROUP_SUMS(sums_into_pair1, 2, 3, 5)
+#undef ORK_AMX_GROUP_SUMS
 
-// The C tiles into acc[32][32].
-template <int Tiles>
-__attribute__((target("amx-tile,amx-int8"), always_inline)) inline void store_sums(int32_t* acc) {
-  constexpr int64_t ld = kCols * sizeof(int32_t);
-  _tile_stored(0, acc, ld);
-  _tile_stored(1, acc + 16, ld);
-  if constexpr (Tiles == 2) {
-    _tile_stored(2, acc + kAmxTileRows * kCols, ld);
-    _tile_stored(3, acc + kAmxTileRows * kCols + 16, ld);
-  }
+// A C tile pair into acc[16][32].
+__attribute__((target("amx-tile,amx-int8"), always_inline)) inline void store_pair0(int32_t* acc) {
+  _tile_stored(0, acc, kCols * sizeof(int32_t));
+  _tile_stored(1, acc + 16, kCols * sizeof(int32_t));
+}
+__attribute__((target("amx-tile,amx-int8"), always_inline)) inline void store_pair1(int32_t* acc) {
+  _tile_stored(2, acc, kCols * sizeof(int32_t));
+  _tile_stored(3, acc + 16, kCols * sizeof(int32_t));
 }
 
 // Group g's term joins the rows' running sums t: one IEEE operation per lane and step.
@@ -90,20 +85,22 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) inline void scale_gro
   }
 }
 
-template <int Tiles, bool Shift, bool Mins>
+template <bool Shift, bool Mins>
 __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw"))) void amx_block(const StripCall& x) {
-  constexpr int kCells = 2 * kAmxTileRows * kCols;
-  alignas(64) int32_t acc[2][kCells];  // groups g and g + 1: the tiles fill one while the lanes read the other
+  constexpr int kCells = kAmxTileRows * kCols;
+  alignas(64) int32_t acc[2][kCells];  // group g's sums in acc[g & 1]
   alignas(64) float t[kCells];
   const int64_t chunks = amx_chunks(x.width);
-  tile_sums<Tiles>(x, 0, chunks);
-  store_sums<Tiles>(acc[0]);
-  // Group g + 1's TDPBSSD are issued before group g's lanes, so the tiles' latency runs under
-  // the float work (the C tiles are free once stored); the float order is unchanged.
+  sums_into_pair0(x, 0, chunks);
   for (int64_t g = 0; g < x.groups; ++g) {  // increasing order: the order is the contract
-    if (g + 1 < x.groups) tile_sums<Tiles>(x, g + 1, chunks);
+    if ((g & 1) == 0) {
+      if (g + 1 < x.groups) sums_into_pair1(x, g + 1, chunks);
+      store_pair0(acc[0]);
+    } else {
+      if (g + 1 < x.groups) sums_into_pair0(x, g + 1, chunks);
+      store_pair1(acc[1]);
+    }
     scale_group<Shift, Mins>(x, g, acc[g & 1], t);
-    if (g + 1 < x.groups) store_sums<Tiles>(acc[(g + 1) & 1]);
   }
   const int lo = x.cols < 16 ? x.cols : 16, hi = x.cols - lo;
   const auto m0 = static_cast<__mmask16>((1u << lo) - 1), m1 = static_cast<__mmask16>((1u << hi) - 1);
@@ -114,16 +111,10 @@ __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw"))) void amx_block(con
   }
 }
 
-template <bool Shift, bool Mins>
-void strip_amx_as(const StripCall& x) {
-  if (x.rows > kAmxTileRows) return amx_block<2, Shift, Mins>(x);
-  return amx_block<1, Shift, Mins>(x);
-}
-
 }  // namespace
 
-// Tiles 0-3: C, 16 rows x 16 int32; 4-5: A, 16 rows x one chunk of K bytes; 6-7: B, the
-// chunk's K quads x 16 columns x 4 bytes.
+// Tiles 0-3: two pairs of C, 16 rows x 16 int32; 4-5: A, 16 rows x one chunk of K bytes;
+// 6-7: B, the chunk's K quads x 16 columns x 4 bytes.
 void amx_group_begin(int64_t width) {
   ref::detail::TileConfig cfg;
   const auto cb = static_cast<uint16_t>(chunk_bytes(width));
@@ -137,8 +128,8 @@ void amx_group_end() { ref::detail::release_tiles(); }
 
 void strip_amx(const StripCall& x) {
   const bool shift = x.gsum != nullptr && x.code_offset != 0;
-  if (x.mins != nullptr) return shift ? strip_amx_as<true, true>(x) : strip_amx_as<false, true>(x);
-  return shift ? strip_amx_as<true, false>(x) : strip_amx_as<false, false>(x);
+  if (x.mins != nullptr) return shift ? amx_block<true, true>(x) : amx_block<false, true>(x);
+  return shift ? amx_block<true, false>(x) : amx_block<false, false>(x);
 }
 
 }  // namespace ork::quant::detail

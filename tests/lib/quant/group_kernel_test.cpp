@@ -103,8 +103,8 @@ TEST(FusedQmatmul, LongKAndRowBlocksAreTheReference) {
 }
 
 // The amx tier's edges: M on each side of kAmxMinRows (8 runs vnni's kernel, 9 a tile of 16
-// rows with 7 of zero padding), one tile (16), two (17, 32: a block of 17 reads 32 rows), a
-// block past 32 (33, 69); K whose last group is short for every width and per-channel K off
+// rows with 7 of zero padding), one tile (16), a second one of 1 row (17), two full (32), and
+// past them (33, 69); K whose last group is short for every width and per-channel K off
 // 64 and off 4 (45: one 48-byte chunk; 2100: 33 chunks of 64, the last reading 28 bytes of
 // padding), so the tiles read B past the group and A past K; N off the strip (33, 47). When
 // the CPU has no AMX the tier is refused and the call rule is still checked.
@@ -113,7 +113,8 @@ TEST(FusedQmatmul, AmxTilesAreTheReference) {
   EXPECT_EQ(call_tier(GroupTier::amx, kAmxMinRows), GroupTier::amx);
   EXPECT_EQ(call_tier(GroupTier::vnni, 512), GroupTier::vnni);
   EXPECT_EQ(row_block_of(GroupTier::amx, 69, 68).start, 64);
-  EXPECT_EQ(row_block_of(GroupTier::amx, 69, 40).rows, 32);
+  EXPECT_EQ(row_block_of(GroupTier::amx, 69, 68).rows, 5);
+  EXPECT_EQ(row_block_of(GroupTier::amx, 69, 40).rows, 16);
   if (!group_tier_supported(GroupTier::amx)) {
     const auto wf = random_matrix(64, 33, 1);
     auto w = QuantWeights::quantise(wf, 64, 33, WeightScheme{Bits::int4, 32});
