@@ -64,7 +64,10 @@ __attribute__((target("amx-tile,amx-int8"), always_inline)) inline void store_pa
 template <bool Shift, bool Mins>
 __attribute__((target("avx512f,avx512bw"), always_inline)) inline void scale_group(const StripCall& x, int64_t g,
                                                                                   const int32_t* acc, float* t) {
+  // Loaded once: the stores to t below may alias them as far as the compiler knows.
   const __m512 s0 = _mm512_loadu_ps(x.scales + g * kCols), s1 = _mm512_loadu_ps(x.scales + g * kCols + 16);
+  __m512 mn0 = _mm512_setzero_ps(), mn1 = _mm512_setzero_ps();
+  if constexpr (Mins) mn0 = _mm512_loadu_ps(x.mins + g * kCols), mn1 = _mm512_loadu_ps(x.mins + g * kCols + 16);
   for (int r = 0; r < x.rows; ++r) {
     __m512i a0 = _mm512_load_si512(acc + r * kCols), a1 = _mm512_load_si512(acc + r * kCols + 16);
     if constexpr (Shift) {  // the format's code: + code_offset x s_g (modulo 2^32, as vnni's start)
@@ -75,8 +78,8 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) inline void scale_gro
     __m512 u1 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAmxAll16, a1), s1);
     if constexpr (Mins) {  // u = u + float(s_g) x mn
       const __m512 sf = _mm512_set1_ps(x.gsum_f[r * x.groups + g]);
-      u0 = _mm512_add_ps(u0, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * kCols)));
-      u1 = _mm512_add_ps(u1, _mm512_mul_ps(sf, _mm512_loadu_ps(x.mins + g * kCols + 16)));
+      u0 = _mm512_add_ps(u0, _mm512_mul_ps(sf, mn0));
+      u1 = _mm512_add_ps(u1, _mm512_mul_ps(sf, mn1));
     }
     float* tr = t + r * kCols;
     if (g > 0) u0 = _mm512_add_ps(_mm512_load_ps(tr), u0), u1 = _mm512_add_ps(_mm512_load_ps(tr + 16), u1);
