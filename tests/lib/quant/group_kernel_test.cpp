@@ -7,6 +7,7 @@
 // override lowering every family's tier; and the refusals.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <utility>
@@ -73,16 +74,12 @@ TEST(FusedQmatmul, EveryTierAndThreadCountIsTheReference) {
       }
 }
 
-// Long K and row blocks: K past 1024 (lib/ref's VNNI K chunk, 256 quads) with a short last
-// group (1030: 32 groups of 32 + 6 values, 16 + 1 of 64, 8 + 1 of 128), exactly 1024, one
-// group (32), per-channel over 2100 (525 quads in one group); M off every tier's row block
-// (13, 9, 17: off 4, 6 and 8; 16 and 8 on them), odd N; 1 and 2 threads; every tier, against
-// the reference. Kept from a trial of lib/ref's blocking in the vnni kernel (K chunks of
-// whole groups, 8-row blocks: docs/cpu-reference.md), which these shapes cut at each edge.
-TEST(FusedQmatmul, LongKAndRowBlocksAreTheReference) {
-  uint32_t seed = 300;
-  for (const KernelShape& s : {KernelShape{13, 1030, 47}, KernelShape{9, 1024, 33}, KernelShape{17, 32, 35},
-                               KernelShape{8, 2100, 31}, KernelShape{16, 1120, 65}})
+// Every shape x width (per-channel, 32, 64, 128 up to K) x mode (w4a8, w8a8, w4a4) on each of
+// `tiers` at 1 and 2 threads against the reference; activation scales per row where M is odd
+// (`per_row_odd`) or even.
+void check_widths_and_modes(std::initializer_list<KernelShape> shapes, uint32_t seed,
+                            const std::vector<GroupTier>& tiers, bool per_row_odd) {
+  for (const KernelShape& s : shapes)
     for (int64_t group : {0, 32, 64, 128})
       for (auto [wb, ab] : {std::pair{Bits::int4, Bits::int8}, {Bits::int8, Bits::int8}, {Bits::int4, Bits::int4}}) {
         if (group > s.k) continue;
@@ -91,15 +88,27 @@ TEST(FusedQmatmul, LongKAndRowBlocksAreTheReference) {
         const WeightScheme ws{wb, group};
         auto w = QuantWeights::quantise(wf, s.k, s.n, ws);
         ASSERT_TRUE(w.ok()) << w.error().message;
-        const ActScheme as{ab, s.m % 2 == 1};
+        const ActScheme as{ab, (s.m % 2 == 1) == per_row_odd};
         auto want = reference::qmatmul(a, wf, s.m, s.k, s.n, ws, as);
         ASSERT_TRUE(want.ok());
-        for (GroupTier t : supported_group_tiers())
+        for (GroupTier t : tiers)
           for (int threads : {1, 2})
             ASSERT_EQ(run(t, threads, *w, a, s.m, as, *want), "")
                 << group_tier_name(t) << " threads " << threads << " M x K x N = " << s.m << " x " << s.k << " x "
                 << s.n << " group " << group << " w" << static_cast<int>(wb) << "a" << static_cast<int>(ab);
       }
+}
+
+// Long K and row blocks: K past 1024 (lib/ref's VNNI K chunk, 256 quads) with a short last
+// group (1030: 32 groups of 32 + 6 values, 16 + 1 of 64, 8 + 1 of 128), exactly 1024, one
+// group (32), per-channel over 2100 (525 quads in one group); M off every tier's row block
+// (13, 9, 17: off 4, 6 and 8; 16 and 8 on them), odd N; 1 and 2 threads; every tier, against
+// the reference. Kept from a trial of lib/ref's blocking in the vnni kernel (K chunks of
+// whole groups, 8-row blocks: docs/cpu-reference.md), which these shapes cut at each edge.
+TEST(FusedQmatmul, LongKAndRowBlocksAreTheReference) {
+  check_widths_and_modes({KernelShape{13, 1030, 47}, KernelShape{9, 1024, 33}, KernelShape{17, 32, 35},
+                          KernelShape{8, 2100, 31}, KernelShape{16, 1120, 65}},
+                         300, supported_group_tiers(), true);
 }
 
 // The amx tier's edges: M on each side of kAmxMinRows (8 runs vnni's kernel, 9 a tile of 16
@@ -122,26 +131,10 @@ TEST(FusedQmatmul, AmxTilesAreTheReference) {
     EXPECT_FALSE(pack_group_weights(*w, GroupTier::amx).ok());
     GTEST_SKIP() << "no AMX on this CPU (or no tile grant): the tier's kernel is not run";
   }
-  uint32_t seed = 900;
-  for (const KernelShape& s : {KernelShape{8, 130, 33}, KernelShape{9, 1030, 47}, KernelShape{16, 45, 33},
-                               KernelShape{17, 2100, 35}, KernelShape{32, 200, 47}, KernelShape{33, 96, 33},
-                               KernelShape{69, 300, 64}})
-    for (int64_t group : {0, 32, 64, 128})
-      for (auto [wb, ab] : {std::pair{Bits::int4, Bits::int8}, {Bits::int8, Bits::int8}, {Bits::int4, Bits::int4}}) {
-        if (group > s.k) continue;
-        const auto wf = random_matrix(s.k, s.n, ++seed);
-        const auto a = random_matrix(s.m, s.k, ++seed);
-        const WeightScheme ws{wb, group};
-        auto w = QuantWeights::quantise(wf, s.k, s.n, ws);
-        ASSERT_TRUE(w.ok()) << w.error().message;
-        const ActScheme as{ab, s.m % 2 == 0};
-        auto want = reference::qmatmul(a, wf, s.m, s.k, s.n, ws, as);
-        ASSERT_TRUE(want.ok());
-        for (int threads : {1, 2})
-          ASSERT_EQ(run(GroupTier::amx, threads, *w, a, s.m, as, *want), "")
-              << "threads " << threads << " M x K x N = " << s.m << " x " << s.k << " x " << s.n << " group " << group
-              << " w" << static_cast<int>(wb) << "a" << static_cast<int>(ab);
-      }
+  check_widths_and_modes({KernelShape{8, 130, 33}, KernelShape{9, 1030, 47}, KernelShape{16, 45, 33},
+                          KernelShape{17, 2100, 35}, KernelShape{32, 200, 47}, KernelShape{33, 96, 33},
+                          KernelShape{69, 300, 64}},
+                         900, {GroupTier::amx}, false);
 }
 
 // On vnni a remainder of 1 or 2 rows joins the last block of 6 (row_block_of: calls of 7 and
