@@ -26,6 +26,9 @@ constexpr int64_t kGroupShortM = 8;
 // 3584 x 18944 16.8 / 20.1 against 13.5 / 16.4), so from there two.
 constexpr int64_t kFusedBBytesPerThread = int64_t{32} << 20;
 
+// amx packs its weights as vnni does (its short calls run vnni's kernel on them).
+bool vnni_packing(GroupTier t) { return t == GroupTier::vnni || t == GroupTier::amx; }
+
 // Bytes of one packed weight value: avx2's are int16, the others int8.
 int b_value_bytes(GroupTier t) { return t == GroupTier::avx2 ? 2 : 1; }
 
@@ -120,7 +123,7 @@ int64_t padded_k(GroupTier t, int64_t k, const GroupPacked& b) {
   if (t == GroupTier::amx) return round_up((b.groups - 1) * b.width + amx_chunks(b.width) * row, row);
   return round_up(k, group_tier_unit(t));
 }
-int64_t padded_m(GroupTier t, int64_t m) { return t == GroupTier::amx ? round_up(m, 16) : m; }
+int64_t padded_m(GroupTier t, int64_t m) { return t == GroupTier::amx ? round_up(m, ref::detail::kAmxTileRows) : m; }
 
 // t: the call's tier (call_tier).
 PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, GroupTier t, int most_threads) {
@@ -205,7 +208,7 @@ GroupTier best_group_tier() {  // per call, from the features (cpu_features.h)
   return group_tier_supported(GroupTier::avx2) ? GroupTier::avx2 : GroupTier::portable;
 }
 
-int group_tier_rows(GroupTier t) { return t == GroupTier::amx ? 16 : t == GroupTier::vnni ? 6 : 4; }
+int group_tier_rows(GroupTier t) { return t == GroupTier::amx ? ref::detail::kAmxTileRows : t == GroupTier::vnni ? 6 : 4; }
 
 GroupTier call_tier(GroupTier t, int64_t m) { return t == GroupTier::amx && m < kAmxMinRows ? GroupTier::vnni : t; }
 
@@ -216,8 +219,8 @@ RowBlock row_block_of(GroupTier t, int64_t m, int64_t i) {
   const int64_t start = i / r * r;
   return {start, static_cast<int>(std::min(r, m - start))};
 }
-int group_tier_unit(GroupTier t) { return t == GroupTier::vnni || t == GroupTier::amx ? 4 : t == GroupTier::avx2 ? 2 : 1; }
-int group_tier_strip(GroupTier t) { return t == GroupTier::vnni || t == GroupTier::amx ? 32 : 16; }
+int group_tier_unit(GroupTier t) { return vnni_packing(t) ? 4 : t == GroupTier::avx2 ? 2 : 1; }
+int group_tier_strip(GroupTier t) { return vnni_packing(t) ? 32 : 16; }
 
 Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
   if (!group_tier_supported(tier))
@@ -234,7 +237,7 @@ Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
   const int64_t slack = tier == GroupTier::amx ? kAmxBSlack : 0;
   p.b.assign(static_cast<size_t>(p.strips * p.group_off.back() + slack), 0);
   p.scales.assign(static_cast<size_t>(p.strips * p.groups * p.strip), 0.0f);
-  if (tier == GroupTier::vnni || tier == GroupTier::amx) p.bias.assign(p.scales.size(), 0);
+  if (vnni_packing(tier)) p.bias.assign(p.scales.size(), 0);
   if (!w.mins().empty()) p.mins.assign(p.scales.size(), 0.0f);
   p.code_offset = w.code_offset() - folded_offset(w, tier);
   std::vector<int8_t> codes;
