@@ -7,9 +7,11 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ork/ork.h"
+#include "lib/quant/reference.h"
 #include "tests/support/quant_test_util.h"
 
 namespace {
@@ -291,6 +293,54 @@ TEST(QuantPackedBytes, RefusesBadArguments) {
   EXPECT_NE(std::string(ork_last_error()).find("K = 0"), std::string::npos) << ork_last_error();
   EXPECT_EQ(ork_qweights_packed_bytes(64, 32, nullptr, nullptr), ORK_E_INVALID_ARGUMENT);
   EXPECT_EQ(bytes, 7u);
+}
+
+// One quantised weights shared by the calling thread and two more at once, each alternating
+// short calls (1 and 4 rows: on the cpu device the vnni kernel) and longer ones (9, 16 and 40
+// rows: the amx tiles where the CPU has them), per-tensor and per-row scales, w4a8 and w4a4:
+// every cell of every call is the reference's (lib/quant reference::qmatmul).
+TEST_P(QuantCapi, ShortAndLongCallsFromThreadsShareWeights) {
+  constexpr int64_t k = 200, n = 70;  // a short last group of 8, N off the 32-column strip
+  const auto w = random_matrix(k, n, 5);
+  ork_quant_options qo{sizeof(qo), 4, 32};
+  ork_qweights* q = nullptr;
+  ASSERT_EQ(ork_qweights_create(dev_, w.data(), k, n, &qo, &q), ORK_OK) << ork_last_error();
+  struct Call {
+    int64_t m;
+    int abits, per_row;
+    std::vector<float> a, want, got;
+  };
+  std::vector<std::vector<Call>> per(3);
+  uint32_t seed = 40;
+  for (auto& calls : per)
+    for (int64_t m : {int64_t{1}, int64_t{16}, int64_t{4}, int64_t{40}, int64_t{9}})
+      for (int abits : {8, 4}) {
+        Call c{m, abits, static_cast<int>(m % 2), random_matrix(m, k, ++seed), {}, {}};
+        const ork::quant::ActScheme as{abits == 8 ? ork::quant::Bits::int8 : ork::quant::Bits::int4, c.per_row == 1};
+        auto want = ork::quant::reference::qmatmul(c.a, w, m, k, n, {ork::quant::Bits::int4, 32}, as);
+        ASSERT_TRUE(want.ok());
+        c.want = *want;
+        c.got.assign(c.want.size(), -1.0f);
+        calls.push_back(std::move(c));
+      }
+  std::vector<int> failed(per.size(), 0);
+  auto run = [&](size_t t) {
+    for (Call& c : per[t]) {
+      ork_qmatmul_options o{sizeof(o), c.abits, c.per_row, 0, nullptr};
+      if (ork_qmatmul(dev_, q, c.a.data(), c.m, c.got.data(), &o) != ORK_OK) ++failed[t];
+    }
+  };
+  std::thread t1(run, 1), t2(run, 2);
+  run(0);
+  t1.join();
+  t2.join();
+  for (size_t t = 0; t < per.size(); ++t) {
+    EXPECT_EQ(failed[t], 0) << "thread " << t;
+    for (const Call& c : per[t])
+      EXPECT_EQ(first_difference(c.got, c.want, n), "") << "thread " << t << " M = " << c.m << " a" << c.abits
+                                                        << (c.per_row ? " per row" : " per tensor");
+  }
+  ork_qweights_destroy(q);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, QuantCapi, ::testing::Values("emu-rknpu", "emu-rocket", "cpu"));
