@@ -60,50 +60,78 @@ __attribute__((target("amx-tile,amx-int8"), always_inline)) inline void store_pa
   _tile_stored(3, acc + 16, kCols * sizeof(int32_t));
 }
 
-// Group g's term joins the rows' running sums t: one IEEE operation per lane and step.
+// One group's term u of 16 columns of a row: fl(float(acc + shift) x s), Q4_1's
+// fl(u + fl(float(s_g) x mn)) after it.
 template <bool Shift, bool Mins>
-__attribute__((target("avx512f,avx512bw"), always_inline)) inline void scale_group(const StripCall& x, int64_t g,
-                                                                                  const int32_t* acc, float* t) {
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline __m512 group_term(__m512i a, __m512 s, __m512 mn,
+                                                                                   int32_t shift, float sf) {
+  if constexpr (Shift) a = _mm512_add_epi32(a, _mm512_set1_epi32(shift));  // modulo 2^32, as vnni's start
+  __m512 u = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAmxAll16, a), s);
+  if constexpr (Mins) u = _mm512_add_ps(u, _mm512_mul_ps(_mm512_set1_ps(sf), mn));
+  return u;
+}
+
+// Group g's scales (and Q4_1's m terms) for the strip's two halves of 16 columns.
+struct GroupScales {
+  __m512 s[2], mn[2];
+};
+template <bool Mins>
+__attribute__((target("avx512f"), always_inline)) inline GroupScales group_scales(const StripCall& x, int64_t g) {
+  GroupScales q{{_mm512_loadu_ps(x.scales + g * kCols), _mm512_loadu_ps(x.scales + g * kCols + 16)},
+                {_mm512_setzero_ps(), _mm512_setzero_ps()}};
+  if constexpr (Mins) q.mn[0] = _mm512_loadu_ps(x.mins + g * kCols), q.mn[1] = _mm512_loadu_ps(x.mins + g * kCols + 16);
+  return q;
+}
+
+// Groups g and g + 1 (Two) or g alone join the rows' running sums t, in that order, one
+// IEEE operation per lane and step: t is read and written once for both groups.
+template <bool Shift, bool Mins, bool Two>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void scale_groups(const StripCall& x, int64_t g,
+                                                                                   const int32_t* acc0,
+                                                                                   const int32_t* acc1, float* t) {
   // Loaded once: the stores to t below may alias them as far as the compiler knows.
-  const __m512 s0 = _mm512_loadu_ps(x.scales + g * kCols), s1 = _mm512_loadu_ps(x.scales + g * kCols + 16);
-  __m512 mn0 = _mm512_setzero_ps(), mn1 = _mm512_setzero_ps();
-  if constexpr (Mins) mn0 = _mm512_loadu_ps(x.mins + g * kCols), mn1 = _mm512_loadu_ps(x.mins + g * kCols + 16);
+  const GroupScales q0 = group_scales<Mins>(x, g);
+  GroupScales q1 = q0;
+  if constexpr (Two) q1 = group_scales<Mins>(x, g + 1);
   for (int r = 0; r < x.rows; ++r) {
-    __m512i a0 = _mm512_load_si512(acc + r * kCols), a1 = _mm512_load_si512(acc + r * kCols + 16);
-    if constexpr (Shift) {  // the format's code: + code_offset x s_g (modulo 2^32, as vnni's start)
-      const __m512i sh = _mm512_set1_epi32(static_cast<int32_t>(affine_shift(x, r, g)));
-      a0 = _mm512_add_epi32(a0, sh), a1 = _mm512_add_epi32(a1, sh);
-    }
-    __m512 u0 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAmxAll16, a0), s0);
-    __m512 u1 = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAmxAll16, a1), s1);
-    if constexpr (Mins) {  // u = u + float(s_g) x mn
-      const __m512 sf = _mm512_set1_ps(x.gsum_f[r * x.groups + g]);
-      u0 = _mm512_add_ps(u0, _mm512_mul_ps(sf, mn0));
-      u1 = _mm512_add_ps(u1, _mm512_mul_ps(sf, mn1));
-    }
+    int32_t sh0 = 0, sh1 = 0;
+    float sf0 = 0, sf1 = 0;
+    if constexpr (Shift) sh0 = static_cast<int32_t>(affine_shift(x, r, g));
+    if constexpr (Mins) sf0 = x.gsum_f[r * x.groups + g];
+    if constexpr (Shift && Two) sh1 = static_cast<int32_t>(affine_shift(x, r, g + 1));
+    if constexpr (Mins && Two) sf1 = x.gsum_f[r * x.groups + g + 1];
     float* tr = t + r * kCols;
-    if (g > 0) u0 = _mm512_add_ps(_mm512_load_ps(tr), u0), u1 = _mm512_add_ps(_mm512_load_ps(tr + 16), u1);
-    _mm512_store_ps(tr, u0);
-    _mm512_store_ps(tr + 16, u1);
+    for (int h = 0; h < 2; ++h) {
+      __m512 u = group_term<Shift, Mins>(_mm512_load_si512(acc0 + r * kCols + h * 16), q0.s[h], q0.mn[h], sh0, sf0);
+      if (g > 0) u = _mm512_add_ps(_mm512_load_ps(tr + h * 16), u);
+      if constexpr (Two) {
+        u = _mm512_add_ps(u, group_term<Shift, Mins>(_mm512_load_si512(acc1 + r * kCols + h * 16), q1.s[h],
+                                                     q1.mn[h], sh1, sf1));
+      }
+      _mm512_store_ps(tr + h * 16, u);
+    }
   }
 }
 
 template <bool Shift, bool Mins>
 __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw"))) void amx_block(const StripCall& x) {
   constexpr int kCells = kAmxTileRows * kCols;
-  alignas(64) int32_t acc[2][kCells];  // group g's sums in acc[g & 1]
+  alignas(64) int32_t acc[2][kCells];  // groups g and g + 1's sums
   alignas(64) float t[kCells];
   const int64_t chunks = amx_chunks(x.width);
   sums_into_pair0(x, 0, chunks);
-  for (int64_t g = 0; g < x.groups; ++g) {  // increasing order: the order is the contract
-    if ((g & 1) == 0) {
-      if (g + 1 < x.groups) sums_into_pair1(x, g + 1, chunks);
-      store_pair0(acc[0]);
-    } else {
-      if (g + 1 < x.groups) sums_into_pair0(x, g + 1, chunks);
-      store_pair1(acc[1]);
-    }
-    scale_group<Shift, Mins>(x, g, acc[g & 1], t);
+  if (x.groups > 1) sums_into_pair1(x, 1, chunks);
+  int64_t g = 0;
+  for (; g + 1 < x.groups; g += 2) {  // increasing order: the order is the contract
+    store_pair0(acc[0]);
+    if (g + 2 < x.groups) sums_into_pair0(x, g + 2, chunks);
+    store_pair1(acc[1]);
+    if (g + 3 < x.groups) sums_into_pair1(x, g + 3, chunks);
+    scale_groups<Shift, Mins, true>(x, g, acc[0], acc[1], t);
+  }
+  if (g < x.groups) {
+    store_pair0(acc[0]);
+    scale_groups<Shift, Mins, false>(x, g, acc[0], nullptr, t);
   }
   const int lo = x.cols < 16 ? x.cols : 16, hi = x.cols - lo;
   const auto m0 = static_cast<__mmask16>((1u << lo) - 1), m1 = static_cast<__mmask16>((1u << hi) - 1);
