@@ -60,6 +60,33 @@ TEST(FastInt4, ExtremesEqualTheOracle) {
   EXPECT_EQ(got[2 * d.n], 1409 * 64);
 }
 
+// The check reads eight values a word: an outlier at every position of three words and a
+// tail, each of the 240 values outside -8..7 and both edges inside, and the first of two
+// outliers named.
+TEST(FastInt4, EveryOutsideValueAtEveryPositionIsNamed) {
+  const Dims d{1, 27, 1};
+  std::vector<int32_t> c(1);
+  std::vector<int8_t> b(27, 0);
+  for (int64_t at = 0; at < d.k; ++at) {
+    for (int v = -128; v <= 127; ++v) {
+      std::vector<int8_t> a(static_cast<size_t>(d.k), 0);
+      for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int8_t>(i % 2 == 0 ? 7 : -8);
+      a[static_cast<size_t>(at)] = static_cast<int8_t>(v);
+      const Status s = matmul_int4_fast(a, b, c, d);
+      if (v >= -8 && v <= 7) {
+        ASSERT_TRUE(s.ok()) << "A[" << at << "] = " << v;
+        continue;
+      }
+      ASSERT_FALSE(s.ok()) << "A[" << at << "] = " << v;
+      ASSERT_EQ(s.error().message, "A[" + std::to_string(at) + "] = " + std::to_string(v) +
+                                       ": int4 values must be in -8..7");
+    }
+  }
+  std::vector<int8_t> a(27, 0);
+  a[13] = 9, a[5] = -100;
+  EXPECT_EQ(matmul_int4_fast(a, b, c, d).error().message, "A[5] = -100: int4 values must be in -8..7");
+}
+
 TEST(FastInt4, AValueOutsideMinus8To7IsRefusedAsTheOracleRefusesIt) {
   const Dims d{2, 5, 3};
   std::vector<int32_t> c(6);
