@@ -4,10 +4,11 @@
 // tiles (signed A codes x signed B codes, exact: Intel SDM vol. 1 ch. 3.5), the tiles stored
 // to a 2 KiB block, then per row and 16 columns u = fl(float(acc) x scale) and t = u (first
 // group) or fl(t + u), t kept in a 2 KiB block beside it (16 x 32 floats are all 32 zmm
-// registers). Two pairs of C tiles alternate from group to group, so group g + 1's TDPBSSD
-// run while group g's pair is stored and its lanes work (docs/cpu-reference.md "Groups on
-// AMX"). The float work per cell and group is the VNNI tier's; what moves to the tiles is
-// the 8 VPDPBUSD per 16 cells that bound it.
+// registers). Two pairs of C tiles alternate from group to group, and the lanes take two
+// groups a pass (t read and written once for both, g's term added before g + 1's) while the
+// next two groups' TDPBSSD run (docs/cpu-reference.md "Groups on AMX"). The float work per
+// cell and group is the VNNI tier's; what moves to the tiles is the 8 VPDPBUSD per 16 cells
+// that bound it.
 #if defined(__x86_64__)
 #include <immintrin.h>
 
