@@ -8,8 +8,10 @@
 #include <algorithm>
 
 #include "driver/common/cpu_features.h"
+#include "driver/common/kernel_checks.h"
 #include "lib/matmul/layout_host_sum.h"
 
+ORK_KERNEL_CHECKS_BEGIN  // driver/common/kernel_checks.h
 namespace ork::matmul {
 namespace {
 
@@ -442,6 +444,7 @@ void sum_i16_surfaces_avx512(const int16_t* const* s, int64_t count, int64_t sur
 }
 
 }  // namespace ork::matmul
+ORK_KERNEL_CHECKS_END
 #undef ORK_AVX2
 #undef ORK_AVX512
 #endif

@@ -15,8 +15,11 @@
 
 #include "driver/common/cpu_features.h"
 #include "driver/common/fp16.h"
+#include "driver/common/kernel_checks.h"
 #include "driver/common/npu_layout.h"
 #include "lib/matmul/layout_host_i16.h"
+
+ORK_KERNEL_CHECKS_BEGIN  // driver/common/kernel_checks.h
 
 namespace ork::matmul {
 namespace {
@@ -306,3 +309,4 @@ ORK_SUM_ROWS(uint16_t, uint16_t)
 #undef ORK_SUM_ROWS
 
 }  // namespace ork::matmul
+ORK_KERNEL_CHECKS_END

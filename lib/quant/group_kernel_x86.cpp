@@ -8,7 +8,10 @@
 
 #include <cstring>
 
+#include "driver/common/kernel_checks.h"
 #include "lib/quant/group_kernel.h"
+
+ORK_KERNEL_CHECKS_BEGIN  // driver/common/kernel_checks.h
 
 namespace ork::quant::detail {
 namespace {
@@ -234,4 +237,5 @@ int32_t code_sum_sse2(const int8_t* p, int64_t n) {
 }
 
 }  // namespace ork::quant::detail
+ORK_KERNEL_CHECKS_END
 #endif
