@@ -2,7 +2,6 @@
 // vectors. Built with -ffp-contract=off (lib/ref/meson.build) so the fp16 sums never fuse.
 #include "lib/ref/oracle.h"
 
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <string>
