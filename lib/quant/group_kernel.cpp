@@ -17,14 +17,13 @@ namespace {
 
 // Up to this many rows a call is bound by reading B (split.h's bytes rule), as lib/ref's short M.
 constexpr int64_t kGroupShortM = 8;
-// Short M: a second thread only from 64 MiB of packed B (one per 32 MiB), not split.h's
-// 1 MiB. Measured (fused_qmatmul alone, 1 against 2 threads interleaved, 9 rounds, load
-// average 16 on 2 vCPUs, 2026-12-05): one thread was faster by wall and by CPU time at M = 1
-// (and 4 and 8 at 2048 x 2048) from K x N = 2048 x 2048 (4.5 MiB packed: wall min 74 us
-// against 245 at M = 1) to 4096 x 8192 (36 MiB: 4.3 ms against 5.7); at about 80 MiB, read from DRAM, it was mixed
-// (min / median wall, one thread against two: 8192 x 8192 9.5 / 12.8 ms against 9.8 / 15.1,
-// 3584 x 18944 16.8 / 20.1 against 13.5 / 16.4), so from there two.
-constexpr int64_t kFusedBBytesPerThread = int64_t{32} << 20;
+// Short M threads by split.h's rule, as lib/ref's int8 does: a thread per 1 MiB of packed B
+// (docs/cpu-reference.md "Decode of per-group weights on two threads"). On a quiet 2-vCPU
+// Intel Xeon (2 MiB L2 a core), fused_qmatmul alone, groups of 32, medians of 100-300 calls,
+// 1 against 2 threads, two runs each: M = 1 at K x N = 2048 x 2048 194-217 us against 79-85,
+// M = 4 180-189 against 83-93, M = 1 at 4096 x 8192 1,663-1,771 against 839-877, at 3584 x
+// 18944 3,164-3,307 against 1,588-1,958. (A one-thread rule up to 64 MiB, measured at load
+// average 16 on an AMD EPYC, where a second thread waits for a CPU, is what this replaces.)
 
 // amx packs its weights as vnni does (its short calls run vnni's kernel on them).
 bool vnni_packing(GroupTier t) { return t == GroupTier::vnni || t == GroupTier::amx; }
@@ -254,9 +253,8 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
   const PreparedA pa = prepare_a(qa, b, tier, o.threads);
   const int64_t m = qa.m;
   // Short M reads B once per call (bound by its bytes), as lib/ref's short-M path.
-  // split.h counts short M's work in its own bytes per thread: B's bytes scaled to ours.
-  const int64_t b_work = static_cast<int64_t>(b.bytes()) / kFusedBBytesPerThread * ref::detail::kMinBBytesPerThread;
-  const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, b_work, m <= kGroupShortM, b.strips);
+  const int threads = ref::detail::split_threads(o.threads, m * b.k * b.n, static_cast<int64_t>(b.bytes()),
+                                                 m <= kGroupShortM, b.strips);
   if (o.threads_used) *o.threads_used = threads;
   const StripFn fn = strip_fn(tier);
   ref::detail::for_panel_chunks(threads, b.strips, [&](int64_t s0, int64_t s1) {

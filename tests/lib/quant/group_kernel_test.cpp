@@ -20,6 +20,7 @@
 #include "lib/quant/reference.h"
 #include "lib/ref/fast.h"
 #include "lib/ref/fp16_matmul.h"
+#include "lib/ref/split.h"
 #include "lib/ref/workers.h"
 #include "tests/support/quant_test_util.h"
 
@@ -366,24 +367,28 @@ TEST(FusedQmatmul, HiddenFeaturesLowerEveryFamilysTier) {
   EXPECT_EQ(best_group_tier(), supported_group_tiers().back());
 }
 
-// The thread rule (group_kernel.cpp kFusedBBytesPerThread): short M (up to 8 rows) stays on
-// one thread below 64 MiB of packed B, where a second one measured slower; past short M the
-// multiply-adds decide, as for every dtype (lib/ref/split.h).
-TEST(FusedQmatmul, ShortMStaysOnOneThreadBelow64MiB) {
-  const int64_t k = 2048, n = 2048;  // 4.5 MiB packed
-  const auto wf = random_matrix(k, n, 41);
-  auto w = QuantWeights::quantise(wf, k, n, WeightScheme{Bits::int4, 32});
-  ASSERT_TRUE(w.ok());
-  auto p = pack_group_weights(*w, best_group_tier());
-  ASSERT_TRUE(p.ok());
-  for (int64_t m : {1, 8, 64}) {
-    const auto a = random_matrix(m, k, 42);
-    auto qa = quantise_activations(a, m, k, ActScheme{});
+// The thread rule is int8's (lib/ref/split.h): short M (up to 8 rows) takes a thread per
+// kMinBBytesPerThread of packed B, so a B under 1 MiB stays on one thread and a 4.5 MiB one
+// takes two; past short M the multiply-adds decide.
+TEST(FusedQmatmul, ShortMThreadsByBBytesAsInt8Does) {
+  struct Case {
+    int64_t k, n, m;
+    int want;  // threads on a machine of 2 or more CPUs
+  };
+  for (const Case& x : {Case{256, 512, 1, 1}, Case{2048, 2048, 1, 2}, Case{2048, 2048, 8, 2}, Case{2048, 2048, 64, 2}}) {
+    const auto wf = random_matrix(x.k, x.n, 41);
+    auto w = QuantWeights::quantise(wf, x.k, x.n, WeightScheme{Bits::int4, 32});
+    ASSERT_TRUE(w.ok());
+    auto p = pack_group_weights(*w, best_group_tier());
+    ASSERT_TRUE(p.ok());
+    ASSERT_EQ(x.want == 1, p->bytes() < static_cast<size_t>(ref::detail::kMinBBytesPerThread)) << p->bytes();
+    const auto a = random_matrix(x.m, x.k, 42);
+    auto qa = quantise_activations(a, x.m, x.k, ActScheme{});
     ASSERT_TRUE(qa.ok());
-    std::vector<float> c(static_cast<size_t>(m * n));
+    std::vector<float> c(static_cast<size_t>(x.m * x.n));
     int used = 0;
     ASSERT_TRUE(fused_qmatmul(*qa, *p, c, {.threads = 0, .threads_used = &used}).ok());
-    EXPECT_EQ(used, m <= 8 ? 1 : std::min(2, ref::detail::online_cpus())) << "M = " << m;
+    EXPECT_EQ(used, std::min(x.want, ref::detail::online_cpus())) << x.k << " x " << x.n << ", M = " << x.m;
   }
 }
 
