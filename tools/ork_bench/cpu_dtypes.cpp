@@ -4,7 +4,10 @@
 // the integer modes, fp32 FMA for fp16; the peak rows run in every round too): by wall time,
 // of the peak row with the thread count the call ran on (ork_stats.cpu_threads); and by CPU
 // time, the call's multiply-adds per CPU-second of all its threads over one core's peak per
-// CPU-second, which other load on a shared machine does not change. Dense results are checked against the
+// CPU-second, which other load on a shared machine does not change. Where the CPU has AMX
+// (and the OS grants it), the integer modes also get both fractions of the TDPBSSD peak:
+// there int8 runs on tiles, at more than the VPDPBUSD peak, so that peak is the one all
+// integer modes compare against (docs/cpu-reference.md "Against the AMX peak"). Dense results are checked against the
 // oracle (first rows; exit 1 on a mismatch); the quantised modes' exactness is the test
 // suite's (tests/e2e).
 #include "tools/ork_bench/cpu_dtypes.h"
@@ -42,9 +45,10 @@ struct CpuDtypesArgs {
 };
 
 struct CpuDtypesRow {
-  std::string mode;  // "vpdpbusd peak", "fp32 fma peak", or a dtype
+  std::string mode;  // "vpdpbusd peak", "fp32 fma peak", "tdpbssd peak", or a dtype
   int64_t m = 0, k = 0, n = 0;
   bool fp = false;      // measured against the FMA peak
+  bool amx = false;     // the TDPBSSD peak row
   int units = 1;        // calls per sample
   double macs = 0;      // per call (peak rows: per sample)
   int threads = 0;      // from ork_stats (peak rows: as run)
@@ -61,22 +65,35 @@ double process_cpu_seconds() {
 
 volatile uint64_t g_cpu_dtypes_sink;
 
+// A peak row of `threads` threads, each running `loop` once per sample (`macs` per loop).
+CpuDtypesRow peak_row(const char* name, int threads, double macs, uint64_t (*loop)(int64_t), int64_t iters) {
+  CpuDtypesRow r{name};
+  r.threads = threads;
+  r.macs = threads * macs;
+  r.call = [threads, loop, iters](ork_stats*) {
+    const auto one = [loop, iters](int) { g_cpu_dtypes_sink = loop(iters); };
+    if (threads == 1) one(0);
+    if (threads == 2) on_two_threads(one);
+    return true;
+  };
+  return r;
+}
+
 void add_peaks(std::vector<CpuDtypesRow>& rows) {
   constexpr int64_t kIters = int64_t{1} << 17;
-  for (bool fp : {false, true})
-    for (int t : {1, 2}) {
-      CpuDtypesRow r{fp ? "fp32 fma peak" : "vpdpbusd peak"};
-      r.fp = fp;
-      r.threads = t;
-      r.macs = static_cast<double>(t * (fp ? fma_peak_macs(kIters) : vnni_peak_macs(kIters)));
-      r.call = [fp, t](ork_stats*) {
-        const auto loop = [fp](int) { g_cpu_dtypes_sink = fp ? fma_peak_loop(kIters) : vnni_peak_loop(kIters); };
-        if (t == 1) loop(0);
-        if (t == 2) on_two_threads(loop);
-        return true;
-      };
-      rows.push_back(std::move(r));
-    }
+  // About 0.5 ms a sample, as the others (a round of the TDPBSSD loop is 64 x a VPDPBUSD
+  // round's MACs at about 6x its rate here); 0.1 ms samples measured 35 % under it.
+  constexpr int64_t kAmxIters = kIters / 8;
+  for (int t : {1, 2}) rows.push_back(peak_row("vpdpbusd peak", t, static_cast<double>(vnni_peak_macs(kIters)), vnni_peak_loop, kIters));
+  for (int t : {1, 2}) {
+    rows.push_back(peak_row("fp32 fma peak", t, static_cast<double>(fma_peak_macs(kIters)), fma_peak_loop, kIters));
+    rows.back().fp = true;
+  }
+  if (!amx_peak_available()) return;
+  for (int t : {1, 2}) {
+    rows.push_back(peak_row("tdpbssd peak", t, static_cast<double>(amx_peak_macs(kAmxIters)), amx_peak_loop, kAmxIters));
+    rows.back().amx = true;
+  }
 }
 
 // One shape's operands and weights on the device, kept for the run.
@@ -255,23 +272,25 @@ bool run_cpu_dtypes_rounds(std::vector<CpuDtypesRow>& rows, int rounds) {
   return true;
 }
 
-const CpuDtypesRow* peak_of(const std::vector<CpuDtypesRow>& rows, bool fp, int threads) {
+const CpuDtypesRow* peak_of(const std::vector<CpuDtypesRow>& rows, bool fp, bool amx, int threads) {
   for (const CpuDtypesRow& r : rows)
-    if (r.m == 0 && r.fp == fp && r.threads == threads) return &r;
+    if (r.m == 0 && r.fp == fp && r.amx == amx && r.threads == threads) return &r;
   return nullptr;
 }
 
 double rate(const CpuDtypesRow& r) { return r.macs / tools::spread(r.wall).median; }
 
-double pct_of_peak(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r) {
-  const CpuDtypesRow* p = peak_of(rows, r.fp, std::clamp(r.threads, 1, 2));
+// Of the peak row with the call's threads: the row's own peak, or (amx) the TDPBSSD one,
+// which only the integer modes are measured against. 0 where there is none.
+double pct_of_peak(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, bool amx = false) {
+  const CpuDtypesRow* p = amx && r.fp ? nullptr : peak_of(rows, r.fp, amx, std::clamp(r.threads, 1, 2));
   return r.m > 0 && p ? 100 * rate(r) / rate(*p) : 0;
 }
 
 double cpu_rate(const CpuDtypesRow& r) { return r.macs / tools::spread(r.cpu).median; }
 
-double pct_of_peak_cpu(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r) {
-  const CpuDtypesRow* p = peak_of(rows, r.fp, 1);
+double pct_of_peak_cpu(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, bool amx = false) {
+  const CpuDtypesRow* p = amx && r.fp ? nullptr : peak_of(rows, r.fp, amx, 1);
   return r.m > 0 && p ? 100 * cpu_rate(r) / cpu_rate(*p) : 0;
 }
 
@@ -282,23 +301,35 @@ nlohmann::json cpu_dtypes_rows_json(const std::vector<CpuDtypesRow>& rows) {
     out.push_back({{"mode", r.mode}, {"m", r.m}, {"k", r.k}, {"n", r.n}, {"threads", r.threads},
                    {"wall_us_min", w.min * 1e6}, {"wall_us_median", w.median * 1e6}, {"wall_us_max", w.max * 1e6},
                    {"cpu_us_median", c.median * 1e6}, {"gop_per_s_median", 2 * rate(r) / 1e9},
-                   {"peak", r.fp ? "fp32 fma" : "vpdpbusd"}, {"pct_of_peak", pct_of_peak(rows, r)},
+                   {"peak", r.fp ? "fp32 fma" : r.amx ? "tdpbssd" : "vpdpbusd"}, {"pct_of_peak", pct_of_peak(rows, r)},
                    {"pct_of_core_peak_by_cpu_time", pct_of_peak_cpu(rows, r)}});
+    if (r.m > 0 && !r.fp && peak_of(rows, false, true, 1) != nullptr) {
+      out.back()["pct_of_amx_peak"] = pct_of_peak(rows, r, true);
+      out.back()["pct_of_amx_core_peak_by_cpu_time"] = pct_of_peak_cpu(rows, r, true);
+    }
   }
   return out;
 }
 
+// A percentage column: "-" where it does not apply.
+std::string pct_cell(double pct) { return pct > 0 ? fmt::format("{:.1f}", pct) : "-"; }
+
 void print_cpu_dtypes_rows(const std::vector<CpuDtypesRow>& rows, int rounds) {
-  fmt::print("cpu device per dtype, {} rounds round-robin; peak: fp32 FMA for fp16, VPDPBUSD for the rest. "
-             "% wall: of the peak row with the call's threads; % cpu: MACs per CPU-second over one core's\n", rounds);
-  fmt::print("{:<20} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10} {:>9} {:>7} {:>6}\n", "mode", "M", "K", "N", "t",
-             "wall min / median / max us", "cpu us", "GOP/s", "% wall", "% cpu");
+  const bool amx = peak_of(rows, false, true, 1) != nullptr;
+  fmt::print("cpu device per dtype, {} rounds round-robin; peak: fp32 FMA for fp16, VPDPBUSD for the rest{}. "
+             "% wall: of the peak row with the call's threads; % cpu: MACs per CPU-second over one core's\n", rounds,
+             amx ? " (% amx: of the TDPBSSD peak, the integer modes)" : "");
+  fmt::print("{:<20} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10} {:>9} {:>7} {:>6}{}\n", "mode", "M", "K", "N", "t",
+             "wall min / median / max us", "cpu us", "GOP/s", "% wall", "% cpu",
+             amx ? fmt::format(" {:>10} {:>9}", "% amx wall", "% amx cpu") : "");
   for (const CpuDtypesRow& r : rows) {
     const tools::Spread w = tools::spread(r.wall), c = tools::spread(r.cpu);
-    fmt::print("{:<20} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10.0f} {:>9.1f} {:>7} {:>6}\n", r.mode, r.m, r.k, r.n,
+    fmt::print("{:<20} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10.0f} {:>9.1f} {:>7} {:>6}{}\n", r.mode, r.m, r.k, r.n,
                r.threads, fmt::format("{:.0f} / {:.0f} / {:.0f}", w.min * 1e6, w.median * 1e6, w.max * 1e6),
-               c.median * 1e6, 2 * rate(r) / 1e9, r.m > 0 ? fmt::format("{:.1f}", pct_of_peak(rows, r)) : "-",
-               r.m > 0 ? fmt::format("{:.1f}", pct_of_peak_cpu(rows, r)) : "-");
+               c.median * 1e6, 2 * rate(r) / 1e9, pct_cell(pct_of_peak(rows, r)), pct_cell(pct_of_peak_cpu(rows, r)),
+               amx ? fmt::format(" {:>10} {:>9}", pct_cell(pct_of_peak(rows, r, true)),
+                                 pct_cell(pct_of_peak_cpu(rows, r, true)))
+                   : "");
   }
 }
 

@@ -27,6 +27,14 @@ inline int64_t vnni_peak_macs(int64_t iters) { return iters * kPeakAccumulators 
 // chains (16 fp32 multiply-adds each): the peak the fp16 kernels (FMA on fp32) run against.
 uint64_t fma_peak_loop(int64_t iters);
 inline int64_t fma_peak_macs(int64_t iters) { return iters * kPeakAccumulators * 16; }
+// The same for AMX's TDPBSSD where the CPU has AMX-INT8 and the OS grants the tile state
+// (lib/ref's amx_usable): `iters` rounds of kAmxPeakChains independent int32 C tiles, each
+// 16 rows x 16 columns x 64 int8 MACs a TDPBSSD, A and B tiles loaded once before the loop:
+// the peak lib/ref's int8 tiles and lib/quant's groups on tiles run against.
+bool amx_peak_available();
+constexpr int kAmxPeakChains = 4;
+uint64_t amx_peak_loop(int64_t iters);
+inline int64_t amx_peak_macs(int64_t iters) { return iters * kAmxPeakChains * 16 * 16 * 64; }
 // Reads `bytes` (a multiple of 256) from `p` with 64-byte vector loads into four
 // independent sums: what reading that memory costs at best.
 uint64_t stream_read(const uint8_t* p, size_t bytes);

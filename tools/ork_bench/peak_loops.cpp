@@ -8,6 +8,9 @@
 #include "driver/common/cpu_features.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "lib/ref/amx_tiles.h"
+#include "lib/ref/kernels.h"
 #endif
 
 namespace ork::bench {
@@ -71,6 +74,43 @@ uint64_t fma_peak_loop(int64_t iters) {
   return lane_sum(_mm512_castps_si512(sum));
 }
 
+bool amx_peak_available() { return ref::detail::amx_usable(); }
+
+// Tiles 0-3: the C chains (16 x 16 int32); 4-5: A (16 rows x 64 int8); 6-7: B (16 quads x
+// 16 columns x 4 int8). Each round multiplies both A tiles by both B tiles, 2 x 2 as lib/ref's
+// int8 tiles do, so no chain waits on its own last TDPBSSD while the other three run.
+__attribute__((target("amx-tile,amx-int8")))
+uint64_t amx_peak_loop(int64_t iters) {
+  static_assert(kAmxPeakChains == 4, "the loop below names its four C tiles");
+  ref::detail::TileConfig cfg;
+  for (int i = 0; i < 8; ++i) cfg.rows[i] = ref::detail::kAmxTileRows, cfg.colsb[i] = ref::detail::kAmxTileBytes;
+  ref::detail::load_tile_config(cfg);
+  alignas(64) int8_t ab[ref::detail::kAmxTileRows * ref::detail::kAmxTileBytes];
+  volatile int8_t seed = 1;  // through a volatile, so the compiler knows nothing of the values
+  for (int8_t& x : ab) x = seed;
+  constexpr int kStride = ref::detail::kAmxTileBytes;
+  _tile_loadd(4, ab, kStride);
+  _tile_loadd(5, ab, kStride);
+  _tile_loadd(6, ab, kStride);
+  _tile_loadd(7, ab, kStride);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t it = 0; it < iters; ++it) {
+    _tile_dpbssd(0, 4, 6);
+    _tile_dpbssd(1, 4, 7);
+    _tile_dpbssd(2, 5, 6);
+    _tile_dpbssd(3, 5, 7);
+  }
+  alignas(64) int32_t c[ref::detail::kAmxTileRows * 16];
+  _tile_stored(0, c, kStride);
+  ref::detail::release_tiles();
+  uint64_t sum = 0;
+  for (int32_t x : c) sum += static_cast<uint32_t>(x);
+  return sum;
+}
+
 __attribute__((target("avx512f")))
 uint64_t stream_read(const uint8_t* p, size_t bytes) {
   __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
@@ -88,6 +128,8 @@ uint64_t stream_read(const uint8_t* p, size_t bytes) {
 
 bool vnni_peak_available() { return false; }
 uint64_t vnni_peak_loop(int64_t) { return 0; }
+bool amx_peak_available() { return false; }
+uint64_t amx_peak_loop(int64_t) { return 0; }
 uint64_t fma_peak_loop(int64_t) { return 0; }
 uint64_t stream_read(const uint8_t* p, size_t bytes) {
   uint64_t sum = 0;
