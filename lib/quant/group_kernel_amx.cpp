@@ -102,6 +102,9 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) inline void scale_gro
     if constexpr (Shift && Two) sh1 = static_cast<int32_t>(affine_shift(x, r, g + 1));
     if constexpr (Mins && Two) sf1 = x.gsum_f[r * x.groups + g + 1];
     float* tr = t + r * kCols;
+    // Unrolled: as a loop over h, GCC 12 kept Q4_1's scales and m terms on the stack and
+    // reloaded them per vector (Q4_1 9-10 % slower, docs/cpu-reference.md "Against the AMX peak").
+#pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       __m512 u = group_term<Shift, Mins>(_mm512_load_si512(acc0 + r * kCols + h * 16), q0.s[h], q0.mn[h], sh0, sf0);
       if (g > 0) u = _mm512_add_ps(_mm512_load_ps(tr + h * 16), u);
