@@ -7,9 +7,9 @@
 // CPU-second, which other load on a shared machine does not change. Where the CPU has AMX
 // (and the OS grants it), the integer modes also get both fractions of the TDPBSSD peak:
 // there int8 runs on tiles, at more than the VPDPBUSD peak, so that peak is the one all
-// integer modes compare against (docs/cpu-reference.md "Against the AMX peak"). Dense results are checked against the
-// oracle (first rows; exit 1 on a mismatch); the quantised modes' exactness is the test
-// suite's (tests/e2e).
+// integer modes compare against (docs/cpu-reference.md "Against the AMX peak"). Dense
+// results are checked against the oracle (first rows; exit 1 on a mismatch); the quantised
+// modes' exactness is the test suite's (tests/e2e).
 #include "tools/ork_bench/cpu_dtypes.h"
 
 #include <CLI/CLI.hpp>
@@ -84,14 +84,16 @@ void add_peaks(std::vector<CpuDtypesRow>& rows) {
   // About 0.5 ms a sample, as the others (a round of the TDPBSSD loop is 64 x a VPDPBUSD
   // round's MACs at about 6x its rate here); 0.1 ms samples measured 35 % under it.
   constexpr int64_t kAmxIters = kIters / 8;
-  for (int t : {1, 2}) rows.push_back(peak_row("vpdpbusd peak", t, static_cast<double>(vnni_peak_macs(kIters)), vnni_peak_loop, kIters));
+  const auto vnni = static_cast<double>(vnni_peak_macs(kIters)), fma = static_cast<double>(fma_peak_macs(kIters));
+  for (int t : {1, 2}) rows.push_back(peak_row("vpdpbusd peak", t, vnni, vnni_peak_loop, kIters));
   for (int t : {1, 2}) {
-    rows.push_back(peak_row("fp32 fma peak", t, static_cast<double>(fma_peak_macs(kIters)), fma_peak_loop, kIters));
+    rows.push_back(peak_row("fp32 fma peak", t, fma, fma_peak_loop, kIters));
     rows.back().fp = true;
   }
   if (!amx_peak_available()) return;
+  const auto amx = static_cast<double>(amx_peak_macs(kAmxIters));
   for (int t : {1, 2}) {
-    rows.push_back(peak_row("tdpbssd peak", t, static_cast<double>(amx_peak_macs(kAmxIters)), amx_peak_loop, kAmxIters));
+    rows.push_back(peak_row("tdpbssd peak", t, amx, amx_peak_loop, kAmxIters));
     rows.back().amx = true;
   }
 }
