@@ -21,4 +21,11 @@ inline std::vector<int8_t> random_int8(size_t n, uint64_t seed) {
   return v;
 }
 
+// The same draws as int4 values, -8..7: each byte's high nibble, sign-extended (x >> 4).
+inline std::vector<int8_t> random_int4(size_t n, uint64_t seed) {
+  std::vector<int8_t> v = random_int8(n, seed);
+  for (auto& x : v) x = static_cast<int8_t>(x >> 4);
+  return v;
+}
+
 }  // namespace ork::ref

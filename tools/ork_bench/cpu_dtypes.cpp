@@ -120,12 +120,6 @@ std::vector<uint8_t> pack4(const std::vector<int8_t>& v) {
   return out;
 }
 
-std::vector<int8_t> cpu_dtypes_int4_values(size_t n, uint64_t seed) {
-  std::vector<int8_t> v = ref::random_int8(n, seed);
-  for (auto& x : v) x = static_cast<int8_t>(x >> 4);
-  return v;
-}
-
 std::vector<uint16_t> halves(size_t n, uint64_t seed) {  // |x| < 2, finite
   const auto r = ref::random_int8(2 * n, seed);
   std::vector<uint16_t> v(n);
@@ -157,8 +151,8 @@ bool make_weights(ork_device* dev, Shape& s) {
   const size_t kn = static_cast<size_t>(s.k * s.n), mk = static_cast<size_t>(s.m_max * s.k);
   s.a8 = ref::random_int8(static_cast<int64_t>(mk), 2);
   s.b8 = ref::random_int8(static_cast<int64_t>(kn), 3);
-  s.a4v = cpu_dtypes_int4_values(mk, 4);
-  s.b4v = cpu_dtypes_int4_values(kn, 5);
+  s.a4v = ref::random_int4(mk, 4);
+  s.b4v = ref::random_int4(kn, 5);
   s.a4 = pack4(s.a4v);
   s.b4 = pack4(s.b4v);
   s.a16 = halves(mk, 6);

@@ -1,7 +1,7 @@
 // ork_bench --peak: the fast int8 path (lib/ref/fast.h, through PackedB as the cpu device
 // calls it) against what this machine can do, all measured in one run, round-robin:
-// - the VPDPBUSD zmm peak of one core and of two, and the fp32 FMA (VFMADD231PS zmm) peak
-//   the same way (register-only loops, peak_loops.cpp);
+// - the VPDPBUSD zmm peak of one core and of two, the fp32 FMA (VFMADD231PS zmm) peak and,
+//   where AMX is usable, the TDPBSSD one the same way (register-only loops, peak_loops.cpp);
 // - a streaming read of as many bytes as the decode call's packed B, the same buffer every
 //   time, as the decode call reuses its B (so both see the same cache level);
 // - the decode call (M = 1) per tier, rows kernel and full tiles, on 1 and 2 threads;
@@ -66,7 +66,7 @@ struct PeakArgs {
   bool json = false;
 };
 
-enum class Kind { peak, fma_peak, stream, decode, big };
+enum class Kind { peak, fma_peak, amx_peak, stream, decode, big };
 
 struct Row {
   std::string name;
@@ -80,6 +80,7 @@ struct Row {
   std::string base;  // the row this one is compared with: its 1-thread twin
   bool int8 = true;  // B's bytes are the int8 packed B (the stream comparison applies)
   bool fp32 = false;  // measured against the FMA peak (fp16's kernels multiply-add in fp32)
+  bool amx = false;   // on AMX tiles: measured against the TDPBSSD peak where there is one
   std::function<bool()> check;  // the other dtypes' rows: their result against the oracle
 };
 
@@ -95,28 +96,30 @@ double peak_seconds_of(Fn&& fn) {
 
 volatile uint64_t g_sink;  // results of the reference loops, so none is dropped
 
-// The peak rows: loop length chosen so that one sample takes about 2 ms.
+// The peak rows, 1 and 2 threads each: VPDPBUSD, fp32 FMA and, where AMX is usable, TDPBSSD,
+// the loop length chosen so that one sample takes about 2 ms (after a first run: AMX's unit
+// starts slow after idling).
 void add_peak_rows(std::vector<Row>& rows) {
-  const double probe = peak_seconds_of([] { g_sink = vnni_peak_loop(1 << 14); });
-  const int64_t iters = std::max<int64_t>(1 << 14, static_cast<int64_t>((1 << 14) * 2e-3 / probe));
-  const double macs = static_cast<double>(vnni_peak_macs(iters));
-  rows.push_back({"vpdpbusd peak", Kind::peak, 1, macs, 1, [iters] {
-                    g_sink = vnni_peak_loop(iters);
-                    return true;
-                  }});
-  rows.push_back({"vpdpbusd peak", Kind::peak, 2, 2 * macs, 1, [iters] {
-                    on_two_threads([iters](int) { g_sink = vnni_peak_loop(iters); });
-                    return true;
-                  }});
-  const double fprobe = peak_seconds_of([] { g_sink = fma_peak_loop(1 << 14); });
-  const int64_t fiters = std::max<int64_t>(1 << 14, static_cast<int64_t>((1 << 14) * 2e-3 / fprobe));
-  const double fmacs = static_cast<double>(fma_peak_macs(fiters));
-  for (int t : {1, 2})
-    rows.push_back({"fp32 fma peak", Kind::fma_peak, t, t * fmacs, 1, [fiters, t] {
-                      if (t == 1) g_sink = fma_peak_loop(fiters);
-                      if (t == 2) on_two_threads([fiters](int) { g_sink = fma_peak_loop(fiters); });
-                      return true;
-                    }});
+  struct Loop {
+    const char* name;
+    Kind kind;
+    uint64_t (*run)(int64_t);
+    int64_t (*macs)(int64_t);
+  };
+  std::vector<Loop> loops{{"vpdpbusd peak", Kind::peak, vnni_peak_loop, vnni_peak_macs},
+                          {"fp32 fma peak", Kind::fma_peak, fma_peak_loop, fma_peak_macs}};
+  if (amx_peak_available()) loops.push_back({"tdpbssd peak", Kind::amx_peak, amx_peak_loop, amx_peak_macs});
+  for (const Loop& l : loops) {
+    g_sink = l.run(1 << 14);
+    const double probe = peak_seconds_of([&l] { g_sink = l.run(1 << 14); });
+    const int64_t iters = std::max<int64_t>(1 << 14, static_cast<int64_t>((1 << 14) * 2e-3 / probe));
+    for (int t : {1, 2})
+      rows.push_back({l.name, l.kind, t, static_cast<double>(t * l.macs(iters)), 1, [run = l.run, iters, t] {
+                        if (t == 1) g_sink = run(iters);
+                        if (t == 2) on_two_threads([run, iters](int) { g_sink = run(iters); });
+                        return true;
+                      }});
+  }
 }
 
 // Streaming reads of `bytes` (the decode call's packed B), passes per sample for ~2 ms.
@@ -166,11 +169,13 @@ Row packed_row(Operands& ops, size_t tier, int64_t m, int threads, bool short_pa
   std::vector<int32_t>& c = ops.c.back();
   const ref::FastOptions o{.threads = threads, .isa = b.isa(), .short_path = short_path};
   const Kind kind = m == 1 ? Kind::decode : Kind::big;
-  return {name, kind, threads, static_cast<double>(m * b.k() * b.n()), units, [&b, a, &c, m, o, units] {
-            for (int i = 0; i < units; ++i)
-              if (!ref::matmul_int8_packed(a, m, b, c, o)) return false;
-            return true;
-          }};
+  Row r{name, kind, threads, static_cast<double>(m * b.k() * b.n()), units, [&b, a, &c, m, o, units] {
+          for (int i = 0; i < units; ++i)
+            if (!ref::matmul_int8_packed(a, m, b, c, o)) return false;
+          return true;
+        }};
+  r.amx = b.isa() == ref::Isa::amx && (m > 8 || !short_path);  // the rows kernel is VNNI's (kernels.h)
+  return r;
 }
 
 Operands make_operands(const PeakArgs& args) {
@@ -185,13 +190,6 @@ Operands make_operands(const PeakArgs& args) {
     if (p) ops.packed.push_back(std::move(*p));
   }
   return ops;
-}
-
-// Values in -8..7 from random bytes; as int4 nibbles for A.
-std::vector<int8_t> int4_values(size_t n, uint64_t seed) {
-  std::vector<int8_t> v = ref::random_int8(n, seed);
-  for (auto& x : v) x = static_cast<int8_t>(x >> 4);
-  return v;
 }
 
 void make_dtype_operands(const PeakArgs& args, Operands& ops) {
@@ -210,8 +208,8 @@ void make_dtype_operands(const PeakArgs& args, Operands& ops) {
   ops.want16.resize(static_cast<size_t>(rows * args.n));
   (void)ref::matmul_fp16_sliced(std::span(ops.a16).first(static_cast<size_t>(rows * args.k)), ops.b16, ops.want16,
                                 {rows, args.k, args.n}, ops.slice_k);
-  const std::vector<int8_t> a4 = int4_values(static_cast<size_t>(args.m * args.k), 7);
-  ops.b4 = int4_values(static_cast<size_t>(args.k * args.n), 8);
+  const std::vector<int8_t> a4 = ref::random_int4(static_cast<size_t>(args.m * args.k), 7);
+  ops.b4 = ref::random_int4(static_cast<size_t>(args.k * args.n), 8);
   ops.a4.assign(static_cast<size_t>(matmul::int4_packed_bytes(args.m * args.k)), 0);
   for (size_t i = 0; i < a4.size(); ++i) ops.a4[i / 2] |= static_cast<uint8_t>((a4[i] & 0xf) << (i % 2 * 4));
   ops.want4.resize(static_cast<size_t>(rows * args.n));
@@ -314,6 +312,7 @@ const Row* find(const std::vector<Row>& rows, Kind kind, int threads, const std:
 }
 
 struct Derived {
+  const char* peak = "";  // the peak row pct_peak is of
   double pct_peak = 0;    // of the same thread count's measured peak (MAC rows)
   double pct_stream = 0;  // decode: B's bytes per second over the stream read's
   double scaling = 0;     // 2-thread rows: this rate over the 1-thread twin's (medians)
@@ -321,7 +320,9 @@ struct Derived {
 
 Derived derive(const std::vector<Row>& rows, const Row& r, double b_bytes) {
   Derived d;
-  const Row* peak = find(rows, r.fp32 ? Kind::fma_peak : Kind::peak, r.threads);
+  const Kind of = r.fp32 ? Kind::fma_peak : r.amx && find(rows, Kind::amx_peak, 1) ? Kind::amx_peak : Kind::peak;
+  const Row* peak = find(rows, of, r.threads);
+  if (r.kind >= Kind::decode) d.peak = peak->name.c_str();
   const Row* stream = find(rows, Kind::stream, r.threads);
   if (r.kind == Kind::decode || r.kind == Kind::big) d.pct_peak = 100 * rate_of(r) / rate_of(*peak);
   if (r.kind == Kind::decode && r.int8) d.pct_stream = 100 * (b_bytes / median_of(r)) / rate_of(*stream);
@@ -339,8 +340,8 @@ nlohmann::json rows_json(const std::vector<Row>& rows, double b_bytes) {
     out.push_back({{"name", r.name}, {"threads", r.threads}, {"us_min", sp.min * 1e6}, {"us_median", sp.median * 1e6},
                    {"us_max", sp.max * 1e6}, {"rounds", sp.n}, {"units_per_sample", r.units},
                    {unit_of(r) == "GB/s" ? "gb_per_s_median" : "gmac_per_s_median", rate_of(r) / 1e9},
-                   {"pct_of_peak", d.pct_peak}, {"pct_of_stream", d.pct_stream}, {"two_over_one_thread", d.scaling},
-                   {"exact", r.exact}});
+                   {"peak", d.peak}, {"pct_of_peak", d.pct_peak}, {"pct_of_stream", d.pct_stream},
+                   {"two_over_one_thread", d.scaling}, {"exact", r.exact}});
   }
   return out;
 }
@@ -357,7 +358,8 @@ std::string b_level(double b_bytes, int threads) {
 
 void print_rows(const PeakArgs& args, const std::vector<Row>& rows, double b_bytes) {
   fmt::print("fast int8 path vs measured peak: K={} N={}, decode M=1 ({} calls per sample), M={}; {} rounds, "
-             "round-robin\nB packed: {:.2f} MiB per tier, the same B every call (cache-resident, not cold); L2 "
+             "round-robin; % peak: of VPDPBUSD's, fp16's of FMA's, the amx tier's of TDPBSSD's where measured\nB "
+             "packed: {:.2f} MiB per tier, the same B every call (cache-resident, not cold); L2 "
              "{:.1f} MiB per core: 1 thread {}, 2 threads {}\n",
              args.k, args.n, args.batch, args.m, args.rounds, b_bytes / (1 << 20), l2_bytes() / (1 << 20),
              b_level(b_bytes, 1), b_level(b_bytes, 2));

@@ -90,16 +90,10 @@ std::vector<uint8_t> nibbles(const std::vector<int8_t>& v) {
   return out;
 }
 
-std::vector<int8_t> int4_values(size_t n, uint64_t seed) {
-  auto v = ref::random_int8(n, seed);
-  for (auto& x : v) x = static_cast<int8_t>(x >> 4);  // -8..7
-  return v;
-}
-
 TEST(DTypeTableCpu, Int8AndW4A8AndW4A4EqualTheOracle) {
   const ref::Dims d{kM, kK, kN};
   const auto a8 = ref::random_int8(kM * kK, 1), w8 = ref::random_int8(kK * kN, 2);
-  const auto a4 = int4_values(kM * kK, 3), w4 = int4_values(kK * kN, 4);
+  const auto a4 = ref::random_int4(kM * kK, 3), w4 = ref::random_int4(kK * kN, 4);
   const auto a4p = nibbles(a4), w4p = nibbles(w4);
   struct Case { DType w; const void* wdata; int32_t a_code; const void* a; const std::vector<int8_t>* oa, *ow; };
   const Case cases[] = {{DType::int8, w8.data(), kCodeInt8, a8.data(), &a8, &w8},
