@@ -252,6 +252,7 @@ Row int4_row(const PeakArgs& args, Operands& ops, int64_t m, int threads, int un
           return true;
         }};
   r.int8 = false;
+  r.amx = ops.packed4->isa() == ref::Isa::amx && m > 8;  // the int8 kernel's tiles past short M
   r.check = [&ops, &c] { return std::equal(ops.want4.begin(), ops.want4.begin() + std::min(c.size(), ops.want4.size()), c.begin()); };
   return r;
 }
