@@ -1,9 +1,13 @@
 // Timing runs and the reader's rate cap (the board-speed measurement of docs/execution.md
 // "Measurements"): on the timing-only emulator in timed mode (each job takes its modelled
 // board time, no byte moves) a run's device time is at least the modelled time of every
-// matmul it ran, with one or several matmuls in flight (the jobs run one after another on
-// the device); its I/O time at least the bytes at the capped rate; its slots stay within the
-// budget; and a negative rate cap is refused.
+// matmul it ran with one matmul in flight (the jobs then run one after another). With two in
+// flight a job's task may start on a core the previous job has left while that job's other
+// cores still run (the emulator's per-core timeline, driver/emu/npu/timeline.cpp), so the
+// device is busy for less than the sum (97.5-98.5 % of it where the old bound failed, about
+// half the runs on an idle 2-vCPU VM): with at most two jobs on it at once, each for its
+// modelled time, at least half the sum. Its I/O time is at least the bytes at the capped rate; its slots stay
+// within the budget; and a negative rate cap is refused.
 #include <gtest/gtest.h>
 
 #include "driver/emu/kernel/fake_kernel.h"
@@ -55,7 +59,7 @@ TEST(TimingOnly, DeviceTimeCoversTheModelAndIoTheCap) {
     ro.inflight = inflight;
     auto run = run_plan(path, *model, *plan, po, api::exec_device(*dev, 3), ro);
     ASSERT_TRUE(run) << run.error().message;
-    EXPECT_GE(run->stats.device_ns, modelled) << order_name(order) << " inflight " << inflight;
+    EXPECT_GE(run->stats.device_ns, modelled / inflight) << order_name(order) << " inflight " << inflight;
     EXPECT_EQ(run->stats.bytes_read, bytes);
     EXPECT_GE(run->stats.io_ns, static_cast<int64_t>(static_cast<double>(bytes) / 0.05) - 1000) << order_name(order);
     EXPECT_LE(run->stats.peak_bytes, po.budget_bytes);
