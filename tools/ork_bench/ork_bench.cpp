@@ -194,6 +194,11 @@ int parse_args(Args& args, int argc, char** argv) {
                  "or best = the fastest this CPU has): slow tiers run between the calls evict what the others keep "
                  "in cache, and AVX-512 code slows AMX on some hosts");
   tools::add_json(app, args.json);
+  // The other modes parse their own options (main below): named here so --help finds them.
+  app.footer("Other modes, each with its own --help: --decode (a decode loop per device), --async (jobs and "
+             "batches), --peak (the fast path against the measured peaks), --host-dtypes (host us per call of "
+             "int8 / fp16 / int4 on the zero-work emulator), --cpu-dtypes (the cpu device per dtype against its "
+             "peak)");
   return tools::parse_command_line(app, argc, argv);
 }
 
