@@ -2,6 +2,7 @@
 // usable after every refusal.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -12,6 +13,7 @@
 
 #include "ork/ork.h"
 #include "lib/quant/reference.h"
+#include "lib/ref/workers.h"
 #include "tests/support/quant_test_util.h"
 
 namespace {
@@ -295,52 +297,77 @@ TEST(QuantPackedBytes, RefusesBadArguments) {
   EXPECT_EQ(bytes, 7u);
 }
 
-// One quantised weights shared by the calling thread and two more at once, each alternating
-// short calls (1 and 4 rows: on the cpu device the vnni kernel) and longer ones (9, 16 and 40
-// rows: the amx tiles where the CPU has them), per-tensor and per-row scales, w4a8 and w4a4:
-// every cell of every call is the reference's (lib/quant reference::qmatmul).
-TEST_P(QuantCapi, ShortAndLongCallsFromThreadsShareWeights) {
-  constexpr int64_t k = 200, n = 70;  // a short last group of 8, N off the 32-column strip
+// One quantised weights (K x N, groups of 32) shared by the calling thread and two more at
+// once, each alternating short calls (1 and 4 rows: on the cpu device the vnni kernel) and
+// longer ones (9, 16 and 40 rows: the amx tiles where the CPU has them), per-tensor and
+// per-row scales, w4a8 and w4a4: every cell of every call is the reference's (lib/quant
+// reference::qmatmul). Returns the host threads each short call ran on (ork_stats.cpu_threads).
+std::vector<uint64_t> calls_from_threads_share_weights(ork_device* dev, int64_t k, int64_t n) {
   const auto w = random_matrix(k, n, 5);
   ork_quant_options qo{sizeof(qo), 4, 32};
   ork_qweights* q = nullptr;
-  ASSERT_EQ(ork_qweights_create(dev_, w.data(), k, n, &qo, &q), ORK_OK) << ork_last_error();
+  EXPECT_EQ(ork_qweights_create(dev, w.data(), k, n, &qo, &q), ORK_OK) << ork_last_error();
+  if (q == nullptr) return {};
   struct Call {
     int64_t m;
     int abits, per_row;
     std::vector<float> a, want, got;
+    ork_stats stats;
   };
   std::vector<std::vector<Call>> per(3);
   uint32_t seed = 40;
   for (auto& calls : per)
     for (int64_t m : {int64_t{1}, int64_t{16}, int64_t{4}, int64_t{40}, int64_t{9}})
       for (int abits : {8, 4}) {
-        Call c{m, abits, static_cast<int>(m % 2), random_matrix(m, k, ++seed), {}, {}};
+        Call c{m, abits, static_cast<int>(m % 2), random_matrix(m, k, ++seed), {}, {}, {}};
         const ork::quant::ActScheme as{abits == 8 ? ork::quant::Bits::int8 : ork::quant::Bits::int4, c.per_row == 1};
         auto want = ork::quant::reference::qmatmul(c.a, w, m, k, n, {ork::quant::Bits::int4, 32}, as);
-        ASSERT_TRUE(want.ok());
+        EXPECT_TRUE(want.ok());
+        if (!want.ok()) return {};
         c.want = *want;
         c.got.assign(c.want.size(), -1.0f);
+        c.stats.struct_size = sizeof c.stats;
         calls.push_back(std::move(c));
       }
   std::vector<int> failed(per.size(), 0);
   auto run = [&](size_t t) {
     for (Call& c : per[t]) {
-      ork_qmatmul_options o{sizeof(o), c.abits, c.per_row, 0, nullptr};
-      if (ork_qmatmul(dev_, q, c.a.data(), c.m, c.got.data(), &o) != ORK_OK) ++failed[t];
+      ork_qmatmul_options o{sizeof(o), c.abits, c.per_row, 0, &c.stats};
+      if (ork_qmatmul(dev, q, c.a.data(), c.m, c.got.data(), &o) != ORK_OK) ++failed[t];
     }
   };
   std::thread t1(run, 1), t2(run, 2);
   run(0);
   t1.join();
   t2.join();
+  std::vector<uint64_t> short_threads;
   for (size_t t = 0; t < per.size(); ++t) {
     EXPECT_EQ(failed[t], 0) << "thread " << t;
-    for (const Call& c : per[t])
-      EXPECT_EQ(first_difference(c.got, c.want, n), "") << "thread " << t << " M = " << c.m << " a" << c.abits
-                                                        << (c.per_row ? " per row" : " per tensor");
+    for (const Call& c : per[t]) {
+      EXPECT_EQ(first_difference(c.got, c.want, n), "") << k << " x " << n << ", thread " << t << " M = " << c.m
+                                                        << " a" << c.abits << (c.per_row ? " per row" : " per tensor");
+      if (c.m <= 4) short_threads.push_back(c.stats.cpu_threads);
+    }
   }
   ork_qweights_destroy(q);
+  return short_threads;
+}
+
+// K = 200 (a short last group of 8), N = 70 (off the 32-column strip): every device.
+TEST_P(QuantCapi, ShortAndLongCallsFromThreadsShareWeights) { calls_from_threads_share_weights(dev_, 200, 70); }
+
+// On the cpu device a short call takes int8's thread rule (a thread per 1 MiB of packed
+// weights, lib/ref/split.h): at K = 1000 (a short last group of 8) x N = 2300 (off the strip)
+// the weights pass 2 MiB, so each short call also runs on a kept worker while the other two
+// calling threads run theirs on the same weights.
+TEST(QuantCapiCpu, ShortCallsOnTwoWorkersShareWeightsWithOtherThreads) {
+  ork_device* dev = nullptr;
+  ASSERT_EQ(ork_device_open("cpu", &dev), ORK_OK) << ork_last_error();
+  const std::vector<uint64_t> threads = calls_from_threads_share_weights(dev, 1000, 2300);
+  ork_device_close(dev);
+  const auto want = static_cast<uint64_t>(std::min(2, ork::ref::detail::online_cpus()));
+  ASSERT_EQ(threads.size(), 3u * 2 * 2);  // 3 threads x M = 1 and 4 x w4a8 and w4a4
+  for (uint64_t t : threads) EXPECT_EQ(t, want);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, QuantCapi, ::testing::Values("emu-rknpu", "emu-rocket", "cpu"));
