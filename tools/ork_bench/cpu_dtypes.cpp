@@ -47,8 +47,7 @@ struct CpuDtypesArgs {
 struct CpuDtypesRow {
   std::string mode;  // "vpdpbusd peak", "fp32 fma peak", "tdpbssd peak", or a dtype
   int64_t m = 0, k = 0, n = 0;
-  bool fp = false;      // measured against the FMA peak
-  bool amx = false;     // the TDPBSSD peak row
+  PeakUnit unit = PeakUnit::vpdpbusd;  // a peak row's own; a dtype's: fma for fp16, else vpdpbusd
   int units = 1;        // calls per sample
   double macs = 0;      // per call (peak rows: per sample)
   int threads = 0;      // from ork_stats (peak rows: as run)
@@ -65,36 +64,23 @@ double process_cpu_seconds() {
 
 volatile uint64_t g_cpu_dtypes_sink;
 
-// A peak row of `threads` threads, each running `loop` once per sample (`macs` per loop).
-CpuDtypesRow peak_row(const char* name, int threads, double macs, uint64_t (*loop)(int64_t), int64_t iters) {
-  CpuDtypesRow r{name};
-  r.threads = threads;
-  r.macs = threads * macs;
-  r.call = [threads, loop, iters](ork_stats*) {
-    const auto one = [loop, iters](int) { g_cpu_dtypes_sink = loop(iters); };
-    if (threads == 1) one(0);
-    if (threads == 2) on_two_threads(one);
-    return true;
-  };
-  return r;
-}
-
+// The peak rows (peak_loops()), 1 and 2 threads each, samples of about 0.5 ms as the calls'.
 void add_peaks(std::vector<CpuDtypesRow>& rows) {
-  constexpr int64_t kIters = int64_t{1} << 17;
-  // About 0.5 ms a sample, as the others (a round of the TDPBSSD loop is 64 x a VPDPBUSD
-  // round's MACs at about 6x its rate here); 0.1 ms samples measured 35 % under it.
-  constexpr int64_t kAmxIters = kIters / 8;
-  const auto vnni = static_cast<double>(vnni_peak_macs(kIters)), fma = static_cast<double>(fma_peak_macs(kIters));
-  for (int t : {1, 2}) rows.push_back(peak_row("vpdpbusd peak", t, vnni, vnni_peak_loop, kIters));
-  for (int t : {1, 2}) {
-    rows.push_back(peak_row("fp32 fma peak", t, fma, fma_peak_loop, kIters));
-    rows.back().fp = true;
-  }
-  if (!amx_peak_available()) return;
-  const auto amx = static_cast<double>(amx_peak_macs(kAmxIters));
-  for (int t : {1, 2}) {
-    rows.push_back(peak_row("tdpbssd peak", t, amx, amx_peak_loop, kAmxIters));
-    rows.back().amx = true;
+  for (const PeakLoop& l : peak_loops()) {
+    const int64_t iters = peak_iters(l, 0.5e-3);
+    for (int t : {1, 2}) {
+      CpuDtypesRow r{l.name};
+      r.unit = l.unit;
+      r.threads = t;
+      r.macs = static_cast<double>(t * l.macs(iters));
+      r.call = [t, run = l.run, iters](ork_stats*) {
+        const auto one = [run, iters](int) { g_cpu_dtypes_sink = run(iters); };
+        if (t == 1) one(0);
+        if (t == 2) on_two_threads(one);
+        return true;
+      };
+      rows.push_back(std::move(r));
+    }
   }
 }
 
@@ -183,7 +169,7 @@ CpuDtypesRow dense_row(ork_device* dev, Shape& s, const Dense& d, int64_t m) {
                   : d.a_dtype == ORK_DTYPE_INT4 ? static_cast<const void*>(s.a4.data())
                                                 : static_cast<const void*>(s.a8.data());
   ork_weights* w = s.*d.w;
-  CpuDtypesRow r{d.name, m, s.k, s.n, d.fp};
+  CpuDtypesRow r{d.name, m, s.k, s.n, d.fp ? PeakUnit::fma : PeakUnit::vpdpbusd};
   r.units = m == 1 ? 10 : 1;
   r.macs = static_cast<double>(m * s.k * s.n);
   r.call = [dev, w, a, &c, m, d](ork_stats* st) {
@@ -199,7 +185,7 @@ CpuDtypesRow dense_row(ork_device* dev, Shape& s, const Dense& d, int64_t m) {
 
 CpuDtypesRow quant_row(ork_device* dev, Shape& s, const char* name, ork_qweights* q, int bits, int64_t m) {
   std::vector<uint8_t>& c = s.c.emplace_back(static_cast<size_t>(m * s.n * 4));
-  CpuDtypesRow r{name, m, s.k, s.n, false};
+  CpuDtypesRow r{name, m, s.k, s.n};
   r.units = m == 1 ? 10 : 1;
   r.macs = static_cast<double>(m * s.k * s.n);
   r.call = [dev, q, &s, &c, m, bits](ork_stats* st) {
@@ -268,9 +254,9 @@ bool run_cpu_dtypes_rounds(std::vector<CpuDtypesRow>& rows, int rounds) {
   return true;
 }
 
-const CpuDtypesRow* peak_of(const std::vector<CpuDtypesRow>& rows, bool fp, bool amx, int threads) {
+const CpuDtypesRow* peak_of(const std::vector<CpuDtypesRow>& rows, PeakUnit unit, int threads) {
   for (const CpuDtypesRow& r : rows)
-    if (r.m == 0 && r.fp == fp && r.amx == amx && r.threads == threads) return &r;
+    if (r.m == 0 && r.unit == unit && r.threads == threads) return &r;
   return nullptr;
 }
 
@@ -279,15 +265,21 @@ double rate(const CpuDtypesRow& r) { return r.macs / tools::spread(r.wall).media
 // Of the peak row with the call's threads: the row's own peak, or (amx) the TDPBSSD one,
 // which only the integer modes are measured against. 0 where there is none.
 double pct_of_peak(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, bool amx = false) {
-  const CpuDtypesRow* p = amx && r.fp ? nullptr : peak_of(rows, r.fp, amx, std::clamp(r.threads, 1, 2));
+  const PeakUnit unit = amx ? PeakUnit::tdpbssd : r.unit;
+  const CpuDtypesRow* p = amx && r.unit == PeakUnit::fma ? nullptr : peak_of(rows, unit, std::clamp(r.threads, 1, 2));
   return r.m > 0 && p ? 100 * rate(r) / rate(*p) : 0;
 }
 
 double cpu_rate(const CpuDtypesRow& r) { return r.macs / tools::spread(r.cpu).median; }
 
 double pct_of_peak_cpu(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, bool amx = false) {
-  const CpuDtypesRow* p = amx && r.fp ? nullptr : peak_of(rows, r.fp, amx, 1);
+  const PeakUnit unit = amx ? PeakUnit::tdpbssd : r.unit;
+  const CpuDtypesRow* p = amx && r.unit == PeakUnit::fma ? nullptr : peak_of(rows, unit, 1);
   return r.m > 0 && p ? 100 * cpu_rate(r) / cpu_rate(*p) : 0;
+}
+
+const char* unit_name(PeakUnit u) {
+  return u == PeakUnit::fma ? "fp32 fma" : u == PeakUnit::tdpbssd ? "tdpbssd" : "vpdpbusd";
 }
 
 nlohmann::json cpu_dtypes_rows_json(const std::vector<CpuDtypesRow>& rows) {
@@ -297,9 +289,9 @@ nlohmann::json cpu_dtypes_rows_json(const std::vector<CpuDtypesRow>& rows) {
     out.push_back({{"mode", r.mode}, {"m", r.m}, {"k", r.k}, {"n", r.n}, {"threads", r.threads},
                    {"wall_us_min", w.min * 1e6}, {"wall_us_median", w.median * 1e6}, {"wall_us_max", w.max * 1e6},
                    {"cpu_us_median", c.median * 1e6}, {"gop_per_s_median", 2 * rate(r) / 1e9},
-                   {"peak", r.fp ? "fp32 fma" : r.amx ? "tdpbssd" : "vpdpbusd"}, {"pct_of_peak", pct_of_peak(rows, r)},
+                   {"peak", unit_name(r.unit)}, {"pct_of_peak", pct_of_peak(rows, r)},
                    {"pct_of_core_peak_by_cpu_time", pct_of_peak_cpu(rows, r)}});
-    if (r.m > 0 && !r.fp && peak_of(rows, false, true, 1) != nullptr) {
+    if (r.m > 0 && r.unit != PeakUnit::fma && peak_of(rows, PeakUnit::tdpbssd, 1) != nullptr) {
       out.back()["pct_of_amx_peak"] = pct_of_peak(rows, r, true);
       out.back()["pct_of_amx_core_peak_by_cpu_time"] = pct_of_peak_cpu(rows, r, true);
     }
@@ -311,7 +303,7 @@ nlohmann::json cpu_dtypes_rows_json(const std::vector<CpuDtypesRow>& rows) {
 std::string pct_cell(double pct) { return pct > 0 ? fmt::format("{:.1f}", pct) : "-"; }
 
 void print_cpu_dtypes_rows(const std::vector<CpuDtypesRow>& rows, int rounds) {
-  const bool amx = peak_of(rows, false, true, 1) != nullptr;
+  const bool amx = peak_of(rows, PeakUnit::tdpbssd, 1) != nullptr;
   fmt::print("cpu device per dtype, {} rounds round-robin; peak: fp32 FMA for fp16, VPDPBUSD for the rest{}. "
              "% wall: of the peak row with the call's threads; % cpu: MACs per CPU-second over one core's\n", rounds,
              amx ? " (% amx: of the TDPBSSD peak, the integer modes)" : "");

@@ -96,25 +96,16 @@ double peak_seconds_of(Fn&& fn) {
 
 volatile uint64_t g_sink;  // results of the reference loops, so none is dropped
 
-// The peak rows, 1 and 2 threads each: VPDPBUSD, fp32 FMA and, where AMX is usable, TDPBSSD,
-// the loop length chosen so that one sample takes about 2 ms (after a first run: AMX's unit
-// starts slow after idling).
+// The peak rows (peak_loops(): VPDPBUSD, fp32 FMA and, where AMX is usable, TDPBSSD), 1 and
+// 2 threads each, the loop length chosen so that one sample takes about 2 ms.
 void add_peak_rows(std::vector<Row>& rows) {
-  struct Loop {
-    const char* name;
-    Kind kind;
-    uint64_t (*run)(int64_t);
-    int64_t (*macs)(int64_t);
-  };
-  std::vector<Loop> loops{{"vpdpbusd peak", Kind::peak, vnni_peak_loop, vnni_peak_macs},
-                          {"fp32 fma peak", Kind::fma_peak, fma_peak_loop, fma_peak_macs}};
-  if (amx_peak_available()) loops.push_back({"tdpbssd peak", Kind::amx_peak, amx_peak_loop, amx_peak_macs});
-  for (const Loop& l : loops) {
-    g_sink = l.run(1 << 14);
-    const double probe = peak_seconds_of([&l] { g_sink = l.run(1 << 14); });
-    const int64_t iters = std::max<int64_t>(1 << 14, static_cast<int64_t>((1 << 14) * 2e-3 / probe));
+  for (const PeakLoop& l : peak_loops()) {
+    const int64_t iters = peak_iters(l, 2e-3);
+    const Kind kind = l.unit == PeakUnit::fma       ? Kind::fma_peak
+                      : l.unit == PeakUnit::tdpbssd ? Kind::amx_peak
+                                                    : Kind::peak;
     for (int t : {1, 2})
-      rows.push_back({l.name, l.kind, t, static_cast<double>(t * l.macs(iters)), 1, [run = l.run, iters, t] {
+      rows.push_back({l.name, kind, t, static_cast<double>(t * l.macs(iters)), 1, [run = l.run, iters, t] {
                         if (t == 1) g_sink = run(iters);
                         if (t == 2) on_two_threads([run, iters](int) { g_sink = run(iters); });
                         return true;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace ork::bench {
 
@@ -35,6 +36,20 @@ bool amx_peak_available();
 constexpr int kAmxPeakChains = 4;
 uint64_t amx_peak_loop(int64_t iters);
 inline int64_t amx_peak_macs(int64_t iters) { return iters * kAmxPeakChains * 16 * 16 * 64; }
+// The reference loops this CPU runs, as one table for every mode that measures against
+// them (--peak, --cpu-dtypes): VPDPBUSD and fp32 FMA where vnni_peak_available(), TDPBSSD
+// where amx_peak_available() too. `unit` is what a row measured against it multiplies with.
+enum class PeakUnit { vpdpbusd, fma, tdpbssd };
+struct PeakLoop {
+  const char* name;  // "vpdpbusd peak", "fp32 fma peak", "tdpbssd peak"
+  PeakUnit unit;
+  uint64_t (*run)(int64_t iters);
+  int64_t (*macs)(int64_t iters);
+};
+std::vector<PeakLoop> peak_loops();
+// Rounds of `loop` for a sample of about `seconds`, at least 1 << 14, from a timed run of
+// 1 << 14 after a first one (AMX's unit starts slow after idling).
+int64_t peak_iters(const PeakLoop& loop, double seconds);
 // Reads `bytes` (a multiple of 256) from `p` with 64-byte vector loads into four
 // independent sums: what reading that memory costs at best.
 uint64_t stream_read(const uint8_t* p, size_t bytes);

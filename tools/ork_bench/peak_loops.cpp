@@ -1,6 +1,8 @@
 // The reference loops of ork_bench --peak (peak.h). Each is compiled for AVX-512 with a
 // target attribute and only called after vnni_peak_available() said yes; other CPUs (the
 // AArch64 build) get stubs that are never called.
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "tools/ork_bench/peak.h"
@@ -142,5 +144,23 @@ uint64_t stream_read(const uint8_t* p, size_t bytes) {
 }
 
 #endif
+
+std::vector<PeakLoop> peak_loops() {
+  if (!vnni_peak_available()) return {};
+  std::vector<PeakLoop> loops{{"vpdpbusd peak", PeakUnit::vpdpbusd, vnni_peak_loop, vnni_peak_macs},
+                              {"fp32 fma peak", PeakUnit::fma, fma_peak_loop, fma_peak_macs}};
+  if (amx_peak_available()) loops.push_back({"tdpbssd peak", PeakUnit::tdpbssd, amx_peak_loop, amx_peak_macs});
+  return loops;
+}
+
+int64_t peak_iters(const PeakLoop& loop, double seconds) {
+  constexpr int64_t kProbe = int64_t{1} << 14;
+  volatile uint64_t sink = loop.run(kProbe);
+  const auto t0 = std::chrono::steady_clock::now();
+  sink = loop.run(kProbe);
+  (void)sink;
+  const double probe = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return std::max<int64_t>(kProbe, static_cast<int64_t>(static_cast<double>(kProbe) * seconds / probe));
+}
 
 }  // namespace ork::bench
