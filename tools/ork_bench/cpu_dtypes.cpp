@@ -51,6 +51,7 @@ struct CpuDtypesRow {
   int units = 1;        // calls per sample
   double macs = 0;      // per call (peak rows: per sample)
   int threads = 0;      // from ork_stats (peak rows: as run)
+  bool group32 = false;  // groups of 32 along K (also measured against their ceiling on tiles)
   std::function<bool(ork_stats*)> call;  // one call
   std::function<bool()> check;           // the result against the oracle (dense modes)
   std::vector<double> wall, cpu;         // seconds per call, per round
@@ -186,6 +187,7 @@ CpuDtypesRow dense_row(ork_device* dev, Shape& s, const Dense& d, int64_t m) {
 CpuDtypesRow quant_row(ork_device* dev, Shape& s, const char* name, ork_qweights* q, int bits, int64_t m) {
   std::vector<uint8_t>& c = s.c.emplace_back(static_cast<size_t>(m * s.n * 4));
   CpuDtypesRow r{name, m, s.k, s.n};
+  r.group32 = q != s.q8;  // the per-channel mode's one group spans K
   r.units = m == 1 ? 10 : 1;
   r.macs = static_cast<double>(m * s.k * s.n);
   r.call = [dev, q, &s, &c, m, bits](ork_stats* st) {
@@ -262,24 +264,34 @@ const CpuDtypesRow* peak_of(const std::vector<CpuDtypesRow>& rows, PeakUnit unit
 
 double rate(const CpuDtypesRow& r) { return r.macs / tools::spread(r.wall).median; }
 
-// Of the peak row with the call's threads: the row's own peak, or (amx) the TDPBSSD one,
-// which only the integer modes are measured against. 0 where there is none.
-double pct_of_peak(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, bool amx = false) {
-  const PeakUnit unit = amx ? PeakUnit::tdpbssd : r.unit;
-  const CpuDtypesRow* p = amx && r.unit == PeakUnit::fma ? nullptr : peak_of(rows, unit, std::clamp(r.threads, 1, 2));
+// Of the `unit` peak row with the call's threads (wall), or of one core's (CPU time): the
+// row's own peak, or (amx) the TDPBSSD one, which only the integer modes are measured
+// against, or the group-32 ceiling beside it. 0 where there is none.
+double pct_of(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, PeakUnit unit) {
+  const CpuDtypesRow* p = peak_of(rows, unit, std::clamp(r.threads, 1, 2));
   return r.m > 0 && p ? 100 * rate(r) / rate(*p) : 0;
 }
 
 double cpu_rate(const CpuDtypesRow& r) { return r.macs / tools::spread(r.cpu).median; }
 
-double pct_of_peak_cpu(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, bool amx = false) {
-  const PeakUnit unit = amx ? PeakUnit::tdpbssd : r.unit;
-  const CpuDtypesRow* p = amx && r.unit == PeakUnit::fma ? nullptr : peak_of(rows, unit, 1);
+double pct_of_cpu(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, PeakUnit unit) {
+  const CpuDtypesRow* p = peak_of(rows, unit, 1);
   return r.m > 0 && p ? 100 * cpu_rate(r) / cpu_rate(*p) : 0;
 }
 
+// The integer modes against the TDPBSSD peak (0 for fp16 or without AMX); the groups of 32
+// against their ceiling on tiles (0 for the rest).
+double pct_amx(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, bool cpu) {
+  if (r.unit == PeakUnit::fma) return 0;
+  return cpu ? pct_of_cpu(rows, r, PeakUnit::tdpbssd) : pct_of(rows, r, PeakUnit::tdpbssd);
+}
+double pct_group32(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, bool cpu) {
+  if (!r.group32) return 0;
+  return cpu ? pct_of_cpu(rows, r, PeakUnit::tdpbssd_group32) : pct_of(rows, r, PeakUnit::tdpbssd_group32);
+}
+
 const char* unit_name(PeakUnit u) {
-  return u == PeakUnit::fma ? "fp32 fma" : u == PeakUnit::tdpbssd ? "tdpbssd" : "vpdpbusd";
+  return u == PeakUnit::fma ? "fp32 fma" : u == PeakUnit::tdpbssd ? "tdpbssd" : u == PeakUnit::tdpbssd_group32 ? "tdpbssd group-32 ceiling" : "vpdpbusd";
 }
 
 nlohmann::json cpu_dtypes_rows_json(const std::vector<CpuDtypesRow>& rows) {
@@ -289,11 +301,15 @@ nlohmann::json cpu_dtypes_rows_json(const std::vector<CpuDtypesRow>& rows) {
     out.push_back({{"mode", r.mode}, {"m", r.m}, {"k", r.k}, {"n", r.n}, {"threads", r.threads},
                    {"wall_us_min", w.min * 1e6}, {"wall_us_median", w.median * 1e6}, {"wall_us_max", w.max * 1e6},
                    {"cpu_us_median", c.median * 1e6}, {"gop_per_s_median", 2 * rate(r) / 1e9},
-                   {"peak", unit_name(r.unit)}, {"pct_of_peak", pct_of_peak(rows, r)},
-                   {"pct_of_core_peak_by_cpu_time", pct_of_peak_cpu(rows, r)}});
+                   {"peak", unit_name(r.unit)}, {"pct_of_peak", pct_of(rows, r, r.unit)},
+                   {"pct_of_core_peak_by_cpu_time", pct_of_cpu(rows, r, r.unit)}});
     if (r.m > 0 && r.unit != PeakUnit::fma && peak_of(rows, PeakUnit::tdpbssd, 1) != nullptr) {
-      out.back()["pct_of_amx_peak"] = pct_of_peak(rows, r, true);
-      out.back()["pct_of_amx_core_peak_by_cpu_time"] = pct_of_peak_cpu(rows, r, true);
+      out.back()["pct_of_amx_peak"] = pct_amx(rows, r, false);
+      out.back()["pct_of_amx_core_peak_by_cpu_time"] = pct_amx(rows, r, true);
+    }
+    if (r.m > 0 && r.group32 && peak_of(rows, PeakUnit::tdpbssd_group32, 1) != nullptr) {
+      out.back()["pct_of_amx_group32_ceiling"] = pct_group32(rows, r, false);
+      out.back()["pct_of_amx_group32_core_ceiling_by_cpu_time"] = pct_group32(rows, r, true);
     }
   }
   return out;
@@ -306,17 +322,20 @@ void print_cpu_dtypes_rows(const std::vector<CpuDtypesRow>& rows, int rounds) {
   const bool amx = peak_of(rows, PeakUnit::tdpbssd, 1) != nullptr;
   fmt::print("cpu device per dtype, {} rounds round-robin; peak: fp32 FMA for fp16, VPDPBUSD for the rest{}. "
              "% wall: of the peak row with the call's threads; % cpu: MACs per CPU-second over one core's\n", rounds,
-             amx ? " (% amx: of the TDPBSSD peak, the integer modes)" : "");
-  fmt::print("{:<20} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10} {:>9} {:>7} {:>6}{}\n", "mode", "M", "K", "N", "t",
+             amx ? " (% amx: of the TDPBSSD peak, the integer modes; % g32: groups of 32, of their ceiling on tiles)"
+                 : "");
+  fmt::print("{:<24} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10} {:>9} {:>7} {:>6}{}\n", "mode", "M", "K", "N", "t",
              "wall min / median / max us", "cpu us", "GOP/s", "% wall", "% cpu",
-             amx ? fmt::format(" {:>10} {:>9}", "% amx wall", "% amx cpu") : "");
+             amx ? fmt::format(" {:>10} {:>9} {:>10} {:>9}", "% amx wall", "% amx cpu", "% g32 wall", "% g32 cpu")
+                 : "");
   for (const CpuDtypesRow& r : rows) {
     const tools::Spread w = tools::spread(r.wall), c = tools::spread(r.cpu);
-    fmt::print("{:<20} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10.0f} {:>9.1f} {:>7} {:>6}{}\n", r.mode, r.m, r.k, r.n,
+    fmt::print("{:<24} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10.0f} {:>9.1f} {:>7} {:>6}{}\n", r.mode, r.m, r.k, r.n,
                r.threads, fmt::format("{:.0f} / {:.0f} / {:.0f}", w.min * 1e6, w.median * 1e6, w.max * 1e6),
-               c.median * 1e6, 2 * rate(r) / 1e9, pct_cell(pct_of_peak(rows, r)), pct_cell(pct_of_peak_cpu(rows, r)),
-               amx ? fmt::format(" {:>10} {:>9}", pct_cell(pct_of_peak(rows, r, true)),
-                                 pct_cell(pct_of_peak_cpu(rows, r, true)))
+               c.median * 1e6, 2 * rate(r) / 1e9, pct_cell(pct_of(rows, r, r.unit)), pct_cell(pct_of_cpu(rows, r, r.unit)),
+               amx ? fmt::format(" {:>10} {:>9} {:>10} {:>9}", pct_cell(pct_amx(rows, r, false)),
+                                 pct_cell(pct_amx(rows, r, true)), pct_cell(pct_group32(rows, r, false)),
+                                 pct_cell(pct_group32(rows, r, true)))
                    : "");
   }
 }

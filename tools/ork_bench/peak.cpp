@@ -66,7 +66,7 @@ struct PeakArgs {
   bool json = false;
 };
 
-enum class Kind { peak, fma_peak, amx_peak, stream, decode, big };
+enum class Kind { peak, fma_peak, amx_peak, amx_group32, stream, decode, big };
 
 struct Row {
   std::string name;
@@ -103,6 +103,7 @@ void add_peak_rows(std::vector<Row>& rows) {
     const int64_t iters = peak_iters(l, 2e-3);
     const Kind kind = l.unit == PeakUnit::fma       ? Kind::fma_peak
                       : l.unit == PeakUnit::tdpbssd ? Kind::amx_peak
+                      : l.unit == PeakUnit::tdpbssd_group32 ? Kind::amx_group32
                                                     : Kind::peak;
     for (int t : {1, 2})
       rows.push_back({l.name, kind, t, static_cast<double>(t * l.macs(iters)), 1, [run = l.run, iters, t] {

@@ -36,12 +36,18 @@ bool amx_peak_available();
 constexpr int kAmxPeakChains = 4;
 uint64_t amx_peak_loop(int64_t iters);
 inline int64_t amx_peak_macs(int64_t iters) { return iters * kAmxPeakChains * 16 * 16 * 64; }
+// The ceiling of groups of 32 on tiles (peak_loops.cpp): `iters` rounds of two groups, each
+// a pair of 16 x 16 C tiles over 32 bytes of K, stored and read back as floats.
+constexpr int kAmxGroup32Bytes = 32;
+uint64_t amx_group32_loop(int64_t iters);
+inline int64_t amx_group32_macs(int64_t iters) { return iters * 4 * 16 * 16 * kAmxGroup32Bytes; }
 // The reference loops this CPU runs, as one table for every mode that measures against
 // them (--peak, --cpu-dtypes): VPDPBUSD and fp32 FMA where vnni_peak_available(), TDPBSSD
-// where amx_peak_available() too. `unit` is what a row measured against it multiplies with.
-enum class PeakUnit { vpdpbusd, fma, tdpbssd };
+// where amx_peak_available() too, with the ceiling of groups of 32 on tiles beside it. `unit`
+// is what a row measured against it multiplies with.
+enum class PeakUnit { vpdpbusd, fma, tdpbssd, tdpbssd_group32 };
 struct PeakLoop {
-  const char* name;  // "vpdpbusd peak", "fp32 fma peak", "tdpbssd peak"
+  const char* name;  // "vpdpbusd peak", "fp32 fma peak", "tdpbssd peak", "tdpbssd group-32 ceiling"
   PeakUnit unit;
   uint64_t (*run)(int64_t iters);
   int64_t (*macs)(int64_t iters);

@@ -113,6 +113,68 @@ uint64_t amx_peak_loop(int64_t iters) {
   return sum;
 }
 
+// Groups of 32 on tiles (lib/quant's amx tier) cannot accumulate across groups: each group's
+// 16 x 16 int32 sums leave the tile unit through memory (TILESTORED; no tile-to-register move
+// before AMX-AVX512) and come back as AVX-512 floats. This loop does the least of that work a
+// group-wise kernel does, with nothing from memory but its own stores: per group, TDPBSSD
+// over 32 bytes of K into a zeroed pair of C tiles (a TDPBSSD over 32 bytes takes as long as
+// one over 64: docs/cpu-reference.md "The tile ceiling of groups of 32"), the pair stored,
+// and each stored row converted (VCVTDQ2PS) and added into four float chains. Two pairs
+// alternate, as in the amx tier, so one pair's TDPBSSD overlap the other's extraction.
+// A stored pair of C tiles (16 rows x 32 int32) converted and added into four float chains
+// (masked with all lanes: GCC 12's unmasked VCVTDQ2PS warns -Wmaybe-uninitialized).
+__attribute__((target("avx512f"), always_inline)) inline void group32_extract(const int32_t* c, __m512* f) {
+  for (int r = 0; r < ref::detail::kAmxTileRows * 2; ++r)
+    f[r % 4] = _mm512_add_ps(f[r % 4], _mm512_maskz_cvtepi32_ps(0xffff, _mm512_load_si512(c + r * 16)));
+}
+// One group's sums into C pair 0 (tiles 0, 1) or 1 (2, 3), A in tile 4 or 5: GCC's tile
+// intrinsics take literal tile numbers.
+__attribute__((target("amx-tile,amx-int8"), always_inline)) inline void group32_sums0() {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_dpbssd(0, 4, 6);
+  _tile_dpbssd(1, 4, 7);
+}
+__attribute__((target("amx-tile,amx-int8"), always_inline)) inline void group32_sums1() {
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_dpbssd(2, 5, 6);
+  _tile_dpbssd(3, 5, 7);
+}
+
+__attribute__((target("amx-tile,amx-int8,avx512f")))
+uint64_t amx_group32_loop(int64_t iters) {
+  constexpr int kRows = ref::detail::kAmxTileRows, kK = kAmxGroup32Bytes, kLd = 32 * sizeof(int32_t);
+  ref::detail::TileConfig cfg;
+  for (int i = 0; i < 4; ++i) cfg.rows[i] = kRows, cfg.colsb[i] = ref::detail::kAmxTileBytes;
+  for (int i = 4; i < 6; ++i) cfg.rows[i] = kRows, cfg.colsb[i] = kK;
+  for (int i = 6; i < 8; ++i) cfg.rows[i] = kK / 4, cfg.colsb[i] = ref::detail::kAmxTileBytes;
+  ref::detail::load_tile_config(cfg);
+  alignas(64) int8_t ab[kRows * ref::detail::kAmxTileBytes];
+  volatile int8_t seed = 1;
+  for (int8_t& x : ab) x = seed;
+  _tile_loadd(4, ab, kK);
+  _tile_loadd(5, ab, kK);
+  _tile_loadd(6, ab, ref::detail::kAmxTileBytes);
+  _tile_loadd(7, ab, ref::detail::kAmxTileBytes);
+  alignas(64) int32_t acc[2][kRows * 32];
+  __m512 f[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  group32_sums0();
+  group32_sums1();
+  for (int64_t it = 0; it < iters; ++it) {
+    _tile_stored(0, acc[0], kLd);
+    _tile_stored(1, acc[0] + 16, kLd);
+    group32_sums0();
+    _tile_stored(2, acc[1], kLd);
+    _tile_stored(3, acc[1] + 16, kLd);
+    group32_sums1();
+    group32_extract(acc[0], f);
+    group32_extract(acc[1], f);
+  }
+  ref::detail::release_tiles();
+  return lane_sum(_mm512_castps_si512(_mm512_add_ps(_mm512_add_ps(f[0], f[1]), _mm512_add_ps(f[2], f[3]))));
+}
+
 __attribute__((target("avx512f")))
 uint64_t stream_read(const uint8_t* p, size_t bytes) {
   __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
@@ -132,6 +194,7 @@ bool vnni_peak_available() { return false; }
 uint64_t vnni_peak_loop(int64_t) { return 0; }
 bool amx_peak_available() { return false; }
 uint64_t amx_peak_loop(int64_t) { return 0; }
+uint64_t amx_group32_loop(int64_t) { return 0; }
 uint64_t fma_peak_loop(int64_t) { return 0; }
 uint64_t stream_read(const uint8_t* p, size_t bytes) {
   uint64_t sum = 0;
@@ -149,7 +212,10 @@ std::vector<PeakLoop> peak_loops() {
   if (!vnni_peak_available()) return {};
   std::vector<PeakLoop> loops{{"vpdpbusd peak", PeakUnit::vpdpbusd, vnni_peak_loop, vnni_peak_macs},
                               {"fp32 fma peak", PeakUnit::fma, fma_peak_loop, fma_peak_macs}};
-  if (amx_peak_available()) loops.push_back({"tdpbssd peak", PeakUnit::tdpbssd, amx_peak_loop, amx_peak_macs});
+  if (amx_peak_available()) {
+    loops.push_back({"tdpbssd peak", PeakUnit::tdpbssd, amx_peak_loop, amx_peak_macs});
+    loops.push_back({"tdpbssd group-32 ceiling", PeakUnit::tdpbssd_group32, amx_group32_loop, amx_group32_macs});
+  }
   return loops;
 }
 
