@@ -161,6 +161,55 @@ PreparedA prepare_a(const QuantActivations& qa, const GroupPacked& b, GroupTier 
   return out;
 }
 
+// The byte layout's strips two codes a byte (GroupPacked::nibbles), where every packed value
+// (the padding's zeros too) lies in 16 consecutive ones (int4's -8..7, or 0..15 with a folded
+// offset); else the bytes stay.
+void to_nibbles(GroupPacked& p) {
+  const int64_t bytes = p.strips * p.group_off.back();  // amx's slack is the calls' to add
+  const auto* v = reinterpret_cast<const int8_t*>(p.b.data());
+  const auto [lo, hi] = std::minmax_element(v, v + bytes);
+  const auto base = std::min<int8_t>(*lo, 0);
+  if (std::max<int>(*hi, 0) - base > 15) return;
+  std::vector<uint8_t> nib(static_cast<size_t>((bytes + kAmxBSlack) / 2));  // amx reads nibbles past the strips too
+  for (int64_t run = 0; run < bytes; run += 128)
+    for (int64_t i = 0; i < 64; ++i)
+      nib[static_cast<size_t>(run / 2 + i)] =
+          static_cast<uint8_t>((v[run + i] - base) | (v[run + 64 + i] - base) << 4);
+  p.b = std::move(nib);
+  p.nibbles = true;
+  p.nibble_base = base;
+}
+
+// Strips [s0, s1) of B in the byte layout: the packed bytes, or (nibbles) widened into this
+// thread's kept buffer, readable kAmxBSlack bytes past them (amx's tiles; the values there
+// only ever multiply A's zero padding).
+const uint8_t* strips_as_bytes(const GroupPacked& b, int64_t s0, int64_t s1) {
+  const int64_t strip_bytes = b.group_off.back();
+  if (!b.nibbles) return b.b.data() + s0 * strip_bytes;
+  thread_local std::vector<uint8_t> wide;
+  const auto need = static_cast<size_t>((s1 - s0) * strip_bytes + kAmxBSlack);
+  if (wide.size() < need) wide.assign(need, 0);
+  unpack_nibbles(b.b.data() + s0 * strip_bytes / 2, (s1 - s0) * strip_bytes, b.nibble_base, wide.data());
+  return wide.data();
+}
+
+// Where a call's strips of B come from: the packed bytes, the nibbles themselves (the vnni
+// kernel reads them at short M: one row block, B read once, its bytes the bound), or the
+// kept buffer they widen into (strips_as_bytes). load(s0, s1) makes strips [s0, s1) readable.
+struct StripSource {
+  const GroupPacked& b;
+  bool read_nibbles;
+  const uint8_t* base = nullptr;
+  int64_t first = 0;
+  bool widens() const { return b.nibbles && !read_nibbles; }
+  int64_t stride() const { return b.group_off.back() / (read_nibbles ? 2 : 1); }
+  void load(int64_t s0, int64_t s1) {
+    first = s0;
+    base = read_nibbles ? b.b.data() + s0 * stride() : strips_as_bytes(b, s0, s1);
+  }
+  const uint8_t* at(int64_t s) const { return base + (s - first) * stride(); }
+};
+
 using StripFn = void (*)(const StripCall&);
 StripFn strip_fn(GroupTier t) {
 #if defined(__x86_64__)
@@ -221,7 +270,7 @@ RowBlock row_block_of(GroupTier t, int64_t m, int64_t i) {
 int group_tier_unit(GroupTier t) { return vnni_packing(t) ? 4 : t == GroupTier::avx2 ? 2 : 1; }
 int group_tier_strip(GroupTier t) { return vnni_packing(t) ? 32 : 16; }
 
-Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
+Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier, const PackOptions& o) {
   if (!group_tier_supported(tier))
     return make_error(-EOPNOTSUPP, fmt::format("fused quantised matmul: tier {} not supported by this CPU",
                                                group_tier_name(tier)));
@@ -241,7 +290,21 @@ Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier) {
   p.code_offset = w.code_offset() - folded_offset(w, tier);
   std::vector<int8_t> codes;
   for (int64_t g = 0; g < p.groups; ++g) pack_group(w, g, p, codes);
+  if (o.nibbles && vnni_packing(tier) && w.scheme().bits == Bits::int4)
+    to_nibbles(p);
   return p;
+}
+
+void unpack_nibbles(const uint8_t* src, int64_t bytes, int8_t base, uint8_t* dst) {
+#if defined(__x86_64__)
+  if (cpu::has(cpu::kAvx512f | cpu::kAvx512bw)) return unpack_nibbles_avx512(src, bytes, base, dst);
+#endif
+  for (int64_t run = 0; run < bytes; run += 128)
+    for (int64_t i = 0; i < 64; ++i) {
+      const uint8_t v = src[run / 2 + i];
+      dst[run + i] = static_cast<uint8_t>((v & 0xf) + base);
+      dst[run + 64 + i] = static_cast<uint8_t>((v >> 4) + base);
+    }
 }
 
 Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span<float> c, const FusedOptions& o) {
@@ -263,16 +326,18 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
 #if defined(__x86_64__)
     if (tier == GroupTier::amx) amx_group_begin(b.width);  // this thread's tile shapes
 #endif
+    StripSource src{b, b.nibbles && m <= (tier == GroupTier::amx ? kAmxNibbleRows : kGroupShortM)};
     const auto call = [&](int64_t s, int64_t r0) {  // strip s for the row block from r0; its rows
       const auto cell = static_cast<size_t>(s * b.groups * b.strip);
       const RowBlock blk = row_block_of(tier, m, r0);
       StripCall x{.a = pa.a + r0 * pa.stride, .a_stride = pa.stride, .width = b.width, .rows = blk.rows,
                   .cols = static_cast<int>(std::min(b.strip, b.n - s * b.strip)),
-                  .b = b.b.data() + s * b.group_off.back(), .group_off = b.group_off.data(), .groups = b.groups,
+                  .b = src.at(s), .group_off = b.group_off.data(), .groups = b.groups,
                   .bias = b.bias.empty() ? nullptr : b.bias.data() + cell, .scales = b.scales.data() + cell,
                   .sa = qa.scheme.per_row ? qa.scales.data() + r0 : same, .c = c.data() + r0 * b.n + s * b.strip,
                   .ldc = b.n, .gsum = nullptr, .gsum_f = nullptr,
-                  .mins = b.mins.empty() ? nullptr : b.mins.data() + cell, .code_offset = b.code_offset};
+                  .mins = b.mins.empty() ? nullptr : b.mins.data() + cell, .code_offset = b.code_offset,
+                  .nibbles = src.read_nibbles, .nibble_base = b.nibble_base};
       if (pa.gsum != nullptr) x.gsum = pa.gsum + r0 * b.groups, x.gsum_f = pa.gsum_f + r0 * b.groups;
       fn(x);
       return blk.rows;
@@ -280,15 +345,18 @@ Status fused_qmatmul(const QuantActivations& qa, const GroupPacked& b, std::span
     // amx: row blocks outside the grab's strips, so a block of A (16 rows x K bytes: 56 KiB at
     // K = 3584) comes from L3 once per grab rather than once per strip, while the grab's strips
     // of B stay in L2: 5-6 % less time at M = 128 and 512 x 3584 x 18944, one thread, 6
-    // processes each way (docs/cpu-reference.md "Groups on AMX"). The register tiers keep the
-    // order they were tuned in.
+    // processes each way (docs/cpu-reference.md "Groups on AMX"); nibbles widen once a grab.
+    // The register tiers keep the order they were tuned in (widening a strip at a time).
     if (tier == GroupTier::amx) {
+      src.load(s0, s1);
       for (int64_t r0 = 0, rows = 0; r0 < m; r0 += rows)
         for (int64_t s = s0; s < s1; ++s) rows = call(s, r0);
     } else {
-      for (int64_t s = s0; s < s1; ++s)
+      for (int64_t s = s0; s < s1; ++s) {
+        if (src.widens() || s == s0) src.load(s, src.widens() ? s + 1 : s1);
         for (int64_t r0 = 0; r0 < m; r0 += call(s, r0)) {
         }
+      }
     }
 #if defined(__x86_64__)
     if (tier == GroupTier::amx) amx_group_end();

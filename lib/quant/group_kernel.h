@@ -52,7 +52,12 @@ struct GroupPacked {
   GroupTier tier = GroupTier::portable;
   int64_t k = 0, n = 0, width = 0, groups = 0, strip = 0, strips = 0;
   std::vector<int64_t> group_off;  // byte offset of group g in a strip's block, [groups + 1]
-  std::vector<uint8_t> b;          // [strips][group_off[groups] bytes]
+  std::vector<uint8_t> b;          // [strips][group_off[groups] bytes], or nibbles (below)
+  // int4 codes two a byte (vnni and amx tiers, PackOptions::nibbles): b holds [strips][group_off[groups] / 2 bytes], byte i of each 64 the
+  // codes i (low nibble) and 64 + i (high) of the 128-byte run of the byte layout, as code -
+  // nibble_base. Calls widen a strip at a time (unpack_nibbles) into the byte layout.
+  bool nibbles = false;
+  int8_t nibble_base = 0;
   std::vector<int32_t> bias;       // [strips][groups][strip] (vnni), else empty
   std::vector<float> scales;       // [strips][groups][strip]
   std::vector<float> mins;         // [strips][groups][strip] (affine with an m term), else empty
@@ -62,8 +67,27 @@ struct GroupPacked {
   }
 };
 
+// int4 weights on the vnni and amx tiers are kept two codes a byte (GroupPacked::nibbles):
+// half the memory, and decode (up to kStripRows rows, one pass over B) reads half the bytes,
+// widening them in registers; longer calls widen a grab of strips at a time into a kept
+// buffer (docs/cpu-reference.md "int4 weights two codes a byte"). `nibbles = false` keeps
+// one code a byte (the tests run both).
+struct PackOptions {
+  bool nibbles = true;
+};
+
 // Refuses an unsupported tier.
-Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier);
+Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier, const PackOptions& o = {});
+
+// VPSHUFB's table from a nibble to its code (nibble + base), the 16 entries in each of the
+// four 128-bit lanes (the lookup stays within a lane).
+inline void nibble_table(int8_t base, int8_t (&table)[64]) {
+  for (int i = 0; i < 64; ++i) table[i] = static_cast<int8_t>(i % 16 + base);
+}
+
+// `bytes` (a multiple of 128) of the byte layout from bytes / 2 of nibbles (GroupPacked):
+// code = nibble + base. x86-64 with AVX-512BW (the vnni and amx tiers'), else plain C++.
+void unpack_nibbles(const uint8_t* src, int64_t bytes, int8_t base, uint8_t* dst);
 
 struct FusedOptions {
   int threads = 0;               // 0: as split.h's rule chooses for the shape
@@ -130,6 +154,11 @@ struct StripCall {
   const float* gsum_f = nullptr;
   const float* mins = nullptr;
   int32_t code_offset = 0;
+  // B two codes a byte (GroupPacked::nibbles; the vnni tier's calls of up to kStripRows rows
+  // and the amx tier's of up to kAmxNibbleRows read them so, as code = nibble + nibble_base);
+  // else one a byte.
+  bool nibbles = false;
+  int8_t nibble_base = 0;
 };
 
 // code_offset x s_g of row r's group g, modulo 2^32 as the accumulators add.
@@ -142,12 +171,17 @@ void strip_portable(const StripCall& x);
 int32_t code_sum_sse2(const int8_t* p, int64_t n);
 void strip_avx2(const StripCall& x);
 void strip_vnni(const StripCall& x);
+void unpack_nibbles_avx512(const uint8_t* src, int64_t bytes, int8_t base, uint8_t* dst);
 // amx (group_kernel_amx.cpp): A's rows `a_stride` bytes apart, at least amx_chunks(width) x 64
 // bytes past the last group's start (or the group rounded to 4 bytes, under 64) and 16 rows
 // readable; B readable kAmxBSlack bytes past the strips. Between amx_group_begin (the
 // tile shapes for the width) and amx_group_end on the calling thread.
 inline int64_t amx_chunks(int64_t width) { return (width + ref::detail::kAmxTileBytes - 1) / ref::detail::kAmxTileBytes; }
 inline constexpr int64_t kAmxBSlack = 32 * 128;  // a group of 128's 32 K quads of 128 bytes
+// Up to this many rows the amx tier reads nibbles, widening each chunk into L1 before its
+// tiles load it; past it the call widens a grab of strips once into a kept buffer, which
+// the row blocks then share (docs/cpu-reference.md "int4 weights two codes a byte").
+inline constexpr int64_t kAmxNibbleRows = 32;
 void amx_group_begin(int64_t width);
 void amx_group_end();
 void strip_amx(const StripCall& x);

@@ -29,20 +29,44 @@ constexpr __mmask16 kAmxAll16 = 0xffff;   // GCC 12's unmasked VCVTDQ2PS: see gr
 // per-channel: group_kernel.h amx_chunks).
 int64_t chunk_bytes(int64_t width) { return width >= kAmxTileBytes ? kAmxTileBytes : (width + 3) / 4 * 4; }
 
+// B two codes a byte (StripCall::nibbles, calls of up to kAmxNibbleRows rows): a chunk's
+// quads widen into two L1 blocks, tile 6's rows (each quad's 64 low nibbles: its 128-byte
+// run's first half) and tile 7's (the high ones), just before the tiles load them.
+struct Widened {
+  __m512i lut;  // nibble -> code (nibble_table)
+  uint8_t* t6;  // 16 rows of 64 bytes each, 64-byte aligned
+  uint8_t* t7;
+};
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void widen_chunk(const uint8_t* b, int64_t quads,
+                                                                                   const Widened& w) {
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  for (int64_t q = 0; q < quads; ++q) {
+    const __m512i v = _mm512_loadu_si512(b + q * 64);
+    _mm512_store_si512(w.t6 + q * 64, _mm512_shuffle_epi8(w.lut, _mm512_and_si512(v, low)));
+    _mm512_store_si512(w.t7 + q * 64, _mm512_shuffle_epi8(w.lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), low)));
+  }
+}
+
 // Group g's sums of the block's 16 rows into the C tile pair (C0, C1), A through tile AT and
 // B through tiles 6 and 7. A macro: GCC's tile intrinsics take the tile numbers as literals.
 #define ORK_AMX_GROUP_SUMS(NAME, C0, C1, AT)                                                           \
-  __attribute__((target("amx-tile,amx-int8"), always_inline)) inline void NAME(const StripCall& x,     \
-                                                                              int64_t g, int64_t chunks) { \
-    const int64_t cb = chunk_bytes(x.width);                                                           \
+  __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw"), always_inline)) inline void NAME(       \
+      const StripCall& x, int64_t g, int64_t chunks, const Widened& w) {                               \
+    const int64_t cb = chunk_bytes(x.width), quads = cb / 4;                                           \
     const uint8_t* a = x.a + g * x.width;                                                              \
-    const uint8_t* b = x.b + x.group_off[g];                                                           \
+    const uint8_t* b = x.b + x.group_off[g] / (x.nibbles ? 2 : 1);                                     \
     _tile_zero(C0);                                                                                    \
     _tile_zero(C1);                                                                                    \
-    for (int64_t c = 0; c < chunks; ++c, a += cb, b += cb / 4 * kQuadBytes) {                          \
+    for (int64_t c = 0; c < chunks; ++c, a += cb, b += quads * (x.nibbles ? 64 : kQuadBytes)) {        \
       _tile_loadd(AT, a, x.a_stride);                                                                  \
-      _tile_loadd(6, b, kQuadBytes);                                                                   \
-      _tile_loadd(7, b + kAmxTileBytes, kQuadBytes);                                                   \
+      if (x.nibbles) {                                                                                 \
+        widen_chunk(b, quads, w);                                                                      \
+        _tile_loadd(6, w.t6, kAmxTileBytes);                                                           \
+        _tile_loadd(7, w.t7, kAmxTileBytes);                                                           \
+      } else {                                                                                         \
+        _tile_loadd(6, b, kQuadBytes);                                                                 \
+        _tile_loadd(7, b + kAmxTileBytes, kQuadBytes);                                                 \
+      }                                                                                                \
       _tile_dpbssd(C0, AT, 6);                                                                         \
       _tile_dpbssd(C1, AT, 7);                                                                         \
     }                                                                                                  \
@@ -122,15 +146,19 @@ __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw"))) void amx_block(con
   constexpr int kCells = kAmxTileRows * kCols;
   alignas(64) int32_t acc[2][kCells];  // groups g and g + 1's sums
   alignas(64) float t[kCells];
+  alignas(64) uint8_t wide[2][kAmxTileRows * kAmxTileBytes];
+  alignas(64) int8_t table[64];
+  nibble_table(x.nibble_base, table);
+  const Widened w{_mm512_load_si512(table), wide[0], wide[1]};
   const int64_t chunks = amx_chunks(x.width);
-  sums_into_pair0(x, 0, chunks);
-  if (x.groups > 1) sums_into_pair1(x, 1, chunks);
+  sums_into_pair0(x, 0, chunks, w);
+  if (x.groups > 1) sums_into_pair1(x, 1, chunks, w);
   int64_t g = 0;
   for (; g + 1 < x.groups; g += 2) {  // increasing order: the order is the contract
     store_pair0(acc[0]);
-    if (g + 2 < x.groups) sums_into_pair0(x, g + 2, chunks);
+    if (g + 2 < x.groups) sums_into_pair0(x, g + 2, chunks, w);
     store_pair1(acc[1]);
-    if (g + 3 < x.groups) sums_into_pair1(x, g + 3, chunks);
+    if (g + 3 < x.groups) sums_into_pair1(x, g + 3, chunks, w);
     scale_groups<Shift, Mins, true>(x, g, acc[0], acc[1], t);
   }
   if (g < x.groups) {

@@ -33,11 +33,31 @@ inline int32_t load32(const uint8_t* p) {
 // a[(q R + r) 4], so a quad's R broadcasts read one run of 4R bytes and the tile reads A as one
 // stream (lib/ref's VNNI tile reads A so: kernels_x86.cpp); with R row streams it ran 0.1-0.2x
 // of int8's kernel time slower (docs/cpu-reference.md "Groups of 32: A in row blocks").
+// B's bytes of one K quad of the strip: 128 (one code a byte) or 64 (Nib: two a byte,
+// GroupPacked::nibbles). A run of nibbles widens with one mask, one shift and two VPSHUFB
+// through `lut` (nibble -> code, the 16 entries in every 128-bit lane) in registers: decode
+// reads half the bytes from memory, for those four operations per 8 VPDPBUSD-worth of B.
+template <bool Nib>
+constexpr int64_t kQuadBBytes = Nib ? 64 : 128;
+
+__attribute__((target("avx512f,avx512bw"))) inline __m512i nibble_lut(int8_t base) {
+  int8_t table[64];
+  nibble_table(base, table);
+  return _mm512_loadu_si512(table);
+}
+
 // One K quad (4 values) of the rows into their accumulators.
-template <int R>
+template <int R, bool Nib>
 __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_quad(
-    const uint8_t* a, const uint8_t* bg, int64_t q, __m512i (&acc)[R][2]) {
-  const __m512i w0 = _mm512_loadu_si512(bg + q * 128), w1 = _mm512_loadu_si512(bg + q * 128 + 64);
+    const uint8_t* a, const uint8_t* bg, int64_t q, __m512i (&acc)[R][2], __m512i lut) {
+  __m512i w0, w1;
+  if constexpr (Nib) {
+    const __m512i v = _mm512_loadu_si512(bg + q * 64), low = _mm512_set1_epi8(0x0f);
+    w0 = _mm512_shuffle_epi8(lut, _mm512_and_si512(v, low));
+    w1 = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), low));
+  } else {
+    w0 = _mm512_loadu_si512(bg + q * 128), w1 = _mm512_loadu_si512(bg + q * 128 + 64);
+  }
   #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     const __m512i av = _mm512_set1_epi32(load32(a + (q * R + r) * 4));
@@ -50,14 +70,14 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline voi
 // over a group's quads (or over chunks of 8 of them, as before) into register copies of every
 // accumulator per pass (objdump of the kernel, M = 128): a full group of the common widths
 // runs straight (Quads 8 and 16: widths 32 and 64); other widths in straight runs of 8.
-template <int R, int Quads>
+template <int R, int Quads, bool Nib>
 __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_quads(
-    const uint8_t* a, const uint8_t* bg, int64_t quads, __m512i (&acc)[R][2]) {
+    const uint8_t* a, const uint8_t* bg, int64_t quads, __m512i (&acc)[R][2], __m512i lut) {
   if constexpr (Quads > 0) {
     #pragma GCC unroll 16
-    for (int64_t q = 0; q < Quads; ++q) vnni_quad<R>(a, bg, q, acc);
+    for (int64_t q = 0; q < Quads; ++q) vnni_quad<R, Nib>(a, bg, q, acc, lut);
   } else {  // a short last group's rest: once per strip and row block
-    for (int64_t q = 0; q < quads; ++q) vnni_quad<R>(a, bg, q, acc);
+    for (int64_t q = 0; q < quads; ++q) vnni_quad<R, Nib>(a, bg, q, acc, lut);
   }
 }
 
@@ -65,10 +85,10 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline voi
 // known to hold that many quads, else read from group_off (in straight runs of 8).
 // Shift: the weights' code offset is not in the packed codes (group_kernel.cpp folded_offset);
 // Mins: the m term of affine weights.
-template <int R, int Quads, bool Shift, bool Mins>
+template <int R, int Quads, bool Shift, bool Mins, bool Nib>
 __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_group(
-    const StripCall& x, int64_t g, __m512 (&t)[R][2]) {
-  const uint8_t* bg = x.b + x.group_off[g];
+    const StripCall& x, int64_t g, __m512 (&t)[R][2], __m512i lut) {
+  const uint8_t* bg = x.b + x.group_off[g] / (128 / kQuadBBytes<Nib>);
   const __m512i b0 = _mm512_loadu_si512(x.bias + g * 32), b1 = _mm512_loadu_si512(x.bias + g * 32 + 16);
   __m512i acc[R][2];
   #pragma GCC unroll 8
@@ -82,12 +102,12 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline voi
   }
   const uint8_t* a = x.a + g * x.width * R;  // the group's first quad in the row block
   if constexpr (Quads > 0) {
-    vnni_quads<R, Quads>(a, bg, Quads, acc);
+    vnni_quads<R, Quads, Nib>(a, bg, Quads, acc, lut);
   } else {
     const int64_t quads = (x.group_off[g + 1] - x.group_off[g]) / 128;
     int64_t q = 0;
-    for (; q + 8 <= quads; q += 8) vnni_quads<R, 8>(a + q * R * 4, bg + q * 128, 8, acc);
-    if (q < quads) vnni_quads<R, 0>(a + q * R * 4, bg + q * 128, quads - q, acc);
+    for (; q + 8 <= quads; q += 8) vnni_quads<R, 8, Nib>(a + q * R * 4, bg + q * kQuadBBytes<Nib>, 8, acc, lut);
+    if (q < quads) vnni_quads<R, 0, Nib>(a + q * R * 4, bg + q * kQuadBBytes<Nib>, quads - q, acc, lut);
   }
   const __m512 s0 = _mm512_loadu_ps(x.scales + g * 32), s1 = _mm512_loadu_ps(x.scales + g * 32 + 16);
   #pragma GCC unroll 8
@@ -106,14 +126,15 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline voi
 
 // Every group in increasing order (the order is the contract), the last one apart: it may be
 // short (K off the width), so the full ones before it run straight and it takes the loop.
-template <int R, int Quads, bool Shift, bool Mins>
+template <int R, int Quads, bool Shift, bool Mins, bool Nib>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_rows(const StripCall& x) {
   __m512 t[R][2];
   #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) t[r][0] = t[r][1] = _mm512_setzero_ps();  // set at g = 0; quiets -Wmaybe-uninitialized
+  const __m512i lut = Nib ? nibble_lut(x.nibble_base) : _mm512_setzero_si512();
   const int64_t last = x.groups - 1;
-  for (int64_t g = 0; g < last; ++g) vnni_group<R, Quads, Shift, Mins>(x, g, t);
-  vnni_group<R, 0, Shift, Mins>(x, last, t);
+  for (int64_t g = 0; g < last; ++g) vnni_group<R, Quads, Shift, Mins, Nib>(x, g, t, lut);
+  vnni_group<R, 0, Shift, Mins, Nib>(x, last, t, lut);
   const int lo = x.cols < 16 ? x.cols : 16, hi = x.cols - lo;
   const auto m0 = static_cast<__mmask16>((1u << lo) - 1), m1 = static_cast<__mmask16>((1u << hi) - 1);
   #pragma GCC unroll 8
@@ -176,11 +197,15 @@ __attribute__((target("avx2"))) void avx2_rows(const StripCall& x) {
 // The group width's straight body: 8 quads for ggml's blocks of 32, 16 for 64 (1.13x
 // lib/ref's int8 kernel against 1.19x in runs of 8 at M = 128, K = N = 2048; 128 ran the
 // same either way: docs/cpu-reference.md "Groups of 32: A in row blocks").
+template <int R, bool Shift, bool Mins, bool Nib>
+void vnni_nib_width(const StripCall& x) {
+  if (x.width == 32) return vnni_rows<R, 8, Shift, Mins, Nib>(x);
+  if (x.width == 64) return vnni_rows<R, 16, Shift, Mins, Nib>(x);
+  return vnni_rows<R, 0, Shift, Mins, Nib>(x);
+}
 template <int R, bool Shift, bool Mins>
 void vnni_width(const StripCall& x) {
-  if (x.width == 32) return vnni_rows<R, 8, Shift, Mins>(x);
-  if (x.width == 64) return vnni_rows<R, 16, Shift, Mins>(x);
-  return vnni_rows<R, 0, Shift, Mins>(x);
+  return x.nibbles ? vnni_nib_width<R, Shift, Mins, true>(x) : vnni_nib_width<R, Shift, Mins, false>(x);
 }
 
 template <bool Shift, bool Mins>
@@ -219,6 +244,19 @@ void strip_avx2(const StripCall& x) {
   const bool shift = x.gsum != nullptr && x.code_offset != 0;
   if (x.mins != nullptr) return shift ? strip_avx2_as<true, true>(x) : strip_avx2_as<false, true>(x);
   return shift ? strip_avx2_as<true, false>(x) : strip_avx2_as<false, false>(x);
+}
+
+// 64 bytes of nibbles into 128 codes a step: the low nibbles are the run's first 64 codes,
+// the high ones its last 64, each mapped to nibble + base by one VPSHUFB on a 16-entry table.
+__attribute__((target("avx512f,avx512bw"))) void unpack_nibbles_avx512(const uint8_t* src, int64_t bytes,
+                                                                       int8_t base, uint8_t* dst) {
+  const __m512i lut = nibble_lut(base);
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  for (int64_t i = 0; i < bytes / 2; i += 64) {
+    const __m512i v = _mm512_loadu_si512(src + i);
+    _mm512_storeu_si512(dst + 2 * i, _mm512_shuffle_epi8(lut, _mm512_and_si512(v, low)));
+    _mm512_storeu_si512(dst + 2 * i + 64, _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), low)));
+  }
 }
 
 // (code + 128) is the byte XOR 0x80, unsigned, so PSADBW against zero sums 8 of them into

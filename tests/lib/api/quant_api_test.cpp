@@ -362,15 +362,15 @@ TEST_P(QuantCapi, ShortAndLongCallsFromThreadsShareWeights) {
 }
 
 // On the cpu device a short call takes int8's thread rule (a thread per 1 MiB of packed
-// weights, lib/ref/split.h): at K = 1000 (a short last group of 8) x N = 2300 (off the strip)
-// the weights pass 2 MiB, so each short call also runs on a kept worker while the other two
+// weights, lib/ref/split.h): at K = 1000 (a short last group of 8) x N = 3300 (off the strip)
+// the weights pass 2 MiB (int4 codes two a byte), so each short call also runs on a kept worker while the other two
 // calling threads run theirs on the same weights, and a 9-row call (the tiles where the CPU
 // has AMX) between them. (Rows kept few: the scalar reference of every call took 55 s of
 // build-san's CPU with the 70 rows of the test above.)
 TEST(QuantCapiCpu, ShortCallsOnTwoWorkersShareWeightsWithOtherThreads) {
   ork_device* dev = nullptr;
   ASSERT_EQ(ork_device_open("cpu", &dev), ORK_OK) << ork_last_error();
-  const std::vector<uint64_t> threads = calls_from_threads_share_weights(dev, 1000, 2300, {1, 9, 4});
+  const std::vector<uint64_t> threads = calls_from_threads_share_weights(dev, 1000, 3300, {1, 9, 4});
   ork_device_close(dev);
   const auto want = static_cast<uint64_t>(std::min(2, ork::ref::detail::online_cpus()));
   ASSERT_EQ(threads.size(), 3u * 2 * 2);  // 3 threads x M = 1 and 4 x w4a8 and w4a4

@@ -37,17 +37,31 @@ struct KernelShape {
 // pair and the quad); N off 16 and 32 (33, 47, 70); M off the 4-row block (1, 3, 6, 9).
 const KernelShape kKernelShapes[] = {{1, 64, 32}, {3, 200, 47}, {6, 130, 33}, {9, 45, 70}, {4, 256, 16}, {2, 7, 5}};
 
-std::string run(GroupTier tier, int threads, const QuantWeights& w, std::span<const float> a, int64_t m,
-                const ActScheme& as, const std::vector<float>& want) {
-  auto p = pack_group_weights(w, tier);
-  if (!p) return p.error().message;
+std::string run_packed(const GroupPacked& p, int threads, const QuantWeights& w, std::span<const float> a,
+                       int64_t m, const ActScheme& as, const std::vector<float>& want) {
   auto qa = quantise_activations(a, m, w.k(), as);
   if (!qa) return qa.error().message;
   std::vector<float> c(static_cast<size_t>(m * w.n()), -1.0f);
   int used = -1;
-  if (auto s = fused_qmatmul(*qa, *p, c, {.threads = threads, .threads_used = &used}); !s) return s.error().message;
+  if (auto s = fused_qmatmul(*qa, p, c, {.threads = threads, .threads_used = &used}); !s) return s.error().message;
   if (used < 1 || (threads > 0 && used > threads)) return "threads_used = " + std::to_string(used);
   return first_difference(c, want, w.n());
+}
+
+// Packed one code a byte, and (int4 weights on the vnni and amx tiers) again two a byte, as
+// the tiers keep them.
+std::string run(GroupTier tier, int threads, const QuantWeights& w, std::span<const float> a, int64_t m,
+                const ActScheme& as, const std::vector<float>& want) {
+  for (bool two : {false, true}) {
+    auto p = pack_group_weights(w, tier, {.nibbles = two});
+    if (!p) return p.error().message;
+    const bool nibbles = (tier == GroupTier::vnni || tier == GroupTier::amx) && w.scheme().bits == Bits::int4;
+    if (two && !nibbles) continue;  // the same packing again
+    if (p->nibbles != two) return "nibbles = " + std::to_string(p->nibbles);
+    if (auto diff = run_packed(*p, threads, w, a, m, as, want); !diff.empty())
+      return (p->nibbles ? "two codes a byte: " : "") + diff;
+  }
+  return "";
 }
 
 TEST(FusedQmatmul, EveryTierAndThreadCountIsTheReference) {
