@@ -194,8 +194,9 @@ const uint8_t* strips_as_bytes(const GroupPacked& b, int64_t s0, int64_t s1) {
 }
 
 // Where a call's strips of B come from: the packed bytes, the nibbles themselves (the vnni
-// kernel reads them at short M: one row block, B read once, its bytes the bound), or the
-// kept buffer they widen into (strips_as_bytes). load(s0, s1) makes strips [s0, s1) readable.
+// kernel reads them at short M, where B is read once and its bytes are the bound; the amx
+// kernel up to kAmxNibbleRows, widening in L1), or the kept buffer they widen into
+// (strips_as_bytes). load(s0, s1) makes strips [s0, s1) readable.
 struct StripSource {
   const GroupPacked& b;
   bool read_nibbles;
