@@ -7,7 +7,9 @@
 // CPU-second, which other load on a shared machine does not change. Where the CPU has AMX
 // (and the OS grants it), the integer modes also get both fractions of the TDPBSSD peak:
 // there int8 runs on tiles, at more than the VPDPBUSD peak, so that peak is the one all
-// integer modes compare against (docs/cpu-reference.md "Against the AMX peak"). Dense
+// integer modes compare against (docs/cpu-reference.md "Against the AMX peak"); the modes
+// in groups of 32 also against the group-32 tile ceiling beside it ("The tile ceiling of
+// groups of 32"). Dense
 // results are checked against the oracle (first rows; exit 1 on a mismatch); the quantised
 // modes' exactness is the test suite's (tests/e2e).
 #include "tools/ork_bench/cpu_dtypes.h"
@@ -341,7 +343,8 @@ void print_cpu_dtypes_rows(const std::vector<CpuDtypesRow>& rows, int rounds) {
 }
 
 int parse_cpu_dtypes_args(CpuDtypesArgs& args, int argc, char** argv) {
-  CLI::App app{"ork_bench --cpu-dtypes: the cpu device per dtype against the measured VPDPBUSD and FMA peaks"};
+  CLI::App app{"ork_bench --cpu-dtypes: the cpu device per dtype against the measured VPDPBUSD and FMA peaks "
+                "(and, with AMX, the TDPBSSD peak and the group-32 tile ceiling)"};
   tools::add_conventions(app, "ork_bench");
   bool mode = false, no_ffn = false;
   app.add_flag("--cpu-dtypes", mode, "this mode");
