@@ -53,9 +53,10 @@ struct GroupPacked {
   int64_t k = 0, n = 0, width = 0, groups = 0, strip = 0, strips = 0;
   std::vector<int64_t> group_off;  // byte offset of group g in a strip's block, [groups + 1]
   std::vector<uint8_t> b;          // [strips][group_off[groups] bytes], or nibbles (below)
-  // int4 codes two a byte (vnni and amx tiers, PackOptions::nibbles): b holds [strips][group_off[groups] / 2 bytes], byte i of each 64 the
-  // codes i (low nibble) and 64 + i (high) of the 128-byte run of the byte layout, as code -
-  // nibble_base. Calls widen a strip at a time (unpack_nibbles) into the byte layout.
+  // int4 codes two a byte (vnni and amx tiers, PackOptions::nibbles): b holds
+  // [strips][group_off[groups] / 2 bytes] (+ kAmxBSlack / 2), byte i of each 64 the codes i
+  // (low nibble) and 64 + i (high) of the byte layout's 128-byte run, as code - nibble_base.
+  // Short calls read them as they are; longer ones widen them (PackOptions, fused_qmatmul).
   bool nibbles = false;
   int8_t nibble_base = 0;
   std::vector<int32_t> bias;       // [strips][groups][strip] (vnni), else empty
@@ -78,12 +79,6 @@ struct PackOptions {
 
 // Refuses an unsupported tier.
 Result<GroupPacked> pack_group_weights(const QuantWeights& w, GroupTier tier, const PackOptions& o = {});
-
-// VPSHUFB's table from a nibble to its code (nibble + base), the 16 entries in each of the
-// four 128-bit lanes (the lookup stays within a lane).
-inline void nibble_table(int8_t base, int8_t (&table)[64]) {
-  for (int i = 0; i < 64; ++i) table[i] = static_cast<int8_t>(i % 16 + base);
-}
 
 // `bytes` (a multiple of 128) of the byte layout from bytes / 2 of nibbles (GroupPacked):
 // code = nibble + base. x86-64 with AVX-512BW (the vnni and amx tiers'), else plain C++.

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include "lib/quant/group_kernel.h"
+#include "lib/quant/nibbles_x86.h"
 #include "lib/ref/amx_tiles.h"
 
 namespace ork::quant::detail {
@@ -33,17 +34,16 @@ int64_t chunk_bytes(int64_t width) { return width >= kAmxTileBytes ? kAmxTileByt
 // quads widen into two L1 blocks, tile 6's rows (each quad's 64 low nibbles: its 128-byte
 // run's first half) and tile 7's (the high ones), just before the tiles load them.
 struct Widened {
-  __m512i lut;  // nibble -> code (nibble_table)
+  __m512i lut;  // nibble -> code (nibble_lut)
   uint8_t* t6;  // 16 rows of 64 bytes each, 64-byte aligned
   uint8_t* t7;
 };
 __attribute__((target("avx512f,avx512bw"), always_inline)) inline void widen_chunk(const uint8_t* b, int64_t quads,
                                                                                    const Widened& w) {
-  const __m512i low = _mm512_set1_epi8(0x0f);
   for (int64_t q = 0; q < quads; ++q) {
-    const __m512i v = _mm512_loadu_si512(b + q * 64);
-    _mm512_store_si512(w.t6 + q * 64, _mm512_shuffle_epi8(w.lut, _mm512_and_si512(v, low)));
-    _mm512_store_si512(w.t7 + q * 64, _mm512_shuffle_epi8(w.lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), low)));
+    const WideRun run = widen_run(b + q * 64, w.lut);
+    _mm512_store_si512(w.t6 + q * 64, run.first);
+    _mm512_store_si512(w.t7 + q * 64, run.last);
   }
 }
 
@@ -147,9 +147,7 @@ __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw"))) void amx_block(con
   alignas(64) int32_t acc[2][kCells];  // groups g and g + 1's sums
   alignas(64) float t[kCells];
   alignas(64) uint8_t wide[2][kAmxTileRows * kAmxTileBytes];
-  alignas(64) int8_t table[64];
-  nibble_table(x.nibble_base, table);
-  const Widened w{_mm512_load_si512(table), wide[0], wide[1]};
+  const Widened w{nibble_lut(x.nibble_base), wide[0], wide[1]};
   const int64_t chunks = amx_chunks(x.width);
   sums_into_pair0(x, 0, chunks, w);
   if (x.groups > 1) sums_into_pair1(x, 1, chunks, w);

@@ -10,6 +10,7 @@
 
 #include "driver/common/kernel_checks.h"
 #include "lib/quant/group_kernel.h"
+#include "lib/quant/nibbles_x86.h"
 
 ORK_KERNEL_CHECKS_BEGIN  // driver/common/kernel_checks.h
 
@@ -34,17 +35,10 @@ inline int32_t load32(const uint8_t* p) {
 // stream (lib/ref's VNNI tile reads A so: kernels_x86.cpp); with R row streams it ran 0.1-0.2x
 // of int8's kernel time slower (docs/cpu-reference.md "Groups of 32: A in row blocks").
 // B's bytes of one K quad of the strip: 128 (one code a byte) or 64 (Nib: two a byte,
-// GroupPacked::nibbles). A run of nibbles widens with one mask, one shift and two VPSHUFB
-// through `lut` (nibble -> code, the 16 entries in every 128-bit lane) in registers: decode
-// reads half the bytes from memory, for those four operations per 8 VPDPBUSD-worth of B.
+// GroupPacked::nibbles, widened in registers by widen_run through `lut`, nibbles_x86.h):
+// decode reads half the bytes from memory, for four operations per 8 VPDPBUSD-worth of B.
 template <bool Nib>
 constexpr int64_t kQuadBBytes = Nib ? 64 : 128;
-
-__attribute__((target("avx512f,avx512bw"))) inline __m512i nibble_lut(int8_t base) {
-  int8_t table[64];
-  nibble_table(base, table);
-  return _mm512_loadu_si512(table);
-}
 
 // One K quad (4 values) of the rows into their accumulators.
 template <int R, bool Nib>
@@ -52,9 +46,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline voi
     const uint8_t* a, const uint8_t* bg, int64_t q, __m512i (&acc)[R][2], __m512i lut) {
   __m512i w0, w1;
   if constexpr (Nib) {
-    const __m512i v = _mm512_loadu_si512(bg + q * 64), low = _mm512_set1_epi8(0x0f);
-    w0 = _mm512_shuffle_epi8(lut, _mm512_and_si512(v, low));
-    w1 = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), low));
+    const WideRun run = widen_run(bg + q * 64, lut);
+    w0 = run.first, w1 = run.last;
   } else {
     w0 = _mm512_loadu_si512(bg + q * 128), w1 = _mm512_loadu_si512(bg + q * 128 + 64);
   }
@@ -246,16 +239,14 @@ void strip_avx2(const StripCall& x) {
   return shift ? strip_avx2_as<true, false>(x) : strip_avx2_as<false, false>(x);
 }
 
-// 64 bytes of nibbles into 128 codes a step: the low nibbles are the run's first 64 codes,
-// the high ones its last 64, each mapped to nibble + base by one VPSHUFB on a 16-entry table.
+// A run (64 bytes of nibbles, 128 codes) a step.
 __attribute__((target("avx512f,avx512bw"))) void unpack_nibbles_avx512(const uint8_t* src, int64_t bytes,
                                                                        int8_t base, uint8_t* dst) {
   const __m512i lut = nibble_lut(base);
-  const __m512i low = _mm512_set1_epi8(0x0f);
   for (int64_t i = 0; i < bytes / 2; i += 64) {
-    const __m512i v = _mm512_loadu_si512(src + i);
-    _mm512_storeu_si512(dst + 2 * i, _mm512_shuffle_epi8(lut, _mm512_and_si512(v, low)));
-    _mm512_storeu_si512(dst + 2 * i + 64, _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), low)));
+    const WideRun run = widen_run(src + i, lut);
+    _mm512_storeu_si512(dst + 2 * i, run.first);
+    _mm512_storeu_si512(dst + 2 * i + 64, run.last);
   }
 }
 

@@ -281,15 +281,18 @@ double pct_of_cpu(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, 
   return r.m > 0 && p ? 100 * cpu_rate(r) / cpu_rate(*p) : 0;
 }
 
-// The integer modes against the TDPBSSD peak (0 for fp16 or without AMX); the groups of 32
-// against their ceiling on tiles (0 for the rest).
-double pct_amx(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, bool cpu) {
-  if (r.unit == PeakUnit::fma) return 0;
-  return cpu ? pct_of_cpu(rows, r, PeakUnit::tdpbssd) : pct_of(rows, r, PeakUnit::tdpbssd);
+// Whether `r` is measured against the `unit` peak beside its own: the TDPBSSD peak for the
+// integer modes, the group-32 tile ceiling for the modes in groups of 32.
+bool measured_against(const CpuDtypesRow& r, PeakUnit unit) {
+  if (unit == PeakUnit::tdpbssd) return r.unit != PeakUnit::fma;
+  if (unit == PeakUnit::tdpbssd_group32) return r.group32;
+  return unit == r.unit;
 }
-double pct_group32(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, bool cpu) {
-  if (!r.group32) return 0;
-  return cpu ? pct_of_cpu(rows, r, PeakUnit::tdpbssd_group32) : pct_of(rows, r, PeakUnit::tdpbssd_group32);
+
+// Of `unit`'s peak by wall (cpu false) or by CPU time; 0 where it does not apply or was not run.
+double pct_vs(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, PeakUnit unit, bool cpu) {
+  if (!measured_against(r, unit)) return 0;
+  return cpu ? pct_of_cpu(rows, r, unit) : pct_of(rows, r, unit);
 }
 
 const char* unit_name(PeakUnit u) {
@@ -305,13 +308,14 @@ nlohmann::json cpu_dtypes_rows_json(const std::vector<CpuDtypesRow>& rows) {
                    {"cpu_us_median", c.median * 1e6}, {"gop_per_s_median", 2 * rate(r) / 1e9},
                    {"peak", unit_name(r.unit)}, {"pct_of_peak", pct_of(rows, r, r.unit)},
                    {"pct_of_core_peak_by_cpu_time", pct_of_cpu(rows, r, r.unit)}});
-    if (r.m > 0 && r.unit != PeakUnit::fma && peak_of(rows, PeakUnit::tdpbssd, 1) != nullptr) {
-      out.back()["pct_of_amx_peak"] = pct_amx(rows, r, false);
-      out.back()["pct_of_amx_core_peak_by_cpu_time"] = pct_amx(rows, r, true);
+    if (r.m > 0 && measured_against(r, PeakUnit::tdpbssd) && peak_of(rows, PeakUnit::tdpbssd, 1) != nullptr) {
+      out.back()["pct_of_amx_peak"] = pct_vs(rows, r, PeakUnit::tdpbssd, false);
+      out.back()["pct_of_amx_core_peak_by_cpu_time"] = pct_vs(rows, r, PeakUnit::tdpbssd, true);
     }
-    if (r.m > 0 && r.group32 && peak_of(rows, PeakUnit::tdpbssd_group32, 1) != nullptr) {
-      out.back()["pct_of_amx_group32_ceiling"] = pct_group32(rows, r, false);
-      out.back()["pct_of_amx_group32_core_ceiling_by_cpu_time"] = pct_group32(rows, r, true);
+    if (r.m > 0 && measured_against(r, PeakUnit::tdpbssd_group32) &&
+        peak_of(rows, PeakUnit::tdpbssd_group32, 1) != nullptr) {
+      out.back()["pct_of_amx_group32_ceiling"] = pct_vs(rows, r, PeakUnit::tdpbssd_group32, false);
+      out.back()["pct_of_amx_group32_core_ceiling_by_cpu_time"] = pct_vs(rows, r, PeakUnit::tdpbssd_group32, true);
     }
   }
   return out;
@@ -335,9 +339,10 @@ void print_cpu_dtypes_rows(const std::vector<CpuDtypesRow>& rows, int rounds) {
     fmt::print("{:<24} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10.0f} {:>9.1f} {:>7} {:>6}{}\n", r.mode, r.m, r.k, r.n,
                r.threads, fmt::format("{:.0f} / {:.0f} / {:.0f}", w.min * 1e6, w.median * 1e6, w.max * 1e6),
                c.median * 1e6, 2 * rate(r) / 1e9, pct_cell(pct_of(rows, r, r.unit)), pct_cell(pct_of_cpu(rows, r, r.unit)),
-               amx ? fmt::format(" {:>10} {:>9} {:>10} {:>9}", pct_cell(pct_amx(rows, r, false)),
-                                 pct_cell(pct_amx(rows, r, true)), pct_cell(pct_group32(rows, r, false)),
-                                 pct_cell(pct_group32(rows, r, true)))
+               amx ? fmt::format(" {:>10} {:>9} {:>10} {:>9}", pct_cell(pct_vs(rows, r, PeakUnit::tdpbssd, false)),
+                                 pct_cell(pct_vs(rows, r, PeakUnit::tdpbssd, true)),
+                                 pct_cell(pct_vs(rows, r, PeakUnit::tdpbssd_group32, false)),
+                                 pct_cell(pct_vs(rows, r, PeakUnit::tdpbssd_group32, true)))
                    : "");
   }
 }

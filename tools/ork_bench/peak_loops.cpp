@@ -113,14 +113,6 @@ uint64_t amx_peak_loop(int64_t iters) {
   return sum;
 }
 
-// Groups of 32 on tiles (lib/quant's amx tier) cannot accumulate across groups: each group's
-// 16 x 16 int32 sums leave the tile unit through memory (TILESTORED; no tile-to-register move
-// before AMX-AVX512) and come back as AVX-512 floats. This loop does the least of that work a
-// group-wise kernel does, with nothing from memory but its own stores: per group, TDPBSSD
-// over 32 bytes of K into a zeroed pair of C tiles (a TDPBSSD over 32 bytes takes as long as
-// one over 64: docs/cpu-reference.md "The tile ceiling of groups of 32"), the pair stored,
-// and each stored row converted (VCVTDQ2PS) and added into four float chains. Two pairs
-// alternate, as in the amx tier, so one pair's TDPBSSD overlap the other's extraction.
 // A stored pair of C tiles (16 rows x 32 int32) converted and added into four float chains
 // (masked with all lanes: GCC 12's unmasked VCVTDQ2PS warns -Wmaybe-uninitialized).
 __attribute__((target("avx512f"), always_inline)) inline void group32_extract(const int32_t* c, __m512* f) {
@@ -142,6 +134,14 @@ __attribute__((target("amx-tile,amx-int8"), always_inline)) inline void group32_
   _tile_dpbssd(3, 5, 7);
 }
 
+// Groups of 32 on tiles (lib/quant's amx tier) cannot accumulate across groups: each group's
+// 16 x 16 int32 sums leave the tile unit through memory (TILESTORED; no tile-to-register move
+// before AMX-AVX512) and come back as AVX-512 floats. This loop does the least of that work a
+// group-wise kernel does, with nothing from memory but its own stores: per group, TDPBSSD
+// over 32 bytes of K into a zeroed pair of C tiles (a TDPBSSD over 32 bytes takes as long as
+// one over 64: docs/cpu-reference.md "The tile ceiling of groups of 32"), the pair stored,
+// and each stored row converted (VCVTDQ2PS) and added into four float chains. Two pairs
+// alternate, as in the amx tier, so one pair's TDPBSSD overlap the other's extraction.
 __attribute__((target("amx-tile,amx-int8,avx512f")))
 uint64_t amx_group32_loop(int64_t iters) {
   constexpr int kRows = ref::detail::kAmxTileRows, kK = kAmxGroup32Bytes, kLd = 32 * sizeof(int32_t);
