@@ -17,15 +17,21 @@ class NameTable {
  public:
   explicit NameTable(size_t expected = 0);
 
+  // The hash every lookup starts from; a caller that looked ahead (prefetch) passes it back
+  // to insert rather than hashing the name twice.
+  static uint64_t hash(std::string_view name);
+
   // The id stored for `name`, or -1.
   int find(std::string_view name) const;
   // Stores name -> id when the name is new and returns id; else returns the stored id.
-  int insert(std::string_view name, int id);
+  int insert(std::string_view name, int id) { return insert(name, hash(name), id); }
+  int insert(std::string_view name, uint64_t hash, int id);
   // Starts loading the index slot `name` would probe first, for an insert or find a few
   // names later: a million-name index misses the cache on every new name, one miss at a
   // time otherwise (docs/sched.md section 5, sixth round, for what it gains and what still
   // grows). Callers look ahead in their input (parse_stream, link_programs).
-  void prefetch(std::string_view name) const;
+  void prefetch(std::string_view name) const { prefetch_hash(hash(name)); }
+  void prefetch_hash(uint64_t hash) const { __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]); }
   size_t size() const { return entries_.size(); }
   // Finds the guesses did not answer, that went to the index (tests: the guesses' hit rate).
   uint64_t index_lookups() const { return index_lookups_; }

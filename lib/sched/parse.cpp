@@ -1,6 +1,7 @@
 #include "lib/sched/parse.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <limits>
@@ -68,9 +69,6 @@ struct LineParser {
   }
 
   Status accesses(std::string_view list, std::vector<Access>& out) const {
-    // One allocation for the list (growing 1 -> 2 copied and freed one per op: 7 % of a
-    // 1M-op process).
-    out.reserve(out.size() + static_cast<size_t>(std::count(list.begin(), list.end(), ',')) + 1);
     while (!list.empty()) {
       size_t comma = list.find(',');
       auto a = access(list.substr(0, comma));
@@ -126,14 +124,15 @@ struct LineParser {
     return {};
   }
 
-  Status buffer(const std::vector<std::string_view>& w) {
+  // `hash`: NameTable::hash of the name, taken when the line was split ahead.
+  Status buffer(const std::vector<std::string_view>& w, uint64_t hash) {
     if (w.size() < 3 || w.size() > 4 || (w.size() == 4 && w[3] != "xram"))
       return fail("expected: buffer NAME SIZE [xram]");
     auto bytes = parse_size(w[2]);
     if (!bytes) return fail(bytes.error().message);
     if (*bytes == 0) return fail("buffer " + std::string(w[1]) + " has size 0");
     const int id = static_cast<int>(stream.buffers.size());
-    if (buffers.insert(w[1], id) != id) return fail("duplicate buffer name " + std::string(w[1]));
+    if (buffers.insert(w[1], hash, id) != id) return fail("duplicate buffer name " + std::string(w[1]));
     stream.buffers.push_back(Buffer{std::string(w[1]), *bytes, w.size() == 3, line});
     return {};
   }
@@ -164,60 +163,97 @@ struct LineParser {
     return {};
   }
 
-  // Splits on blanks into `words` (reused from line to line: no allocation per line).
-  std::vector<std::string_view> words;
   // The op's accesses as its line is read (a line may name reads= and writes= in either
   // order, or twice), then appended to the stream's one array (Stream::add); reused.
   std::vector<Access> reads, writes;
 
-  Status parse_line(std::string_view text) {
-    if (size_t hash = text.find('#'); hash != std::string_view::npos) text = text.substr(0, hash);
-    words.clear();
-    auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; };
-    for (size_t i = 0; i < text.size();) {
-      while (i < text.size() && blank(text[i])) ++i;
-      const size_t begin = i;
-      while (i < text.size() && !blank(text[i])) ++i;
-      if (i > begin) words.push_back(text.substr(begin, i - begin));
-    }
-    const std::vector<std::string_view>& w = words;
+  // One line's words (views into the text); `hash` is its buffer name's when it declares one.
+  Status parse_words(const std::vector<std::string_view>& w, uint64_t hash) {
     if (w.empty()) return {};
     if (w[0] == "memory" || w[0] == "cores" || w[0] == "slots" || w[0] == "policy")
       return header(std::vector<std::string>(w.begin(), w.end()));
-    if (w[0] == "buffer") return buffer(w);
+    if (w[0] == "buffer") return buffer(w, hash);
     return op(w);
   }
 };
 
-// The first line of `rest`, which moves past it.
-std::string_view take_line(std::string_view& rest) {
-  const size_t nl = rest.find('\n');
-  const std::string_view line = rest.substr(0, nl);
-  rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
-  return line;
+// What a byte is to the line splitter: part of a word, a blank, the line's end, or a comment's
+// start (the rest of the line is ignored).
+enum CharClass : uint8_t { kWordChar, kBlank, kLineEnd, kComment };
+
+constexpr std::array<CharClass, 256> kCharClass = [] {
+  std::array<CharClass, 256> table{};
+  for (const unsigned char c : {' ', '\t', '\r', '\v', '\f'}) table[c] = kBlank;
+  table[static_cast<unsigned char>('\n')] = kLineEnd;
+  table[static_cast<unsigned char>('#')] = kComment;
+  return table;
+}();
+
+// Splits the line that starts at `p` into `words` and returns where the next line starts
+// (`end` after the last line). One pass over each byte: finding the line's end, then its
+// comment, then its words were three scans, a memchr call each (a tenth of the parse at 1M
+// ops, docs/sched.md section 5, "The report and the bound").
+const char* split_line(const char* p, const char* end, std::vector<std::string_view>& words) {
+  words.clear();
+  while (p < end) {
+    switch (kCharClass[static_cast<unsigned char>(*p)]) {
+      case kBlank: ++p; break;
+      case kLineEnd: return p + 1;
+      case kComment: {
+        const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+        return nl ? static_cast<const char*>(nl) + 1 : end;
+      }
+      case kWordChar: {
+        const char* begin = p;
+        while (p < end && kCharClass[static_cast<unsigned char>(*p)] == kWordChar) ++p;
+        words.emplace_back(begin, static_cast<size_t>(p - begin));
+        break;
+      }
+    }
+  }
+  return end;
 }
 
-// When `line` declares a buffer ("buffer NAME ..."), the name's index slot starts loading
-// (NameTable::prefetch): a hint only, so a line it misreads costs nothing but the load.
-void prefetch_declaration(const NameTable& names, std::string_view line) {
-  constexpr std::string_view kBuffer = "buffer";
-  if (!line.starts_with(kBuffer) || line.size() <= kBuffer.size() || (line[kBuffer.size()] != ' ' && line[kBuffer.size()] != '\t'))
-    return;
-  const size_t begin = line.find_first_not_of(" \t", kBuffer.size());
-  if (begin == std::string_view::npos) return;
-  const size_t end = line.find_first_of(" \t\r#", begin);
-  names.prefetch(line.substr(begin, end == std::string_view::npos ? end : end - begin));
-}
+// A line split ahead of its parse. When it declares a buffer, the name is hashed and its
+// index slot starts loading (NameTable::prefetch_hash) while the lines before it parse: a
+// million-name index misses the cache on every new name, one miss at a time otherwise.
+struct SplitLine {
+  std::vector<std::string_view> words;
+  uint64_t hash = 0;
 
-// How many times c occurs in text, by memchr (glibc's is vectorised): std::count is a byte
-// loop at -O2. Both counts over the 1M-op random stream's 57 MB took 58-61 ms that way, 27 ms
-// this way (docs/sched.md "On the Intel machine").
+  // Splits the line at `p` and returns where the next one starts.
+  const char* split(const char* p, const char* end, const NameTable& names) {
+    p = split_line(p, end, words);
+    if (words.size() >= 2 && words[0] == "buffer") {
+      hash = NameTable::hash(words[1]);
+      names.prefetch_hash(hash);
+    }
+    return p;
+  }
+};
+
+// How many times c occurs in text, 16 bytes a step in GCC's portable vectors (SSE2 on
+// x86-64, NEON on arm64; 32 were lowered to a byte at a time without AVX): a byte counter per lane, emptied every 255 steps before it can wrap.
+// memchr, a call per match, took 27 ms for both counts over the 1M-op random stream's 57 MB;
+// std::count is a byte loop at -O2 (docs/sched.md section 5, "The report and the bound").
 size_t count_char(std::string_view text, char c) {
-  if (text.empty()) return 0;  // memchr takes no null pointer, even for 0 bytes
-  size_t n = 0;
-  for (const char *p = text.data(), *end = p + text.size();
-       (p = static_cast<const char*>(std::memchr(p, c, static_cast<size_t>(end - p)))) != nullptr; ++p)
-    ++n;
+  using Bytes = signed char __attribute__((vector_size(16)));
+  using Counts = unsigned char __attribute__((vector_size(16)));
+  const Bytes needle = Bytes{} + static_cast<signed char>(c);
+  const char* p = text.data();
+  size_t left = text.size(), n = 0;
+  while (left >= sizeof(Bytes)) {
+    const size_t steps = std::min<size_t>(left / sizeof(Bytes), 255);
+    Counts counts{};
+    for (size_t i = 0; i < steps; ++i, p += sizeof(Bytes)) {
+      Bytes chunk;
+      std::memcpy(&chunk, p, sizeof chunk);
+      counts -= reinterpret_cast<Counts>(chunk == needle);  // a match is all ones: -1
+    }
+    left -= steps * sizeof(Bytes);
+    for (size_t lane = 0; lane < sizeof(Counts); ++lane) n += counts[lane];
+  }
+  for (; left > 0; --left, ++p) n += *p == c ? 1 : 0;
   return n;
 }
 
@@ -235,13 +271,17 @@ Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
   // An access is a comma's or a key's: at most the commas and two per line.
   stream.accesses.reserve(count_char(text, ',') + 2 * lines);
   {  // the buffer names' table is freed before finalize_stream builds the op names': it reuses those pages
-    LineParser parser{stream, NameTable(lines / 2), 0, {}};
-    std::string_view ahead = text;
-    for (int i = 0; i < kLookaheadLines && !ahead.empty(); ++i) prefetch_declaration(parser.buffers, take_line(ahead));
-    while (!text.empty()) {
+    LineParser parser{stream, NameTable(lines / 2), 0, {}, {}};
+    // A ring of the next kLookaheadLines lines, split: each slot is parsed, then refilled.
+    std::array<SplitLine, kLookaheadLines> ahead;
+    const char *p = text.data(), *end = p + text.size();
+    size_t next = 0, queued = 0;
+    for (; queued < ahead.size() && p < end; ++queued) p = ahead[queued].split(p, end, parser.buffers);
+    for (; queued > 0; next = (next + 1) % ahead.size()) {
       ++parser.line;
-      if (!ahead.empty()) prefetch_declaration(parser.buffers, take_line(ahead));
-      if (Status st = parser.parse_line(take_line(text)); !st) return st.error();
+      if (Status st = parser.parse_words(ahead[next].words, ahead[next].hash); !st) return st.error();
+      if (p < end) p = ahead[next].split(p, end, parser.buffers);
+      else --queued;
     }
   }
   if (overrides.memory_bytes > 0) stream.memory_bytes = overrides.memory_bytes;

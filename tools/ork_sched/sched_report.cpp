@@ -1,6 +1,7 @@
 // Text and JSON reports, and the panels the pictures are drawn from.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <numeric>
 
 #include "lib/sched/placement.h"
@@ -66,6 +67,40 @@ nlohmann::json render_json(const Stream& s, const Schedule& r) {
   return j;
 }
 
+namespace {
+
+// A decimal count right-aligned in `width` columns (fmt's "{:6}"), appended.
+void append_number(std::string& out, int64_t value, size_t width = 0) {
+  char digits[24];  // an int64 is at most 20 characters with its sign
+  const size_t n = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, value).ptr - digits);
+  if (n < width) out.append(width - n, ' ');
+  out.append(digits, n);
+}
+
+// "     7  load L1  -> core 0" a line, appended straight to the report: a fmt::format and an
+// op_label string per line were a tenth of the ork_sched process at 1M ops (docs/sched.md
+// section 5, "The report and the bound").
+void append_order_lines(std::string& out, const Stream& s, const Schedule& r) {
+  size_t bytes = out.size();
+  for (int op : r.order) bytes += s.ops[op].name.size() + 32;
+  out.reserve(bytes);  // one allocation: the lines are tens of MB at 1M ops
+  for (size_t i = 0; i < r.order.size(); ++i) {
+    const Op& op = s.ops[r.order[i]];
+    append_number(out, static_cast<int64_t>(i + 1), 6);
+    out += "  ";
+    out += op.unwaited_start ? "start" : kind_name(op.kind);
+    out += ' ';
+    out += op.name;
+    if (const int core = r.core_of[r.order[i]]; core >= 0) {
+      out += "  -> core ";
+      append_number(out, core);
+    }
+    out += '\n';
+  }
+}
+
+}  // namespace
+
 std::string render_text(const Stream& s, const Schedule& r) {
   auto percent = [](int64_t now, int64_t before) {
     return before > 0 ? 100.0 * static_cast<double>(now - before) / static_cast<double>(before) : 0.0;
@@ -86,12 +121,7 @@ std::string render_text(const Stream& s, const Schedule& r) {
                      r.bounds.pipeline, r.bounds.memory,
                      r.bounds.value > 0 ? static_cast<double>(r.makespan) / static_cast<double>(r.bounds.value) : 1.0);
   out += fmt::format("peak live    {:>10} bytes of {}\norder:\n", r.peak_bytes, s.memory_bytes);
-  for (size_t i = 0; i < r.order.size(); ++i) {
-    const int op = r.order[i];
-    out += fmt::format("{:6}  {}", i + 1, op_label(s.ops[op]));
-    if (r.core_of[op] >= 0) out += fmt::format("  -> core {}", r.core_of[op]);
-    out += '\n';
-  }
+  append_order_lines(out, s, r);
   return out;
 }
 

@@ -2,6 +2,7 @@
 // checked against the std::map it replaced, and its guess of the next declared entry.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <string>
@@ -31,6 +32,26 @@ TEST(NameTable, MatchesStdMapAndRefusesDuplicates) {
   EXPECT_EQ(table.find(""), -1);
   EXPECT_EQ(table.insert("", 3), 3);  // the empty name is a name like any other
   EXPECT_EQ(table.find(""), 3);
+}
+
+// NameTable::hash reads a name a word at a time and its tail by overlapping loads: names of
+// every length up to 40 that differ in any one byte, or only in length, hash apart.
+TEST(NameTable, HashSeesEveryByteAndTheLength) {
+  std::vector<uint64_t> seen;
+  for (size_t n = 0; n <= 40; ++n) {
+    const std::string name(n, 'a');
+    seen.push_back(NameTable::hash(name));
+    for (size_t i = 0; i < n; ++i) {
+      std::string changed = name;
+      changed[i] = 'b';
+      seen.push_back(NameTable::hash(changed));
+      changed[i] = '\0';
+      seen.push_back(NameTable::hash(changed));
+    }
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end());
+  EXPECT_EQ(NameTable::hash(std::string_view("a\0", 2)) == NameTable::hash("a"), false);
 }
 
 // The guess of the next declared entry (names.h): names found in declaration order, out of

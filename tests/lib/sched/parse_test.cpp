@@ -49,6 +49,53 @@ TEST(Parse, ReadsEveryLineKind) {
   EXPECT_EQ(op_label(s->ops[2]), "wait P1");
 }
 
+// The line splitter (parse.cpp split_line): blanks are space, tab, CR, VT and FF; '#' ends a
+// line's words even inside a word; blank and comment-only lines count; the last line needs
+// no newline.
+TEST(Parse, LinesSplitOnBlanksAndCommentsAsTheFormatSays) {
+  Result<Stream> s = parse_stream(
+      "memory\t64K\r\n"
+      "# a comment line\n"
+      "cores 1#no blank before the comment\n"
+      "\v\f\n"
+      "buffer a 4K\n"
+      "load\tL1 \twrites=a[1K:2K]\fcycles=30#30 cycles\r\n"
+      "start P reads=a cycles=7\n"
+      "wait P");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->memory_bytes, 64 << 10);
+  EXPECT_EQ(s->cores, 1);
+  ASSERT_EQ(s->ops.size(), 3u);
+  EXPECT_EQ(s->ops[0].name, "L1");
+  EXPECT_EQ(s->ops[0].cycles, 30);
+  EXPECT_EQ(s->ops[0].line, 6);
+  ASSERT_EQ(s->writes(s->ops[0]).size(), 1u);
+  EXPECT_EQ(s->writes(s->ops[0])[0].offset, 1024);
+  EXPECT_EQ(s->ops[2].line, 8);
+  EXPECT_EQ(s->ops[2].partner, 1);
+}
+
+// Declarations are split and hashed 16 lines ahead of their parse (parse.cpp SplitLine): a
+// duplicate, an undeclared name and a bad line past the lookahead still name their line.
+TEST(Parse, LookaheadKeepsTheLineOfEveryError) {
+  std::string text = "memory 1M\ncores 1\n";
+  for (int i = 0; i < 40; ++i) text += "buffer b" + std::to_string(i) + " 1K\n";  // lines 3..42
+  for (int i = 0; i < 40; ++i) text += "load L" + std::to_string(i) + " writes=b" + std::to_string(i) + "\n";
+  Result<Stream> ok = parse_stream(text);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->buffers.size(), 40u);
+  EXPECT_EQ(ok->ops[39].line, 82);
+  Result<Stream> dup = parse_stream(text + "buffer b17 2K\n");
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(dup.error().message, "line 83: duplicate buffer name b17");
+  Result<Stream> unknown = parse_stream(text + "load L40 writes=b40\n");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message, "line 83: buffer b40 is not declared");
+  Result<Stream> early = parse_stream("memory 1M\nbuffer a 1K\nbuffer a 1K\n" + text);
+  ASSERT_FALSE(early);
+  EXPECT_EQ(early.error().message, "line 3: duplicate buffer name a");
+}
+
 TEST(Parse, ErrorsNameTheLineAndTheProblem) {
   const std::string head = "memory 1M\nbuffer w 4K\n";
   EXPECT_EQ(error_of(head + "load L1 writes=v cycles=3\n"), "line 3: buffer v is not declared");
