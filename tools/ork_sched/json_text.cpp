@@ -37,9 +37,16 @@ bool valid_utf8(std::string_view s) {
 }
 
 // A JSON string as nlohmann's dump writes it (ensure_ascii off): two-character escapes for
-// " \ \b \f \n \r \t, \u00xx (lower-case hex) for the other control characters.
+// " \ \b \f \n \r \t, \u00xx (lower-case hex) for the other control characters. Runs of
+// characters that need none are appended whole: a switch and a push_back per character were a
+// third of this writer at 1M ops.
 void escaped(std::string& out, std::string_view s) {
-  for (const char ch : s) {
+  size_t plain = 0;  // the first character not yet appended
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
+    if (static_cast<unsigned char>(ch) >= 0x20 && ch != '"' && ch != '\\') continue;
+    out.append(s.data() + plain, i - plain);
+    plain = i + 1;
     switch (ch) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -48,11 +55,10 @@ void escaped(std::string& out, std::string_view s) {
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(ch));
-        else out += ch;
+      default: out += fmt::format("\\u{:04x}", static_cast<unsigned char>(ch));
     }
   }
+  out.append(s.data() + plain, s.size() - plain);
 }
 
 void quoted(std::string& out, std::string_view s) {
