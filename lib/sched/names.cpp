@@ -58,7 +58,7 @@ NameTable::NameTable(size_t expected) : recent_(kRecent, 0) {
 
 bool NameTable::matches(uint32_t entry, std::string_view name, uint64_t hash) const {
   const Entry& e = entries_[entry];
-  return e.hash == hash && std::string_view(e.data, e.size) == name;
+  return e.hash == hash && e.name() == name;
 }
 
 size_t NameTable::probe(std::string_view name, uint64_t hash) const {
@@ -107,7 +107,12 @@ int NameTable::insert(std::string_view name, uint64_t hash, int id) {
     grow();
     at = probe(name, hash);
   }
-  entries_.push_back({name.data(), static_cast<uint32_t>(name.size()), id, hash});
+  Entry& e = entries_.emplace_back();
+  e.hash = hash;
+  e.id = id;
+  e.size = static_cast<uint32_t>(name.size());
+  if (name.size() > kInline) e.data = name.data();
+  else std::memcpy(e.bytes, name.data(), name.size());
   const auto entry = static_cast<uint32_t>(entries_.size());
   slots_[at] = {entry, tag_of(hash)};
   recent_[hash % kRecent] = entry;

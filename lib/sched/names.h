@@ -41,11 +41,19 @@ class NameTable {
   // dict). On 1M names the index is 16 MiB where slots holding the entries were 48: a lookup
   // misses the cache once in the index, and the entry and the name's text are near the ones
   // looked up before (streams name what they declared in order).
+  // A name of up to kInline bytes is copied into its entry: a match then reads the entry
+  // alone, where the name's text, far back in a 57 MB stream, was one more cache miss per
+  // lookup (docs/sched.md section 5, "The parse in one pass").
+  static constexpr size_t kInline = 16;
   struct Entry {
-    const char* data = nullptr;
-    uint32_t size = 0;
-    int id = -1;
     uint64_t hash = 0;
+    int id = -1;
+    uint32_t size = 0;
+    union {
+      const char* data;  // size > kInline
+      char bytes[kInline];
+    };
+    std::string_view name() const { return size > kInline ? std::string_view(data, size) : std::string_view(bytes, size); }
   };
   struct Slot {
     uint32_t entry = 0;  // entry index + 1; 0: empty

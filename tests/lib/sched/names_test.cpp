@@ -54,6 +54,19 @@ TEST(NameTable, HashSeesEveryByteAndTheLength) {
   EXPECT_EQ(NameTable::hash(std::string_view("a\0", 2)) == NameTable::hash("a"), false);
 }
 
+// Names up to 16 bytes are copied into their entry, longer ones are read where they lie:
+// both kinds, and the lengths at the edge, are found and told apart.
+TEST(NameTable, ShortAndLongNamesAreFoundAndToldApart) {
+  std::vector<std::string> names;
+  for (size_t n = 0; n <= 40; ++n) names.push_back(std::string(n, 'x'));
+  for (size_t n = 15; n <= 18; ++n) names.push_back(std::string(n - 1, 'x') + 'y');
+  NameTable table(4);
+  for (size_t i = 0; i < names.size(); ++i) ASSERT_EQ(table.insert(names[i], static_cast<int>(i)), static_cast<int>(i));
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(table.find(names[i]), static_cast<int>(i)) << names[i];
+  EXPECT_EQ(table.find(std::string(16, 'x') + 'z'), -1);
+  EXPECT_EQ(table.find(std::string(17, 'x') + 'z'), -1);
+}
+
 // The guess of the next declared entry (names.h): names found in declaration order, out of
 // order, past the last entry, and a name absent between hits all give the stored ids.
 TEST(NameTable, FindsInDeclarationOrderAndOutOfIt) {
