@@ -192,7 +192,7 @@ constexpr std::array<CharClass, 256> kCharClass = [] {
 // Splits the line that starts at `p` into `words` and returns where the next line starts
 // (`end` after the last line). One pass over each byte: finding the line's end, then its
 // comment, then its words were three scans, a memchr call each (a tenth of the parse at 1M
-// ops, docs/sched.md section 5, "The report and the bound").
+// ops, docs/sched.md section 5, "The parse in one pass").
 const char* split_line(const char* p, const char* end, std::vector<std::string_view>& words) {
   words.clear();
   while (p < end) {
@@ -235,7 +235,7 @@ struct SplitLine {
 // How many times c occurs in text, 16 bytes a step in GCC's portable vectors (SSE2 on
 // x86-64, NEON on arm64; 32 were lowered to a byte at a time without AVX): a byte counter per lane, emptied every 255 steps before it can wrap.
 // memchr, a call per match, took 27 ms for both counts over the 1M-op random stream's 57 MB;
-// std::count is a byte loop at -O2 (docs/sched.md section 5, "The report and the bound").
+// std::count is a byte loop at -O2 (docs/sched.md section 5, "The parse in one pass").
 size_t count_char(std::string_view text, char c) {
   using Bytes = signed char __attribute__((vector_size(16)));
   using Counts = unsigned char __attribute__((vector_size(16)));

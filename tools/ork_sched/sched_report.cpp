@@ -79,7 +79,7 @@ void append_number(std::string& out, int64_t value, size_t width = 0) {
 
 // "     7  load L1  -> core 0" a line, appended straight to the report: a fmt::format and an
 // op_label string per line were a tenth of the ork_sched process at 1M ops (docs/sched.md
-// section 5, "The report and the bound").
+// section 5, "The parse in one pass").
 void append_order_lines(std::string& out, const Stream& s, const Schedule& r) {
   size_t bytes = out.size();
   for (int op : r.order) bytes += s.ops[op].name.size() + 32;

@@ -9,6 +9,27 @@
 namespace ork::sched {
 namespace {
 
+// schedule() works the bound out on a second thread from 65,536 ops (chooser.cpp): the same
+// bound as lower_bound's own, on a stream past that size and one under it.
+TEST(Bounds, ScheduleReportsTheSameBoundOnItsSecondThread) {
+  for (int programs : {2000, 20000}) {
+    RandomParams p;
+    p.programs = programs;
+    p.memory_bytes = 1 << 20;
+    p.max_buffer_percent = 4;
+    p.max_outstanding = 2;
+    const Stream s = make_random_stream(5, p);
+    const Graph g = build_graph(s).value();
+    const Schedule r = schedule(s, g, Options{}).value();
+    const Bounds b = lower_bound(s, g);
+    EXPECT_EQ(r.bounds.value, b.value) << s.ops.size();
+    EXPECT_EQ(r.bounds.pipeline, b.pipeline);
+    EXPECT_EQ(r.bounds.memory, b.memory);
+    EXPECT_EQ(r.bounds.critical_path, b.critical_path);
+    EXPECT_EQ(s.ops.size() >= 65536u, programs == 20000) << s.ops.size();  // one each side
+  }
+}
+
 TEST(Bounds, SeedExampleOne) {
   Stream s = test::example("example1.stream");
   Bounds b = lower_bound(s, build_graph(s).value());
