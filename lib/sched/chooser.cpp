@@ -2,10 +2,9 @@
 
 #include <array>
 #include <cmath>
-#include <future>
 #include <numeric>
-#include <system_error>
 
+#include "lib/sched/beside.h"
 #include "lib/sched/placement.h"
 #include "lib/sched/slots.h"
 
@@ -233,29 +232,6 @@ std::vector<Heuristic> rules_for(const Options& options) {
 
 }  // namespace
 
-namespace {
-
-// Streams from this many ops work out their bound on a second thread (below that a thread's
-// start, ~50 us, is a tenth of the whole schedule).
-constexpr int kBoundThreadOps = 65536;
-
-// The lower bound reads only the stream and the graph, so on a long stream it is worked out
-// beside the input's pricing and the rules: 0.10-0.17 s of a 1M-op stream's schedule() that
-// no longer adds to its wall time on a second core (docs/sched.md section 5, "The parse in
-// one pass"). Where no thread can start, it runs when asked for, as before.
-std::future<Bounds> bounds_beside(const Stream& stream, const Graph& graph) {
-  const auto work = [&stream, &graph] { return lower_bound(stream, graph); };
-  if (graph.op_count >= kBoundThreadOps) {
-    try {
-      return std::async(std::launch::async, work);
-    } catch (const std::system_error&) {  // no thread: the deferred call below
-    }
-  }
-  return std::async(std::launch::deferred, work);
-}
-
-}  // namespace
-
 Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Options& options) {
   if (Status st = check_options(options); !st) return st.error();
   PoolConfig memory = options.pool;
@@ -263,7 +239,9 @@ Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Option
   if (Result<Pool> p = Pool::create(memory); !p) return p.error();
   const double bpc = options.swap_bytes_per_cycle > 0 ? options.swap_bytes_per_cycle : load_bandwidth(stream);
   Context c{stream, graph, options, memory, bpc};
-  std::future<Bounds> bounds = bounds_beside(stream, graph);  // joined on every return
+  // The bound reads only the stream and the graph: worked out beside the input's pricing and
+  // the rules (0.10-0.17 s of a 1M-op schedule()); joined on every return.
+  std::future<Bounds> bounds = run_beside(graph.op_count, [&stream, &graph] { return lower_bound(stream, graph); });
   Result<Schedule> input = input_schedule(c);
   if (!input) return input.error();
   const std::vector<Heuristic> rules = rules_for(options);

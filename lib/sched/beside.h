@@ -1,0 +1,32 @@
+// Work beside the caller: on a long stream, a part of the scheduler that reads only what is
+// already built runs on a second thread while the caller goes on (the lower bound beside the
+// rules, chooser.cpp; docs/sched.md section 5, "The parse in one pass", for what it gains and
+// why the graph's memory model does not run beside its edges). The results are the same
+// either way; only the wall time changes.
+#pragma once
+
+#include <future>
+#include <system_error>
+#include <utility>
+
+namespace ork::sched {
+
+// Streams from this many ops use the second thread; below that a thread's start (~50 us) is a
+// tenth of the work it would take over.
+inline constexpr int kBesideOps = 65536;
+
+// `work` on a second thread when `ops` >= kBesideOps, else (or where no thread can start) run
+// by the future's get(). The future's destructor waits for a started thread, so whatever
+// `work` reads must outlive the future: declare it after that state.
+template <class Work>
+std::future<decltype(std::declval<Work&>()())> run_beside(int ops, Work work) {
+  if (ops >= kBesideOps) {
+    try {
+      return std::async(std::launch::async, work);
+    } catch (const std::system_error&) {  // no thread: deferred below
+    }
+  }
+  return std::async(std::launch::deferred, std::move(work));
+}
+
+}  // namespace ork::sched
