@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "lib/sched/beside.h"
 #include "lib/sched/placement.h"
@@ -87,16 +88,22 @@ void commit(Schedule& s, Pass pass, const Heuristic& rule, int cap, const ListRe
   s.swap_bytes = 0;
 }
 
-// Section 8 for one priority policy; `s` arrives holding the input order.
-void choose(const Context& c, const Heuristic& rule, int64_t bar, Schedule& s) {
+// Pass 0's list of one rule at one cap (% of memory).
+ListParams list_params(const Context& c, const Heuristic& rule, int cap) {
+  return {std::max<int64_t>(1, c.s.memory_bytes * cap / 100), rule.prefetch_percent, c.o.urgent_starts,
+          c.o.window, c.o.core_choice, c.o.pool, rule.dma_lookahead};
+}
+
+// Section 8 for one priority policy; `s` arrives holding the input order. `first`: the list at
+// the first cap when the caller made it already (it does not depend on the bar).
+void choose(const Context& c, const Heuristic& rule, const Priority& prio, int64_t bar, Schedule& s,
+            std::optional<ListResult> first = std::nullopt) {
   const Policy policy = rule.policy;
-  const Priority prio = make_priority(c.s, c.g, policy);
   const int caps[3] = {c.o.cap_percent, c.o.cap_percent * 85 / 100, c.o.cap_percent * 70 / 100};
   std::vector<ListResult> lists;
   for (int cap : caps) {
-    ListParams params{std::max<int64_t>(1, c.s.memory_bytes * cap / 100), rule.prefetch_percent,
-                      c.o.urgent_starts, c.o.window, c.o.core_choice, c.o.pool, rule.dma_lookahead};
-    lists.push_back(list_schedule(c.s, c.g, prio, params));
+    const ListParams params = list_params(c, rule, cap);
+    lists.push_back(first && lists.empty() ? std::move(*first) : list_schedule(c.s, c.g, prio, params));
     const ListResult& l = lists.back();
     Attempt a{Pass::zero, policy, rule.dma_lookahead, rule.prefetch_percent, cap, l.makespan, false, 0, 0};
     if (l.makespan < bar) {
@@ -242,14 +249,21 @@ Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Option
   // The bound reads only the stream and the graph: worked out beside the input's pricing and
   // the rules (0.10-0.17 s of a 1M-op schedule()); joined on every return.
   std::future<Bounds> bounds = run_beside(graph.op_count, [&stream, &graph] { return lower_bound(stream, graph); });
-  Result<Schedule> input = input_schedule(c);
-  if (!input) return input.error();
   const std::vector<Heuristic> rules = rules_for(options);
   if (stream.slot_align_bytes > 0) {
+    Result<Schedule> input = input_schedule(c);
+    if (!input) return input.error();
     Schedule best = schedule_slots(c, rules, *input);
     best.bounds = bounds.get();
     return best;
   }
+  // The input order's price (a simulation and a placement) and the first rule's list at the
+  // first cap do not depend on each other: the price is made beside that list.
+  std::future<Result<Schedule>> priced_input = run_beside(graph.op_count, [&c] { return input_schedule(c); });
+  const Priority first_prio = make_priority(stream, graph, rules[0].policy);
+  std::optional<ListResult> first = list_schedule(stream, graph, first_prio, list_params(c, rules[0], options.cap_percent));
+  Result<Schedule> input = priced_input.get();
+  if (!input) return input.error();
   // The bar (docs/sched.md "Choosing a schedule"): the prediction when the input places with no
   // swap, else its real cost. A later rule is kept only when strictly faster.
   const int64_t bar = input->makespan_input_priced;
@@ -257,7 +271,8 @@ Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Option
   std::vector<Attempt> attempts;
   for (size_t r = 0; r < rules.size(); ++r) {
     Schedule cand = *input;
-    choose(c, rules[r], bar, cand);
+    if (r == 0) choose(c, rules[r], first_prio, bar, cand, std::move(first));
+    else choose(c, rules[r], make_priority(stream, graph, rules[r].policy), bar, cand);
     attempts.insert(attempts.end(), cand.attempts.begin(), cand.attempts.end());
     if (r == 0 || cand.makespan < best.makespan) best = std::move(cand);
   }
