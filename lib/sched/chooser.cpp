@@ -261,7 +261,8 @@ Result<Schedule> schedule(const Stream& stream, const Graph& graph, const Option
   // first cap do not depend on each other: the price is made beside that list.
   std::future<Result<Schedule>> priced_input = run_beside(graph.op_count, [&c] { return input_schedule(c); });
   const Priority first_prio = make_priority(stream, graph, rules[0].policy);
-  std::optional<ListResult> first = list_schedule(stream, graph, first_prio, list_params(c, rules[0], options.cap_percent));
+  std::optional<ListResult> first =
+      list_schedule(stream, graph, first_prio, list_params(c, rules[0], options.cap_percent));
   Result<Schedule> input = priced_input.get();
   if (!input) return input.error();
   // The bar (docs/sched.md "Choosing a schedule"): the prediction when the input places with no

@@ -53,7 +53,9 @@ class NameTable {
       const char* data;  // size > kInline
       char bytes[kInline];
     };
-    std::string_view name() const { return size > kInline ? std::string_view(data, size) : std::string_view(bytes, size); }
+    std::string_view name() const {
+      return size > kInline ? std::string_view(data, size) : std::string_view(bytes, size);
+    }
   };
   struct Slot {
     uint32_t entry = 0;  // entry index + 1; 0: empty

@@ -232,10 +232,11 @@ struct SplitLine {
   }
 };
 
-// How many times c occurs in text, 16 bytes a step in GCC's portable vectors (SSE2 on
-// x86-64, NEON on arm64; 32 were lowered to a byte at a time without AVX): a byte counter per lane, emptied every 255 steps before it can wrap.
-// memchr, a call per match, took 27 ms for both counts over the 1M-op random stream's 57 MB;
-// std::count is a byte loop at -O2 (docs/sched.md section 5, "The parse in one pass").
+// How many times c occurs in text, 16 bytes a step in GCC's portable vectors (SSE2 on x86-64,
+// NEON on arm64; 32-byte ones were lowered to a byte at a time without AVX), a byte counter
+// per lane emptied every 255 steps before it can wrap. memchr, a call per match, took 27 ms
+// for both counts over the 1M-op random stream's 57 MB; std::count is a byte loop at -O2
+// (docs/sched.md section 5, "The parse in one pass").
 size_t count_char(std::string_view text, char c) {
   using Bytes = signed char __attribute__((vector_size(16)));
   using Counts = unsigned char __attribute__((vector_size(16)));
