@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cstring>
 #include <limits>
@@ -189,6 +190,31 @@ constexpr std::array<CharClass, 256> kCharClass = [] {
   return table;
 }();
 
+// Where the word at `p` ends (before `end`): 8 bytes a step while they last. Only a byte below
+// 0x21 or a '#' can end a word, and the lowest such byte of a word is found exactly by the
+// "has less than" and "has zero byte" tests (Sean Eron Anderson, Bit Twiddling Hacks; a
+// borrow can only flag bytes above the first one); the table then says whether it does (the
+// other control bytes are part of words). A byte a step was a fifth of the parse at 1M ops.
+const char* word_end(const char* p, const char* end) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  while (end - p >= 8) {
+    uint64_t bytes;
+    std::memcpy(&bytes, p, sizeof bytes);
+    const uint64_t hashes = bytes ^ (kOnes * static_cast<unsigned char>('#'));
+    const uint64_t flags = ((bytes - kOnes * 0x21) & ~bytes & kHigh) | ((hashes - kOnes) & ~hashes & kHigh);
+    if (flags == 0) {
+      p += 8;
+      continue;
+    }
+    const int first = std::endian::native == std::endian::little ? std::countr_zero(flags) : std::countl_zero(flags);
+    const char* candidate = p + first / 8;
+    if (kCharClass[static_cast<unsigned char>(*candidate)] != kWordChar) return candidate;
+    p = candidate + 1;  // a control byte inside the word
+  }
+  while (p < end && kCharClass[static_cast<unsigned char>(*p)] == kWordChar) ++p;
+  return p;
+}
+
 // Splits the line that starts at `p` into `words` and returns where the next line starts
 // (`end` after the last line). One pass over each byte: finding the line's end, then its
 // comment, then its words were three scans, a memchr call each (a tenth of the parse at 1M
@@ -205,7 +231,7 @@ const char* split_line(const char* p, const char* end, std::vector<std::string_v
       }
       case kWordChar: {
         const char* begin = p;
-        while (p < end && kCharClass[static_cast<unsigned char>(*p)] == kWordChar) ++p;
+        p = word_end(p, end);
         words.emplace_back(begin, static_cast<size_t>(p - begin));
         break;
       }

@@ -75,6 +75,24 @@ TEST(Parse, LinesSplitOnBlanksAndCommentsAsTheFormatSays) {
   EXPECT_EQ(s->ops[2].partner, 1);
 }
 
+// Words are scanned 8 bytes a step (parse.cpp word_end): a word of every length from 1 to 24
+// ends at a blank, a '#' or the text's end at every offset, keeps its control bytes (they are
+// not blanks) and its bytes above 0x7f.
+TEST(Parse, WordsEndAtEveryOffset) {
+  for (size_t n = 1; n <= 24; ++n) {
+    std::string name = "L";
+    for (size_t i = 1; i < n; ++i) name += static_cast<char>(i % 3 == 0 ? '\x01' : i % 3 == 1 ? '\xc3' : 'a' + i % 26);
+    for (const char* after : {" cycles=5\n", "\tcycles=5", "#x", "", "\r\n", "\v"}) {
+      const std::string text = "memory 1M\nbuffer a 1K\nload " + name + "\twrites=a\nbarrier " + name + "_2" + after;
+      Result<Stream> s = parse_stream(text);
+      ASSERT_TRUE(s) << n << ": " << s.error().message;
+      ASSERT_EQ(s->ops.size(), 2u);
+      EXPECT_EQ(s->ops[0].name, name) << n;
+      EXPECT_EQ(s->ops[1].name, name + "_2") << n << " " << static_cast<int>(after[0]);
+    }
+  }
+}
+
 // Declarations are split and hashed 16 lines ahead of their parse (parse.cpp SplitLine): a
 // duplicate, an undeclared name and a bad line past the lookahead still name their line.
 TEST(Parse, LookaheadKeepsTheLineOfEveryError) {
