@@ -1,5 +1,7 @@
 #include "lib/sched/stream.h"
 
+#include <array>
+
 #include "lib/sched/names.h"
 
 namespace ork::sched {
@@ -58,15 +60,22 @@ Status check_op_shape(const Stream& s, const Op& op, size_t i) {
 
 // Pairs every wait with the start of the same name that precedes it. One table of the
 // names of the ops before (waits excluded): a wait's name must be an earlier start's. The
-// index slot of the op name kLookahead ops on starts loading now (NameTable::prefetch), so
-// a million names' inserts do not wait for their cache misses one at a time; waits find
-// their start in the table's recent entries and need none.
+// index slot of the op name kLookahead ops on starts loading now (NameTable::prefetch_hash;
+// its hash is kept for the insert), so a million names' inserts do not wait for their cache
+// misses one at a time; waits find their start in the table's recent entries and need none.
 Status link_programs(Stream& s) {
   constexpr size_t kLookahead = 16;
   NameTable named(s.ops.size());
+  std::array<uint64_t, kLookahead> hashes{};  // op i's name hash at i % kLookahead, taken ahead
+  const auto look_ahead = [&](size_t i) {
+    if (i >= s.ops.size() || s.ops[i].kind == OpKind::wait) return;
+    hashes[i % kLookahead] = NameTable::hash(s.ops[i].name);
+    named.prefetch_hash(hashes[i % kLookahead]);
+  };
+  for (size_t i = 0; i < kLookahead; ++i) look_ahead(i);
   for (size_t i = 0; i < s.ops.size(); ++i) {
-    if (i + kLookahead < s.ops.size() && s.ops[i + kLookahead].kind != OpKind::wait)
-      named.prefetch(s.ops[i + kLookahead].name);
+    const uint64_t hash = hashes[i % kLookahead];  // read before op i + kLookahead takes the slot
+    look_ahead(i + kLookahead);
     Op& op = s.ops[i];
     op.partner = -1;
     if (op.kind == OpKind::wait) {
@@ -81,7 +90,7 @@ Status link_programs(Stream& s) {
       continue;
     }
     if (op.name.empty()) return make_error(-EINVAL, where(op, i) + "op has no name");
-    if (named.insert(op.name, static_cast<int>(i)) != static_cast<int>(i))
+    if (named.insert(op.name, hash, static_cast<int>(i)) != static_cast<int>(i))
       return make_error(-EINVAL, where(op, i) + "duplicate op name " + op.name);
   }
   return {};

@@ -109,6 +109,18 @@ TEST(Parse, LookaheadKeepsTheLineOfEveryError) {
   Result<Stream> unknown = parse_stream(text + "load L40 writes=b40\n");
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().message, "line 83: buffer b40 is not declared");
+  // Op names are hashed 16 ops ahead too (stream.cpp link_programs), waits skipped.
+  Result<Stream> dup_op = parse_stream(text + "load L17 writes=b1\n");
+  ASSERT_FALSE(dup_op);
+  EXPECT_EQ(dup_op.error().message, "line 83: duplicate op name L17");
+  std::string programs = text;
+  for (int i = 0; i < 30; ++i) programs += "start P" + std::to_string(i) + " reads=b" + std::to_string(i) + "\nwait P" + std::to_string(i) + "\n";
+  Result<Stream> linked = parse_stream(programs);
+  ASSERT_TRUE(linked) << linked.error().message;
+  EXPECT_EQ(linked->ops[40 + 2 * 29].partner, 40 + 2 * 29 + 1);
+  Result<Stream> dup_start = parse_stream(programs + "start P3 reads=b3\n");
+  ASSERT_FALSE(dup_start);
+  EXPECT_EQ(dup_start.error().message, "line 143: duplicate op name P3");
   Result<Stream> early = parse_stream("memory 1M\nbuffer a 1K\nbuffer a 1K\n" + text);
   ASSERT_FALSE(early);
   EXPECT_EQ(early.error().message, "line 3: duplicate buffer name a");
