@@ -3,8 +3,9 @@
 // int> allocated a node and a string per entry and was a fifth of a 1M-op schedule's time,
 // docs/sched.md "Speed").
 //
-// The table stores views: the caller keeps the named text alive and unmoved while the table
-// is used (the parser's input text; a finalized stream's op and buffer names).
+// The table stores views of names longer than 16 bytes (shorter ones are copied): the caller
+// keeps the named text alive and unmoved while the table is used (the parser's input text; a
+// finalized stream's op and buffer names).
 #pragma once
 
 #include <cstdint>
@@ -26,11 +27,11 @@ class NameTable {
   // Stores name -> id when the name is new and returns id; else returns the stored id.
   int insert(std::string_view name, int id) { return insert(name, hash(name), id); }
   int insert(std::string_view name, uint64_t hash, int id);
-  // Starts loading the index slot `name` would probe first, for an insert or find a few
-  // names later: a million-name index misses the cache on every new name, one miss at a
-  // time otherwise (docs/sched.md section 5, sixth round, for what it gains and what still
-  // grows). Callers look ahead in their input (parse_stream, link_programs).
-  void prefetch(std::string_view name) const { prefetch_hash(hash(name)); }
+  // Starts loading the index slot a name of this hash would probe first, for an insert or
+  // find a few names later: a million-name index misses the cache on every new name, one miss
+  // at a time otherwise (docs/sched.md section 5, sixth round, for what it gains and what
+  // still grows). Callers look ahead in their input (parse_stream, link_programs) and keep the
+  // hash for the insert.
   void prefetch_hash(uint64_t hash) const { __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]); }
   size_t size() const { return entries_.size(); }
   // Finds the guesses did not answer, that went to the index (tests: the guesses' hit rate).
