@@ -319,6 +319,13 @@ Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
   return stream;
 }
 
+void append_decimal(std::string& out, int64_t value, size_t width) {
+  char digits[24];  // an int64 is at most 20 characters with its sign
+  const auto n = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, value).ptr - digits);
+  if (n < width) out.append(width - n, ' ');
+  out.append(digits, n);
+}
+
 namespace {
 
 // The text appended to one string, numbers by to_chars: an ostringstream regrew and copied
@@ -328,11 +335,7 @@ struct TextOut {
   std::string& out;
   TextOut& operator<<(std::string_view text) { return out.append(text), *this; }
   TextOut& operator<<(char c) { return out.push_back(c), *this; }
-  TextOut& operator<<(int64_t value) {
-    char digits[24];  // an int64 is at most 20 characters with its sign
-    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
-    return out.append(digits, end), *this;
-  }
+  TextOut& operator<<(int64_t value) { return append_decimal(out, value), *this; }
 };
 
 void format_accesses(TextOut& out, const Stream& s, std::string_view key, std::span<const Access> list) {
@@ -369,7 +372,7 @@ void append_stream_text(std::string& text, const Stream& s) {
   if (!s.policy.empty()) out << "policy " << s.policy << '\n';
   for (const Buffer& b : s.buffers) out << "buffer " << b.name << ' ' << b.bytes << (b.in_memory ? "" : " xram") << '\n';
   for (const Op& op : s.ops) {
-    out << (op.unwaited_start ? "start" : kind_name(op.kind)) << ' ' << op.name;
+    out << label_kind(op) << ' ' << op.name;
     format_accesses(out, s, "reads", s.reads(op));
     format_accesses(out, s, "writes", s.writes(op));
     if (op.kind != OpKind::wait) out << " cycles=" << op.cycles;

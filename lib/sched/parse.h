@@ -21,6 +21,10 @@ Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides = {}
 // "30K" -> 30720, "2M" -> 2097152, "100" -> 100. Used by the tool's --memory too.
 Result<int64_t> parse_size(std::string_view text);
 
+// `value` in decimal appended to `out`, right-aligned in `width` columns (fmt's "{:6}"):
+// numbers as the text format and the reports write them, with no string of their own.
+void append_decimal(std::string& out, int64_t value, size_t width = 0);
+
 // Writes a stream back in the text format (parse(format(s)) == s).
 std::string format_stream(const Stream& stream);
 // The same text appended to `text` (a plan's header first, with no copy of the stream's text).

@@ -17,9 +17,18 @@ const char* kind_name(OpKind kind) {
   return "?";
 }
 
+const char* label_kind(const Op& op) { return op.unwaited_start ? "start" : kind_name(op.kind); }
+
+void append_op_label(std::string& out, const Op& op) {
+  out += label_kind(op);
+  out += ' ';
+  out += op.name;
+}
+
 std::string op_label(const Op& op) {
-  const char* kind = op.unwaited_start ? "start" : kind_name(op.kind);
-  return std::string(kind) + " " + op.name;
+  std::string label;
+  append_op_label(label, op);
+  return label;
 }
 
 namespace {

@@ -88,7 +88,11 @@ inline constexpr int64_t kMaxBytes = int64_t{1} << 48;       // memory and buffe
 
 // "load L1", "start P1", "wait P1": how an op is named in orders and pictures.
 std::string op_label(const Op& op);
+// The same label appended to `out` (no string of its own: reports write a million of them).
+void append_op_label(std::string& out, const Op& op);
 const char* kind_name(OpKind kind);
+// The kind an op is written with: "start" for an unwaited start (scheduled as a barrier).
+const char* label_kind(const Op& op);
 
 // Links starts and waits, turns unwaited starts into barriers and checks every rule
 // that the text format states: unknown buffers, duplicate names, a wait without a start,

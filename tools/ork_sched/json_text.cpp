@@ -120,7 +120,7 @@ std::string order_array(const Stream& s, const Schedule& r) {
   for (size_t i = 0; i < r.order.size(); ++i) {
     const Op& op = s.ops[r.order[i]];
     out += "    \"";
-    out += op.unwaited_start ? "start" : kind_name(op.kind);
+    out += label_kind(op);
     out += ' ';
     escaped(out, op.name);
     out += i + 1 < r.order.size() ? "\",\n" : "\"\n";

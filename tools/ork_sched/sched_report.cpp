@@ -1,9 +1,9 @@
 // Text and JSON reports, and the panels the pictures are drawn from.
 #include <fmt/format.h>
 
-#include <charconv>
 #include <numeric>
 
+#include "lib/sched/parse.h"
 #include "lib/sched/placement.h"
 #include "tools/ork_sched/render.h"
 
@@ -69,14 +69,6 @@ nlohmann::json render_json(const Stream& s, const Schedule& r) {
 
 namespace {
 
-// A decimal count right-aligned in `width` columns (fmt's "{:6}"), appended.
-void append_number(std::string& out, int64_t value, size_t width = 0) {
-  char digits[24];  // an int64 is at most 20 characters with its sign
-  const size_t n = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, value).ptr - digits);
-  if (n < width) out.append(width - n, ' ');
-  out.append(digits, n);
-}
-
 // "     7  load L1  -> core 0" a line, appended straight to the report: a fmt::format and an
 // op_label string per line were a tenth of the ork_sched process at 1M ops (docs/sched.md
 // section 5, "The parse in one pass").
@@ -86,14 +78,12 @@ void append_order_lines(std::string& out, const Stream& s, const Schedule& r) {
   out.reserve(bytes);  // one allocation: the lines are tens of MB at 1M ops
   for (size_t i = 0; i < r.order.size(); ++i) {
     const Op& op = s.ops[r.order[i]];
-    append_number(out, static_cast<int64_t>(i + 1), 6);
+    append_decimal(out, static_cast<int64_t>(i + 1), 6);
     out += "  ";
-    out += op.unwaited_start ? "start" : kind_name(op.kind);
-    out += ' ';
-    out += op.name;
+    append_op_label(out, op);
     if (const int core = r.core_of[r.order[i]]; core >= 0) {
       out += "  -> core ";
-      append_number(out, core);
+      append_decimal(out, core);
     }
     out += '\n';
   }

@@ -126,6 +126,17 @@ TEST(Parse, LookaheadKeepsTheLineOfEveryError) {
   EXPECT_EQ(early.error().message, "line 3: duplicate buffer name a");
 }
 
+// append_decimal: the numbers of the text format and the reports (fmt's "{:6}" when a width is
+// given), with no string of their own.
+TEST(Parse, DecimalsAppendRightAligned) {
+  std::string out = "x";
+  append_decimal(out, 7, 6);
+  append_decimal(out, -42);
+  append_decimal(out, 1234567, 6);  // wider than the columns: all its digits
+  append_decimal(out, std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(out, "x     7-421234567-9223372036854775808");
+}
+
 TEST(Parse, ErrorsNameTheLineAndTheProblem) {
   const std::string head = "memory 1M\nbuffer w 4K\n";
   EXPECT_EQ(error_of(head + "load L1 writes=v cycles=3\n"), "line 3: buffer v is not declared");
