@@ -4,6 +4,10 @@
 // down until the slots fit, with no pass 1.
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <utility>
+#include <vector>
+
 #include "lib/sched/generate.h"
 #include "lib/sched/parse.h"
 #include "lib/sched/chooser.h"
@@ -15,6 +19,45 @@ namespace ork::sched {
 namespace {
 
 using test::kReload;
+
+// Past 65,536 ops schedule() works beside itself on second threads (beside.h). Three callers
+// at once on one shared stream and graph (fifo, critical path, and the slots' model) each get
+// exactly the schedule a lone call gives: order, cores, makespan, attempts and bounds.
+TEST(Chooser, CallersOnThreadsGetTheLoneCallsSchedules) {
+  RandomParams p;
+  p.programs = 20000;
+  p.memory_bytes = 1 << 20;
+  p.max_buffer_percent = 4;
+  p.max_outstanding = 2;
+  const Stream pool_stream = make_random_stream(9, p);
+  ASSERT_GE(pool_stream.ops.size(), 65536u);
+  Stream slot_stream = pool_stream;
+  slot_stream.slot_align_bytes = 4096;
+  const Graph g = build_graph(pool_stream).value();
+  Options fifo, cp;
+  cp.policy = Policy::critical_path;
+  const std::vector<std::pair<const Stream*, Options>> calls = {
+      {&pool_stream, fifo}, {&pool_stream, cp}, {&slot_stream, fifo}};
+  std::vector<Schedule> alone;
+  for (const auto& [s, o] : calls) alone.push_back(schedule(*s, g, o).value());
+  std::vector<Result<Schedule>> together(calls.size(), make_error(-EINVAL, "not run"));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < calls.size(); ++i)
+    threads.emplace_back([&, i] { together[i] = schedule(*calls[i].first, g, calls[i].second); });
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    ASSERT_TRUE(together[i]) << i << ": " << together[i].error().message;
+    const Schedule& a = alone[i];
+    const Schedule& b = *together[i];
+    EXPECT_EQ(a.order, b.order) << i;
+    EXPECT_EQ(a.core_of, b.core_of) << i;
+    EXPECT_EQ(a.makespan, b.makespan) << i;
+    EXPECT_EQ(a.pass, b.pass) << i;
+    EXPECT_EQ(a.attempts.size(), b.attempts.size()) << i;
+    EXPECT_EQ(a.bounds.value, b.bounds.value) << i;
+    EXPECT_EQ(a.bounds.pipeline, b.bounds.pipeline) << i;
+  }
+}
 
 TEST(Placement, ScheduleIncludesTheSwapsItCommits) {
   Stream s = parse_stream(kReload).value();
