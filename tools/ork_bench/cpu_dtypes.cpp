@@ -281,12 +281,20 @@ double pct_of_cpu(const std::vector<CpuDtypesRow>& rows, const CpuDtypesRow& r, 
   return r.m > 0 && p ? 100 * cpu_rate(r) / cpu_rate(*p) : 0;
 }
 
-// Whether `r` is measured against the `unit` peak beside its own: the TDPBSSD peak for the
-// integer modes, the group-32 tile ceiling for the modes in groups of 32.
+// Whether `r` is measured against the `unit` peak beside its own: the TDPBSSD peak for every
+// mode (fp16 too: it is int8's peak where the CPU has AMX), the VPDPBUSD peak likewise (int8's
+// where it has not), the group-32 tile ceiling for the modes in groups of 32.
 bool measured_against(const CpuDtypesRow& r, PeakUnit unit) {
-  if (unit == PeakUnit::tdpbssd) return r.unit != PeakUnit::fma;
+  if (unit == PeakUnit::tdpbssd || unit == PeakUnit::vpdpbusd) return true;
   if (unit == PeakUnit::tdpbssd_group32) return r.group32;
   return unit == r.unit;
+}
+
+// The peak the int8 kernel is measured against: TDPBSSD where the CPU has AMX (int8 runs on
+// tiles there, above the VPDPBUSD peak), else VPDPBUSD. Every dtype's row gives its fraction
+// of it, so fp16 and the quantised modes read against int8's own yardstick.
+PeakUnit int8_peak(const std::vector<CpuDtypesRow>& rows) {
+  return peak_of(rows, PeakUnit::tdpbssd, 1) != nullptr ? PeakUnit::tdpbssd : PeakUnit::vpdpbusd;
 }
 
 // Of `unit`'s peak by wall (cpu false) or by CPU time; 0 where it does not apply or was not run.
@@ -308,6 +316,10 @@ nlohmann::json cpu_dtypes_rows_json(const std::vector<CpuDtypesRow>& rows) {
                    {"cpu_us_median", c.median * 1e6}, {"gop_per_s_median", 2 * rate(r) / 1e9},
                    {"peak", unit_name(r.unit)}, {"pct_of_peak", pct_of(rows, r, r.unit)},
                    {"pct_of_core_peak_by_cpu_time", pct_of_cpu(rows, r, r.unit)}});
+    if (r.m > 0) {
+      out.back()["pct_of_int8_peak"] = pct_vs(rows, r, int8_peak(rows), false);
+      out.back()["pct_of_int8_core_peak_by_cpu_time"] = pct_vs(rows, r, int8_peak(rows), true);
+    }
     if (r.m > 0 && measured_against(r, PeakUnit::tdpbssd) && peak_of(rows, PeakUnit::tdpbssd, 1) != nullptr) {
       out.back()["pct_of_amx_peak"] = pct_vs(rows, r, PeakUnit::tdpbssd, false);
       out.back()["pct_of_amx_core_peak_by_cpu_time"] = pct_vs(rows, r, PeakUnit::tdpbssd, true);
@@ -327,18 +339,20 @@ std::string pct_cell(double pct) { return pct > 0 ? fmt::format("{:.1f}", pct) :
 void print_cpu_dtypes_rows(const std::vector<CpuDtypesRow>& rows, int rounds) {
   const bool amx = peak_of(rows, PeakUnit::tdpbssd, 1) != nullptr;
   fmt::print("cpu device per dtype, {} rounds round-robin; peak: fp32 FMA for fp16, VPDPBUSD for the rest{}. "
-             "% wall: of the peak row with the call's threads; % cpu: MACs per CPU-second over one core's\n", rounds,
-             amx ? " (% amx: of the TDPBSSD peak, the integer modes; % g32: groups of 32, of their ceiling on tiles)"
-                 : "");
-  fmt::print("{:<24} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10} {:>9} {:>7} {:>6}{}\n", "mode", "M", "K", "N", "t",
-             "wall min / median / max us", "cpu us", "GOP/s", "% wall", "% cpu",
+             "% wall: of the peak row with the call's threads; % cpu: MACs per CPU-second over one core's; "
+             "% i8: of int8's peak ({}), every mode\n", rounds,
+             amx ? " (% amx: of the TDPBSSD peak; % g32: groups of 32, of their ceiling on tiles)" : "",
+             unit_name(int8_peak(rows)));
+  fmt::print("{:<24} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10} {:>9} {:>7} {:>6} {:>9} {:>8}{}\n", "mode", "M", "K", "N",
+             "t", "wall min / median / max us", "cpu us", "GOP/s", "% wall", "% cpu", "% i8 wall", "% i8 cpu",
              amx ? fmt::format(" {:>10} {:>9} {:>10} {:>9}", "% amx wall", "% amx cpu", "% g32 wall", "% g32 cpu")
                  : "");
   for (const CpuDtypesRow& r : rows) {
     const tools::Spread w = tools::spread(r.wall), c = tools::spread(r.cpu);
-    fmt::print("{:<24} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10.0f} {:>9.1f} {:>7} {:>6}{}\n", r.mode, r.m, r.k, r.n,
-               r.threads, fmt::format("{:.0f} / {:.0f} / {:.0f}", w.min * 1e6, w.median * 1e6, w.max * 1e6),
+    fmt::print("{:<24} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10.0f} {:>9.1f} {:>7} {:>6} {:>9} {:>8}{}\n", r.mode, r.m,
+               r.k, r.n, r.threads, fmt::format("{:.0f} / {:.0f} / {:.0f}", w.min * 1e6, w.median * 1e6, w.max * 1e6),
                c.median * 1e6, 2 * rate(r) / 1e9, pct_cell(pct_of(rows, r, r.unit)), pct_cell(pct_of_cpu(rows, r, r.unit)),
+               pct_cell(pct_vs(rows, r, int8_peak(rows), false)), pct_cell(pct_vs(rows, r, int8_peak(rows), true)),
                amx ? fmt::format(" {:>10} {:>9} {:>10} {:>9}", pct_cell(pct_vs(rows, r, PeakUnit::tdpbssd, false)),
                                  pct_cell(pct_vs(rows, r, PeakUnit::tdpbssd, true)),
                                  pct_cell(pct_vs(rows, r, PeakUnit::tdpbssd_group32, false)),
