@@ -55,6 +55,10 @@ Status check_op_shape(const Stream& s, const Op& op, size_t i) {
   // Built in code, an op's run of accesses could lie past the array (Stream::add keeps it in).
   if (uint64_t{op.first_access} + op.read_count + op.write_count > s.accesses.size())
     return make_error(-EINVAL, where(op, i) + "its accesses lie past the stream's " + std::to_string(s.accesses.size()));
+  // The graph numbers an op's accesses in 31 bits (graph.cpp, Touch); no op comes near this.
+  if (int64_t{op.read_count} + op.write_count > kMaxOpAccesses)
+    return make_error(-EINVAL, where(op, i) + std::to_string(int64_t{op.read_count} + op.write_count) +
+                                   " reads and writes: at most " + std::to_string(kMaxOpAccesses) + " (2^20) an op");
   if (op.cycles < 0 || op.cycles > kMaxOpCycles)
     return make_error(-EINVAL, where(op, i) + "cycles " + std::to_string(op.cycles) + " must be from 0 to " +
                                    std::to_string(kMaxOpCycles) + " (2^40)");

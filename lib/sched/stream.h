@@ -85,6 +85,7 @@ inline constexpr int kMaxCores = 1024;
 inline constexpr int64_t kMaxOps = int64_t{1} << 20;         // 1,048,576 ops
 inline constexpr int64_t kMaxOpCycles = int64_t{1} << 40;    // ~18 minutes at 1 GHz
 inline constexpr int64_t kMaxBytes = int64_t{1} << 48;       // memory and buffer sizes: 256 TiB
+inline constexpr int64_t kMaxOpAccesses = int64_t{1} << 20;  // one op's reads and writes together
 
 // "load L1", "start P1", "wait P1": how an op is named in orders and pictures.
 std::string op_label(const Op& op);

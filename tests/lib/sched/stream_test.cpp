@@ -117,6 +117,12 @@ TEST(Stream, OpRulesNameTheOp) {
             "op 1 (wait P1): a wait takes no reads/writes/cycles (its start has them)");
   EXPECT_EQ(with({op(OpKind::barrier, "B", kMaxOpCycles + 1)}),
             "op 0 (barrier B): cycles 1099511627777 must be from 0 to 1099511627776 (2^40)");
+  Op wide = load("L1");
+  wide.write_count = kMaxOpAccesses + 1;  // the graph numbers an op's accesses in 31 bits
+  EXPECT_EQ(with({wide}, std::vector<Access>(kMaxOpAccesses + 1, {0, 0, 64})),
+            "op 0 (load L1): 1048577 reads and writes: at most 1048576 (2^20) an op");
+  wide.write_count = kMaxOpAccesses;
+  EXPECT_EQ(with({wide}, std::vector<Access>(kMaxOpAccesses, {0, 0, 64})), "");
   EXPECT_EQ(with({op(OpKind::wait, "P1", 0)}), "op 0 (wait P1): wait P1 without a start before it");
   EXPECT_EQ(with({op(OpKind::start, "P1"), op(OpKind::wait, "P1", 0), op(OpKind::wait, "P1", 0)}),
             "op 2 (wait P1): second wait for program P1");
