@@ -11,6 +11,7 @@
 #include "lib/sched/bounds.h"
 #include "lib/sched/chooser.h"
 #include "lib/sched/graph.h"
+#include "lib/sched/parse.h"
 #include "lib/sched/simulate.h"
 #include "lib/sched/slots.h"
 
@@ -69,6 +70,22 @@ void whole_groups(std::vector<bool>& pinned, const Fusion& f) {
     if (!f.fused(t) || pinned[t]) continue;
     for (size_t u = t; u-- > 0 && f.fused(u) && f.first[u] == f.first[t] && f.offset[u] < f.offset[t];) pinned[u] = false;
   }
+}
+
+// "<prefix><t>.<l>.<name>", or "<prefix><l>.<name>" for t < 0: the plan's buffer and op names
+// ("a3.0.q_proj", "P3.0.q_proj", "w.0.q_proj"), appended without fmt (two or three a matmul
+// were a tenth of `ork_run --plan-only` at 1M ops, docs/sched.md section 5).
+std::string dotted(std::string_view prefix, int t, int l, std::string_view name) {
+  std::string out(prefix);
+  out.reserve(prefix.size() + 24 + name.size());
+  if (t >= 0) {
+    sched::append_decimal(out, t);
+    out += '.';
+  }
+  sched::append_decimal(out, l);
+  out += '.';
+  out += name;
+  return out;
 }
 
 struct Builder {
@@ -144,7 +161,11 @@ struct Builder {
     p.stream.buffers.reserve(1 + static_cast<size_t>(o.tokens) + 2 * static_cast<size_t>(o.tokens) * p.pinned.size());
     // The packed file, outside the scheduled memory: what every load reads.
     file = buffer("file", static_cast<int64_t>(model.file_bytes), false);
-    for (int t = 0; t < o.tokens; ++t) in.push_back(buffer(fmt::format("in{}", t), o.m * d.hidden, false));
+    for (int t = 0; t < o.tokens; ++t) {
+      std::string name = "in";
+      sched::append_decimal(name, t);
+      in.push_back(buffer(std::move(name), o.m * d.hidden, false));
+    }
     pinned_buffer.assign(p.pinned.size(), -1);
     pinned_load.assign(p.pinned.size(), -1);
     acts.assign(static_cast<size_t>(o.tokens),
@@ -180,10 +201,10 @@ struct Builder {
     const size_t tensor = static_cast<size_t>(l) * model.desc.matmuls.size() + j;
     const bool pinned = p.pinned[tensor];
     const std::string& name = model.desc.matmuls[j].name;
-    const std::string label = pinned ? fmt::format("w.{}.{}", l, name) : fmt::format("w{}.{}.{}", t, l, name);
-    if (!p.fusion.fused(tensor)) return buffer(label, static_cast<int64_t>(slot), true);
+    std::string label = pinned ? dotted("w.", -1, l, name) : dotted("w", t, l, name);
+    if (!p.fusion.fused(tensor)) return buffer(std::move(label), static_cast<int64_t>(slot), true);
     auto [it, made] = group_buffers.try_emplace({t, l, p.fusion.first[tensor]}, -1);
-    if (made) it->second = buffer(label, static_cast<int64_t>(p.fusion.bytes[tensor]), true);
+    if (made) it->second = buffer(std::move(label), static_cast<int64_t>(p.fusion.bytes[tensor]), true);
     return it->second;
   }
 
@@ -212,7 +233,6 @@ struct Builder {
       pinned_buffer[tensor] = w;
       p.pinned_bytes += slot;
     }
-    const std::string label = fmt::format("{}.{}.{}", t, l, d.matmuls[j].name);
     if (loads) {
       pinned_load[tensor] = static_cast<int>(p.stream.ops.size());
       const sched::Access from[] = {{file, static_cast<int64_t>(pt.offset), static_cast<int64_t>(pt.bytes)}};
@@ -221,7 +241,7 @@ struct Builder {
       const uint64_t at = p.fusion.fused(tensor) ? p.fusion.offset[tensor] : 0;
       const sched::Access to[] = {{w, static_cast<int64_t>(at), static_cast<int64_t>(slot)}};
       const auto ns = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(slot) / o.disk_bytes_per_ns));
-      add_op({.name = "L" + label, .cycles = ns, .kind = sched::OpKind::load}, from, to,
+      add_op({.name = dotted("L", t, l, d.matmuls[j].name), .cycles = ns, .kind = sched::OpKind::load}, from, to,
              {Step::load, t, l, int(j), -1, at}, tensor);
     }
     return w;
@@ -234,9 +254,9 @@ struct Builder {
     const PackedTensor& pt = model.tensor(l, static_cast<int>(j));
     const size_t tensor = static_cast<size_t>(l) * d.matmuls.size() + j;
     auto& layer_acts = acts[static_cast<size_t>(t)][static_cast<size_t>(l)];
-    const int a = buffer(fmt::format("a{}.{}.{}", t, l, md.name), o.m * md.n, false);
+    const int a = buffer(dotted("a", t, l, md.name), o.m * md.n, false);
     layer_acts[j] = a;
-    const std::string label = fmt::format("{}.{}.{}", t, l, md.name);
+    std::string name = dotted("P", t, l, md.name);  // the start's and its wait's
     reads.assign(1, whole(w));
     for (const auto& s : md.inputs) {
       if (s == "x") {
@@ -247,11 +267,11 @@ struct Builder {
     }
     for (const auto& s : md.after) reads.push_back(whole(layer_acts[static_cast<size_t>(names.find(s))]));
     const sched::Access out[] = {whole(a)};
-    auto key = std::make_tuple(md.k, md.n, pt.slice_k);  // int4: the tensor's own width prices it
-    if (!cycles.count(key)) cycles[key] = std::max<int64_t>(1, modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores, pt.slice_k));
-    add_op({.name = "P" + label, .cycles = cycles[key], .kind = sched::OpKind::start}, reads, out,
+    const auto [at, made] = cycles.try_emplace({md.k, md.n, pt.slice_k}, 0);  // int4: the tensor's own width prices it
+    if (made) at->second = std::max<int64_t>(1, modelled_matmul_ns(d.dtype, o.m, md.k, md.n, o.cores, pt.slice_k));
+    add_op({.name = name, .cycles = at->second, .kind = sched::OpKind::start}, reads, out,
            {Step::compute, t, l, int(j), -1}, tensor);
-    add_op({.name = "P" + label, .kind = sched::OpKind::wait}, {}, {}, {Step::wait, t, l, int(j), -1}, tensor);
+    add_op({.name = std::move(name), .kind = sched::OpKind::wait}, {}, {}, {Step::wait, t, l, int(j), -1}, tensor);
     ++p.computes;
   }
 };
