@@ -17,10 +17,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
@@ -200,6 +202,17 @@ struct SpeedRow {
   // `ork_run --plan-only` does (seven_b_plan_only), 0 for the other streams.
   double pipeline_cpu = 0, plan_only_cpu = 0;
 };
+
+// The in-process rows measure the work on pages already faulted in, as the tools' processes
+// run (tools/common/huge_pages.h: no block mapped on its own, no trim): glibc maps each block
+// past its mmap threshold (at most 32 MiB) on its own and unmaps it when freed, so a 1M-op
+// table was faulted in afresh on every repeat and the untimed run below kept nothing
+// (docs/sched.md section 5, "What the bench's 7b row measures"). mallopt changes this process
+// only; the `--process` children start with the environment as it was.
+void keep_freed_pages() {
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+}
 
 // CPU ms of `run`, mean of `repeat` runs after one untimed run (-1 when one fails). The
 // untimed run faults the heap's pages in at every size: else a 1M-op stream's first run
@@ -384,6 +397,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-quality", no_quality, "skip the quality suite");
   ork::tools::add_json(app, json_out);
   if (int rc = ork::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+  keep_freed_pages();
   return ork::tools::run_main("ork_sched_bench", [&] {
     if (!write_dir.empty()) return write_streams(sizes, write_dir);
     nlohmann::json report;
