@@ -28,7 +28,7 @@ struct Segment {
 // allocated without a zeroing pass, since every slot is written once by the fill.
 struct Touch {
   int op;
-  uint32_t index : 31;  // < read_count + write_count of one op, each below 2^31 (stream.cpp)
+  uint32_t index : 31;  // < one op's reads + writes, at most kMaxOpAccesses (finalize_stream)
   uint32_t write : 1;
   int64_t offset, length;
 };
@@ -260,7 +260,7 @@ Result<Graph> build_graph(const Stream& s) {
   g.buffer_bytes.resize(s.buffers.size());
   for (size_t b = 0; b < s.buffers.size(); ++b) g.buffer_bytes[b] = s.buffers[b].bytes;
   // Reserved past what streams make (a program edge per start, about one memory edge per
-  // access): growing it copied 20 MB at 1M ops, and pages not written are never faulted in.
+  // access): growing it copied 15 MB at 1M ops, and pages not written are never faulted in.
   Edges edges;
   edges.reserve(s.ops.size() + 2 * s.accesses.size());
   for (int i = 0; i < g.op_count; ++i)
