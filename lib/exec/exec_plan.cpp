@@ -2,6 +2,7 @@
 #include "lib/exec/exec_plan.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 
 #include <fmt/format.h>
@@ -72,18 +73,16 @@ void whole_groups(std::vector<bool>& pinned, const Fusion& f) {
   }
 }
 
-// "<prefix><t>.<l>.<name>", or "<prefix><l>.<name>" for t < 0: the plan's buffer and op names
+// "<prefix><n>.<n>...<name>", each number followed by a dot: the plan's buffer and op names
 // ("a3.0.q_proj", "P3.0.q_proj", "w.0.q_proj"), appended without fmt (two or three a matmul
 // were a tenth of `ork_run --plan-only` at 1M ops, docs/sched.md section 5).
-std::string dotted(std::string_view prefix, int t, int l, std::string_view name) {
+std::string dotted(std::string_view prefix, std::initializer_list<int> numbers, std::string_view name) {
   std::string out(prefix);
-  out.reserve(prefix.size() + 24 + name.size());
-  if (t >= 0) {
-    sched::append_decimal(out, t);
+  out.reserve(prefix.size() + 12 * numbers.size() + name.size());
+  for (int v : numbers) {
+    sched::append_decimal(out, v);
     out += '.';
   }
-  sched::append_decimal(out, l);
-  out += '.';
   out += name;
   return out;
 }
@@ -201,7 +200,7 @@ struct Builder {
     const size_t tensor = static_cast<size_t>(l) * model.desc.matmuls.size() + j;
     const bool pinned = p.pinned[tensor];
     const std::string& name = model.desc.matmuls[j].name;
-    std::string label = pinned ? dotted("w.", -1, l, name) : dotted("w", t, l, name);
+    std::string label = pinned ? dotted("w.", {l}, name) : dotted("w", {t, l}, name);
     if (!p.fusion.fused(tensor)) return buffer(std::move(label), static_cast<int64_t>(slot), true);
     auto [it, made] = group_buffers.try_emplace({t, l, p.fusion.first[tensor]}, -1);
     if (made) it->second = buffer(std::move(label), static_cast<int64_t>(p.fusion.bytes[tensor]), true);
@@ -241,7 +240,7 @@ struct Builder {
       const uint64_t at = p.fusion.fused(tensor) ? p.fusion.offset[tensor] : 0;
       const sched::Access to[] = {{w, static_cast<int64_t>(at), static_cast<int64_t>(slot)}};
       const auto ns = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(slot) / o.disk_bytes_per_ns));
-      add_op({.name = dotted("L", t, l, d.matmuls[j].name), .cycles = ns, .kind = sched::OpKind::load}, from, to,
+      add_op({.name = dotted("L", {t, l}, d.matmuls[j].name), .cycles = ns, .kind = sched::OpKind::load}, from, to,
              {Step::load, t, l, int(j), -1, at}, tensor);
     }
     return w;
@@ -254,9 +253,9 @@ struct Builder {
     const PackedTensor& pt = model.tensor(l, static_cast<int>(j));
     const size_t tensor = static_cast<size_t>(l) * d.matmuls.size() + j;
     auto& layer_acts = acts[static_cast<size_t>(t)][static_cast<size_t>(l)];
-    const int a = buffer(dotted("a", t, l, md.name), o.m * md.n, false);
+    const int a = buffer(dotted("a", {t, l}, md.name), o.m * md.n, false);
     layer_acts[j] = a;
-    std::string name = dotted("P", t, l, md.name);  // the start's and its wait's
+    std::string name = dotted("P", {t, l}, md.name);  // the start's and its wait's
     reads.assign(1, whole(w));
     for (const auto& s : md.inputs) {
       if (s == "x") {
