@@ -309,6 +309,7 @@ const char* unit_name(PeakUnit u) {
 
 nlohmann::json cpu_dtypes_rows_json(const std::vector<CpuDtypesRow>& rows) {
   nlohmann::json out = nlohmann::json::array();
+  const PeakUnit i8 = int8_peak(rows);
   for (const CpuDtypesRow& r : rows) {
     const tools::Spread w = tools::spread(r.wall), c = tools::spread(r.cpu);
     out.push_back({{"mode", r.mode}, {"m", r.m}, {"k", r.k}, {"n", r.n}, {"threads", r.threads},
@@ -317,8 +318,8 @@ nlohmann::json cpu_dtypes_rows_json(const std::vector<CpuDtypesRow>& rows) {
                    {"peak", unit_name(r.unit)}, {"pct_of_peak", pct_of(rows, r, r.unit)},
                    {"pct_of_core_peak_by_cpu_time", pct_of_cpu(rows, r, r.unit)}});
     if (r.m > 0) {
-      out.back()["pct_of_int8_peak"] = pct_vs(rows, r, int8_peak(rows), false);
-      out.back()["pct_of_int8_core_peak_by_cpu_time"] = pct_vs(rows, r, int8_peak(rows), true);
+      out.back()["pct_of_int8_peak"] = pct_vs(rows, r, i8, false);
+      out.back()["pct_of_int8_core_peak_by_cpu_time"] = pct_vs(rows, r, i8, true);
     }
     if (r.m > 0 && measured_against(r, PeakUnit::tdpbssd) && peak_of(rows, PeakUnit::tdpbssd, 1) != nullptr) {
       out.back()["pct_of_amx_peak"] = pct_vs(rows, r, PeakUnit::tdpbssd, false);
@@ -338,11 +339,12 @@ std::string pct_cell(double pct) { return pct > 0 ? fmt::format("{:.1f}", pct) :
 
 void print_cpu_dtypes_rows(const std::vector<CpuDtypesRow>& rows, int rounds) {
   const bool amx = peak_of(rows, PeakUnit::tdpbssd, 1) != nullptr;
+  const PeakUnit i8 = int8_peak(rows);
   fmt::print("cpu device per dtype, {} rounds round-robin; peak: fp32 FMA for fp16, VPDPBUSD for the rest{}. "
              "% wall: of the peak row with the call's threads; % cpu: MACs per CPU-second over one core's; "
              "% i8: of int8's peak ({}), every mode\n", rounds,
              amx ? " (% amx: of the TDPBSSD peak; % g32: groups of 32, of their ceiling on tiles)" : "",
-             unit_name(int8_peak(rows)));
+             unit_name(i8));
   fmt::print("{:<24} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10} {:>9} {:>7} {:>6} {:>9} {:>8}{}\n", "mode", "M", "K", "N",
              "t", "wall min / median / max us", "cpu us", "GOP/s", "% wall", "% cpu", "% i8 wall", "% i8 cpu",
              amx ? fmt::format(" {:>10} {:>9} {:>10} {:>9}", "% amx wall", "% amx cpu", "% g32 wall", "% g32 cpu")
@@ -352,7 +354,7 @@ void print_cpu_dtypes_rows(const std::vector<CpuDtypesRow>& rows, int rounds) {
     fmt::print("{:<24} {:>4} {:>5} {:>6} {:>2} {:>32} {:>10.0f} {:>9.1f} {:>7} {:>6} {:>9} {:>8}{}\n", r.mode, r.m,
                r.k, r.n, r.threads, fmt::format("{:.0f} / {:.0f} / {:.0f}", w.min * 1e6, w.median * 1e6, w.max * 1e6),
                c.median * 1e6, 2 * rate(r) / 1e9, pct_cell(pct_of(rows, r, r.unit)), pct_cell(pct_of_cpu(rows, r, r.unit)),
-               pct_cell(pct_vs(rows, r, int8_peak(rows), false)), pct_cell(pct_vs(rows, r, int8_peak(rows), true)),
+               pct_cell(pct_vs(rows, r, i8, false)), pct_cell(pct_vs(rows, r, i8, true)),
                amx ? fmt::format(" {:>10} {:>9} {:>10} {:>9}", pct_cell(pct_vs(rows, r, PeakUnit::tdpbssd, false)),
                                  pct_cell(pct_vs(rows, r, PeakUnit::tdpbssd, true)),
                                  pct_cell(pct_vs(rows, r, PeakUnit::tdpbssd_group32, false)),
