@@ -1,9 +1,9 @@
 // Work beside the caller: on a long stream, a part of the scheduler that reads only what is
 // already built runs on a second thread while the caller goes on (chooser.cpp: the lower bound
-// beside the rules, the input order's price beside the first list; docs/sched.md section 5,
-// "The parse in one pass", for what it gains and why the graph's memory model does not run
-// beside its edges). The results are the same
-// either way; only the wall time changes.
+// beside the rules, the input order's price beside the first list; parse.cpp: the pieces of a
+// long text; docs/sched.md section 5, "The parse in one pass", for what it gains and why the
+// graph's memory model does not run beside its edges). The results are the same either way;
+// only the wall time changes.
 #pragma once
 
 #include <future>
@@ -16,17 +16,22 @@ namespace ork::sched {
 // tenth of the work it would take over.
 inline constexpr int kBesideOps = 65536;
 
-// `work` on a second thread when `ops` >= kBesideOps, else (or where no thread can start) run
-// by the future's get(). The future's destructor waits for a started thread, so whatever
-// `work` reads must outlive the future: declare it after that state.
+// `work` on another thread, or (where no thread can start) run by the future's get(). The
+// future's destructor waits for a started thread, so whatever `work` reads must outlive the
+// future: declare it after that state.
+template <class Work>
+std::future<decltype(std::declval<Work&>()())> start_beside(Work work) {
+  try {
+    return std::async(std::launch::async, work);
+  } catch (const std::system_error&) {  // no thread: deferred below
+  }
+  return std::async(std::launch::deferred, std::move(work));
+}
+
+// `work` beside the caller when `ops` >= kBesideOps, else run by the future's get().
 template <class Work>
 std::future<decltype(std::declval<Work&>()())> run_beside(int ops, Work work) {
-  if (ops >= kBesideOps) {
-    try {
-      return std::async(std::launch::async, work);
-    } catch (const std::system_error&) {  // no thread: deferred below
-    }
-  }
+  if (ops >= kBesideOps) return start_beside(std::move(work));
   return std::async(std::launch::deferred, std::move(work));
 }
 

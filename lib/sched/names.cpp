@@ -51,7 +51,7 @@ uint64_t NameTable::hash(std::string_view name) {
   return fold_multiply(h, kPhi);
 }
 
-NameTable::NameTable(size_t expected) : recent_(kRecent, 0) {
+NameTable::NameTable(size_t expected) {
   slots_.resize(std::bit_ceil(std::max<size_t>(16, expected * 2)));
   entries_.reserve(expected);  // untouched capacity costs no page
 }
@@ -69,26 +69,29 @@ size_t NameTable::probe(std::string_view name, uint64_t hash) const {
   }
 }
 
-int NameTable::find(std::string_view name) const {
-  const uint64_t hash = NameTable::hash(name);
-  uint32_t& hint = recent_[hash % kRecent];
-  if (hint != 0 && matches(hint - 1, name, hash)) return entries_[hint - 1].id;
+int NameTable::find(std::string_view name) const { return find(name, hash(name), guesses_); }
+
+int NameTable::find(std::string_view name, uint64_t hash, Guesses& guesses) const {
+  uint32_t& hint = guesses.recent[hash % Guesses::kRecent];
+  if (hint != 0 && hint <= entries_.size() && matches(hint - 1, name, hash)) return entries_[hint - 1].id;
   uint32_t entry = 0;
-  if (next_ != 0 && next_ <= entries_.size() && matches(next_ - 1, name, hash)) {
-    entry = next_;
-  } else if (frontier_ != 0 && frontier_ != next_ && frontier_ <= entries_.size() &&
-             matches(frontier_ - 1, name, hash)) {
-    entry = frontier_;
+  const uint32_t next = guesses.next, frontier = guesses.frontier;
+  if (next != 0 && next <= entries_.size() && matches(next - 1, name, hash)) {
+    entry = next;
+  } else if (frontier != 0 && frontier != next && frontier <= entries_.size() && matches(frontier - 1, name, hash)) {
+    entry = frontier;
   } else {
-    ++index_lookups_;
+    ++guesses.index_lookups;
     entry = slots_[probe(name, hash)].entry;
     if (entry == 0) return -1;
   }
   hint = entry;
-  next_ = entry + 1;
-  frontier_ = std::max(frontier_, next_);
+  guesses.next = entry + 1;
+  guesses.frontier = std::max(frontier, guesses.next);
   return entries_[entry - 1].id;
 }
+
+uint64_t NameTable::index_lookups() const { return guesses_.index_lookups; }
 
 void NameTable::grow() {
   std::vector<Slot>(slots_.size() * 2).swap(slots_);  // entries stay: only the index is rebuilt
@@ -115,7 +118,7 @@ int NameTable::insert(std::string_view name, uint64_t hash, int id) {
   else std::memcpy(e.bytes, name.data(), name.size());
   const auto entry = static_cast<uint32_t>(entries_.size());
   slots_[at] = {entry, tag_of(hash)};
-  recent_[hash % kRecent] = entry;
+  guesses_.recent[hash % Guesses::kRecent] = entry;
   return id;
 }
 

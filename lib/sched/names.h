@@ -22,8 +22,30 @@ class NameTable {
   // to insert rather than hashing the name twice.
   static uint64_t hash(std::string_view name);
 
+  // What a lookup tries before the index: the table keeps its own for find(name); each thread
+  // that looks names up at once passes its own.
+  struct Guesses {
+    // Streams name what they declared a few lines before (a wait's start): a small
+    // direct-mapped cache of recent entries answers those without touching the index.
+    static constexpr size_t kRecent = 4096;
+    std::vector<uint32_t> recent = std::vector<uint32_t>(kRecent, 0);  // hash % kRecent -> entry index + 1 (0: none)
+    // Streams first use their names in the order they declared them (ork_sched's own format
+    // and the generators declare every buffer up front): the entry after the last one found
+    // by the index is tried next, one sequential read where the index costs a cache and TLB
+    // miss.
+    uint32_t next = 0;  // entry index + 1 of the guess (0: none)
+    // Their first uses interleave with uses of names declared earlier (a decode layer's
+    // program reads its new weight and the older activation), which moves next back: the
+    // entry after the furthest one found is the second guess, the next name used for the
+    // first time.
+    uint32_t frontier = 0;  // entry index + 1 of that guess (0: none)
+    uint64_t index_lookups = 0;
+  };
   // The id stored for `name`, or -1.
   int find(std::string_view name) const;
+  // The same with the name's hash and the caller's guesses: the table is only read, so
+  // threads may look up at once while nothing is inserted (the parser's op lines, parse.cpp).
+  int find(std::string_view name, uint64_t hash, Guesses& guesses) const;
   // Stores name -> id when the name is new and returns id; else returns the stored id.
   int insert(std::string_view name, int id) { return insert(name, hash(name), id); }
   int insert(std::string_view name, uint64_t hash, int id);
@@ -35,7 +57,7 @@ class NameTable {
   void prefetch_hash(uint64_t hash) const { __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]); }
   size_t size() const { return entries_.size(); }
   // Finds the guesses did not answer, that went to the index (tests: the guesses' hit rate).
-  uint64_t index_lookups() const { return index_lookups_; }
+  uint64_t index_lookups() const;
 
  private:
   // Entries in insertion order, and a hash index of 8-byte slots over them (Python's compact
@@ -64,23 +86,12 @@ class NameTable {
   };
   bool matches(uint32_t entry, std::string_view name, uint64_t hash) const;
   size_t probe(std::string_view name, uint64_t hash) const;  // the slot holding name, or an empty one
-  // Streams name what they declared a few lines before (a wait's start): a small
-  // direct-mapped cache of recent entries answers those without touching the index.
-  static constexpr size_t kRecent = 4096;
-  mutable std::vector<uint32_t> recent_;  // hash % kRecent -> entry index + 1 (0: none)
-  // Streams first use their names in the order they declared them (ork_sched's own format and
-  // the generators declare every buffer up front): the entry after the last one found by the
-  // index is tried next, one sequential read where the index costs a cache and TLB miss.
-  mutable uint32_t next_ = 0;             // entry index + 1 of the guess (0: none)
-  // Their first uses interleave with uses of names declared earlier (a decode layer's program
-  // reads its new weight and the older activation), which moves next_ back: the entry after
-  // the furthest one found is the second guess, the next name used for the first time.
-  mutable uint32_t frontier_ = 0;         // entry index + 1 of that guess (0: none)
-  mutable uint64_t index_lookups_ = 0;
   void grow();
 
   std::vector<Slot> slots_;  // a power of two, at most 1/2 full
   std::vector<Entry> entries_;
+  mutable Guesses guesses_;  // find(name)'s and insert's
+
 };
 
 }  // namespace ork::sched

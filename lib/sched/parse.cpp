@@ -1,15 +1,19 @@
 #include "lib/sched/parse.h"
 
 #include <algorithm>
-#include <array>
-#include <bit>
+#include <atomic>
 #include <charconv>
-#include <cstring>
+#include <future>
 #include <limits>
-#include <span>
+#include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
+#include "lib/sched/beside.h"
+#include "lib/sched/lex.h"
 #include "lib/sched/names.h"
+#include "lib/sched/parse_pieces.h"
 
 namespace ork::sched {
 
@@ -34,108 +38,87 @@ Result<int64_t> parse_size(std::string_view text) {
 
 namespace {
 
-// Words are views into the text (no string per word); buffer names are interned to their
-// index at declaration, so an access is one flat-table lookup.
-struct LineParser {
-  Stream& stream;
-  NameTable buffers;
-  int line = 0;
+using detail::Declarations;
+using detail::LineFault;
+using detail::LineKind;
+using detail::Piece;
+using detail::keep_first;
+using detail::line_kind;
 
-  Error fail(const std::string& what) const {
-    return make_error(-EINVAL, "line " + std::to_string(line) + ": " + what);
+// The third pass over a piece: its op lines, up to its first fault, into the stream's ops
+// from `ops` on (the first pass counted them, so each piece writes its own places) and into
+// accesses of its own (Op::first_access counted from the piece's first; join_accesses moves
+// it). Buffer names are looked up in the finished table, which threads share read-only (each
+// with its own guesses); a name declared on a later line is not declared yet.
+class OpReader {
+ public:
+  OpReader(const std::vector<Buffer>& declared, const NameTable& names, Op* ops, std::vector<Access>& accesses)
+      : declared_(declared), names_(names), ops_(ops), accesses_(accesses) {}
+
+  // The piece's lines before `stop` (a fault's line: its piece's first pass counted the op
+  // lines before it only).
+  LineFault read(Piece piece, int stop) {
+    std::vector<std::string_view> words;
+    line_ = piece.first_line;
+    for (const char* p = piece.begin; p < piece.end && line_ < stop; ++line_) {
+      if (line_kind(first_word(p, piece.end)) != LineKind::op) {
+        p = next_line(p, piece.end);
+        continue;
+      }
+      p = split_line(p, piece.end, words);
+      if (!op(words)) break;
+    }
+    return std::move(fault_);
   }
 
+ private:
   // "w1" or "w1[4K:8K]" -> Access (whole buffer without a range).
-  Result<Access> access(std::string_view item) const {
-    size_t bracket = item.find('[');
+  bool access(std::string_view item, Access& a) {
+    const size_t bracket = item.find('[');
     const std::string_view name = item.substr(0, bracket);
-    const int id = buffers.find(name);
-    if (id < 0) return fail("buffer " + std::string(name) + " is not declared");
-    Access a{id, 0, stream.buffers[id].bytes};
-    if (bracket == std::string_view::npos) return a;
-    size_t colon = item.find(':', bracket);
+    const int id = names_.find(name, NameTable::hash(name), guesses_);
+    if (id < 0 || declared_[id].line >= line_) return fault_.set(line_, "buffer " + std::string(name) + " is not declared");
+    const int64_t bytes = declared_[id].bytes;
+    a = {id, 0, bytes};
+    if (bracket == std::string_view::npos) return true;
+    const size_t colon = item.find(':', bracket);
     if (colon == std::string_view::npos || item.back() != ']')
-      return fail("range '" + std::string(item) + "' must look like buf[offset:length]");
+      return fault_.set(line_, "range '" + std::string(item) + "' must look like buf[offset:length]");
     auto off = parse_size(item.substr(bracket + 1, colon - bracket - 1));
     auto len = parse_size(item.substr(colon + 1, item.size() - colon - 2));
-    if (!off) return fail(off.error().message);
-    if (!len) return fail(len.error().message);
+    if (!off) return fault_.set(line_, off.error().message);
+    if (!len) return fault_.set(line_, len.error().message);
     a.offset = *off;
     a.length = *len;
-    const int64_t bytes = stream.buffers[a.buffer].bytes;
     if (a.length == 0 || a.offset > bytes || a.length > bytes - a.offset)  // no offset + length: it can overflow
-      return fail("range " + std::string(item) + " lies outside buffer " + std::string(name) + " of " +
-                  std::to_string(stream.buffers[a.buffer].bytes) + " bytes");
-    return a;
+      return fault_.set(line_, "range " + std::string(item) + " lies outside buffer " + std::string(name) + " of " +
+                                   std::to_string(bytes) + " bytes");
+    return true;
   }
 
-  Status accesses(std::string_view list, std::vector<Access>& out) const {
+  bool accesses(std::string_view list, std::vector<Access>& out) {
     while (!list.empty()) {
-      size_t comma = list.find(',');
-      auto a = access(list.substr(0, comma));
-      if (!a) return a.error();
-      out.push_back(*a);
+      const size_t comma = list.find(',');
+      Access a;
+      if (!access(list.substr(0, comma), a)) return false;
+      out.push_back(a);
       list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
     }
-    return {};
+    return true;
   }
 
-  Status key_value(Op& op, std::string_view word) {
-    size_t eq = word.find('=');
-    if (eq == std::string_view::npos) return fail("expected key=value, got '" + std::string(word) + "'");
-    const std::string_view key = word.substr(0, eq);
-    std::string_view value = word.substr(eq + 1);
-    if (key == "reads") return accesses(value, reads);
-    if (key == "writes") return accesses(value, writes);
-    if (key == "cycles") {
-      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), op.cycles);
-      if (ec != std::errc() || end != value.data() + value.size() || op.cycles < 0 || op.cycles > kMaxOpCycles)
-        return fail("cycles='" + std::string(value) + "' is not a count from 0 to " + std::to_string(kMaxOpCycles) +
-                    " (2^40)");
-      return {};
-    }
-    return fail("unknown key '" + std::string(key) + "' (reads, writes, cycles)");
-  }
-
-  Status header(const std::vector<std::string>& w) {
-    if (w.size() != 2) return fail(w[0] + " takes one value");
-    if (w[0] == "memory") {
-      auto v = parse_size(w[1]);
-      if (!v) return fail(v.error().message);
-      stream.memory_bytes = *v;
-      return {};
-    }
-    if (w[0] == "slots") {  // checked (a power of two, at most memory) by finalize_stream
-      auto v = parse_size(w[1]);
-      if (!v) return fail(v.error().message);
-      stream.slot_align_bytes = *v;
-      return {};
-    }
-    if (w[0] == "policy") {
-      if (w[1] != "fifo" && w[1] != "critical-path" && w[1] != "best")
-        return fail("policy '" + w[1] + "': expected fifo, critical-path or best");
-      stream.policy = w[1];
-      return {};
-    }
-    int cores = 0;
-    auto [end, ec] = std::from_chars(w[1].data(), w[1].data() + w[1].size(), cores);
-    if (ec != std::errc() || end != w[1].data() + w[1].size() || cores < 1 || cores > kMaxCores)
-      return fail("cores '" + w[1] + "' must be a count from 1 to " + std::to_string(kMaxCores));
-    stream.cores = cores;
-    return {};
-  }
-
-  // `hash`: NameTable::hash of the name, taken when the line was split ahead.
-  Status buffer(const std::vector<std::string_view>& w, uint64_t hash) {
-    if (w.size() < 3 || w.size() > 4 || (w.size() == 4 && w[3] != "xram"))
-      return fail("expected: buffer NAME SIZE [xram]");
-    auto bytes = parse_size(w[2]);
-    if (!bytes) return fail(bytes.error().message);
-    if (*bytes == 0) return fail("buffer " + std::string(w[1]) + " has size 0");
-    const int id = static_cast<int>(stream.buffers.size());
-    if (buffers.insert(w[1], hash, id) != id) return fail("duplicate buffer name " + std::string(w[1]));
-    stream.buffers.push_back(Buffer{std::string(w[1]), *bytes, w.size() == 3, line});
-    return {};
+  bool key_value(Op& op, std::string_view word) {
+    const size_t eq = word.find('=');
+    if (eq == std::string_view::npos) return fault_.set(line_, "expected key=value, got '" + std::string(word) + "'");
+    const std::string_view key = word.substr(0, eq), value = word.substr(eq + 1);
+    if (key == "reads") return accesses(value, reads_);
+    if (key == "writes") return accesses(value, writes_);
+    if (key != "cycles") return fault_.set(line_, "unknown key '" + std::string(key) + "' (reads, writes, cycles)");
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), op.cycles);
+    if (ec != std::errc() || end != value.data() + value.size() || op.cycles < 0 || op.cycles > kMaxOpCycles)
+      return fault_.set(line_, "cycles='" + std::string(value) + "' is not a count from 0 to " +
+                                   std::to_string(kMaxOpCycles) + " (2^40)");
+    return true;
   }
 
   static bool op_kind(std::string_view word, OpKind& kind) {
@@ -147,243 +130,200 @@ struct LineParser {
     return false;
   }
 
-  Status op(const std::vector<std::string_view>& w) {
+  bool op(const std::vector<std::string_view>& w) {
     OpKind kind = OpKind::barrier;
     if (!op_kind(w[0], kind))
-      return fail("unknown op '" + std::string(w[0]) +
-                  "' (memory, cores, slots, policy, buffer, load, store, start, wait, barrier)");
-    if (w.size() < 2) return fail(std::string(w[0]) + " needs a name");
-    Op op{.name = std::string(w[1]), .line = line, .kind = kind};
-    reads.clear();
-    writes.clear();
+      return fault_.set(line_, "unknown op '" + std::string(w[0]) +
+                                   "' (memory, cores, slots, policy, buffer, load, store, start, wait, barrier)");
+    if (w.size() < 2) return fault_.set(line_, std::string(w[0]) + " needs a name");
+    Op op{.name = std::string(w[1]), .line = line_, .kind = kind};
+    reads_.clear();
+    writes_.clear();
     for (size_t i = 2; i < w.size(); ++i)
-      if (Status st = key_value(op, w[i]); !st) return st;
-    if (stream.accesses.size() + reads.size() + writes.size() > UINT32_MAX)
-      return fail("more than 2^32 - 1 accesses in the stream");
-    stream.add(std::move(op), reads, writes);
-    return {};
+      if (!key_value(op, w[i])) return false;
+    if (accesses_.size() + reads_.size() + writes_.size() > UINT32_MAX) return fault_.set(line_, kTooManyAccesses);
+    op.first_access = static_cast<uint32_t>(accesses_.size());
+    op.read_count = static_cast<uint32_t>(reads_.size());
+    op.write_count = static_cast<uint32_t>(writes_.size());
+    accesses_.insert(accesses_.end(), reads_.begin(), reads_.end());
+    accesses_.insert(accesses_.end(), writes_.begin(), writes_.end());
+    *ops_++ = std::move(op);
+    return true;
   }
 
+ public:
+  static constexpr const char* kTooManyAccesses = "more than 2^32 - 1 accesses in the stream";
+
+ private:
+  const std::vector<Buffer>& declared_;
+  const NameTable& names_;
+  Op* ops_;
+  std::vector<Access>& accesses_;
+  NameTable::Guesses guesses_;
+  LineFault fault_;
+  int line_ = 0;
   // The op's accesses as its line is read (a line may name reads= and writes= in either
-  // order, or twice), then appended to the stream's one array (Stream::add); reused.
-  std::vector<Access> reads, writes;
-
-  // One line's words (views into the text); `hash` is its buffer name's when it declares one.
-  Status parse_words(const std::vector<std::string_view>& w, uint64_t hash) {
-    if (w.empty()) return {};
-    if (w[0] == "memory" || w[0] == "cores" || w[0] == "slots" || w[0] == "policy")
-      return header(std::vector<std::string>(w.begin(), w.end()));
-    if (w[0] == "buffer") return buffer(w, hash);
-    return op(w);
-  }
+  // order, or twice), then appended to the piece's one array (Stream::add); reused.
+  std::vector<Access> reads_, writes_;
 };
 
-// What a byte is to the line splitter: part of a word, a blank, the line's end, or a comment's
-// start (the rest of the line is ignored).
-enum CharClass : uint8_t { kWordChar, kBlank, kLineEnd, kComment };
+// Texts from this many bytes are read on several threads: about kBesideOps ops of the
+// generators' streams (57 bytes a line), below which a thread's start (~50 us) is a tenth of
+// the work it takes over.
+constexpr size_t kThreadedBytes = size_t{4} << 20;
+// At most this many threads: the second pass (declarations, in order) is on one, so past a
+// few the others wait for it (Amdahl); an RK3588 has 8 cores, this VM 2.
+constexpr int kMaxThreads = 4;
+// Pieces a thread: the threads take the next piece as they finish one, so a piece of
+// declarations (slow in the first pass, skipped in the third) and one of ops even out.
+constexpr int kPiecesPerThread = 8;
 
-constexpr std::array<CharClass, 256> kCharClass = [] {
-  std::array<CharClass, 256> table{};
-  for (const unsigned char c : {' ', '\t', '\r', '\v', '\f'}) table[c] = kBlank;
-  table[static_cast<unsigned char>('\n')] = kLineEnd;
-  table[static_cast<unsigned char>('#')] = kComment;
-  return table;
-}();
+int threads_for(std::string_view text, int pieces_wanted) {
+  const int machine = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
+  if (pieces_wanted > 0) return std::min(pieces_wanted, machine);
+  return text.size() < kThreadedBytes ? 1 : machine;
+}
 
-// Where the word at `p` ends (before `end`): 8 bytes a step while they last. Only a byte below
-// 0x21 or a '#' can end a word, and the lowest such byte of a word is found exactly by the
-// "has less than" and "has zero byte" tests (Sean Eron Anderson, Bit Twiddling Hacks; a
-// borrow can only flag bytes above the first one); the table then says whether it does (the
-// other control bytes are part of words). A byte a step was a fifth of the parse at 1M ops.
-const char* word_end(const char* p, const char* end) {
-  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-  while (end - p >= 8) {
-    uint64_t bytes;
-    std::memcpy(&bytes, p, sizeof bytes);
-    const uint64_t hashes = bytes ^ (kOnes * static_cast<unsigned char>('#'));
-    const uint64_t flags = ((bytes - kOnes * 0x21) & ~bytes & kHigh) | ((hashes - kOnes) & ~hashes & kHigh);
-    if (flags == 0) {
-      p += 8;
+// `n` pieces of whole lines: each ends at the first line start at or after its share of the
+// bytes (a piece may be empty).
+std::vector<Piece> cut(std::string_view text, int n) {
+  std::vector<Piece> pieces(static_cast<size_t>(n));
+  const char *begin = text.data(), *end = begin + text.size(), *at = begin;
+  for (int k = 0; k < n; ++k) {
+    pieces[k].begin = at;
+    const char* share = k + 1 < n ? begin + text.size() * static_cast<size_t>(k + 1) / static_cast<size_t>(n) : end;
+    if (share > at && share < end && share[-1] != '\n') share = next_line(share, end);
+    at = std::max(at, share);
+    pieces[k].end = at;
+  }
+  return pieces;
+}
+
+// out[k] = pass(k) for k = 0..n-1 on `threads` threads (the caller's one of them), each taking
+// the next piece when it is done with one.
+template <class Out, class Pass>
+std::vector<Out> on_pieces(size_t n, int threads, const Pass& pass) {
+  std::vector<Out> out(n);
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < n;) out[k] = pass(k);
+  };
+  std::vector<std::future<void>> beside;
+  for (int t = 1; t < threads && static_cast<size_t>(t) < n; ++t) beside.push_back(start_beside(work));
+  work();
+  for (std::future<void>& f : beside) f.get();
+  return out;
+}
+
+// One piece's accesses (Op::first_access counted from its first) and its first fault.
+struct PieceOps {
+  std::vector<Access> accesses;
+  LineFault fault;
+};
+
+// The first op whose accesses take the stream past 2^32 - 1 (Op::first_access is 32 bits),
+// counted across the pieces in order; `ops[k]` is where piece k's ops begin.
+LineFault count_accesses(const Stream& stream, const std::vector<PieceOps>& pieces, const std::vector<size_t>& ops) {
+  uint64_t total = 0;
+  LineFault fault;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    if (total + pieces[k].accesses.size() <= UINT32_MAX) {
+      total += pieces[k].accesses.size();
       continue;
     }
-    const int first = std::endian::native == std::endian::little ? std::countr_zero(flags) : std::countl_zero(flags);
-    const char* candidate = p + first / 8;
-    if (kCharClass[static_cast<unsigned char>(*candidate)] != kWordChar) return candidate;
-    p = candidate + 1;  // a control byte inside the word
-  }
-  while (p < end && kCharClass[static_cast<unsigned char>(*p)] == kWordChar) ++p;
-  return p;
-}
-
-// Splits the line that starts at `p` into `words` and returns where the next line starts
-// (`end` after the last line). One pass over each byte: finding the line's end, then its
-// comment, then its words were three scans, a memchr call each (a tenth of the parse at 1M
-// ops, docs/sched.md section 5, "The parse in one pass").
-const char* split_line(const char* p, const char* end, std::vector<std::string_view>& words) {
-  words.clear();
-  while (p < end) {
-    switch (kCharClass[static_cast<unsigned char>(*p)]) {
-      case kBlank: ++p; break;
-      case kLineEnd: return p + 1;
-      case kComment: {
-        const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
-        return nl ? static_cast<const char*>(nl) + 1 : end;
-      }
-      case kWordChar: {
-        const char* begin = p;
-        p = word_end(p, end);
-        words.emplace_back(begin, static_cast<size_t>(p - begin));
-        break;
+    for (size_t i = ops[k]; i < ops[k + 1]; ++i) {
+      total += uint64_t{stream.ops[i].read_count} + stream.ops[i].write_count;
+      if (total > UINT32_MAX) {
+        fault.set(stream.ops[i].line, OpReader::kTooManyAccesses);
+        return fault;
       }
     }
   }
-  return end;
+  return fault;
 }
 
-// A line split ahead of its parse. When it declares a buffer, the name is hashed and its
-// index slot starts loading (NameTable::prefetch_hash) while the lines before it parse: a
-// million-name index misses the cache on every new name, one miss at a time otherwise.
-struct SplitLine {
-  std::vector<std::string_view> words;
-  uint64_t hash = 0;
-
-  // Splits the line at `p` and returns where the next one starts.
-  const char* split(const char* p, const char* end, const NameTable& names) {
-    p = split_line(p, end, words);
-    if (words.size() >= 2 && words[0] == "buffer") {
-      hash = NameTable::hash(words[1]);
-      names.prefetch_hash(hash);
-    }
-    return p;
-  }
-};
-
-// How many times c occurs in text, 16 bytes a step in GCC's portable vectors (SSE2 on x86-64,
-// NEON on arm64; 32-byte ones were lowered to a byte at a time without AVX), a byte counter
-// per lane emptied every 255 steps before it can wrap. memchr, a call per match, took 27 ms
-// for both counts over the 1M-op random stream's 57 MB; std::count is a byte loop at -O2
-// (docs/sched.md section 5, "The parse in one pass").
-size_t count_char(std::string_view text, char c) {
-  using Bytes = signed char __attribute__((vector_size(16)));
-  using Counts = unsigned char __attribute__((vector_size(16)));
-  const Bytes needle = Bytes{} + static_cast<signed char>(c);
-  const char* p = text.data();
-  size_t left = text.size(), n = 0;
-  while (left >= sizeof(Bytes)) {
-    const size_t steps = std::min<size_t>(left / sizeof(Bytes), 255);
-    Counts counts{};
-    for (size_t i = 0; i < steps; ++i, p += sizeof(Bytes)) {
-      Bytes chunk;
-      std::memcpy(&chunk, p, sizeof chunk);
-      counts -= reinterpret_cast<Counts>(chunk == needle);  // a match is all ones: -1
-    }
-    left -= steps * sizeof(Bytes);
-    for (size_t lane = 0; lane < sizeof(Counts); ++lane) n += counts[lane];
-  }
-  for (; left > 0; --left, ++p) n += *p == c ? 1 : 0;
-  return n;
+// The pieces' accesses in one array, in order, and each op's first access moved past the
+// pieces before its own (on the threads, a piece each).
+void join_accesses(Stream& stream, std::vector<PieceOps>& pieces, const std::vector<size_t>& ops, int threads) {
+  std::vector<uint32_t> base(pieces.size() + 1, 0);
+  for (size_t k = 0; k < pieces.size(); ++k) base[k + 1] = base[k] + static_cast<uint32_t>(pieces[k].accesses.size());
+  stream.accesses = std::move(pieces[0].accesses);
+  stream.accesses.reserve(base.back());
+  for (size_t k = 1; k < pieces.size(); ++k)
+    stream.accesses.insert(stream.accesses.end(), pieces[k].accesses.begin(), pieces[k].accesses.end());
+  (void)on_pieces<bool>(pieces.size(), threads, [&](size_t k) {
+    for (size_t i = ops[k]; i < ops[k + 1]; ++i) stream.ops[i].first_access += base[k];
+    return true;
+  });
 }
 
-// Lines between a declaration's prefetch and its insert: enough for a miss to land (a line
-// parses in ~0.1-0.3 us, a miss under a VM's nested paging takes ~0.1-0.2 us).
-constexpr int kLookaheadLines = 16;
+// The third pass on the pieces up to the first one with a fault (the lines after it do not
+// count, and the pieces after it are not numbered); `ops[k]` is where piece k's ops go.
+std::vector<PieceOps> read_ops(const std::vector<Piece>& pieces, int threads, const std::vector<size_t>& ops,
+                               Stream& stream, const NameTable& names, const LineFault& declare_fault) {
+  return on_pieces<PieceOps>(ops.size() - 1, threads, [&](size_t k) {
+    PieceOps out;
+    const Piece& piece = pieces[k];
+    const int stop = declare_fault ? declare_fault.line : std::numeric_limits<int>::max();
+    if (piece.first_line >= stop) return out;
+    const std::string_view text(piece.begin, static_cast<size_t>(piece.end - piece.begin));
+    // At most the commas and two a line; untouched capacity costs no page.
+    out.accesses.reserve(count_char(text, ',') + 2 * (ops[k + 1] - ops[k]));
+    out.fault = OpReader(stream.buffers, names, stream.ops.data() + ops[k], out.accesses).read(piece, stop);
+    return out;
+  });
+}
+
+// The pieces numbered (their first lines) up to the first with a fault; the number of them,
+// and where each one's ops begin in the stream (`ops`, one more entry than pieces).
+size_t number_pieces(std::vector<Piece>& pieces, const std::vector<Declarations>& declared, std::vector<size_t>& ops) {
+  size_t counted = 1;
+  ops.assign({0, declared[0].ops});
+  for (; counted < pieces.size() && !declared[counted - 1].fault; ++counted) {
+    pieces[counted].first_line = pieces[counted - 1].first_line + declared[counted - 1].lines;
+    ops.push_back(ops.back() + declared[counted].ops);
+  }
+  return counted;
+}
 
 }  // namespace
 
-Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides) {
+// Three passes over pieces of the text (docs/sched.md section 2 for the format, section 5 for
+// why): the declarations of each piece, on the threads; the declarations applied in line
+// order, on this one (buffer ids are declaration order); the op lines of each piece, on the
+// threads, against the finished name table. Each pass keeps its first fault and the earliest
+// line wins, so the error is the one a reading line by line meets first, whatever the pieces.
+Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides, int pieces_wanted) {
+  const int threads = threads_for(text, pieces_wanted);
+  std::vector<Piece> pieces = cut(text, pieces_wanted > 0 ? pieces_wanted : threads * (threads > 1 ? kPiecesPerThread : 1));
+  std::vector<Declarations> declared =
+      on_pieces<Declarations>(pieces.size(), threads, [&](size_t k) { return scan_declarations(pieces[k]); });
+  std::vector<size_t> ops;
+  const size_t counted = number_pieces(pieces, declared, ops);
+  size_t buffers = 0;
+  for (size_t k = 0; k < counted; ++k) buffers += declared[k].items.size();
   Stream stream;
-  const size_t lines = count_char(text, '\n') + 1;
-  stream.ops.reserve(lines);  // an upper bound; untouched capacity costs no page
-  stream.buffers.reserve(lines / 2);  // most streams declare fewer; growing copied every buffer
-  // An access is a comma's or a key's: at most the commas and two per line.
-  stream.accesses.reserve(count_char(text, ',') + 2 * lines);
+  stream.buffers.reserve(buffers);
+  stream.ops.resize(ops.back());
+  std::vector<PieceOps> read;
+  LineFault fault;
   {  // the buffer names' table is freed before finalize_stream builds the op names': it reuses those pages
-    LineParser parser{stream, NameTable(lines / 2), 0, {}, {}};
-    // A ring of the next kLookaheadLines lines, split: each slot is parsed, then refilled.
-    std::array<SplitLine, kLookaheadLines> ahead;
-    const char *p = text.data(), *end = p + text.size();
-    size_t next = 0, queued = 0;
-    for (; queued < ahead.size() && p < end; ++queued) p = ahead[queued].split(p, end, parser.buffers);
-    for (; queued > 0; next = (next + 1) % ahead.size()) {
-      ++parser.line;
-      if (Status st = parser.parse_words(ahead[next].words, ahead[next].hash); !st) return st.error();
-      if (p < end) p = ahead[next].split(p, end, parser.buffers);
-      else --queued;
-    }
+    NameTable names(buffers);
+    fault = declare(declared, pieces, stream, names);
+    declared = {};
+    read = read_ops(pieces, threads, ops, stream, names, fault);
   }
+  for (const PieceOps& p : read) keep_first(fault, p.fault);
+  keep_first(fault, count_accesses(stream, read, ops));
+  if (fault) return fault.error();
+  join_accesses(stream, read, ops, threads);
+  read = {};
   if (overrides.memory_bytes > 0) stream.memory_bytes = overrides.memory_bytes;
   if (overrides.cores > 0) stream.cores = overrides.cores;
   if (stream.memory_bytes <= 0)
     return make_error(-EINVAL, "no 'memory SIZE' line (or --memory) gives the memory size");
   if (Status st = finalize_stream(stream, false); !st) return st.error();
   return stream;
-}
-
-void append_decimal(std::string& out, int64_t value, size_t width) {
-  char digits[24];  // an int64 is at most 20 characters with its sign
-  const auto n = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, value).ptr - digits);
-  if (n < width) out.append(width - n, ' ');
-  out.append(digits, n);
-}
-
-namespace {
-
-// The text appended to one string, numbers by to_chars: an ostringstream regrew and copied
-// its buffer as it grew, then str() copied it once more (15 % of `ork_run --plan-only` at
-// 1M ops, docs/sched.md section 5).
-struct TextOut {
-  std::string& out;
-  TextOut& operator<<(std::string_view text) { return out.append(text), *this; }
-  TextOut& operator<<(char c) { return out.push_back(c), *this; }
-  TextOut& operator<<(int64_t value) { return append_decimal(out, value), *this; }
-};
-
-void format_accesses(TextOut& out, const Stream& s, std::string_view key, std::span<const Access> list) {
-  if (list.empty()) return;
-  out << ' ' << key << '=';
-  for (size_t i = 0; i < list.size(); ++i) {
-    const Access& a = list[i];
-    if (i > 0) out << ',';
-    out << s.buffers[a.buffer].name;
-    if (a.offset != 0 || a.length != s.buffers[a.buffer].bytes) out << '[' << a.offset << ':' << a.length << ']';
-  }
-}
-
-// Bytes the text will take at most, about: reserved once, so the string never regrows
-// (untouched capacity costs no page).
-size_t text_bound(const Stream& s) {
-  size_t bytes = 128;
-  for (const Buffer& b : s.buffers) bytes += b.name.size() + 36;  // "buffer ", the size, " xram\n"
-  for (const Op& op : s.ops) {
-    bytes += op.name.size() + 40;  // the kind, " cycles=", the count, "\n"
-    for (const auto list : {s.reads(op), s.writes(op)})
-      for (const Access& a : list) bytes += s.buffers[a.buffer].name.size() + 44;  // the range, the separators
-  }
-  return bytes;
-}
-
-}  // namespace
-
-void append_stream_text(std::string& text, const Stream& s) {
-  text.reserve(text.size() + text_bound(s));
-  TextOut out{text};
-  out << "memory " << s.memory_bytes << "\ncores " << int64_t{s.cores} << '\n';
-  if (s.slot_align_bytes > 0) out << "slots " << s.slot_align_bytes << '\n';
-  if (!s.policy.empty()) out << "policy " << s.policy << '\n';
-  for (const Buffer& b : s.buffers) out << "buffer " << b.name << ' ' << b.bytes << (b.in_memory ? "" : " xram") << '\n';
-  for (const Op& op : s.ops) {
-    out << label_kind(op) << ' ' << op.name;
-    format_accesses(out, s, "reads", s.reads(op));
-    format_accesses(out, s, "writes", s.writes(op));
-    if (op.kind != OpKind::wait) out << " cycles=" << op.cycles;
-    out << '\n';
-  }
-}
-
-std::string format_stream(const Stream& s) {
-  std::string text;
-  append_stream_text(text, s);
-  return text;
 }
 
 }  // namespace ork::sched

@@ -15,8 +15,10 @@ struct ParseOverrides {
   int cores = 0;             // > 0 replaces the file's "cores" line
 };
 
-// Parses and finalizes (finalize_stream) a stream.
-Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides = {});
+// Parses and finalizes (finalize_stream) a stream. A long text is read in pieces on several
+// threads; `pieces` > 0 fixes their number (tests: every count gives the same stream, or the
+// same error, as one piece), 0 chooses by the text's size and the machine.
+Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides = {}, int pieces = 0);
 
 // "30K" -> 30720, "2M" -> 2097152, "100" -> 100. Used by the tool's --memory too.
 Result<int64_t> parse_size(std::string_view text);

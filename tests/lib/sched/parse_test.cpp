@@ -6,6 +6,7 @@
 
 #include "lib/sched/parse.h"
 #include "lib/sched/chooser.h"
+#include "lib/sched/generate.h"
 
 namespace ork::sched {
 namespace {
@@ -305,6 +306,75 @@ TEST(Parse, MutatedInputNeverCrashes) {
     EXPECT_TRUE(r || !r.error().message.empty());
   }
   EXPECT_GT(parsed, 100);  // the mutations leave many streams valid, so scheduling is exercised
+}
+
+// What a parse gave, as bytes: the error, or the stream's text with every op's and buffer's
+// source line (format_stream leaves the lines out).
+std::string outcome(const Result<Stream>& s) {
+  if (!s) return "error " + std::to_string(s.error().code) + ": " + s.error().message;
+  std::string text = format_stream(s.value()) + "lines";
+  for (const Buffer& b : s->buffers) text += " " + std::to_string(b.line);
+  for (const Op& op : s->ops) text += " " + std::to_string(op.line) + ":" + std::to_string(op.partner);
+  return text;
+}
+
+// A text read in pieces (parse.cpp: declarations per piece, then in line order, then the op
+// lines per piece, on threads) gives what one piece gives: the stream byte for byte, or the
+// first error in line order. Pieces from 2 to 9 cut lines, declarations, and faults anywhere.
+void expect_pieces_agree(const std::string& text, const std::string& what) {
+  const std::string one = outcome(parse_stream(text, {}, 1));
+  for (int pieces : {2, 3, 5, 9}) ASSERT_EQ(outcome(parse_stream(text, {}, pieces)), one) << what << ", " << pieces << " pieces";
+}
+
+TEST(Parse, PiecesReadAsOneOnMutatedText) {
+  const std::string base =
+      "memory 64K\ncores 2\nbuffer w1 16K\nbuffer w2 8K\nload L1 writes=w1 cycles=30\nbuffer o 4K\n"
+      "load L2 writes=w2[0:4K] cycles=10\nstart P1 reads=w1,w2 writes=o cycles=100\nwait P1\n"
+      "buffer x 4K xram\nstore S reads=o[1K:2K] writes=x cycles=5\nslots 1K\npolicy best\n";
+  const std::string alphabet = "abwoLPSx0123456789KM[]:=,# \nloadstartwaitbarrierbuffer";
+  std::mt19937 rng(11);
+  for (int i = 0; i < 1500; ++i) {
+    std::string text = base;
+    for (int m = 0, n = 1 + static_cast<int>(rng() % 4); m < n; ++m) {
+      const size_t at = rng() % text.size();
+      switch (rng() % 3) {
+        case 0: text.erase(at, 1 + rng() % 6); break;
+        case 1: text.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+        default: text[at] = alphabet[rng() % alphabet.size()];
+      }
+    }
+    expect_pieces_agree(text, "mutation " + std::to_string(i));
+  }
+}
+
+// A generated stream with one bad line put at many places: every piece count names the same
+// line and problem; and unbroken, the same stream.
+TEST(Parse, PiecesKeepTheFirstFaultOfAnyPass) {
+  RandomParams params;
+  params.programs = 60;
+  const std::string text = format_stream(make_random_stream(3, params));
+  expect_pieces_agree(text, "unbroken");
+  std::vector<size_t> starts{0};
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n') starts.push_back(i + 1);
+  const char* faults[] = {"buffer w0_0 1K\n", "buffer late 0\n", "cores 0\n", "load X writes=nowhere\n",
+                          "load X writes=w0_0[0:999999]\n", "frobnicate\n", "memory\n", "buffer b 1K extra\n"};
+  for (size_t at = 0; at < starts.size(); at += 7)
+    for (const char* fault : faults) {
+      std::string broken = text;
+      broken.insert(starts[at], fault);
+      expect_pieces_agree(broken, std::string(fault) + " at line " + std::to_string(at + 1));
+      ASSERT_NE(outcome(parse_stream(broken, {}, 4)).rfind("error", 0), std::string::npos) << fault;
+    }
+}
+
+// From 4 MiB a text is read on the machine's threads, in 8 pieces a thread: the same stream.
+TEST(Parse, LongTextOnThreadsIsTheSameStream) {
+  DecodeParams params;
+  params.layers = 1000;
+  const std::string text = format_stream(make_transformer_decode(params));
+  ASSERT_GE(text.size(), size_t{4} << 20);
+  EXPECT_EQ(outcome(parse_stream(text)), outcome(parse_stream(text, {}, 1)));
 }
 
 }  // namespace
