@@ -1,10 +1,13 @@
 #include "lib/sched/graph.h"
 
 #include <algorithm>
+#include <future>
 #include <iterator>
 #include <memory>
 #include <optional>
 #include <utility>
+
+#include "lib/sched/beside.h"
 
 namespace ork::sched {
 
@@ -261,6 +264,9 @@ Result<Graph> build_graph(const Stream& s) {
   for (size_t b = 0; b < s.buffers.size(); ++b) g.buffer_bytes[b] = s.buffers[b].bytes;
   // Reserved past what streams make (a program edge per start, about one memory edge per
   // access): growing it copied 15 MB at 1M ops, and pages not written are never faulted in.
+  // The memory model reads only the stream and the ops' kinds and writes fields of its own:
+  // from kBesideOps ops it is made beside the edges (joined on every return).
+  std::future<void> model = run_beside(g.op_count, [&s, &g] { memory_model(s, g); });
   Edges edges;
   edges.reserve(s.ops.size() + 2 * s.accesses.size());
   for (int i = 0; i < g.op_count; ++i)
@@ -287,7 +293,7 @@ Result<Graph> build_graph(const Stream& s) {
   }
   g.pred_counts.assign(g.op_count, 0);
   for (int to : g.succs) ++g.pred_counts[to];
-  memory_model(s, g);
+  model.get();
   return g;
 }
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -199,19 +200,26 @@ std::vector<Piece> cut(std::string_view text, int n) {
   return pieces;
 }
 
-// out[k] = pass(k) for k = 0..n-1 on `threads` threads (the caller's one of them), each taking
-// the next piece when it is done with one.
-template <class Out, class Pass>
-std::vector<Out> on_pieces(size_t n, int threads, const Pass& pass) {
-  std::vector<Out> out(n);
+// work(k) for k = 0..n-1 on `threads` threads (the caller's one of them), each taking the
+// next piece when it is done with one.
+template <class Work>
+void for_pieces(size_t n, int threads, const Work& work) {
   std::atomic<size_t> next{0};
-  const auto work = [&] {
-    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < n;) out[k] = pass(k);
+  const auto take = [&] {
+    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < n;) work(k);
   };
   std::vector<std::future<void>> beside;
-  for (int t = 1; t < threads && static_cast<size_t>(t) < n; ++t) beside.push_back(start_beside(work));
-  work();
+  for (int t = 1; t < threads && static_cast<size_t>(t) < n; ++t) beside.push_back(start_beside(take));
+  take();
   for (std::future<void>& f : beside) f.get();
+}
+
+// out[k] = pass(k), on the threads as for_pieces.
+template <class Out, class Pass>
+std::vector<Out> on_pieces(size_t n, int threads, const Pass& pass) {
+  static_assert(!std::is_same_v<Out, bool>, "vector<bool> packs its elements: the threads would race on them");
+  std::vector<Out> out(n);
+  for_pieces(n, threads, [&](size_t k) { out[k] = pass(k); });
   return out;
 }
 
@@ -251,9 +259,8 @@ void join_accesses(Stream& stream, std::vector<PieceOps>& pieces, const std::vec
   stream.accesses.reserve(base.back());
   for (size_t k = 1; k < pieces.size(); ++k)
     stream.accesses.insert(stream.accesses.end(), pieces[k].accesses.begin(), pieces[k].accesses.end());
-  (void)on_pieces<bool>(pieces.size(), threads, [&](size_t k) {
+  for_pieces(pieces.size(), threads, [&](size_t k) {
     for (size_t i = ops[k]; i < ops[k + 1]; ++i) stream.ops[i].first_access += base[k];
-    return true;
   });
 }
 

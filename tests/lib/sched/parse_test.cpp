@@ -333,7 +333,7 @@ TEST(Parse, PiecesReadAsOneOnMutatedText) {
       "buffer x 4K xram\nstore S reads=o[1K:2K] writes=x cycles=5\nslots 1K\npolicy best\n";
   const std::string alphabet = "abwoLPSx0123456789KM[]:=,# \nloadstartwaitbarrierbuffer";
   std::mt19937 rng(11);
-  for (int i = 0; i < 1500; ++i) {
+  for (int i = 0; i < 600; ++i) {
     std::string text = base;
     for (int m = 0, n = 1 + static_cast<int>(rng() % 4); m < n; ++m) {
       const size_t at = rng() % text.size();
@@ -359,7 +359,7 @@ TEST(Parse, PiecesKeepTheFirstFaultOfAnyPass) {
     if (text[i] == '\n') starts.push_back(i + 1);
   const char* faults[] = {"buffer w0_0 1K\n", "buffer late 0\n", "cores 0\n", "load X writes=nowhere\n",
                           "load X writes=w0_0[0:999999]\n", "frobnicate\n", "memory\n", "buffer b 1K extra\n"};
-  for (size_t at = 0; at < starts.size(); at += 7)
+  for (size_t at = 0; at < starts.size(); at += 13)
     for (const char* fault : faults) {
       std::string broken = text;
       broken.insert(starts[at], fault);
