@@ -6,9 +6,14 @@
 // only the wall time changes.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <future>
 #include <system_error>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace ork::sched {
 
@@ -33,6 +38,25 @@ template <class Work>
 std::future<decltype(std::declval<Work&>()())> run_beside(int ops, Work work) {
   if (ops >= kBesideOps) return start_beside(std::move(work));
   return std::async(std::launch::deferred, std::move(work));
+}
+
+// Threads for work cut in pieces (the parse's, the text's): the machine's, at most 4. Past a
+// few the one-thread parts around the pieces bound the time (Amdahl); an RK3588 has 8 cores,
+// this project's test VM 2.
+inline int piece_threads() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 4); }
+
+// work(k) for k = 0..n-1 on `threads` threads (the caller's one of them; one that cannot start
+// leaves its share to the others), each taking the next piece when it is done with one.
+template <class Work>
+void for_pieces(size_t n, int threads, const Work& work) {
+  std::atomic<size_t> next{0};
+  const auto take = [&] {
+    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < n;) work(k);
+  };
+  std::vector<std::future<void>> beside;
+  for (int t = 1; t < threads && static_cast<size_t>(t) < n; ++t) beside.push_back(start_beside(take));
+  take();
+  for (std::future<void>& f : beside) f.get();
 }
 
 }  // namespace ork::sched

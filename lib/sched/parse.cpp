@@ -172,15 +172,12 @@ class OpReader {
 // generators' streams (57 bytes a line), below which a thread's start (~50 us) is a tenth of
 // the work it takes over.
 constexpr size_t kThreadedBytes = size_t{4} << 20;
-// At most this many threads: the second pass (declarations, in order) is on one, so past a
-// few the others wait for it (Amdahl); an RK3588 has 8 cores, this VM 2.
-constexpr int kMaxThreads = 4;
 // Pieces a thread: the threads take the next piece as they finish one, so a piece of
 // declarations (slow in the first pass, skipped in the third) and one of ops even out.
 constexpr int kPiecesPerThread = 8;
 
 int threads_for(std::string_view text, int pieces_wanted) {
-  const int machine = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
+  const int machine = piece_threads();
   if (pieces_wanted > 0) return std::min(pieces_wanted, machine);
   return text.size() < kThreadedBytes ? 1 : machine;
 }
@@ -198,20 +195,6 @@ std::vector<Piece> cut(std::string_view text, int n) {
     pieces[k].end = at;
   }
   return pieces;
-}
-
-// work(k) for k = 0..n-1 on `threads` threads (the caller's one of them), each taking the
-// next piece when it is done with one.
-template <class Work>
-void for_pieces(size_t n, int threads, const Work& work) {
-  std::atomic<size_t> next{0};
-  const auto take = [&] {
-    for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < n;) work(k);
-  };
-  std::vector<std::future<void>> beside;
-  for (int t = 1; t < threads && static_cast<size_t>(t) < n; ++t) beside.push_back(start_beside(take));
-  take();
-  for (std::future<void>& f : beside) f.get();
 }
 
 // out[k] = pass(k), on the threads as for_pieces.

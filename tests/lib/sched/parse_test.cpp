@@ -3,6 +3,7 @@
 
 #include <limits>
 #include <random>
+#include <tuple>
 
 #include "lib/sched/parse.h"
 #include "lib/sched/chooser.h"
@@ -368,13 +369,33 @@ TEST(Parse, PiecesKeepTheFirstFaultOfAnyPass) {
     }
 }
 
-// From 4 MiB a text is read on the machine's threads, in 8 pieces a thread: the same stream.
+// From 4 MiB a text is read on the machine's threads, in 8 pieces a thread: the same stream,
+// and the stream that was written, op by op and buffer by buffer.
 TEST(Parse, LongTextOnThreadsIsTheSameStream) {
   DecodeParams params;
   params.layers = 1000;
-  const std::string text = format_stream(make_transformer_decode(params));
+  const Stream original = make_transformer_decode(params);
+  const std::string text = format_stream(original);
   ASSERT_GE(text.size(), size_t{4} << 20);
   EXPECT_EQ(outcome(parse_stream(text)), outcome(parse_stream(text, {}, 1)));
+  Result<Stream> back = parse_stream(text, {}, 1);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->buffers.size(), original.buffers.size());
+  for (size_t b = 0; b < original.buffers.size(); ++b) {
+    ASSERT_EQ(back->buffers[b].name, original.buffers[b].name) << b;
+    ASSERT_EQ(back->buffers[b].bytes, original.buffers[b].bytes) << b;
+  }
+  ASSERT_EQ(back->ops.size(), original.ops.size());
+  ASSERT_EQ(back->accesses.size(), original.accesses.size());
+  for (size_t i = 0; i < original.ops.size(); ++i) {
+    const Op &a = back->ops[i], &b = original.ops[i];
+    ASSERT_EQ(std::tie(a.name, a.kind, a.cycles, a.first_access, a.read_count, a.write_count),
+              std::tie(b.name, b.kind, b.cycles, b.first_access, b.read_count, b.write_count)) << i;
+  }
+  for (size_t i = 0; i < original.accesses.size(); ++i) {
+    const Access &a = back->accesses[i], &b = original.accesses[i];
+    ASSERT_EQ(std::tie(a.buffer, a.offset, a.length), std::tie(b.buffer, b.offset, b.length)) << i;
+  }
 }
 
 }  // namespace
