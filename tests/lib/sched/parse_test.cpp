@@ -51,7 +51,7 @@ TEST(Parse, ReadsEveryLineKind) {
   EXPECT_EQ(op_label(s->ops[2]), "wait P1");
 }
 
-// The line splitter (parse.cpp split_line): blanks are space, tab, CR, VT and FF; '#' ends a
+// The line splitter (lex.cpp split_line): blanks are space, tab, CR, VT and FF; '#' ends a
 // line's words even inside a word; blank and comment-only lines count; the last line needs
 // no newline.
 TEST(Parse, LinesSplitOnBlanksAndCommentsAsTheFormatSays) {
@@ -77,7 +77,7 @@ TEST(Parse, LinesSplitOnBlanksAndCommentsAsTheFormatSays) {
   EXPECT_EQ(s->ops[2].partner, 1);
 }
 
-// Words are scanned 8 bytes a step (parse.cpp word_end): a word of every length from 1 to 24
+// Words are scanned 8 bytes a step (lex.cpp word_end): a word of every length from 1 to 24
 // ends at a blank, a '#' or the text's end at every offset, keeps its control bytes (they are
 // not blanks) and its bytes above 0x7f.
 TEST(Parse, WordsEndAtEveryOffset) {
@@ -95,8 +95,9 @@ TEST(Parse, WordsEndAtEveryOffset) {
   }
 }
 
-// Declarations are split and hashed 16 lines ahead of their parse (parse.cpp SplitLine): a
-// duplicate, an undeclared name and a bad line past the lookahead still name their line.
+// Buffer names are hashed in the first pass and their index slots prefetched 16 declarations
+// ahead of their insert (parse_pieces.cpp declare): a duplicate, an undeclared name and a bad
+// line past the lookahead still name their line.
 TEST(Parse, LookaheadKeepsTheLineOfEveryError) {
   std::string text = "memory 1M\ncores 1\n";
   for (int i = 0; i < 40; ++i) text += "buffer b" + std::to_string(i) + " 1K\n";  // lines 3..42
