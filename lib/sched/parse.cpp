@@ -51,10 +51,17 @@ using detail::line_kind;
 // accesses of its own (Op::first_access counted from the piece's first; join_accesses moves
 // it). Buffer names are looked up in the finished table, which threads share read-only (each
 // with its own guesses); a name declared on a later line is not declared yet.
+//
+// With no `ops` the lines are read for their faults only and nothing is kept (past kMaxOps op
+// lines, parse_stream); `before` is then the accesses of the lines before the piece, when known.
 class OpReader {
  public:
-  OpReader(const std::vector<Buffer>& declared, const NameTable& names, Op* ops, std::vector<Access>& accesses)
-      : declared_(declared), names_(names), ops_(ops), accesses_(accesses) {}
+  OpReader(const std::vector<Buffer>& declared, const NameTable& names, Op* ops, std::vector<Access>& accesses,
+           uint64_t before = 0)
+      : declared_(declared), names_(names), ops_(ops), accesses_(accesses), before_(before) {}
+
+  // The accesses of the lines read.
+  uint64_t accesses_read() const { return ops_ ? accesses_.size() : counted_; }
 
   // The piece's lines before `stop` (a fault's line: its piece's first pass counted the op
   // lines before it only).
@@ -142,7 +149,11 @@ class OpReader {
     writes_.clear();
     for (size_t i = 2; i < w.size(); ++i)
       if (!key_value(op, w[i])) return false;
-    if (accesses_.size() + reads_.size() + writes_.size() > UINT32_MAX) return fault_.set(line_, kTooManyAccesses);
+    if (before_ + accesses_read() + reads_.size() + writes_.size() > UINT32_MAX) return fault_.set(line_, kTooManyAccesses);
+    if (!ops_) {
+      counted_ += reads_.size() + writes_.size();
+      return true;
+    }
     op.first_access = static_cast<uint32_t>(accesses_.size());
     op.read_count = static_cast<uint32_t>(reads_.size());
     op.write_count = static_cast<uint32_t>(writes_.size());
@@ -160,6 +171,7 @@ class OpReader {
   const NameTable& names_;
   Op* ops_;
   std::vector<Access>& accesses_;
+  uint64_t before_ = 0, counted_ = 0;
   NameTable::Guesses guesses_;
   LineFault fault_;
   int line_ = 0;
@@ -206,9 +218,11 @@ std::vector<Out> on_pieces(size_t n, int threads, const Pass& pass) {
   return out;
 }
 
-// One piece's accesses (Op::first_access counted from its first) and its first fault.
+// One piece's accesses (Op::first_access counted from its first; none kept past kMaxOps op
+// lines, only counted) and its first fault.
 struct PieceOps {
   std::vector<Access> accesses;
+  uint64_t access_count = 0;
   LineFault fault;
 };
 
@@ -249,19 +263,39 @@ void join_accesses(Stream& stream, std::vector<PieceOps>& pieces, const std::vec
 
 // The third pass on the pieces up to the first one with a fault (the lines after it do not
 // count, and the pieces after it are not numbered); `ops[k]` is where piece k's ops go.
+// The ops are kept when `stream.ops` has their places, else only counted.
 std::vector<PieceOps> read_ops(const std::vector<Piece>& pieces, int threads, const std::vector<size_t>& ops,
-                               Stream& stream, const NameTable& names, const LineFault& declare_fault) {
+                               Stream& stream, const NameTable& names, int stop) {
+  const bool keep = stream.ops.size() == ops.back();
   return on_pieces<PieceOps>(ops.size() - 1, threads, [&](size_t k) {
     PieceOps out;
     const Piece& piece = pieces[k];
-    const int stop = declare_fault ? declare_fault.line : std::numeric_limits<int>::max();
     if (piece.first_line >= stop) return out;
     const std::string_view text(piece.begin, static_cast<size_t>(piece.end - piece.begin));
     // At most the commas and two a line; untouched capacity costs no page.
-    out.accesses.reserve(count_char(text, ',') + 2 * (ops[k + 1] - ops[k]));
-    out.fault = OpReader(stream.buffers, names, stream.ops.data() + ops[k], out.accesses).read(piece, stop);
+    if (keep) out.accesses.reserve(count_char(text, ',') + 2 * (ops[k + 1] - ops[k]));
+    OpReader reader(stream.buffers, names, keep ? stream.ops.data() + ops[k] : nullptr, out.accesses);
+    out.fault = reader.read(piece, stop);
+    out.access_count = reader.accesses_read();
     return out;
   });
+}
+
+// Past kMaxOps op lines, when the pieces' accesses pass 2^32 - 1: the lines read again in order,
+// on this thread, for the first op past it (or a fault before it).
+LineFault first_fault_in_order(const std::vector<Piece>& pieces, const std::vector<PieceOps>& read,
+                               const std::vector<Buffer>& declared, const NameTable& names, int stop) {
+  uint64_t total = 0;
+  for (const PieceOps& p : read) total += p.access_count;
+  if (total <= UINT32_MAX) return {};
+  std::vector<Access> none;
+  uint64_t before = 0;
+  for (size_t k = 0; k < read.size() && pieces[k].first_line < stop; ++k) {
+    OpReader reader(declared, names, nullptr, none, before);
+    if (LineFault fault = reader.read(pieces[k], stop)) return fault;
+    before += reader.accesses_read();
+  }
+  return {};
 }
 
 // The pieces numbered (their first lines) up to the first with a fault; the number of them,
@@ -294,24 +328,34 @@ Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides, int
   for (size_t k = 0; k < counted; ++k) buffers += declared[k].items.size();
   Stream stream;
   stream.buffers.reserve(buffers);
-  stream.ops.resize(ops.back());
+  // Past kMaxOps op lines no stream is valid (finalize_stream): the ops are read for their faults
+  // and counted, not kept (a 256 MiB text of short op lines would make 8 GB of them).
+  const bool keep = ops.back() <= static_cast<size_t>(kMaxOps);
+  if (keep) stream.ops.resize(ops.back());
   std::vector<PieceOps> read;
   LineFault fault;
   {  // the buffer names' table is freed before finalize_stream builds the op names': it reuses those pages
     NameTable names(buffers);
     fault = declare(declared, pieces, stream, names);
     declared = {};
-    read = read_ops(pieces, threads, ops, stream, names, fault);
+    const int stop = fault ? fault.line : std::numeric_limits<int>::max();
+    read = read_ops(pieces, threads, ops, stream, names, stop);
+    if (!keep) keep_first(fault, first_fault_in_order(pieces, read, stream.buffers, names, stop));
   }
   for (const PieceOps& p : read) keep_first(fault, p.fault);
-  keep_first(fault, count_accesses(stream, read, ops));
+  if (keep) keep_first(fault, count_accesses(stream, read, ops));
   if (fault) return fault.error();
-  join_accesses(stream, read, ops, threads);
-  read = {};
   if (overrides.memory_bytes > 0) stream.memory_bytes = overrides.memory_bytes;
   if (overrides.cores > 0) stream.cores = overrides.cores;
   if (stream.memory_bytes <= 0)
     return make_error(-EINVAL, "no 'memory SIZE' line (or --memory) gives the memory size");
+  if (!keep) {
+    uint64_t accesses = 0;
+    for (const PieceOps& p : read) accesses += p.access_count;
+    return check_stream_bounds(stream, ops.back(), accesses).error();  // past kMaxOps: an error
+  }
+  join_accesses(stream, read, ops, threads);
+  read = {};
   if (Status st = finalize_stream(stream, false); !st) return st.error();
   return stream;
 }

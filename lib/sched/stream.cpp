@@ -125,7 +125,7 @@ Status check_ops(const Stream& s) {
 
 }  // namespace
 
-Status finalize_stream(Stream& s, bool check_buffer_names) {
+Status check_stream_bounds(const Stream& s, uint64_t ops, uint64_t accesses) {
   if (s.memory_bytes <= 0 || s.memory_bytes > kMaxBytes)
     return make_error(-EINVAL, "memory " + std::to_string(s.memory_bytes) + " must be from 1 byte to " +
                                    std::to_string(kMaxBytes) + " bytes (256 TiB)");
@@ -137,11 +137,16 @@ Status finalize_stream(Stream& s, bool check_buffer_names) {
                                    ": the slot alignment must be a power of two bytes, at most memory");
   if (!s.policy.empty() && s.policy != "fifo" && s.policy != "critical-path" && s.policy != "best")
     return make_error(-EINVAL, "policy '" + s.policy + "': expected fifo, critical-path or best");
-  if (static_cast<int64_t>(s.ops.size()) > kMaxOps)
-    return make_error(-EINVAL, "the stream has " + std::to_string(s.ops.size()) + " ops; at most " +
+  if (ops > static_cast<uint64_t>(kMaxOps))
+    return make_error(-EINVAL, "the stream has " + std::to_string(ops) + " ops; at most " +
                                    std::to_string(kMaxOps) + " are allowed");
-  if (s.accesses.size() > UINT32_MAX)
-    return make_error(-EINVAL, "the stream has " + std::to_string(s.accesses.size()) + " accesses; at most 2^32 - 1");
+  if (accesses > UINT32_MAX)
+    return make_error(-EINVAL, "the stream has " + std::to_string(accesses) + " accesses; at most 2^32 - 1");
+  return {};
+}
+
+Status finalize_stream(Stream& s, bool check_buffer_names) {
+  if (Status st = check_stream_bounds(s, s.ops.size(), s.accesses.size()); !st) return st;
   NameTable buffer_names(check_buffer_names ? s.buffers.size() : 0);
   for (size_t id = 0; id < s.buffers.size(); ++id) {
     const Buffer& b = s.buffers[id];

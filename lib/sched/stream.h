@@ -104,4 +104,9 @@ const char* label_kind(const Op& op);
 // duplicate buffer names as it read them, passes check_buffer_names = false.
 Status finalize_stream(Stream& stream, bool check_buffer_names = true);
 
+// finalize_stream's first checks: the memory, cores, slots and policy values, and `ops` and
+// `accesses` within the bounds above. For a parser that counted ops it did not keep (past
+// kMaxOps no stream is valid, parse.cpp).
+Status check_stream_bounds(const Stream& stream, uint64_t ops, uint64_t accesses);
+
 }  // namespace ork::sched

@@ -370,6 +370,20 @@ TEST(Parse, PiecesKeepTheFirstFaultOfAnyPass) {
     }
 }
 
+// Past kMaxOps op lines no stream is valid: the ops are read for their faults, not kept (a
+// 256 MiB text of short op lines would be 8 GB of them), and the error is the one a reading
+// line by line gives: the first bad line, else the bound.
+TEST(Parse, PastTheOpBoundNothingIsKeptAndTheErrorIsTheSame) {
+  std::string text = "memory 1K\nbuffer a 1\n";
+  for (int64_t i = 0; i <= kMaxOps; ++i) text += "barrier b\n";
+  const std::string bound = "error -22: the stream has 1048577 ops; at most 1048576 are allowed";
+  EXPECT_EQ(outcome(parse_stream(text)), bound);
+  EXPECT_EQ(outcome(parse_stream(text, {}, 1)), bound);
+  EXPECT_EQ(outcome(parse_stream(text + "load L writes=nowhere\n")),
+            "error -22: line 1048580: buffer nowhere is not declared");
+  EXPECT_EQ(outcome(parse_stream("memory 0\n" + text.substr(10))), "error -22: no 'memory SIZE' line (or --memory) gives the memory size");
+}
+
 // From 4 MiB a text is read on the machine's threads, in 8 pieces a thread: the same stream,
 // and the stream that was written, op by op and buffer by buffer.
 TEST(Parse, LongTextOnThreadsIsTheSameStream) {
