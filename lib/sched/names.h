@@ -52,7 +52,7 @@ class NameTable {
   // Starts loading the index slot a name of this hash would probe first, for an insert or
   // find a few names later: a million-name index misses the cache on every new name, one miss
   // at a time otherwise (docs/sched.md section 5, sixth round, for what it gains and what
-  // still grows). Callers look ahead in their input (parse_stream, link_programs) and keep the
+  // still grows). Callers look ahead in their input (the parser's declare, link_programs) and keep the
   // hash for the insert.
   void prefetch_hash(uint64_t hash) const { __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]); }
   size_t size() const { return entries_.size(); }
