@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "lib/sched/beside.h"
 #include "tools/ork_sched/render.h"
 
 namespace ork::sched {
@@ -201,8 +203,11 @@ std::string render_json_text(const Stream& s, const Schedule& r) {
   bounds.add("pipeline", r.bounds.pipeline);
   bounds.add("memory", r.bounds.memory);
   Members j;
+  // The core object (a sort of the programs' names) is written beside the order from 65,536 ops:
+  // both only read the stream and the schedule (0.02-0.04 s each at 1M ops).
+  std::future<std::string> cores = run_beside(static_cast<int>(s.ops.size()), [&s, &r] { return cores_object(s, r); });
   j.add("order", order_array(s, r));
-  j.add("core", cores_object(s, r));
+  j.add("core", cores.get());
   j.add("makespan_input", r.makespan_input);
   j.add("makespan_input_priced", r.makespan_input_priced);
   j.add("makespan", r.makespan);

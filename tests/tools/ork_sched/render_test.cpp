@@ -73,6 +73,17 @@ TEST(Render, JsonTextIsTheTreesDump) {
   }
 }
 
+// From 65,536 ops the core object is written beside the order (json_text.cpp): the same bytes.
+TEST(Render, JsonTextOfALongStreamIsTheTreesDump) {
+  DecodeParams p;
+  p.layers = 800;
+  const Stream s = make_transformer_decode(p);
+  ASSERT_GE(s.ops.size(), 65536u);
+  Result<Schedule> r = schedule(s, Options{});
+  ASSERT_TRUE(static_cast<bool>(r)) << r.error().message;
+  EXPECT_EQ(render_json_text(s, *r), render_json(s, *r).dump(2));
+}
+
 TEST(Render, JsonTextOfAnInvalidNameThrowsAsTheTreeDoes) {
   Stream s = parse_stream("memory 1K\nstart P\xff cycles=5\nwait P\xff\n").value();
   Schedule r = schedule(s, Options{}).value();
