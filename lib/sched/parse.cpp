@@ -1,12 +1,9 @@
 #include "lib/sched/parse.h"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
-#include <future>
 #include <limits>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -163,10 +160,8 @@ class OpReader {
     return true;
   }
 
- public:
   static constexpr const char* kTooManyAccesses = "more than 2^32 - 1 accesses in the stream";
 
- private:
   const std::vector<Buffer>& declared_;
   const NameTable& names_;
   Op* ops_;
@@ -226,27 +221,6 @@ struct PieceOps {
   LineFault fault;
 };
 
-// The first op whose accesses take the stream past 2^32 - 1 (Op::first_access is 32 bits),
-// counted across the pieces in order; `ops[k]` is where piece k's ops begin.
-LineFault count_accesses(const Stream& stream, const std::vector<PieceOps>& pieces, const std::vector<size_t>& ops) {
-  uint64_t total = 0;
-  LineFault fault;
-  for (size_t k = 0; k < pieces.size(); ++k) {
-    if (total + pieces[k].accesses.size() <= UINT32_MAX) {
-      total += pieces[k].accesses.size();
-      continue;
-    }
-    for (size_t i = ops[k]; i < ops[k + 1]; ++i) {
-      total += uint64_t{stream.ops[i].read_count} + stream.ops[i].write_count;
-      if (total > UINT32_MAX) {
-        fault.set(stream.ops[i].line, OpReader::kTooManyAccesses);
-        return fault;
-      }
-    }
-  }
-  return fault;
-}
-
 // The pieces' accesses in one array, in order, and each op's first access moved past the
 // pieces before its own (on the threads, a piece each).
 void join_accesses(Stream& stream, std::vector<PieceOps>& pieces, const std::vector<size_t>& ops, int threads) {
@@ -281,8 +255,9 @@ std::vector<PieceOps> read_ops(const std::vector<Piece>& pieces, int threads, co
   });
 }
 
-// Past kMaxOps op lines, when the pieces' accesses pass 2^32 - 1: the lines read again in order,
-// on this thread, for the first op past it (or a fault before it).
+// When the pieces' accesses pass 2^32 - 1 (Op::first_access is 32 bits; each piece checked only
+// its own): the lines read again in order, on this thread, nothing kept, for the first op past
+// it (or a fault before it).
 LineFault first_fault_in_order(const std::vector<Piece>& pieces, const std::vector<PieceOps>& read,
                                const std::vector<Buffer>& declared, const NameTable& names, int stop) {
   uint64_t total = 0;
@@ -340,10 +315,9 @@ Result<Stream> parse_stream(std::string_view text, ParseOverrides overrides, int
     declared = {};
     const int stop = fault ? fault.line : std::numeric_limits<int>::max();
     read = read_ops(pieces, threads, ops, stream, names, stop);
-    if (!keep) keep_first(fault, first_fault_in_order(pieces, read, stream.buffers, names, stop));
+    keep_first(fault, first_fault_in_order(pieces, read, stream.buffers, names, stop));
   }
   for (const PieceOps& p : read) keep_first(fault, p.fault);
-  if (keep) keep_first(fault, count_accesses(stream, read, ops));
   if (fault) return fault.error();
   if (overrides.memory_bytes > 0) stream.memory_bytes = overrides.memory_bytes;
   if (overrides.cores > 0) stream.cores = overrides.cores;

@@ -279,6 +279,20 @@ TEST(Parse, FormatWritesEveryFormByteForByte) {
   EXPECT_EQ(planned, "# a header\n" + text);
 }
 
+// `text` with `edits` random edits: a run of 1-6 bytes erased, a byte of `alphabet` inserted,
+// or a byte replaced by one.
+std::string mutated(std::string text, const std::string& alphabet, int edits, std::mt19937& rng) {
+  for (int m = 0; m < edits; ++m) {
+    const size_t at = rng() % text.size();
+    switch (rng() % 3) {
+      case 0: text.erase(at, 1 + rng() % 6); break;
+      case 1: text.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+      default: text[at] = alphabet[rng() % alphabet.size()];
+    }
+  }
+  return text;
+}
+
 // Mutated streams: every one either parses and schedules, or fails with a message.
 TEST(Parse, MutatedInputNeverCrashes) {
   const std::string base =
@@ -289,15 +303,8 @@ TEST(Parse, MutatedInputNeverCrashes) {
   std::mt19937 rng(5);
   int parsed = 0;
   for (int i = 0; i < 3000; ++i) {
-    std::string text = base;
-    for (int m = 0, n = i % 2 ? 1 : 1 + static_cast<int>(rng() % 4); m < n; ++m) {
-      const size_t at = rng() % text.size();
-      switch (rng() % 3) {
-        case 0: text.erase(at, 1 + rng() % 6); break;
-        case 1: text.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
-        default: text[at] = alphabet[rng() % alphabet.size()];
-      }
-    }
+    const int edits = i % 2 ? 1 : 1 + static_cast<int>(rng() % 4);
+    const std::string text = mutated(base, alphabet, edits, rng);
     Result<Stream> s = parse_stream(text);
     if (!s) {
       EXPECT_FALSE(s.error().message.empty());
@@ -336,16 +343,8 @@ TEST(Parse, PiecesReadAsOneOnMutatedText) {
   const std::string alphabet = "abwoLPSx0123456789KM[]:=,# \nloadstartwaitbarrierbuffer";
   std::mt19937 rng(11);
   for (int i = 0; i < 300; ++i) {
-    std::string text = base;
-    for (int m = 0, n = 1 + static_cast<int>(rng() % 4); m < n; ++m) {
-      const size_t at = rng() % text.size();
-      switch (rng() % 3) {
-        case 0: text.erase(at, 1 + rng() % 6); break;
-        case 1: text.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
-        default: text[at] = alphabet[rng() % alphabet.size()];
-      }
-    }
-    expect_pieces_agree(text, "mutation " + std::to_string(i));
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    expect_pieces_agree(mutated(base, alphabet, edits, rng), "mutation " + std::to_string(i));
   }
 }
 
