@@ -262,11 +262,11 @@ Result<Graph> build_graph(const Stream& s) {
   for (size_t i = 0; i < s.ops.size(); ++i) g.info[i] = {s.ops[i].cycles, s.ops[i].partner, s.ops[i].kind};
   g.buffer_bytes.resize(s.buffers.size());
   for (size_t b = 0; b < s.buffers.size(); ++b) g.buffer_bytes[b] = s.buffers[b].bytes;
-  // Reserved past what streams make (a program edge per start, about one memory edge per
-  // access): growing it copied 15 MB at 1M ops, and pages not written are never faulted in.
   // The memory model reads only the stream and the ops' kinds and writes fields of its own:
   // from kBesideOps ops it is made beside the edges (joined on every return).
   std::future<void> model = run_beside(g.op_count, [&s, &g] { memory_model(s, g); });
+  // Reserved past what streams make (a program edge per start, about one memory edge per
+  // access): growing it copied 15 MB at 1M ops, and pages not written are never faulted in.
   Edges edges;
   edges.reserve(s.ops.size() + 2 * s.accesses.size());
   for (int i = 0; i < g.op_count; ++i)
