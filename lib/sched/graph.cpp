@@ -44,7 +44,7 @@ struct Touch {
 // the ops were walked in order.
 class MemoryEdges {
  public:
-  MemoryEdges(const Stream& s, Edges& edges) : s_(s), edges_(edges) {}
+  MemoryEdges(const Stream& s, const std::vector<OpInfo>& info, Edges& edges) : s_(s), info_(info), edges_(edges) {}
 
   Status run() {
     const FlatTouches touches = group_touches();
@@ -131,8 +131,10 @@ class MemoryEdges {
 
   // A program's accesses stay in force until its wait: edges leave from there. False on a
   // race, which is kept when it comes before the one kept so far in input order.
+  // The source's kind and partner come from the graph's 16-byte OpInfo: at 1M ops the 64-byte
+  // Op (its name inline) cost a cache miss an edge.
   bool edge(int from, const Touch& t, int buffer) {
-    const Op& src = s_.ops[from];
+    const OpInfo& src = info_[from];
     const int source = src.kind == OpKind::start ? src.partner : from;
     if (source <= t.op) {
       edges_.emplace_back(source, t.op);
@@ -140,9 +142,10 @@ class MemoryEdges {
     }
     if (!race_ || std::pair(t.op, static_cast<int>(t.index)) < race_at_) {
       const Op& dst = s_.ops[t.op];
+      const Op& holder = s_.ops[from];
       race_ = make_error(-EINVAL, "line " + std::to_string(dst.line) + ": " + op_label(dst) +
                                       " touches buffer " + s_.buffers[buffer].name + " while program " +
-                                      src.name + " (line " + std::to_string(src.line) +
+                                      holder.name + " (line " + std::to_string(holder.line) +
                                       ") still holds it (its wait comes later)");
       race_at_ = {t.op, static_cast<int>(t.index)};
     }
@@ -150,6 +153,7 @@ class MemoryEdges {
   }
 
   const Stream& s_;
+  const std::vector<OpInfo>& info_;
   Edges& edges_;
   std::vector<Segment> segs_;    // the current buffer's segments, by offset
   std::vector<Reader> readers_;  // the current buffer's reader lists
@@ -170,11 +174,11 @@ void barrier_successors(const Graph& g, int i, int next, std::vector<int>& out) 
 }
 
 // The in-memory buffers an op touches, sorted and unique, into `ids` (reused).
-void memory_buffers(const Stream& s, const Op& op, std::vector<int>& ids) {
+void memory_buffers(const Stream& s, const std::vector<uint8_t>& in_memory, const Op& op, std::vector<int>& ids) {
   ids.clear();
   for (const auto list : {s.reads(op), s.writes(op)})
     for (const Access& a : list)
-      if (s.buffers[a.buffer].in_memory) ids.push_back(a.buffer);
+      if (in_memory[a.buffer]) ids.push_back(a.buffer);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
 }
@@ -192,40 +196,9 @@ FlatLists group_by(int keys, const std::vector<std::pair<int, int>>& pairs) {
   return out;
 }
 
-void memory_model(const Stream& s, Graph& g) {
+// A program releases its buffers at its wait; other ops release what they bring to life.
+void release_lists(Graph& g) {
   const int n = g.op_count;
-  const int buffers = static_cast<int>(s.buffers.size());
-  g.release_count.assign(s.buffers.size(), 0);
-  g.working_set.assign(n, 0);
-  g.born_by.offsets.assign(1, 0);
-  g.born_by.offsets.reserve(static_cast<size_t>(n) + 1);
-  g.born_by.items.clear();
-  g.dirtied_by.offsets.reserve(static_cast<size_t>(n) + 1);
-  std::vector<std::pair<int, int>> users, readers;  // (buffer, start op), input order
-  users.reserve(s.accesses.size());  // at most an access each: no regrowth copies
-  readers.reserve(s.accesses.size());
-  std::vector<int> ids;
-  for (int i = 0; i < n; ++i) {
-    const Op& op = s.ops[i];
-    if (op.kind != OpKind::wait) memory_buffers(s, op, ids);
-    else ids.clear();
-    g.born_by.items.insert(g.born_by.items.end(), ids.begin(), ids.end());
-    g.born_by.offsets.push_back(static_cast<int>(g.born_by.items.size()));
-    for (int b : ids) {
-      g.working_set[i] += s.buffers[b].bytes;
-      ++g.release_count[b];
-      if (op.kind == OpKind::start) users.emplace_back(b, i);
-    }
-    if (op.kind == OpKind::start) {
-      g.starts.push_back(i);
-      for (const Access& a : s.reads(op)) readers.emplace_back(a.buffer, i);
-    }
-    if (op.kind != OpKind::load)
-      for (const Access& a : s.writes(op))
-        if (s.buffers[a.buffer].in_memory) g.dirtied_by.items.push_back(a.buffer);
-    g.dirtied_by.offsets.push_back(static_cast<int>(g.dirtied_by.items.size()));
-  }
-  // A program releases its buffers at its wait; other ops release what they bring to life.
   g.released_by.offsets.assign(1, 0);
   g.released_by.offsets.reserve(static_cast<size_t>(n) + 1);
   g.released_by.items.clear();
@@ -239,6 +212,48 @@ void memory_model(const Stream& s, Graph& g) {
     }
     g.released_by.offsets.push_back(static_cast<int>(g.released_by.items.size()));
   }
+}
+
+// The graph's memory fields: what each op brings to life, dirties and releases, each
+// program's working set, and each load's first consumer.
+void memory_model(const Stream& s, Graph& g) {
+  const int n = g.op_count;
+  const int buffers = static_cast<int>(s.buffers.size());
+  g.release_count.assign(s.buffers.size(), 0);
+  g.working_set.assign(n, 0);
+  g.born_by.offsets.assign(1, 0);
+  g.born_by.offsets.reserve(static_cast<size_t>(n) + 1);
+  g.born_by.items.clear();
+  g.dirtied_by.offsets.reserve(static_cast<size_t>(n) + 1);
+  std::vector<std::pair<int, int>> users, readers;  // (buffer, start op), input order
+  users.reserve(s.accesses.size());  // at most an access each: no regrowth copies
+  readers.reserve(s.accesses.size());
+  // Per buffer, a byte and the graph's sizes: the ops' accesses look buffers up in no order,
+  // and a 48-byte Buffer (its name inline) missed the cache on each at 1M ops.
+  std::vector<uint8_t> in_memory(s.buffers.size());
+  for (size_t b = 0; b < s.buffers.size(); ++b) in_memory[b] = s.buffers[b].in_memory;
+  std::vector<int> ids;
+  for (int i = 0; i < n; ++i) {
+    const Op& op = s.ops[i];
+    if (op.kind != OpKind::wait) memory_buffers(s, in_memory, op, ids);
+    else ids.clear();
+    g.born_by.items.insert(g.born_by.items.end(), ids.begin(), ids.end());
+    g.born_by.offsets.push_back(static_cast<int>(g.born_by.items.size()));
+    for (int b : ids) {
+      g.working_set[i] += g.buffer_bytes[b];
+      ++g.release_count[b];
+      if (op.kind == OpKind::start) users.emplace_back(b, i);
+    }
+    if (op.kind == OpKind::start) {
+      g.starts.push_back(i);
+      for (const Access& a : s.reads(op)) readers.emplace_back(a.buffer, i);
+    }
+    if (op.kind != OpKind::load)
+      for (const Access& a : s.writes(op))
+        if (in_memory[a.buffer]) g.dirtied_by.items.push_back(a.buffer);
+    g.dirtied_by.offsets.push_back(static_cast<int>(g.dirtied_by.items.size()));
+  }
+  release_lists(g);
   g.program_users = group_by(buffers, users);
   const FlatLists read_by = group_by(buffers, readers);  // per buffer: starts reading it
   g.first_consumer.assign(n, -1);
@@ -271,7 +286,7 @@ Result<Graph> build_graph(const Stream& s) {
   edges.reserve(s.ops.size() + 2 * s.accesses.size());
   for (int i = 0; i < g.op_count; ++i)
     if (g.info[i].kind == OpKind::start) edges.emplace_back(i, g.info[i].partner);
-  if (Status st = MemoryEdges(s, edges).run(); !st) return st.error();
+  if (Status st = MemoryEdges(s, g.info, edges).run(); !st) return st.error();
   // Successor lists by a counting sort on the source, the barrier rule's added, then each
   // short list sorted and made unique: linear in the edges, where one sort of all pairs was
   // n log n.
