@@ -224,7 +224,11 @@ void memory_model(const Stream& s, Graph& g) {
   g.born_by.offsets.assign(1, 0);
   g.born_by.offsets.reserve(static_cast<size_t>(n) + 1);
   g.born_by.items.clear();
+  // At most an entry per access: reserved, not regrown by copies (pages never written cost none).
+  g.born_by.items.reserve(s.accesses.size());
   g.dirtied_by.offsets.reserve(static_cast<size_t>(n) + 1);
+  g.dirtied_by.items.reserve(s.accesses.size());
+  g.starts.reserve(static_cast<size_t>(n));
   std::vector<std::pair<int, int>> users, readers;  // (buffer, start op), input order
   users.reserve(s.accesses.size());  // at most an access each: no regrowth copies
   readers.reserve(s.accesses.size());
