@@ -11,7 +11,8 @@ std::string second_run_tunables(const char* current) {
   std::string tunables = current ? current : "";
   if (tunables.find("glibc.malloc.hugetlb") != std::string::npos) return {};
   for (const std::string tunable :
-       {"glibc.malloc.hugetlb=1", "glibc.malloc.mmap_max=0", "glibc.malloc.trim_threshold=1099511627776"}) {
+       {"glibc.malloc.hugetlb=1", "glibc.malloc.mmap_max=0", "glibc.malloc.trim_threshold=1099511627776",
+        "glibc.malloc.arena_max=1"}) {
     if (tunables.find(tunable.substr(0, tunable.find('='))) != std::string::npos) continue;  // the caller's stays
     tunables += (tunables.empty() ? "" : ":") + tunable;
   }

@@ -15,9 +15,13 @@ namespace ork::tools {
 // GLIBC_TUNABLES for the second run, from the current value (nullptr: unset): the current
 // tunables, then glibc.malloc.hugetlb=1, glibc.malloc.mmap_max=0 (no block in a mapping of
 // its own: a freed one went back to the kernel, and the next table faulted in fresh zeroed
-// pages where it could have reused those) and glibc.malloc.trim_threshold at 1 TiB (the heap
-// is not given back while the process runs), each unless the caller set it. Empty when
-// hugetlb is set already: this is the second run (or the caller's choice).
+// pages where it could have reused those), glibc.malloc.trim_threshold at 1 TiB (the heap
+// is not given back while the process runs) and glibc.malloc.arena_max=1 (every thread
+// allocates from the one heap: lib/sched's threads each got an arena of their own, mapped
+// heaps that are given neither huge pages nor kept, 31,000 of the 1M-op decode process's
+// 32,000 page faults and a third of its wall, docs/sched.md section 5), each unless the
+// caller set it. Empty when hugetlb is set already: this is the second run (or the
+// caller's choice).
 std::string second_run_tunables(const char* current);
 
 // Re-executes /proc/self/exe with GLIBC_TUNABLES = second_run_tunables(...) unless that is

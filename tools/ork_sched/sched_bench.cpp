@@ -207,11 +207,14 @@ struct SpeedRow {
 // run (tools/common/huge_pages.h: no block mapped on its own, no trim): glibc maps each block
 // past its mmap threshold (at most 32 MiB) on its own and unmaps it when freed, so a 1M-op
 // table was faulted in afresh on every repeat and the untimed run below kept nothing
-// (docs/sched.md section 5, "What the bench's 7b row measures"). mallopt changes this process
-// only; the `--process` children start with the environment as it was.
+// (docs/sched.md section 5, "What the bench's 7b row measures"). One arena for every thread:
+// lib/sched's threads each got one of their own, whose mapped heaps were given back as they
+// emptied and faulted in again on the next call. mallopt changes this process only; the
+// `--process` children start with the environment as it was.
 void keep_freed_pages() {
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, INT_MAX);
+  mallopt(M_ARENA_MAX, 1);
 }
 
 // CPU ms of `run`, mean of `repeat` runs after one untimed run (-1 when one fails). The

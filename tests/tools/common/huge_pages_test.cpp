@@ -8,18 +8,25 @@
 namespace ork::tools {
 namespace {
 
-TEST(HugePages, SecondRunAsksForHugePagesNoMappingsAndNoTrim) {
+TEST(HugePages, SecondRunAsksForHugePagesNoMappingsNoTrimAndOneArena) {
   EXPECT_EQ(second_run_tunables(nullptr),
-            "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776");
+            "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776:"
+            "glibc.malloc.arena_max=1");
   EXPECT_EQ(second_run_tunables(""),
-            "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776");
+            "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776:"
+            "glibc.malloc.arena_max=1");
 }
 
 TEST(HugePages, TheCallersTunablesStay) {
   EXPECT_EQ(second_run_tunables("glibc.malloc.mmap_max=7"),
-            "glibc.malloc.mmap_max=7:glibc.malloc.hugetlb=1:glibc.malloc.trim_threshold=1099511627776");
+            "glibc.malloc.mmap_max=7:glibc.malloc.hugetlb=1:glibc.malloc.trim_threshold=1099511627776:"
+            "glibc.malloc.arena_max=1");
   EXPECT_EQ(second_run_tunables("glibc.malloc.tcache_count=0:glibc.malloc.trim_threshold=5"),
-            "glibc.malloc.tcache_count=0:glibc.malloc.trim_threshold=5:glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0");
+            "glibc.malloc.tcache_count=0:glibc.malloc.trim_threshold=5:glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:"
+            "glibc.malloc.arena_max=1");
+  EXPECT_EQ(second_run_tunables("glibc.malloc.arena_max=8"),
+            "glibc.malloc.arena_max=8:glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0:"
+            "glibc.malloc.trim_threshold=1099511627776");
 }
 
 TEST(HugePages, NoSecondRunOnceHugetlbIsSet) {
