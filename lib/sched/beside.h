@@ -1,9 +1,9 @@
 // Work beside the caller: on a long stream, a part of the scheduler that reads only what is
 // already built runs on a second thread while the caller goes on (chooser.cpp: the lower bound
-// beside the rules, the input order's price beside the first list; parse.cpp: the pieces of a
-// long text; docs/sched.md section 5, "The parse in one pass", for what it gains and why the
-// graph's memory model does not run beside its edges). The results are the same either way;
-// only the wall time changes.
+// beside the rules, the input order's price beside the first list; graph.cpp: the memory
+// model beside the edges; stream.cpp: the per-op checks beside the links; parse.cpp: the
+// pieces of a long text; docs/sched.md section 3, "Work on several threads"). The results are
+// the same either way; only the wall time changes.
 #pragma once
 
 #include <algorithm>
