@@ -99,8 +99,10 @@ Bounds lower_bound(const Stream& s, const Graph& g) {
     for (int succ : g.successors(i)) rest[i] = std::max(rest[i], latency(g, i, succ) + rest[succ]);
   }
   Bounds b;
-  // Reserved at their most (every op, every start): grown by doubling, they were copied into
-  // fresh pages a tenth of the bound's time at 1M ops; capacity never written costs no page.
+  // Reserved at their most (every op, every start) and moved into head_body_tail: grown by
+  // doubling and then copied, they were half of the bound's samples at 1M ops on glibc's default
+  // settings, their fresh pages included (docs/sched.md section 5); capacity never written costs
+  // no page.
   std::vector<Job> stream_jobs, core_jobs;
   stream_jobs.reserve(static_cast<size_t>(n));
   core_jobs.reserve(g.starts.size());
